@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what gpudoctor needs from Debian 12 (bookworm) packages.
+#   scripts/install-deps.sh          build dependencies
+#   scripts/install-deps.sh --test   plus what the test suite and benchmarks use
+set -euo pipefail
+
+build_pkgs=(
+  build-essential cmake ninja-build pkg-config
+  libcli11-dev nlohmann-json3-dev libsimdjson-dev libzstd-dev libfmt-dev
+  libspdlog-dev libtomlplusplus-dev libcpp-httplib-dev libsqlite3-dev
+  libncurses-dev
+)
+test_pkgs=(
+  libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux
+  # bindgen output of a real nvml.h: the independent reference the ABI
+  # cross-check test compares the project's NVML declarations against.
+  librust-nvml-wrapper-sys-dev
+)
+
+pkgs=("${build_pkgs[@]}")
+if [[ "${1:-}" == "--test" ]]; then pkgs+=("${test_pkgs[@]}"); fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

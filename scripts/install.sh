@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs gpudoctor on this machine (Debian 12) and runs `gpudoctor status`.
+#   scripts/install.sh [PREFIX]     default PREFIX=/usr/local
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix="${1:-/usr/local}"
+
+scripts/install-deps.sh
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGD_BUILD_TESTS=OFF -DGD_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX="$prefix"
+cmake --build build/release --target gpudoctor
+SUDO=""
+if [[ $(id -u) -ne 0 && ! -w "$prefix" ]]; then SUDO="sudo"; fi
+$SUDO cmake --install build/release
+echo
+"$prefix/bin/gpudoctor" status

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every dependency and runs every test: a normal build, then the same
+# tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+#   scripts/test.sh              both passes
+#   scripts/test.sh --fast       the normal pass only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+scripts/install-deps.sh --test
+
+run_pass() {
+  local dir=$1; shift
+  echo "=== build $dir ($*)"
+  cmake -S . -B "$dir" -G Ninja "$@"
+  cmake --build "$dir" -j "$jobs"
+  echo "=== test $dir"
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 300
+}
+
+run_pass build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+if [[ "${1:-}" != "--fast" ]]; then
+  # Benchmarks are not run under sanitizers; they run from bench/run.sh.
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_pass build/asan -DCMAKE_BUILD_TYPE=Debug -DGD_SANITIZE=ON -DGD_BUILD_BENCH=OFF
+fi
+echo "=== all tests passed"

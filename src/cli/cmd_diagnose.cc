@@ -1,0 +1,165 @@
+// gpudoctor diagnose [--from TRACE] [--duration 30s] [--json] [--gpu N]
+//                    [--min-severity S] [--config FILE]
+// Names the cause of a slow, under-used or out-of-memory GPU server
+// (findings.md). Exit codes: 0 ok/info, 1 warning, 2 critical, 3 could not
+// diagnose.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "collect/sampler.h"
+#include "diagnose/engine.h"
+#include "diagnose/report.h"
+#include "trace/trace_io.h"
+
+namespace gd {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_diagnose_interrupt(int) { g_interrupted.store(true); }
+
+// Samples the live machine at the global interval until `duration_s` has
+// passed (or Ctrl-C, which diagnoses what was collected so far). Samples are
+// handed to the engine as they are taken, so nothing accumulates here.
+class LiveSampleSource : public SampleSource {
+ public:
+  LiveSampleSource(Sampler& sampler, double interval_s, double duration_s,
+                   bool progress)
+      : sampler_(sampler),
+        interval_(std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(interval_s))),
+        total_(static_cast<long>(duration_s / interval_s + 0.5)),
+        progress_(progress) {
+    if (total_ < 2) total_ = 2;  // rules need at least two samples to compare
+    next_ = Clock::now() + interval_;
+  }
+
+  bool next(Sample& out) override {
+    if (taken_ >= total_ || g_interrupted.load()) return finish();
+    while (!g_interrupted.load() && Clock::now() < next_)
+      std::this_thread::sleep_for(std::min<Clock::duration>(
+          std::chrono::milliseconds(50), next_ - Clock::now()));
+    if (g_interrupted.load()) return finish();
+    out = sampler_.sample();
+    ++taken_;
+    next_ += interval_;
+    if (next_ < Clock::now()) next_ = Clock::now();
+    if (progress_)
+      std::fprintf(stderr, "\rgpudoctor: sampling %ld/%ld (Ctrl-C to stop early)",
+                   taken_, total_);
+    return true;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool finish() {
+    if (progress_ && taken_ > 0) std::fprintf(stderr, "\r\033[K");
+    return false;
+  }
+  Sampler& sampler_;
+  Clock::duration interval_;
+  long total_;
+  long taken_ = 0;
+  bool progress_;
+  Clock::time_point next_;
+};
+
+struct DiagnoseFlags {
+  std::string from;
+  double duration_s = 30;
+  bool json = false;
+  std::optional<int> gpu;
+  std::string min_severity = "info";
+  std::string config_path;
+  bool checklist = false;
+};
+
+int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
+  DiagnoseOptions options;
+  options.gpu = f.gpu;
+  options.min_severity = f.min_severity;
+  if (!f.config_path.empty())
+    options.config = Config::from_toml_file(f.config_path);
+
+  DiagnoseResult result;
+  TraceHeader header;
+  if (!f.from.empty()) {
+    TraceReader reader(f.from);
+    header = reader.header();
+    TraceSampleSource source(reader);
+    result = diagnose(header, source, options);
+  } else {
+    std::signal(SIGINT, on_diagnose_interrupt);
+    Sampler sampler(global.sampler_options());
+    header = sampler.header();
+    sampler.prime();
+    LiveSampleSource source(sampler, global.interval_s, f.duration_s,
+                            !f.json && isatty(fileno(stderr)));
+    result = diagnose(header, source, options);
+  }
+  for (const auto& key : result.unused_config_keys)
+    std::fprintf(stderr, "gpudoctor: warning: %s: no rule uses key '%s'\n",
+                 f.config_path.c_str(), key.c_str());
+  if (result.window.samples == 0)
+    throw std::runtime_error(f.from.empty() ? "no samples were taken"
+                                            : f.from + ": trace has no samples");
+  std::string report = f.json ? format_json_report(result)
+                              : format_text_report(result, header);
+  std::fwrite(report.data(), 1, report.size(), stdout);
+  if (report.empty() || report.back() != '\n') std::fputc('\n', stdout);
+  return diagnose_exit_code(result);
+}
+
+}  // namespace
+
+int run_checklist(const GlobalOptions& global, bool json);  // cmd_checklist.cc
+
+void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand(
+      "diagnose",
+      "name the cause of a slow or under-used GPU server, with evidence and "
+      "the fix (exit 0 ok, 1 warning, 2 critical, 3 could not diagnose)");
+  auto f = std::make_shared<DiagnoseFlags>();
+  cmd->add_option("--from", f->from,
+                  "diagnose a recorded trace instead of the live machine")
+      ->check(CLI::ExistingFile);
+  cmd->add_option_function<std::string>(
+         "--duration",
+         [f](const std::string& t) { f->duration_s = parse_duration(t); },
+         "live sampling window (default 30s)")
+      ->check([](const std::string& t) -> std::string {
+        try {
+          return parse_duration(t) > 0 ? "" : "must be positive";
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      });
+  cmd->add_flag("--json", f->json, "print findings as JSON (findings.md)");
+  cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--min-severity", f->min_severity,
+                  "hide findings below this severity")
+      ->check(CLI::IsMember({"info", "warning", "critical"}));
+  cmd->add_option("--config", f->config_path,
+                  "TOML file overriding rule thresholds")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--checklist", f->checklist,
+                "static self-check of driver, GPU and host settings");
+  cmd->callback([&global, f] {
+    try {
+      command_exit_code() = f->checklist ? run_checklist(global, f->json)
+                                         : run_diagnose(global, *f);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudoctor: diagnose: %s\n", e.what());
+      command_exit_code() = kExitCouldNotDiagnose;
+    }
+  });
+}
+
+}  // namespace gd

@@ -1,0 +1,92 @@
+// gpudoctor record -o FILE [--duration 10m]: writes a trace (trace-format.md).
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "collect/sampler.h"
+#include "trace/trace_io.h"
+
+namespace gd {
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+// Sleeps until `when` or until a stop signal, whichever comes first; short
+// naps keep Ctrl-C responsive without needing a signal-safe wakeup channel.
+void sleep_until_or_stopped(std::chrono::steady_clock::time_point when) {
+  while (!g_stop.load() && std::chrono::steady_clock::now() < when)
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(50), when - std::chrono::steady_clock::now()));
+}
+
+}  // namespace
+
+void add_record_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand(
+      "record", "write a trace (trace-format.md); Ctrl-C ends it cleanly");
+  struct Opts {
+    std::string out;
+    double duration_s = 0;  // 0 = until stopped
+    long count = 0;         // 0 = unlimited
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("-o,--output", o->out,
+                  "trace file ('-' = stdout; a .zst name is compressed)")
+      ->required();
+  cmd->add_option_function<std::string>(
+         "--duration",
+         [o](const std::string& t) { o->duration_s = parse_duration(t); },
+         "stop after this long, e.g. 10m (default: until Ctrl-C)")
+      ->check([](const std::string& t) -> std::string {
+        try {
+          parse_duration(t);
+          return {};
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      });
+  cmd->add_option("--count", o->count, "stop after this many samples")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([&global, o] {
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
+    Sampler sampler(global.sampler_options());
+    TraceWriter writer(o->out);
+    writer.write_header(sampler.header());
+    writer.flush();
+    sampler.prime();
+
+    using clock = std::chrono::steady_clock;
+    auto interval = std::chrono::duration_cast<clock::duration>(
+        std::chrono::duration<double>(global.interval_s));
+    auto start = clock::now();
+    auto next = start + interval;
+    long written = 0;
+    while (!g_stop.load()) {
+      sleep_until_or_stopped(next);
+      if (g_stop.load()) break;
+      writer.write_sample(sampler.sample());
+      writer.flush();  // a killed recorder still leaves a valid trace
+      ++written;
+      if (o->count && written >= o->count) break;
+      if (o->duration_s > 0 &&
+          std::chrono::duration<double>(clock::now() - start).count() >=
+              o->duration_s)
+        break;
+      next += interval;
+      if (next < clock::now()) next = clock::now();  // fell behind: no burst
+    }
+    writer.close();
+    if (o->out != "-")
+      std::fprintf(stderr, "gpudoctor: recorded %ld samples to %s\n", written,
+                   o->out.c_str());
+    command_exit_code() = kExitOk;
+  });
+}
+
+}  // namespace gd

@@ -1,0 +1,40 @@
+// gpudoctor status [--json]
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/status_view.h"
+#include "collect/sampler.h"
+#include "trace/trace_io.h"
+
+namespace gd {
+
+// Host rates need two readings; this is the shortest window that still gives
+// a meaningful CPU% from jiffies (10 ms each at USER_HZ=100).
+static constexpr auto kOneShotRateWindow = std::chrono::milliseconds(20);
+
+void add_status_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand(
+      "status", "one screen: every GPU and the host beside it");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json,
+                "print a two-line trace (header + one sample, trace-format.md)");
+  cmd->callback([&global, json] {
+    Sampler sampler(global.sampler_options());
+    auto start = std::chrono::steady_clock::now();
+    sampler.prime();
+    std::this_thread::sleep_until(start + kOneShotRateWindow);
+    Sample s = sampler.sample();
+    if (*json) {
+      std::cout << header_to_json(sampler.header()) << '\n'
+                << sample_to_json(s) << '\n';
+    } else {
+      std::cout << render_status(sampler.header(), s);
+    }
+    std::cout.flush();
+    command_exit_code() = kExitOk;
+  });
+}
+
+}  // namespace gd

@@ -1,0 +1,88 @@
+// gpudoctor: tells what is wrong with a GPU server and helps fix it.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+
+#ifndef GD_VERSION
+#define GD_VERSION "0.0.0"
+#endif
+
+namespace gd {
+
+SamplerOptions GlobalOptions::sampler_options() const {
+  SamplerOptions o;
+  o.nvml_lib = nvml_lib;
+  o.proc_root = proc_root;
+  o.sys_root = sys_root;
+  o.kmsg_path = kmsg_path == "none" ? "" : kmsg_path;
+  o.deadline = std::chrono::milliseconds(static_cast<long>(deadline_s * 1000));
+  return o;
+}
+
+int& command_exit_code() {
+  static int code = 0;
+  return code;
+}
+
+}  // namespace gd
+
+namespace {
+
+// CLI11 validator for "500ms", "1s", "10m" ... storing seconds.
+CLI::Option* add_duration(CLI::App& app, const std::string& name, double& out,
+                          const std::string& help) {
+  return app.add_option_function<std::string>(
+                name, [&out](const std::string& text) { out = gd::parse_duration(text); },
+                help)
+      ->check([](const std::string& text) -> std::string {
+        try {
+          gd::parse_duration(text);
+          return {};
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gd::GlobalOptions global;
+  CLI::App app{
+      "gpudoctor " GD_VERSION
+      " — tells what is wrong with a GPU server and helps fix it"};
+  app.set_version_flag("--version", "gpudoctor " GD_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();  // global flags may follow the subcommand too
+  app.add_option("--nvml-lib", global.nvml_lib,
+                 "NVML library to dlopen (default libnvidia-ml.so.1)");
+  add_duration(app, "--interval", global.interval_s,
+               "sampling interval, e.g. 500ms, 1s (default 1s)");
+  add_duration(app, "--deadline", global.deadline_s,
+               "longest wait for one GPU's NVML reads before it is reported "
+               "stale (default 1s)");
+  app.add_option("--kmsg", global.kmsg_path,
+                 "kernel log to follow for Xid/OOM events (default /dev/kmsg; "
+                 "'none' disables)");
+  app.add_option("--proc-root", global.proc_root, "procfs root (tests)")
+      ->group("");
+  app.add_option("--sys-root", global.sys_root, "sysfs root (tests)")->group("");
+
+  gd::add_status_command(app, global);
+  gd::add_ps_command(app, global);
+  gd::add_record_command(app, global);
+  gd::add_diagnose_command(app, global);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpudoctor: %s\n", e.what());
+    return gd::kExitError;
+  }
+  return gd::command_exit_code();
+}

@@ -1,0 +1,204 @@
+#include "cli/ps_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli/format.h"
+
+namespace gd {
+
+bool PsRow::missing() const { return !proc || proc->state == "missing"; }
+bool PsRow::zombie() const { return proc && proc->state == "Z"; }
+
+std::vector<PsRow> build_ps_rows(const Sample& s) {
+  std::map<uint32_t, const ProcessSample*> by_pid;
+  std::multimap<uint32_t, const ProcessSample*> by_parent;
+  for (const auto& p : s.processes) {
+    by_pid[p.pid] = &p;
+    if (p.ppid) by_parent.emplace(*p.ppid, &p);
+  }
+  std::vector<PsRow> rows;
+  for (const auto& g : s.gpus) {
+    if (!g.processes) continue;
+    for (const auto& gp : *g.processes) {
+      PsRow r;
+      r.gpu = g.index;
+      r.gpu_process = gp;
+      auto it = by_pid.find(gp.pid);
+      if (it != by_pid.end()) r.proc = it->second;
+      // Depth-first walk of descendants; `seen` guards against ppid cycles
+      // in hand-written or corrupted traces.
+      std::vector<std::pair<uint32_t, int>> stack{{gp.pid, 0}};
+      std::vector<uint32_t> seen{gp.pid};
+      while (!stack.empty()) {
+        auto [pid, depth] = stack.back();
+        stack.pop_back();
+        auto range = by_parent.equal_range(pid);
+        std::vector<const ProcessSample*> kids;
+        for (auto k = range.first; k != range.second; ++k)
+          kids.push_back(k->second);
+        std::sort(kids.begin(), kids.end(),
+                  [](auto* a, auto* b) { return a->pid > b->pid; });
+        for (auto* k : kids) {
+          if (std::find(seen.begin(), seen.end(), k->pid) != seen.end())
+            continue;
+          seen.push_back(k->pid);
+          stack.push_back({k->pid, depth + 1});
+        }
+        if (depth > 0) {
+          r.children.push_back(by_pid[pid]);
+          r.child_depth.push_back(depth);
+        }
+      }
+      rows.push_back(std::move(r));
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const PsRow& a, const PsRow& b) {
+    return a.gpu != b.gpu ? a.gpu < b.gpu : a.gpu_process.pid < b.gpu_process.pid;
+  });
+  return rows;
+}
+
+std::string cuda_runtime_version(const std::vector<std::string>& libs) {
+  static const std::regex cudart(R"(libcudart\.so\.(\d+)(?:\.(\d+))?)");
+  for (const auto& l : libs) {
+    std::smatch m;
+    if (std::regex_search(l, m, cudart))
+      return m[2].matched ? m[1].str() + "." + m[2].str() : m[1].str();
+  }
+  return {};
+}
+
+std::string container_of(const std::string& cgroup) {
+  static const std::regex docker(R"((?:docker[-/]|containerd[-/]|cri-containerd-|crio-)([0-9a-f]{12})[0-9a-f]*)");
+  static const std::regex pod(R"(pod([0-9a-f_-]{8,}))");
+  std::smatch m;
+  if (std::regex_search(cgroup, m, pod)) {
+    std::string id = m[1].str().substr(0, 12);
+    std::replace(id.begin(), id.end(), '_', '-');
+    return "k8s-pod:" + id;
+  }
+  if (std::regex_search(cgroup, m, docker)) return "docker:" + m[1].str();
+  return {};
+}
+
+namespace {
+
+std::string cpu_text(const ProcessSample* p) {
+  return p && p->cpu_pct ? fmt::format("{:.1f}", *p->cpu_pct) : kUnknown;
+}
+
+std::string elapsed_text(const Sample& s, const ProcessSample* p) {
+  return p && p->start_time ? human_elapsed(s.t - *p->start_time) : kUnknown;
+}
+
+std::string line_for(const Sample& s, const std::string& gpu_col,
+                     const std::string& pid_col, const std::string& mem,
+                     const ProcessSample* p, const std::string& note) {
+  std::string user = p ? ellipsize(p->user, 10) : "?";
+  std::string state = p ? p->state : "missing";
+  std::string container = p && p->cgroup ? container_of(*p->cgroup) : "";
+  std::string cuda = p ? cuda_runtime_version(p->libs) : "";
+  std::string cmd = p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline)
+                      : "";
+  return fmt::format("{:<4} {:<16} {:<10} {:>10} {:>7} {:<7} {:>8} {:<20} {:<6} {}{}\n",
+                     gpu_col, pid_col, user, mem, cpu_text(p), state,
+                     elapsed_text(s, p), container.empty() ? "-" : container,
+                     cuda.empty() ? "-" : cuda, ellipsize(cmd, 80), note);
+}
+
+}  // namespace
+
+std::string render_ps(const Sample& s, const std::vector<PsRow>& rows) {
+  std::string out = fmt::format(
+      "{:<4} {:<16} {:<10} {:>10} {:>7} {:<7} {:>8} {:<20} {:<6} {}\n", "GPU",
+      "PID", "USER", "GPU-MEM", "CPU%", "STATE", "ELAPSED", "CONTAINER", "CUDA",
+      "COMMAND");
+  int problems = 0;
+  for (const auto& r : rows) {
+    std::string mem = r.gpu_process.used_bytes
+                          ? human_bytes(*r.gpu_process.used_bytes)
+                          : std::string(kUnknown);
+    std::string note;
+    if (r.missing()) {
+      note = "  <-- NOT IN /proc: the owner is gone or in another PID namespace";
+      ++problems;
+    } else if (r.zombie()) {
+      note = fmt::format(
+          "  <-- ZOMBIE: memory is freed when parent {} reaps it",
+          r.proc->ppid ? fmt::format("{}", *r.proc->ppid) : "?");
+      ++problems;
+    }
+    out += line_for(s, std::to_string(r.gpu), std::to_string(r.gpu_process.pid),
+                    mem, r.missing() ? nullptr : r.proc, note);
+    for (size_t i = 0; i < r.children.size(); ++i) {
+      std::string indent(static_cast<size_t>(2 * r.child_depth[i]), ' ');
+      out += line_for(s, "", indent + "`- " + std::to_string(r.children[i]->pid),
+                      "", r.children[i], "");
+    }
+  }
+  if (rows.empty()) out += "(no GPU processes)\n";
+  if (problems)
+    out += fmt::format(
+        "\n!! {} GPU process(es) hold memory without a live owner: see "
+        "`gpudoctor diagnose`\n",
+        problems);
+  return out;
+}
+
+namespace {
+
+nlohmann::json process_json(const Sample& s, const ProcessSample& p) {
+  nlohmann::json j;
+  j["pid"] = p.pid;
+  j["ppid"] = p.ppid ? nlohmann::json(*p.ppid) : nlohmann::json();
+  j["user"] = p.user;
+  j["name"] = p.name;
+  j["cmdline"] = p.cmdline;
+  j["state"] = p.state;
+  j["cpu_pct"] = p.cpu_pct ? nlohmann::json(*p.cpu_pct) : nlohmann::json();
+  j["threads"] = p.threads ? nlohmann::json(*p.threads) : nlohmann::json();
+  j["rss_bytes"] = p.rss_bytes ? nlohmann::json(*p.rss_bytes) : nlohmann::json();
+  j["cgroup"] = p.cgroup ? nlohmann::json(*p.cgroup) : nlohmann::json();
+  std::string c = p.cgroup ? container_of(*p.cgroup) : "";
+  j["container"] = c.empty() ? nlohmann::json() : nlohmann::json(c);
+  j["libs"] = p.libs;
+  std::string cuda = cuda_runtime_version(p.libs);
+  j["cuda_runtime"] = cuda.empty() ? nlohmann::json() : nlohmann::json(cuda);
+  j["elapsed_s"] = p.start_time ? nlohmann::json(s.t - *p.start_time)
+                                : nlohmann::json();
+  return j;
+}
+
+}  // namespace
+
+std::string ps_to_json(const Sample& s, const std::vector<PsRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json j = r.proc && !r.missing()
+                           ? process_json(s, *r.proc)
+                           : nlohmann::json{{"pid", r.gpu_process.pid},
+                                            {"state", "missing"}};
+    j["gpu"] = r.gpu;
+    j["type"] = r.gpu_process.type;
+    j["used_bytes"] = r.gpu_process.used_bytes
+                          ? nlohmann::json(*r.gpu_process.used_bytes)
+                          : nlohmann::json();
+    nlohmann::json kids = nlohmann::json::array();
+    for (size_t i = 0; i < r.children.size(); ++i) {
+      auto k = process_json(s, *r.children[i]);
+      k["depth"] = r.child_depth[i];
+      kids.push_back(std::move(k));
+    }
+    j["children"] = std::move(kids);
+    out.push_back(std::move(j));
+  }
+  return nlohmann::json{{"t", s.t}, {"processes", std::move(out)}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace gd

@@ -1,0 +1,33 @@
+// `gpudoctor ps`: every GPU process with its workers folded under it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/sample.h"
+
+namespace gd {
+
+struct PsRow {
+  int gpu = 0;
+  GpuProcess gpu_process;          // what NVML says
+  const ProcessSample* proc = nullptr;  // what /proc says (null: not collected)
+  std::vector<const ProcessSample*> children;  // descendants, depth-first
+  std::vector<int> child_depth;                // 1 = direct child
+  bool missing() const;            // NVML lists it, /proc does not
+  bool zombie() const;
+};
+
+// Rows in GPU, then pid order. Pointers point into `sample`.
+std::vector<PsRow> build_ps_rows(const Sample& sample);
+
+// "12.1" from libcudart.so.12.1.105; "" when no runtime is mapped.
+std::string cuda_runtime_version(const std::vector<std::string>& libs);
+// Short container id from a cgroup path: "docker:3c4d5e6f7a8b",
+// "k8s-pod:1a2b...", "" when the path names no container.
+std::string container_of(const std::string& cgroup);
+
+std::string render_ps(const Sample& sample, const std::vector<PsRow>& rows);
+std::string ps_to_json(const Sample& sample, const std::vector<PsRow>& rows);
+
+}  // namespace gd

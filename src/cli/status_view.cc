@@ -1,0 +1,191 @@
+#include "cli/status_view.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "cli/format.h"
+
+namespace gd {
+namespace {
+
+template <typename T>
+std::string or_na(const std::optional<T>& v, const char* spec = "{}") {
+  return v ? fmt::format(fmt::runtime(spec), *v) : std::string(kUnknown);
+}
+
+std::string on_off(const std::optional<bool>& v) {
+  return v ? (*v ? "on" : "off") : kUnknown;
+}
+
+std::string pcie(const std::optional<int>& gen, const std::optional<int>& w) {
+  return fmt::format("Gen{} x{}", or_na(gen), or_na(w));
+}
+
+std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
+  std::string out = fmt::format("GPU {}  {}  {}  {}\n", info.index, info.name,
+                                info.pci_bus_id, info.uuid);
+  if (!s) return out + "     no sample\n";
+  if (s->lost) return out + "     LOST: the GPU stopped answering (GPU is lost)\n";
+  if (s->stale)
+    return out + "     STALE: the NVML read did not return in time (driver hung?)\n";
+
+  std::string mem = kUnknown;
+  if (s->mem_used_bytes && info.memory_total_bytes && *info.memory_total_bytes)
+    mem = fmt::format("{} / {} ({:.0f}%)", human_bytes(*s->mem_used_bytes),
+                      human_bytes(*info.memory_total_bytes),
+                      100.0 * static_cast<double>(*s->mem_used_bytes) /
+                          static_cast<double>(*info.memory_total_bytes));
+  else if (s->mem_used_bytes)
+    mem = human_bytes(*s->mem_used_bytes);
+
+  out += fmt::format(
+      "     util {}%  mem-util {}%  memory {}\n", or_na(s->util_pct, "{:.0f}"),
+      or_na(s->mem_util_pct, "{:.0f}"), mem);
+  out += fmt::format(
+      "     temp {} C (slowdown {} C, shutdown {} C)  mem temp {} C  fan {}%\n",
+      or_na(s->temp_c), or_na(info.temp_slowdown_c),
+      or_na(info.temp_shutdown_c), or_na(s->mem_temp_c),
+      or_na(s->fan_pct, "{:.0f}"));
+  out += fmt::format(
+      "     power {} / {} W (default {} W)  SM clock {} / {} MHz  mem clock {} "
+      "/ {} MHz  P{}\n",
+      or_na(s->power_w, "{:.1f}"), or_na(info.power_limit_w, "{:.0f}"),
+      or_na(info.power_default_limit_w, "{:.0f}"), or_na(s->sm_clock_mhz),
+      or_na(info.sm_clock_max_mhz), or_na(s->mem_clock_mhz),
+      or_na(info.mem_clock_max_mhz), or_na(s->pstate));
+
+  std::string reasons = kUnknown;
+  if (s->clock_event_reasons) {
+    if (s->clock_event_reasons->empty()) {
+      reasons = "none";
+    } else {
+      reasons.clear();
+      for (const auto& r : *s->clock_event_reasons) {
+        if (!reasons.empty()) reasons += ", ";
+        reasons += describe_clock_reason(r);
+      }
+    }
+  }
+  out += fmt::format("     clock events: {}\n", reasons);
+
+  std::string link_note;
+  if (s->pcie_gen && info.pcie_max_gen && s->pcie_width && info.pcie_max_width &&
+      (*s->pcie_gen < *info.pcie_max_gen || *s->pcie_width < *info.pcie_max_width))
+    link_note = "  (below max)";
+  out += fmt::format(
+      "     PCIe {} of {}{}  tx {}/s rx {}/s  replays {}\n",
+      pcie(s->pcie_gen, s->pcie_width),
+      pcie(info.pcie_max_gen, info.pcie_max_width), link_note,
+      s->pcie_tx_bytes_per_s ? human_bytes(*s->pcie_tx_bytes_per_s) : kUnknown,
+      s->pcie_rx_bytes_per_s ? human_bytes(*s->pcie_rx_bytes_per_s) : kUnknown,
+      or_na(s->pcie_replay_total));
+  out += fmt::format(
+      "     ECC {}  SBE {}  DBE {}  retired pages pending {}  row remap "
+      "pending {} failed {}\n",
+      on_off(info.ecc_enabled), or_na(s->ecc_sbe_volatile_total),
+      or_na(s->ecc_dbe_volatile_total), on_off(s->retired_pages_pending),
+      on_off(s->remapped_rows_pending), on_off(s->remapped_rows_failure));
+  out += fmt::format(
+      "     persistence {}  compute mode {}  MIG {}  arch {} (cc {})  NUMA {}  "
+      "processes {}\n",
+      on_off(info.persistence_mode),
+      info.compute_mode.empty() ? kUnknown : info.compute_mode,
+      on_off(info.mig_enabled),
+      info.architecture.empty() ? kUnknown : info.architecture,
+      info.compute_capability.empty() ? kUnknown : info.compute_capability,
+      or_na(info.numa_node),
+      s->processes ? fmt::format("{}", s->processes->size())
+                   : std::string(kUnknown));
+  return out;
+}
+
+std::string host_block(const HostInfo& hi, const HostSample& h) {
+  std::string out = fmt::format("Host {}  kernel {}  {} x {}\n", hi.hostname,
+                                hi.kernel, or_na(hi.cpu_count), hi.cpu_model);
+  out += fmt::format(
+      "     CPU {}% (iowait {}%, steal {}%)  load1 {}\n",
+      or_na(h.cpu_util_pct, "{:.1f}"), or_na(h.cpu_iowait_pct, "{:.1f}"),
+      or_na(h.cpu_steal_pct, "{:.1f}"), or_na(h.load1, "{:.2f}"));
+  out += fmt::format(
+      "     memory {} available of {}  swap {} used of {}, in {} out {} "
+      "pages/s\n",
+      h.mem_available_bytes ? human_bytes(*h.mem_available_bytes) : kUnknown,
+      hi.mem_total_bytes ? human_bytes(*hi.mem_total_bytes) : kUnknown,
+      h.swap_used_bytes ? human_bytes(*h.swap_used_bytes) : kUnknown,
+      hi.swap_total_bytes ? human_bytes(*hi.swap_total_bytes) : kUnknown,
+      or_na(h.swap_in_pages_per_s, "{:.0f}"),
+      or_na(h.swap_out_pages_per_s, "{:.0f}"));
+  out += fmt::format(
+      "     disk read {}/s write {}/s busiest {}% busy\n",
+      h.disk_read_bytes_per_s ? human_bytes(*h.disk_read_bytes_per_s) : kUnknown,
+      h.disk_write_bytes_per_s ? human_bytes(*h.disk_write_bytes_per_s)
+                               : kUnknown,
+      or_na(h.disk_busy_pct, "{:.0f}"));
+  if (h.psi_cpu_some_pct || h.psi_mem_some_pct || h.psi_io_some_pct)
+    out += fmt::format("     pressure (some, avg10) cpu {}% memory {}% io {}%\n",
+                       or_na(h.psi_cpu_some_pct, "{:.1f}"),
+                       or_na(h.psi_mem_some_pct, "{:.1f}"),
+                       or_na(h.psi_io_some_pct, "{:.1f}"));
+  return out;
+}
+
+}  // namespace
+
+std::string describe_clock_reason(const std::string& r) {
+  if (r == "gpu_idle") return "idle";
+  if (r == "applications_clocks_setting") return "application clocks setting";
+  if (r == "sw_power_cap") return "software power cap";
+  if (r == "hw_slowdown") return "HARDWARE SLOWDOWN";
+  if (r == "sync_boost") return "sync boost";
+  if (r == "sw_thermal_slowdown") return "software thermal slowdown";
+  if (r == "hw_thermal_slowdown") return "HARDWARE THERMAL SLOWDOWN";
+  if (r == "hw_power_brake_slowdown") return "HARDWARE POWER BRAKE";
+  if (r == "display_clock_setting") return "display clock setting";
+  return r;
+}
+
+std::string explain_nvml_status(const TraceHeader& h) {
+  const std::string& s = h.nvml_status;
+  if (s == kNvmlOk) return {};
+  if (s == kNvmlNoDriver)
+    return "no NVIDIA driver found (libnvidia-ml.so.1" +
+           (h.nvml_error.empty() ? std::string(")") : ": " + h.nvml_error + ")");
+  if (s == kNvmlDriverMismatch)
+    return "NVIDIA driver/library version mismatch: the loaded kernel module "
+           "and libnvidia-ml.so.1 are of different versions (driver upgraded "
+           "without reboot?) — every CUDA job on this host will fail";
+  if (s == kNvmlNoPermission)
+    return "insufficient permissions to use NVML (check /dev/nvidia* access)";
+  return "NVML error: " + (h.nvml_error.empty() ? s : h.nvml_error);
+}
+
+std::string render_status(const TraceHeader& h, const Sample& s) {
+  std::time_t t = static_cast<std::time_t>(s.t);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+
+  std::string out = fmt::format("gpudoctor status — {} — {}\n", h.host.hostname,
+                                when);
+  if (h.driver)
+    out += fmt::format("Driver {}  CUDA {}  NVML {}  GPUs {}\n",
+                       h.driver->driver_version, h.driver->cuda_driver_version,
+                       h.driver->nvml_version, h.gpus.size());
+  std::string why = explain_nvml_status(h);
+  if (!why.empty()) out += "!! " + why + "\n";
+  out += "\n";
+  for (const auto& info : h.gpus) {
+    const GpuSample* gs = nullptr;
+    for (const auto& g : s.gpus)
+      if (g.index == info.index) gs = &g;
+    out += gpu_block(info, gs) + "\n";
+  }
+  out += host_block(h.host, s.host);
+  for (const auto& e : s.events)
+    out += fmt::format("event: {} {}\n", e.kind, e.text);
+  return out;
+}
+
+}  // namespace gd

@@ -1,0 +1,48 @@
+// Joins the sources (NVML, /proc + /sys, kernel log) into one Sample of the
+// model. Every consumer that samples live (status, ps, record, diagnose,
+// serve) goes through here.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "model/sample.h"
+
+namespace gd {
+
+struct SamplerOptions {
+  std::string nvml_lib = "libnvidia-ml.so.1";
+  std::string proc_root = "/proc";
+  std::string sys_root = "/sys";
+  std::string kmsg_path = "/dev/kmsg";  // "" disables the kernel log
+  bool kmsg_from_start = false;         // replay the whole log (tests)
+  std::chrono::milliseconds deadline{1000};  // per-GPU NVML read bound
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplerOptions& options);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  const TraceHeader& header() const;
+  // Why the kernel log is not read ("" when it is).
+  const std::string& kernel_log_error() const;
+  // One sample at the current time. Host rates are averages since the
+  // previous call (unset on the first call: see prime()).
+  Sample sample();
+  // Takes a throw-away reading so that the next sample() has rates; for
+  // one-shot commands. Returns immediately.
+  void prime();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Wall clock as Unix seconds.
+double unix_now();
+
+}  // namespace gd

@@ -1,0 +1,77 @@
+#include "diagnose/engine.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "diagnose/evidence.h"
+
+namespace gd {
+namespace {
+
+int first_gpu(const Finding& f) {
+  return f.gpus.empty() ? -1 : *std::min_element(f.gpus.begin(), f.gpus.end());
+}
+
+bool concerns_gpu(const Finding& f, int gpu) {
+  return f.gpus.empty() ||
+         std::find(f.gpus.begin(), f.gpus.end(), gpu) != f.gpus.end();
+}
+
+}  // namespace
+
+void sort_findings(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(),
+                   [](const Finding& a, const Finding& b) {
+                     int sa = severity_rank(a.severity), sb = severity_rank(b.severity);
+                     if (sa != sb) return sa > sb;
+                     int ga = first_gpu(a), gb = first_gpu(b);
+                     if (ga != gb) return ga < gb;
+                     if (a.id != b.id) return a.id < b.id;
+                     return a.start < b.start;
+                   });
+}
+
+DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
+                        const DiagnoseOptions& options) {
+  const int min_rank = severity_rank(options.min_severity);
+  if (min_rank < 0)
+    throw std::invalid_argument("unknown severity '" + options.min_severity +
+                                "' (expected info, warning or critical)");
+
+  DiagnoseResult result;
+  std::vector<std::unique_ptr<Rule>> rules;
+  for (const auto& entry : rule_table()) {
+    rules.push_back(entry.make());
+    rules.back()->begin(header, options.config);
+    result.rules_checked.emplace_back(entry.id);
+  }
+  result.unused_config_keys = options.config.unused_keys();
+
+  Sample sample;
+  while (samples.next(sample)) {
+    if (result.window.samples == 0) result.window.start = sample.t;
+    result.window.end = sample.t;
+    ++result.window.samples;
+    for (auto& rule : rules) rule->observe(sample);
+  }
+
+  for (auto& rule : rules) {
+    for (auto& f : rule->finish()) {
+      if (severity_rank(f.severity) < min_rank) continue;
+      if (options.gpu && !concerns_gpu(f, *options.gpu)) continue;
+      result.findings.push_back(std::move(f));
+    }
+  }
+  sort_findings(result.findings);
+  return result;
+}
+
+int diagnose_exit_code(const DiagnoseResult& result) {
+  int worst = 0;
+  for (const auto& f : result.findings)
+    worst = std::max(worst, severity_rank(f.severity));
+  return worst;  // critical 2, warning 1, info/none 0
+}
+
+}  // namespace gd

@@ -1,0 +1,88 @@
+// The diagnosis engine: runs every rule of rule_table() over a header and a
+// stream of samples in one pass. Samples are pulled one at a time from a
+// SampleSource and dropped after every rule saw them, so memory does not
+// grow with the length of the trace (rules keep bounded state).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnose/config.h"
+#include "diagnose/rule.h"
+#include "model/sample.h"
+#include "trace/trace_io.h"
+
+namespace gd {
+
+class SampleSource {
+ public:
+  virtual ~SampleSource() = default;
+  // Fills `out` with the next sample; false at the end. May throw (e.g.
+  // TraceError for a malformed trace line).
+  virtual bool next(Sample& out) = 0;
+};
+
+// Streams the samples of a trace file (header already read by the reader).
+class TraceSampleSource : public SampleSource {
+ public:
+  explicit TraceSampleSource(TraceReader& reader) : reader_(reader) {}
+  bool next(Sample& out) override { return reader_.next(out); }
+
+ private:
+  TraceReader& reader_;
+};
+
+// Samples held in memory (tests, small windows).
+class VectorSampleSource : public SampleSource {
+ public:
+  explicit VectorSampleSource(std::vector<Sample> samples)
+      : samples_(std::move(samples)) {}
+  bool next(Sample& out) override {
+    if (pos_ >= samples_.size()) return false;
+    out = samples_[pos_++];
+    return true;
+  }
+
+ private:
+  std::vector<Sample> samples_;
+  size_t pos_ = 0;
+};
+
+struct DiagnoseOptions {
+  // Only findings that concern this GPU index (findings about the host as a
+  // whole, with no GPU, are kept: they affect every GPU).
+  std::optional<int> gpu;
+  std::string min_severity = "info";  // info | warning | critical
+  Config config;
+};
+
+struct DiagnoseWindow {
+  double start = 0, end = 0;  // first and last sample time (0 if none)
+  size_t samples = 0;
+};
+
+struct DiagnoseResult {
+  // Most severe first, then by GPU (host-wide findings before GPU 0), id,
+  // start time.
+  std::vector<Finding> findings;
+  DiagnoseWindow window;
+  std::vector<std::string> rules_checked;  // ids of every rule that ran
+  // Config keys no rule knows (likely typos), for a warning to the user.
+  std::vector<std::string> unused_config_keys;
+};
+
+// Throws std::invalid_argument for an unknown min_severity; lets exceptions
+// of the source (TraceError) through.
+DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
+                        const DiagnoseOptions& options);
+
+// Monitoring-plugin convention (findings.md): 2 if any critical, 1 if any
+// warning, else 0. (3, "could not diagnose", is the caller's to return.)
+int diagnose_exit_code(const DiagnoseResult& result);
+inline constexpr int kExitCouldNotDiagnose = 3;
+
+// Sorts findings as DiagnoseResult::findings describes.
+void sort_findings(std::vector<Finding>& findings);
+
+}  // namespace gd

@@ -1,0 +1,73 @@
+// Small shared helpers for rules: bounded running statistics and the wording
+// of evidence (numbers, durations, time ranges), so every finding reads alike.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/sample.h"
+
+namespace gd {
+
+// Count, first and last time of the samples where something held.
+struct Span {
+  size_t count = 0;
+  double first = 0, last = 0;
+  void add(double t) {
+    if (count++ == 0) first = t;
+    last = t;
+  }
+  bool empty() const { return count == 0; }
+};
+
+// Running mean / min / max of one metric (no sample storage).
+struct Stat {
+  size_t n = 0;
+  double sum = 0;
+  double min = std::numeric_limits<double>::infinity();
+  double max = -std::numeric_limits<double>::infinity();
+  void add(double v) {
+    ++n;
+    sum += v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  bool empty() const { return n == 0; }
+  double mean() const { return n ? sum / static_cast<double>(n) : 0; }
+};
+
+// "45 s", "10 min", "2 h 05 min", "3 d 04 h".
+std::string format_duration(double seconds);
+// "2024-11-22 08:00:00 UTC".
+std::string format_time(double unix_s);
+// "08:00:00-08:10:00 UTC (10 min)" (the date is added when the range is not
+// within one UTC day); a single instant when start == end.
+std::string format_range(double start, double end);
+// 0.923 -> "92%".
+std::string format_fraction(double fraction);
+// "79.2 GiB".
+std::string format_gib(uint64_t bytes);
+// "0, 1, 3".
+std::string join_ints(const std::vector<int>& values);
+
+// Header entry for a GPU index, or nullptr.
+const GpuInfo* find_gpu_info(const TraceHeader& header, int index);
+// "GPU 3" or "GPU 3 (NVIDIA A100-SXM4-80GB, 00000000:07:00.0)".
+std::string gpu_label(const TraceHeader& header, int index);
+
+// True when the reasons are known and `reason` is among them.
+bool has_reason(const GpuSample& gpu, std::string_view reason);
+
+// The GPU is doing work: utilisation known and >= busy_util_pct; or, with
+// utilisation unknown, the clock-event reasons are known and do not say
+// gpu_idle. Lost/stale readings are never busy.
+bool gpu_busy(const GpuSample& gpu, double busy_util_pct);
+
+// Severity order: critical 2, warning 1, info 0, anything else -1.
+int severity_rank(std::string_view severity);
+
+}  // namespace gd

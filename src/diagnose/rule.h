@@ -1,0 +1,50 @@
+// A diagnosis rule: sees the trace header and the samples of a window in one
+// streaming pass (bounded state), then names causes with evidence.
+// findings.md (../shared) is the catalogue of ids; one rule per file in
+// rules/, registered in rule_table.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "diagnose/config.h"
+#include "model/sample.h"
+
+namespace gd {
+
+struct Finding {
+  std::string id;        // stable id from findings.md
+  std::string severity;  // critical | warning | info
+  std::vector<int> gpus;
+  std::vector<uint32_t> pids;
+  std::string title;     // one line: "GPU 2 is held back by its data loader"
+  std::string evidence;  // numbers and time ranges
+  std::string action;    // what to do, specific to the evidence
+  double start = 0, end = 0;
+};
+
+class Rule {
+ public:
+  virtual ~Rule() = default;
+  virtual const char* id() const = 0;
+  // Called once before the first sample.
+  virtual void begin(const TraceHeader& header, const Config& config) = 0;
+  // Called for every sample, in time order.
+  virtual void observe(const Sample& sample) = 0;
+  // Called once after the last sample.
+  virtual std::vector<Finding> finish() = 0;
+};
+
+using RuleFactory = std::unique_ptr<Rule> (*)();
+
+struct RuleEntry {
+  const char* id;
+  RuleFactory make;
+};
+
+// The one table of rules (rule_table.cc).
+const std::vector<RuleEntry>& rule_table();
+
+}  // namespace gd

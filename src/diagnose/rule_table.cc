@@ -1,0 +1,68 @@
+// The one table of diagnosis rules. Each rule lives in rules/<id>.cc and
+// exposes its factory here. Order does not matter: findings are sorted by
+// severity after all rules ran.
+#include "diagnose/rule.h"
+
+namespace gd {
+
+// --- GPU health rules ------------------------------------------------------
+// (declare the factory, then add a row to the table below)
+std::unique_ptr<Rule> make_gpu_lost_rule();
+std::unique_ptr<Rule> make_xid_error_rule();
+std::unique_ptr<Rule> make_ecc_uncorrectable_rule();
+std::unique_ptr<Rule> make_ecc_reset_required_rule();
+std::unique_ptr<Rule> make_thermal_throttling_rule();
+std::unique_ptr<Rule> make_power_brake_rule();
+std::unique_ptr<Rule> make_power_capping_rule();
+std::unique_ptr<Rule> make_pcie_link_degraded_rule();
+std::unique_ptr<Rule> make_nvml_driver_mismatch_rule();
+std::unique_ptr<Rule> make_persistence_mode_off_rule();
+std::unique_ptr<Rule> make_driver_cuda_mismatch_rule();
+std::unique_ptr<Rule> make_host_oom_kill_rule();
+
+// --- workload rules --------------------------------------------------------
+// (declare the factory, then add a row to the table below)
+std::unique_ptr<Rule> make_memory_pressure_rule();
+std::unique_ptr<Rule> make_memory_leak_rule();
+std::unique_ptr<Rule> make_orphaned_memory_rule();
+std::unique_ptr<Rule> make_pid_namespace_blind_rule();
+std::unique_ptr<Rule> make_input_bound_rule();
+std::unique_ptr<Rule> make_io_bound_rule();
+std::unique_ptr<Rule> make_host_swapping_rule();
+std::unique_ptr<Rule> make_cpu_contention_rule();
+std::unique_ptr<Rule> make_gpu_idle_allocated_rule();
+std::unique_ptr<Rule> make_gpu_imbalance_rule();
+std::unique_ptr<Rule> make_gpu_shared_contention_rule();
+
+const std::vector<RuleEntry>& rule_table() {
+  static const std::vector<RuleEntry> table = {
+      // --- GPU health rules ---
+      {"gpu-lost", make_gpu_lost_rule},
+      {"xid-error", make_xid_error_rule},
+      {"ecc-uncorrectable", make_ecc_uncorrectable_rule},
+      {"ecc-reset-required", make_ecc_reset_required_rule},
+      {"thermal-throttling", make_thermal_throttling_rule},
+      {"power-brake", make_power_brake_rule},
+      {"power-capping", make_power_capping_rule},
+      {"pcie-link-degraded", make_pcie_link_degraded_rule},
+      {"nvml-driver-mismatch", make_nvml_driver_mismatch_rule},
+      {"persistence-mode-off", make_persistence_mode_off_rule},
+      {"driver-cuda-mismatch", make_driver_cuda_mismatch_rule},
+      {"host-oom-kill", make_host_oom_kill_rule},
+      // --- workload rules ---
+      {"memory-pressure", make_memory_pressure_rule},
+      {"memory-leak", make_memory_leak_rule},
+      {"orphaned-memory", make_orphaned_memory_rule},
+      {"pid-namespace-blind", make_pid_namespace_blind_rule},
+      {"input-bound", make_input_bound_rule},
+      {"io-bound", make_io_bound_rule},
+      {"host-swapping", make_host_swapping_rule},
+      {"cpu-contention", make_cpu_contention_rule},
+      {"gpu-idle-allocated", make_gpu_idle_allocated_rule},
+      {"gpu-imbalance", make_gpu_imbalance_rule},
+      {"gpu-shared-contention", make_gpu_shared_contention_rule},
+  };
+  return table;
+}
+
+}  // namespace gd

@@ -1,0 +1,141 @@
+// gpu-idle-allocated: a live process holds GPU memory but the GPU has been
+// idle for the whole window -- a forgotten notebook kernel, a finished job
+// that did not exit, a service that loaded a model nobody calls. An idle GPU
+// with only the driver's small reservation and no process is not a finding,
+// and dead holders (zombie / missing) are orphaned-memory's.
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+
+#include "diagnose/evidence.h"
+#include "diagnose/process_tree.h"
+#include "diagnose/rule.h"
+#include "diagnose/rules/workload_common.h"
+
+namespace gd {
+namespace {
+
+constexpr const char* kId = "gpu-idle-allocated";
+using workload::kMiB;
+
+// At or under 5% is idle: NVML shows 1-3% for a context doing nothing but
+// housekeeping.
+constexpr double kIdleUtilPct = 5;
+// "The whole window", allowing a stray blip (a health probe, nvidia-smi).
+constexpr double kMinIdleFraction = 0.95;
+// A bare CUDA context is ~300-500 MiB; from 512 MiB on, the process holds
+// real allocations (a model, a cache).
+constexpr double kMinHeldMiB = 512;
+// The holder must be there for most of the window.
+constexpr double kMinHolderFraction = 0.9;
+// Jobs pause (checkpoint, evaluation on CPU) for minutes; under 5 minutes
+// of idleness is not worth a finding.
+constexpr double kMinWindowS = 300;
+
+struct Holder {
+  workload::ProcLabel label;
+  size_t samples = 0;
+  uint64_t max_bytes = 0;
+};
+
+struct PerGpu {
+  workload::Window window;
+  size_t idle = 0;
+  Stat util;
+  std::map<uint32_t, Holder> holders;  // bounded by the GPU's processes
+};
+
+class GpuIdleAllocatedRule : public Rule {
+ public:
+  const char* id() const override { return kId; }
+
+  void begin(const TraceHeader&, const Config& config) override {
+    auto th = [&](const char* name, double def) {
+      return workload::threshold(config, kId, name, def);
+    };
+    idle_util_ = th("idle_util_pct", kIdleUtilPct);
+    min_idle_fraction_ = th("min_idle_fraction", kMinIdleFraction);
+    min_held_ = th("min_held_mib", kMinHeldMiB) * kMiB;
+    min_holder_fraction_ = th("min_holder_fraction", kMinHolderFraction);
+    min_window_s_ = th("min_window_s", kMinWindowS);
+  }
+
+  void observe(const Sample& s) override {
+    ProcessTree tree(s);
+    for (const GpuSample& g : s.gpus) {
+      if (!workload::readable(g) || !g.util_pct) continue;
+      PerGpu& st = gpus_[g.index];
+      st.window.add(s.t);
+      st.util.add(*g.util_pct);
+      if (*g.util_pct <= idle_util_) ++st.idle;
+      if (!g.processes) continue;
+      for (const GpuProcess& gp : *g.processes) {
+        if (!gp.used_bytes || static_cast<double>(*gp.used_bytes) < min_held_) continue;
+        const ProcessSample* p = tree.find(gp.pid);
+        if (p && is_dead_state(p->state)) continue;
+        if (!p && !s.processes.empty()) continue;  // not visible: cannot name it
+        Holder& h = st.holders[gp.pid];
+        h.label.pid = gp.pid;
+        if (p) h.label.update(*p);
+        ++h.samples;
+        h.max_bytes = std::max(h.max_bytes, *gp.used_bytes);
+      }
+    }
+  }
+
+  std::vector<Finding> finish() override {
+    std::vector<Finding> out;
+    for (const auto& [index, st] : gpus_) {
+      if (st.window.samples == 0 || st.window.span() < min_window_s_) continue;
+      double n = static_cast<double>(st.window.samples);
+      if (static_cast<double>(st.idle) / n < min_idle_fraction_) continue;
+      Finding f;
+      f.id = kId;
+      f.severity = "info";
+      f.gpus = {index};
+      std::string who;
+      uint64_t total = 0;
+      for (const auto& [pid, h] : st.holders) {
+        if (static_cast<double>(h.samples) / n < min_holder_fraction_) continue;
+        f.pids.push_back(pid);
+        total += h.max_bytes;
+        who += fmt::format("{}{} holds {}", who.empty() ? "" : ", ", h.label.text(),
+                           format_gib(h.max_bytes));
+      }
+      if (f.pids.empty()) continue;
+      f.start = st.window.start;
+      f.end = st.window.end;
+      f.title = fmt::format("GPU {} is allocated but idle", index);
+      f.evidence = fmt::format(
+          "GPU {} util at or under {:.0f}% in {} of {} samples (mean {:.1f}%, max "
+          "{:.0f}%) over {} while {}",
+          index, idle_util_, format_fraction(static_cast<double>(st.idle) / n),
+          st.window.samples, st.util.mean(), st.util.max,
+          format_range(st.window.start, st.window.end), who);
+      f.action = fmt::format(
+          "{} of GPU memory is reserved for work that is not running. End or "
+          "restart the idle process{} (a notebook kernel: shut it down, or "
+          "del the model and torch.cuda.empty_cache()); if it is a service, "
+          "check it still gets requests. Schedulers can reap idle GPU "
+          "allocations automatically.",
+          format_gib(total), f.pids.size() > 1 ? "es" : "");
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  double idle_util_ = kIdleUtilPct, min_idle_fraction_ = kMinIdleFraction,
+         min_held_ = kMinHeldMiB * kMiB, min_holder_fraction_ = kMinHolderFraction,
+         min_window_s_ = kMinWindowS;
+  std::map<int, PerGpu> gpus_;
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_gpu_idle_allocated_rule() {
+  return std::make_unique<GpuIdleAllocatedRule>();
+}
+
+}  // namespace gd

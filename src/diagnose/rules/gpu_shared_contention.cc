@@ -1,0 +1,140 @@
+// gpu-shared-contention: several compute processes of different jobs share
+// one GPU in the default compute mode, so they time-slice its SMs and
+// compete for its memory. Ranks of one job that touch the same GPU count as
+// one job; MIG instances and exclusive compute modes are not shared.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "diagnose/evidence.h"
+#include "diagnose/process_tree.h"
+#include "diagnose/rule.h"
+#include "diagnose/rules/workload_common.h"
+
+namespace gd {
+namespace {
+
+constexpr const char* kId = "gpu-shared-contention";
+
+// Shared for half the window: a job that briefly overlaps another's start
+// or end is not contention.
+constexpr double kMinFraction = 0.5;
+constexpr double kMinSamples = 10;
+
+struct Sharer {
+  workload::ProcLabel label;
+  size_t samples = 0;
+  uint64_t max_bytes = 0;
+};
+
+struct PerGpu {
+  size_t known = 0;
+  Span shared;
+  size_t max_jobs = 0;
+  Stat util;
+  std::map<uint32_t, Sharer> sharers;  // bounded by the GPU's processes
+};
+
+class GpuSharedContentionRule : public Rule {
+ public:
+  const char* id() const override { return kId; }
+
+  void begin(const TraceHeader& header, const Config& config) override {
+    header_ = header;
+    min_fraction_ = workload::threshold(config, kId, "min_fraction", kMinFraction);
+    min_samples_ = workload::threshold(config, kId, "min_samples", kMinSamples);
+  }
+
+  void observe(const Sample& s) override {
+    ProcessTree tree(s);
+    std::map<uint32_t, uint32_t> group_of;  // GPU-listed pid -> job group
+    for (const GpuJob& job : tree.gpu_jobs(100))
+      for (uint32_t m : job.members) group_of[m] = job.group;
+    for (const GpuSample& g : s.gpus) {
+      if (!workload::readable(g) || !g.processes || !shareable(g.index)) continue;
+      PerGpu& st = gpus_[g.index];
+      ++st.known;
+      std::set<uint32_t> jobs;
+      for (const GpuProcess& gp : *g.processes) {
+        if (gp.type.find("compute") == std::string::npos) continue;
+        auto it = group_of.find(gp.pid);
+        jobs.insert(it == group_of.end() ? gp.pid : it->second);
+      }
+      if (jobs.size() < 2) continue;
+      st.shared.add(s.t);
+      st.max_jobs = std::max(st.max_jobs, jobs.size());
+      if (g.util_pct) st.util.add(*g.util_pct);
+      for (const GpuProcess& gp : *g.processes) {
+        if (gp.type.find("compute") == std::string::npos) continue;
+        Sharer& sh = st.sharers[gp.pid];
+        sh.label.pid = gp.pid;
+        if (const ProcessSample* p = tree.find(gp.pid)) sh.label.update(*p);
+        ++sh.samples;
+        if (gp.used_bytes) sh.max_bytes = std::max(sh.max_bytes, *gp.used_bytes);
+      }
+    }
+  }
+
+  std::vector<Finding> finish() override {
+    std::vector<Finding> out;
+    for (const auto& [index, st] : gpus_) {
+      if (st.known == 0 || static_cast<double>(st.shared.count) < min_samples_) continue;
+      double frac = static_cast<double>(st.shared.count) / static_cast<double>(st.known);
+      if (frac < min_fraction_) continue;
+      Finding f;
+      f.id = kId;
+      f.severity = "info";
+      f.gpus = {index};
+      std::string who;
+      for (const auto& [pid, sh] : st.sharers) {
+        f.pids.push_back(pid);
+        who += fmt::format("{}{} {} ({} samples)", who.empty() ? "" : ", ",
+                           sh.label.text(), format_gib(sh.max_bytes), sh.samples);
+      }
+      f.start = st.shared.first;
+      f.end = st.shared.last;
+      const GpuInfo* info = find_gpu_info(header_, index);
+      std::string mode = info && !info->compute_mode.empty() ? info->compute_mode : "unknown";
+      f.title = fmt::format("GPU {} is shared by {} jobs", index, st.max_jobs);
+      f.evidence = fmt::format(
+          "GPU {} (compute mode {}) ran compute processes of {} different jobs "
+          "at once in {} of {} samples ({}); util {:.0f}% meanwhile; processes: {}",
+          index, mode, st.max_jobs, format_fraction(frac), st.known,
+          format_range(st.shared.first, st.shared.last), st.util.mean(), who);
+      f.action = fmt::format(
+          "These processes time-slice GPU {} and compete for its memory, so each "
+          "runs slower than alone. Give each job its own GPU "
+          "(CUDA_VISIBLE_DEVICES or the scheduler's GPU allocation); enforce it "
+          "with compute mode EXCLUSIVE_PROCESS (nvidia-smi -i {} -c "
+          "EXCLUSIVE_PROCESS); for intended sharing use MPS or MIG.",
+          index, index);
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  // Default compute mode (or unknown, which is most likely the default),
+  // and not split into MIG instances.
+  bool shareable(int index) const {
+    const GpuInfo* info = find_gpu_info(header_, index);
+    if (!info) return true;
+    if (info->mig_enabled.value_or(false)) return false;
+    return info->compute_mode.empty() || info->compute_mode == "default";
+  }
+
+  TraceHeader header_;
+  double min_fraction_ = kMinFraction, min_samples_ = kMinSamples;
+  std::map<int, PerGpu> gpus_;
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_gpu_shared_contention_rule() {
+  return std::make_unique<GpuSharedContentionRule>();
+}
+
+}  // namespace gd

@@ -1,0 +1,238 @@
+// input-bound: the GPU keeps going idle (utilisation low, or oscillating as
+// it waits for the next batch) while the CPU side of the same job -- the GPU
+// process and its descendants, e.g. DataLoader workers -- is saturated. The
+// input pipeline cannot keep up.
+// Silent when the starved samples are spent waiting on disk (that is
+// io-bound) and, by construction, when no process uses the GPU.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "diagnose/evidence.h"
+#include "diagnose/process_tree.h"
+#include "diagnose/rule.h"
+#include "diagnose/rules/workload_common.h"
+
+namespace gd {
+namespace {
+
+constexpr const char* kId = "input-bound";
+
+// Below 30% the GPU spends most of the interval waiting: a step that is
+// compute-bound keeps utilisation far above that.
+constexpr double kStarvedUtilPct = 30;
+// Starved in a fifth of the samples: an oscillation with a 1-in-5 idle phase
+// already costs ~20% of throughput.
+constexpr double kMinStarvedFraction = 0.2;
+// A data-loader worker at 85%+ of a core is busy all the time (the rest is
+// scheduling and IPC).
+constexpr double kWorkerSaturatedPct = 85;
+// Most workers must be saturated, not one straggler.
+constexpr double kMinSaturatedWorkers = 0.75;
+// With no workers the main process does the loading itself; one core
+// pegged by Python (GIL) is its limit.
+constexpr double kMainSaturatedPct = 95;
+// The job must be saturated in most starved samples.
+constexpr double kMinSaturatedShare = 0.6;
+// iowait at 10%+ of all CPUs means the loaders wait on storage (io-bound);
+// if half of the starved samples look like that, this rule steps aside.
+constexpr double kIowaitPct = 10;
+constexpr double kMaxIowaitShare = 0.5;
+// Fewer samples than this cannot show "keeps going idle".
+constexpr double kMinSamples = 30;
+
+struct PerJob {
+  workload::ProcLabel label;
+  uint32_t group = 0;
+  std::set<int> gpus;
+  size_t samples = 0, starved = 0, starved_saturated = 0, starved_iowait = 0;
+  size_t cycles = 0;  // busy -> starved transitions
+  bool was_starved = false;
+  Stat busy_util, starved_util, worker_cpu, main_cpu, host_cpu, iowait;
+  int max_workers = 0;
+  Span hit;  // starved and saturated
+  Span starved_span;
+};
+
+class InputBoundRule : public Rule {
+ public:
+  const char* id() const override { return kId; }
+
+  void begin(const TraceHeader& header, const Config& config) override {
+    cpu_count_ = header.host.cpu_count;
+    auto th = [&](const char* name, double def) {
+      return workload::threshold(config, kId, name, def);
+    };
+    starved_util_ = th("starved_util_pct", kStarvedUtilPct);
+    min_starved_ = th("min_starved_fraction", kMinStarvedFraction);
+    worker_saturated_ = th("worker_saturated_pct", kWorkerSaturatedPct);
+    min_saturated_workers_ = th("min_saturated_workers", kMinSaturatedWorkers);
+    main_saturated_ = th("main_saturated_pct", kMainSaturatedPct);
+    min_saturated_share_ = th("min_saturated_share", kMinSaturatedShare);
+    iowait_pct_ = th("iowait_pct", kIowaitPct);
+    max_iowait_share_ = th("max_iowait_share", kMaxIowaitShare);
+    min_samples_ = th("min_samples", kMinSamples);
+  }
+
+  void observe(const Sample& s) override {
+    ProcessTree tree(s);
+    for (const GpuJob& job : tree.gpu_jobs(worker_saturated_)) {
+      if (!job.visible) continue;  // no CPU side to look at
+      double util = 0;
+      int known = 0;
+      for (int gi : job.gpus)
+        for (const GpuSample& g : s.gpus)
+          if (g.index == gi && workload::readable(g) && g.util_pct)
+            util += *g.util_pct, ++known;
+      if (known == 0) continue;
+      util /= known;
+
+      PerJob& st = jobs_[job.pid];
+      if (const ProcessSample* p = tree.find(job.pid)) st.label.update(*p);
+      st.group = job.group;
+      st.gpus.insert(job.gpus.begin(), job.gpus.end());
+      st.max_workers = std::max(st.max_workers, static_cast<int>(job.workers.size()));
+      ++st.samples;
+      bool starved = util < starved_util_;
+      if (!starved) {
+        st.busy_util.add(util);
+        st.was_starved = false;
+        continue;
+      }
+      if (!st.was_starved) ++st.cycles;
+      st.was_starved = true;
+      ++st.starved;
+      st.starved_span.add(s.t);
+      st.starved_util.add(util);
+
+      bool saturated;
+      if (job.workers_known > 0) {
+        saturated = job.workers_saturated >=
+                    std::ceil(min_saturated_workers_ * job.workers_known);
+        st.worker_cpu.add(job.workers_cpu_pct / job.workers_known);
+      } else {
+        saturated = job.main_cpu_pct >= main_saturated_;
+      }
+      if (job.main_cpu_pct >= 0) st.main_cpu.add(job.main_cpu_pct);
+      if (s.host.cpu_util_pct) st.host_cpu.add(*s.host.cpu_util_pct);
+      bool io_wait = s.host.cpu_iowait_pct && *s.host.cpu_iowait_pct >= iowait_pct_;
+      if (s.host.cpu_iowait_pct) st.iowait.add(*s.host.cpu_iowait_pct);
+      if (io_wait) ++st.starved_iowait;
+      if (saturated && !io_wait) {
+        ++st.starved_saturated;
+        st.hit.add(s.t);
+      }
+    }
+  }
+
+  std::vector<Finding> finish() override {
+    // One finding per job group (all DDP ranks of a job together).
+    std::map<uint32_t, Finding> by_group;
+    for (const auto& [pid, st] : jobs_) {
+      if (static_cast<double>(st.samples) < min_samples_ || st.starved == 0) continue;
+      double starved_frac = static_cast<double>(st.starved) / static_cast<double>(st.samples);
+      double sat_share = static_cast<double>(st.starved_saturated) / static_cast<double>(st.starved);
+      double io_share = static_cast<double>(st.starved_iowait) / static_cast<double>(st.starved);
+      if (starved_frac < min_starved_ || sat_share < min_saturated_share_ ||
+          io_share >= max_iowait_share_)
+        continue;
+
+      std::vector<int> gpus(st.gpus.begin(), st.gpus.end());
+      std::string pattern;
+      if (st.cycles >= 3 && !st.busy_util.empty()) {
+        double period = (st.starved_span.last - st.starved_span.first) /
+                        static_cast<double>(st.cycles - 1);
+        pattern = fmt::format("cycling every ~{:.1f} s between {:.0f}% and {:.0f}%",
+                              period, st.busy_util.mean(), st.starved_util.mean());
+      } else {
+        pattern = fmt::format("mean {:.0f}% while starved", st.starved_util.mean());
+      }
+      std::string cpu_side =
+          st.max_workers > 0 && !st.worker_cpu.empty()
+              ? fmt::format("{} and its {} workers ran at {:.0f}% CPU each{}",
+                            st.label.text(), st.max_workers, st.worker_cpu.mean(),
+                            st.main_cpu.empty() ? ""
+                                                : fmt::format(" (main process {:.0f}%)",
+                                                              st.main_cpu.mean()))
+              : fmt::format("{} (no worker processes) ran at {:.0f}% of one CPU",
+                            st.label.text(), st.main_cpu.mean());
+      std::string line = fmt::format(
+          "GPU {} util below {:.0f}% in {} of {} samples ({}) while {}; iowait "
+          "{:.1f}% ({})",
+          join_ints(gpus), starved_util_, format_fraction(starved_frac), st.samples,
+          pattern, cpu_side, st.iowait.mean(), format_range(st.hit.first, st.hit.last));
+
+      Finding& f = by_group[st.group];
+      if (f.id.empty()) {
+        f.id = kId;
+        f.severity = "warning";
+        f.start = st.hit.first;
+        f.end = st.hit.last;
+        f.action = action(st);
+      }
+      f.gpus.insert(f.gpus.end(), gpus.begin(), gpus.end());
+      f.pids.push_back(pid);
+      f.start = std::min(f.start, st.hit.first);
+      f.end = std::max(f.end, st.hit.last);
+      f.evidence += (f.evidence.empty() ? "" : "; ") + line;
+    }
+    std::vector<Finding> out;
+    for (auto& [group, f] : by_group) {
+      std::sort(f.gpus.begin(), f.gpus.end());
+      f.gpus.erase(std::unique(f.gpus.begin(), f.gpus.end()), f.gpus.end());
+      f.title = fmt::format("GPU {} waits for its input pipeline (CPU-bound data loading)",
+                            join_ints(f.gpus));
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  std::string action(const PerJob& st) const {
+    std::string more;
+    if (cpu_count_ && !st.host_cpu.empty()) {
+      double idle_cpus = *cpu_count_ * (1 - st.host_cpu.mean() / 100);
+      if (idle_cpus >= 2) {
+        more = fmt::format(
+            "The host still has ~{:.0f} idle CPUs: raise DataLoader num_workers "
+            "(now {}) towards {}.",
+            idle_cpus, st.max_workers,
+            st.max_workers + static_cast<int>(std::min<double>(idle_cpus, std::max(2, st.max_workers))));
+      } else {
+        more = fmt::format(
+            "The host has no idle CPU ({:.0f}% busy): more workers will not help; "
+            "make each sample cheaper.",
+            st.host_cpu.mean());
+      }
+    } else {
+      more = fmt::format("Raise DataLoader num_workers (now {}) if CPUs are free.",
+                         st.max_workers);
+    }
+    return more +
+           " Use pin_memory=True, persistent_workers=True and a larger "
+           "prefetch_factor; move decoding and augmentation to the GPU (NVIDIA "
+           "DALI, torchvision.transforms.v2 on CUDA tensors); pre-process or "
+           "cache the dataset in a cheaper-to-decode format.";
+  }
+
+  std::optional<int> cpu_count_;
+  double starved_util_ = kStarvedUtilPct, min_starved_ = kMinStarvedFraction,
+         worker_saturated_ = kWorkerSaturatedPct,
+         min_saturated_workers_ = kMinSaturatedWorkers,
+         main_saturated_ = kMainSaturatedPct,
+         min_saturated_share_ = kMinSaturatedShare, iowait_pct_ = kIowaitPct,
+         max_iowait_share_ = kMaxIowaitShare, min_samples_ = kMinSamples;
+  std::map<uint32_t, PerJob> jobs_;  // per root GPU pid
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_input_bound_rule() {
+  return std::make_unique<InputBoundRule>();
+}
+
+}  // namespace gd

@@ -1,0 +1,216 @@
+// memory-leak: one process's GPU memory grows for the whole window at a
+// steady rate. Per (GPU, pid) we keep a streaming least-squares fit of
+// used_bytes over time (sums only) plus measures that separate a leak from
+// the look-alikes:
+//   - a caching allocator that fills its pool and then holds it flat: the
+//     fit explains little (low R^2) and growth stops early;
+//   - a one-time step up (a bigger batch, an eval model loaded): one jump
+//     carries most of the growth, and a single step never reaches R^2 0.75.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "diagnose/evidence.h"
+#include "diagnose/rule.h"
+#include "diagnose/rules/workload_common.h"
+
+namespace gd {
+namespace {
+
+constexpr const char* kId = "memory-leak";
+using workload::kMiB;
+
+// A leak has to be told from warm-up; five minutes of steady growth is the
+// least that says "keeps growing" rather than "is still starting".
+constexpr double kMinWindowS = 300;
+// The process must be there for most of the window: growth of a process
+// that only lived briefly is its start-up.
+constexpr double kMinCoverage = 0.8;
+// Slower than this, allocator rounding and fragmentation drift look the same
+// (and an 80 GiB card would last ~4 weeks).
+constexpr double kMinRateMiBPerMin = 2.0;
+// Total growth below one large allocator segment churn is not a finding.
+constexpr double kMinGrowthMiB = 256;
+// A straight line must explain the curve: a single step up reaches at most
+// R^2 = 0.75 (3p(1-p) for a step at fraction p of the window).
+constexpr double kMinR2 = 0.9;
+// Of all movement, the part that is upward: a leak rarely gives memory back.
+constexpr double kMinMonotonicity = 0.9;
+// No single jump may carry more than this share of the growth (a step is 1).
+constexpr double kMaxJumpShare = 0.25;
+// Increases must be spread over the process's life, not bunched at the start.
+constexpr double kMinRiseSpread = 0.6;
+
+struct Fit {
+  // x: seconds since the pid's first sample; y: MiB above its first value.
+  size_t n = 0;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+  void add(double x, double y) {
+    ++n;
+    sx += x, sy += y, sxx += x * x, sxy += x * y, syy += y * y;
+  }
+  double slope() const {
+    double d = static_cast<double>(n) * sxx - sx * sx;
+    return d > 0 ? (static_cast<double>(n) * sxy - sx * sy) / d : 0;
+  }
+  double r2() const {
+    double dn = static_cast<double>(n);
+    double vx = dn * sxx - sx * sx, vy = dn * syy - sy * sy;
+    if (vx <= 0 || vy <= 0) return 0;
+    double c = dn * sxy - sx * sy;
+    return c * c / (vx * vy);
+  }
+};
+
+struct PerProc {
+  Fit fit;
+  double first_t = 0, last_t = 0;
+  double first_mib = 0, last_mib = 0;
+  double up = 0, down = 0, max_jump = 0;
+  double first_rise_t = -1, last_rise_t = -1;
+};
+
+class MemoryLeakRule : public Rule {
+ public:
+  const char* id() const override { return kId; }
+
+  void begin(const TraceHeader& header, const Config& config) override {
+    header_ = header;
+    auto th = [&](const char* name, double def) {
+      return workload::threshold(config, kId, name, def);
+    };
+    min_window_s_ = th("min_window_s", kMinWindowS);
+    min_coverage_ = th("min_coverage", kMinCoverage);
+    min_rate_ = th("min_rate_mib_per_min", kMinRateMiBPerMin);
+    min_growth_ = th("min_growth_mib", kMinGrowthMiB);
+    min_r2_ = th("min_r2", kMinR2);
+    min_monotonicity_ = th("min_monotonicity", kMinMonotonicity);
+    max_jump_share_ = th("max_jump_share", kMaxJumpShare);
+    min_rise_spread_ = th("min_rise_spread", kMinRiseSpread);
+  }
+
+  void observe(const Sample& s) override {
+    window_.add(s.t);
+    for (const GpuSample& g : s.gpus) {
+      if (!workload::readable(g)) continue;
+      if (g.mem_used_bytes) last_used_[g.index] = *g.mem_used_bytes;
+      if (!g.processes) continue;
+      for (const GpuProcess& gp : *g.processes) {
+        if (!gp.used_bytes) continue;
+        double mib = static_cast<double>(*gp.used_bytes) / kMiB;
+        auto [it, fresh] = procs_.try_emplace({g.index, gp.pid});
+        PerProc& p = it->second;
+        if (fresh) {
+          labels_[gp.pid].pid = gp.pid;
+          p.first_t = s.t;
+          p.first_mib = mib;
+        } else {
+          double d = mib - p.last_mib;
+          if (d > 0) {
+            p.up += d;
+            p.max_jump = std::max(p.max_jump, d);
+            if (p.first_rise_t < 0) p.first_rise_t = s.t;
+            p.last_rise_t = s.t;
+          } else {
+            p.down -= d;
+          }
+        }
+        p.last_t = s.t;
+        p.last_mib = mib;
+        p.fit.add(s.t - p.first_t, mib - p.first_mib);
+      }
+    }
+    // Names for evidence, only of pids that hold GPU memory (bounded).
+    for (const ProcessSample& ps : s.processes) {
+      auto it = labels_.find(ps.pid);
+      if (it != labels_.end()) it->second.update(ps);
+    }
+  }
+
+  std::vector<Finding> finish() override {
+    std::vector<Finding> out;
+    if (window_.span() < min_window_s_) return out;
+    for (auto& [key, p] : procs_) {
+      auto [gpu, pid] = key;
+      double span = p.last_t - p.first_t;
+      if (span < min_coverage_ * window_.span() || p.fit.n < 3) continue;
+      double rate = p.fit.slope() * 60;  // MiB per minute
+      double growth = p.last_mib - p.first_mib;
+      if (rate < min_rate_ || growth < min_growth_) continue;
+      double r2 = p.fit.r2();
+      if (r2 < min_r2_) continue;
+      double mono = p.up / (p.up + p.down);
+      if (mono < min_monotonicity_) continue;
+      double jump_share = p.max_jump / growth;
+      if (jump_share > max_jump_share_) continue;
+      double spread = (p.last_rise_t - p.first_rise_t) / span;
+      if (spread < min_rise_spread_) continue;
+
+      const workload::ProcLabel& label = labels_[pid];
+
+      std::string exhaustion = "time to exhaustion unknown (GPU total not reported)";
+      const GpuInfo* info = find_gpu_info(header_, gpu);
+      auto used = last_used_.find(gpu);
+      if (info && info->memory_total_bytes && used != last_used_.end()) {
+        double free_mib =
+            (static_cast<double>(*info->memory_total_bytes) -
+             static_cast<double>(std::min(used->second, *info->memory_total_bytes))) /
+            kMiB;
+        exhaustion = fmt::format("{} free of {} -> full in about {} at this rate",
+                                 format_gib(static_cast<uint64_t>(free_mib * kMiB)),
+                                 format_gib(*info->memory_total_bytes),
+                                 format_duration(free_mib / rate * 60));
+      }
+
+      Finding f;
+      f.id = kId;
+      f.severity = "warning";
+      f.gpus = {gpu};
+      f.pids = {pid};
+      f.title = fmt::format("{} leaks GPU {} memory at {:.1f} MiB/min",
+                            label.text(), gpu, rate);
+      f.start = p.first_t;
+      f.end = p.last_t;
+      f.evidence = fmt::format(
+          "GPU {} memory of {} grew from {} to {} over {} ({}): a steady "
+          "{:.1f} MiB/min (linear fit R^2 {:.2f}; {} of all change upward; "
+          "largest single jump {} of the growth); {}",
+          gpu, label.text(), format_gib(static_cast<uint64_t>(p.first_mib * kMiB)),
+          format_gib(static_cast<uint64_t>(p.last_mib * kMiB)),
+          format_duration(span), format_range(p.first_t, p.last_t), rate, r2,
+          format_fraction(mono), format_fraction(jump_share), exhaustion);
+      f.action = fmt::format(
+          "Find what {} keeps alive on the GPU: tensors appended to a list or "
+          "dict every step (e.g. accumulating loss instead of loss.item()), a "
+          "cache keyed by step or shape, graphs kept by retain_graph=True. "
+          "Compare torch.cuda.memory_summary() or a memory snapshot "
+          "(torch.cuda.memory._record_memory_history) a few hundred steps "
+          "apart; until fixed, restart the job before it runs out.",
+          label.text());
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  TraceHeader header_;
+  workload::Window window_;
+  double min_window_s_ = kMinWindowS, min_coverage_ = kMinCoverage,
+         min_rate_ = kMinRateMiBPerMin, min_growth_ = kMinGrowthMiB,
+         min_r2_ = kMinR2, min_monotonicity_ = kMinMonotonicity,
+         max_jump_share_ = kMaxJumpShare, min_rise_spread_ = kMinRiseSpread;
+  std::map<std::pair<int, uint32_t>, PerProc> procs_;
+  std::map<uint32_t, workload::ProcLabel> labels_;
+  std::map<int, uint64_t> last_used_;
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_memory_leak_rule() {
+  return std::make_unique<MemoryLeakRule>();
+}
+
+}  // namespace gd

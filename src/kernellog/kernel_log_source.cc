@@ -1,0 +1,139 @@
+// KernelLogSource: non-blocking follower of /dev/kmsg or of a plain file.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "kernellog/kernel_log.h"
+
+namespace gd {
+
+namespace {
+// A /dev/kmsg record is at most a few KiB (PRINTKRB_RECORD_MAX 1024 bytes of
+// text plus dictionary on current kernels, 8 KiB on old ones); read() with a
+// buffer that is too small fails with EINVAL without consuming the record.
+constexpr size_t kReadBuffer = 64 * 1024;
+}  // namespace
+
+struct KernelLogSource::Impl {
+  std::string path;
+  int fd = -1;
+  bool is_kmsg = false;  // a character device: one record per read()
+  std::string error;
+  off_t offset = 0;      // plain file: next byte to read
+  ino_t inode = 0;       // plain file: to notice rotation
+  std::string partial;   // plain file: text after the last newline
+  std::string buf = std::string(kReadBuffer, '\0');
+
+  bool open_file(bool from_start) {
+    fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      int err = errno;
+      error = "cannot open " + path + ": " + std::strerror(err);
+      if (err == EPERM || err == EACCES)
+        error += " (reading the kernel log needs root or CAP_SYSLOG when "
+                 "kernel.dmesg_restrict=1)";
+      return false;
+    }
+    struct stat st{};
+    if (fstat(fd, &st) != 0) {
+      error = "cannot stat " + path + ": " + std::strerror(errno);
+      ::close(fd);
+      fd = -1;
+      return false;
+    }
+    is_kmsg = S_ISCHR(st.st_mode);
+    inode = st.st_ino;
+    offset = 0;
+    partial.clear();
+    if (!from_start) {
+      // On /dev/kmsg SEEK_END positions after the newest record (SEEK_DATA
+      // would mean "after the last `dmesg -c` clear", not what we want).
+      off_t end = lseek(fd, 0, SEEK_END);
+      if (!is_kmsg && end > 0) offset = end;
+    }
+    return true;
+  }
+
+  void poll_kmsg(const PciIndex& pci, std::vector<Event>& out) {
+    for (;;) {
+      ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n > 0) {
+        // "PRI,SEQ,USEC,FLAGS;message\n KEY=VALUE\n...": keep the first line.
+        std::string_view rec(buf.data(), static_cast<size_t>(n));
+        rec = rec.substr(0, rec.find('\n'));
+        if (auto e = parse_kernel_log_line(rec, pci)) out.push_back(std::move(*e));
+        continue;
+      }
+      if (n == 0) return;
+      if (errno == EINTR) continue;
+      // EPIPE: records were overwritten before we read them; the next read
+      // continues with the oldest record still there.
+      if (errno == EPIPE) continue;
+      return;  // EAGAIN: nothing more for now; anything else: try next poll
+    }
+  }
+
+  void poll_file(const PciIndex& pci, std::vector<Event>& out) {
+    struct stat st{};
+    if (fstat(fd, &st) == 0 && st.st_size < offset) {  // truncated
+      offset = 0;
+      partial.clear();
+    }
+    drain_file(pci, out);
+    // Rotated (path now names another file): finish the old one, then
+    // follow the new one from its start, like `tail -F`.
+    struct stat now{};
+    if (::stat(path.c_str(), &now) == 0 && now.st_ino != inode) {
+      ::close(fd);
+      fd = -1;
+      if (open_file(true)) drain_file(pci, out);
+    }
+  }
+
+  void drain_file(const PciIndex& pci, std::vector<Event>& out) {
+    for (;;) {
+      ssize_t n = ::pread(fd, buf.data(), buf.size(), offset);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      offset += n;
+      partial.append(buf.data(), static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl = partial.find('\n'); nl != std::string::npos;
+           nl = partial.find('\n', start)) {
+        std::string_view line(partial.data() + start, nl - start);
+        if (auto e = parse_kernel_log_line(line, pci)) out.push_back(std::move(*e));
+        start = nl + 1;
+      }
+      partial.erase(0, start);  // keep an unfinished last line for next time
+    }
+  }
+};
+
+KernelLogSource::KernelLogSource(std::string path, bool from_start)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->path = std::move(path);
+  impl_->open_file(from_start);
+}
+
+KernelLogSource::~KernelLogSource() {
+  if (impl_ && impl_->fd >= 0) ::close(impl_->fd);
+}
+
+bool KernelLogSource::ok() const { return impl_->fd >= 0; }
+
+const std::string& KernelLogSource::error() const { return impl_->error; }
+
+std::vector<Event> KernelLogSource::poll(const PciIndex& pci) {
+  std::vector<Event> out;
+  if (impl_->fd < 0) return out;
+  if (impl_->is_kmsg)
+    impl_->poll_kmsg(pci, out);
+  else
+    impl_->poll_file(pci, out);
+  return out;
+}
+
+}  // namespace gd

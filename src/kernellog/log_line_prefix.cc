@@ -1,0 +1,62 @@
+#include "kernellog/log_line_prefix.h"
+
+#include <cctype>
+
+namespace gd::kernellog {
+
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// "[...]" at the front, then blanks: dmesg's monotonic or ctime stamp.
+std::string_view drop_bracket_stamp(std::string_view s) {
+  if (s.empty() || s.front() != '[') return s;
+  size_t close = s.find(']');
+  // A stamp is short; a ']' far away belongs to the message.
+  if (close == std::string_view::npos || close > 40) return s;
+  return trim_blanks(s.substr(close + 1));
+}
+
+}  // namespace
+
+std::string_view trim_blanks(std::string_view s) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+size_t kmsg_header_length(std::string_view line) {
+  // At least three comma-separated fields, the first three numeric, then ';'
+  // before any blank.
+  size_t i = 0;
+  for (int field = 0; field < 3; ++field) {
+    size_t start = i;
+    while (i < line.size() && is_digit(line[i])) ++i;
+    if (i == start || i >= line.size()) return 0;
+    if (field < 2 && line[i] != ',') return 0;
+    if (field < 2) ++i;
+  }
+  if (line[i] != ',' && line[i] != ';') return 0;
+  size_t semi = line.find(';', i);
+  if (semi == std::string_view::npos) return 0;
+  for (size_t k = i; k < semi; ++k)
+    if (line[k] == ' ') return 0;
+  return semi + 1;
+}
+
+std::string_view kernel_message(std::string_view line) {
+  std::string_view s = trim_blanks(line);
+  if (size_t k = kmsg_header_length(s)) return trim_blanks(s.substr(k));
+  if (!s.empty() && s.front() == '[') return drop_bracket_stamp(s);
+  // syslog/journal: the message follows the first "kernel: " within the
+  // header part of the line (date, host and tag take well under 80 chars).
+  size_t tag = s.find("kernel: ");
+  if (tag != std::string_view::npos && tag < 80) {
+    return drop_bracket_stamp(trim_blanks(s.substr(tag + 8)));
+  }
+  if (s.starts_with("kernel:")) return drop_bracket_stamp(trim_blanks(s.substr(7)));
+  return s;
+}
+
+}  // namespace gd::kernellog

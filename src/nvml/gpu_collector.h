@@ -1,0 +1,63 @@
+// GPU side of a sample, through NVML loaded with dlopen (never linked).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/sample.h"
+
+namespace gd {
+
+class GpuCollector {
+ public:
+  // Everything the constructor can be told; the defaults are production's.
+  struct Options {
+    std::string lib_path = "libnvidia-ml.so.1";
+    // Bound on one sample() (all GPUs are read in parallel).
+    std::chrono::milliseconds deadline{1000};
+    // Bound on each init phase (dlopen + nvmlInit, then static facts);
+    // 0 = same as `deadline`. nvmlInit without persistence mode can take
+    // seconds on a many-GPU host, so a live collector may want more.
+    std::chrono::milliseconds init_deadline{0};
+    // Where /sys is mounted (numa_node of each GPU's PCI device).
+    std::string sysfs_root = "/sys";
+    // Treat these NVML symbols as missing (tests of the fallback chains).
+    std::set<std::string> hidden_symbols;
+    // An nvml_error event is repeated at most this often per function per GPU.
+    std::chrono::seconds error_interval{60};
+  };
+  explicit GpuCollector(Options options);
+
+  // dlopen(lib_path) and nvmlInit, both bounded by `deadline`. Never throws
+  // for a missing/broken driver: status() says what happened.
+  explicit GpuCollector(std::string lib_path = "libnvidia-ml.so.1",
+                        std::chrono::milliseconds deadline =
+                            std::chrono::milliseconds(1000));
+  ~GpuCollector();
+  GpuCollector(const GpuCollector&) = delete;
+  GpuCollector& operator=(const GpuCollector&) = delete;
+
+  // nvml_status vocabulary of trace-format.md: ok, no_driver,
+  // driver_library_mismatch, insufficient_permissions, error.
+  const std::string& status() const;
+  const std::string& error() const;  // NVML's text for status "error"
+  const std::optional<DriverInfo>& driver() const;
+  const std::vector<GpuInfo>& gpus() const;
+
+  // Reads every GPU. Each GPU's read runs off the caller's thread and is
+  // bounded by the deadline: a GPU whose read has not finished comes back as
+  // {index, stale=true} and an `nvml_error` event is appended; a GPU still
+  // hung from an earlier sample is not read again until its read returns.
+  // GPU_IS_LOST gives {index, lost=true} and a `gpu_lost` event (once).
+  std::vector<GpuSample> sample(std::vector<Event>& events);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gd

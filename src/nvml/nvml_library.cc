@@ -1,0 +1,86 @@
+#include "nvml/nvml_library.h"
+
+#include <dlfcn.h>
+
+#include "model/sample.h"
+
+namespace gd::nvml {
+
+namespace {
+
+template <typename Fn>
+void resolve(void* handle, const char* name, const std::set<std::string>& hidden,
+             Fn* out) {
+  if (hidden.count(name)) return;
+  // dlsym returns void*; POSIX guarantees it converts to a function pointer.
+  *out = reinterpret_cast<Fn>(dlsym(handle, name));
+}
+
+}  // namespace
+
+std::unique_ptr<NvmlLibrary> NvmlLibrary::open(const std::string& path,
+                                               std::string* error,
+                                               const std::set<std::string>& hidden) {
+  dlerror();  // clear any stale message
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    if (error) {
+      *error = "cannot load " + path + " (the NVIDIA driver's NVML library): " +
+               (why ? why : "unknown dlopen error");
+    }
+    return nullptr;
+  }
+  std::unique_ptr<NvmlLibrary> lib(new NvmlLibrary());
+  lib->handle_ = handle;
+#define GD_NVML_RESOLVE(name, params) resolve(handle, #name, hidden, &lib->fn_.name);
+  GD_NVML_FUNCTIONS(GD_NVML_RESOLVE)
+#undef GD_NVML_RESOLVE
+  resolve(handle, "nvmlErrorString", hidden, &lib->fn_.nvmlErrorString);
+  return lib;
+}
+
+NvmlLibrary::~NvmlLibrary() {
+  if (leaked_) return;
+  if (initialised_ && fn_.nvmlShutdown) fn_.nvmlShutdown();
+  if (handle_) dlclose(handle_);
+}
+
+const char* init_status_for(nvmlReturn_t code) {
+  switch (code) {
+    case NVML_SUCCESS:
+      return kNvmlOk;
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return kNvmlNoDriver;
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return kNvmlDriverMismatch;
+    case NVML_ERROR_NO_PERMISSION:
+      return kNvmlNoPermission;
+    default:
+      return kNvmlError;
+  }
+}
+
+InitOutcome NvmlLibrary::init() {
+  if (!fn_.nvmlInit_v2 && !fn_.nvmlInit) {
+    return {kNvmlError, "the NVML library exports neither nvmlInit_v2 nor nvmlInit"};
+  }
+  nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+  if (fn_.nvmlInit_v2) rc = fn_.nvmlInit_v2();
+  if (rc == NVML_ERROR_FUNCTION_NOT_FOUND && fn_.nvmlInit) rc = fn_.nvmlInit();
+  if (rc == NVML_SUCCESS) {
+    initialised_ = true;
+    return {kNvmlOk, ""};
+  }
+  return {init_status_for(rc), "nvmlInit failed: " + error_string(rc)};
+}
+
+std::string NvmlLibrary::error_string(nvmlReturn_t code) const {
+  if (fn_.nvmlErrorString) {
+    if (const char* s = fn_.nvmlErrorString(code); s && *s) return s;
+  }
+  return "NVML error " + std::to_string(static_cast<int>(code));
+}
+
+}  // namespace gd::nvml

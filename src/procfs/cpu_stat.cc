@@ -1,0 +1,53 @@
+#include "procfs/cpu_stat.h"
+
+#include "procfs/text_util.h"
+
+namespace gd::procfs {
+
+ProcStat parse_proc_stat(std::string_view text) {
+  ProcStat out;
+  std::string_view line;
+  while (next_line(text, line)) {
+    std::string_view rest = line;
+    std::string_view key = next_field(rest);
+    if (key == "cpu") {
+      uint64_t v[8] = {};
+      bool ok = true;
+      // Old kernels print fewer columns (no steal before 2.6.11); missing
+      // trailing columns stay 0, unparsable ones reject the line.
+      for (int i = 0; i < 8; ++i) {
+        std::string_view f = next_field(rest);
+        if (f.empty()) break;
+        auto n = parse_u64(f);
+        if (!n) { ok = false; break; }
+        v[i] = *n;
+      }
+      if (ok)
+        out.cpu = CpuTimes{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+    } else if (key == "btime") {
+      out.btime = parse_u64(next_field(rest));
+    }
+  }
+  return out;
+}
+
+static uint64_t delta(uint64_t before, uint64_t after) {
+  // iowait is known to go backwards on some kernels; never report negative.
+  return after > before ? after - before : 0;
+}
+
+std::optional<CpuPercent> cpu_percent_between(const CpuTimes& a,
+                                              const CpuTimes& b) {
+  uint64_t busy = delta(a.user, b.user) + delta(a.nice, b.nice) +
+                  delta(a.system, b.system) + delta(a.irq, b.irq) +
+                  delta(a.softirq, b.softirq);
+  uint64_t idle = delta(a.idle, b.idle);
+  uint64_t iowait = delta(a.iowait, b.iowait);
+  uint64_t steal = delta(a.steal, b.steal);
+  uint64_t total = busy + idle + iowait + steal;
+  if (total == 0) return std::nullopt;
+  double t = static_cast<double>(total);
+  return CpuPercent{100.0 * busy / t, 100.0 * iowait / t, 100.0 * steal / t};
+}
+
+}  // namespace gd::procfs

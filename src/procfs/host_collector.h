@@ -1,0 +1,40 @@
+// Host side of a sample: /proc and /sys, with the roots overridable for
+// fixture tests. Not thread-safe; one instance per sampler.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/sample.h"
+
+namespace gd {
+
+class HostCollector {
+ public:
+  explicit HostCollector(std::string proc_root = "/proc",
+                         std::string sys_root = "/sys");
+  ~HostCollector();
+
+  // Static facts for the trace header (hostname, kernel, cpu, memory, pid
+  // namespace: "container" when our PID namespace is not the initial one).
+  HostInfo host_info();
+
+  // Rates and percentages are averages since the previous call; the first
+  // call leaves rate fields unset (nullopt) rather than guessing.
+  HostSample sample(double now);
+
+  // Every pid in gpu_pids plus all of its descendants (data-loader workers),
+  // in pid order. A gpu pid absent from /proc gets state "missing".
+  // cpu_pct is computed against the previous call for the same pid.
+  std::vector<ProcessSample> processes(const std::vector<uint32_t>& gpu_pids,
+                                       double now);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gd

@@ -1,0 +1,131 @@
+#include "procfs/process_files.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "procfs/text_util.h"
+
+namespace gd::procfs {
+
+std::optional<PidStat> parse_pid_stat(std::string_view text) {
+  size_t open = text.find('(');
+  size_t close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    return std::nullopt;
+  PidStat s;
+  s.comm = std::string(text.substr(open + 1, close - open - 1));
+  std::string_view rest = text.substr(close + 1);
+  // Fields after the comm, 0-based: state(0) ppid(1) pgrp session tty_nr
+  // tpgid flags minflt cminflt majflt cmajflt utime(11) stime(12) cutime
+  // cstime priority nice num_threads(17) itrealvalue starttime(19) vsize
+  // rss(21).
+  std::string_view f[22];
+  for (int i = 0; i < 22; ++i) {
+    f[i] = next_field(rest);
+    if (f[i].empty()) return std::nullopt;
+  }
+  if (f[0].size() != 1) return std::nullopt;
+  s.state = f[0][0];
+  auto ppid = parse_u64(f[1]);
+  auto utime = parse_u64(f[11]);
+  auto stime = parse_u64(f[12]);
+  auto threads = parse_i64(f[17]);
+  auto start = parse_u64(f[19]);
+  auto rss = parse_i64(f[21]);  // signed in the kernel's format
+  if (!ppid || !utime || !stime || !threads || !start || !rss) return std::nullopt;
+  s.ppid = static_cast<uint32_t>(*ppid);
+  s.utime = *utime;
+  s.stime = *stime;
+  s.num_threads = static_cast<int>(*threads);
+  s.starttime = *start;
+  s.rss_pages = *rss > 0 ? static_cast<uint64_t>(*rss) : 0;
+  return s;
+}
+
+std::optional<uint32_t> parse_status_euid(std::string_view text) {
+  std::string_view line;
+  while (next_line(text, line)) {
+    auto v = value_after_key(line, "Uid");
+    if (!v) continue;
+    next_field(*v);  // real
+    auto euid = parse_u64(next_field(*v));
+    if (!euid) return std::nullopt;
+    return static_cast<uint32_t>(*euid);
+  }
+  return std::nullopt;
+}
+
+std::string cmdline_from_raw(std::string_view raw) {
+  std::string s(raw);
+  std::replace(s.begin(), s.end(), '\0', ' ');
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.pop_back();
+  return s;
+}
+
+std::optional<std::string> parse_cgroup(std::string_view text) {
+  std::optional<std::string> first_v1;
+  std::string_view line;
+  while (next_line(text, line)) {
+    size_t c1 = line.find(':');
+    if (c1 == std::string_view::npos) continue;
+    size_t c2 = line.find(':', c1 + 1);
+    if (c2 == std::string_view::npos) continue;
+    std::string_view id = line.substr(0, c1);
+    std::string_view controllers = line.substr(c1 + 1, c2 - c1 - 1);
+    std::string_view path = line.substr(c2 + 1);  // may contain ':'
+    if (path.empty()) continue;
+    if (id == "0" && controllers.empty()) return std::string(path);
+    if (!first_v1) first_v1 = std::string(path);
+  }
+  return first_v1;
+}
+
+bool is_cuda_library_name(std::string_view n) {
+  // "libcuda.so.1" but not "libcudadebugger.so": the stem must end at ".so"
+  // (or "-<hash>.so", as pip wheels vendor "libcudart-d0da41ae.so.11.0").
+  auto stem_is = [&](std::string_view stem) {
+    if (!n.starts_with(stem)) return false;
+    std::string_view rest = n.substr(stem.size());
+    if (rest.starts_with(".so")) return true;
+    // auditwheel-style "-" + 8 hex digits + ".so"
+    if (rest.size() < 12 || rest[0] != '-' || rest.substr(9, 3) != ".so") return false;
+    return std::all_of(rest.begin() + 1, rest.begin() + 9,
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  };
+  if (stem_is("libcudart") || stem_is("libcuda") || stem_is("libcublas") ||
+      stem_is("libcublasLt") || stem_is("libnccl") || stem_is("libnvrtc"))
+    return true;
+  // libcudnn.so.8 and its sub-libraries: libcudnn_ops_infer.so.8, ...
+  return stem_is("libcudnn") || (n.starts_with("libcudnn_") && n.find(".so") != std::string_view::npos);
+}
+
+std::vector<std::string> parse_maps_cuda_libs(std::string_view text) {
+  std::vector<std::string> libs;
+  std::string_view line;
+  std::string_view last_path;  // maps lists each library 4-5 times in a row
+  while (next_line(text, line)) {
+    // "address perms offset dev inode   path": the path is the 6th field and
+    // may contain spaces, so take everything from the first '/'.
+    size_t slash = line.find('/');
+    if (slash == std::string_view::npos) continue;
+    std::string_view path = line.substr(slash);
+    if (path == last_path) continue;
+    last_path = path;
+    if (path.ends_with(" (deleted)")) path.remove_suffix(10);
+    std::string_view file = path.substr(path.rfind('/') + 1);
+    if (!file.starts_with("lib")) continue;
+    if (is_cuda_library_name(file)) libs.emplace_back(file);
+  }
+  std::sort(libs.begin(), libs.end());
+  libs.erase(std::unique(libs.begin(), libs.end()), libs.end());
+  return libs;
+}
+
+void parse_pid_list(std::string_view text, std::vector<uint32_t>& out) {
+  for (std::string_view f = next_field(text); !f.empty(); f = next_field(text)) {
+    if (auto v = parse_u64(f); v && *v > 0 && *v <= UINT32_MAX)
+      out.push_back(static_cast<uint32_t>(*v));
+  }
+}
+
+}  // namespace gd::procfs

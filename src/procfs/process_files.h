@@ -1,0 +1,46 @@
+// Parsers for the per-process files under /proc/<pid>/.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gd::procfs {
+
+// /proc/<pid>/stat. The command name (comm) sits in parentheses and may
+// itself contain spaces and ')' (it is whatever the process set, up to 15
+// bytes), so the fields are split after the LAST ')' of the line.
+struct PidStat {
+  std::string comm;
+  char state = '?';
+  uint32_t ppid = 0;
+  uint64_t utime = 0, stime = 0;  // clock ticks
+  int num_threads = 0;
+  uint64_t starttime = 0;  // clock ticks after boot
+  uint64_t rss_pages = 0;
+};
+std::optional<PidStat> parse_pid_stat(std::string_view text);
+
+// Effective uid from the "Uid:" line of /proc/<pid>/status.
+std::optional<uint32_t> parse_status_euid(std::string_view text);
+
+// /proc/<pid>/cmdline: NUL-separated argv -> space-separated, trailing NULs
+// and blanks removed. Empty for kernel threads and zombies.
+std::string cmdline_from_raw(std::string_view raw);
+
+// /proc/<pid>/cgroup lines "hierarchy-id:controllers:path". The cgroup v2
+// line ("0::/path") wins; otherwise the first v1 line's path.
+std::optional<std::string> parse_cgroup(std::string_view text);
+
+// File names (not paths) of CUDA-related libraries mapped by the process,
+// from /proc/<pid>/maps: libcudart, libcuda, libcublas, libcublasLt,
+// libcudnn*, libnccl, libnvrtc. Deduplicated and sorted.
+std::vector<std::string> parse_maps_cuda_libs(std::string_view text);
+bool is_cuda_library_name(std::string_view file_name);
+
+// /proc/<pid>/task/<tid>/children: "123 456 " -> appended to `out`.
+void parse_pid_list(std::string_view text, std::vector<uint32_t>& out);
+
+}  // namespace gd::procfs

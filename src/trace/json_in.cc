@@ -1,0 +1,774 @@
+// Strict trace-line parser. Rules (trace-format.md): unknown fields are
+// ignored; absent or null means unknown (nullopt, or "" for plain strings);
+// a value of the wrong type, or a missing required field, is an error that
+// names the field. Nothing is guessed.
+#include "trace/json_in.h"
+
+#include <cmath>
+#include <limits>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "trace/faults_json.h"
+#include "trace/trace_io.h"
+
+namespace gd::json_in {
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using simdjson::dom::object;
+
+// ---- where in the line we are, for error messages --------------------------
+
+// A stack-allocated chain "gpus[1]" -> "processes[0]"; turned into text only
+// when there is an error to report.
+struct Loc {
+  const std::string& where;  // "FILE:LINE"
+  const Loc* parent;
+  std::string_view name;  // "" = root
+  size_t index;           // element of array `name`, or kNotInArray
+
+  static constexpr size_t kNotInArray = ~size_t{0};
+
+  Loc child(std::string_view array_name, size_t i) const {
+    return Loc{where, this, array_name, i};
+  }
+  Loc member(std::string_view object_name) const {
+    return Loc{where, this, object_name, kNotInArray};
+  }
+};
+
+std::string path_of(const Loc& loc, std::string_view key) {
+  std::vector<const Loc*> chain;
+  for (const Loc* l = &loc; l; l = l->parent) {
+    if (!l->name.empty()) chain.push_back(l);
+  }
+  std::string p;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if (!p.empty()) p += '.';
+    p.append((*it)->name);
+    if ((*it)->index != Loc::kNotInArray) {
+      p += '[' + std::to_string((*it)->index) + ']';
+    }
+  }
+  if (!key.empty()) {
+    if (!p.empty()) p += '.';
+    p.append(key);
+  }
+  return p;
+}
+
+[[noreturn]] void fail(const Loc& loc, std::string_view key,
+                       const std::string& what) {
+  std::string msg = loc.where + ": ";
+  std::string path = path_of(loc, key);
+  if (!path.empty()) msg += path + ": ";
+  msg += what;
+  throw TraceError(msg);
+}
+
+const char* type_name(element_type t) {
+  switch (t) {
+    case element_type::ARRAY:
+      return "an array";
+    case element_type::OBJECT:
+      return "an object";
+    case element_type::INT64:
+    case element_type::UINT64:
+      return "an integer";
+    case element_type::DOUBLE:
+      return "a number";
+    case element_type::STRING:
+      return "a string";
+    case element_type::BOOL:
+      return "a boolean";
+    case element_type::NULL_VALUE:
+      return "null";
+  }
+  return "something else";
+}
+
+[[noreturn]] void wrong_type(const Loc& loc, std::string_view key,
+                             const char* expected, element v) {
+  fail(loc, key,
+       std::string("expected ") + expected + ", got " + type_name(v.type()));
+}
+
+[[noreturn]] void missing(const Loc& loc, std::string_view key) {
+  fail(loc, "", "missing required field \"" + std::string(key) + "\"");
+}
+
+// ---- scalar readers: one overload per model type ---------------------------
+
+double number_of(element v) {
+  switch (v.type()) {
+    case element_type::INT64:
+      return static_cast<double>(v.get_int64().value_unsafe());
+    case element_type::UINT64:
+      return static_cast<double>(v.get_uint64().value_unsafe());
+    default:
+      return v.get_double().value_unsafe();
+  }
+}
+
+bool is_number(element_type t) {
+  return t == element_type::INT64 || t == element_type::UINT64 ||
+         t == element_type::DOUBLE;
+}
+
+// Integer fields accept JSON integers, and floats with an integral value
+// (71.0: some writers only have floats); 71.5 or an out-of-range value is an
+// error, never rounded or clamped.
+template <typename T>
+T integer_of(const Loc& loc, std::string_view key, element v) {
+  using L = std::numeric_limits<T>;
+  auto out_of_range = [&](const std::string& text) {
+    fail(loc, key,
+         "value " + text + " is out of range" +
+             (L::is_signed ? "" : " (must be a non-negative integer)"));
+  };
+  switch (v.type()) {
+    case element_type::INT64: {
+      const int64_t x = v.get_int64().value_unsafe();
+      if (std::cmp_less(x, L::min()) || std::cmp_greater(x, L::max())) {
+        out_of_range(std::to_string(x));
+      }
+      return static_cast<T>(x);
+    }
+    case element_type::UINT64: {
+      const uint64_t x = v.get_uint64().value_unsafe();
+      if (std::cmp_greater(x, L::max())) out_of_range(std::to_string(x));
+      return static_cast<T>(x);
+    }
+    case element_type::DOUBLE: {
+      const double d = v.get_double().value_unsafe();
+      const double limit = std::ldexp(1.0, L::digits);  // 2^bits, exclusive
+      const double low = L::is_signed ? -limit : 0.0;
+      if (d != std::trunc(d)) {
+        fail(loc, key, "expected an integer, got " + std::to_string(d));
+      }
+      if (!(d >= low && d < limit)) out_of_range(std::to_string(d));
+      return static_cast<T>(d);
+    }
+    default:
+      wrong_type(loc, key, "an integer", v);
+  }
+}
+
+void read(const Loc& loc, std::string_view key, element v,
+          std::optional<double>& out) {
+  if (is_number(v.type())) {
+    out = number_of(v);
+  } else if (v.is_null()) {
+    out.reset();
+  } else {
+    wrong_type(loc, key, "a number", v);
+  }
+}
+
+template <typename T>
+void read_integer(const Loc& loc, std::string_view key, element v,
+                  std::optional<T>& out) {
+  if (v.is_null()) {
+    out.reset();
+  } else {
+    out = integer_of<T>(loc, key, v);
+  }
+}
+
+void read(const Loc& loc, std::string_view key, element v,
+          std::optional<int>& out) {
+  read_integer(loc, key, v, out);
+}
+void read(const Loc& loc, std::string_view key, element v,
+          std::optional<uint32_t>& out) {
+  read_integer(loc, key, v, out);
+}
+void read(const Loc& loc, std::string_view key, element v,
+          std::optional<uint64_t>& out) {
+  read_integer(loc, key, v, out);
+}
+
+void read(const Loc& loc, std::string_view key, element v,
+          std::optional<bool>& out) {
+  if (v.type() == element_type::BOOL) {
+    out = v.get_bool().value_unsafe();
+  } else if (v.is_null()) {
+    out.reset();
+  } else {
+    wrong_type(loc, key, "a boolean", v);
+  }
+}
+
+// Plain strings: null -> "". assign() keeps the string's capacity.
+void read(const Loc& loc, std::string_view key, element v, std::string& out) {
+  if (v.type() == element_type::STRING) {
+    out.assign(v.get_string().value_unsafe());
+  } else if (v.is_null()) {
+    out.clear();
+  } else {
+    wrong_type(loc, key, "a string", v);
+  }
+}
+
+void read(const Loc& loc, std::string_view key, element v,
+          std::optional<std::string>& out) {
+  if (v.type() == element_type::STRING) {
+    const std::string_view s = v.get_string().value_unsafe();
+    if (out) {
+      out->assign(s);
+    } else {
+      out.emplace(s);
+    }
+  } else if (v.is_null()) {
+    out.reset();
+  } else {
+    wrong_type(loc, key, "a string", v);
+  }
+}
+
+// ["a", "b"]; null -> empty. Reuses the vector's strings.
+void read_string_list(const Loc& loc, std::string_view key, element v,
+                      std::vector<std::string>& out) {
+  if (v.is_null()) {
+    out.clear();
+    return;
+  }
+  array arr;
+  if (v.get_array().get(arr)) wrong_type(loc, key, "an array of strings", v);
+  size_t n = 0;
+  for (element e : arr) {
+    if (e.type() != element_type::STRING) {
+      fail(loc, std::string(key) + "[" + std::to_string(n) + "]",
+           std::string("expected a string, got ") + type_name(e.type()));
+    }
+    if (n == out.size()) out.emplace_back();
+    out[n].assign(e.get_string().value_unsafe());
+    ++n;
+  }
+  out.resize(n);
+}
+
+void clear(std::optional<double>& v) { v.reset(); }
+void clear(std::optional<int>& v) { v.reset(); }
+void clear(std::optional<uint32_t>& v) { v.reset(); }
+void clear(std::optional<uint64_t>& v) { v.reset(); }
+void clear(std::optional<bool>& v) { v.reset(); }
+void clear(std::optional<std::string>& v) { v.reset(); }
+void clear(std::string& v) { v.clear(); }
+
+// [{...}, ...]; null -> empty. Element i is parsed into out[i] (reused).
+template <typename T, typename ParseOne>
+void read_object_array(const Loc& loc, std::string_view key, element v,
+                       std::vector<T>& out, ParseOne parse_one) {
+  if (v.is_null()) {
+    out.clear();
+    return;
+  }
+  array arr;
+  if (v.get_array().get(arr)) wrong_type(loc, key, "an array", v);
+  size_t n = 0;
+  for (element e : arr) {
+    const Loc item = loc.child(key, n);
+    object obj;
+    if (e.get_object().get(obj)) wrong_type(item, "", "an object", e);
+    if (n == out.size()) out.emplace_back();
+    parse_one(item, obj, out[n]);
+    ++n;
+  }
+  out.resize(n);
+}
+
+// ---- field tables ----------------------------------------------------------
+//
+// Each object's fields are listed once, in the order the writer writes them,
+// as X(json_name, how): `plain` fields have the same name in JSON and in the
+// model struct and are read by the read() overload for their type; `custom`
+// fields are handled by hand. From the list come an enum, the key names, the
+// reset of plain fields and their switch cases.
+
+#define GD_KEY_ENUM(name, how) name,
+#define GD_KEY_NAME(name, how) #name,
+#define GD_CLEAR_plain(name) clear(o.name);
+#define GD_CLEAR_custom(name)
+#define GD_CLEAR(name, how) GD_CLEAR_##how(name)
+#define GD_CASE_plain(name) \
+  case Key::name:           \
+    read(loc, f.key, f.value, o.name); \
+    break;
+#define GD_CASE_custom(name)
+#define GD_CASE(name, how) GD_CASE_##how(name)
+
+// Finds a key's position in `names`. Lines written by our writer have their
+// keys in table order, so the next expected key is tried first.
+template <size_t N>
+int find_key(const std::string_view (&names)[N], std::string_view key,
+             size_t& cursor) {
+  if (cursor < N && names[cursor] == key) return static_cast<int>(cursor++);
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == key) {
+      cursor = i + 1;
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+// ---- sample ----------------------------------------------------------------
+
+#define GD_GPU_PROCESS_FIELDS(X) \
+  X(pid, custom)                 \
+  X(used_bytes, plain)           \
+  X(type, plain)
+
+void parse_gpu_process(const Loc& loc, object obj, GpuProcess& o) {
+  enum class Key { GD_GPU_PROCESS_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {
+      GD_GPU_PROCESS_FIELDS(GD_KEY_NAME)};
+  GD_GPU_PROCESS_FIELDS(GD_CLEAR)
+  bool have_pid = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_GPU_PROCESS_FIELDS(GD_CASE)
+      case Key::pid:
+        o.pid = integer_of<uint32_t>(loc, f.key, f.value);
+        have_pid = true;
+        break;
+    }
+  }
+  if (!have_pid) missing(loc, "pid");
+}
+
+#define GD_GPU_SAMPLE_FIELDS(X)   \
+  X(index, custom)                \
+  X(util_pct, plain)              \
+  X(mem_util_pct, plain)          \
+  X(mem_used_bytes, plain)        \
+  X(temp_c, plain)                \
+  X(mem_temp_c, plain)            \
+  X(power_w, plain)               \
+  X(energy_mj_total, plain)       \
+  X(fan_pct, plain)               \
+  X(sm_clock_mhz, plain)          \
+  X(mem_clock_mhz, plain)         \
+  X(pstate, plain)                \
+  X(clock_event_reasons, custom)  \
+  X(pcie_gen, plain)              \
+  X(pcie_width, plain)            \
+  X(pcie_tx_bytes_per_s, plain)   \
+  X(pcie_rx_bytes_per_s, plain)   \
+  X(pcie_replay_total, plain)     \
+  X(ecc_sbe_volatile_total, plain) \
+  X(ecc_dbe_volatile_total, plain) \
+  X(retired_pages_pending, plain) \
+  X(remapped_rows_pending, plain) \
+  X(remapped_rows_failure, plain) \
+  X(processes, custom)            \
+  X(lost, custom)                 \
+  X(stale, custom)
+
+bool read_flag(const Loc& loc, std::string_view key, element v) {
+  std::optional<bool> b;
+  read(loc, key, v, b);
+  return b.value_or(false);
+}
+
+void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
+  enum class Key { GD_GPU_SAMPLE_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {
+      GD_GPU_SAMPLE_FIELDS(GD_KEY_NAME)};
+  GD_GPU_SAMPLE_FIELDS(GD_CLEAR)
+  o.lost = o.stale = false;
+  // The optional vectors are kept (cleared) while parsing so their storage is
+  // reused, and dropped at the end if the line did not have them.
+  bool have_index = false, have_reasons = false, have_processes = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_GPU_SAMPLE_FIELDS(GD_CASE)
+      case Key::index:
+        o.index = integer_of<int>(loc, f.key, f.value);
+        have_index = true;
+        break;
+      case Key::lost:
+        o.lost = read_flag(loc, f.key, f.value);
+        break;
+      case Key::stale:
+        o.stale = read_flag(loc, f.key, f.value);
+        break;
+      case Key::clock_event_reasons:
+        if (f.value.is_null()) break;
+        if (!o.clock_event_reasons) o.clock_event_reasons.emplace();
+        read_string_list(loc, f.key, f.value, *o.clock_event_reasons);
+        have_reasons = true;
+        break;
+      case Key::processes:
+        if (f.value.is_null()) break;
+        if (!o.processes) o.processes.emplace();
+        read_object_array(loc, f.key, f.value, *o.processes,
+                          parse_gpu_process);
+        have_processes = true;
+        break;
+    }
+  }
+  if (!have_index) missing(loc, "index");
+  if (!have_reasons) o.clock_event_reasons.reset();
+  if (!have_processes) o.processes.reset();
+  if (o.lost || o.stale) {
+    // A lost/stale GPU has no readings, whatever else the line holds.
+    GpuSample marker;
+    marker.index = o.index;
+    marker.lost = o.lost;
+    marker.stale = o.stale;
+    o = std::move(marker);
+  }
+}
+
+#define GD_HOST_SAMPLE_FIELDS(X) \
+  X(cpu_util_pct, plain)         \
+  X(cpu_iowait_pct, plain)       \
+  X(cpu_steal_pct, plain)        \
+  X(load1, plain)                \
+  X(mem_available_bytes, plain)  \
+  X(swap_used_bytes, plain)      \
+  X(swap_in_pages_per_s, plain)  \
+  X(swap_out_pages_per_s, plain) \
+  X(disk_read_bytes_per_s, plain) \
+  X(disk_write_bytes_per_s, plain) \
+  X(disk_busy_pct, plain)        \
+  X(psi_cpu_some_pct, plain)     \
+  X(psi_mem_some_pct, plain)     \
+  X(psi_io_some_pct, plain)
+
+void clear_host_sample(HostSample& o) { GD_HOST_SAMPLE_FIELDS(GD_CLEAR) }
+
+void parse_host_sample(const Loc& parent, element v, HostSample& o) {
+  enum class Key { GD_HOST_SAMPLE_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {
+      GD_HOST_SAMPLE_FIELDS(GD_KEY_NAME)};
+  clear_host_sample(o);
+  if (v.is_null()) return;
+  object obj;
+  if (v.get_object().get(obj)) wrong_type(parent, "host", "an object", v);
+  const Loc loc = parent.member("host");
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_HOST_SAMPLE_FIELDS(GD_CASE)
+    }
+  }
+}
+
+#define GD_PROCESS_FIELDS(X) \
+  X(pid, custom)             \
+  X(ppid, plain)             \
+  X(user, plain)             \
+  X(name, plain)             \
+  X(cmdline, plain)          \
+  X(state, plain)            \
+  X(cpu_pct, plain)          \
+  X(threads, plain)          \
+  X(rss_bytes, plain)        \
+  X(cgroup, plain)           \
+  X(libs, custom)            \
+  X(start_time, plain)
+
+void parse_process(const Loc& loc, object obj, ProcessSample& o) {
+  enum class Key { GD_PROCESS_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {GD_PROCESS_FIELDS(GD_KEY_NAME)};
+  GD_PROCESS_FIELDS(GD_CLEAR)
+  bool have_pid = false, have_libs = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_PROCESS_FIELDS(GD_CASE)
+      case Key::pid:
+        o.pid = integer_of<uint32_t>(loc, f.key, f.value);
+        have_pid = true;
+        break;
+      case Key::libs:
+        read_string_list(loc, f.key, f.value, o.libs);
+        have_libs = true;
+        break;
+    }
+  }
+  if (!have_pid) missing(loc, "pid");
+  if (!have_libs) o.libs.clear();
+}
+
+#define GD_EVENT_FIELDS(X) \
+  X(kind, custom)          \
+  X(gpu, plain)            \
+  X(code, plain)           \
+  X(pid, plain)            \
+  X(text, plain)
+
+void parse_event(const Loc& loc, object obj, Event& o) {
+  enum class Key { GD_EVENT_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {GD_EVENT_FIELDS(GD_KEY_NAME)};
+  GD_EVENT_FIELDS(GD_CLEAR)
+  bool have_kind = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_EVENT_FIELDS(GD_CASE)
+      case Key::kind:
+        if (f.value.type() != element_type::STRING) {
+          wrong_type(loc, f.key, "a string", f.value);
+        }
+        o.kind.assign(f.value.get_string().value_unsafe());
+        have_kind = true;
+        break;
+    }
+  }
+  if (!have_kind) missing(loc, "kind");
+}
+
+#define GD_SAMPLE_FIELDS(X) \
+  X(t, custom)              \
+  X(gpus, custom)           \
+  X(host, custom)           \
+  X(processes, custom)      \
+  X(events, custom)
+
+// ---- header ----------------------------------------------------------------
+
+#define GD_HOST_INFO_FIELDS(X) \
+  X(hostname, plain)           \
+  X(kernel, plain)             \
+  X(cpu_model, plain)          \
+  X(cpu_count, plain)          \
+  X(mem_total_bytes, plain)    \
+  X(swap_total_bytes, plain)   \
+  X(pid_namespace, plain)
+
+#define GD_DRIVER_FIELDS(X)  \
+  X(driver_version, plain)   \
+  X(cuda_driver_version, plain) \
+  X(nvml_version, plain)
+
+#define GD_GPU_INFO_FIELDS(X)   \
+  X(index, custom)              \
+  X(uuid, plain)                \
+  X(name, plain)                \
+  X(pci_bus_id, plain)          \
+  X(serial, plain)              \
+  X(memory_total_bytes, plain)  \
+  X(power_limit_w, plain)       \
+  X(power_default_limit_w, plain) \
+  X(pcie_max_gen, plain)        \
+  X(pcie_max_width, plain)      \
+  X(temp_slowdown_c, plain)     \
+  X(temp_shutdown_c, plain)     \
+  X(sm_clock_max_mhz, plain)    \
+  X(mem_clock_max_mhz, plain)   \
+  X(compute_capability, plain)  \
+  X(architecture, plain)        \
+  X(ecc_enabled, plain)         \
+  X(mig_enabled, plain)         \
+  X(persistence_mode, plain)    \
+  X(compute_mode, plain)        \
+  X(numa_node, plain)
+
+#define GD_HEADER_FIELDS(X) \
+  X(format, custom)         \
+  X(version, custom)        \
+  X(host, custom)           \
+  X(nvml_status, plain)     \
+  X(nvml_error, plain)      \
+  X(driver, custom)         \
+  X(gpus, custom)           \
+  X(faults, custom)
+
+// Objects whose fields are all `plain`; `loc` names the object.
+void parse_host_info(const Loc& loc, object obj, HostInfo& o) {
+  enum class Key { GD_HOST_INFO_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {GD_HOST_INFO_FIELDS(GD_KEY_NAME)};
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_HOST_INFO_FIELDS(GD_CASE)
+    }
+  }
+}
+
+void parse_driver_info(const Loc& loc, object obj, DriverInfo& o) {
+  enum class Key { GD_DRIVER_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {GD_DRIVER_FIELDS(GD_KEY_NAME)};
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_DRIVER_FIELDS(GD_CASE)
+    }
+  }
+}
+
+void parse_gpu_info(const Loc& loc, object obj, GpuInfo& o) {
+  enum class Key { GD_GPU_INFO_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {GD_GPU_INFO_FIELDS(GD_KEY_NAME)};
+  bool have_index = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_GPU_INFO_FIELDS(GD_CASE)
+      case Key::index:
+        o.index = integer_of<int>(loc, f.key, f.value);
+        have_index = true;
+        break;
+    }
+  }
+  if (!have_index) missing(loc, "index");
+}
+
+[[noreturn]] void invalid_json(const std::string& where,
+                               simdjson::error_code err) {
+  throw TraceError(where + ": invalid JSON: " + simdjson::error_message(err));
+}
+
+object root_object(simdjson::dom::parser& parser, const char* data, size_t len,
+                   const Loc& root) {
+  element doc;
+  if (auto err = parser.parse(data, len, false).get(doc)) {
+    invalid_json(root.where, err);
+  }
+  object obj;
+  if (doc.get_object().get(obj)) {
+    fail(root, "",
+         std::string("expected a JSON object, got ") + type_name(doc.type()));
+  }
+  return obj;
+}
+
+}  // namespace
+
+void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
+                  const std::string& where, Sample& out) {
+  enum class Key { GD_SAMPLE_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {GD_SAMPLE_FIELDS(GD_KEY_NAME)};
+  const Loc loc{where, nullptr, {}, 0};
+  const object obj = root_object(parser, data, len, loc);
+  bool have_t = false, have_gpus = false, have_host = false,
+       have_processes = false, have_events = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      case Key::t:
+        if (!is_number(f.value.type())) {
+          wrong_type(loc, f.key, "a number (Unix seconds)", f.value);
+        }
+        out.t = number_of(f.value);
+        have_t = true;
+        break;
+      case Key::gpus:
+        read_object_array(loc, f.key, f.value, out.gpus, parse_gpu_sample);
+        have_gpus = true;
+        break;
+      case Key::host:
+        parse_host_sample(loc, f.value, out.host);
+        have_host = true;
+        break;
+      case Key::processes:
+        read_object_array(loc, f.key, f.value, out.processes, parse_process);
+        have_processes = true;
+        break;
+      case Key::events:
+        read_object_array(loc, f.key, f.value, out.events, parse_event);
+        have_events = true;
+        break;
+    }
+  }
+  if (!have_t) missing(loc, "t");
+  if (!have_gpus) out.gpus.clear();
+  if (!have_host) clear_host_sample(out.host);
+  if (!have_processes) out.processes.clear();
+  if (!have_events) out.events.clear();
+}
+
+TraceHeader parse_header(simdjson::dom::parser& parser, const char* data,
+                         size_t len, const std::string& where) {
+  enum class Key { GD_HEADER_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {GD_HEADER_FIELDS(GD_KEY_NAME)};
+  const Loc loc{where, nullptr, {}, 0};
+  const object obj = root_object(parser, data, len, loc);
+  // Check what the line is before reading anything else of it.
+  element format_value;
+  if (obj["format"].get(format_value)) {
+    fail(loc, "",
+         "not a gpudoctor trace header (missing \"format\": "
+         "\"gpudoctor-trace\")");
+  }
+  std::string_view format;
+  if (format_value.get_string().get(format) || format != "gpudoctor-trace") {
+    fail(loc, "format",
+         "not a gpudoctor trace header (expected \"format\": "
+         "\"gpudoctor-trace\")");
+  }
+  TraceHeader h;
+  TraceHeader& o = h;  // the plain-field cases assign o.<field>
+  h.nvml_status.clear();  // absent means unknown, not "ok"
+  bool have_version = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_HEADER_FIELDS(GD_CASE)
+      case Key::format:
+        break;  // checked above
+      case Key::version: {
+        h.version = integer_of<int>(loc, f.key, f.value);
+        if (h.version > 1) {
+          fail(loc, f.key,
+               "trace format version " + std::to_string(h.version) +
+                   " is newer than this gpudoctor can read (version 1)");
+        }
+        if (h.version < 1) {
+          fail(loc, f.key,
+               "trace format version " + std::to_string(h.version) +
+                   " does not exist (expected 1)");
+        }
+        have_version = true;
+        break;
+      }
+      case Key::host: {
+        if (f.value.is_null()) break;
+        object host;
+        if (f.value.get_object().get(host)) {
+          wrong_type(loc, f.key, "an object", f.value);
+        }
+        parse_host_info(loc.member("host"), host, h.host);
+        break;
+      }
+      case Key::driver: {
+        if (f.value.is_null()) {
+          h.driver.reset();
+          break;
+        }
+        object driver;
+        if (f.value.get_object().get(driver)) {
+          wrong_type(loc, f.key, "an object", f.value);
+        }
+        h.driver.emplace();
+        parse_driver_info(loc.member("driver"), driver, *h.driver);
+        break;
+      }
+      case Key::gpus:
+        read_object_array(loc, f.key, f.value, h.gpus, parse_gpu_info);
+        break;
+      case Key::faults:
+        if (f.value.is_null()) {
+          h.faults_json.clear();
+        } else {
+          h.faults_json = raw_top_level_member(std::string_view(data, len),
+                                               "faults");
+        }
+        break;
+    }
+  }
+  if (!have_version) missing(loc, "version");
+  return h;
+}
+
+}  // namespace gd::json_in

@@ -1,0 +1,76 @@
+// Trace reading and writing (../shared/trace-format.md): JSON Lines, optionally
+// zstd-compressed (.zst). Streaming in both directions: a reader holds one line.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "model/sample.h"
+
+namespace gd {
+
+// what() is "FILE:LINE: what is wrong" (or "FILE: what is wrong").
+struct TraceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One JSON object on one line, no trailing newline.
+std::string header_to_json(const TraceHeader& h);
+std::string sample_to_json(const Sample& s);
+
+// Strict parsers; `where` prefixes error messages ("trace.jsonl:7").
+TraceHeader header_from_json(std::string_view line, const std::string& where);
+Sample sample_from_json(std::string_view line, const std::string& where);
+
+// Added by the trace module:
+// Append one line's JSON (no newline) to `out`; for writers that reuse a
+// buffer. Throw TraceError for what cannot be written (t not finite,
+// faults_json not valid JSON).
+void append_header_json(std::string& out, const TraceHeader& h);
+void append_sample_json(std::string& out, const Sample& s);
+// Like sample_from_json, but parses into `out`, reusing its storage: cheaper
+// in a loop. `out` is overwritten completely.
+void sample_from_json(std::string_view line, const std::string& where,
+                      Sample& out);
+
+// path "-" = stdout; a path ending in ".zst" is written zstd-compressed.
+class TraceWriter {
+ public:
+  explicit TraceWriter(const std::string& path);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+  // write_header first and once; samples in time order (TraceError if not,
+  // since the reader would reject the file).
+  void write_header(const TraceHeader& h);
+  void write_sample(const Sample& s);
+  void flush();  // everything written so far is a valid trace on disk
+  void close();  // ends a zstd stream; the destructor calls it too
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// path "-" = stdin; zstd input is recognised by its magic number.
+// The constructor reads and validates the header (throws TraceError).
+class TraceReader {
+ public:
+  explicit TraceReader(const std::string& path);
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+  const TraceHeader& header() const;
+  // false at end of file; throws TraceError. Blank lines are skipped; t
+  // must not decrease. Reusing one `out` across calls saves allocations.
+  bool next(Sample& out);
+  size_t line() const;     // 1-based number of the last line read
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gd

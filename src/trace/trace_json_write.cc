@@ -1,0 +1,328 @@
+// Model -> JSON text (one trace line). Field names and order follow
+// trace-format.md; the reader relies on neither, but writing in a fixed order
+// lets it find keys on the first compare.
+#include <cmath>
+
+#include "trace/faults_json.h"
+#include "trace/json_out.h"
+#include "trace/trace_io.h"
+
+namespace gd {
+namespace {
+
+using namespace json_out;
+
+void append_host_info(std::string& out, const HostInfo& h) {
+  lit(out, "{\"hostname\":");
+  string_or_null(out, h.hostname);
+  lit(out, ",\"kernel\":");
+  string_or_null(out, h.kernel);
+  lit(out, ",\"cpu_model\":");
+  string_or_null(out, h.cpu_model);
+  lit(out, ",\"cpu_count\":");
+  value(out, h.cpu_count);
+  lit(out, ",\"mem_total_bytes\":");
+  value(out, h.mem_total_bytes);
+  lit(out, ",\"swap_total_bytes\":");
+  value(out, h.swap_total_bytes);
+  lit(out, ",\"pid_namespace\":");
+  string_or_null(out, h.pid_namespace);
+  out.push_back('}');
+}
+
+void append_driver_info(std::string& out, const std::optional<DriverInfo>& d) {
+  if (!d) {
+    null(out);
+    return;
+  }
+  lit(out, "{\"driver_version\":");
+  string_or_null(out, d->driver_version);
+  lit(out, ",\"cuda_driver_version\":");
+  string_or_null(out, d->cuda_driver_version);
+  lit(out, ",\"nvml_version\":");
+  string_or_null(out, d->nvml_version);
+  out.push_back('}');
+}
+
+void append_gpu_info(std::string& out, const GpuInfo& g) {
+  lit(out, "{\"index\":");
+  integer(out, g.index);
+  lit(out, ",\"uuid\":");
+  string_or_null(out, g.uuid);
+  lit(out, ",\"name\":");
+  string_or_null(out, g.name);
+  lit(out, ",\"pci_bus_id\":");
+  string_or_null(out, g.pci_bus_id);
+  lit(out, ",\"serial\":");
+  string_or_null(out, g.serial);
+  lit(out, ",\"memory_total_bytes\":");
+  value(out, g.memory_total_bytes);
+  lit(out, ",\"power_limit_w\":");
+  value(out, g.power_limit_w);
+  lit(out, ",\"power_default_limit_w\":");
+  value(out, g.power_default_limit_w);
+  lit(out, ",\"pcie_max_gen\":");
+  value(out, g.pcie_max_gen);
+  lit(out, ",\"pcie_max_width\":");
+  value(out, g.pcie_max_width);
+  lit(out, ",\"temp_slowdown_c\":");
+  value(out, g.temp_slowdown_c);
+  lit(out, ",\"temp_shutdown_c\":");
+  value(out, g.temp_shutdown_c);
+  lit(out, ",\"sm_clock_max_mhz\":");
+  value(out, g.sm_clock_max_mhz);
+  lit(out, ",\"mem_clock_max_mhz\":");
+  value(out, g.mem_clock_max_mhz);
+  lit(out, ",\"compute_capability\":");
+  string_or_null(out, g.compute_capability);
+  lit(out, ",\"architecture\":");
+  string_or_null(out, g.architecture);
+  lit(out, ",\"ecc_enabled\":");
+  value(out, g.ecc_enabled);
+  lit(out, ",\"mig_enabled\":");
+  value(out, g.mig_enabled);
+  lit(out, ",\"persistence_mode\":");
+  value(out, g.persistence_mode);
+  lit(out, ",\"compute_mode\":");
+  string_or_null(out, g.compute_mode);
+  lit(out, ",\"numa_node\":");
+  value(out, g.numa_node);
+  out.push_back('}');
+}
+
+void append_string_list(std::string& out, const std::vector<std::string>& v) {
+  out.push_back('[');
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out.push_back(',');
+    string(out, v[i]);
+  }
+  out.push_back(']');
+}
+
+void append_gpu_processes(std::string& out,
+                          const std::optional<std::vector<GpuProcess>>& ps) {
+  if (!ps) {
+    null(out);
+    return;
+  }
+  out.push_back('[');
+  for (size_t i = 0; i < ps->size(); ++i) {
+    const GpuProcess& p = (*ps)[i];
+    if (i) out.push_back(',');
+    lit(out, "{\"pid\":");
+    unsigned_integer(out, p.pid);
+    lit(out, ",\"used_bytes\":");
+    value(out, p.used_bytes);
+    lit(out, ",\"type\":");
+    string_or_null(out, p.type);
+    out.push_back('}');
+  }
+  out.push_back(']');
+}
+
+void append_gpu_sample(std::string& out, const GpuSample& g) {
+  lit(out, "{\"index\":");
+  integer(out, g.index);
+  // A lost or stale GPU has no readings: only the marker is written.
+  if (g.lost) {
+    lit(out, ",\"lost\":true}");
+    return;
+  }
+  if (g.stale) {
+    lit(out, ",\"stale\":true}");
+    return;
+  }
+  lit(out, ",\"util_pct\":");
+  value(out, g.util_pct);
+  lit(out, ",\"mem_util_pct\":");
+  value(out, g.mem_util_pct);
+  lit(out, ",\"mem_used_bytes\":");
+  value(out, g.mem_used_bytes);
+  lit(out, ",\"temp_c\":");
+  value(out, g.temp_c);
+  lit(out, ",\"mem_temp_c\":");
+  value(out, g.mem_temp_c);
+  lit(out, ",\"power_w\":");
+  value(out, g.power_w);
+  lit(out, ",\"energy_mj_total\":");
+  value(out, g.energy_mj_total);
+  lit(out, ",\"fan_pct\":");
+  value(out, g.fan_pct);
+  lit(out, ",\"sm_clock_mhz\":");
+  value(out, g.sm_clock_mhz);
+  lit(out, ",\"mem_clock_mhz\":");
+  value(out, g.mem_clock_mhz);
+  lit(out, ",\"pstate\":");
+  value(out, g.pstate);
+  lit(out, ",\"clock_event_reasons\":");
+  if (g.clock_event_reasons) {
+    append_string_list(out, *g.clock_event_reasons);
+  } else {
+    null(out);
+  }
+  lit(out, ",\"pcie_gen\":");
+  value(out, g.pcie_gen);
+  lit(out, ",\"pcie_width\":");
+  value(out, g.pcie_width);
+  lit(out, ",\"pcie_tx_bytes_per_s\":");
+  value(out, g.pcie_tx_bytes_per_s);
+  lit(out, ",\"pcie_rx_bytes_per_s\":");
+  value(out, g.pcie_rx_bytes_per_s);
+  lit(out, ",\"pcie_replay_total\":");
+  value(out, g.pcie_replay_total);
+  lit(out, ",\"ecc_sbe_volatile_total\":");
+  value(out, g.ecc_sbe_volatile_total);
+  lit(out, ",\"ecc_dbe_volatile_total\":");
+  value(out, g.ecc_dbe_volatile_total);
+  lit(out, ",\"retired_pages_pending\":");
+  value(out, g.retired_pages_pending);
+  lit(out, ",\"remapped_rows_pending\":");
+  value(out, g.remapped_rows_pending);
+  lit(out, ",\"remapped_rows_failure\":");
+  value(out, g.remapped_rows_failure);
+  lit(out, ",\"processes\":");
+  append_gpu_processes(out, g.processes);
+  out.push_back('}');
+}
+
+void append_host_sample(std::string& out, const HostSample& h) {
+  lit(out, "{\"cpu_util_pct\":");
+  value(out, h.cpu_util_pct);
+  lit(out, ",\"cpu_iowait_pct\":");
+  value(out, h.cpu_iowait_pct);
+  lit(out, ",\"cpu_steal_pct\":");
+  value(out, h.cpu_steal_pct);
+  lit(out, ",\"load1\":");
+  value(out, h.load1);
+  lit(out, ",\"mem_available_bytes\":");
+  value(out, h.mem_available_bytes);
+  lit(out, ",\"swap_used_bytes\":");
+  value(out, h.swap_used_bytes);
+  lit(out, ",\"swap_in_pages_per_s\":");
+  value(out, h.swap_in_pages_per_s);
+  lit(out, ",\"swap_out_pages_per_s\":");
+  value(out, h.swap_out_pages_per_s);
+  lit(out, ",\"disk_read_bytes_per_s\":");
+  value(out, h.disk_read_bytes_per_s);
+  lit(out, ",\"disk_write_bytes_per_s\":");
+  value(out, h.disk_write_bytes_per_s);
+  lit(out, ",\"disk_busy_pct\":");
+  value(out, h.disk_busy_pct);
+  lit(out, ",\"psi_cpu_some_pct\":");
+  value(out, h.psi_cpu_some_pct);
+  lit(out, ",\"psi_mem_some_pct\":");
+  value(out, h.psi_mem_some_pct);
+  lit(out, ",\"psi_io_some_pct\":");
+  value(out, h.psi_io_some_pct);
+  out.push_back('}');
+}
+
+void append_process_sample(std::string& out, const ProcessSample& p) {
+  // Process strings are written as they are, "" included: a kernel thread
+  // really has an empty command line.
+  lit(out, "{\"pid\":");
+  unsigned_integer(out, p.pid);
+  lit(out, ",\"ppid\":");
+  value(out, p.ppid);
+  lit(out, ",\"user\":");
+  string(out, p.user);
+  lit(out, ",\"name\":");
+  string(out, p.name);
+  lit(out, ",\"cmdline\":");
+  string(out, p.cmdline);
+  lit(out, ",\"state\":");
+  string(out, p.state);
+  lit(out, ",\"cpu_pct\":");
+  value(out, p.cpu_pct);
+  lit(out, ",\"threads\":");
+  value(out, p.threads);
+  lit(out, ",\"rss_bytes\":");
+  value(out, p.rss_bytes);
+  lit(out, ",\"cgroup\":");
+  value(out, p.cgroup);
+  lit(out, ",\"libs\":");
+  append_string_list(out, p.libs);
+  lit(out, ",\"start_time\":");
+  value(out, p.start_time);
+  out.push_back('}');
+}
+
+void append_event(std::string& out, const Event& e) {
+  lit(out, "{\"kind\":");
+  string(out, e.kind);
+  lit(out, ",\"gpu\":");
+  value(out, e.gpu);
+  lit(out, ",\"code\":");
+  value(out, e.code);
+  lit(out, ",\"pid\":");
+  value(out, e.pid);
+  lit(out, ",\"text\":");
+  string(out, e.text);
+  out.push_back('}');
+}
+
+}  // namespace
+
+void append_header_json(std::string& out, const TraceHeader& h) {
+  // This writer produces version 1, whatever version the header was read as.
+  lit(out, "{\"format\":\"gpudoctor-trace\",\"version\":1,\"host\":");
+  append_host_info(out, h.host);
+  lit(out, ",\"nvml_status\":");
+  string_or_null(out, h.nvml_status);
+  lit(out, ",\"nvml_error\":");
+  string_or_null(out, h.nvml_error);
+  lit(out, ",\"driver\":");
+  append_driver_info(out, h.driver);
+  lit(out, ",\"gpus\":[");
+  for (size_t i = 0; i < h.gpus.size(); ++i) {
+    if (i) out.push_back(',');
+    append_gpu_info(out, h.gpus[i]);
+  }
+  out.push_back(']');
+  if (!h.faults_json.empty()) {
+    lit(out, ",\"faults\":");
+    append_faults_json(out, h.faults_json);
+  }
+  out.push_back('}');
+}
+
+void append_sample_json(std::string& out, const Sample& s) {
+  if (!std::isfinite(s.t)) {
+    throw TraceError("cannot write a sample whose t is not a finite number");
+  }
+  lit(out, "{\"t\":");
+  number(out, s.t);
+  lit(out, ",\"gpus\":[");
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    if (i) out.push_back(',');
+    append_gpu_sample(out, s.gpus[i]);
+  }
+  lit(out, "],\"host\":");
+  append_host_sample(out, s.host);
+  lit(out, ",\"processes\":[");
+  for (size_t i = 0; i < s.processes.size(); ++i) {
+    if (i) out.push_back(',');
+    append_process_sample(out, s.processes[i]);
+  }
+  lit(out, "],\"events\":[");
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    if (i) out.push_back(',');
+    append_event(out, s.events[i]);
+  }
+  lit(out, "]}");
+}
+
+std::string header_to_json(const TraceHeader& h) {
+  std::string out;
+  append_header_json(out, h);
+  return out;
+}
+
+std::string sample_to_json(const Sample& s) {
+  std::string out;
+  out.reserve(1024);
+  append_sample_json(out, s);
+  return out;
+}
+
+}  // namespace gd

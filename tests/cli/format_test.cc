@@ -1,0 +1,51 @@
+#include "cli/format.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace gd {
+
+TEST(ParseDuration, AcceptsTheUnitsUsersType) {
+  EXPECT_DOUBLE_EQ(parse_duration("1s"), 1.0);
+  EXPECT_DOUBLE_EQ(parse_duration("500ms"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_duration("10m"), 600.0);
+  EXPECT_DOUBLE_EQ(parse_duration("24h"), 86400.0);
+  EXPECT_DOUBLE_EQ(parse_duration("7d"), 7 * 86400.0);
+  EXPECT_DOUBLE_EQ(parse_duration("2.5"), 2.5);
+}
+
+TEST(ParseDuration, RejectsGarbageNamingTheText) {
+  for (const char* bad : {"", "abc", "10x", "-1s", "s", "1e999"}) {
+    try {
+      parse_duration(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(HumanBytes, UsesBinaryUnits) {
+  EXPECT_EQ(human_bytes(0), "0 B");
+  EXPECT_EQ(human_bytes(1023), "1023 B");
+  EXPECT_EQ(human_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(human_bytes(85899345920ull), "80.0 GiB");
+}
+
+TEST(HumanElapsed, PicksTheTwoLargestUnits) {
+  EXPECT_EQ(human_elapsed(37), "37s");
+  EXPECT_EQ(human_elapsed(252), "4m12s");
+  EXPECT_EQ(human_elapsed(2 * 3600 + 3 * 60 + 59), "2h03m");
+  EXPECT_EQ(human_elapsed(3 * 86400 + 4 * 3600), "3d04h");
+  EXPECT_EQ(human_elapsed(-1), "n/a");
+}
+
+TEST(Ellipsize, CutsLongTextOnly) {
+  EXPECT_EQ(ellipsize("python", 10), "python");
+  EXPECT_EQ(ellipsize("python train.py", 8), "python ~");
+}
+
+}  // namespace gd

@@ -1,0 +1,108 @@
+#include "cli/status_view.h"
+
+#include <gtest/gtest.h>
+
+namespace gd {
+namespace {
+
+TraceHeader a100_header() {
+  TraceHeader h;
+  h.host.hostname = "node07";
+  h.host.cpu_count = 128;
+  h.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03"};
+  GpuInfo g;
+  g.index = 0;
+  g.name = "NVIDIA A100-SXM4-80GB";
+  g.pci_bus_id = "00000000:07:00.0";
+  g.memory_total_bytes = 85899345920ull;
+  g.power_limit_w = 400;
+  g.temp_slowdown_c = 89;
+  g.sm_clock_max_mhz = 1410;
+  g.pcie_max_gen = 4;
+  g.pcie_max_width = 16;
+  g.persistence_mode = true;
+  h.gpus.push_back(g);
+  return h;
+}
+
+GpuSample busy_gpu() {
+  GpuSample s;
+  s.index = 0;
+  s.util_pct = 97;
+  s.mem_used_bytes = 70866960384ull;
+  s.temp_c = 71;
+  s.power_w = 312.5;
+  s.sm_clock_mhz = 1350;
+  s.pcie_gen = 3;
+  s.pcie_width = 16;
+  s.clock_event_reasons = std::vector<std::string>{"sw_power_cap"};
+  return s;
+}
+
+TEST(StatusView, ShowsEveryGpuValueAgainstItsLimit) {
+  Sample s;
+  s.gpus.push_back(busy_gpu());
+  std::string out = render_status(a100_header(), s);
+  EXPECT_NE(out.find("NVIDIA A100-SXM4-80GB"), std::string::npos) << out;
+  EXPECT_NE(out.find("00000000:07:00.0"), std::string::npos);
+  EXPECT_NE(out.find("Driver 535.129.03  CUDA 12.2"), std::string::npos);
+  EXPECT_NE(out.find("util 97%"), std::string::npos) << out;
+  EXPECT_NE(out.find("66.0 GiB / 80.0 GiB (82%)"), std::string::npos) << out;
+  EXPECT_NE(out.find("temp 71 C (slowdown 89 C"), std::string::npos) << out;
+  EXPECT_NE(out.find("power 312.5 / 400 W"), std::string::npos) << out;
+  EXPECT_NE(out.find("SM clock 1350 / 1410 MHz"), std::string::npos) << out;
+  EXPECT_NE(out.find("software power cap"), std::string::npos) << out;
+  EXPECT_NE(out.find("PCIe Gen3 x16 of Gen4 x16  (below max)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("persistence on"), std::string::npos) << out;
+}
+
+TEST(StatusView, UnknownIsNotZero) {
+  Sample s;
+  GpuSample g;
+  g.index = 0;  // every field unknown
+  s.gpus.push_back(g);
+  std::string out = render_status(a100_header(), s);
+  EXPECT_NE(out.find("util n/a%"), std::string::npos) << out;
+  EXPECT_NE(out.find("fan n/a%"), std::string::npos) << out;
+  EXPECT_NE(out.find("clock events: n/a"), std::string::npos) << out;
+  EXPECT_EQ(out.find("util 0%"), std::string::npos) << out;
+}
+
+TEST(StatusView, LostAndStaleGpusAreSaidLoudly) {
+  Sample s;
+  GpuSample g;
+  g.index = 0;
+  g.lost = true;
+  s.gpus.push_back(g);
+  EXPECT_NE(render_status(a100_header(), s).find("LOST"), std::string::npos);
+  s.gpus[0].lost = false;
+  s.gpus[0].stale = true;
+  EXPECT_NE(render_status(a100_header(), s).find("STALE"), std::string::npos);
+}
+
+TEST(StatusView, NoDriverSaysSoAndStillShowsTheHost) {
+  TraceHeader h;
+  h.host.hostname = "laptop";
+  h.nvml_status = kNvmlNoDriver;
+  h.nvml_error = "libnvidia-ml.so.1: cannot open shared object file";
+  Sample s;
+  s.host.cpu_util_pct = 12.5;
+  std::string out = render_status(h, s);
+  EXPECT_NE(out.find("no NVIDIA driver found (libnvidia-ml.so.1"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("CPU 12.5%"), std::string::npos) << out;
+}
+
+TEST(StatusView, DriverMismatchIsExplained) {
+  TraceHeader h;
+  h.nvml_status = kNvmlDriverMismatch;
+  EXPECT_NE(explain_nvml_status(h).find("version mismatch"), std::string::npos);
+  h.nvml_status = kNvmlOk;
+  EXPECT_EQ(explain_nvml_status(h), "");
+}
+
+}  // namespace
+}  // namespace gd

@@ -1,0 +1,126 @@
+"""Shared helpers for gpudoctor's end-to-end tests.
+
+The tests start the real binary, point it at the fake libnvidia-ml.so.1
+(tests/fake_nvml) through --nvml-lib, and play GPU jobs with real child
+processes whose PIDs are written into the fake's scenario.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+GPUDOCTOR = os.environ.get("GPUDOCTOR", "gpudoctor")
+FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
+DATA_DIR = os.environ.get("GD_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "data"))
+NO_DRIVER = "/nonexistent/libnvidia-ml.so.1"
+
+
+def run(args, scenario=None, env=None, timeout=30, nvml=None, check=False):
+    """Runs gpudoctor with the fake (or `nvml`) and returns CompletedProcess."""
+    e = dict(os.environ)
+    if scenario is not None:
+        e["FAKE_NVML_SCENARIO"] = scenario
+    if env:
+        e.update(env)
+    lib = nvml if nvml is not None else FAKE_NVML
+    cmd = [GPUDOCTOR, "--nvml-lib", lib, "--kmsg", "none"] + list(args)
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{cmd} exited {p.returncode}: {p.stderr}")
+    return p
+
+
+def read_trace(text):
+    lines = [json.loads(l) for l in text.splitlines() if l.strip()]
+    return lines[0], lines[1:]
+
+
+def load_scenario(path):
+    with open(path) as f:
+        return read_trace(f.read())
+
+
+def write_scenario(header, samples, directory):
+    fd, path = tempfile.mkstemp(suffix=".jsonl", dir=directory)
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(header) + "\n")
+        for s in samples:
+            f.write(json.dumps(s) + "\n")
+    return path
+
+
+def scenario_4gpu():
+    return os.path.join(DATA_DIR, "scenario_4gpu.jsonl")
+
+
+def spawn_python(code):
+    """A real child process running `code`; the caller kills it."""
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+# A GPU job: a trainer that forks `workers` data-loader workers burning CPU,
+# printing "trainer,worker,worker" pids on one line.
+TRAINER = r"""
+import os, sys, time
+workers = []
+for _ in range({workers}):
+    pid = os.fork()
+    if pid == 0:
+        end = time.time() + 120
+        while time.time() < end:
+            pass
+        os._exit(0)
+    workers.append(pid)
+print(",".join(str(p) for p in [os.getpid()] + workers), flush=True)
+time.sleep(120)
+"""
+
+# A parent that never reaps its child: the child becomes a zombie.
+ZOMBIE_PARENT = r"""
+import os, time
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+print(f"{os.getpid()},{pid}", flush=True)
+time.sleep(120)
+"""
+
+
+def kill_tree(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except Exception:
+        pass
+    try:
+        for line in open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split():
+            os.kill(int(line), signal.SIGKILL)
+    except Exception:
+        pass
+    proc.kill()
+    proc.wait()
+
+
+def unused_pid():
+    """A pid that no process has (the scenario's 'vanished owner')."""
+    pid_max = int(open("/proc/sys/kernel/pid_max").read())
+    for pid in range(pid_max - 1, 1, -1):
+        if not os.path.exists(f"/proc/{pid}"):
+            return pid
+    raise RuntimeError("no free pid")
+
+
+class E2E(unittest.TestCase):
+    def setUp(self):
+        if not FAKE_NVML or not os.path.exists(FAKE_NVML):
+            self.skipTest("fake libnvidia-ml.so.1 not built (FAKE_NVML_LIB)")
+        self.tmp = tempfile.TemporaryDirectory()
+        self.children = []
+
+    def tearDown(self):
+        for c in self.children:
+            kill_tree(c)
+        self.tmp.cleanup()

@@ -1,0 +1,220 @@
+#include "state.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "error_codes.h"
+
+namespace fake_nvml {
+namespace {
+
+std::mutex g_mu;
+int g_refcount = 0;                        // guarded by g_mu
+std::shared_ptr<const World> g_world;      // guarded by g_mu
+nvmlDevice_st g_devices[kMaxDevices];      // handles stay valid forever
+
+const gd::GpuSample kNoSample{};
+
+double env_speed() {
+  const char* v = std::getenv("FAKE_NVML_SPEED");
+  if (!v || !*v) return 1.0;
+  char* end = nullptr;
+  double speed = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(speed > 0)) {
+    std::fprintf(stderr, "fake-nvml: ignoring bad FAKE_NVML_SPEED=%s\n", v);
+    return 1.0;
+  }
+  return speed;
+}
+
+bool env_loop() {
+  const char* v = std::getenv("FAKE_NVML_LOOP");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+// The header's nvml_status says how a real NVML would have failed to start.
+nvmlReturn_t init_code_for_status(const std::string& status) {
+  if (status == gd::kNvmlDriverMismatch) return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+  if (status == gd::kNvmlNoPermission) return NVML_ERROR_NO_PERMISSION;
+  if (status == gd::kNvmlNoDriver) return NVML_ERROR_DRIVER_NOT_LOADED;
+  if (status == gd::kNvmlError) return NVML_ERROR_UNKNOWN;
+  return NVML_SUCCESS;
+}
+
+void sleep_s(double s) {
+  if (s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+// Builds a World from the environment, or says why nvmlInit fails.
+nvmlReturn_t load_world(std::shared_ptr<World>& out) {
+  const char* path = std::getenv("FAKE_NVML_SCENARIO");
+  if (!path || !*path) {
+    std::fprintf(stderr, "fake-nvml: FAKE_NVML_SCENARIO is not set\n");
+    return NVML_ERROR_DRIVER_NOT_LOADED;
+  }
+  try {
+    Scenario scenario = Scenario::load(path);
+    Faults faults = Faults::parse(scenario.header().faults_json);
+    if (env_loop()) scenario.set_loop(true);
+    if (scenario.header().gpus.size() > kMaxDevices) {
+      std::fprintf(stderr, "fake-nvml: %s: more than %u GPUs\n", path, kMaxDevices);
+      return NVML_ERROR_UNKNOWN;
+    }
+    out = std::make_shared<World>(World{std::move(scenario), std::move(faults),
+                                        std::chrono::steady_clock::now(), env_speed()});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fake-nvml: cannot load scenario %s: %s\n", path, e.what());
+    return NVML_ERROR_UNKNOWN;
+  }
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+double World::now_s() const {
+  std::chrono::duration<double> wall = std::chrono::steady_clock::now() - t0;
+  return wall.count() * speed;
+}
+
+unsigned World::device_count() const {
+  return static_cast<unsigned>(scenario.header().gpus.size());
+}
+
+nvmlReturn_t init(const char* function) {
+  {
+    std::lock_guard lock(g_mu);
+    if (g_refcount > 0) {
+      ++g_refcount;
+      return NVML_SUCCESS;
+    }
+  }
+  // First reference: load outside the lock, so a hang fault on nvmlInit
+  // does not block other threads.
+  std::shared_ptr<World> world;
+  if (nvmlReturn_t rc = load_world(world); rc != NVML_SUCCESS) return rc;
+  if (auto code = world->faults.init_return()) return static_cast<nvmlReturn_t>(*code);
+  if (nvmlReturn_t rc = init_code_for_status(world->scenario.header().nvml_status);
+      rc != NVML_SUCCESS) {
+    return rc;
+  }
+  FaultDecision d = world->faults.decide(function, -1, 0);
+  sleep_s(d.sleep_s);
+  if (d.return_code) return static_cast<nvmlReturn_t>(*d.return_code);
+
+  std::lock_guard lock(g_mu);
+  if (g_refcount++ == 0) {
+    world->t0 = std::chrono::steady_clock::now();  // replay starts now
+    g_world = std::move(world);
+  }
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t shutdown() {
+  std::lock_guard lock(g_mu);
+  if (g_refcount == 0) return NVML_ERROR_UNINITIALIZED;
+  if (--g_refcount == 0) g_world.reset();
+  return NVML_SUCCESS;
+}
+
+std::shared_ptr<const World> current_world() {
+  std::lock_guard lock(g_mu);
+  return g_world;
+}
+
+nvmlDevice_t handle_for_slot(unsigned slot) {
+  g_devices[slot].slot = slot;
+  return &g_devices[slot];
+}
+
+SystemCall::SystemCall(const char* function) : world_(current_world()) {
+  if (!world_) {
+    status_ = NVML_ERROR_UNINITIALIZED;
+    return;
+  }
+  FaultDecision d = world_->faults.decide(function, -1, world_->now_s());
+  if (d.return_code && *d.return_code == kFunctionNotFound) {
+    status_ = NVML_ERROR_FUNCTION_NOT_FOUND;
+    return;
+  }
+  sleep_s(d.sleep_s);
+  if (d.return_code) status_ = static_cast<nvmlReturn_t>(*d.return_code);
+}
+
+DeviceCall::DeviceCall(const char* function, nvmlDevice_t device)
+    : world_(current_world()) {
+  if (!world_) {
+    status_ = NVML_ERROR_UNINITIALIZED;
+    return;
+  }
+  // A handle is valid only if it points at one of our slots of a GPU that
+  // this scenario has.
+  auto addr = reinterpret_cast<std::uintptr_t>(device);
+  auto base = reinterpret_cast<std::uintptr_t>(&g_devices[0]);
+  if (device == nullptr || addr < base ||
+      addr >= base + sizeof(g_devices) || (addr - base) % sizeof(nvmlDevice_st) != 0 ||
+      device->slot >= world_->device_count()) {
+    status_ = NVML_ERROR_INVALID_ARGUMENT;
+    return;
+  }
+  slot_ = device->slot;
+  run(function);
+}
+
+DeviceCall::DeviceCall(const char* function, unsigned slot) : world_(current_world()) {
+  if (!world_) {
+    status_ = NVML_ERROR_UNINITIALIZED;
+    return;
+  }
+  if (slot >= world_->device_count()) {
+    status_ = NVML_ERROR_INVALID_ARGUMENT;
+    return;
+  }
+  slot_ = slot;
+  run(function);
+}
+
+void DeviceCall::run(const char* function) {
+  const int gpu = info().index;
+  const Faults& faults = world_->faults;
+  FaultDecision d = faults.decide(function, gpu, world_->now_s());
+  if (d.return_code && *d.return_code == kFunctionNotFound) {
+    status_ = NVML_ERROR_FUNCTION_NOT_FOUND;
+    return;
+  }
+  sleep_s(d.sleep_s);
+  // Time moves on while a call hangs: read the clock after the sleep.
+  const double now = world_->now_s();
+  auto idx = world_->scenario.sample_at(now);
+  const gd::GpuSample* s = idx ? world_->scenario.gpu(*idx, gpu) : nullptr;
+  sample_ = s ? s : &kNoSample;
+  auto lost_after = faults.lost_after_s(gpu);
+  if (sample_->lost || (lost_after && now >= *lost_after)) {
+    status_ = NVML_ERROR_GPU_IS_LOST;
+    return;
+  }
+  if (d.return_code) status_ = static_cast<nvmlReturn_t>(*d.return_code);
+}
+
+const gd::GpuInfo& DeviceCall::info() const {
+  return world_->scenario.header().gpus[slot_];
+}
+
+nvmlReturn_t copy_string(const std::string& value, char* buf, unsigned length) {
+  if (buf == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (value.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(buf, value.c_str(), value.size() + 1);
+  return NVML_SUCCESS;
+}
+
+}  // namespace fake_nvml
+
+extern "C" int fake_nvml_stub_call(const char* function) {
+  fake_nvml::SystemCall call(function);
+  if (call.status() != NVML_SUCCESS) return call.status();
+  return NVML_ERROR_NOT_SUPPORTED;
+}

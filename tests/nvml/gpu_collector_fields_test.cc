@@ -1,0 +1,181 @@
+// Every GpuInfo / GpuSample field through the fake NVML: the value path, and
+// the fallback chains (old-API library, hidden symbols, FUNCTION_NOT_FOUND).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fake_scenario.h"
+
+namespace {
+
+using gd_test::FakeScenario;
+using gd_test::fake_options;
+using gd_test::json;
+
+void expect_driver(const gd::GpuCollector& c) {
+  ASSERT_TRUE(c.driver().has_value());
+  EXPECT_EQ(c.driver()->driver_version, "535.129.03");
+  EXPECT_EQ(c.driver()->cuda_driver_version, "12.2");
+  EXPECT_EQ(c.driver()->nvml_version, "12.535.129.03");
+}
+
+// Static facts and one sample of every GPU equal the scenario's.
+void expect_everything_matches(gd::GpuCollector& c, const FakeScenario& s) {
+  ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
+  expect_driver(c);
+  const json& infos = s.header["gpus"];
+  ASSERT_EQ(c.gpus().size(), infos.size());
+  for (size_t i = 0; i < infos.size(); ++i) gd_test::expect_info_matches(c.gpus()[i], infos[i]);
+  std::vector<gd::Event> events;
+  auto samples = c.sample(events);
+  const json& want = s.samples[0]["gpus"];
+  ASSERT_EQ(samples.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) gd_test::expect_sample_matches(samples[i], want[i]);
+  EXPECT_TRUE(events.empty()) << events[0].text;
+}
+
+TEST(GpuCollectorFields, EveryStaticFactAndSampleFieldComesThrough) {
+  FakeScenario s = FakeScenario::with_gpus(2);
+  s.install("every_field");
+  gd::GpuCollector c(fake_options());
+  expect_everything_matches(c, s);
+}
+
+TEST(GpuCollectorFields, UnitsAreConvertedFromNvmls) {
+  // Spot checks of the conversions, from NVML's units to the trace's:
+  // mW -> W (power and limits), KB/s -> bytes/s, "M.m" compute capability,
+  // PCI bus id as NVML prints it.
+  FakeScenario s = FakeScenario::with_gpus(1);
+  s.install("units");
+  gd::GpuCollector c(fake_options());
+  ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
+  EXPECT_DOUBLE_EQ(*c.gpus()[0].power_limit_w, 350.5);
+  EXPECT_EQ(c.gpus()[0].pci_bus_id, "00000000:07:00.0");
+  std::vector<gd::Event> events;
+  auto g = c.sample(events).at(0);
+  EXPECT_DOUBLE_EQ(*g.power_w, 312.5);
+  EXPECT_EQ(*g.pcie_tx_bytes_per_s, 1200000ULL * 1024);
+}
+
+TEST(GpuCollectorFields, OldLibraryWithoutNewerSymbolsFallsBackForEveryField) {
+  // fake_nvml_old exports no _v3 process lists, no MemoryInfo_v2, no
+  // ClocksEventReasons, no CudaDriverVersion_v2, no FieldValues, no
+  // NumaNodeId: every field but mem_temp_c (no older way to read it) and
+  // numa_node (sysfs here has no such device) must still arrive.
+  FakeScenario s = FakeScenario::with_gpus(2);
+  for (auto& g : s.header["gpus"]) g.erase("numa_node");
+  for (auto& g : s.samples[0]["gpus"]) g.erase("mem_temp_c");
+  s.install("old_api");
+  gd::GpuCollector c(fake_options(/*old_api=*/true));
+  expect_everything_matches(c, s);
+}
+
+// Each newest variant removed one way or another: the next one answers.
+const std::vector<std::string> kNewestVariants = {
+    "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
+    "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2",
+    "nvmlDeviceGetCurrentClocksEventReasons",   "nvmlDeviceGetMemoryInfo_v2",
+    "nvmlDeviceGetPciInfo_v3",                  "nvmlDeviceGetPciInfo_v2",
+    "nvmlSystemGetCudaDriverVersion_v2",        "nvmlInit_v2"};
+
+TEST(GpuCollectorFields, MissingSymbolsFallBackToOlderVariants) {
+  FakeScenario s = FakeScenario::with_gpus(2);
+  s.install("hidden_symbols");
+  auto o = fake_options();
+  o.hidden_symbols = {kNewestVariants.begin(), kNewestVariants.end()};
+  gd::GpuCollector c(o);
+  expect_everything_matches(c, s);
+}
+
+TEST(GpuCollectorFields, FunctionNotFoundAnswersFallBackToOlderVariants) {
+  // The symbol exists but the driver says FUNCTION_NOT_FOUND (too old).
+  FakeScenario s = FakeScenario::with_gpus(2);
+  s.header["faults"] = json::array({json{{"missing_symbols", kNewestVariants}}});
+  s.install("function_not_found");
+  gd::GpuCollector c(fake_options());
+  expect_everything_matches(c, s);
+  // The chain remembers: later samples still have the values.
+  std::vector<gd::Event> events;
+  gd_test::expect_sample_matches(c.sample(events).at(1), s.samples[0]["gpus"][1]);
+}
+
+TEST(GpuCollectorFields, NoVariantAtAllGivesUnknownWithoutEvents) {
+  FakeScenario s = FakeScenario::with_gpus(1);
+  s.install("no_variant");
+  auto o = fake_options();
+  o.hidden_symbols = {"nvmlDeviceGetCurrentClocksEventReasons",
+                      "nvmlDeviceGetCurrentClocksThrottleReasons",
+                      "nvmlDeviceGetComputeRunningProcesses_v3",
+                      "nvmlDeviceGetComputeRunningProcesses_v2",
+                      "nvmlDeviceGetComputeRunningProcesses",
+                      "nvmlDeviceGetGraphicsRunningProcesses_v3",
+                      "nvmlDeviceGetGraphicsRunningProcesses_v2",
+                      "nvmlDeviceGetGraphicsRunningProcesses",
+                      "nvmlDeviceGetPowerUsage"};
+  gd::GpuCollector c(o);
+  std::vector<gd::Event> events;
+  auto g = c.sample(events).at(0);
+  EXPECT_FALSE(g.clock_event_reasons.has_value());
+  EXPECT_FALSE(g.processes.has_value());
+  EXPECT_FALSE(g.power_w.has_value());
+  EXPECT_TRUE(g.temp_c.has_value());  // the rest is unaffected
+  EXPECT_TRUE(events.empty());
+}
+
+TEST(GpuCollectorFields, ManyProcessesAreAllListedDespiteTheSmallFirstBuffer) {
+  FakeScenario s = FakeScenario::with_gpus(1);
+  json procs = json::array();
+  for (int i = 0; i < 37; ++i) {
+    procs.push_back(json{{"pid", 10000 + i}, {"used_bytes", 1048576 * (i + 1)},
+                         {"type", i % 3 == 0 ? "graphics" : "compute"}});
+  }
+  s.samples[0]["gpus"][0]["processes"] = procs;
+  s.install("many_processes");
+  gd::GpuCollector c(fake_options());
+  std::vector<gd::Event> events;
+  gd_test::expect_sample_matches(c.sample(events).at(0), s.samples[0]["gpus"][0]);
+}
+
+TEST(GpuCollectorFields, NoProcessesIsAnEmptyListNotUnknown) {
+  FakeScenario s = FakeScenario::with_gpus(1);
+  s.samples[0]["gpus"][0]["processes"] = json::array();
+  s.install("no_processes");
+  gd::GpuCollector c(fake_options());
+  std::vector<gd::Event> events;
+  auto g = c.sample(events).at(0);
+  ASSERT_TRUE(g.processes.has_value());
+  EXPECT_TRUE(g.processes->empty());
+}
+
+TEST(GpuCollectorFields, FieldsTheDriverDoesNotKnowStayUnknownNotZero) {
+  FakeScenario s = FakeScenario::with_gpus(2);
+  s.samples[0]["gpus"][1] = json{{"index", 1}};  // the fake knows nothing
+  s.install("unknown_fields");
+  gd::GpuCollector c(fake_options());
+  std::vector<gd::Event> events;
+  auto samples = c.sample(events);
+  gd_test::expect_no_values(samples.at(1));
+  gd_test::expect_sample_matches(samples.at(0), s.samples[0]["gpus"][0]);
+}
+
+TEST(GpuCollectorFields, NumaNodeComesFromSysfsWhenNvmlHasNone) {
+  FakeScenario s = FakeScenario::with_gpus(2);
+  s.install("sysfs_numa");
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / "sysfs_numa";
+  fs::remove_all(root);
+  // sysfs names the device with a 4-digit, lower-case domain.
+  fs::create_directories(root / "bus/pci/devices/0000:07:00.0");
+  fs::create_directories(root / "bus/pci/devices/0000:0f:00.0");
+  std::ofstream(root / "bus/pci/devices/0000:07:00.0/numa_node") << "1\n";
+  std::ofstream(root / "bus/pci/devices/0000:0f:00.0/numa_node") << "-1\n";  // no affinity
+  auto o = fake_options(/*old_api=*/true);  // no nvmlDeviceGetNumaNodeId
+  o.sysfs_root = root.string();
+  gd::GpuCollector c(o);
+  ASSERT_EQ(c.gpus().size(), 2u);
+  EXPECT_EQ(c.gpus()[0].numa_node, 1);
+  EXPECT_FALSE(c.gpus()[1].numa_node.has_value());
+}
+
+}  // namespace

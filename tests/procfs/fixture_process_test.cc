@@ -1,0 +1,197 @@
+// HostCollector::processes() over the fixture tree: the process tree under a
+// GPU pid, every field, the two discovery modes and per-pid cpu_pct.
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "fixture_tree.h"
+#include "procfs/host_collector.h"
+#include "procfs/process_table.h"
+
+using gd::HostCollector;
+using gd::ProcessSample;
+using gd::test::FixtureTree;
+
+namespace {
+
+const ProcessSample* find_pid(const std::vector<ProcessSample>& ps, uint32_t pid) {
+  auto it = std::find_if(ps.begin(), ps.end(), [&](const ProcessSample& p) { return p.pid == pid; });
+  return it == ps.end() ? nullptr : &*it;
+}
+
+std::vector<uint32_t> pids_of(const std::vector<ProcessSample>& ps) {
+  std::vector<uint32_t> out;
+  for (const auto& p : ps) out.push_back(p.pid);
+  return out;
+}
+
+std::string stat_line(uint32_t pid, const std::string& comm, char state, uint32_t ppid,
+                      uint64_t utime, uint64_t stime, uint64_t starttime) {
+  return std::to_string(pid) + " (" + comm + ") " + state + " " + std::to_string(ppid) +
+         " 1 1 0 -1 4194560 1000 0 5 0 " + std::to_string(utime) + " " + std::to_string(stime) +
+         " 0 0 20 0 1 0 " + std::to_string(starttime) + " 123456789 100 18446744073709551615 1 1 0\n";
+}
+
+std::string name_of_uid(uid_t uid) {
+  passwd* pw = getpwuid(uid);
+  return pw ? pw->pw_name : std::to_string(uid);
+}
+
+}  // namespace
+
+TEST(FixtureProcesses, GpuPidWithChildrenGrandchildAndZombie) {
+  FixtureTree tree;
+  HostCollector c(tree.proc(), tree.sys());
+  auto ps = c.processes({1000}, 10.0);
+  // 1001, 1002 from the main thread's children file, 1003 (zombie) from a
+  // second thread's, 1004 is 1001's child. sshd (3000) is not related.
+  EXPECT_EQ(pids_of(ps), (std::vector<uint32_t>{1000, 1001, 1002, 1003, 1004}));
+}
+
+TEST(FixtureProcesses, MainProcessFields) {
+  FixtureTree tree;
+  HostCollector c(tree.proc(), tree.sys());
+  auto ps = c.processes({1000}, 10.0);
+  const ProcessSample* p = find_pid(ps, 1000);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->ppid, 1u);
+  EXPECT_EQ(p->user, name_of_uid(0));
+  EXPECT_EQ(p->name, "python");
+  EXPECT_EQ(p->cmdline, "python train.py --bs 256");
+  EXPECT_EQ(p->state, "S");
+  EXPECT_EQ(p->threads, 37);
+  EXPECT_EQ(p->rss_bytes, 250000ull * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(p->cgroup, "/kubepods/burstable/pod1a2b/3c4d");
+  EXPECT_EQ(p->libs, (std::vector<std::string>{"libcublas.so.12", "libcublasLt.so.12",
+                                                "libcuda.so.535.129.03", "libcudart.so.12.1.105",
+                                                "libcudnn_ops_infer.so.8", "libnccl.so.2.18.3"}));
+  ASSERT_TRUE(p->start_time);
+  EXPECT_DOUBLE_EQ(*p->start_time, 1700000000.0 + 12345.0 / sysconf(_SC_CLK_TCK));
+  EXPECT_FALSE(p->cpu_pct) << "first call has no previous reading";
+}
+
+TEST(FixtureProcesses, WeirdCommZombieAndCgroupV1) {
+  FixtureTree tree;
+  HostCollector c(tree.proc(), tree.sys());
+  auto ps = c.processes({1000}, 10.0);
+
+  const ProcessSample* weird = find_pid(ps, 1002);
+  ASSERT_NE(weird, nullptr);
+  EXPECT_EQ(weird->name, "my (weird) name)");
+  EXPECT_EQ(weird->ppid, 1000u);
+  EXPECT_EQ(weird->threads, 2);
+  EXPECT_EQ(weird->cgroup, "/user.slice/user-1000.slice/session-3.scope");  // hybrid: v2 line
+
+  const ProcessSample* zombie = find_pid(ps, 1003);
+  ASSERT_NE(zombie, nullptr);
+  EXPECT_EQ(zombie->state, "Z");
+  EXPECT_EQ(zombie->cmdline, "");
+  EXPECT_TRUE(zombie->libs.empty());
+
+  const ProcessSample* worker = find_pid(ps, 1001);
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(worker->state, "R");
+  EXPECT_EQ(worker->cgroup, "/docker/abc123");
+  EXPECT_EQ(worker->user, name_of_uid(4242));
+  EXPECT_TRUE(worker->libs.empty());
+
+  const ProcessSample* grandchild = find_pid(ps, 1004);
+  ASSERT_NE(grandchild, nullptr);
+  EXPECT_EQ(grandchild->ppid, 1001u);
+  EXPECT_EQ(grandchild->cmdline, "sleep 100");
+}
+
+TEST(FixtureProcesses, KernelThreadHasEmptyCmdline) {
+  FixtureTree tree;
+  HostCollector c(tree.proc(), tree.sys());
+  auto ps = c.processes({50}, 10.0);
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps[0].name, "kworker/0:1-events");
+  EXPECT_EQ(ps[0].ppid, 2u);
+  EXPECT_EQ(ps[0].cmdline, "");
+  EXPECT_EQ(ps[0].state, "I");
+}
+
+TEST(FixtureProcesses, PidNotInProcIsMissing) {
+  FixtureTree tree;
+  HostCollector c(tree.proc(), tree.sys());
+  auto ps = c.processes({9999, 1002}, 10.0);
+  ASSERT_EQ(pids_of(ps), (std::vector<uint32_t>{1002, 9999}));
+  EXPECT_EQ(ps[1].state, "missing");
+  EXPECT_FALSE(ps[1].ppid);
+  EXPECT_FALSE(ps[1].cpu_pct);
+  EXPECT_FALSE(ps[1].rss_bytes);
+}
+
+TEST(FixtureProcesses, ScanFallbackWithoutChildrenFilesFindsSameTree) {
+  FixtureTree tree;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(tree.proc()))
+    if (e.path().filename() == "children") std::filesystem::remove(e.path());
+  gd::procfs::ProcessTable table(tree.proc());
+  auto ps = table.processes({1000}, 10.0, std::nullopt);
+  EXPECT_EQ(table.discovery(), gd::procfs::ProcessTable::Discovery::kStatScan);
+  EXPECT_EQ(pids_of(ps), (std::vector<uint32_t>{1000, 1001, 1002, 1003, 1004}));
+}
+
+TEST(FixtureProcesses, ChildrenFilesUsedWhenPresent) {
+  FixtureTree tree;
+  gd::procfs::ProcessTable table(tree.proc());
+  table.processes({1000}, 10.0, std::nullopt);
+  EXPECT_EQ(table.discovery(), gd::procfs::ProcessTable::Discovery::kChildrenFiles);
+}
+
+TEST(FixtureProcesses, CpuPctFromTicksBetweenCalls) {
+  FixtureTree tree;
+  HostCollector c(tree.proc(), tree.sys());
+  c.processes({1000}, 10.0);
+  const long hz = sysconf(_SC_CLK_TCK);
+  // 1.5 CPU-seconds over 2 s of wall time: 75% of one CPU. Worker 1001 adds
+  // 4 CPU-seconds in 2 s (200%: multi-threaded).
+  tree.write("proc/1000/stat", stat_line(1000, "python", 'R', 1, 500 + hz, 100 + hz / 2, 12345));
+  tree.write("proc/1001/stat", stat_line(1001, "pt_data_worker", 'R', 1000, 900 + 4 * hz, 10, 12400));
+  auto ps = c.processes({1000}, 12.0);
+  ASSERT_TRUE(find_pid(ps, 1000)->cpu_pct);
+  EXPECT_NEAR(*find_pid(ps, 1000)->cpu_pct, 75.0, 1e-9);
+  EXPECT_NEAR(*find_pid(ps, 1001)->cpu_pct, 200.0, 1e-9);
+  EXPECT_NEAR(*find_pid(ps, 1002)->cpu_pct, 0.0, 1e-9);
+}
+
+TEST(FixtureProcesses, ReusedPidStartsCpuAccountingAfresh) {
+  FixtureTree tree;
+  HostCollector c(tree.proc(), tree.sys());
+  c.processes({1002}, 10.0);
+  // Same pid, new starttime: a different process. Its ticks must not be
+  // compared with the old process's.
+  tree.write("proc/1002/stat", stat_line(1002, "newproc", 'R', 1, 50000, 0, 99999));
+  tree.write("proc/1002/cmdline", std::string("newproc\0", 8));
+  auto ps = c.processes({1002}, 11.0);
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_FALSE(ps[0].cpu_pct);
+  EXPECT_EQ(ps[0].cmdline, "newproc") << "cached cmdline of the old process was dropped";
+}
+
+TEST(FixtureProcesses, StaticFieldsCachedThenRefreshedAfterInterval) {
+  FixtureTree tree;
+  HostCollector c(tree.proc(), tree.sys());
+  c.processes({1001}, 10.0);
+  tree.write("proc/1001/maps",
+             "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
+  auto early = c.processes({1001}, 20.0);
+  EXPECT_TRUE(early[0].libs.empty()) << "maps is not re-read within the refresh interval";
+  auto late = c.processes({1001}, 10.0 + gd::procfs::ProcessTable::kStaticRefreshSeconds);
+  EXPECT_EQ(late[0].libs, (std::vector<std::string>{"libcudart.so.12.2.140"}));
+}
+
+TEST(FixtureProcesses, CacheDropsProcessesThatAreGone) {
+  FixtureTree tree;
+  gd::procfs::ProcessTable table(tree.proc());
+  table.processes({1000}, 10.0, std::nullopt);
+  EXPECT_EQ(table.cached_process_count(), 5u);
+  tree.remove("proc/1004");
+  tree.write("proc/1001/task/1001/children", "");
+  auto ps = table.processes({1000}, 11.0, std::nullopt);
+  EXPECT_EQ(ps.size(), 4u);
+  EXPECT_EQ(table.cached_process_count(), 4u);
+}

@@ -1,0 +1,309 @@
+// One line of JSON <-> model: everything the writer writes reads back equal.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "model_compare.h"
+#include "trace/trace_io.h"
+#include "trace_fixtures.h"
+
+namespace gd {
+namespace {
+
+using nlohmann::json;
+using testing::expect_same;
+
+TEST(TraceJson, SampleWithEveryFieldSetReadsBackEqual) {
+  const Sample s = testing::full_sample();
+  const std::string line = sample_to_json(s);
+  // Every field is set, so the writer has no reason to write null.
+  EXPECT_EQ(line.find("null"), std::string::npos) << line;
+  expect_same(s, sample_from_json(line, "t:2"));
+}
+
+TEST(TraceJson, HeaderWithEveryFieldSetReadsBackEqual) {
+  const TraceHeader h = testing::full_header();
+  const std::string line = header_to_json(h);
+  EXPECT_EQ(line.find("null"), std::string::npos) << line;
+  expect_same(h, header_from_json(line, "t:1"));
+}
+
+TEST(TraceJson, UnknownFieldsAreWrittenAsNullAndReadBackAsUnknown) {
+  const Sample s = testing::unknown_sample();
+  const std::string line = sample_to_json(s);
+  const json j = json::parse(line);
+  const json& gpu = j["gpus"][0];
+  EXPECT_TRUE(gpu.at("util_pct").is_null());
+  EXPECT_TRUE(gpu.at("mem_used_bytes").is_null());
+  EXPECT_TRUE(gpu.at("clock_event_reasons").is_null());
+  EXPECT_TRUE(gpu.at("processes").is_null());
+  EXPECT_TRUE(gpu.at("retired_pages_pending").is_null());
+  EXPECT_TRUE(j["host"].at("cpu_util_pct").is_null());
+  EXPECT_TRUE(j["host"].at("psi_io_some_pct").is_null());
+  EXPECT_TRUE(j["processes"][0].at("ppid").is_null());
+  EXPECT_TRUE(j["processes"][0].at("cgroup").is_null());
+  EXPECT_TRUE(j["processes"][0].at("start_time").is_null());
+  EXPECT_TRUE(j["events"][0].at("gpu").is_null());
+  EXPECT_TRUE(j["events"][0].at("pid").is_null());
+
+  const Sample back = sample_from_json(line, "t:2");
+  expect_same(s, back);
+  EXPECT_FALSE(back.gpus[0].util_pct.has_value());
+  EXPECT_FALSE(back.gpus[0].clock_event_reasons.has_value());
+  EXPECT_FALSE(back.gpus[0].processes.has_value());
+  EXPECT_FALSE(back.processes[0].cgroup.has_value());
+}
+
+TEST(TraceJson, HeaderWithEverythingUnknownReadsBackUnknown) {
+  TraceHeader h;
+  h.nvml_status = kNvmlNoDriver;
+  h.gpus.push_back(GpuInfo{});
+  const std::string line = header_to_json(h);
+  const json j = json::parse(line);
+  EXPECT_TRUE(j.at("driver").is_null());
+  EXPECT_TRUE(j.at("host").at("cpu_count").is_null());
+  EXPECT_TRUE(j.at("gpus")[0].at("power_limit_w").is_null());
+  EXPECT_FALSE(j.contains("faults"));
+  const TraceHeader back = header_from_json(line, "t:1");
+  expect_same(h, back);
+  EXPECT_FALSE(back.driver.has_value());
+  EXPECT_FALSE(back.gpus[0].ecc_enabled.has_value());
+}
+
+TEST(TraceJson, EmptyClockReasonListMeansNoneActiveNotUnknown) {
+  Sample s = testing::unknown_sample();
+  s.gpus[0].clock_event_reasons = std::vector<std::string>{};
+  s.gpus[0].processes = std::vector<GpuProcess>{};
+  const std::string line = sample_to_json(s);
+  const json j = json::parse(line);
+  EXPECT_EQ(j["gpus"][0]["clock_event_reasons"], json::array());
+  EXPECT_EQ(j["gpus"][0]["processes"], json::array());
+  const Sample back = sample_from_json(line, "t:2");
+  ASSERT_TRUE(back.gpus[0].clock_event_reasons.has_value());
+  EXPECT_TRUE(back.gpus[0].clock_event_reasons->empty());
+  ASSERT_TRUE(back.gpus[0].processes.has_value());
+  EXPECT_TRUE(back.gpus[0].processes->empty());
+}
+
+TEST(TraceJson, LostAndStaleGpusAreWrittenAsIndexAndMarkerOnly) {
+  Sample s = testing::full_sample();
+  s.gpus[0].lost = true;
+  s.gpus[1].stale = true;
+  const std::string line = sample_to_json(s);
+  const json j = json::parse(line);
+  EXPECT_EQ(j["gpus"][0], json::parse(R"({"index": 0, "lost": true})"));
+  EXPECT_EQ(j["gpus"][1], json::parse(R"({"index": 1, "stale": true})"));
+
+  const Sample back = sample_from_json(line, "t:2");
+  EXPECT_TRUE(back.gpus[0].lost);
+  EXPECT_FALSE(back.gpus[0].stale);
+  EXPECT_FALSE(back.gpus[0].util_pct.has_value());
+  EXPECT_TRUE(back.gpus[1].stale);
+  EXPECT_FALSE(back.gpus[1].lost);
+  EXPECT_FALSE(back.gpus[1].processes.has_value());
+}
+
+TEST(TraceJson, LostGpuReadingsInTheLineAreNotTrusted) {
+  const Sample s = sample_from_json(
+      R"({"t": 1, "gpus": [{"util_pct": 50, "index": 3, "lost": true}]})",
+      "t:2");
+  ASSERT_EQ(s.gpus.size(), 1u);
+  EXPECT_EQ(s.gpus[0].index, 3);
+  EXPECT_TRUE(s.gpus[0].lost);
+  EXPECT_FALSE(s.gpus[0].util_pct.has_value());
+}
+
+TEST(TraceJson, LostFalseIsAnOrdinaryGpu) {
+  const Sample s = sample_from_json(
+      R"({"t": 1, "gpus": [{"index": 0, "lost": false, "stale": null, "util_pct": 50}]})",
+      "t:2");
+  EXPECT_FALSE(s.gpus[0].lost);
+  EXPECT_FALSE(s.gpus[0].stale);
+  EXPECT_EQ(s.gpus[0].util_pct, 50.0);
+}
+
+TEST(TraceJson, UsesTheFieldNamesOfTheSpecAndTheProjectExtensions) {
+  const json j = json::parse(sample_to_json(testing::full_sample()));
+  for (const char* k : {"util_pct", "mem_util_pct", "mem_used_bytes", "temp_c",
+                        "mem_temp_c", "power_w", "energy_mj_total", "fan_pct",
+                        "sm_clock_mhz", "mem_clock_mhz", "pstate",
+                        "clock_event_reasons", "pcie_gen", "pcie_width",
+                        "pcie_tx_bytes_per_s", "pcie_rx_bytes_per_s",
+                        "pcie_replay_total", "ecc_sbe_volatile_total",
+                        "ecc_dbe_volatile_total", "retired_pages_pending",
+                        "remapped_rows_pending", "remapped_rows_failure"}) {
+    EXPECT_TRUE(j["gpus"][0].contains(k)) << k;
+  }
+  for (const char* k : {"pid", "used_bytes", "type"}) {
+    EXPECT_TRUE(j["gpus"][0]["processes"][0].contains(k)) << k;
+  }
+  for (const char* k :
+       {"cpu_util_pct", "cpu_iowait_pct", "cpu_steal_pct", "load1",
+        "mem_available_bytes", "swap_used_bytes", "swap_in_pages_per_s",
+        "swap_out_pages_per_s", "disk_read_bytes_per_s",
+        "disk_write_bytes_per_s", "disk_busy_pct", "psi_cpu_some_pct",
+        "psi_mem_some_pct", "psi_io_some_pct"}) {
+    EXPECT_TRUE(j["host"].contains(k)) << k;
+  }
+  for (const char* k : {"pid", "ppid", "user", "name", "cmdline", "state",
+                        "cpu_pct", "threads", "rss_bytes", "cgroup", "libs",
+                        "start_time"}) {
+    EXPECT_TRUE(j["processes"][0].contains(k)) << k;
+  }
+  for (const char* k : {"kind", "gpu", "code", "pid", "text"}) {
+    EXPECT_TRUE(j["events"][0].contains(k)) << k;
+  }
+  EXPECT_EQ(j["host"]["psi_cpu_some_pct"], 12.34);
+  EXPECT_EQ(j["processes"][0]["start_time"], 1732260000.37);
+}
+
+TEST(TraceJson, HeaderUsesTheFieldNamesOfTheSpec) {
+  const json j = json::parse(header_to_json(testing::full_header()));
+  EXPECT_EQ(j["format"], "gpudoctor-trace");
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["nvml_status"], "error");
+  EXPECT_EQ(j["nvml_error"], "Unknown Error");
+  for (const char* k : {"hostname", "kernel", "cpu_model", "cpu_count",
+                        "mem_total_bytes", "swap_total_bytes",
+                        "pid_namespace"}) {
+    EXPECT_TRUE(j["host"].contains(k)) << k;
+  }
+  for (const char* k : {"driver_version", "cuda_driver_version",
+                        "nvml_version"}) {
+    EXPECT_TRUE(j["driver"].contains(k)) << k;
+  }
+  for (const char* k :
+       {"index", "uuid", "name", "pci_bus_id", "serial", "memory_total_bytes",
+        "power_limit_w", "power_default_limit_w", "pcie_max_gen",
+        "pcie_max_width", "temp_slowdown_c", "temp_shutdown_c",
+        "sm_clock_max_mhz", "mem_clock_max_mhz", "compute_capability",
+        "architecture", "ecc_enabled", "mig_enabled", "persistence_mode",
+        "compute_mode", "numa_node"}) {
+    EXPECT_TRUE(j["gpus"][0].contains(k)) << k;
+  }
+}
+
+TEST(TraceJson, FaultsAreKeptAsRawTextAndWrittenBackVerbatim) {
+  const std::string faults =
+      R"([{"function": "nvmlDeviceGetComputeRunningProcesses", "gpu": 0, "hang_s": 30},   {"gpu": 2, "lost_after_s": 5.0, "x": "\u00e9"}])";
+  const std::string line =
+      R"({"format": "gpudoctor-trace", "version": 1, "gpus": [], "faults": )" +
+      faults + R"(, "driver": null})";
+  const TraceHeader h = header_from_json(line, "s:1");
+  EXPECT_EQ(h.faults_json, faults);
+  const std::string written = header_to_json(h);
+  EXPECT_NE(written.find(faults), std::string::npos) << written;
+  EXPECT_EQ(json::parse(written)["faults"], json::parse(faults));
+}
+
+TEST(TraceJson, FaultsWrittenOverSeveralLinesStayOnOneTraceLine) {
+  TraceHeader h;
+  h.faults_json = "[\n  {\"gpu\": 1,\r\n   \"lost_after_s\": 2}\n]";
+  const std::string line = header_to_json(h);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(json::parse(line)["faults"][0]["lost_after_s"], 2);
+}
+
+TEST(TraceJson, InvalidFaultsTextIsRefusedRatherThanWritten) {
+  TraceHeader h;
+  h.faults_json = "[{\"gpu\": 1";
+  EXPECT_THROW(header_to_json(h), TraceError);
+}
+
+TEST(TraceJson, NvmlStatusAbsentIsUnknownNotOk) {
+  const TraceHeader h = header_from_json(
+      R"({"format": "gpudoctor-trace", "version": 1})", "h:1");
+  EXPECT_EQ(h.nvml_status, "");
+  EXPECT_FALSE(h.driver.has_value());
+  EXPECT_TRUE(h.gpus.empty());
+  EXPECT_EQ(h.faults_json, "");
+}
+
+TEST(TraceJson, DoublesRoundTripExactly) {
+  for (double v : {0.1, 1.0 / 3.0, 1e-300, 5e-324, 1.7976931348623157e308,
+                   -0.0, 123456789.123456789, 1732262400.000001, 97.0, 1e21}) {
+    Sample s = testing::unknown_sample();
+    s.gpus[0].power_w = v;
+    s.t = v;
+    const Sample back = sample_from_json(sample_to_json(s), "t:2");
+    ASSERT_TRUE(back.gpus[0].power_w.has_value());
+    EXPECT_EQ(std::signbit(*back.gpus[0].power_w), std::signbit(v));
+    EXPECT_EQ(*back.gpus[0].power_w, v);
+    EXPECT_EQ(back.t, v);
+  }
+}
+
+TEST(TraceJson, IntegralDoublesAreWrittenAsFloats) {
+  Sample s = testing::unknown_sample(1732262400.0);
+  s.gpus[0].util_pct = 97.0;
+  const std::string line = sample_to_json(s);
+  EXPECT_NE(line.find("\"util_pct\":97.0"), std::string::npos) << line;
+  EXPECT_NE(line.find("\"t\":1732262400.0"), std::string::npos) << line;
+}
+
+TEST(TraceJson, NonFiniteReadingsAreWrittenAsUnknown) {
+  Sample s = testing::unknown_sample();
+  s.gpus[0].power_w = std::numeric_limits<double>::quiet_NaN();
+  s.gpus[0].util_pct = std::numeric_limits<double>::infinity();
+  const Sample back = sample_from_json(sample_to_json(s), "t:2");
+  EXPECT_FALSE(back.gpus[0].power_w.has_value());
+  EXPECT_FALSE(back.gpus[0].util_pct.has_value());
+}
+
+TEST(TraceJson, SampleTimeMustBeFiniteToBeWritten) {
+  Sample s = testing::unknown_sample();
+  s.t = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(sample_to_json(s), TraceError);
+}
+
+TEST(TraceJson, IntegerFieldsAcceptIntegralFloatsButNotFractions) {
+  const Sample s = sample_from_json(
+      R"({"t": 5, "gpus": [{"index": 0.0, "temp_c": 71.0, "mem_used_bytes": 1e10}]})",
+      "t:2");
+  EXPECT_EQ(s.t, 5.0);
+  EXPECT_EQ(s.gpus[0].temp_c, 71);
+  EXPECT_EQ(s.gpus[0].mem_used_bytes, 10000000000ULL);
+}
+
+TEST(TraceJson, ReusingOneSampleGivesTheSameResultAsAFreshOne) {
+  // The reader parses into the caller's Sample to keep its storage; nothing
+  // from the previous line may leak into the next.
+  Sample reused;
+  sample_from_json(sample_to_json(testing::full_sample()), "t:2", reused);
+  const Sample sparse = testing::unknown_sample();
+  sample_from_json(sample_to_json(sparse), "t:3", reused);
+  expect_same(sparse, reused);
+  sample_from_json(R"({"t": 9})", "t:4", reused);
+  expect_same(sample_from_json(R"({"t": 9})", "t:4"), reused);
+  EXPECT_TRUE(reused.gpus.empty());
+  EXPECT_TRUE(reused.processes.empty());
+  EXPECT_FALSE(reused.host.cpu_util_pct.has_value());
+}
+
+TEST(TraceJson, UnknownFieldsAreIgnored) {
+  const Sample s = sample_from_json(
+      R"({"t": 7, "future": {"a": [1, {"b": null}]}, "gpus": [{"index": 0, "nvlink": [1,2], "util_pct": 12}],
+          "host": {"cpu_util_pct": 3, "numa": "x"}, "processes": [{"pid": 1, "oom_score": 5}],
+          "events": [{"kind": "xid", "severity": "bad", "code": 13}]})",
+      "t:2");
+  EXPECT_EQ(s.t, 7.0);
+  EXPECT_EQ(s.gpus[0].util_pct, 12.0);
+  EXPECT_EQ(s.host.cpu_util_pct, 3.0);
+  EXPECT_EQ(s.processes[0].pid, 1u);
+  EXPECT_EQ(s.events[0].code, 13);
+}
+
+TEST(TraceJson, KeysInAnyOrderAreRead) {
+  const Sample s = sample_from_json(
+      R"({"events": [], "host": {"load1": 2.5}, "gpus": [{"power_w": 100, "index": 2}], "t": 3})",
+      "t:2");
+  EXPECT_EQ(s.t, 3.0);
+  EXPECT_EQ(s.gpus[0].index, 2);
+  EXPECT_EQ(s.gpus[0].power_w, 100.0);
+  EXPECT_EQ(s.host.load1, 2.5);
+}
+
+}  // namespace
+}  // namespace gd

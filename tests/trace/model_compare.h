@@ -1,0 +1,155 @@
+// Field-by-field comparison of model values, reporting which field differs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "model/sample.h"
+
+namespace gd::testing {
+
+inline void expect_same(const GpuProcess& a, const GpuProcess& b) {
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.used_bytes, b.used_bytes);
+  EXPECT_EQ(a.type, b.type);
+}
+
+inline void expect_same(const GpuSample& a, const GpuSample& b) {
+  SCOPED_TRACE("gpu " + std::to_string(a.index));
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.lost, b.lost);
+  EXPECT_EQ(a.stale, b.stale);
+  EXPECT_EQ(a.util_pct, b.util_pct);
+  EXPECT_EQ(a.mem_util_pct, b.mem_util_pct);
+  EXPECT_EQ(a.mem_used_bytes, b.mem_used_bytes);
+  EXPECT_EQ(a.temp_c, b.temp_c);
+  EXPECT_EQ(a.mem_temp_c, b.mem_temp_c);
+  EXPECT_EQ(a.power_w, b.power_w);
+  EXPECT_EQ(a.energy_mj_total, b.energy_mj_total);
+  EXPECT_EQ(a.fan_pct, b.fan_pct);
+  EXPECT_EQ(a.sm_clock_mhz, b.sm_clock_mhz);
+  EXPECT_EQ(a.mem_clock_mhz, b.mem_clock_mhz);
+  EXPECT_EQ(a.pstate, b.pstate);
+  EXPECT_EQ(a.clock_event_reasons, b.clock_event_reasons);
+  EXPECT_EQ(a.pcie_gen, b.pcie_gen);
+  EXPECT_EQ(a.pcie_width, b.pcie_width);
+  EXPECT_EQ(a.pcie_tx_bytes_per_s, b.pcie_tx_bytes_per_s);
+  EXPECT_EQ(a.pcie_rx_bytes_per_s, b.pcie_rx_bytes_per_s);
+  EXPECT_EQ(a.pcie_replay_total, b.pcie_replay_total);
+  EXPECT_EQ(a.ecc_sbe_volatile_total, b.ecc_sbe_volatile_total);
+  EXPECT_EQ(a.ecc_dbe_volatile_total, b.ecc_dbe_volatile_total);
+  EXPECT_EQ(a.retired_pages_pending, b.retired_pages_pending);
+  EXPECT_EQ(a.remapped_rows_pending, b.remapped_rows_pending);
+  EXPECT_EQ(a.remapped_rows_failure, b.remapped_rows_failure);
+  ASSERT_EQ(a.processes.has_value(), b.processes.has_value());
+  if (a.processes) {
+    ASSERT_EQ(a.processes->size(), b.processes->size());
+    for (size_t i = 0; i < a.processes->size(); ++i) {
+      expect_same((*a.processes)[i], (*b.processes)[i]);
+    }
+  }
+}
+
+inline void expect_same(const HostSample& a, const HostSample& b) {
+  EXPECT_EQ(a.cpu_util_pct, b.cpu_util_pct);
+  EXPECT_EQ(a.cpu_iowait_pct, b.cpu_iowait_pct);
+  EXPECT_EQ(a.cpu_steal_pct, b.cpu_steal_pct);
+  EXPECT_EQ(a.load1, b.load1);
+  EXPECT_EQ(a.mem_available_bytes, b.mem_available_bytes);
+  EXPECT_EQ(a.swap_used_bytes, b.swap_used_bytes);
+  EXPECT_EQ(a.swap_in_pages_per_s, b.swap_in_pages_per_s);
+  EXPECT_EQ(a.swap_out_pages_per_s, b.swap_out_pages_per_s);
+  EXPECT_EQ(a.disk_read_bytes_per_s, b.disk_read_bytes_per_s);
+  EXPECT_EQ(a.disk_write_bytes_per_s, b.disk_write_bytes_per_s);
+  EXPECT_EQ(a.disk_busy_pct, b.disk_busy_pct);
+  EXPECT_EQ(a.psi_cpu_some_pct, b.psi_cpu_some_pct);
+  EXPECT_EQ(a.psi_mem_some_pct, b.psi_mem_some_pct);
+  EXPECT_EQ(a.psi_io_some_pct, b.psi_io_some_pct);
+}
+
+inline void expect_same(const ProcessSample& a, const ProcessSample& b) {
+  SCOPED_TRACE("pid " + std::to_string(a.pid));
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.ppid, b.ppid);
+  EXPECT_EQ(a.user, b.user);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.cmdline, b.cmdline);
+  EXPECT_EQ(a.state, b.state);
+  EXPECT_EQ(a.cpu_pct, b.cpu_pct);
+  EXPECT_EQ(a.threads, b.threads);
+  EXPECT_EQ(a.rss_bytes, b.rss_bytes);
+  EXPECT_EQ(a.cgroup, b.cgroup);
+  EXPECT_EQ(a.libs, b.libs);
+  EXPECT_EQ(a.start_time, b.start_time);
+}
+
+inline void expect_same(const Event& a, const Event& b) {
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.gpu, b.gpu);
+  EXPECT_EQ(a.code, b.code);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.text, b.text);
+}
+
+inline void expect_same(const Sample& a, const Sample& b) {
+  EXPECT_EQ(a.t, b.t);
+  ASSERT_EQ(a.gpus.size(), b.gpus.size());
+  for (size_t i = 0; i < a.gpus.size(); ++i) expect_same(a.gpus[i], b.gpus[i]);
+  expect_same(a.host, b.host);
+  ASSERT_EQ(a.processes.size(), b.processes.size());
+  for (size_t i = 0; i < a.processes.size(); ++i) {
+    expect_same(a.processes[i], b.processes[i]);
+  }
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (size_t i = 0; i < a.events.size(); ++i) {
+    expect_same(a.events[i], b.events[i]);
+  }
+}
+
+inline void expect_same(const GpuInfo& a, const GpuInfo& b) {
+  SCOPED_TRACE("gpu info " + std::to_string(a.index));
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.uuid, b.uuid);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.pci_bus_id, b.pci_bus_id);
+  EXPECT_EQ(a.serial, b.serial);
+  EXPECT_EQ(a.memory_total_bytes, b.memory_total_bytes);
+  EXPECT_EQ(a.power_limit_w, b.power_limit_w);
+  EXPECT_EQ(a.power_default_limit_w, b.power_default_limit_w);
+  EXPECT_EQ(a.pcie_max_gen, b.pcie_max_gen);
+  EXPECT_EQ(a.pcie_max_width, b.pcie_max_width);
+  EXPECT_EQ(a.temp_slowdown_c, b.temp_slowdown_c);
+  EXPECT_EQ(a.temp_shutdown_c, b.temp_shutdown_c);
+  EXPECT_EQ(a.sm_clock_max_mhz, b.sm_clock_max_mhz);
+  EXPECT_EQ(a.mem_clock_max_mhz, b.mem_clock_max_mhz);
+  EXPECT_EQ(a.compute_capability, b.compute_capability);
+  EXPECT_EQ(a.architecture, b.architecture);
+  EXPECT_EQ(a.ecc_enabled, b.ecc_enabled);
+  EXPECT_EQ(a.mig_enabled, b.mig_enabled);
+  EXPECT_EQ(a.persistence_mode, b.persistence_mode);
+  EXPECT_EQ(a.compute_mode, b.compute_mode);
+  EXPECT_EQ(a.numa_node, b.numa_node);
+}
+
+inline void expect_same(const TraceHeader& a, const TraceHeader& b) {
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.host.hostname, b.host.hostname);
+  EXPECT_EQ(a.host.kernel, b.host.kernel);
+  EXPECT_EQ(a.host.cpu_model, b.host.cpu_model);
+  EXPECT_EQ(a.host.cpu_count, b.host.cpu_count);
+  EXPECT_EQ(a.host.mem_total_bytes, b.host.mem_total_bytes);
+  EXPECT_EQ(a.host.swap_total_bytes, b.host.swap_total_bytes);
+  EXPECT_EQ(a.host.pid_namespace, b.host.pid_namespace);
+  EXPECT_EQ(a.nvml_status, b.nvml_status);
+  EXPECT_EQ(a.nvml_error, b.nvml_error);
+  ASSERT_EQ(a.driver.has_value(), b.driver.has_value());
+  if (a.driver) {
+    EXPECT_EQ(a.driver->driver_version, b.driver->driver_version);
+    EXPECT_EQ(a.driver->cuda_driver_version, b.driver->cuda_driver_version);
+    EXPECT_EQ(a.driver->nvml_version, b.driver->nvml_version);
+  }
+  ASSERT_EQ(a.gpus.size(), b.gpus.size());
+  for (size_t i = 0; i < a.gpus.size(); ++i) expect_same(a.gpus[i], b.gpus[i]);
+  EXPECT_EQ(a.faults_json, b.faults_json);
+}
+
+}  // namespace gd::testing

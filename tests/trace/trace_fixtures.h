@@ -1,0 +1,185 @@
+// Model values for trace tests and benchmarks.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "model/sample.h"
+
+namespace gd::testing {
+
+// A header with every field set (nothing is nullopt or "").
+inline TraceHeader full_header() {
+  TraceHeader h;
+  h.host = HostInfo{.hostname = "node07",
+                    .kernel = "5.15.0-91-generic",
+                    .cpu_model = "AMD EPYC 7763 64-Core Processor",
+                    .cpu_count = 128,
+                    .mem_total_bytes = 1081627033600ULL,
+                    .swap_total_bytes = 0,
+                    .pid_namespace = "container"};
+  h.nvml_status = kNvmlError;
+  h.nvml_error = "Unknown Error";
+  h.driver = DriverInfo{.driver_version = "535.129.03",
+                        .cuda_driver_version = "12.2",
+                        .nvml_version = "12.535.129.03"};
+  for (int i = 0; i < 2; ++i) {
+    GpuInfo g;
+    g.index = i;
+    g.uuid = "GPU-5f0f1111-2222-3333-4444-55555555555" + std::to_string(i);
+    g.name = "NVIDIA A100-SXM4-80GB";
+    g.pci_bus_id = "00000000:0" + std::to_string(7 + i) + ":00.0";
+    g.serial = "156212100000" + std::to_string(i);
+    g.memory_total_bytes = 85899345920ULL;
+    g.power_limit_w = 400.0;
+    g.power_default_limit_w = 412.5;
+    g.pcie_max_gen = 4;
+    g.pcie_max_width = 16;
+    g.temp_slowdown_c = 89;
+    g.temp_shutdown_c = 92;
+    g.sm_clock_max_mhz = 1410;
+    g.mem_clock_max_mhz = 1593;
+    g.compute_capability = "8.0";
+    g.architecture = "ampere";
+    g.ecc_enabled = true;
+    g.mig_enabled = false;
+    g.persistence_mode = i == 0;
+    g.compute_mode = "exclusive_process";
+    g.numa_node = 3 + i;
+    h.gpus.push_back(g);
+  }
+  h.faults_json =
+      R"([{"function": "nvmlDeviceGetPowerUsage", "gpu": 1, "return": "NOT_SUPPORTED"}, {"gpu": 2, "lost_after_s": 5.0}])";
+  return h;
+}
+
+// One GPU reading with every field set; values differ per `i`.
+inline GpuSample full_gpu_sample(int i) {
+  GpuSample g;
+  g.index = i;
+  g.util_pct = 97.25 - i;
+  g.mem_util_pct = 61.0;
+  g.mem_used_bytes = 70866960384ULL + static_cast<uint64_t>(i);
+  g.temp_c = 71 + i;
+  g.mem_temp_c = -5;  // below zero happens in test chambers
+  g.power_w = 312.5;
+  g.energy_mj_total = std::numeric_limits<uint64_t>::max() - 1;  // > 2^53
+  g.fan_pct = 0.1;
+  g.sm_clock_mhz = 1410;
+  g.mem_clock_mhz = 1593;
+  g.pstate = 0;
+  g.clock_event_reasons = std::vector<std::string>{"sw_power_cap",
+                                                   "hw_thermal_slowdown"};
+  g.pcie_gen = 4;
+  g.pcie_width = 16;
+  g.pcie_tx_bytes_per_s = 1200000000ULL;
+  g.pcie_rx_bytes_per_s = 5400000000ULL;
+  g.pcie_replay_total = 3;
+  g.ecc_sbe_volatile_total = 17;
+  g.ecc_dbe_volatile_total = 1;
+  g.retired_pages_pending = true;
+  g.remapped_rows_pending = false;
+  g.remapped_rows_failure = true;
+  g.processes = std::vector<GpuProcess>{
+      {.pid = 4242 + static_cast<uint32_t>(i),
+       .used_bytes = 68719476736ULL,
+       .type = "compute"},
+      {.pid = 4294967295U, .used_bytes = 1, .type = "compute+graphics"}};
+  return g;
+}
+
+inline ProcessSample full_process(uint32_t pid, uint32_t ppid) {
+  ProcessSample p;
+  p.pid = pid;
+  p.ppid = ppid;
+  p.user = "alice";
+  p.name = "python";
+  p.cmdline = "python train.py --bs 256 --data /datasets/imagenet";
+  p.state = "R";
+  p.cpu_pct = 105.5;
+  p.threads = 37;
+  p.rss_bytes = 21474836480ULL;
+  p.cgroup = "/kubepods/burstable/pod1a2b/3c4d";
+  p.libs = {"libcudart.so.12.1.105", "libnccl.so.2.18.3", "libcuda.so.1"};
+  p.start_time = 1732260000.37;
+  return p;
+}
+
+// A sample with every field set (no nullopt anywhere).
+inline Sample full_sample(double t = 1732262400.123456) {
+  Sample s;
+  s.t = t;
+  s.gpus = {full_gpu_sample(0), full_gpu_sample(1)};
+  s.host = HostSample{.cpu_util_pct = 41.0,
+                      .cpu_iowait_pct = 0.5,
+                      .cpu_steal_pct = 0.0,
+                      .load1 = 52.1,
+                      .mem_available_bytes = 812345678901ULL,
+                      .swap_used_bytes = 4096,
+                      .swap_in_pages_per_s = 1.5,
+                      .swap_out_pages_per_s = 2.25,
+                      .disk_read_bytes_per_s = 12000000,
+                      .disk_write_bytes_per_s = 300000,
+                      .disk_busy_pct = 3.0,
+                      .psi_cpu_some_pct = 12.34,
+                      .psi_mem_some_pct = 0.01,
+                      .psi_io_some_pct = 99.99};
+  s.processes = {full_process(4242, 4100), full_process(4300, 4242)};
+  s.processes[1].name = "pt_data_worker";
+  s.processes[1].state = "Z";
+  s.events = {Event{.kind = "xid",
+                    .gpu = 0,
+                    .code = 79,
+                    .pid = 1234,
+                    .text = "NVRM: Xid (PCI:0000:07:00): 79, pid=1234, GPU "
+                            "has fallen off the bus."}};
+  return s;
+}
+
+// A sample where everything optional is unknown: GPUs with only an index, a
+// process with only a pid, an event with only a kind.
+inline Sample unknown_sample(double t = 1732262401.0) {
+  Sample s;
+  s.t = t;
+  s.gpus.resize(2);
+  s.gpus[0].index = 0;
+  s.gpus[1].index = 1;
+  s.processes.resize(1);
+  s.processes[0].pid = 7;
+  s.events.resize(1);
+  s.events[0].kind = "nvml_error";
+  return s;
+}
+
+// What `record` writes on a busy 8-GPU node: one training job per GPU, each
+// with a data-loader worker.
+inline Sample realistic_sample(int n_gpus, int n_processes, double t) {
+  Sample s;
+  s.t = t;
+  for (int i = 0; i < n_gpus; ++i) {
+    GpuSample g = full_gpu_sample(i);
+    g.clock_event_reasons = std::vector<std::string>{"sw_power_cap"};
+    g.processes = std::vector<GpuProcess>{
+        {.pid = 10000 + static_cast<uint32_t>(i), .used_bytes = 68719476736ULL,
+         .type = "compute"}};
+    g.util_pct = 90.0 + (static_cast<int>(t) + i) % 10;
+    g.power_w = 250.0 + 0.1 * ((static_cast<int>(t) * 7 + i) % 1000);
+    g.energy_mj_total = 912345678ULL + static_cast<uint64_t>(t) * 300000;
+    s.gpus.push_back(g);
+  }
+  s.host = full_sample().host;
+  for (int p = 0; p < n_processes; ++p) {
+    ProcessSample proc = full_process(10000 + static_cast<uint32_t>(p), 1);
+    if (p >= n_gpus) {
+      proc.ppid = 10000 + static_cast<uint32_t>(p - n_gpus);
+      proc.name = "pt_data_worker";
+      proc.libs.clear();
+    }
+    proc.cpu_pct = 50.0 + (static_cast<int>(t) + p) % 60;
+    s.processes.push_back(proc);
+  }
+  return s;
+}
+
+}  // namespace gd::testing

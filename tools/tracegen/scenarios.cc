@@ -1,0 +1,771 @@
+// The scenario catalogue and the streaming Generator.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+#include "tracegen/tracegen.h"
+#include "tracegen/world.h"
+
+namespace gd::tracegen {
+namespace {
+
+class Scenario {
+ public:
+  virtual ~Scenario() = default;
+  virtual void setup(World& w) = 0;
+  virtual void step(World& w, const Step& st) { w.healthy_step(st); }
+  // Last touch on the emitted copy (e.g. knock out fields), leaving the
+  // world's own state intact for the next step.
+  virtual void post(World&, Sample&, const Step&) {}
+};
+
+std::vector<int> all_gpus(const World& w) {
+  std::vector<int> g(w.header.gpus.size());
+  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<int>(i);
+  return g;
+}
+
+// The healthy DDP job every scenario starts from. With --processes N the
+// workers are spread so that the job has N process entries.
+JobSpec default_job(const World& w, std::vector<int> gpus) {
+  JobSpec spec;
+  spec.gpus = std::move(gpus);
+  spec.workers_per_rank = w.opt.processes > 0 ? -1 : 4;
+  return spec;
+}
+
+int last_gpu(const World& w) { return static_cast<int>(w.header.gpus.size()) - 1; }
+
+std::vector<int> all_but_last(const World& w) {
+  std::vector<int> g = all_gpus(w);
+  g.pop_back();
+  return g;
+}
+
+double clamp_pct(double v) { return std::clamp(v, 0.0, 100.0); }
+
+// ---- healthy and input pipeline --------------------------------------------
+
+struct Healthy : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+};
+
+// GPU busy 3 s, starved 2 s (a ~5 s cycle); every loader worker pegged.
+// The host is sized so the job alone saturates it.
+struct InputBound : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    JobSpec spec = default_job(w, all_gpus(w));
+    if (spec.workers_per_rank >= 0) spec.workers_per_rank = 6;
+    spec.worker_cpu = 99;
+    TrainingJob job = w.add_training_job(spec);
+    double cores = w.background_cores + 0.3;
+    for (size_t r = 0; r < job.ranks.size(); ++r) {
+      cores += 1.0 + 0.99 * static_cast<double>(job.workers[r].size());
+      for (uint32_t pid : job.workers[r]) w.proc(pid)->state = "R";
+      w.set_cpu(job.ranks[r], 100, 1);
+    }
+    for (size_t r = 0; r < job.workers.size(); ++r)
+      for (uint32_t pid : job.workers[r]) w.set_cpu(pid, 99, 0.6);
+    w.header.host.cpu_count = static_cast<int>(std::ceil(cores));
+  }
+  void step(World& w, const Step& st) override {
+    w.begin_step(st);
+    bool busy = std::fmod(st.x, 5.0) < 3.0;
+    for (int g : all_gpus(w)) {
+      w.gpu_activity(g, busy ? 97 + w.rng.normal() : clamp_pct(3 + 1.5 * w.rng.normal()) + 1);
+      w.gpu_memory(g);
+    }
+    w.jitter_cpu();
+    w.host_baseline();
+  }
+};
+
+// GPU starved 6 s of every 10 s while the loaders sit in disk sleep.
+struct IoBound : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    JobSpec spec = default_job(w, all_gpus(w));
+    spec.worker_cpu = 12;
+    TrainingJob job = w.add_training_job(spec);
+    for (const auto& ws : job.workers)
+      for (uint32_t pid : ws) w.proc(pid)->state = "D";
+    for (uint32_t r : job.ranks) w.set_cpu(r, 40, 5);
+  }
+  void step(World& w, const Step& st) override {
+    w.begin_step(st);
+    bool busy = std::fmod(st.x, 10.0) < 4.0;
+    for (int g : all_gpus(w)) {
+      w.gpu_activity(g, busy ? 95 + w.rng.normal() : clamp_pct(4 + 2 * w.rng.normal()) + 1);
+      w.gpu_memory(g);
+    }
+    w.jitter_cpu();
+    w.host_baseline();
+    HostSample& h = w.s.host;
+    h.cpu_iowait_pct = std::round(clamp_pct(35 + 4 * w.rng.normal()) * 10) / 10;
+    h.disk_busy_pct = std::round(clamp_pct(97 + 1.5 * w.rng.normal()) * 10) / 10;
+    h.disk_read_bytes_per_s = static_cast<uint64_t>(180e6 + 15e6 * w.rng.normal());
+  }
+};
+
+// ---- host memory ----------------------------------------------------------
+
+struct Swapping : Scenario {
+  bool active;
+  explicit Swapping(bool active_) : active(active_) {}
+  void setup(World& w) override {
+    w.header.host.mem_total_bytes = 256ull << 30;
+    w.header.host.swap_total_bytes = 64ull << 30;
+    w.add_gpus(w.opt.gpus);
+    JobSpec spec = default_job(w, all_gpus(w));
+    TrainingJob job = w.add_training_job(spec);
+    if (active)
+      for (const auto& ws : job.workers)
+        for (uint32_t pid : ws) w.proc(pid)->rss_bytes = 40ull << 30;
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    HostSample& h = w.s.host;
+    if (active) {
+      for (int g : all_gpus(w)) w.gpu_activity(g, 82 + 5 * w.rng.normal());
+      h.swap_in_pages_per_s = std::round(std::max(0.0, 800 + 200 * w.rng.normal()));
+      h.swap_out_pages_per_s = std::round(std::max(0.0, 1200 + 300 * w.rng.normal()));
+      h.swap_used_bytes = static_cast<uint64_t>((8 + 12 * st.frac) * kGiB);
+      h.mem_available_bytes = static_cast<uint64_t>((1.5 + 0.3 * w.rng.normal()) * kGiB);
+    } else {
+      // Parked in swap long ago; no traffic now.
+      h.swap_used_bytes = 12ull << 30;
+      h.swap_in_pages_per_s = w.rng.chance(0.02) ? 0.4 : 0.0;
+      h.swap_out_pages_per_s = 0.0;
+    }
+  }
+};
+
+// ---- GPU memory -----------------------------------------------------------
+
+// Rank 0's memory follows a curve; the rest of the job is healthy.
+struct MemoryCurve : Scenario {
+  enum Kind { kLeak, kCaching, kStep, kPressure } kind;
+  uint32_t pid = 0;
+  double blip = 0;  // pending allocator blip to give back next step
+  explicit MemoryCurve(Kind k) : kind(k) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    pid = w.add_training_job(default_job(w, all_gpus(w))).ranks[0];
+  }
+  double bytes(World& w, const Step& st) {
+    double total = static_cast<double>(w.gpu_total(0));
+    constexpr double kSegment = 20 * kMiB;  // a large caching-allocator segment
+    switch (kind) {
+      case kLeak: {
+        // Leaks ~64 MiB/min, or 30% of the card over the trace if slower,
+        // grabbed one segment at a time.
+        double rate = std::min(64 * kMiB / 60, 0.3 * total / std::max(1.0, w.opt.duration_s));
+        return 20 * kGiB + std::floor(rate * st.x / kSegment) * kSegment;
+      }
+      case kCaching: {
+        double ramp = std::max(30.0, 0.03 * w.opt.duration_s);
+        double full = 0.85 * total;
+        if (st.x < ramp) return 2 * kGiB + std::floor((full - 2 * kGiB) * st.x / ramp / (2 * kGiB)) * 2 * kGiB;
+        return full;
+      }
+      case kStep:
+        return st.frac < 0.4 ? 30 * kGiB : 50 * kGiB;
+      case kPressure:
+        return 0.95 * total - w.driver_reserve_bytes;
+    }
+    return 0;
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    double b = bytes(w, st);
+    // Allocator noise: now and then a segment is taken and given back.
+    if (blip > 0) {
+      blip = 0;
+    } else if (w.rng.chance(0.01)) {
+      blip = 20 * kMiB;
+      b += blip;
+    }
+    w.gpu_proc(0, pid)->used_bytes = static_cast<uint64_t>(b);
+    w.gpu_memory(0);
+  }
+};
+
+// Memory held on the last GPU by something that is not a live process.
+struct Orphan : Scenario {
+  enum Kind { kZombie, kMissing, kUnaccounted } kind;
+  explicit Orphan(Kind k) : kind(k) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    if (w.opt.gpus > 1) w.add_training_job(default_job(w, all_but_last(w)));
+    int g = last_gpu(w);
+    if (kind == kZombie) {
+      w.add_proc(make_proc(9000, 6900, "alice", "python",
+                           "python launcher.py --restart-on-failure", "S", 0.5, 0.2, 3,
+                           400ull << 20));
+      w.add_proc(make_proc(9100, 9000, "alice", "python", "", "Z", 0, 0, 1, 0));
+      w.put_on_gpu(g, 9100, 18ull << 30);
+    } else if (kind == kMissing) {
+      size_t i = w.add_proc(make_proc(9200, 1, "", "", "", "missing", 0));
+      ProcessSample& p = w.s.processes[i];
+      p.ppid.reset(), p.cpu_pct.reset(), p.threads.reset(), p.rss_bytes.reset();
+      p.start_time.reset();
+      w.put_on_gpu(g, 9200, 12ull << 30);
+    }
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    int g = last_gpu(w);
+    w.gpu_activity(g, 0);
+    if (kind == kUnaccounted) w.s.gpus[g].mem_used_bytes = 22ull << 30;
+  }
+};
+
+// Collector inside a container: NVML's host pids are "missing" here.
+struct ContainerNamespace : Scenario {
+  void setup(World& w) override {
+    w.header.host.pid_namespace = "container";
+    w.add_gpus(w.opt.gpus);
+    for (int g : all_gpus(w)) {
+      uint32_t pid = 2345678 + static_cast<uint32_t>(g) * 31;
+      size_t i = w.add_proc(make_proc(pid, 1, "", "", "", "missing", 0));
+      ProcessSample& p = w.s.processes[i];
+      p.ppid.reset(), p.cpu_pct.reset(), p.threads.reset(), p.rss_bytes.reset();
+      p.start_time.reset();
+      w.put_on_gpu(g, pid, 40ull << 30);
+    }
+  }
+};
+
+// A Jupyter kernel holds a model on GPU 0 and computes nothing.
+struct IdleAllocated : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_proc(make_proc(4200, 4100, "alice", "jupyter-lab", "/usr/bin/python3 /usr/local/bin/jupyter-lab",
+                         "S", 0.5, 0.3, 8, 600ull << 20));
+    ProcSpec kernel = make_proc(
+        4242, 4200, "alice", "python",
+        "/usr/bin/python3 -m ipykernel_launcher -f /home/alice/.local/share/jupyter/runtime/kernel-1.json",
+        "S", 0.2, 0.1, 24, 6ull << 30);
+    kernel.libs = {"libcudart.so.12.1.105"};
+    w.add_proc(kernel);
+    w.put_on_gpu(0, 4242, 10ull << 30);
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    w.gpu_activity(0, w.rng.chance(0.005) ? 2 : 0);
+  }
+};
+
+// Nothing runs: only the driver's reservation, PCIe down-trained to gen 1.
+struct IdleGpu : Scenario {
+  void setup(World& w) override { w.add_gpus(w.opt.gpus); }
+};
+
+// ---- multi-GPU layout -----------------------------------------------------
+
+struct DdpImbalance : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    for (int g : all_gpus(w))
+      w.gpu_activity(g, g == 0 ? 96 + 1.5 * w.rng.normal() : 22 + 4 * w.rng.normal());
+  }
+};
+
+// Two unrelated single-GPU jobs from two shells: one busy, one light.
+struct UnrelatedJobs : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    JobSpec a = default_job(w, {0});
+    a.parent_pid = 6001;
+    JobSpec b = default_job(w, {1});
+    b.parent_pid = 6002, b.base_pid = 8500, b.user = "bob", b.script = "finetune.py";
+    b.mem_fraction = 0.2;
+    if (a.workers_per_rank < 0) a.workers_per_rank = b.workers_per_rank = 2;
+    w.add_training_job(a);
+    w.add_training_job(b);
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    w.gpu_activity(1, 20 + 4 * w.rng.normal());
+  }
+};
+
+// Every rank also opened a context on GPU 0 (a common DDP slip): one job.
+struct DdpStrayContexts : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    TrainingJob job = w.add_training_job(default_job(w, all_gpus(w)));
+    for (size_t r = 1; r < job.ranks.size(); ++r) w.put_on_gpu(0, job.ranks[r], 500ull << 20);
+  }
+};
+
+// Three users' jobs on GPU 0 in the default compute mode.
+struct SharedGpu : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    const char* users[] = {"alice", "bob", "carol"};
+    for (int j = 0; j < 3; ++j) {
+      JobSpec spec = default_job(w, {0});
+      spec.workers_per_rank = 2;
+      spec.parent_pid = 6001 + static_cast<uint32_t>(j);
+      spec.base_pid = 8000 + 100 * static_cast<uint32_t>(j);
+      spec.user = users[j];
+      spec.mem_fraction = 0.25 - 0.05 * j;
+      w.add_training_job(spec);
+    }
+  }
+};
+
+// ---- host CPU -------------------------------------------------------------
+
+struct CpuContention : Scenario {
+  bool steal;
+  explicit CpuContention(bool steal_) : steal(steal_) {}
+  void setup(World& w) override {
+    if (steal) w.header.host.cpu_count = 32;
+    w.add_gpus(w.opt.gpus);
+    JobSpec spec = default_job(w, all_gpus(w));
+    spec.worker_cpu = 35;
+    spec.main_cpu = 60;
+    TrainingJob job = w.add_training_job(spec);
+    for (const auto& ws : job.workers)
+      for (uint32_t pid : ws) w.proc(pid)->state = "R";
+    if (!steal) {
+      int cpus = w.header.host.cpu_count.value_or(128);
+      ProcSpec other = make_proc(7777, 7700, "bob", "ffmpeg",
+                                 "ffmpeg -i raw/ -c:v libx265 -preset slow out.mkv", "R",
+                                 cpus * 0.93 * 100, 150, cpus, 8ull << 30);
+      w.add_proc(other);
+    }
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    for (int g : all_gpus(w)) w.gpu_activity(g, (steal ? 50 : 45) + 10 * w.rng.normal());
+    if (steal) {
+      w.s.host.cpu_steal_pct = std::round(clamp_pct(25 + 4 * w.rng.normal()) * 10) / 10;
+      w.s.host.cpu_util_pct = std::round(clamp_pct(70 + 3 * w.rng.normal()) * 10) / 10;
+    }
+  }
+};
+
+// ---- GPU health (rules of the GPU-health engineer) -------------------------
+
+struct Clocks : Scenario {
+  enum Kind { kThermal, kHotNoThrottle, kPowerBrake, kPowerCap, kPowerCapNearMax } kind;
+  explicit Clocks(Kind k) : kind(k) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    GpuSample& g = w.s.gpus[0];
+    auto& reasons = *g.clock_event_reasons;
+    switch (kind) {
+      case kThermal:
+        g.temp_c = 88 + static_cast<int>(std::lround(w.rng.uniform() * 2));
+        if (w.rng.chance(0.9)) {
+          reasons.push_back("sw_thermal_slowdown");
+          g.sm_clock_mhz = 1050 + static_cast<int>(40 * w.rng.normal());
+        }
+        break;
+      case kHotNoThrottle:
+        g.temp_c = 84 + static_cast<int>(std::lround(w.rng.uniform()));
+        break;
+      case kPowerBrake:
+        if (st.frac >= 0.3 && st.frac < 0.6) {
+          reasons.push_back("hw_slowdown");
+          reasons.push_back("hw_power_brake_slowdown");
+          g.sm_clock_mhz = 600 + static_cast<int>(20 * w.rng.normal());
+          g.power_w = std::round((150 + 5 * w.rng.normal()) * 10) / 10;
+        }
+        break;
+      case kPowerCap:
+        reasons.push_back("sw_power_cap");
+        g.sm_clock_mhz = 1100 + static_cast<int>(30 * w.rng.normal());
+        g.power_w = std::round((399 + w.rng.normal()) * 10) / 10;
+        break;
+      case kPowerCapNearMax:
+        reasons.push_back("sw_power_cap");
+        g.sm_clock_mhz = 1395;
+        g.power_w = std::round((399 + w.rng.normal()) * 10) / 10;
+        break;
+    }
+  }
+};
+
+struct Pcie : Scenario {
+  bool under_load;
+  explicit Pcie(bool load) : under_load(load) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    if (under_load) w.add_training_job(default_job(w, all_gpus(w)));
+    else if (w.opt.gpus > 1) w.add_training_job(default_job(w, all_but_last(w)));
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    if (under_load) {
+      w.s.gpus[0].pcie_gen = 3;
+      w.s.gpus[0].pcie_width = 8;
+    }
+  }
+};
+
+struct Ecc : Scenario {
+  bool dbe;
+  uint64_t sbe = 0;
+  explicit Ecc(bool d) : dbe(d) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    GpuSample& g = w.s.gpus[0];
+    if (!dbe) {
+      if (w.rng.chance(w.opt.interval_s / 60)) ++sbe;
+      g.ecc_sbe_volatile_total = sbe;
+      return;
+    }
+    bool after = st.frac >= 0.5;
+    g.ecc_dbe_volatile_total = after ? 2 : 0;
+    g.retired_pages_pending = after;
+    g.remapped_rows_pending = after;
+    if (after && st.frac - w.opt.interval_s / w.opt.duration_s < 0.5) {
+      Event e;
+      e.kind = "xid";
+      e.gpu = 0;
+      e.code = 48;
+      e.text = fmt::format("NVRM: Xid (PCI:0000:{}): 48, pid=0, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.",
+                           w.header.gpus[0].pci_bus_id.substr(9, 7));
+      w.s.events.push_back(e);
+    }
+  }
+};
+
+struct Xids : Scenario {
+  uint32_t pid = 0;
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    pid = w.add_training_job(default_job(w, all_gpus(w))).ranks[0];
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    double prev = st.frac - w.opt.interval_s / w.opt.duration_s;
+    std::string bus = w.header.gpus[0].pci_bus_id.substr(9, 7);
+    auto at = [&](double f) { return st.frac >= f && prev < f; };
+    auto xid = [&](int code, std::optional<uint32_t> p, const std::string& what) {
+      Event e;
+      e.kind = "xid", e.gpu = 0, e.code = code, e.pid = p;
+      e.text = fmt::format("NVRM: Xid (PCI:0000:{}): {}, {}", bus, code, what);
+      w.s.events.push_back(e);
+    };
+    if (at(0.2)) xid(13, pid, fmt::format("pid={}, name=python, Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address", pid));
+    if (at(0.4)) xid(31, pid, fmt::format("pid={}, name=python, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f12_3456f000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ", pid));
+    if (at(0.7)) xid(119, std::nullopt, "pid=0, name=, Timeout after 6s of waiting for RPC response from GPU0 GSP!");
+  }
+};
+
+// The last GPU falls off the bus half-way; the job's other ranks hang.
+struct GpuLost : Scenario {
+  bool gone = false;
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    int g = last_gpu(w);
+    if (st.frac >= 0.5 && !gone) {
+      gone = true;
+      w.lose_gpu(g);
+      w.healthy_step(st);
+      Event lost;
+      lost.kind = "gpu_lost", lost.gpu = g, lost.text = "GPU is lost";
+      Event xid;
+      xid.kind = "xid", xid.gpu = g, xid.code = 79;
+      xid.text = fmt::format("NVRM: Xid (PCI:0000:{}): 79, pid=0, GPU has fallen off the bus.",
+                             w.header.gpus[g].pci_bus_id.substr(9, 7));
+      w.s.events.push_back(xid);
+      w.s.events.push_back(lost);
+    } else {
+      w.healthy_step(st);
+    }
+    if (gone)
+      for (int o : all_gpus(w))
+        if (o != g) w.gpu_activity(o, 0);
+  }
+};
+
+struct HeaderOnly : Scenario {
+  enum Kind { kDriverMismatch, kPersistenceOff, kCudaMismatch, kOomKill } kind;
+  explicit HeaderOnly(Kind k) : kind(k) {}
+  void setup(World& w) override {
+    if (kind == kDriverMismatch) {
+      w.header.nvml_status = kNvmlDriverMismatch;
+      w.header.driver.reset();
+      return;
+    }
+    w.add_gpus(w.opt.gpus);
+    TrainingJob job = w.add_training_job(default_job(w, all_gpus(w)));
+    if (kind == kPersistenceOff)
+      for (GpuInfo& g : w.header.gpus) g.persistence_mode = false;
+    if (kind == kCudaMismatch)
+      w.proc(job.ranks[0])->libs = {"libcudart.so.12.4.127", "libcublas.so.12.4.5.8",
+                                    "libnccl.so.2.20.5"};
+    victim = job.workers.empty() || job.workers[0].empty() ? job.ranks[0] : job.workers[0][0];
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    double prev = st.frac - w.opt.interval_s / w.opt.duration_s;
+    if (kind == kOomKill && st.frac >= 0.6 && prev < 0.6) {
+      Event e;
+      e.kind = "oom_kill", e.pid = victim;
+      e.text = fmt::format("Out of memory: Killed process {} (pt_data_worker) total-vm:52428800kB, anon-rss:41943040kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:90000kB oom_score_adj:0", victim);
+      w.s.events.push_back(e);
+    }
+  }
+  uint32_t victim = 0;
+};
+
+// A healthy job whose collector could not read a third of the fields.
+struct MissingFields : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+    w.header.gpus[0].memory_total_bytes.reset();
+    for (GpuInfo& g : w.header.gpus) g.pcie_max_gen.reset(), g.pcie_max_width.reset();
+    w.header.host.cpu_count.reset();
+  }
+  void post(World& w, Sample& out, const Step&) override {
+    auto drop = [&](auto& field, double p = 0.3) {
+      if (w.rng.chance(p)) field.reset();
+    };
+    for (GpuSample& g : out.gpus) {
+      drop(g.util_pct), drop(g.mem_util_pct), drop(g.mem_used_bytes), drop(g.temp_c);
+      drop(g.mem_temp_c), drop(g.power_w), drop(g.energy_mj_total), drop(g.sm_clock_mhz);
+      drop(g.mem_clock_mhz), drop(g.pstate), drop(g.clock_event_reasons), drop(g.pcie_gen);
+      drop(g.pcie_width), drop(g.pcie_tx_bytes_per_s), drop(g.pcie_rx_bytes_per_s);
+      drop(g.ecc_sbe_volatile_total), drop(g.ecc_dbe_volatile_total);
+      drop(g.retired_pages_pending), drop(g.remapped_rows_pending);
+      drop(g.remapped_rows_failure), drop(g.pcie_replay_total);
+      if (g.processes)
+        for (GpuProcess& p : *g.processes) drop(p.used_bytes, 0.2);
+      drop(g.processes, 0.2);
+    }
+    HostSample& h = out.host;
+    drop(h.cpu_util_pct), drop(h.cpu_iowait_pct), drop(h.cpu_steal_pct), drop(h.load1);
+    drop(h.mem_available_bytes), drop(h.swap_used_bytes), drop(h.swap_in_pages_per_s);
+    drop(h.swap_out_pages_per_s), drop(h.disk_read_bytes_per_s);
+    drop(h.disk_write_bytes_per_s), drop(h.disk_busy_pct);
+    for (ProcessSample& p : out.processes) {
+      drop(p.cpu_pct), drop(p.ppid, 0.1), drop(p.threads), drop(p.rss_bytes);
+    }
+  }
+};
+
+// ---- the catalogue ----------------------------------------------------------
+
+struct Entry {
+  ScenarioInfo info;
+  std::function<std::unique_ptr<Scenario>()> make;
+};
+
+template <typename T, typename... A>
+std::function<std::unique_ptr<Scenario>()> make(A... args) {
+  return [=] { return std::unique_ptr<Scenario>(new T(args...)); };
+}
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> table = {
+      {{"healthy-training", "DDP job at ~95% util on every GPU, loaders keep up", 1, {},
+        {"input-bound", "io-bound", "cpu-contention", "memory-leak", "memory-pressure",
+         "gpu-imbalance", "gpu-idle-allocated", "orphaned-memory", "host-swapping",
+         "gpu-shared-contention", "thermal-throttling", "pcie-link-degraded"}},
+       make<Healthy>()},
+      {{"input-bound", "util cycles 3 s busy / 2 s idle (~5 s) while every loader worker runs at 99% CPU; the job alone saturates the host", 1,
+        {"input-bound"}, {"io-bound", "cpu-contention"}},
+       make<InputBound>()},
+      {{"io-bound", "util cycles 4 s busy / 6 s idle while loaders sit in disk sleep: iowait ~35%, disk 97% busy", 1,
+        {"io-bound"}, {"input-bound", "cpu-contention"}},
+       make<IoBound>()},
+      {{"host-swapping", "host pages to swap: ~800 in / 1200 out pages/s, loaders with 40 GiB RSS", 1,
+        {"host-swapping"}, {}},
+       make<Swapping>(true)},
+      {{"swap-used-idle", "12 GiB parked in swap, no swap traffic", 1, {}, {"host-swapping"}},
+       make<Swapping>(false)},
+      {{"memory-leak", "rank 0's GPU memory grows one 20 MiB segment at a time, ~64 MiB/min (or 30% of the card over the trace)", 1,
+        {"memory-leak"}, {"memory-pressure"}},
+       make<MemoryCurve>(MemoryCurve::kLeak)},
+      {{"caching-allocator", "rank 0 fills 85% of the card in the first 3% of the trace, then holds it flat", 1,
+        {}, {"memory-leak", "memory-pressure"}},
+       make<MemoryCurve>(MemoryCurve::kCaching)},
+      {{"memory-step", "rank 0 steps once from 30 to 50 GiB at 40% of the trace", 1, {}, {"memory-leak"}},
+       make<MemoryCurve>(MemoryCurve::kStep)},
+      {{"memory-pressure", "GPU 0 stays at 95% memory used", 1, {"memory-pressure"}, {"memory-leak"}},
+       make<MemoryCurve>(MemoryCurve::kPressure)},
+      {{"zombie-memory", "zombie pid 9100 (parent 9000 launcher.py) holds 18 GiB on the last GPU", 1,
+        {"orphaned-memory"}, {"gpu-idle-allocated", "pid-namespace-blind"}},
+       make<Orphan>(Orphan::kZombie)},
+      {{"missing-owner", "pid 9200, missing from /proc, holds 12 GiB on the last GPU", 1,
+        {"orphaned-memory"}, {"gpu-idle-allocated", "pid-namespace-blind"}},
+       make<Orphan>(Orphan::kMissing)},
+      {{"unaccounted-memory", "the last GPU has 22 GiB used and no process listed", 1,
+        {"orphaned-memory"}, {"gpu-idle-allocated"}},
+       make<Orphan>(Orphan::kUnaccounted)},
+      {{"container-pid-namespace", "collector in a container: NVML's host pids are missing from its /proc", 1,
+        {"pid-namespace-blind"}, {"orphaned-memory", "gpu-idle-allocated", "input-bound"}},
+       make<ContainerNamespace>()},
+      {{"gpu-idle-allocated", "a Jupyter kernel holds 10 GiB on GPU 0 at 0% util", 1,
+        {"gpu-idle-allocated"}, {"orphaned-memory"}},
+       make<IdleAllocated>()},
+      {{"idle-gpu", "no process; only the driver's 512 MiB; PCIe down-trained to gen 1 at idle", 1,
+        {}, {"gpu-idle-allocated", "orphaned-memory", "pcie-link-degraded"}},
+       make<IdleGpu>()},
+      {{"ddp-imbalance", "torchrun job: GPU 0 at ~96%, the other GPUs at ~22%", 2,
+        {"gpu-imbalance"}, {"input-bound", "cpu-contention"}},
+       make<DdpImbalance>()},
+      {{"unrelated-jobs", "two single-GPU jobs of two users from two shells: GPU 0 ~95%, GPU 1 ~20%", 2,
+        {}, {"gpu-imbalance"}},
+       make<UnrelatedJobs>()},
+      {{"ddp-stray-contexts", "healthy DDP job whose ranks also hold a 500 MiB context on GPU 0", 2,
+        {}, {"gpu-shared-contention", "gpu-imbalance"}},
+       make<DdpStrayContexts>()},
+      {{"shared-gpu", "three users' jobs run on GPU 0 in the default compute mode", 1,
+        {"gpu-shared-contention"}, {}},
+       make<SharedGpu>()},
+      {{"cpu-contention", "an ffmpeg of another user takes ~93% of the host's CPUs; the job's GPUs run at ~45%", 1,
+        {"cpu-contention"}, {"input-bound"}},
+       make<CpuContention>(false)},
+      {{"cpu-steal", "VM with ~25% CPU steal; the job's GPUs run at ~50%", 1,
+        {"cpu-contention"}, {"input-bound"}},
+       make<CpuContention>(true)},
+      {{"thermal-throttling", "GPU 0 at 88-90 C with sw_thermal_slowdown in 90% of samples, SM clock ~1050 MHz", 1,
+        {"thermal-throttling"}, {}},
+       make<Clocks>(Clocks::kThermal)},
+      {{"hot-no-throttle", "GPU 0 at 84-85 C, no throttle reason, clocks at max", 1, {}, {"thermal-throttling"}},
+       make<Clocks>(Clocks::kHotNoThrottle)},
+      {{"power-brake", "GPU 0: hw_slowdown + hw_power_brake_slowdown from 30% to 60% of the trace, SM ~600 MHz", 1,
+        {"power-brake"}, {}},
+       make<Clocks>(Clocks::kPowerBrake)},
+      {{"power-cap", "GPU 0: sw_power_cap at 400 W holds SM at ~1100 of 1410 MHz", 1, {"power-capping"}, {}},
+       make<Clocks>(Clocks::kPowerCap)},
+      {{"power-cap-near-max", "GPU 0: sw_power_cap active but SM at 1395 of 1410 MHz", 1, {}, {"power-capping"}},
+       make<Clocks>(Clocks::kPowerCapNearMax)},
+      {{"pcie-degraded", "GPU 0 runs PCIe gen 3 x8 (max gen 4 x16) under load", 1, {"pcie-link-degraded"}, {}},
+       make<Pcie>(true)},
+      {{"pcie-idle-downtrain", "the last GPU is idle and down-trained to gen 1 (power saving)", 1,
+        {}, {"pcie-link-degraded"}},
+       make<Pcie>(false)},
+      {{"ecc-sbe-only", "GPU 0's correctable (SBE) count grows ~1/min; no DBE", 1, {}, {"ecc-uncorrectable"}},
+       make<Ecc>(false)},
+      {{"ecc-dbe", "GPU 0: 2 DBEs (Xid 48) half-way, then retired pages and row remapping pending", 1,
+        {"ecc-uncorrectable", "ecc-reset-required", "xid-error"}, {}},
+       make<Ecc>(true)},
+      {{"xid-events", "GPU 0: Xid 13 at 20%, Xid 31 at 40% (rank 0), Xid 119 at 70%", 1, {"xid-error"}, {}},
+       make<Xids>()},
+      {{"gpu-lost", "the last GPU falls off the bus (Xid 79) half-way; the other ranks stall at 0%", 1,
+        {"gpu-lost", "xid-error"}, {"gpu-idle-allocated", "input-bound", "orphaned-memory"}},
+       make<GpuLost>()},
+      {{"nvml-driver-mismatch", "NVML reports a driver/library version mismatch; no GPU data", 1,
+        {"nvml-driver-mismatch"}, {}},
+       make<HeaderOnly>(HeaderOnly::kDriverMismatch)},
+      {{"persistence-off", "healthy job, persistence mode off on every GPU", 1, {"persistence-mode-off"}, {}},
+       make<HeaderOnly>(HeaderOnly::kPersistenceOff)},
+      {{"driver-cuda-mismatch", "rank 0 loads libcudart 12.4 on a driver that supports CUDA 12.2", 1,
+        {"driver-cuda-mismatch"}, {}},
+       make<HeaderOnly>(HeaderOnly::kCudaMismatch)},
+      {{"host-oom-kill", "the kernel OOM-kills a loader worker at 60%", 1, {"host-oom-kill"}, {}},
+       make<HeaderOnly>(HeaderOnly::kOomKill)},
+      {{"missing-fields", "healthy job; ~30% of optional fields null, GPU 0 total memory and cpu_count unknown", 1,
+        {}, {"input-bound", "io-bound", "cpu-contention", "memory-leak", "memory-pressure", "orphaned-memory",
+             "gpu-idle-allocated", "gpu-imbalance", "host-swapping"}},
+       make<MissingFields>()},
+  };
+  return table;
+}
+
+const Entry* find_entry(std::string_view name) {
+  for (const Entry& e : entries())
+    if (e.info.name == name) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<ScenarioInfo>& scenarios() {
+  static const std::vector<ScenarioInfo> infos = [] {
+    std::vector<ScenarioInfo> v;
+    for (const Entry& e : entries()) v.push_back(e.info);
+    return v;
+  }();
+  return infos;
+}
+
+const ScenarioInfo* find_scenario(std::string_view name) {
+  for (const ScenarioInfo& s : scenarios())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+struct Generator::Impl {
+  explicit Impl(const Options& o) : world(o) {}
+  World world;
+  std::unique_ptr<Scenario> scenario;
+  size_t count = 0, next = 0;
+};
+
+Generator::Generator(std::string_view name, const Options& options) {
+  const Entry* e = find_entry(name);
+  if (!e) throw std::invalid_argument(fmt::format("unknown scenario '{}' (see --list)", name));
+  if (options.gpus < e->info.min_gpus || options.gpus > 64)
+    throw std::invalid_argument(fmt::format("scenario '{}' needs {} to 64 GPUs, got {}", name,
+                                            e->info.min_gpus, options.gpus));
+  if (!(options.duration_s > 0) || !(options.interval_s > 0))
+    throw std::invalid_argument("duration and interval must be positive");
+  impl_ = std::make_unique<Impl>(options);
+  impl_->scenario = e->make();
+  impl_->scenario->setup(impl_->world);
+  // duration / interval samples, the first at start_t: 24 h at 1 s = 86400.
+  impl_->count = std::max<size_t>(
+      1, static_cast<size_t>(std::floor(options.duration_s / options.interval_s + 1e-9)));
+}
+
+Generator::~Generator() = default;
+
+const TraceHeader& Generator::header() const { return impl_->world.header; }
+size_t Generator::sample_count() const { return impl_->count; }
+
+bool Generator::next(Sample& out) {
+  Impl& m = *impl_;
+  if (m.next >= m.count) return false;
+  Step st;
+  st.i = m.next++;
+  st.x = static_cast<double>(st.i) * m.world.opt.interval_s;
+  st.t = m.world.opt.start_t + st.x;
+  st.frac = st.x / m.world.opt.duration_s;
+  m.scenario->step(m.world, st);
+  out = m.world.s;
+  m.scenario->post(m.world, out, st);
+  return true;
+}
+
+std::vector<Sample> generate_all(std::string_view scenario, const Options& options,
+                                 TraceHeader* header) {
+  Generator gen(scenario, options);
+  if (header) *header = gen.header();
+  std::vector<Sample> out(gen.sample_count());
+  for (Sample& s : out) gen.next(s);
+  return out;
+}
+
+}  // namespace gd::tracegen

@@ -1,0 +1,303 @@
+#include "tracegen/world.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace gd::tracegen {
+namespace {
+
+uint64_t splitmix64(uint64_t& x) {
+  uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+// PCI bus numbers of the 8 GPUs of a DGX A100 (facts, for realism).
+constexpr const char* kBus[] = {"07", "0F", "47", "4E", "87", "90", "B7", "BD"};
+
+constexpr uint64_t kA100Bytes = 85899345920ull;  // 80 GiB
+
+}  // namespace
+
+Rng::Rng(uint64_t seed) {
+  for (uint64_t& v : s_) v = splitmix64(seed);
+}
+
+uint64_t Rng::next() {
+  uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+World::World(const Options& options) : opt(options), rng(options.seed) {
+  header.version = 1;
+  header.host.hostname = "node07";
+  header.host.kernel = "5.15.0-91-generic";
+  header.host.cpu_model = "AMD EPYC 7763 64-Core Processor";
+  header.host.cpu_count = 128;
+  header.host.mem_total_bytes = 1024ull << 30;
+  header.host.swap_total_bytes = 0;
+  header.host.pid_namespace = "host";
+  header.nvml_status = kNvmlOk;
+  header.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03"};
+  s.host = HostSample{};
+}
+
+void World::add_gpus(int n) {
+  for (int i = 0; i < n; ++i) {
+    GpuInfo g;
+    g.index = i;
+    uint64_t h = 0x5f0f0000ull + static_cast<uint64_t>(i) * 7919 + opt.seed;
+    g.uuid = fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                         static_cast<uint32_t>(splitmix64(h)), i, 0x4a1c, 0x9e37,
+                         splitmix64(h) & 0xffffffffffffull);
+    g.name = "NVIDIA A100-SXM4-80GB";
+    g.pci_bus_id = fmt::format("00000000:{}:00.0", kBus[i % 8]);
+    g.serial = fmt::format("15621210{:05d}", 1000 + i);
+    g.memory_total_bytes = kA100Bytes;
+    g.power_limit_w = 400.0;
+    g.power_default_limit_w = 400.0;
+    g.pcie_max_gen = 4;
+    g.pcie_max_width = 16;
+    g.temp_slowdown_c = 89;
+    g.temp_shutdown_c = 92;
+    g.sm_clock_max_mhz = 1410;
+    g.mem_clock_max_mhz = 1593;
+    g.compute_capability = "8.0";
+    g.architecture = "ampere";
+    g.ecc_enabled = true;
+    g.mig_enabled = false;
+    g.persistence_mode = true;
+    g.compute_mode = "default";
+    g.numa_node = i < 4 ? 3 : 7;
+    header.gpus.push_back(g);
+
+    GpuSample gs;
+    gs.index = i;
+    gs.processes.emplace();
+    gs.clock_event_reasons.emplace();
+    gs.pcie_replay_total = 0;
+    gs.ecc_sbe_volatile_total = 0;
+    gs.ecc_dbe_volatile_total = 0;
+    gs.retired_pages_pending = false;
+    gs.remapped_rows_pending = false;
+    gs.remapped_rows_failure = false;
+    s.gpus.push_back(gs);
+    thermal_.emplace_back();
+    thermal_.back().energy_mj = 9.1e8 + i * 1.3e7;
+  }
+}
+
+size_t World::add_proc(const ProcSpec& spec) {
+  ProcessSample p;
+  p.pid = spec.pid;
+  p.ppid = spec.ppid;
+  p.user = spec.user;
+  p.name = spec.name;
+  p.cmdline = spec.cmdline;
+  p.state = spec.state;
+  p.cpu_pct = spec.cpu;
+  p.threads = spec.threads;
+  p.rss_bytes = spec.rss;
+  p.cgroup = std::nullopt;
+  p.libs = spec.libs;
+  p.start_time = opt.start_t - 3600;
+  s.processes.push_back(std::move(p));
+  cpu_mean_.push_back(spec.cpu);
+  cpu_noise_.push_back(spec.cpu_noise);
+  return s.processes.size() - 1;
+}
+
+ProcessSample* World::proc(uint32_t pid) {
+  for (ProcessSample& p : s.processes)
+    if (p.pid == pid) return &p;
+  return nullptr;
+}
+
+void World::set_cpu(uint32_t pid, double mean, double noise) {
+  for (size_t i = 0; i < s.processes.size(); ++i)
+    if (s.processes[i].pid == pid) cpu_mean_[i] = mean, cpu_noise_[i] = noise;
+}
+
+void World::put_on_gpu(int g, uint32_t pid, uint64_t bytes, const char* type) {
+  GpuProcess gp;
+  gp.pid = pid;
+  gp.used_bytes = bytes;
+  gp.type = type;
+  s.gpus.at(g).processes->push_back(gp);
+}
+
+GpuProcess* World::gpu_proc(int g, uint32_t pid) {
+  auto& list = s.gpus.at(g).processes;
+  if (!list) return nullptr;
+  for (GpuProcess& p : *list)
+    if (p.pid == pid) return &p;
+  return nullptr;
+}
+
+uint64_t World::gpu_total(int g) const {
+  return header.gpus.at(g).memory_total_bytes.value_or(kA100Bytes);
+}
+
+TrainingJob World::add_training_job(const JobSpec& spec) {
+  TrainingJob job;
+  bool multi = spec.gpus.size() > 1 && spec.launcher;
+  uint32_t next_pid = spec.base_pid;
+  uint32_t rank_parent = spec.parent_pid;
+  const std::vector<std::string> libs = {"libcudart.so.12.1.105", "libcublas.so.12.1.3.1",
+                                         "libcudnn.so.8.9.2", "libnccl.so.2.18.3"};
+  if (multi) {
+    job.launcher = next_pid++;
+    add_proc(make_proc(job.launcher, spec.parent_pid, spec.user, "torchrun",
+                       fmt::format("/usr/bin/python3 /usr/local/bin/torchrun "
+                                   "--nproc_per_node={} {}",
+                                   spec.gpus.size(), spec.script),
+                       "S", 0.3, 0.1, 4, 300ull << 20));
+    rank_parent = job.launcher;
+  }
+  int ranks = static_cast<int>(spec.gpus.size());
+  int total_workers = spec.workers_per_rank * ranks;
+  if (spec.workers_per_rank < 0)
+    total_workers = std::max(0, opt.processes - ranks - (multi ? 1 : 0));
+  for (int r = 0; r < ranks; ++r) {
+    uint32_t pid = next_pid++;
+    job.ranks.push_back(pid);
+    ProcSpec rank = make_proc(
+        pid, rank_parent, spec.user, "python",
+        multi ? fmt::format("/usr/bin/python3 -u {} --local_rank={}", spec.script, r)
+              : fmt::format("python {} --bs 256", spec.script),
+        "R", spec.main_cpu, 3, 37, 20ull << 30);
+    rank.libs = libs;
+    add_proc(rank);
+    int g = spec.gpus[r];
+    put_on_gpu(g, pid,
+               static_cast<uint64_t>(spec.mem_fraction * static_cast<double>(gpu_total(g))));
+  }
+  job.workers.resize(ranks);
+  for (int w = 0; w < total_workers; ++w) {
+    int r = w % ranks;
+    uint32_t pid = next_pid++;
+    job.workers[r].push_back(pid);
+    add_proc(make_proc(pid, job.ranks[r], spec.user, "pt_data_worker",
+                       proc(job.ranks[r])->cmdline, "S", spec.worker_cpu, 4, 1,
+                       2ull << 30));
+  }
+  return job;
+}
+
+void World::begin_step(const Step& st) {
+  s.t = st.t;
+  s.events.clear();
+}
+
+void World::gpu_activity(int g, double util) {
+  GpuSample& gs = s.gpus.at(g);
+  if (gs.lost) return;
+  const GpuInfo& info = header.gpus.at(g);
+  double u = std::round(std::clamp(util, 0.0, 100.0));
+  bool idle = u < 1;
+  gs.util_pct = u;
+  gs.mem_util_pct = std::round(std::clamp(u * 0.55 + rng.normal(), 0.0, 100.0));
+  Thermal& th = thermal_[g];
+  double alpha = 1 - std::exp(-opt.interval_s / 30.0);  // ~30 s thermal lag
+  th.temp += (34 + 0.38 * u - th.temp) * alpha;
+  double limit = info.power_limit_w.value_or(400);
+  double target_w = 58 + (limit * 0.85 - 58) * u / 100;
+  th.power = std::round((target_w + 3 * rng.normal()) * 10) / 10;
+  th.energy_mj += th.power * opt.interval_s * 1000;
+  gs.temp_c = static_cast<int>(std::lround(th.temp + 0.4 * rng.normal()));
+  gs.mem_temp_c = *gs.temp_c - 4;
+  gs.power_w = th.power;
+  gs.energy_mj_total = static_cast<uint64_t>(th.energy_mj);
+  gs.fan_pct = std::nullopt;  // SXM boards have no fan
+  gs.sm_clock_mhz = idle ? 210 : info.sm_clock_max_mhz.value_or(1410);
+  gs.mem_clock_mhz = info.mem_clock_max_mhz.value_or(1593);
+  gs.pstate = 0;
+  gs.clock_event_reasons.emplace();
+  if (idle) gs.clock_event_reasons->push_back("gpu_idle");
+  gs.pcie_gen = idle ? 1 : info.pcie_max_gen.value_or(4);  // ASPM down-trains idle links
+  gs.pcie_width = info.pcie_max_width.value_or(16);
+  gs.pcie_rx_bytes_per_s =
+      static_cast<uint64_t>(std::max(0.0, u / 100 * 5.4e9 * (1 + 0.1 * rng.normal())));
+  gs.pcie_tx_bytes_per_s =
+      static_cast<uint64_t>(std::max(0.0, u / 100 * 1.2e9 * (1 + 0.1 * rng.normal())));
+}
+
+void World::gpu_memory(int g) {
+  GpuSample& gs = s.gpus.at(g);
+  if (gs.lost) return;
+  double used = driver_reserve_bytes;
+  if (gs.processes)
+    for (const GpuProcess& p : *gs.processes) used += static_cast<double>(p.used_bytes.value_or(0));
+  gs.mem_used_bytes =
+      static_cast<uint64_t>(std::min(used, static_cast<double>(gpu_total(g))));
+}
+
+void World::jitter_cpu() {
+  for (size_t i = 0; i < s.processes.size(); ++i) {
+    ProcessSample& p = s.processes[i];
+    if (p.state == "Z" || p.state == "missing") {
+      p.cpu_pct = p.state == "Z" ? std::optional<double>(0.0) : std::nullopt;
+      continue;
+    }
+    double v = std::max(0.0, cpu_mean_[i] + cpu_noise_[i] * rng.normal());
+    p.cpu_pct = std::round(v * 10) / 10;
+  }
+}
+
+void World::host_baseline() {
+  double cores = background_cores;
+  uint64_t rss = 0;
+  for (const ProcessSample& p : s.processes) {
+    cores += p.cpu_pct.value_or(0) / 100;
+    rss += p.rss_bytes.value_or(0);
+  }
+  int cpus = header.host.cpu_count.value_or(128);
+  HostSample& h = s.host;
+  h.cpu_util_pct = std::round(std::clamp(cores / cpus * 100 + 0.3 * rng.normal(), 0.0, 100.0) * 10) / 10;
+  h.cpu_iowait_pct = std::round(std::max(0.0, 0.3 + 0.1 * rng.normal()) * 100) / 100;
+  h.cpu_steal_pct = 0.0;
+  h.load1 = std::round(std::max(0.0, cores + 0.5 * rng.normal()) * 100) / 100;
+  uint64_t total = header.host.mem_total_bytes.value_or(1024ull << 30);
+  uint64_t used = rss + (24ull << 30);
+  h.mem_available_bytes = used < total ? total - used : 0;
+  h.swap_used_bytes = 0;
+  h.swap_in_pages_per_s = 0.0;
+  h.swap_out_pages_per_s = 0.0;
+  h.disk_read_bytes_per_s = static_cast<uint64_t>(std::max(0.0, 30e6 + 5e6 * rng.normal()));
+  h.disk_write_bytes_per_s = static_cast<uint64_t>(std::max(0.0, 2e6 + 1e6 * rng.normal()));
+  h.disk_busy_pct = std::round(std::clamp(4 + rng.normal(), 0.0, 100.0) * 10) / 10;
+}
+
+void World::healthy_step(const Step& st) {
+  begin_step(st);
+  for (size_t g = 0; g < s.gpus.size(); ++g) {
+    const GpuSample& gs = s.gpus[g];
+    bool used = gs.processes && !gs.processes->empty();
+    gpu_activity(static_cast<int>(g), used ? busy_util() : 0);
+    gpu_memory(static_cast<int>(g));
+  }
+  jitter_cpu();
+  host_baseline();
+}
+
+void World::lose_gpu(int g) {
+  GpuSample lost;
+  lost.index = g;
+  lost.lost = true;
+  s.gpus.at(g) = lost;
+}
+
+}  // namespace gd::tracegen
