@@ -57,6 +57,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "gpudoctor " GD_VERSION);
   app.require_subcommand(1);
   app.fallthrough();  // global flags may follow the subcommand too
+  // One line naming what was wrong (scripts grep stderr); no usage dump.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("gpudoctor: ") + e.what() + " (see --help)\n";
+  });
   app.add_option("--nvml-lib", global.nvml_lib,
                  "NVML library to dlopen (default libnvidia-ml.so.1)");
   add_duration(app, "--interval", global.interval_s,
