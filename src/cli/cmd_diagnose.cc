@@ -162,4 +162,6 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
+GD_REGISTER_COMMAND(30, add_diagnose_command);
+
 }  // namespace gd

@@ -37,4 +37,6 @@ void add_status_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
+GD_REGISTER_COMMAND(10, add_status_command);
+
 }  // namespace gd

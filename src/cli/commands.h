@@ -1,16 +1,30 @@
 // Every subcommand registers itself on the CLI11 app; main.cc lists them.
 #pragma once
 
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/global_options.h"
 
 namespace gd {
 
-void add_status_command(CLI::App& app, const GlobalOptions& global);
-void add_ps_command(CLI::App& app, const GlobalOptions& global);
-void add_record_command(CLI::App& app, const GlobalOptions& global);
-void add_diagnose_command(CLI::App& app, const GlobalOptions& global);
+// Each cmd_*.cc registers its subcommand with GD_REGISTER_COMMAND(order, fn);
+// main.cc adds them to the app sorted by `order`, which is the order --help
+// lists them in. (A registry rather than a list in main.cc so that a new
+// command is one new file.)
+using AddCommandFn = void (*)(CLI::App& app, const GlobalOptions& global);
+struct CommandRegistration {
+  CommandRegistration(int order, AddCommandFn add);
+};
+struct RegisteredCommand {
+  int order;
+  AddCommandFn add;
+};
+std::vector<RegisteredCommand>& registered_commands();
+
+#define GD_REGISTER_COMMAND(order, fn) \
+  static const ::gd::CommandRegistration gd_registration_##fn(order, fn)
 
 // A subcommand's callback stores its exit status here; main returns it.
 int& command_exit_code();

@@ -1,4 +1,5 @@
 // gpudoctor: tells what is wrong with a GPU server and helps fix it.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -20,6 +21,15 @@ SamplerOptions GlobalOptions::sampler_options() const {
   o.kmsg_path = kmsg_path == "none" ? "" : kmsg_path;
   o.deadline = std::chrono::milliseconds(static_cast<long>(deadline_s * 1000));
   return o;
+}
+
+std::vector<RegisteredCommand>& registered_commands() {
+  static std::vector<RegisteredCommand> commands;
+  return commands;
+}
+
+CommandRegistration::CommandRegistration(int order, AddCommandFn add) {
+  registered_commands().push_back({order, add});
 }
 
 int& command_exit_code() {
@@ -75,10 +85,10 @@ int main(int argc, char** argv) {
       ->group("");
   app.add_option("--sys-root", global.sys_root, "sysfs root (tests)")->group("");
 
-  gd::add_status_command(app, global);
-  gd::add_ps_command(app, global);
-  gd::add_record_command(app, global);
-  gd::add_diagnose_command(app, global);
+  auto commands = gd::registered_commands();
+  std::sort(commands.begin(), commands.end(),
+            [](const auto& a, const auto& b) { return a.order < b.order; });
+  for (const auto& c : commands) c.add(app, global);
 
   try {
     app.parse(argc, argv);
