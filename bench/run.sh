@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the benchmarks (Release) and prints every number the README reports.
+#   bench/run.sh [BUILD_DIR]      (default build-bench)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build-bench}
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGD_BUILD_BENCH=ON -DGD_BUILD_TESTS=ON >"$build.log" 2>&1 ||
+  { tail -20 "$build.log"; exit 1; }
+cmake --build "$build" -j"$(nproc)" >>"$build.log" 2>&1 ||
+  { grep -E "error|FAILED" "$build.log" | head -20; exit 1; }
+
+echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+echo "== one full sample (8 fake GPUs via dlopen, host, ~500 processes); goal < 2 ms CPU"
+"$build/bench/bench_sample" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+echo "== host collectors"
+"$build/bench/procfs/bench_procfs" --benchmark_min_time=0.2
+echo "== trace read/write"
+"$build/bench/trace/bench_trace" --benchmark_min_time=0.2
+echo "== status wall time from process start; goal < 50 ms"
+gd="$build/src/cli/gpudoctor"
+fake="$build/tests/fake_nvml/lib/libnvidia-ml.so.1"
+python3 "$root/bench/status_wall.py" "$gd"
+python3 "$root/bench/status_wall.py" "$gd" "$fake" "$root/tests/data/scenario_4gpu.jsonl"
+# Benchmarks other areas add (diagnose, store, serve) as bench/<area>/run.sh.
+for script in "$root"/bench/*/run.sh; do
+  [[ -x "$script" ]] || continue
+  echo "== $(basename "$(dirname "$script")")"
+  "$script" "$build"
+done
