@@ -40,13 +40,13 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
     mem = human_bytes(*s->mem_used_bytes);
 
   out += fmt::format(
-      "     util {}%  mem-util {}%  memory {}\n", or_na(s->util_pct, "{:.0f}"),
-      or_na(s->mem_util_pct, "{:.0f}"), mem);
+      "     util {}  mem-util {}  memory {}\n", or_na(s->util_pct, "{:.0f}%"),
+      or_na(s->mem_util_pct, "{:.0f}%"), mem);
   out += fmt::format(
-      "     temp {} C (slowdown {} C, shutdown {} C)  mem temp {} C  fan {}%\n",
+      "     temp {} C (slowdown {} C, shutdown {} C)  mem temp {} C  fan {}\n",
       or_na(s->temp_c), or_na(info.temp_slowdown_c),
       or_na(info.temp_shutdown_c), or_na(s->mem_temp_c),
-      or_na(s->fan_pct, "{:.0f}"));
+      or_na(s->fan_pct, "{:.0f}%"));
   out += fmt::format(
       "     power {} / {} W (default {} W)  SM clock {} / {} MHz  mem clock {} "
       "/ {} MHz  P{}\n",
@@ -149,8 +149,10 @@ std::string explain_nvml_status(const TraceHeader& h) {
   const std::string& s = h.nvml_status;
   if (s == kNvmlOk) return {};
   if (s == kNvmlNoDriver)
-    return "no NVIDIA driver found (libnvidia-ml.so.1" +
-           (h.nvml_error.empty() ? std::string(")") : ": " + h.nvml_error + ")");
+    // The loader's own words go on a second line: the first is what a
+    // person (or a grep) looks for.
+    return "no NVIDIA driver found (libnvidia-ml.so.1); showing the host only" +
+           (h.nvml_error.empty() ? std::string() : "\n   " + h.nvml_error);
   if (s == kNvmlDriverMismatch)
     return "NVIDIA driver/library version mismatch: the loaded kernel module "
            "and libnvidia-ml.so.1 are of different versions (driver upgraded "

@@ -12,24 +12,22 @@ bool read_file(const char* path, std::string& out) {
   out.clear();
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  // /proc files report size 0, so read in chunks until EOF, growing the
-  // buffer geometrically; the caller's buffer keeps its capacity across calls.
-  if (out.capacity() < 4096) out.reserve(4096);
-  size_t used = 0;
+  // /proc files report size 0, so read in chunks until EOF. Chunks go through
+  // a stack buffer and are appended: growing `out` with resize() would
+  // zero-fill its whole capacity on every call, which once dominated the cost
+  // of a sample (a big /proc/PID/maps leaves a large capacity behind).
+  char chunk[16384];
   bool ok = true;
   for (;;) {
-    if (out.capacity() - used < 1024) out.reserve(out.capacity() * 2);
-    out.resize(out.capacity());
-    ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       ok = false;
       break;
     }
     if (n == 0) break;
-    used += static_cast<size_t>(n);
+    out.append(chunk, static_cast<size_t>(n));
   }
-  out.resize(used);
   ::close(fd);
   return ok;
 }
