@@ -116,33 +116,6 @@ void ProcessTable::rescan_parents() {
   std::sort(edges_.begin(), edges_.end());
 }
 
-std::vector<uint32_t> ProcessTable::descendants_and_self(const std::vector<uint32_t>& roots) {
-  if (discovery_ == Discovery::kUndecided) decide_discovery(roots);
-  if (discovery_ == Discovery::kStatScan) rescan_parents();
-
-  std::vector<uint32_t> found;
-  std::unordered_set<uint32_t> seen;
-  std::vector<uint32_t> queue(roots.begin(), roots.end());
-  std::vector<uint32_t> children;
-  while (!queue.empty()) {
-    uint32_t pid = queue.back();
-    queue.pop_back();
-    if (!seen.insert(pid).second) continue;
-    found.push_back(pid);
-    children.clear();
-    if (discovery_ == Discovery::kChildrenFiles) {
-      children_from_files(pid, children);
-    } else if (discovery_ == Discovery::kStatScan) {
-      auto lo = std::lower_bound(edges_.begin(), edges_.end(), std::make_pair(pid, 0u));
-      for (auto it = lo; it != edges_.end() && it->first == pid; ++it)
-        children.push_back(it->second);
-    }
-    queue.insert(queue.end(), children.begin(), children.end());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
 const std::string& ProcessTable::user_name(uint32_t uid) {
   auto it = user_names_.find(uid);
   if (it != user_names_.end()) return it->second;
@@ -169,23 +142,62 @@ void ProcessTable::read_static(uint32_t pid, Cached& c, double now) {
                                                   : std::vector<std::string>{};
 }
 
+void ProcessTable::children_of(uint32_t pid, const PidStat& st, bool is_root,
+                               Cached& c, bool fresh, std::vector<uint32_t>& out) {
+  if (discovery_ == Discovery::kStatScan) {
+    auto lo = std::lower_bound(edges_.begin(), edges_.end(), std::make_pair(pid, 0u));
+    for (auto it = lo; it != edges_.end() && it->first == pid; ++it) out.push_back(it->second);
+    return;
+  }
+  if (discovery_ != Discovery::kChildrenFiles) return;
+  // Children files are re-read every sample for the GPU processes themselves
+  // (their direct children are the data-loader workers, which PyTorch
+  // respawns every epoch) and for a rotating slice of the rest; in between
+  // the cached list is used. Reading them for every one of hundreds of
+  // workers each second was most of the cost of a sample.
+  if (fresh || is_root || pid % kRescanSlices == scan_round_ % kRescanSlices) {
+    c.children.clear();
+    if (st.num_threads <= 1) {
+      // One thread: its only children file is the main thread's; skip the
+      // task directory listing.
+      if (read_file(tid_path(pid, pid, "children"), buf_)) parse_pid_list(buf_, c.children);
+    } else {
+      children_from_files(pid, c.children);
+    }
+  }
+  out.insert(out.end(), c.children.begin(), c.children.end());
+}
+
 std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& gpu_pids,
                                                    double now,
                                                    std::optional<uint64_t> btime) {
-  std::vector<uint32_t> pids = descendants_and_self(gpu_pids);
+  if (discovery_ == Discovery::kUndecided) decide_discovery(gpu_pids);
+  if (discovery_ == Discovery::kStatScan)
+    rescan_parents();  // advances scan_round_
+  else
+    ++scan_round_;
+
   std::vector<ProcessSample> out;
-  out.reserve(pids.size());
   std::unordered_set<uint32_t> listed;
-  for (uint32_t pid : pids) {
+  // Breadth-first from the GPU processes; (pid, expected parent) pairs, the
+  // parent check drops a cached child pid that was reused by another process.
+  std::vector<std::pair<uint32_t, uint32_t>> queue;
+  for (uint32_t pid : gpu_pids) queue.emplace_back(pid, 0);
+  std::vector<uint32_t> children;
+  for (size_t qi = 0; qi < queue.size(); ++qi) {
+    auto [pid, parent] = queue[qi];
+    bool is_root = parent == 0;
+    if (listed.count(pid)) continue;
     ProcessSample p;
     p.pid = pid;
     std::optional<PidStat> st;
     if (read_file(pid_path(pid, "stat"), buf_)) st = parse_pid_stat(buf_);
-    if (!st) {
-      bool is_gpu_pid = std::find(gpu_pids.begin(), gpu_pids.end(), pid) != gpu_pids.end();
-      // A descendant that exited since it was found is simply gone.
-      if (!is_gpu_pid) continue;
+    if (!st || (!is_root && st->ppid != parent)) {
+      // A descendant that exited since it was found is simply gone; a GPU
+      // process that is gone from /proc is what the user must hear about.
+      if (!is_root) continue;
       p.state = "missing";
+      listed.insert(pid);
       out.push_back(std::move(p));
       continue;
     }
@@ -209,9 +221,13 @@ std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& 
     c.prev_ticks = ticks;
     c.prev_now = now;
 
+    children.clear();
+    children_of(pid, *st, is_root, c, fresh, children);
+    for (uint32_t child : children) queue.emplace_back(child, pid);
+
     p.ppid = st->ppid;
     p.user = c.user;
-    p.name = st->comm;
+    p.name = std::move(st->comm);
     p.cmdline = c.cmdline;
     p.state = std::string(1, st->state);
     p.threads = st->num_threads;
@@ -224,6 +240,8 @@ std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& 
     listed.insert(pid);
     out.push_back(std::move(p));
   }
+  std::sort(out.begin(), out.end(),
+            [](const ProcessSample& x, const ProcessSample& y) { return x.pid < y.pid; });
   std::erase_if(cache_, [&](const auto& kv) { return !listed.count(kv.first); });
   return out;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/sample.h"
+#include "procfs/process_files.h"
 
 namespace gd::procfs {
 
@@ -38,6 +39,7 @@ class ProcessTable {
     std::string user, cmdline;
     std::optional<std::string> cgroup;
     std::vector<std::string> libs;
+    std::vector<uint32_t> children;  // kChildrenFiles: last read
     double static_read_at = 0;
     uint64_t prev_ticks = 0;
     double prev_now = 0;
@@ -52,7 +54,8 @@ class ProcessTable {
   void decide_discovery(const std::vector<uint32_t>& gpu_pids);
   void children_from_files(uint32_t pid, std::vector<uint32_t>& out);
   void rescan_parents();
-  std::vector<uint32_t> descendants_and_self(const std::vector<uint32_t>& roots);
+  void children_of(uint32_t pid, const PidStat& st, bool is_root, Cached& c, bool fresh,
+                   std::vector<uint32_t>& out);
   const std::string& user_name(uint32_t uid);
   void read_static(uint32_t pid, Cached& c, double now);
 

@@ -132,7 +132,9 @@ class RealProcesses(E2E):
         self.assertEqual(sorted(c["pid"] for c in t["children"]), sorted(pids[1:]))
         for c in t["children"]:
             self.assertEqual(c["ppid"], pids[0])
-            self.assertGreater(c["cpu_pct"], 30.0, "a busy worker shows its CPU")
+            # A spinning worker; the bar is low because a loaded 2-core CI
+            # machine gives it only a share of a core (an idle one reads 0).
+            self.assertGreater(c["cpu_pct"], 5.0, "a busy worker shows its CPU")
         self.assertEqual(rows[(0, zombie)]["state"], "Z")
         self.assertEqual(rows[(0, zombie)]["ppid"], zp)
         self.assertEqual(rows[(1, gone)]["state"], "missing")
