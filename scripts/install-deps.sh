@@ -15,6 +15,13 @@ test_pkgs=(
   # bindgen output of a real nvml.h: the independent reference the ABI
   # cross-check test compares the project's NVML declarations against.
   librust-nvml-wrapper-sys-dev
+  # deploy/: promtool checks and unit-tests the alerting rules, a real
+  # Prometheus scrapes `gpudoctor serve` in the fleet e2e test, amtool checks
+  # the Alertmanager example, python3-yaml parses the Kubernetes manifests,
+  # systemd-analyze verifies the unit.
+  prometheus prometheus-alertmanager python3-yaml systemd
+  # bench/serve_load: HTTP load generator and node_exporter for comparison.
+  wrk prometheus-node-exporter
 )
 
 pkgs=("${build_pkgs[@]}")

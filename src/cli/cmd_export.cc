@@ -1,0 +1,120 @@
+// gpudoctor export --db PATH [--since 1h] [--until T] -o FILE: writes the
+// history that `gpudoctor serve --db` kept back out as a trace, so
+// `gpudoctor diagnose --from FILE` works on yesterday's incident.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "store/history_store.h"
+#include "trace/trace_io.h"
+
+namespace gd {
+namespace {
+
+// A plain number at least this large is a Unix time, not a duration: 1e9 s
+// is 2001-09-09, while no one asks for 31 years of history.
+constexpr double kMinUnixTime = 1e9;
+
+// "2024-11-22T08:00:00Z", "2024-11-22T08:00", "2024-11-22 08:00:00" (UTC).
+std::optional<double> parse_utc_time(const std::string& text) {
+  std::tm tm{};
+  for (const char* fmt : {"%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S",
+                          "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d"}) {
+    tm = std::tm{};
+    const char* end = strptime(text.c_str(), fmt, &tm);
+    if (end && (*end == '\0' || (end[0] == 'Z' && end[1] == '\0')))
+      return static_cast<double>(timegm(&tm));
+  }
+  return std::nullopt;
+}
+
+// A point in time: a duration before `now` ("1h", "90m"), a Unix time, or
+// an ISO date/time in UTC. Throws std::invalid_argument naming the text.
+double parse_time_point(const std::string& text, double now) {
+  if (auto t = parse_utc_time(text)) return *t;
+  double v = 0;
+  try {
+    v = parse_duration(text);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(
+        "'" + text +
+        "' is not a duration (1h), a Unix time or a UTC time "
+        "(2024-11-22T08:00:00Z)");
+  }
+  return v >= kMinUnixTime ? v : now - v;
+}
+
+std::string check_time_point(const std::string& text) {
+  try {
+    parse_time_point(text, 0);
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+std::string utc_text(double t) {
+  std::time_t secs = static_cast<std::time_t>(std::floor(t));
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app, const GlobalOptions&) {
+  auto* cmd = app.add_subcommand("export",
+                                 "write the history kept by `serve --db` as a "
+                                 "trace (for diagnose --from)");
+  struct Opts {
+    std::string db, out, since, until;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--db", o->db,
+                  "history database written by `gpudoctor serve --db`")
+      ->required();
+  cmd->add_option("--since", o->since,
+                  "start: a duration ago (1h, 2d), a Unix time or a UTC time "
+                  "2024-11-22T08:00:00Z (default: everything kept)")
+      ->check(check_time_point);
+  cmd->add_option("--until", o->until,
+                  "end, same forms as --since (default: now)")
+      ->check(check_time_point);
+  cmd->add_option("-o,--output", o->out,
+                  "trace file ('-' = stdout; a .zst name is compressed)")
+      ->required();
+  cmd->callback([o] {
+    double now = std::chrono::duration<double>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+    double since = o->since.empty() ? 0 : parse_time_point(o->since, now);
+    double until = o->until.empty() ? now : parse_time_point(o->until, now);
+    if (until < since)
+      throw std::invalid_argument("export: --until " + utc_text(until) +
+                                  " is before --since " + utc_text(since));
+    StoreOptions so;
+    so.path = o->db;
+    so.read_only = true;
+    auto store = HistoryStore::open(so);
+    TraceWriter writer(o->out);
+    size_t n = store->export_trace(since, until, writer);
+    writer.close();
+    if (o->out != "-")
+      std::fprintf(stderr, "gpudoctor: exported %zu samples (%s .. %s) to %s\n",
+                   n, utc_text(since).c_str(), utc_text(until).c_str(),
+                   o->out.c_str());
+    command_exit_code() = kExitOk;
+  });
+}
+
+GD_REGISTER_COMMAND(80, add_export_command);
+
+}  // namespace gd

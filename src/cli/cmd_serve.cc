@@ -1,0 +1,89 @@
+// gpudoctor serve [--listen 127.0.0.1:9856] [--db PATH | --no-db]
+//                 [--retention 7d] [--config FILE] [--alertmanager URL]
+// The daemon: Prometheus /metrics (dcgm-exporter compatible + gpudoctor_*),
+// JSON API, SQLite history and alerting on diagnosis findings. Sampling
+// interval and GPU deadline are the global --interval and --deadline.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "serve/serve_options.h"
+
+#ifndef GD_VERSION
+#define GD_VERSION "0.0.0"
+#endif
+
+namespace gd {
+namespace {
+
+CLI::Validator duration_validator() {
+  return CLI::Validator(
+      [](std::string& t) -> std::string {
+        try {
+          return parse_duration(t) > 0 ? "" : "must be positive";
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      },
+      "DURATION");
+}
+
+struct ServeFlags {
+  std::string listen = "127.0.0.1:" + std::to_string(kDefaultServePort);
+  std::string db;
+  bool no_db = false;
+  std::string retention = "7d";
+  std::string config;
+  std::string alertmanager;
+};
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "run as a daemon: Prometheus /metrics (dcgm-exporter compatible), JSON "
+      "API, history and alerting on findings (sampling follows the global "
+      "--interval and --deadline)");
+  auto f = std::make_shared<ServeFlags>();
+  cmd->add_option("--listen", f->listen,
+                  "HOST:PORT to serve HTTP on (default 127.0.0.1:9856; "
+                  "':9856' for all interfaces)");
+  auto* db = cmd->add_option("--db", f->db,
+                             "SQLite history file (default "
+                             "/var/lib/gpudoctor/history.db as root, else "
+                             "$XDG_STATE_HOME/gpudoctor/history.db)");
+  cmd->add_flag("--no-db", f->no_db, "keep no history")->excludes(db);
+  cmd->add_option("--retention", f->retention,
+                  "how long history is kept (default 7d)")
+      ->check(duration_validator());
+  cmd->add_option("--config", f->config,
+                  "TOML file: rule thresholds and the [alerting] section "
+                  "(reloaded on SIGHUP)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--alertmanager", f->alertmanager,
+                  "Alertmanager base URL (http://host:9093): firing findings "
+                  "are sent to its API v2");
+  cmd->callback([&global, f] {
+    try {
+      ServeOptions o;
+      parse_listen_address(f->listen, o.listen_host, o.listen_port);
+      o.interval_s = global.interval_s;
+      o.db_path = f->db;
+      o.no_db = f->no_db;
+      o.retention_s = parse_duration(f->retention);
+      o.config_path = f->config;
+      o.alertmanager_url = f->alertmanager;
+      o.version = GD_VERSION;
+      o.sampler = global.sampler_options();
+      command_exit_code() = run_serve(o);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
+      command_exit_code() = kExitError;
+    }
+  });
+}
+
+GD_REGISTER_COMMAND(70, add_serve_command);
+
+}  // namespace gd

@@ -1,0 +1,39 @@
+// Prometheus text exposition (format 0.0.4) of one snapshot.
+//
+// Family 1 mirrors dcgm-exporter's default counters (names, units, types and
+// labels gpu, UUID, pci_bus_id, device, modelName, Hostname,
+// DCGM_FI_DRIVER_VERSION) so NVIDIA's Grafana dashboard works unchanged.
+// Family 2 is native gpudoctor_* for what DCGM lacks: per-process GPU memory
+// and CPU, clock-event reasons, PCIe link vs max, host pressure, collection
+// health and findings.
+//
+// A GPU that is stale (hung read) or lost has no value series at all (so
+// Prometheus marks them stale); gpudoctor_collect_success{gpu} 0 says why.
+#pragma once
+
+#include <string>
+
+#include "exporter/metrics_input.h"
+
+namespace gd {
+
+inline constexpr const char* kPrometheusContentType =
+    "text/plain; version=0.0.4; charset=utf-8";
+
+// Appends the whole page to `out` (cleared first).
+void render_metrics(const MetricsInput& in, std::string& out);
+inline std::string render_metrics(const MetricsInput& in) {
+  std::string out;
+  render_metrics(in, out);
+  return out;
+}
+
+// Internal pieces, one per family group (exposed for tests).
+void render_dcgm_families(const MetricsInput& in, std::string& out);
+void render_native_families(const MetricsInput& in, std::string& out);
+
+// DCGM_FI_DEV_CLOCK_THROTTLE_REASONS bit mask of the model's reason names
+// (NVML's nvmlClocksThrottleReason* values); unknown names are ignored.
+uint64_t clock_event_reason_mask(const std::vector<std::string>& reasons);
+
+}  // namespace gd

@@ -1,0 +1,47 @@
+// What one /metrics page is rendered from: the model plus what the serving
+// daemon knows about its own collection (health, alert state). Plain data,
+// so the exporter has no dependency on how it was collected.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/sample.h"
+
+namespace gd {
+
+// Per header GPU: did the latest collection read it?
+struct GpuCollectHealth {
+  int index = 0;
+  bool success = false;                  // answered in time, not lost
+  bool lost = false;                     // NVML says "GPU is lost"
+  std::optional<double> last_success_t;  // Unix time of the last good read
+};
+
+// One current finding, reduced to its labels; alert_state "" (only a
+// finding), "pending" or "firing".
+struct ExportedFinding {
+  std::string id;
+  std::string severity;
+  std::vector<int> gpus;  // empty: host-wide
+  std::string alert_state;
+};
+
+struct MetricsInput {
+  const TraceHeader* header = nullptr;  // required
+  const Sample* sample = nullptr;       // nullptr before the first sample
+  std::vector<GpuCollectHealth> gpu_health;
+  // GPU index -> the last Xid code seen since the daemon started
+  // (DCGM_FI_DEV_XID_ERRORS semantics: value of the last Xid; 0 = none).
+  std::map<int, int> last_xid;
+  double collect_duration_s = 0;  // of the latest collection
+  uint64_t collections_total = 0;
+  std::vector<ExportedFinding> findings;
+  double now = 0;       // Unix time of the scrape (for ages)
+  std::string version;  // gpudoctor version, for build info
+};
+
+}  // namespace gd

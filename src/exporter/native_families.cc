@@ -1,0 +1,368 @@
+// Native gpudoctor_* families: what dcgm-exporter does not offer.
+// Process and user names come from processes (untrusted): they go through
+// add_untrusted (escaped, invalid UTF-8 replaced, length capped).
+#include <fmt/format.h>
+
+#include <functional>
+#include <set>
+#include <unordered_map>
+
+#include "exporter/exporter.h"
+#include "exporter/gpu_rows.h"
+#include "exporter/prom_text.h"
+
+namespace gd {
+namespace {
+
+using prom::append_family_header;
+using prom::append_sample;
+using prom::Labels;
+
+// The reason vocabulary of trace-format.md: one 0/1 series per reason.
+constexpr const char* kClockEventReasons[] = {"gpu_idle",
+                                              "applications_clocks_setting",
+                                              "sw_power_cap",
+                                              "hw_slowdown",
+                                              "sync_boost",
+                                              "sw_thermal_slowdown",
+                                              "hw_thermal_slowdown",
+                                              "hw_power_brake_slowdown",
+                                              "display_clock_setting"};
+
+// Writes a family whose series are produced by `emit`; the header is
+// written only if at least one series is (an empty family is noise).
+class FamilyWriter {
+ public:
+  FamilyWriter(std::string& out, const char* name, const char* type,
+               const char* help)
+      : out_(out), name_(name), type_(type), help_(help) {}
+  void add(std::string_view label_body, double v) {
+    header();
+    append_sample(out_, name_, label_body, v);
+  }
+  void add(std::string_view label_body, uint64_t v) {
+    header();
+    append_sample(out_, name_, label_body, v);
+  }
+  template <typename T>
+  void add_opt(std::string_view label_body, const std::optional<T>& v) {
+    if (v) add(label_body, static_cast<double>(*v));
+  }
+
+ private:
+  void header() {
+    if (written_) return;
+    append_family_header(out_, name_, type_, help_);
+    written_ = true;
+  }
+  std::string& out_;
+  const char* name_;
+  const char* type_;
+  const char* help_;
+  bool written_ = false;
+};
+
+std::string gpu_labels(const GpuRow& r) {
+  Labels l;
+  l.add("gpu", int64_t{r.sample->index});
+  l.add("UUID", r.info ? r.info->uuid : "");
+  return l.body();
+}
+
+std::string gpu_list(const std::vector<int>& gpus) {
+  std::string s;
+  for (int g : gpus) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(g);
+  }
+  return s;
+}
+
+void render_build_and_collection(const MetricsInput& in, std::string& out) {
+  const auto& h = *in.header;
+  {
+    FamilyWriter f(
+        out, "gpudoctor_build_info", "gauge",
+        "gpudoctor version and the NVIDIA driver it talks to (always 1).");
+    Labels l;
+    l.add("version", in.version);
+    l.add("nvml_status", h.nvml_status);
+    l.add("driver_version", h.driver ? h.driver->driver_version : "");
+    l.add("cuda_driver_version", h.driver ? h.driver->cuda_driver_version : "");
+    f.add(l.body(), 1.0);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_gpu_info", "gauge",
+                   "Static facts of each GPU (always 1).");
+    for (const auto& g : h.gpus) {
+      Labels l;
+      l.add("gpu", int64_t{g.index});
+      l.add("UUID", g.uuid);
+      l.add("pci_bus_id", g.pci_bus_id);
+      l.add("model_name", g.name);
+      l.add("architecture", g.architecture);
+      l.add("compute_capability", g.compute_capability);
+      f.add(l.body(), 1.0);
+    }
+  }
+  if (in.sample == nullptr) return;
+  {
+    FamilyWriter f(out, "gpudoctor_collect_success", "gauge",
+                   "1 if the latest collection read this GPU in time, 0 if the "
+                   "read hung past its deadline or the GPU is lost (its other "
+                   "series are then absent).");
+    for (const auto& gh : in.gpu_health)
+      f.add(Labels().add("gpu", int64_t{gh.index}).body(),
+            gh.success ? 1.0 : 0.0);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_gpu_lost", "gauge",
+                   "1 if NVML reports the GPU as lost (fallen off the bus).");
+    for (const auto& gh : in.gpu_health)
+      f.add(Labels().add("gpu", int64_t{gh.index}).body(), gh.lost ? 1.0 : 0.0);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_gpu_sample_age_seconds", "gauge",
+                   "Seconds since this GPU last answered a collection.");
+    for (const auto& gh : in.gpu_health)
+      if (gh.last_success_t)
+        f.add(Labels().add("gpu", int64_t{gh.index}).body(),
+              std::max(0.0, in.now - *gh.last_success_t));
+  }
+  FamilyWriter(out, "gpudoctor_collect_duration_seconds", "gauge",
+               "Wall time of the latest collection (all GPUs and the host).")
+      .add("", in.collect_duration_s);
+  FamilyWriter(out, "gpudoctor_collections_total", "counter",
+               "Collections taken since the daemon started.")
+      .add("", in.collections_total);
+  FamilyWriter(out, "gpudoctor_sample_age_seconds", "gauge",
+               "Seconds since the latest sample was taken (staleness of "
+               "everything on this page).")
+      .add("", std::max(0.0, in.now - in.sample->t));
+  FamilyWriter(out, "gpudoctor_sample_timestamp_seconds", "gauge",
+               "Unix time of the latest sample.")
+      .add("", in.sample->t);
+}
+
+void render_gpu_families(const MetricsInput& in, std::string& out) {
+  const auto rows = answered_gpus(in);
+  std::vector<std::string> labels;
+  for (const auto& r : rows) labels.push_back(gpu_labels(r));
+
+  struct Simple {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::function<std::optional<double>(const GpuRow&)> value;
+  };
+  auto num = [](auto member) {
+    return [member](const GpuRow& r) -> std::optional<double> {
+      const auto& v = r.sample->*member;
+      if (!v) return std::nullopt;
+      return static_cast<double>(*v);
+    };
+  };
+  auto info_num = [](auto member) {
+    return [member](const GpuRow& r) -> std::optional<double> {
+      if (!r.info) return std::nullopt;
+      const auto& v = r.info->*member;
+      if (!v) return std::nullopt;
+      return static_cast<double>(*v);
+    };
+  };
+  auto flag = [](auto member) {
+    return [member](const GpuRow& r) -> std::optional<double> {
+      const auto& v = r.sample->*member;
+      if (!v) return std::nullopt;
+      return *v ? 1.0 : 0.0;
+    };
+  };
+  const Simple simple[] = {
+      {"gpudoctor_gpu_memory_used_bytes", "gauge", "GPU memory in use.",
+       num(&GpuSample::mem_used_bytes)},
+      {"gpudoctor_gpu_memory_total_bytes", "gauge", "GPU memory in all.",
+       info_num(&GpuInfo::memory_total_bytes)},
+      {"gpudoctor_gpu_power_limit_watts", "gauge",
+       "Enforced power limit (below the default: capped by an admin).",
+       info_num(&GpuInfo::power_limit_w)},
+      {"gpudoctor_gpu_power_default_limit_watts", "gauge",
+       "Default power limit of the board.",
+       info_num(&GpuInfo::power_default_limit_w)},
+      {"gpudoctor_gpu_sm_clock_max_mhz", "gauge", "Highest SM clock.",
+       info_num(&GpuInfo::sm_clock_max_mhz)},
+      {"gpudoctor_pcie_link_generation", "gauge",
+       "Current PCIe link generation (drops while idle are normal power "
+       "saving).",
+       num(&GpuSample::pcie_gen)},
+      {"gpudoctor_pcie_link_max_generation", "gauge",
+       "Highest PCIe generation of the link.",
+       info_num(&GpuInfo::pcie_max_gen)},
+      {"gpudoctor_pcie_link_width", "gauge", "Current PCIe link width (lanes).",
+       num(&GpuSample::pcie_width)},
+      {"gpudoctor_pcie_link_max_width", "gauge",
+       "Widest PCIe link width (lanes).", info_num(&GpuInfo::pcie_max_width)},
+      {"gpudoctor_pcie_tx_bytes_per_second", "gauge",
+       "PCIe transmit throughput.", num(&GpuSample::pcie_tx_bytes_per_s)},
+      {"gpudoctor_pcie_rx_bytes_per_second", "gauge",
+       "PCIe receive throughput.", num(&GpuSample::pcie_rx_bytes_per_s)},
+      {"gpudoctor_retired_pages_pending", "gauge",
+       "1 if retired pages wait for a GPU reset.",
+       flag(&GpuSample::retired_pages_pending)},
+      {"gpudoctor_remapped_rows_pending", "gauge",
+       "1 if remapped rows wait for a GPU reset.",
+       flag(&GpuSample::remapped_rows_pending)},
+  };
+  for (const auto& s : simple) {
+    FamilyWriter f(out, s.name, s.type, s.help);
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (auto v = s.value(rows[i])) f.add(labels[i], *v);
+  }
+
+  FamilyWriter reasons(out, "gpudoctor_clock_event_reason", "gauge",
+                       "1 while this clock event (throttle) reason holds the "
+                       "clocks down, else 0.");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& active = rows[i].sample->clock_event_reasons;
+    if (!active) continue;
+    for (const char* reason : kClockEventReasons) {
+      bool on =
+          std::find(active->begin(), active->end(), reason) != active->end();
+      reasons.add(Labels().add_raw(labels[i]).add("reason", reason).body(),
+                  on ? 1.0 : 0.0);
+    }
+  }
+}
+
+void render_process_families(const MetricsInput& in, std::string& out) {
+  if (in.sample == nullptr) return;
+  std::unordered_map<uint32_t, const ProcessSample*> by_pid;
+  for (const auto& p : in.sample->processes) by_pid[p.pid] = &p;
+
+  struct Row {
+    std::string labels;
+    const GpuProcess* gp;
+    const ProcessSample* ps;
+  };
+  std::vector<Row> rows;
+  std::set<std::pair<int, uint32_t>> seen;  // a pid listed twice on one GPU
+  for (const auto& g : in.sample->gpus) {
+    if (g.stale || g.lost || !g.processes) continue;
+    for (const auto& gp : *g.processes) {
+      if (!seen.emplace(g.index, gp.pid).second) continue;
+      auto it = by_pid.find(gp.pid);
+      const ProcessSample* ps = it == by_pid.end() ? nullptr : it->second;
+      Labels l;
+      l.add("gpu", int64_t{g.index});
+      l.add("pid", int64_t{gp.pid});
+      l.add_untrusted("user", ps ? ps->user : "");
+      l.add_untrusted("comm", ps ? ps->name : "");
+      rows.push_back({l.body(), &gp, ps});
+    }
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_process_gpu_memory_bytes", "gauge",
+                   "GPU memory a process holds on a GPU.");
+    for (const auto& r : rows) f.add_opt(r.labels, r.gp->used_bytes);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_process_cpu_percent", "gauge",
+                   "CPU use of a GPU process, percent of one CPU (can exceed "
+                   "100 with several threads).");
+    for (const auto& r : rows)
+      if (r.ps) f.add_opt(r.labels, r.ps->cpu_pct);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_process_resident_memory_bytes", "gauge",
+                   "Host memory (RSS) of a GPU process.");
+    for (const auto& r : rows)
+      if (r.ps) f.add_opt(r.labels, r.ps->rss_bytes);
+  }
+}
+
+void render_host_families(const MetricsInput& in, std::string& out) {
+  const auto& hi = in.header->host;
+  FamilyWriter(out, "gpudoctor_host_memory_total_bytes", "gauge",
+               "Host memory in all.")
+      .add_opt("", hi.mem_total_bytes);
+  FamilyWriter(out, "gpudoctor_host_swap_total_bytes", "gauge",
+               "Host swap space in all.")
+      .add_opt("", hi.swap_total_bytes);
+  if (in.sample == nullptr) return;
+  const auto& h = in.sample->host;
+  FamilyWriter(out, "gpudoctor_host_cpu_utilization_percent", "gauge",
+               "CPU use of all CPUs together (0-100).")
+      .add_opt("", h.cpu_util_pct);
+  FamilyWriter(out, "gpudoctor_host_cpu_iowait_percent", "gauge",
+               "CPU time waiting on I/O (0-100).")
+      .add_opt("", h.cpu_iowait_pct);
+  FamilyWriter(out, "gpudoctor_host_cpu_steal_percent", "gauge",
+               "CPU time stolen by the hypervisor (0-100).")
+      .add_opt("", h.cpu_steal_pct);
+  FamilyWriter(out, "gpudoctor_host_load1", "gauge", "1-minute load average.")
+      .add_opt("", h.load1);
+  FamilyWriter(out, "gpudoctor_host_memory_available_bytes", "gauge",
+               "Host memory available for new allocations.")
+      .add_opt("", h.mem_available_bytes);
+  FamilyWriter(out, "gpudoctor_host_swap_used_bytes", "gauge",
+               "Host swap in use.")
+      .add_opt("", h.swap_used_bytes);
+  {
+    FamilyWriter f(out, "gpudoctor_host_swap_pages_per_second", "gauge",
+                   "Pages swapped in or out per second.");
+    f.add_opt("direction=\"in\"", h.swap_in_pages_per_s);
+    f.add_opt("direction=\"out\"", h.swap_out_pages_per_s);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_host_disk_bytes_per_second", "gauge",
+                   "Disk throughput of all disks.");
+    f.add_opt("direction=\"read\"", h.disk_read_bytes_per_s);
+    f.add_opt("direction=\"write\"", h.disk_write_bytes_per_s);
+  }
+  FamilyWriter(out, "gpudoctor_host_disk_busy_percent", "gauge",
+               "Busiest disk's time busy (0-100).")
+      .add_opt("", h.disk_busy_pct);
+  {
+    FamilyWriter f(out, "gpudoctor_host_pressure_some_percent", "gauge",
+                   "Pressure stall information, 'some' avg10 (0-100).");
+    f.add_opt("resource=\"cpu\"", h.psi_cpu_some_pct);
+    f.add_opt("resource=\"memory\"", h.psi_mem_some_pct);
+    f.add_opt("resource=\"io\"", h.psi_io_some_pct);
+  }
+}
+
+void render_finding_families(const MetricsInput& in, std::string& out) {
+  // One series per label set: two findings of one id on one GPU (e.g. two
+  // Xid codes) must not produce duplicate series.
+  std::set<std::string> finding_labels, alert_labels;
+  for (const auto& f : in.findings) {
+    Labels l;
+    l.add("id", f.id).add("severity", f.severity).add("gpu", gpu_list(f.gpus));
+    finding_labels.insert(l.body());
+    if (!f.alert_state.empty())
+      alert_labels.insert(l.add("state", f.alert_state).body());
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_finding", "gauge",
+                   "A current diagnosis finding (findings.md id; gpu \"\" = "
+                   "host-wide).");
+    for (const auto& l : finding_labels) f.add(l, 1.0);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_alert", "gauge",
+                   "An alert of a finding: state pending (not yet held for "
+                   "its 'for' duration) or firing.");
+    for (const auto& l : alert_labels) f.add(l, 1.0);
+  }
+}
+
+}  // namespace
+
+void render_native_families(const MetricsInput& in, std::string& out) {
+  render_build_and_collection(in, out);
+  render_gpu_families(in, out);
+  render_process_families(in, out);
+  render_host_families(in, out);
+  render_finding_families(in, out);
+}
+
+}  // namespace gd

@@ -1,0 +1,298 @@
+#include "serve/api.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "exporter/exporter.h"
+#include "trace/trace_io.h"
+
+namespace gd {
+namespace {
+
+using nlohmann::json;
+
+// Bounds a /api/v1/history answer: 11,000 points per series is what
+// Prometheus allows per query, and keeps a reply in the low megabytes.
+constexpr double kMaxPointsPerSeries = 11000;
+// /healthz turns 503 when the newest sample is older than this many
+// intervals (plus the GPU deadline slack below): collection has stalled.
+constexpr double kStaleIntervals = 5;
+constexpr double kStaleMinS = 30;
+
+std::string dump(const json& j) {
+  // Process names and command lines are untrusted bytes: replace invalid
+  // UTF-8 instead of throwing.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+template <typename T>
+json opt_json(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+const std::string* single_param(const QueryParams& params,
+                                const std::string& name) {
+  auto range = params.equal_range(name);
+  if (range.first == range.second) return nullptr;
+  if (std::next(range.first) != range.second)
+    throw std::invalid_argument("parameter '" + name + "' given twice");
+  return &range.first->second;
+}
+
+std::optional<int> int_param(const QueryParams& params,
+                             const std::string& name) {
+  const std::string* text = single_param(params, name);
+  if (!text) return std::nullopt;
+  int v = 0;
+  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || p != text->data() + text->size() || v < 0)
+    throw std::invalid_argument(fmt::format(
+        "parameter '{}': '{}' is not a non-negative integer", name, *text));
+  return v;
+}
+
+// "10m" -> 600; "1.5h"; "500ms"; plain number = seconds. nullopt if not a
+// duration.
+std::optional<double> parse_duration_text(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || !std::isfinite(v) || v < 0) return std::nullopt;
+  std::string_view unit(p, text.data() + text.size() - p);
+  if (unit.empty() || unit == "s") return v;
+  if (unit == "ms") return v / 1000;
+  if (unit == "m") return v * 60;
+  if (unit == "h") return v * 3600;
+  if (unit == "d") return v * 86400;
+  if (unit == "w") return v * 7 * 86400;
+  return std::nullopt;
+}
+
+bool is_plain_number(const std::string& text) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && p == text.data() + text.size();
+}
+
+}  // namespace
+
+ApiReply json_error(int status, const std::string& message) {
+  return {status, "application/json", dump(json{{"error", message}})};
+}
+
+double parse_since(const std::string& text, double now) {
+  if (is_plain_number(text)) {
+    double v = std::stod(text);
+    if (!std::isfinite(v) || v < 0)
+      throw std::invalid_argument("since: '" + text + "' is not a time");
+    return v;  // Unix seconds
+  }
+  auto d = parse_duration_text(text);
+  if (!d)
+    throw std::invalid_argument(
+        "since: '" + text +
+        "' is neither a duration (10m, 1h) nor Unix seconds");
+  return now - *d;
+}
+
+double parse_step(const std::string& text) {
+  auto d = parse_duration_text(text);
+  if (!d)
+    throw std::invalid_argument("step: '" + text +
+                                "' is not a duration (10s, 1m) or seconds");
+  return *d;
+}
+
+ApiReply api_metrics(const Snapshot& s, double now) {
+  ApiReply r;
+  r.content_type = kPrometheusContentType;
+  render_metrics(metrics_input(s, now), r.body);
+  return r;
+}
+
+ApiReply api_status(const Snapshot& s, double now) {
+  std::string body = "{\"header\":";
+  append_header_json(body, *s.header);
+  body += ",\"sample\":";
+  if (s.sample)
+    append_sample_json(body, *s.sample);
+  else
+    body += "null";
+  json collect = {{"collections_total", s.collections_total},
+                  {"collect_duration_s", s.collect_duration_s},
+                  {"interval_s", s.interval_s},
+                  {"started_at", s.started_at},
+                  {"version", s.version}};
+  collect["sample_age_s"] =
+      s.sample ? json(std::max(0.0, now - s.sample->t)) : json(nullptr);
+  json gpus = json::array();
+  for (const auto& h : s.gpu_health)
+    gpus.push_back({{"index", h.index},
+                    {"success", h.success},
+                    {"lost", h.lost},
+                    {"last_success_t", opt_json(h.last_success_t)}});
+  collect["gpus"] = std::move(gpus);
+  body += ",\"collect\":";
+  body += dump(collect);
+  body += '}';
+  return {200, "application/json", std::move(body)};
+}
+
+ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
+  std::optional<int> gpu;
+  try {
+    gpu = int_param(params, "gpu");
+  } catch (const std::invalid_argument& e) {
+    return json_error(400, e.what());
+  }
+  json out = {{"t", s.sample ? json(s.sample->t) : json(nullptr)}};
+  json arr = json::array();
+  if (s.sample) {
+    std::map<uint32_t, const ProcessSample*> by_pid;
+    std::multimap<uint32_t, const ProcessSample*> children;
+    for (const auto& p : s.sample->processes) {
+      by_pid[p.pid] = &p;
+      if (p.ppid) children.emplace(*p.ppid, &p);
+    }
+    for (const auto& g : s.sample->gpus) {
+      if (gpu && g.index != *gpu) continue;
+      if (!g.processes) continue;
+      for (const auto& gp : *g.processes) {
+        json row = {{"gpu", g.index},
+                    {"pid", gp.pid},
+                    {"used_bytes", opt_json(gp.used_bytes)},
+                    {"type", gp.type}};
+        auto it = by_pid.find(gp.pid);
+        if (it != by_pid.end()) {
+          const ProcessSample& p = *it->second;
+          row["ppid"] = opt_json(p.ppid);
+          row["user"] = p.user;
+          row["name"] = p.name;
+          row["cmdline"] = p.cmdline;
+          row["state"] = p.state;
+          row["cpu_pct"] = opt_json(p.cpu_pct);
+          row["threads"] = opt_json(p.threads);
+          row["rss_bytes"] = opt_json(p.rss_bytes);
+          row["start_time"] = opt_json(p.start_time);
+          row["cgroup"] = opt_json(p.cgroup);
+        } else {
+          row["state"] = "unknown";
+        }
+        json kids = json::array();
+        auto range = children.equal_range(gp.pid);
+        for (auto c = range.first; c != range.second; ++c)
+          kids.push_back({{"pid", c->second->pid},
+                          {"name", c->second->name},
+                          {"state", c->second->state},
+                          {"cpu_pct", opt_json(c->second->cpu_pct)}});
+        row["children"] = std::move(kids);
+        arr.push_back(std::move(row));
+      }
+    }
+  }
+  out["processes"] = std::move(arr);
+  return {200, "application/json", dump(out)};
+}
+
+ApiReply api_findings(const Snapshot& s) {
+  json arr = json::array();
+  for (const auto& a : s.alerts) {
+    const Finding& f = a.finding;
+    json alert = {
+        {"state", a.state}, {"since", a.since}, {"for_s", s.policy.for_s(f)}};
+    if (a.fired_at > 0) alert["firing_since"] = a.fired_at;
+    arr.push_back({{"id", f.id},
+                   {"severity", f.severity},
+                   {"gpus", f.gpus},
+                   {"pids", f.pids},
+                   {"title", f.title},
+                   {"evidence", f.evidence},
+                   {"action", f.action},
+                   {"start", f.start},
+                   {"end", f.end},
+                   {"alert", std::move(alert)}});
+  }
+  json out = {{"findings", std::move(arr)},
+              {"window",
+               {{"start", s.window.start},
+                {"end", s.window.end},
+                {"samples", s.window.samples}}},
+              {"evaluated_at", opt_json(s.evaluated_at)}};
+  return {200, "application/json", dump(out)};
+}
+
+ApiReply api_history(const History* history, const QueryParams& params,
+                     double now, bool built_with_store) {
+  if (!history)
+    return json_error(503, built_with_store
+                               ? "history is off (serve runs with --no-db)"
+                               : "history is not available: gpudoctor was "
+                                 "built without the history store");
+  HistoryQuery q;
+  try {
+    const std::string* metric = single_param(params, "metric");
+    if (!metric || metric->empty())
+      return json_error(400,
+                        "parameter 'metric' is required (e.g. "
+                        "metric=gpu.util_pct)");
+    q.metric = *metric;
+    q.gpu = int_param(params, "gpu");
+    q.pid = int_param(params, "pid");
+    const std::string* since = single_param(params, "since");
+    q.since = since ? parse_since(*since, now) : now - 3600;
+    const std::string* until = single_param(params, "until");
+    q.until = until ? parse_since(*until, now) : now;
+    const std::string* step = single_param(params, "step");
+    q.step = step ? parse_step(*step) : 0;
+  } catch (const std::invalid_argument& e) {
+    return json_error(400, e.what());
+  }
+  if (q.until < q.since) return json_error(400, "'until' is before 'since'");
+  if (q.step > 0 && (q.until - q.since) / q.step > kMaxPointsPerSeries)
+    return json_error(400, fmt::format("too many points: at most {} per "
+                                       "series; use a larger step",
+                                       kMaxPointsPerSeries));
+  try {
+    return {200, "application/json", history->query_json(q)};
+  } catch (const HistoryQueryError& e) {
+    return json_error(400, e.what());
+  }
+}
+
+ApiReply api_healthz(const Snapshot& s, double now) {
+  const double limit = std::max(kStaleMinS, kStaleIntervals * s.interval_s);
+  json out = {{"collections_total", s.collections_total}};
+  if (!s.sample) {
+    // Starting up: healthy until the first sample is overdue.
+    bool ok = now - s.started_at < limit;
+    out["status"] = ok ? "starting" : "stalled";
+    return {ok ? 200 : 503, "application/json", dump(out)};
+  }
+  double age = now - s.sample->t;
+  out["sample_age_s"] = age;
+  bool ok = age < limit;
+  out["status"] = ok ? "ok" : "stalled";
+  return {ok ? 200 : 503, "application/json", dump(out)};
+}
+
+MetricsInput metrics_input(const Snapshot& s, double now) {
+  MetricsInput in;
+  in.header = s.header.get();
+  in.sample = s.sample.get();
+  in.gpu_health = s.gpu_health;
+  in.last_xid = s.last_xid;
+  in.collect_duration_s = s.collect_duration_s;
+  in.collections_total = s.collections_total;
+  in.now = now;
+  in.version = s.version;
+  for (const auto& a : s.alerts)
+    in.findings.push_back(
+        {a.finding.id, a.finding.severity, a.finding.gpus, a.state});
+  return in;
+}
+
+}  // namespace gd

@@ -1,0 +1,41 @@
+// The HTTP endpoints of `serve`, as plain functions of a snapshot and the
+// query parameters (no HTTP library here, so they are unit-tested
+// directly). Every error is JSON {"error": "one line"}.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "serve/history.h"
+#include "serve/snapshot.h"
+
+namespace gd {
+
+struct ApiReply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+using QueryParams = std::multimap<std::string, std::string>;
+
+ApiReply api_metrics(const Snapshot& s, double now);
+ApiReply api_status(const Snapshot& s, double now);
+ApiReply api_processes(const Snapshot& s, const QueryParams& params);
+ApiReply api_findings(const Snapshot& s);
+// `history` null: 503 (run with --no-db, or built without the store).
+ApiReply api_history(const History* history, const QueryParams& params,
+                     double now, bool built_with_store);
+// 200 while samples are fresh, 503 when collection has stalled.
+ApiReply api_healthz(const Snapshot& s, double now);
+
+ApiReply json_error(int status, const std::string& message);
+
+// since: a duration back from `now` ("10m", "1h", "30s", "2d", "500ms") or
+// Unix seconds (a plain number). Throws std::invalid_argument naming the
+// text.
+double parse_since(const std::string& text, double now);
+// step: a duration ("10s") or plain seconds; >= 0.
+double parse_step(const std::string& text);
+
+}  // namespace gd

@@ -1,0 +1,201 @@
+#include "serve/collector.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "diagnose/engine.h"
+#include "serve/log.h"
+
+namespace gd {
+namespace {
+
+// SQLite retention and downsampling once a minute: cheap, and data never
+// outlives its retention by more than that.
+constexpr double kMaintainEveryS = 60;
+// A failing database (disk full) is logged at most this often.
+constexpr double kStoreErrorLogEveryS = 60;
+
+using Clock = std::chrono::steady_clock;
+
+class WindowSource : public SampleSource {
+ public:
+  explicit WindowSource(const std::deque<std::shared_ptr<const Sample>>& w)
+      : w_(w) {}
+  bool next(Sample& out) override {
+    if (pos_ >= w_.size()) return false;
+    out = *w_[pos_++];
+    return true;
+  }
+
+ private:
+  const std::deque<std::shared_ptr<const Sample>>& w_;
+  size_t pos_ = 0;
+};
+
+std::string gpus_text(const std::vector<int>& gpus) {
+  std::string s;
+  for (int g : gpus) s += (s.empty() ? "" : ",") + std::to_string(g);
+  return s.empty() ? "host" : s;
+}
+
+}  // namespace
+
+Collector::Collector(Sampler& sampler, History* history, SnapshotBox& box,
+                     ConfigHolder& config, AlertmanagerClient* alertmanager,
+                     CollectorOptions options)
+    : sampler_(sampler),
+      history_(history),
+      box_(box),
+      config_(config),
+      alertmanager_(alertmanager),
+      options_(std::move(options)),
+      header_(std::make_shared<const TraceHeader>(sampler.header())) {
+  started_at_ = unix_now();
+  for (const auto& g : header_->gpus)
+    health_.push_back({g.index, false, false, {}});
+  policy_ = config_.get()->policy;
+  publish();
+}
+
+Collector::~Collector() { stop(); }
+
+void Collector::start() {
+  sampler_.prime();
+  thread_ = std::thread([this] { run(); });
+}
+
+void Collector::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Collector::run() {
+  const auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.interval_s));
+  auto next = Clock::now();
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      if (cv_.wait_until(lock, next, [&] { return stopping_; })) return;
+    }
+    collect_once();
+    next += interval;
+    if (next < Clock::now()) next = Clock::now();  // fell behind: no burst
+  }
+}
+
+void Collector::collect_once() {
+  const auto t0 = Clock::now();
+  auto sample = std::make_shared<Sample>(sampler_.sample());
+  collect_duration_s_ =
+      std::chrono::duration<double>(Clock::now() - t0).count();
+  ++collections_;
+  const double now = sample->t;
+
+  for (auto& h : health_) {
+    h.success = false;
+    h.lost = false;
+    for (const auto& g : sample->gpus) {
+      if (g.index != h.index) continue;
+      h.lost = g.lost;
+      h.success = !g.lost && !g.stale;
+      if (h.success) h.last_success_t = now;
+    }
+  }
+  for (const auto& e : sample->events)
+    if (e.kind == "xid" && e.gpu && e.code) last_xid_[*e.gpu] = *e.code;
+
+  if (history_) {
+    try {
+      history_->append(*sample);
+      if (now - last_maintain_ >= kMaintainEveryS) {
+        if (last_maintain_ > 0) history_->maintain(now);
+        last_maintain_ = now;
+      }
+    } catch (const std::exception& e) {
+      if (now - last_store_error_log_ >= kStoreErrorLogEveryS) {
+        spdlog::error("msg=\"history write failed\" error={}",
+                      serve_log::q(e.what()));
+        last_store_error_log_ = now;
+      }
+    }
+  }
+
+  latest_ = sample;
+  window_.push_back(sample);
+  policy_ = config_.get()->policy;
+  while (!window_.empty() && window_.front()->t < now - policy_.window_s)
+    window_.pop_front();
+  if (now - last_eval_ >= policy_.evaluate_every_s) {
+    last_eval_ = now;
+    evaluate(now);
+  }
+  publish();
+}
+
+void Collector::evaluate(double now) {
+  auto cfg = config_.get();
+  DiagnoseOptions options;
+  options.config = cfg->rules;
+  WindowSource source(window_);
+  DiagnoseResult result;
+  try {
+    result = diagnose(*header_, source, options);
+  } catch (const std::exception& e) {
+    spdlog::error("msg=\"diagnosis failed\" error={}", serve_log::q(e.what()));
+    return;
+  }
+  evaluated_at_ = now;
+  window_info_ = result.window;
+  auto changed = tracker_.update(result.findings, now, cfg->policy);
+  for (const auto& a : changed) {
+    const auto& f = a.finding;
+    if (a.state == "firing")
+      spdlog::warn(
+          "msg=\"alert firing\" id={} severity={} gpu={} since={:.3f} "
+          "title={}",
+          f.id, f.severity, gpus_text(f.gpus), a.since, serve_log::q(f.title));
+    else
+      spdlog::info("msg=\"alert resolved\" id={} severity={} gpu={}", f.id,
+                   f.severity, gpus_text(f.gpus));
+  }
+  if (!alertmanager_) return;
+  std::vector<TrackedAlert> batch;
+  if (now - last_resend_ >= cfg->policy.resend_every_s) {
+    // Periodic re-send of everything firing, plus what just resolved.
+    batch = tracker_.firing();
+    for (const auto& a : changed)
+      if (a.state == "resolved") batch.push_back(a);
+    last_resend_ = now;
+  } else {
+    batch = changed;
+  }
+  if (!batch.empty())
+    alertmanager_->post(alertmanager_payload(
+        batch, now, cfg->policy, options_.instance, options_.generator_url));
+}
+
+void Collector::publish() {
+  auto s = std::make_shared<Snapshot>();
+  s->header = header_;
+  s->sample = latest_;
+  s->gpu_health = health_;
+  s->last_xid = last_xid_;
+  s->collect_duration_s = collect_duration_s_;
+  s->collections_total = collections_;
+  s->started_at = started_at_;
+  s->interval_s = options_.interval_s;
+  s->alerts = tracker_.active();
+  s->evaluated_at = evaluated_at_;
+  s->window = window_info_;
+  s->policy = policy_;
+  s->version = options_.version;
+  box_.set(std::move(s));
+}
+
+}  // namespace gd

@@ -1,0 +1,81 @@
+// The collection thread of `serve`: samples at the interval (GPU reads
+// bounded by the Sampler's deadlines), writes history, re-runs the
+// diagnosis rules over a sliding window for alerting, and publishes an
+// immutable Snapshot after every sample.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "collect/sampler.h"
+#include "serve/alerting.h"
+#include "serve/alertmanager_client.h"
+#include "serve/history.h"
+#include "serve/serve_config.h"
+#include "serve/snapshot.h"
+
+namespace gd {
+
+struct CollectorOptions {
+  double interval_s = 1.0;
+  std::string instance;       // Alertmanager "instance" label (host:port)
+  std::string generator_url;  // link back to /api/v1/findings
+  std::string version;
+};
+
+class Collector {
+ public:
+  // Publishes a first snapshot (header, no sample) at once. Every pointer
+  // must outlive the Collector; history and alertmanager may be null.
+  Collector(Sampler& sampler, History* history, SnapshotBox& box,
+            ConfigHolder& config, AlertmanagerClient* alertmanager,
+            CollectorOptions options);
+  ~Collector();
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+  void start();
+  // Returns after the sample in progress (bounded by the deadline).
+  void stop();
+
+ private:
+  void run();
+  void collect_once();
+  void evaluate(double now);
+  void publish();
+
+  Sampler& sampler_;
+  History* history_;
+  SnapshotBox& box_;
+  ConfigHolder& config_;
+  AlertmanagerClient* alertmanager_;
+  CollectorOptions options_;
+  std::shared_ptr<const TraceHeader> header_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+
+  // State of the collection thread only.
+  std::shared_ptr<const Sample> latest_;
+  std::deque<std::shared_ptr<const Sample>> window_;
+  std::vector<GpuCollectHealth> health_;
+  std::map<int, int> last_xid_;
+  double collect_duration_s_ = 0;
+  uint64_t collections_ = 0;
+  double started_at_ = 0;
+  AlertTracker tracker_;
+  std::optional<double> evaluated_at_;
+  DiagnoseWindow window_info_;
+  AlertPolicy policy_;
+  double last_eval_ = 0, last_resend_ = 0, last_maintain_ = 0;
+  double last_store_error_log_ = 0;
+};
+
+}  // namespace gd

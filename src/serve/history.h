@@ -1,0 +1,47 @@
+// serve's view of the node history (src/store, gd_store). Built with the
+// store it writes every sample to SQLite and answers /api/v1/history;
+// built without it (or run with --no-db) there is no history and the API
+// says so with 503.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "model/sample.h"
+
+namespace gd {
+
+// A bad query (unknown metric): HTTP 400.
+struct HistoryQueryError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct HistoryQuery {
+  std::string metric;
+  std::optional<int> gpu;
+  std::optional<int> pid;
+  double since = 0, until = 0, step = 0;
+};
+
+class History {
+ public:
+  virtual ~History() = default;
+  virtual void set_header(const TraceHeader& header) = 0;
+  virtual void append(const Sample& sample) = 0;
+  virtual void flush() = 0;
+  virtual void maintain(double now) = 0;
+  // The /api/v1/history JSON (helpers/interfaces.md). Thread-safe.
+  virtual std::string query_json(const HistoryQuery& q) const = 0;
+};
+
+// True when this binary was built with the history store.
+bool history_built();
+
+// Opens (creating parent directories) the store at `path`. Throws
+// std::runtime_error "PATH: why"; returns nullptr when not built.
+std::unique_ptr<History> open_history(const std::string& path,
+                                      double retention_s);
+
+}  // namespace gd

@@ -1,0 +1,185 @@
+// run_serve: wires sampler, collector, history, alerting and HTTP together
+// and handles signals (TERM/INT: stop, HUP: reload the config).
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <ctime>
+#include <stdexcept>
+
+#include "serve/alertmanager_client.h"
+#include "serve/collector.h"
+#include "serve/history.h"
+#include "serve/http_server.h"
+#include "serve/log.h"
+#include "serve/serve_config.h"
+#include "serve/serve_options.h"
+
+namespace gd {
+namespace {
+
+// How often the signal loop also checks that the HTTP thread is alive.
+constexpr long kSignalPollMs = 250;
+
+void log_config_warnings(const ServeConfig& c, const std::string& path) {
+  for (const auto& k : c.unknown_keys)
+    spdlog::warn("msg=\"config key not used by any rule\" file={} key={}",
+                 serve_log::q(path), serve_log::q(k));
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+void parse_listen_address(const std::string& text, std::string& host,
+                          int& port) {
+  std::string h, p;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() ||
+        text[close + 1] != ':')
+      throw std::invalid_argument("--listen: '" + text +
+                                  "' is not [ADDRESS]:PORT");
+    h = text.substr(1, close - 1);
+    p = text.substr(close + 2);
+  } else if (auto colon = text.rfind(':'); colon != std::string::npos) {
+    h = text.substr(0, colon);
+    p = text.substr(colon + 1);
+    if (h.empty()) h = "0.0.0.0";
+  } else {
+    h = "127.0.0.1";
+    p = text;
+  }
+  int v = -1;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+  if (ec != std::errc() || end != p.data() + p.size() || v < 0 || v > 65535)
+    throw std::invalid_argument("--listen: '" + text +
+                                "': port must be a number 0..65535");
+  host = h;
+  port = v;
+}
+
+std::string default_db_path() {
+  if (geteuid() == 0) return "/var/lib/gpudoctor/history.db";
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/gpudoctor/history.db";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") +
+         "/.local/state/gpudoctor/history.db";
+}
+
+int run_serve(const ServeOptions& o) {
+  serve_log::setup();
+  // Signals are taken by sigtimedwait below, never by a handler: block them
+  // before any thread exists so every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a scraper that hangs up must not kill us
+
+  Sampler sampler(o.sampler);
+  const TraceHeader& header = sampler.header();
+
+  ConfigHolder config(load_serve_config(o.config_path, header));
+  log_config_warnings(*config.get(), o.config_path);
+
+  std::unique_ptr<History> history;
+  std::string db =
+      o.no_db ? "" : (o.db_path.empty() ? default_db_path() : o.db_path);
+  if (!o.no_db) {
+    history = open_history(db, o.retention_s);
+    if (history) {
+      history->set_header(header);
+    } else {
+      spdlog::warn("msg=\"history store not built; running without history\"");
+      db.clear();
+    }
+  }
+
+  std::unique_ptr<AlertmanagerClient> alertmanager;
+  if (!o.alertmanager_url.empty())
+    alertmanager = std::make_unique<AlertmanagerClient>(o.alertmanager_url);
+
+  SnapshotBox box;
+  HttpServer http(box, history.get());
+  http.bind(o.listen_host, o.listen_port);
+  const std::string shown_host =
+      o.listen_host == "0.0.0.0" || o.listen_host == "::" ? host_name()
+                                                          : o.listen_host;
+  CollectorOptions co;
+  co.interval_s = o.interval_s;
+  co.instance = host_name() + ":" + std::to_string(http.port());
+  co.generator_url = "http://" + shown_host + ":" +
+                     std::to_string(http.port()) + "/api/v1/findings";
+  co.version = o.version;
+  Collector collector(sampler, history.get(), box, config, alertmanager.get(),
+                      co);
+  http.start();
+  collector.start();
+  spdlog::info(
+      "msg=\"serving\" listen={}:{} version={} nvml_status={} gpus={} "
+      "interval_s={} db={} alertmanager={}",
+      o.listen_host, http.port(), serve_log::q(o.version), header.nvml_status,
+      header.gpus.size(), o.interval_s, serve_log::q(db.empty() ? "off" : db),
+      serve_log::q(o.alertmanager_url.empty() ? "off" : o.alertmanager_url));
+
+  int exit_code = 0;
+  for (;;) {
+    timespec timeout{0, kSignalPollMs * 1000000L};
+    int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig == SIGHUP) {
+      if (o.config_path.empty()) {
+        spdlog::info("msg=\"SIGHUP: no --config file to reload\"");
+        continue;
+      }
+      try {
+        auto fresh = load_serve_config(o.config_path, header);
+        log_config_warnings(*fresh, o.config_path);
+        config.set(std::move(fresh));
+        spdlog::info("msg=\"config reloaded\" file={}",
+                     serve_log::q(o.config_path));
+      } catch (const std::exception& e) {
+        spdlog::error(
+            "msg=\"config reload failed; keeping the old one\" "
+            "error={}",
+            serve_log::q(e.what()));
+      }
+      continue;
+    }
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("msg=\"shutting down\" signal={}",
+                   sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      break;
+    }
+    if (!http.healthy()) {
+      exit_code = 1;
+      break;
+    }
+  }
+  http.stop();
+  collector.stop();
+  if (alertmanager) alertmanager->stop();
+  if (history) {
+    try {
+      history->flush();
+    } catch (const std::exception& e) {
+      spdlog::error("msg=\"history flush failed\" error={}",
+                    serve_log::q(e.what()));
+      exit_code = 1;
+    }
+  }
+  spdlog::info("msg=\"stopped\"");
+  return exit_code;
+}
+
+}  // namespace gd

@@ -1,0 +1,42 @@
+// Options of `gpudoctor serve` (the daemon: Prometheus exporter, JSON API,
+// history, alerting).
+#pragma once
+
+#include <string>
+
+#include "collect/sampler.h"
+
+namespace gd {
+
+// Not used by node_exporter (9100), dcgm-exporter (9400) or
+// nvidia_gpu_exporter (9835).
+inline constexpr int kDefaultServePort = 9856;
+
+struct ServeOptions {
+  std::string listen_host = "127.0.0.1";  // loopback unless told otherwise
+  int listen_port = kDefaultServePort;
+  double interval_s = 1.0;
+  std::string db_path;  // "" = default_db_path()
+  bool no_db = false;
+  double retention_s = 7 * 86400.0;
+  std::string config_path;       // "" = built-in thresholds and policy
+  std::string alertmanager_url;  // "" = do not send alerts
+  std::string version;           // for gpudoctor_build_info
+  SamplerOptions sampler;
+};
+
+// "HOST:PORT", ":PORT" (all interfaces), "PORT", "[v6]:PORT". Throws
+// std::invalid_argument naming the text.
+void parse_listen_address(const std::string& text, std::string& host,
+                          int& port);
+
+// /var/lib/gpudoctor/history.db for root, else
+// $XDG_STATE_HOME/gpudoctor/history.db (default ~/.local/state).
+std::string default_db_path();
+
+// Runs the daemon until SIGTERM/SIGINT; returns the exit code. Startup
+// failures (port in use, unreadable config, unopenable database) throw
+// std::runtime_error with a one-line message.
+int run_serve(const ServeOptions& options);
+
+}  // namespace gd

@@ -1,0 +1,57 @@
+// What the HTTP handlers read: the collector builds a new immutable
+// Snapshot after every sample and swaps it in; a handler takes a reference
+// (shared_ptr copy under a mutex held for nanoseconds) and never waits on
+// collection, NVML or the database.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "diagnose/engine.h"
+#include "exporter/metrics_input.h"
+#include "model/sample.h"
+#include "serve/alerting.h"
+
+namespace gd {
+
+struct Snapshot {
+  std::shared_ptr<const TraceHeader> header;
+  std::shared_ptr<const Sample> sample;  // nullptr before the first sample
+  std::vector<GpuCollectHealth> gpu_health;
+  std::map<int, int> last_xid;  // GPU index -> last Xid code seen
+  double collect_duration_s = 0;
+  uint64_t collections_total = 0;
+  double started_at = 0;  // daemon start (Unix seconds)
+  double interval_s = 1;
+  // Alerting: state after the latest evaluation.
+  std::vector<TrackedAlert> alerts;  // pending and firing
+  std::optional<double> evaluated_at;
+  DiagnoseWindow window;
+  AlertPolicy policy;
+  std::string version;
+};
+
+class SnapshotBox {
+ public:
+  std::shared_ptr<const Snapshot> get() const {
+    std::lock_guard lock(mu_);
+    return current_;
+  }
+  void set(std::shared_ptr<const Snapshot> s) {
+    std::lock_guard lock(mu_);
+    current_.swap(s);
+    // The old snapshot (now in `s`) is freed after the lock is released.
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Snapshot> current_;
+};
+
+// The MetricsInput view of a snapshot at scrape time `now`.
+MetricsInput metrics_input(const Snapshot& s, double now);
+
+}  // namespace gd

@@ -1,0 +1,55 @@
+// Compact encoding of a run of samples (one SQLite row per block).
+//
+// numeric blob: every numeric GPU/host field as a column over the block's
+// samples (one column per GPU index and field), each column a presence mask
+// plus values as integers -- doubles scaled by the smallest power of ten
+// that makes every value an exact integer (sensor readings have 0-2
+// decimals), else their raw bits XORed with the previous -- written as
+// zigzag varints of the 0th, 1st or 2nd difference, whichever is shortest
+// (constant columns cost ~0 bytes, counters ~their rate's noise). The whole
+// stream is zstd-compressed. Lossless: decoding gives back the same doubles.
+//
+// rest blob: what is not a number -- GPU lost/stale flags, clock event
+// reasons, GPU process lists, host processes, events -- as one trace-format
+// JSON line per sample with the numeric fields nulled, zstd-compressed as a
+// whole (the lines repeat from sample to sample, which zstd squeezes out).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/sample.h"
+#include "store/byte_io.h"
+#include "store/numeric_fields.h"
+
+namespace gd::store {
+
+struct EncodedBlock {
+  std::string numeric;
+  std::string rest;
+};
+
+EncodedBlock encode_block(std::span<const Sample> samples, int zstd_level);
+
+// The numeric blob decoded to columns, for queries that need no processes.
+struct NumericColumns {
+  std::vector<double> t;
+  std::vector<int> gpu_indices;
+  // gpu[g][f]: GPU gpu_indices[g], field gpu_fields()[f]; one cell per sample
+  // (an empty vector when the block has no such column).
+  std::vector<std::vector<std::vector<Cell>>> gpu;
+  std::vector<std::vector<Cell>> host;  // host[f] like gpu[g][f]
+};
+
+// Throw CodecError on a corrupted blob. With `only_gpu_field` or
+// `only_host_field` >= 0, only that column is kept (the others are parsed
+// past, not stored): a query reads one field of many blocks.
+NumericColumns decode_numeric(std::string_view numeric_blob,
+                              int only_gpu_field = -1,
+                              int only_host_field = -1);
+std::vector<Sample> decode_block(std::string_view numeric_blob,
+                                 std::string_view rest_blob);
+
+}  // namespace gd::store

@@ -1,0 +1,140 @@
+#include "store/downsample.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "store/numeric_fields.h"
+
+namespace gd::store {
+namespace {
+
+double round_decimals(double v) {
+  constexpr double kScale = 1000;  // 10^kAverageDecimals
+  static_assert(kAverageDecimals == 3);
+  return std::round(v * kScale) / kScale;
+}
+
+// Accumulates one numeric field over a bucket.
+struct Acc {
+  long double sum = 0;
+  size_t n = 0;
+  bool any_true = false;
+};
+
+template <typename S>
+void accumulate(const S& s, const std::vector<NumericField<S>>& fields,
+                std::vector<Acc>& acc) {
+  for (size_t f = 0; f < fields.size(); ++f) {
+    std::visit(
+        [&](auto member) {
+          const auto& v = s.*member;
+          if (!v) return;
+          using T = typename std::decay_t<decltype(v)>::value_type;
+          if constexpr (std::is_same_v<T, bool>) acc[f].any_true |= *v;
+          acc[f].sum += static_cast<long double>(*v);
+          ++acc[f].n;
+        },
+        fields[f].member);
+  }
+}
+
+template <typename S>
+void store_averages(S& s, const std::vector<NumericField<S>>& fields,
+                    const std::vector<Acc>& acc) {
+  for (size_t f = 0; f < fields.size(); ++f) {
+    std::visit(
+        [&](auto member) {
+          auto& v = s.*member;
+          using T = typename std::decay_t<decltype(v)>::value_type;
+          const Acc& a = acc[f];
+          if (a.n == 0) {
+            v.reset();
+            return;
+          }
+          long double mean = a.sum / a.n;
+          if constexpr (std::is_same_v<T, bool>) {
+            v = a.any_true;
+          } else if constexpr (std::is_same_v<T, double>) {
+            v = round_decimals(static_cast<double>(mean));
+          } else {
+            v = static_cast<T>(std::llround(mean));
+          }
+        },
+        fields[f].member);
+  }
+}
+
+Sample average_bucket(const std::vector<Sample>& in, size_t begin, size_t end) {
+  const Sample& last = in[end - 1];
+  Sample out;
+  out.t = last.t;
+  out.processes = last.processes;
+
+  // GPUs: every index seen in the bucket, flags and process lists from its
+  // latest appearance.
+  std::map<int, std::vector<Acc>> gpu_acc;
+  std::map<int, GpuSample> latest;
+  std::map<int, std::vector<std::string>> reasons;
+  std::map<int, bool> reasons_known;
+  std::vector<int> order;
+  std::vector<Acc> host_acc(host_fields().size());
+  std::map<uint32_t, Acc> cpu;
+  for (size_t i = begin; i < end; ++i) {
+    const Sample& s = in[i];
+    for (const auto& g : s.gpus) {
+      auto [it, fresh] = gpu_acc.try_emplace(g.index, gpu_fields().size());
+      if (fresh) order.push_back(g.index);
+      accumulate(g, gpu_fields(), it->second);
+      latest[g.index] = g;
+      if (g.clock_event_reasons) {
+        reasons_known[g.index] = true;
+        auto& r = reasons[g.index];
+        for (const auto& reason : *g.clock_event_reasons)
+          if (std::find(r.begin(), r.end(), reason) == r.end())
+            r.push_back(reason);
+      }
+    }
+    accumulate(s.host, host_fields(), host_acc);
+    for (const auto& p : s.processes)
+      if (p.cpu_pct) {
+        cpu[p.pid].sum += *p.cpu_pct;
+        ++cpu[p.pid].n;
+      }
+    out.events.insert(out.events.end(), s.events.begin(), s.events.end());
+  }
+  for (int index : order) {
+    GpuSample g = latest[index];
+    // A GPU that ends the bucket lost or stale has no values (trace rule).
+    if (!g.lost && !g.stale) store_averages(g, gpu_fields(), gpu_acc[index]);
+    if (reasons_known[index]) g.clock_event_reasons = reasons[index];
+    out.gpus.push_back(std::move(g));
+  }
+  store_averages(out.host, host_fields(), host_acc);
+  for (auto& p : out.processes) {
+    auto it = cpu.find(p.pid);
+    if (it != cpu.end() && it->second.n)
+      p.cpu_pct =
+          round_decimals(static_cast<double>(it->second.sum / it->second.n));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Sample> downsample(const std::vector<Sample>& samples,
+                               double step) {
+  std::vector<Sample> out;
+  size_t begin = 0;
+  while (begin < samples.size()) {
+    double bucket = std::floor(samples[begin].t / step);
+    size_t end = begin + 1;
+    while (end < samples.size() && std::floor(samples[end].t / step) == bucket)
+      ++end;
+    out.push_back(average_bucket(samples, begin, end));
+    begin = end;
+  }
+  return out;
+}
+
+}  // namespace gd::store

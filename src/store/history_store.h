@@ -1,0 +1,79 @@
+// Node history: samples kept in a SQLite file so `gpudoctor serve` can answer
+// /api/v1/history and `gpudoctor export` can write yesterday's incident back
+// as a trace (../shared/trace-format.md) for `diagnose --from`.
+//
+// Interface agreed in helpers/interfaces.md; the SQLite implementation lives
+// in sqlite_history_store.cc (compact per-sample encoding, see encoding.h).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/sample.h"
+#include "trace/trace_io.h"
+
+namespace gd {
+
+struct StoreOptions {
+  std::string path;                // SQLite file
+  double retention_s = 7 * 86400;  // older data deleted
+  size_t batch_samples = 10;       // samples buffered before one transaction
+  // Store extension (not in interfaces.md): open an existing DB for reading
+  // only (export, inspection). Missing file = StoreError; append() throws.
+  bool read_only = false;
+};
+
+// what() is "PATH: why" (one line).
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct HistoryPoint {
+  double t;
+  double v;
+};
+
+struct HistorySeries {
+  std::optional<int> gpu;
+  std::optional<int> pid;
+  std::vector<HistoryPoint> points;
+};
+
+// Thread-safe: append() from the collector thread, queries from HTTP threads.
+class HistoryStore {
+ public:
+  static std::unique_ptr<HistoryStore> open(
+      const StoreOptions&);  // throws StoreError
+  virtual ~HistoryStore();
+
+  virtual void set_header(const TraceHeader&) = 0;  // static facts of this node
+                                                    // (kept with the data)
+  virtual void append(
+      const Sample&) = 0;    // buffered; written every batch_samples
+  virtual void flush() = 0;  // write the buffer now (SIGTERM, shutdown)
+  virtual void maintain(
+      double now) = 0;  // retention + downsampling; call ~once a minute
+
+  // metric: "gpu.<field>" (numeric GpuSample fields, e.g. gpu.util_pct,
+  // gpu.mem_used_bytes, gpu.temp_c), "host.<field>" (numeric HostSample
+  // fields), "process.used_bytes", "process.cpu_pct" (per pid, with gpu).
+  // step 0 = raw points; otherwise averaged per step bucket. Throws
+  // StoreError on an unknown metric.
+  virtual std::vector<HistorySeries> query(const std::string& metric,
+                                           std::optional<int> gpu,
+                                           std::optional<int> pid, double since,
+                                           double until, double step) const = 0;
+  virtual std::vector<std::string> metrics() const = 0;
+
+  // Writes the header and every stored sample with since <= t <= until as a
+  // trace; returns samples written.
+  virtual size_t export_trace(double since, double until,
+                              TraceWriter& out) const = 0;
+};
+
+}  // namespace gd

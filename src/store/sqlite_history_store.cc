@@ -1,0 +1,669 @@
+// HistoryStore on SQLite (history_store.h).
+//
+// Tables:
+//   meta(key, value)         -- 'header': the node's TraceHeader as JSON
+//   blocks(tier, win, t0, t1, n, num, rest)
+//                            -- sealed blocks (block_codec.h): tier 0 = raw
+//                               samples of one kRawBlockSpanS window, tier 1
+//                               = per-minute averages of one hour
+//   pending(seq, num, rest)  -- the open raw block, one row per flushed batch
+//                               (same codec), so a crash loses at most the
+//                               unflushed batch; sealing the block replaces
+//                               these rows by one block row in one transaction.
+//
+// Concurrency: the writer (append/flush/maintain) and the readers (query,
+// export) use separate connections; WAL lets a reader work on a snapshot
+// while the writer commits. The samples of the open block are also kept in
+// memory (open_), so a query sees even the not yet flushed ones.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <span>
+
+#include "store/block_codec.h"
+#include "store/downsample.h"
+#include "store/history_store.h"
+#include "store/numeric_fields.h"
+#include "store/sqlite_db.h"
+
+namespace gd {
+
+HistoryStore::~HistoryStore() = default;
+
+namespace {
+
+using store::Cell;
+using store::CodecError;
+using store::Db;
+using store::Stmt;
+using store::Transaction;
+
+// PRAGMA application_id of a gpudoctor history DB ("GDHS"): tells our file
+// from any other SQLite file.
+constexpr int32_t kApplicationId = 0x47444853;
+// PRAGMA user_version: bump with a migration step in migrate().
+constexpr int kSchemaVersion = 1;
+// Sealed blocks are written once and read many times: spend CPU on size.
+constexpr int kSealZstdLevel = 9;
+// Pending batches are rewritten into a block within minutes: be quick.
+constexpr int kBatchZstdLevel = 3;
+// A raw block is sealed at this many samples even inside its window:
+// sub-second intervals would otherwise make one block very large (4096
+// samples of 8 GPUs are ~4 MiB before compression).
+constexpr size_t kMaxBlockSamples = 4096;
+// Raw blocks downsampled per maintain() call: each holds the writer lock
+// for a few ms; a backlog (daemon was down) drains 2 h of data per call
+// instead of stalling the collector for seconds.
+constexpr int kMaxBlocksPerMaintain = 12;
+// Another process (export, a second reader) may hold a lock briefly.
+constexpr int kBusyTimeoutMs = 5000;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE blocks(
+  id INTEGER PRIMARY KEY,
+  tier INTEGER NOT NULL,
+  win REAL NOT NULL,
+  t0 REAL NOT NULL,
+  t1 REAL NOT NULL,
+  n INTEGER NOT NULL,
+  num BLOB NOT NULL,
+  rest BLOB NOT NULL);
+CREATE INDEX blocks_by_time ON blocks(t0);
+CREATE INDEX blocks_by_tier ON blocks(tier, win);
+CREATE TABLE pending(seq INTEGER PRIMARY KEY, num BLOB NOT NULL, rest BLOB NOT NULL);
+)sql";
+
+double window_of(double t, double span) { return std::floor(t / span) * span; }
+
+int64_t query_int(Db& db, const char* sql) {
+  Stmt st(db, sql);
+  int64_t v = 0;
+  if (st.step()) v = st.col_int(0);
+  st.reset();
+  return v;
+}
+
+// Parsed metric name of query().
+struct Metric {
+  enum Kind { kGpu, kHost, kProcessUsed, kProcessCpu } kind;
+  int field = -1;
+};
+
+// Collects points per (gpu, pid).
+struct SeriesSet {
+  std::map<std::pair<int64_t, int64_t>, HistorySeries> by_key;
+  void add(std::optional<int> gpu, std::optional<int> pid, double t, double v) {
+    auto key = std::make_pair(gpu ? *gpu : -1LL,
+                              pid ? static_cast<int64_t>(*pid) : -1LL);
+    auto& s = by_key[key];
+    s.gpu = gpu;
+    s.pid = pid;
+    s.points.push_back({t, v});
+  }
+};
+
+class SqliteHistoryStore final : public HistoryStore {
+ public:
+  explicit SqliteHistoryStore(const StoreOptions& o) : opt_(o) {
+    if (opt_.batch_samples == 0) opt_.batch_samples = 1;
+    rdb_ = open_checked(opt_.read_only);
+    if (!opt_.read_only) {
+      wdb_ = open_checked(false);
+      ins_pending_ =
+          Stmt(wdb_, "INSERT INTO pending(num, rest) VALUES(?1, ?2)");
+      del_pending_ = Stmt(wdb_, "DELETE FROM pending");
+      ins_block_ = Stmt(wdb_,
+                        "INSERT INTO blocks(tier, win, t0, t1, n, num, rest) "
+                        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+      set_meta_ =
+          Stmt(wdb_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
+    }
+    sel_num_ = Stmt(rdb_,
+                    "SELECT t0, num FROM blocks WHERE t1 >= ?1 AND t0 <= ?2 "
+                    "ORDER BY t0, tier DESC");
+    sel_all_ =
+        Stmt(rdb_,
+             "SELECT t0, num, rest FROM blocks WHERE t1 >= ?1 AND t0 <= ?2 "
+             "ORDER BY t0, tier DESC");
+    sel_meta_ = Stmt(rdb_, "SELECT value FROM meta WHERE key = ?1");
+    load_pending();
+  }
+
+  ~SqliteHistoryStore() override {
+    try {
+      flush();
+    } catch (...) {
+      // Nothing left to report to: the caller is gone. At most the
+      // unflushed batch is lost, as after a crash.
+    }
+  }
+
+  void set_header(const TraceHeader& h) override {
+    std::lock_guard lock(mu_);
+    require_writable();
+    set_meta_.bind_text(1, "header").bind_text(2, header_to_json(h)).run();
+  }
+
+  void append(const Sample& s) override {
+    std::lock_guard lock(mu_);
+    require_writable();
+    // The trace format needs non-decreasing t; a sample from a clock that
+    // stepped back is dropped rather than breaking every later export.
+    if (!std::isfinite(s.t) || s.t < last_t_) return;
+    if (!open_.empty() &&
+        (window_of(s.t, store::kRawBlockSpanS) != open_window_ ||
+         open_.size() >= kMaxBlockSamples))
+      seal_locked();
+    if (open_.empty()) open_window_ = window_of(s.t, store::kRawBlockSpanS);
+    open_.push_back(s);
+    ++unflushed_;
+    last_t_ = s.t;
+    if (unflushed_ >= opt_.batch_samples) flush_locked();
+  }
+
+  void flush() override {
+    std::lock_guard lock(mu_);
+    if (!opt_.read_only) flush_locked();
+  }
+
+  void maintain(double now) override {
+    std::lock_guard lock(mu_);
+    if (opt_.read_only) return;
+    // An open block whose window has passed (the collector stopped or
+    // paused) is sealed so that it, too, ages into tier 1 and retention.
+    if (!open_.empty() && now >= open_window_ + store::kRawBlockSpanS)
+      seal_locked();
+    {
+      Transaction tx(wdb_);
+      Stmt del(wdb_, "DELETE FROM blocks WHERE t1 < ?1");
+      del.bind(1, now - opt_.retention_s).run();
+      tx.commit();
+    }
+    struct Raw {
+      int64_t id;
+      double t0;
+      std::string num, rest;
+    };
+    std::vector<Raw> raws;
+    {
+      Stmt sel(
+          wdb_,
+          "SELECT id, t0, num, rest FROM blocks WHERE tier = 0 AND t1 < ?1 "
+          "ORDER BY t0 LIMIT ?2");
+      sel.bind(1, now - store::kRawKeepS)
+          .bind(2, int64_t{kMaxBlocksPerMaintain});
+      while (sel.step())
+        raws.push_back({sel.col_int(0), sel.col_double(1),
+                        std::string(sel.col_blob(2)),
+                        std::string(sel.col_blob(3))});
+    }
+    for (const auto& raw : raws) {
+      auto averaged = store::downsample(decode(raw.num, raw.rest, raw.t0),
+                                        store::kTier1StepS);
+      Transaction tx(wdb_);
+      size_t begin = 0;
+      while (begin < averaged.size()) {
+        double win = window_of(averaged[begin].t, store::kTier1BlockSpanS);
+        size_t end = begin;
+        while (end < averaged.size() &&
+               window_of(averaged[end].t, store::kTier1BlockSpanS) == win)
+          ++end;
+        merge_into_tier1(win, std::vector<Sample>(averaged.begin() + begin,
+                                                  averaged.begin() + end));
+        begin = end;
+      }
+      Stmt del(wdb_, "DELETE FROM blocks WHERE id = ?1");
+      del.bind(1, raw.id).run();
+      tx.commit();
+    }
+  }
+
+  std::vector<HistorySeries> query(const std::string& metric_name,
+                                   std::optional<int> gpu,
+                                   std::optional<int> pid, double since,
+                                   double until, double step) const override {
+    Metric metric = parse_metric(metric_name);
+    if (!(step >= 0) || !std::isfinite(step))
+      throw StoreError(opt_.path + ": step must be a number >= 0");
+    SeriesSet set;
+    std::lock_guard rlock(rmu_);
+    ReadSnapshot snap(*this, [&] {
+      for (const auto& s : open_)
+        if (s.t >= since && s.t <= until) add_points(set, metric, gpu, pid, s);
+    });
+    if (metric.kind == Metric::kGpu || metric.kind == Metric::kHost) {
+      sel_num_.reset();
+      sel_num_.bind(1, since).bind(2, until);
+      while (sel_num_.step()) {
+        store::NumericColumns cols;
+        try {
+          cols = store::decode_numeric(
+              sel_num_.col_blob(1),
+              metric.kind == Metric::kGpu ? metric.field : -1,
+              metric.kind == Metric::kHost ? metric.field : -1);
+        } catch (const CodecError& e) {
+          double t0 = sel_num_.col_double(0);
+          sel_num_.reset();
+          corrupt(t0, e);
+        }
+        add_points(set, metric, gpu, cols, since, until);
+      }
+    } else {
+      sel_all_.reset();
+      sel_all_.bind(1, since).bind(2, until);
+      while (sel_all_.step()) {
+        for (const auto& s : decode_or_reset(sel_all_, sel_all_.col_blob(1),
+                                             sel_all_.col_blob(2)))
+          if (s.t >= since && s.t <= until)
+            add_points(set, metric, gpu, pid, s);
+      }
+    }
+    snap.end();
+
+    std::vector<HistorySeries> out;
+    for (auto& [key, series] : set.by_key) {
+      std::stable_sort(series.points.begin(), series.points.end(),
+                       [](const auto& a, const auto& b) { return a.t < b.t; });
+      if (step > 0) series.points = bucket(series.points, step);
+      out.push_back(std::move(series));
+    }
+    return out;
+  }
+
+  std::vector<std::string> metrics() const override {
+    std::vector<std::string> out;
+    for (const auto& f : store::gpu_fields())
+      out.push_back(std::string("gpu.") + f.name);
+    for (const auto& f : store::host_fields())
+      out.push_back(std::string("host.") + f.name);
+    out.push_back("process.used_bytes");
+    out.push_back("process.cpu_pct");
+    return out;
+  }
+
+  size_t export_trace(double since, double until,
+                      TraceWriter& out) const override {
+    std::vector<Sample> open_copy;
+    std::lock_guard rlock(rmu_);
+    ReadSnapshot snap(*this, [&] {
+      for (const auto& s : open_)
+        if (s.t >= since && s.t <= until) open_copy.push_back(s);
+    });
+    out.write_header(read_header());
+    size_t written = 0;
+    double last = -std::numeric_limits<double>::infinity();
+    auto write = [&](const Sample& s) {
+      // Blocks are ordered by their first sample; never emit time going
+      // backwards, which the trace reader would reject.
+      if (s.t < since || s.t > until || s.t < last) return;
+      out.write_sample(s);
+      last = s.t;
+      ++written;
+    };
+    sel_all_.reset();
+    sel_all_.bind(1, since).bind(2, until);
+    while (sel_all_.step())
+      for (const auto& s : decode_or_reset(sel_all_, sel_all_.col_blob(1),
+                                           sel_all_.col_blob(2)))
+        write(s);
+    snap.end();
+    for (const auto& s : open_copy) write(s);
+    return written;
+  }
+
+ private:
+  // A read transaction on rdb_ whose snapshot matches open_: both are taken
+  // under the writer lock, so a block sealed meanwhile is seen either in the
+  // DB or in open_, never in both or neither.
+  class ReadSnapshot {
+   public:
+    template <typename Fn>
+    ReadSnapshot(const SqliteHistoryStore& s, Fn&& with_open) : s_(s) {
+      s_.rdb_.exec("BEGIN");
+      try {
+        std::lock_guard lock(s_.mu_);
+        // The snapshot starts at the first read, not at BEGIN.
+        Stmt first(s_.rdb_, "SELECT count(*) FROM meta");
+        first.run();
+        with_open();
+      } catch (...) {
+        s_.rdb_.exec("ROLLBACK");
+        throw;
+      }
+    }
+    ~ReadSnapshot() {
+      if (active_) {
+        // An exception left a statement mid-way: stop it so the
+        // transaction can end and the statement be reused.
+        s_.sel_num_.reset();
+        s_.sel_all_.reset();
+        s_.sel_meta_.reset();
+        try {
+          s_.rdb_.exec("ROLLBACK");
+        } catch (...) {
+          // Read-only transaction: nothing to undo.
+        }
+      }
+    }
+    void end() {
+      active_ = false;
+      s_.rdb_.exec("COMMIT");
+    }
+
+   private:
+    const SqliteHistoryStore& s_;
+    bool active_ = true;
+  };
+
+  Db open_checked(bool read_only) {
+    Db db(opt_.path, read_only);
+    sqlite3_busy_timeout(db.handle(), kBusyTimeoutMs);
+    // Reading the header page is where a corrupted or foreign file shows.
+    int64_t app_id = 0, version = 0, tables = 0;
+    try {
+      app_id = query_int(db, "PRAGMA application_id");
+      version = query_int(db, "PRAGMA user_version");
+      tables = query_int(db, "SELECT count(*) FROM sqlite_master");
+    } catch (const StoreError& e) {
+      throw StoreError(opt_.path + ": not a gpudoctor history database (" +
+                       sqlite3_errmsg(db.handle()) + ")");
+    }
+    if (app_id == kApplicationId) {
+      if (version > kSchemaVersion)
+        throw StoreError(opt_.path + ": history schema version " +
+                         std::to_string(version) +
+                         " is newer than this gpudoctor reads (" +
+                         std::to_string(kSchemaVersion) + ")");
+      if (version < kSchemaVersion && !read_only) migrate(db, version);
+    } else if (app_id == 0 && tables == 0 && !read_only) {
+      create(db);
+    } else {
+      throw StoreError(opt_.path + ": not a gpudoctor history database" +
+                       std::string(tables == 0 ? " (empty)" : ""));
+    }
+    if (!read_only) {
+      db.exec("PRAGMA journal_mode=WAL");
+      // WAL + NORMAL: a commit is durable against process crashes (the WAL
+      // is written before COMMIT returns), only an OS crash or power loss
+      // may roll back the last commits -- fine for monitoring history.
+      db.exec("PRAGMA synchronous=NORMAL");
+    }
+    return db;
+  }
+
+  static void create(Db& db) {
+    Transaction tx(db);
+    db.exec(kSchema);
+    db.exec("PRAGMA application_id=" + std::to_string(kApplicationId));
+    db.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+    tx.commit();
+  }
+
+  // Upgrades an older schema in place. Version 1 is the first; later
+  // versions add their steps here.
+  void migrate(Db&, int64_t version) {
+    throw StoreError(opt_.path + ": history schema version " +
+                     std::to_string(version) + " cannot be upgraded");
+  }
+
+  void load_pending() {
+    Stmt sel(rdb_, "SELECT num, rest FROM pending ORDER BY seq");
+    while (sel.step())
+      for (auto& s : decode_or_reset(sel, sel.col_blob(0), sel.col_blob(1)))
+        open_.push_back(std::move(s));
+    if (!open_.empty()) {
+      open_window_ = window_of(open_.front().t, store::kRawBlockSpanS);
+      last_t_ = open_.back().t;
+    }
+    // New samples must not go before what is already stored.
+    Stmt last(rdb_, "SELECT coalesce(max(t1), -1e300) FROM blocks");
+    if (last.step()) last_t_ = std::max(last_t_, last.col_double(0));
+    last.reset();
+  }
+
+  void require_writable() const {
+    if (opt_.read_only) throw StoreError(opt_.path + ": opened read-only");
+  }
+
+  void flush_locked() {
+    if (unflushed_ == 0) return;
+    auto tail = std::span<const Sample>(open_).last(unflushed_);
+    auto enc = store::encode_block(tail, kBatchZstdLevel);
+    ins_pending_.bind_blob(1, enc.numeric).bind_blob(2, enc.rest).run();
+    unflushed_ = 0;
+  }
+
+  void seal_locked() {
+    if (open_.empty()) return;
+    auto enc = store::encode_block(open_, kSealZstdLevel);
+    Transaction tx(wdb_);
+    ins_block_.bind(1, int64_t{0})
+        .bind(2, open_window_)
+        .bind(3, open_.front().t)
+        .bind(4, open_.back().t)
+        .bind(5, static_cast<int64_t>(open_.size()))
+        .bind_blob(6, enc.numeric)
+        .bind_blob(7, enc.rest)
+        .run();
+    del_pending_.run();
+    tx.commit();
+    open_.clear();
+    unflushed_ = 0;
+  }
+
+  // Adds averaged samples (all in tier-1 window `win`) to that window's
+  // block, creating it if needed. Runs inside the caller's transaction.
+  void merge_into_tier1(double win, std::vector<Sample> added) {
+    Stmt sel(wdb_,
+             "SELECT id, t0, num, rest FROM blocks WHERE tier = 1 AND win = ?1 "
+             "LIMIT 1");
+    sel.bind(1, win);
+    std::vector<Sample> all;
+    int64_t id = -1;
+    if (sel.step()) {
+      id = sel.col_int(0);
+      all = decode_or_reset(sel, sel.col_blob(2), sel.col_blob(3));
+      sel.reset();
+    }
+    all.insert(all.end(), std::make_move_iterator(added.begin()),
+               std::make_move_iterator(added.end()));
+    std::stable_sort(
+        all.begin(), all.end(),
+        [](const Sample& a, const Sample& b) { return a.t < b.t; });
+    auto enc = store::encode_block(all, kSealZstdLevel);
+    if (id >= 0) {
+      Stmt up(wdb_,
+              "UPDATE blocks SET t0 = ?1, t1 = ?2, n = ?3, num = ?4, rest = ?5 "
+              "WHERE id = ?6");
+      up.bind(1, all.front().t)
+          .bind(2, all.back().t)
+          .bind(3, static_cast<int64_t>(all.size()))
+          .bind_blob(4, enc.numeric)
+          .bind_blob(5, enc.rest)
+          .bind(6, id)
+          .run();
+    } else {
+      ins_block_.bind(1, int64_t{1})
+          .bind(2, win)
+          .bind(3, all.front().t)
+          .bind(4, all.back().t)
+          .bind(5, static_cast<int64_t>(all.size()))
+          .bind_blob(6, enc.numeric)
+          .bind_blob(7, enc.rest)
+          .run();
+    }
+  }
+
+  [[noreturn]] void corrupt(double t0, const std::exception& e) const {
+    throw StoreError(opt_.path + ": corrupted history block at t=" +
+                     std::to_string(t0) + ": " + e.what());
+  }
+
+  std::vector<Sample> decode(std::string_view num, std::string_view rest,
+                             double t0) const {
+    try {
+      return store::decode_block(num, rest);
+    } catch (const CodecError& e) {
+      corrupt(t0, e);
+    }
+  }
+
+  // Decodes the current row of `st` (num, rest); resets `st` before throwing
+  // so the read transaction can end.
+  std::vector<Sample> decode_or_reset(Stmt& st, std::string_view num,
+                                      std::string_view rest) const {
+    try {
+      return store::decode_block(num, rest);
+    } catch (const CodecError& e) {
+      st.reset();
+      corrupt(0, e);
+    }
+  }
+
+  TraceHeader read_header() const {
+    sel_meta_.reset();
+    sel_meta_.bind_text(1, "header");
+    if (!sel_meta_.step()) return TraceHeader{};
+    std::string text(sel_meta_.col_blob(0));
+    sel_meta_.reset();
+    try {
+      return header_from_json(text, opt_.path + ": stored header");
+    } catch (const TraceError& e) {
+      throw StoreError(e.what());
+    }
+  }
+
+  Metric parse_metric(const std::string& name) const {
+    auto suffix =
+        [&](std::string_view prefix) -> std::optional<std::string_view> {
+      if (name.size() > prefix.size() &&
+          name.compare(0, prefix.size(), prefix) == 0)
+        return std::string_view(name).substr(prefix.size());
+      return std::nullopt;
+    };
+    if (auto f = suffix("gpu."); f && store::find_gpu_field(*f) >= 0)
+      return {Metric::kGpu, store::find_gpu_field(*f)};
+    if (auto f = suffix("host."); f && store::find_host_field(*f) >= 0)
+      return {Metric::kHost, store::find_host_field(*f)};
+    if (name == "process.used_bytes") return {Metric::kProcessUsed};
+    if (name == "process.cpu_pct") return {Metric::kProcessCpu};
+    throw StoreError(
+        opt_.path + ": unknown metric '" + name +
+        "' (gpu.<field>, host.<field>, process.used_bytes, process.cpu_pct)");
+  }
+
+  // Points of one sample.
+  static void add_points(SeriesSet& set, const Metric& m,
+                         std::optional<int> gpu, std::optional<int> pid,
+                         const Sample& s) {
+    switch (m.kind) {
+      case Metric::kGpu:
+        for (const auto& g : s.gpus) {
+          if (gpu && g.index != *gpu) continue;
+          Cell c = store::get_cell(g, store::gpu_fields()[m.field]);
+          if (c.present) set.add(g.index, std::nullopt, s.t, c.as_double());
+        }
+        break;
+      case Metric::kHost: {
+        Cell c = store::get_cell(s.host, store::host_fields()[m.field]);
+        if (c.present) set.add(std::nullopt, std::nullopt, s.t, c.as_double());
+        break;
+      }
+      case Metric::kProcessUsed:
+        for (const auto& g : s.gpus) {
+          if ((gpu && g.index != *gpu) || !g.processes) continue;
+          for (const auto& p : *g.processes)
+            if (p.used_bytes && (!pid || static_cast<int64_t>(p.pid) == *pid))
+              set.add(g.index, static_cast<int>(p.pid), s.t,
+                      static_cast<double>(*p.used_bytes));
+        }
+        break;
+      case Metric::kProcessCpu:
+        for (const auto& p : s.processes) {
+          if (!p.cpu_pct || (pid && static_cast<int64_t>(p.pid) != *pid))
+            continue;
+          // The GPU a process is on (first that lists it); a process on no
+          // GPU is only reported when asked for by pid.
+          std::optional<int> on_gpu;
+          for (const auto& g : s.gpus) {
+            if (!g.processes) continue;
+            for (const auto& gp : *g.processes)
+              if (gp.pid == p.pid && (!gpu || g.index == *gpu))
+                on_gpu = g.index;
+            if (on_gpu) break;
+          }
+          if (gpu && !on_gpu) continue;
+          if (!on_gpu && !pid) continue;
+          set.add(on_gpu, static_cast<int>(p.pid), s.t, *p.cpu_pct);
+        }
+        break;
+    }
+  }
+
+  // Points of a decoded block's columns (gpu.* and host.* metrics).
+  static void add_points(SeriesSet& set, const Metric& m,
+                         std::optional<int> gpu,
+                         const store::NumericColumns& cols, double since,
+                         double until) {
+    auto add_column = [&](std::optional<int> g, const std::vector<Cell>& col) {
+      for (size_t i = 0; i < col.size() && i < cols.t.size(); ++i)
+        if (col[i].present && cols.t[i] >= since && cols.t[i] <= until)
+          set.add(g, std::nullopt, cols.t[i], col[i].as_double());
+    };
+    if (m.kind == Metric::kHost) {
+      add_column(std::nullopt, cols.host[m.field]);
+      return;
+    }
+    for (size_t g = 0; g < cols.gpu_indices.size(); ++g)
+      if (!gpu || cols.gpu_indices[g] == *gpu)
+        add_column(cols.gpu_indices[g], cols.gpu[g][m.field]);
+  }
+
+  // Averages per step bucket [k*step, (k+1)*step), stamped with the start.
+  static std::vector<HistoryPoint> bucket(
+      const std::vector<HistoryPoint>& points, double step) {
+    std::vector<HistoryPoint> out;
+    size_t i = 0;
+    while (i < points.size()) {
+      double b = std::floor(points[i].t / step) * step;
+      double sum = 0;
+      size_t n = 0;
+      while (i < points.size() && std::floor(points[i].t / step) * step == b) {
+        sum += points[i].v;
+        ++n;
+        ++i;
+      }
+      out.push_back({b, sum / n});
+    }
+    return out;
+  }
+
+  StoreOptions opt_;
+  // Writer side: connection, statements and the open block.
+  mutable std::mutex mu_;
+  Db wdb_;
+  Stmt ins_pending_, del_pending_, ins_block_, set_meta_;
+  std::vector<Sample> open_;  // flushed to `pending` except the last unflushed_
+  double open_window_ = 0;
+  size_t unflushed_ = 0;
+  double last_t_ = -std::numeric_limits<double>::infinity();
+  // Reader side (query, export): its own connection and statements.
+  mutable std::mutex rmu_;
+  mutable Db rdb_;
+  mutable Stmt sel_num_, sel_all_, sel_meta_;
+};
+
+}  // namespace
+
+std::unique_ptr<HistoryStore> HistoryStore::open(const StoreOptions& options) {
+  if (options.path.empty())
+    throw StoreError("history store: no database path given");
+  return std::make_unique<SqliteHistoryStore>(options);
+}
+
+}  // namespace gd

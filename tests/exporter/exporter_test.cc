@@ -1,0 +1,315 @@
+// The rendered page against the 4-GPU scenario (tests/data): every
+// dcgm-exporter family with dcgm's labels and the scenario's values, stale
+// GPUs without series, untrusted process names escaped, and promtool's own
+// parser and linter on the result.
+#include "exporter/exporter.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "trace/trace_io.h"
+
+namespace gd {
+namespace {
+
+struct Scenario {
+  TraceHeader header;
+  Sample sample;
+};
+
+Scenario load_scenario() {
+  TraceReader reader(std::string(GD_TEST_DATA) + "/scenario_4gpu.jsonl");
+  Scenario s{reader.header(), {}};
+  EXPECT_TRUE(reader.next(s.sample));
+  return s;
+}
+
+MetricsInput input_for(const Scenario& s) {
+  MetricsInput in;
+  in.header = &s.header;
+  in.sample = &s.sample;
+  for (const auto& g : s.sample.gpus)
+    in.gpu_health.push_back({g.index, !g.stale && !g.lost, g.lost, s.sample.t});
+  in.now = s.sample.t + 0.5;
+  in.collect_duration_s = 0.012;
+  in.collections_total = 1;
+  in.version = "9.9.9";
+  return in;
+}
+
+// "name{labels}" -> value, plus name -> TYPE.
+struct Page {
+  std::map<std::string, double> series;
+  std::map<std::string, std::string> types;
+  std::string text;
+};
+
+Page parse(const std::string& text) {
+  Page p;
+  p.text = text;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("# TYPE ", 0) == 0) {
+      auto rest = line.substr(7);
+      auto sp = rest.find(' ');
+      p.types[rest.substr(0, sp)] = rest.substr(sp + 1);
+      continue;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    auto sp = line.rfind(' ');
+    p.series[line.substr(0, sp)] = std::stod(line.substr(sp + 1));
+  }
+  return p;
+}
+
+std::string dcgm_labels(const TraceHeader& h, const GpuInfo& g) {
+  return "gpu=\"" + std::to_string(g.index) + "\",UUID=\"" + g.uuid +
+         "\",pci_bus_id=\"" + g.pci_bus_id + "\",device=\"nvidia" +
+         std::to_string(g.index) + "\",modelName=\"" + g.name +
+         "\",Hostname=\"" + h.host.hostname + "\",DCGM_FI_DRIVER_VERSION=\"" +
+         h.driver->driver_version + "\"";
+}
+
+TEST(Exporter, EveryDcgmFamilyHasDcgmLabelsAndTheScenarioValues) {
+  const Scenario s = load_scenario();
+  ASSERT_EQ(s.header.gpus.size(), 4u);
+  const Page page = parse(render_metrics(input_for(s)));
+  constexpr double kMiB = 1024.0 * 1024.0;
+  for (const auto& info : s.header.gpus) {
+    const GpuSample& g = s.sample.gpus.at(info.index);
+    const std::string l = "{" + dcgm_labels(s.header, info) + "}";
+    std::map<std::string, double> want = {
+        {"DCGM_FI_DEV_GPU_UTIL", *g.util_pct},
+        {"DCGM_FI_DEV_MEM_COPY_UTIL", *g.mem_util_pct},
+        {"DCGM_FI_DEV_FB_USED", std::floor(*g.mem_used_bytes / kMiB)},
+        {"DCGM_FI_DEV_FB_FREE",
+         std::floor((*info.memory_total_bytes - *g.mem_used_bytes) / kMiB)},
+        {"DCGM_FI_DEV_GPU_TEMP", *g.temp_c},
+        {"DCGM_FI_DEV_MEMORY_TEMP", *g.mem_temp_c},
+        {"DCGM_FI_DEV_POWER_USAGE", *g.power_w},
+        {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+         static_cast<double>(*g.energy_mj_total)},
+        {"DCGM_FI_DEV_SM_CLOCK", *g.sm_clock_mhz},
+        {"DCGM_FI_DEV_MEM_CLOCK", *g.mem_clock_mhz},
+        {"DCGM_FI_DEV_XID_ERRORS", 0},
+        {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+         static_cast<double>(*g.pcie_replay_total)},
+        {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+         static_cast<double>(*g.ecc_sbe_volatile_total)},
+        {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+         static_cast<double>(*g.ecc_dbe_volatile_total)},
+        {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+         static_cast<double>(clock_event_reason_mask(*g.clock_event_reasons))},
+    };
+    for (const auto& [name, value] : want) {
+      auto it = page.series.find(name + l);
+      ASSERT_NE(it, page.series.end()) << name << l << "\n" << page.text;
+      EXPECT_DOUBLE_EQ(it->second, value) << name << " gpu " << info.index;
+    }
+  }
+  // Units and types as dcgm-exporter declares them.
+  EXPECT_EQ(page.types.at("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"), "counter");
+  EXPECT_EQ(page.types.at("DCGM_FI_DEV_PCIE_REPLAY_COUNTER"), "counter");
+  EXPECT_EQ(page.types.at("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"), "counter");
+  EXPECT_EQ(page.types.at("DCGM_FI_DEV_GPU_UTIL"), "gauge");
+  EXPECT_EQ(page.types.at("DCGM_FI_DEV_FB_USED"), "gauge");
+  EXPECT_EQ(page.types.at("DCGM_FI_DEV_XID_ERRORS"), "gauge");
+  // 80 GiB A100: 67584 MiB used of 81920 in the scenario's first sample.
+  EXPECT_NE(page.text.find(
+                "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB)."),
+            std::string::npos);
+}
+
+TEST(Exporter, ThrottleReasonMaskUsesNvmlBits) {
+  EXPECT_EQ(clock_event_reason_mask({"gpu_idle"}), 0x1u);
+  EXPECT_EQ(clock_event_reason_mask({"sw_power_cap", "sw_thermal_slowdown"}),
+            0x24u);
+  EXPECT_EQ(clock_event_reason_mask({"hw_power_brake_slowdown", "nonsense"}),
+            0x80u);
+}
+
+TEST(Exporter, UnknownFieldsHaveNoSeriesNotZero) {
+  Scenario s = load_scenario();
+  // GPU 3's fan speed is null in the scenario.
+  ASSERT_FALSE(s.sample.gpus[3].fan_pct);
+  const Page page = parse(render_metrics(input_for(s)));
+  for (const auto& [k, v] : page.series) {
+    if (k.rfind("DCGM_FI_DEV_FAN_SPEED", 0) == 0) {
+      EXPECT_EQ(k.find("gpu=\"3\""), std::string::npos) << k;
+    }
+  }
+  EXPECT_TRUE(page.series.count("DCGM_FI_DEV_FAN_SPEED{" +
+                                dcgm_labels(s.header, s.header.gpus[0]) + "}"));
+}
+
+TEST(Exporter, StaleAndLostGpusHaveNoValueSeriesAndCollectSuccessZero) {
+  Scenario s = load_scenario();
+  s.sample.gpus[1] = GpuSample{};
+  s.sample.gpus[1].index = 1;
+  s.sample.gpus[1].stale = true;
+  s.sample.gpus[2] = GpuSample{};
+  s.sample.gpus[2].index = 2;
+  s.sample.gpus[2].lost = true;
+  MetricsInput in = input_for(s);
+  in.gpu_health[1].last_success_t = s.sample.t - 30;
+  in.gpu_health[2].last_success_t.reset();
+  const Page page = parse(render_metrics(in));
+  for (const auto& [k, v] : page.series) {
+    if (k.rfind("DCGM_", 0) == 0) {
+      EXPECT_EQ(k.find("gpu=\"1\""), std::string::npos) << k;
+      EXPECT_EQ(k.find("gpu=\"2\""), std::string::npos) << k;
+    }
+  }
+  EXPECT_EQ(page.series.at("gpudoctor_collect_success{gpu=\"0\"}"), 1);
+  EXPECT_EQ(page.series.at("gpudoctor_collect_success{gpu=\"1\"}"), 0);
+  EXPECT_EQ(page.series.at("gpudoctor_collect_success{gpu=\"2\"}"), 0);
+  EXPECT_EQ(page.series.at("gpudoctor_gpu_lost{gpu=\"2\"}"), 1);
+  EXPECT_EQ(page.series.at("gpudoctor_gpu_lost{gpu=\"1\"}"), 0);
+  EXPECT_DOUBLE_EQ(
+      page.series.at("gpudoctor_gpu_sample_age_seconds{gpu=\"1\"}"), 30.5);
+  EXPECT_DOUBLE_EQ(page.series.at("gpudoctor_sample_age_seconds"), 0.5);
+}
+
+TEST(Exporter, NativeFamiliesCarryProcessesReasonsPcieAndHost) {
+  Scenario s = load_scenario();
+  const Page page = parse(render_metrics(input_for(s)));
+  // GPU 0's process 4242 and its CPU use from the scenario.
+  const auto& p0 = (*s.sample.gpus[0].processes)[0];
+  const ProcessSample* ps = nullptr;
+  for (const auto& p : s.sample.processes)
+    if (p.pid == p0.pid) ps = &p;
+  ASSERT_NE(ps, nullptr);
+  const std::string plabels = "{gpu=\"0\",pid=\"" + std::to_string(p0.pid) +
+                              "\",user=\"" + ps->user + "\",comm=\"" +
+                              ps->name + "\"}";
+  EXPECT_DOUBLE_EQ(
+      page.series.at("gpudoctor_process_gpu_memory_bytes" + plabels),
+      static_cast<double>(*p0.used_bytes));
+  EXPECT_DOUBLE_EQ(page.series.at("gpudoctor_process_cpu_percent" + plabels),
+                   *ps->cpu_pct);
+  // One 0/1 series per reason: GPU 2 is power capped, not thermally.
+  const std::string u2 = s.header.gpus[2].uuid;
+  EXPECT_EQ(page.series.at("gpudoctor_clock_event_reason{gpu=\"2\",UUID=\"" +
+                           u2 + "\",reason=\"sw_power_cap\"}"),
+            1);
+  EXPECT_EQ(page.series.at("gpudoctor_clock_event_reason{gpu=\"2\",UUID=\"" +
+                           u2 + "\",reason=\"hw_thermal_slowdown\"}"),
+            0);
+  // GPU 3's link trained down to gen 1 of 5.
+  const std::string g3 = "{gpu=\"3\",UUID=\"" + s.header.gpus[3].uuid + "\"}";
+  EXPECT_EQ(page.series.at("gpudoctor_pcie_link_generation" + g3),
+            *s.sample.gpus[3].pcie_gen);
+  EXPECT_EQ(page.series.at("gpudoctor_pcie_link_max_generation" + g3),
+            *s.header.gpus[3].pcie_max_gen);
+  EXPECT_DOUBLE_EQ(page.series.at("gpudoctor_host_cpu_iowait_percent"),
+                   *s.sample.host.cpu_iowait_pct);
+  EXPECT_DOUBLE_EQ(page.series.at("gpudoctor_host_memory_available_bytes"),
+                   static_cast<double>(*s.sample.host.mem_available_bytes));
+  EXPECT_EQ(page.series.at("gpudoctor_build_info{version=\"9.9.9\",nvml_status="
+                           "\"ok\",driver_version=\"535.129.03\","
+                           "cuda_driver_version=\"12.2\"}"),
+            1);
+}
+
+TEST(Exporter, FindingsAreOneSeriesPerLabelSet) {
+  Scenario s = load_scenario();
+  MetricsInput in = input_for(s);
+  in.findings = {{"xid-error", "critical", {0}, "firing"},
+                 {"xid-error", "critical", {0}, "firing"},  // second code
+                 {"host-swapping", "warning", {}, "pending"},
+                 {"gpu-imbalance", "warning", {0, 1}, "pending"}};
+  const Page page = parse(render_metrics(in));
+  EXPECT_EQ(page.series.at("gpudoctor_finding{id=\"xid-error\",severity="
+                           "\"critical\",gpu=\"0\"}"),
+            1);
+  EXPECT_EQ(page.series.at("gpudoctor_finding{id=\"host-swapping\",severity="
+                           "\"warning\",gpu=\"\"}"),
+            1);
+  EXPECT_EQ(page.series.at("gpudoctor_alert{id=\"gpu-imbalance\",severity="
+                           "\"warning\",gpu=\"0,1\",state=\"pending\"}"),
+            1);
+  size_t n = 0;
+  for (size_t pos = 0;
+       (pos = page.text.find("gpudoctor_finding{id=\"xid-error\"", pos)) !=
+       std::string::npos;
+       ++pos)
+    ++n;
+  EXPECT_EQ(n, 1u);
+}
+
+// A process that names itself to break the exposition format.
+Scenario hostile_scenario() {
+  Scenario s = load_scenario();
+  for (auto& p : s.sample.processes)
+    if (p.pid == 4242) {
+      p.name = "ev\"il\\na\nme\xFF\xC3";
+      p.user = std::string(300, 'u');
+    }
+  return s;
+}
+
+TEST(Exporter, HostileProcessNameIsEscapedCappedAndValidUtf8) {
+  const Scenario s = hostile_scenario();
+  const std::string text = render_metrics(input_for(s));
+  const std::string want =
+      "gpudoctor_process_gpu_memory_bytes{gpu=\"0\",pid=\"4242\",user=\"" +
+      std::string(128, 'u') +
+      "\",comm=\"ev\\\"il\\\\na\\nme\xEF\xBF\xBD\xEF\xBF\xBD\"} ";
+  EXPECT_NE(text.find(want), std::string::npos) << text;
+  // Every line is a comment or a series: no raw newline inside a label.
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    EXPECT_TRUE(line.rfind("# ", 0) == 0 || line.rfind("DCGM_", 0) == 0 ||
+                line.rfind("gpudoctor_", 0) == 0)
+        << line;
+}
+
+#ifdef GD_PROMTOOL
+// promtool parses the page with Prometheus's own parser and lints it. The
+// dcgm-exporter names (upper case, counters without _total, camelCase
+// labels) are kept on purpose for compatibility, so lint remarks about
+// DCGM_* families are accepted; gpudoctor_* families must be clean.
+TEST(Exporter, PromtoolAcceptsThePageWithAHostileProcess) {
+  const Scenario s = hostile_scenario();
+  MetricsInput in = input_for(s);
+  in.findings = {{"thermal-throttling", "warning", {2}, "firing"}};
+  const std::string text = render_metrics(in);
+  char path[] = "/tmp/gd_exporter_page_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, text.data(), text.size()),
+            static_cast<ssize_t>(text.size()));
+  close(fd);
+  const std::string cmd =
+      std::string(GD_PROMTOOL) + " check metrics < " + path + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  unlink(path);
+  const int rc = WEXITSTATUS(status);
+  // 0: clean; 3: lint remarks only. Anything else is a parse failure.
+  ASSERT_TRUE(rc == 0 || rc == 3) << "promtool exit " << rc << ":\n" << out;
+  EXPECT_EQ(out.find("error"), std::string::npos) << out;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    EXPECT_EQ(line.find("gpudoctor_"), std::string::npos)
+        << "lint remark on a native family: " << line;
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace gd

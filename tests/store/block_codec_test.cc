@@ -1,0 +1,153 @@
+// The block codec is lossless and rejects damaged blobs with CodecError.
+#include "store/block_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "store_test_util.h"
+#include "trace/model_compare.h"
+
+namespace gd::store {
+namespace {
+
+using testing::kT0;
+using testing::make_sample;
+
+std::vector<Sample> round_trip(const std::vector<Sample>& in) {
+  auto enc = encode_block(in, 3);
+  return decode_block(enc.numeric, enc.rest);
+}
+
+TEST(BlockCodec, DoublesComeBackBitForBit) {
+  const double values[] = {0.1 + 0.2,
+                           1e-300,
+                           -1e300,
+                           123456.789012,
+                           0.0,
+                           -0.0,
+                           std::numeric_limits<double>::denorm_min(),
+                           std::numeric_limits<double>::max(),
+                           97.0,
+                           3.14159265358979,
+                           -40.5,
+                           1e15 + 0.5};
+  std::vector<Sample> in;
+  int i = 0;
+  for (double v : values) {
+    in.push_back(make_sample(kT0 + i, i, 1));
+    in.back().gpus[0].power_w = v;
+    in.back().host.load1 = v;
+    ++i;
+  }
+  auto out = round_trip(in);
+  ASSERT_EQ(out.size(), in.size());
+  for (size_t k = 0; k < in.size(); ++k) {
+    EXPECT_EQ(std::signbit(*out[k].gpus[0].power_w), std::signbit(values[k]));
+    EXPECT_EQ(*out[k].gpus[0].power_w, values[k]);
+    EXPECT_EQ(*out[k].host.load1, values[k]);
+  }
+}
+
+TEST(BlockCodec, IntegersAtTheirLimits) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 6; ++i) in.push_back(make_sample(kT0 + i, i, 1));
+  in[0].gpus[0].energy_mj_total = UINT64_MAX;
+  in[1].gpus[0].energy_mj_total = 0;
+  in[2].gpus[0].energy_mj_total = UINT64_MAX / 2 + 1;
+  in[3].gpus[0].temp_c = std::numeric_limits<int>::min();
+  in[4].gpus[0].temp_c = std::numeric_limits<int>::max();
+  in[5].gpus[0].temp_c.reset();
+  auto out = round_trip(in);
+  for (size_t k = 0; k < in.size(); ++k) testing::expect_same(in[k], out[k]);
+}
+
+TEST(BlockCodec, GpusThatComeAndGo) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 20; ++i) {
+    in.push_back(make_sample(kT0 + i, i, 1 + i % 4));
+    if (i % 5 == 0) std::swap(in.back().gpus.front(), in.back().gpus.back());
+  }
+  auto out = round_trip(in);
+  for (size_t k = 0; k < in.size(); ++k) testing::expect_same(in[k], out[k]);
+}
+
+TEST(BlockCodec, EmptyBlock) { EXPECT_TRUE(round_trip({}).empty()); }
+
+TEST(BlockCodec, DamagedBlobsAreRejected) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 50; ++i) in.push_back(make_sample(kT0 + i, i, 4));
+  auto enc = encode_block(in, 3);
+  EXPECT_THROW(decode_block("", enc.rest), CodecError);
+  EXPECT_THROW(
+      decode_block(enc.numeric.substr(0, enc.numeric.size() / 2), enc.rest),
+      CodecError);
+  EXPECT_THROW(decode_block(enc.numeric, enc.rest.substr(0, 10)), CodecError);
+  // Blocks of different sample counts do not pair up.
+  auto other =
+      encode_block(std::vector<Sample>(in.begin(), in.begin() + 10), 3);
+  EXPECT_THROW(decode_block(enc.numeric, other.rest), CodecError);
+  // Every single flipped byte either still decodes or throws CodecError.
+  for (size_t pos = 0; pos < enc.numeric.size(); ++pos) {
+    std::string bad = enc.numeric;
+    bad[pos] = static_cast<char>(bad[pos] ^ 0x5a);
+    try {
+      decode_numeric(bad);
+    } catch (const CodecError&) {
+    }
+  }
+}
+
+TEST(BlockCodec, SteadyReadingsCostAboutAByte) {
+  // 600 samples of 8 GPUs with slowly changing readings: the codec must
+  // get well below the 8 bytes of a raw double per value.
+  std::vector<Sample> in;
+  for (int i = 0; i < 600; ++i) in.push_back(make_sample(kT0 + i, i, 8));
+  auto enc = encode_block(in, 9);
+  size_t values = 0;
+  for (const auto& s : in) {
+    for (const auto& g : s.gpus)
+      for (const auto& f : gpu_fields()) values += get_cell(g, f).present;
+    for (const auto& f : host_fields()) values += get_cell(s.host, f).present;
+  }
+  EXPECT_LT(static_cast<double>(enc.numeric.size()) / values, 1.0);
+}
+
+}  // namespace
+}  // namespace gd::store
+
+namespace gd::store {
+namespace {
+
+TEST(BlockCodec, OneColumnDecodeMatchesTheFullDecode) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 100; ++i) {
+    in.push_back(testing::make_sample(testing::kT0 + i, i, 3));
+    if (i % 7 == 0) in.back().gpus[1].power_w.reset();  // masked column
+    in.back().gpus[2].power_w = 0.1 * i + 1e-9;         // raw-bits column
+  }
+  auto enc = encode_block(in, 3);
+  auto full = decode_numeric(enc.numeric);
+  for (int f = 0; f < static_cast<int>(gpu_fields().size()); ++f) {
+    auto one = decode_numeric(enc.numeric, f, -1);
+    for (size_t g = 0; g < full.gpu.size(); ++g) {
+      ASSERT_EQ(one.gpu[g][f].size(), full.gpu[g][f].size());
+      for (size_t i = 0; i < full.gpu[g][f].size(); ++i) {
+        EXPECT_EQ(one.gpu[g][f][i].present, full.gpu[g][f][i].present);
+        EXPECT_EQ(one.gpu[g][f][i].as_double(), full.gpu[g][f][i].as_double());
+      }
+      for (int other = 0; other < static_cast<int>(gpu_fields().size());
+           ++other)
+        if (other != f) {
+          EXPECT_TRUE(one.gpu[g][other].empty());
+        }
+    }
+  }
+  auto host = decode_numeric(enc.numeric, -1, 0);
+  ASSERT_EQ(host.host[0].size(), in.size());
+  EXPECT_EQ(host.host[0][3].as_double(), *in[3].host.cpu_util_pct);
+}
+
+}  // namespace
+}  // namespace gd::store

@@ -1,0 +1,146 @@
+// Bad paths and files: one-line StoreError naming the path, never a crash.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+
+#include "store_test_util.h"
+
+namespace gd {
+namespace {
+
+using testing::kT0;
+using testing::make_sample;
+using testing::open_store;
+using testing::StoreDir;
+
+void sql(const std::string& path, const std::string& text) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, text.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+      << err;
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+int64_t sql_int(const std::string& path, const std::string& text) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* st = nullptr;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, text.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+// Runs `fn`, which must throw StoreError with a one-line message naming
+// `path` and containing `why`.
+template <typename Fn>
+void expect_store_error(Fn fn, const std::string& path,
+                        const std::string& why) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error for " << path;
+  } catch (const StoreError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find(why), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+TEST(StoreErrors, MissingDirectory) {
+  std::string path = "/nonexistent-dir/gd/h.db";
+  expect_store_error([&] { open_store(path); }, path, "cannot open");
+}
+
+TEST(StoreErrors, PathIsADirectory) {
+  StoreDir dir;
+  std::string path = dir.path("");
+  expect_store_error([&] { open_store(path); }, path, "cannot open");
+}
+
+TEST(StoreErrors, NotASqliteFile) {
+  StoreDir dir;
+  std::string path = dir.path("garbage.db");
+  std::ofstream(path) << std::string(8192, 'x');
+  expect_store_error([&] { open_store(path); }, path,
+                     "not a gpudoctor history database");
+}
+
+TEST(StoreErrors, ForeignSqliteDatabaseIsLeftAlone) {
+  StoreDir dir;
+  std::string path = dir.path("other.db");
+  sql(path, "CREATE TABLE users(name TEXT); INSERT INTO users VALUES('bob');");
+  expect_store_error([&] { open_store(path); }, path,
+                     "not a gpudoctor history database");
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM users"), 1);
+  EXPECT_EQ(sql_int(path, "PRAGMA user_version"), 0);
+}
+
+TEST(StoreErrors, SchemaVersionIsRecordedAndNewerOnesRefused) {
+  StoreDir dir;
+  std::string path = dir.path("h.db");
+  { open_store(path); }
+  EXPECT_EQ(sql_int(path, "PRAGMA user_version"), 1);
+  sql(path, "PRAGMA user_version=99");
+  expect_store_error([&] { open_store(path); }, path, "newer");
+}
+
+TEST(StoreErrors, ReadOnlyOpenOfMissingFile) {
+  StoreDir dir;
+  std::string path = dir.path("none.db");
+  StoreOptions o;
+  o.path = path;
+  o.read_only = true;
+  expect_store_error([&] { HistoryStore::open(o); }, path, "cannot open");
+}
+
+TEST(StoreErrors, CorruptedBlockIsReportedOnRead) {
+  StoreDir dir;
+  std::string path = dir.path("h.db");
+  {
+    auto store = open_store(path);
+    for (int i = 0; i < 700; ++i) store->append(make_sample(kT0 + i, i));
+  }
+  sql(path, "UPDATE blocks SET num = zeroblob(100), rest = x'28b52ffd00'");
+  auto store = open_store(path);
+  expect_store_error(
+      [&] {
+        store->query("gpu.util_pct", std::nullopt, std::nullopt, 0, 1e18, 0);
+      },
+      path, "corrupted history block");
+  expect_store_error(
+      [&] { testing::export_all(*store, dir.path("out.jsonl")); }, path,
+      "corrupted history block");
+  // The store is still usable afterwards (the read transaction ended).
+  store->append(make_sample(kT0 + 800, 800));
+  EXPECT_NO_THROW(
+      store->query("gpu.util_pct", 0, std::nullopt, kT0 + 650, 1e18, 0));
+}
+
+TEST(StoreErrors, TruncatedDatabaseFile) {
+  StoreDir dir;
+  std::string path = dir.path("h.db");
+  {
+    auto store = open_store(path);
+    for (int i = 0; i < 1300; ++i) store->append(make_sample(kT0 + i, i, 8));
+  }
+  // Keep the first page only: the schema survives, the tables' pages do not.
+  std::filesystem::resize_file(path, 4096);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  try {
+    auto store = open_store(path);
+    testing::export_all(*store, dir.path("out.jsonl"));
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gd
