@@ -19,9 +19,17 @@
 namespace gd {
 
 // A process that starts the ranks of a distributed job: torchrun, mpirun,
-// mpiexec, deepspeed, accelerate, srun, horovodrun, or
+// mpiexec(.hydra), deepspeed (and its inner "python -m
+// deepspeed.launcher.launch"), accelerate, srun, horovodrun, or
 // "python -m torch.distributed.run/launch".
 bool is_launcher_process(const ProcessSample& p);
+
+// A per-node daemon whose children are the tasks of ONE job step, started
+// for it by a launcher elsewhere: Slurm's slurmstepd (srun's tasks on a
+// compute node), MPICH/Intel MPI's hydra_pmi_proxy, Open MPI's orted/prted.
+// It groups ranks like a launcher, but is not one the user started (so not
+// is_launcher_process: tools that act on "the launcher" leave it alone).
+bool is_job_step_daemon(const ProcessSample& p);
 
 // A parent that says nothing about which job a process belongs to: shells,
 // terminal multiplexers, sshd, init/systemd, container shims, sudo. Two GPU
@@ -43,6 +51,9 @@ struct GpuJob {
   double main_cpu_pct = -1;         // the root's cpu_pct, -1 unknown
   int workers_known = 0;            // workers with known cpu_pct
   int workers_saturated = 0;        // of those, at or above the saturation mark
+  // Of those, saturated or runnable (state R): a worker that always wants
+  // the CPU is CPU-bound even when contention gives it less than a core.
+  int workers_cpu_bound = 0;
   double workers_cpu_pct = 0;       // sum over workers with known cpu_pct
   bool visible = false;             // the root has a live entry in processes[]
 };
@@ -101,9 +112,9 @@ inline constexpr int kMaxDepth = 64;
 
 
 inline bool is_launcher_process(const ProcessSample& p) {
-  static constexpr std::array<std::string_view, 9> kLaunchers = {
-      "torchrun", "mpirun",      "mpiexec", "deepspeed", "accelerate",
-      "srun",     "horovodrun",  "orterun", "prterun"};
+  static constexpr std::array<std::string_view, 10> kLaunchers = {
+      "torchrun",   "mpirun", "mpiexec",    "mpiexec.hydra", "deepspeed",
+      "accelerate", "srun",   "horovodrun", "orterun",       "prterun"};
   if (process_tree_detail::name_in(p.name, kLaunchers)) return true;
   std::string_view prog = process_tree_detail::program_of(p.cmdline);
   if (process_tree_detail::name_in(prog, kLaunchers)) return true;
@@ -111,18 +122,28 @@ inline bool is_launcher_process(const ProcessSample& p) {
   // python wrappers ("python /usr/bin/torchrun ...").
   for (std::string_view marker :
        {"torch.distributed.run", "torch.distributed.launch", "/torchrun ",
-        "/deepspeed ", "/accelerate launch", "accelerate launch"})
+        "/deepspeed ", "deepspeed.launcher.launch", "/accelerate launch",
+        "accelerate launch"})
     if (process_tree_detail::contains(p.cmdline, marker)) return true;
   return false;
 }
 
+inline bool is_job_step_daemon(const ProcessSample& p) {
+  static constexpr std::array<std::string_view, 4> kDaemons = {
+      "slurmstepd", "hydra_pmi_proxy", "orted", "prted"};
+  if (process_tree_detail::name_in(p.name, kDaemons)) return true;
+  // slurmstepd's cmdline is "slurmstepd: [JOBID.STEP]".
+  return p.cmdline.starts_with("slurmstepd:") ||
+         process_tree_detail::name_in(process_tree_detail::program_of(p.cmdline), kDaemons);
+}
+
 inline bool is_generic_parent(const ProcessSample& p) {
-  static constexpr std::array<std::string_view, 22> kGeneric = {
+  static constexpr std::array<std::string_view, 21> kGeneric = {
       "bash",   "sh",        "zsh",     "fish",         "dash",
       "ksh",    "tcsh",      "tmux",    "tmux: server", "screen",
       "SCREEN", "sshd",      "systemd", "init",         "sudo",
       "su",     "login",     "nohup",   "tini",         "dumb-init",
-      "conmon", "slurmstepd"};
+      "conmon"};
   if (p.pid <= 1) return true;
   if (process_tree_detail::name_in(p.name, kGeneric)) return true;
   return p.name.starts_with("containerd-shim") ||
@@ -186,10 +207,11 @@ inline bool ProcessTree::is_ancestor(uint32_t ancestor, uint32_t pid) const {
 inline uint32_t ProcessTree::job_group(uint32_t pid) const {
   const ProcessSample* self = find(pid);
   if (!self || !self->ppid) return pid;
-  // Nearest launcher ancestor first: torchrun -> (elastic agent) -> rank.
+  // Nearest launcher (or job-step daemon) ancestor first: torchrun ->
+  // (elastic agent) -> rank; slurmstepd -> task.
   const ProcessSample* p = find(*self->ppid);
   for (int depth = 0; p && depth < process_tree_detail::kMaxDepth; ++depth) {
-    if (is_launcher_process(*p)) return p->pid;
+    if (is_launcher_process(*p) || is_job_step_daemon(*p)) return p->pid;
     if (!p->ppid) break;
     p = find(*p->ppid);
   }
@@ -261,6 +283,7 @@ inline std::vector<GpuJob> ProcessTree::gpu_jobs(double worker_saturated_pct) co
       job.cpu_pct += *wp->cpu_pct;
       job.workers_cpu_pct += *wp->cpu_pct;
       if (*wp->cpu_pct >= worker_saturated_pct) ++job.workers_saturated;
+      if (*wp->cpu_pct >= worker_saturated_pct || wp->state == "R") ++job.workers_cpu_bound;
     }
     jobs.push_back(std::move(job));
   }

@@ -300,7 +300,13 @@ TEST(Engine, TwentyFourHourStreamRunsInBoundedMemory) {
   ASSERT_EQ(xid.size(), 1u);
   EXPECT_TRUE(contains(xid[0].evidence, "24 times")) << xid[0].evidence;
   // A stored day of 8-GPU samples would be hundreds of MiB.
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed blocks in quarantine (256 MiB by default):
+  // peak RSS then says nothing about what the engine holds.
+  (void)growth_kib;
+#else
   EXPECT_LT(growth_kib, 32 * 1024) << "peak RSS grew by " << growth_kib << " KiB";
+#endif
 }
 
 }  // namespace

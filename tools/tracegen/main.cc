@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -17,8 +19,9 @@ int main(int argc, char** argv) {
   CLI::App app{"Write a synthetic gpudoctor trace (trace-format.md) for one scenario"};
   std::string scenario, output, duration = "10m", interval = "1s";
   gd::tracegen::Options opt;
-  bool list = false, quiet = false;
+  bool list = false, quiet = false, json = false;
   app.add_flag("--list", list, "List the scenarios and exit");
+  app.add_flag("--json", json, "With --list: one JSON array (name, description, min_gpus, fires, silent)");
   app.add_option("--scenario", scenario, "Scenario name (see --list)");
   app.add_option("--gpus", opt.gpus, "Number of GPUs")->check(CLI::Range(1, 64));
   app.add_option("--duration", duration, "Trace length: 600, 90s, 10m, 24h, 2d");
@@ -32,6 +35,14 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "No summary on stderr");
   CLI11_PARSE(app, argc, argv);
 
+  if (list && json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& s : gd::tracegen::scenarios())
+      out.push_back({{"name", s.name}, {"description", s.description}, {"min_gpus", s.min_gpus},
+                     {"fires", s.fires}, {"silent", s.silent}});
+    fmt::print("{}\n", out.dump(1));
+    return 0;
+  }
   if (list) {
     for (const auto& s : gd::tracegen::scenarios()) {
       std::string fires, silent;

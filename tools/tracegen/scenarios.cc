@@ -1,6 +1,7 @@
 // The scenario catalogue and the streaming Generator.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <stdexcept>
@@ -269,10 +270,19 @@ struct IdleGpu : Scenario {
 
 // ---- multi-GPU layout -----------------------------------------------------
 
+// Rank 0 does more than the others. The ranks are grouped into one job by
+// their launcher (which may be absent from processes[], as live).
 struct DdpImbalance : Scenario {
+  std::string launcher;
+  bool visible;
+  explicit DdpImbalance(std::string launcher_ = "torchrun", bool visible_ = true)
+      : launcher(std::move(launcher_)), visible(visible_) {}
   void setup(World& w) override {
     w.add_gpus(w.opt.gpus);
-    w.add_training_job(default_job(w, all_gpus(w)));
+    JobSpec spec = default_job(w, all_gpus(w));
+    spec.launcher_kind = launcher;
+    spec.launcher_visible = visible;
+    w.add_training_job(spec);
   }
   void step(World& w, const Step& st) override {
     w.healthy_step(st);
@@ -281,14 +291,22 @@ struct DdpImbalance : Scenario {
   }
 };
 
-// Two unrelated single-GPU jobs from two shells: one busy, one light.
+// Two unrelated single-GPU jobs from two shells: one busy, one light. With
+// `one_shell` both were started from the same (listed) tmux shell: a shell
+// says nothing about which job a process belongs to.
 struct UnrelatedJobs : Scenario {
+  bool one_shell;
+  explicit UnrelatedJobs(bool one_shell_ = false) : one_shell(one_shell_) {}
   void setup(World& w) override {
     w.add_gpus(w.opt.gpus);
     JobSpec a = default_job(w, {0});
     a.parent_pid = 6001;
     JobSpec b = default_job(w, {1});
-    b.parent_pid = 6002, b.base_pid = 8500, b.user = "bob", b.script = "finetune.py";
+    b.parent_pid = one_shell ? 6001 : 6002, b.base_pid = 8500, b.script = "finetune.py";
+    if (one_shell)
+      w.add_proc(make_proc(6001, 6000, "alice", "bash", "-bash", "S", 0, 0, 1, 8ull << 20));
+    else
+      b.user = "bob";
     b.mem_fraction = 0.2;
     if (a.workers_per_rank < 0) a.workers_per_rank = b.workers_per_rank = 2;
     w.add_training_job(a);
@@ -585,12 +603,23 @@ std::function<std::unique_ptr<Scenario>()> make(A... args) {
   return [=] { return std::unique_ptr<Scenario>(new T(args...)); };
 }
 
+// Every finding id of findings.md (the suite in tests/diagnose checks this
+// list against the file).
+const std::vector<std::string>& all_ids() {
+  static const std::vector<std::string> ids = {
+      "gpu-lost", "xid-error", "ecc-uncorrectable", "ecc-reset-required",
+      "thermal-throttling", "power-brake", "power-capping", "pcie-link-degraded",
+      "memory-pressure", "memory-leak", "orphaned-memory", "pid-namespace-blind",
+      "nvml-driver-mismatch", "input-bound", "io-bound", "host-swapping", "cpu-contention",
+      "gpu-idle-allocated", "gpu-imbalance", "gpu-shared-contention", "driver-cuda-mismatch",
+      "persistence-mode-off", "host-oom-kill"};
+  return ids;
+}
+
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> table = {
       {{"healthy-training", "DDP job at ~95% util on every GPU, loaders keep up", 1, {},
-        {"input-bound", "io-bound", "cpu-contention", "memory-leak", "memory-pressure",
-         "gpu-imbalance", "gpu-idle-allocated", "orphaned-memory", "host-swapping",
-         "gpu-shared-contention", "thermal-throttling", "pcie-link-degraded"}},
+        all_ids()},
        make<Healthy>()},
       {{"input-bound", "util cycles 3 s busy / 2 s idle (~5 s) while every loader worker runs at 99% CPU; the job alone saturates the host", 1,
         {"input-bound"}, {"io-bound", "cpu-contention"}},
@@ -634,9 +663,27 @@ const std::vector<Entry>& entries() {
       {{"ddp-imbalance", "torchrun job: GPU 0 at ~96%, the other GPUs at ~22%", 2,
         {"gpu-imbalance"}, {"input-bound", "cpu-contention"}},
        make<DdpImbalance>()},
+      {{"ddp-imbalance-mpirun", "mpirun job: GPU 0 at ~96%, the other ranks' GPUs at ~22%", 2,
+        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+       make<DdpImbalance>("mpirun")},
+      {{"ddp-imbalance-deepspeed", "deepspeed -> deepspeed.launcher.launch -> ranks: GPU 0 at ~96%, the others ~22%", 2,
+        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+       make<DdpImbalance>("deepspeed")},
+      {{"ddp-imbalance-accelerate", "accelerate launch job: GPU 0 at ~96%, the others ~22%", 2,
+        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+       make<DdpImbalance>("accelerate")},
+      {{"ddp-imbalance-srun", "Slurm step (ranks under slurmstepd): GPU 0 at ~96%, the others ~22%", 2,
+        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+       make<DdpImbalance>("srun")},
+      {{"ddp-imbalance-hidden-launcher", "torchrun job whose launcher is not in processes[] (as the live collector lists it): GPU 0 ~96%, others ~22%", 2,
+        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+       make<DdpImbalance>("torchrun", false)},
       {{"unrelated-jobs", "two single-GPU jobs of two users from two shells: GPU 0 ~95%, GPU 1 ~20%", 2,
-        {}, {"gpu-imbalance"}},
+        {}, {"gpu-imbalance", "gpu-shared-contention"}},
        make<UnrelatedJobs>()},
+      {{"unrelated-jobs-one-shell", "two single-GPU jobs started from one tmux bash: GPU 0 ~95%, GPU 1 ~20%", 2,
+        {}, {"gpu-imbalance", "gpu-shared-contention"}},
+       make<UnrelatedJobs>(true)},
       {{"ddp-stray-contexts", "healthy DDP job whose ranks also hold a 500 MiB context on GPU 0", 2,
         {}, {"gpu-shared-contention", "gpu-imbalance"}},
        make<DdpStrayContexts>()},
@@ -666,7 +713,8 @@ const std::vector<Entry>& entries() {
       {{"pcie-idle-downtrain", "the last GPU is idle and down-trained to gen 1 (power saving)", 1,
         {}, {"pcie-link-degraded"}},
        make<Pcie>(false)},
-      {{"ecc-sbe-only", "GPU 0's correctable (SBE) count grows ~1/min; no DBE", 1, {}, {"ecc-uncorrectable"}},
+      {{"ecc-sbe-only", "GPU 0's correctable (SBE) count grows ~1/min; no DBE", 1, {},
+        {"ecc-uncorrectable", "ecc-reset-required", "xid-error"}},
        make<Ecc>(false)},
       {{"ecc-dbe", "GPU 0: 2 DBEs (Xid 48) half-way, then retired pages and row remapping pending", 1,
         {"ecc-uncorrectable", "ecc-reset-required", "xid-error"}, {}},
@@ -674,7 +722,8 @@ const std::vector<Entry>& entries() {
       {{"xid-events", "GPU 0: Xid 13 at 20%, Xid 31 at 40% (rank 0), Xid 119 at 70%", 1, {"xid-error"}, {}},
        make<Xids>()},
       {{"gpu-lost", "the last GPU falls off the bus (Xid 79) half-way; the other ranks stall at 0%", 1,
-        {"gpu-lost", "xid-error"}, {"gpu-idle-allocated", "input-bound", "orphaned-memory"}},
+        {"gpu-lost", "xid-error"},
+        {"gpu-idle-allocated", "input-bound", "orphaned-memory", "gpu-imbalance", "memory-leak"}},
        make<GpuLost>()},
       {{"nvml-driver-mismatch", "NVML reports a driver/library version mismatch; no GPU data", 1,
         {"nvml-driver-mismatch"}, {}},
@@ -687,8 +736,7 @@ const std::vector<Entry>& entries() {
       {{"host-oom-kill", "the kernel OOM-kills a loader worker at 60%", 1, {"host-oom-kill"}, {}},
        make<HeaderOnly>(HeaderOnly::kOomKill)},
       {{"missing-fields", "healthy job; ~30% of optional fields null, GPU 0 total memory and cpu_count unknown", 1,
-        {}, {"input-bound", "io-bound", "cpu-contention", "memory-leak", "memory-pressure", "orphaned-memory",
-             "gpu-idle-allocated", "gpu-imbalance", "host-swapping"}},
+        {}, all_ids()},
        make<MissingFields>()},
   };
   return table;

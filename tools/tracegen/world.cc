@@ -151,6 +151,47 @@ uint64_t World::gpu_total(int g) const {
   return header.gpus.at(g).memory_total_bytes.value_or(kA100Bytes);
 }
 
+uint32_t World::add_launcher(const JobSpec& spec, uint32_t pid, uint32_t& next_pid) {
+  size_t n = spec.gpus.size();
+  auto launcher = [&](uint32_t p, uint32_t ppid, std::string name, std::string cmdline) {
+    if (!spec.launcher_visible) return;
+    add_proc(make_proc(p, ppid, spec.user, std::move(name), std::move(cmdline), "S", 0.3,
+                       0.1, 4, 300ull << 20));
+  };
+  const std::string& kind = spec.launcher_kind;
+  if (kind == "torchrun") {
+    launcher(pid, spec.parent_pid, "torchrun",
+             fmt::format("/usr/bin/python3 /usr/local/bin/torchrun --nproc_per_node={} {}", n,
+                         spec.script));
+  } else if (kind == "mpirun") {
+    launcher(pid, spec.parent_pid, "mpirun",
+             fmt::format("mpirun -np {} --bind-to none python {}", n, spec.script));
+  } else if (kind == "deepspeed") {
+    // deepspeed (console script) -> python -m deepspeed.launcher.launch -> ranks.
+    launcher(pid, spec.parent_pid, "deepspeed",
+             fmt::format("/usr/bin/python3 /usr/local/bin/deepspeed --num_gpus={} {}", n,
+                         spec.script));
+    uint32_t inner = next_pid++;
+    launcher(inner, pid, "python3",
+             fmt::format("/usr/bin/python3 -u -m deepspeed.launcher.launch "
+                         "--world_info=eyJsb2NhbGhvc3QiOiBbMF19 --master_addr=127.0.0.1 "
+                         "--master_port=29500 {}",
+                         spec.script));
+    return inner;
+  } else if (kind == "accelerate") {
+    launcher(pid, spec.parent_pid, "accelerate",
+             fmt::format("/usr/bin/python3 /usr/local/bin/accelerate launch --multi_gpu "
+                         "--num_processes {} {}",
+                         n, spec.script));
+  } else if (kind == "srun") {
+    // On the compute node Slurm's step daemon forks the tasks.
+    launcher(pid, 1, "slurmstepd", fmt::format("slurmstepd: [{}.0]", 4242));
+  } else {
+    throw std::invalid_argument("unknown launcher kind '" + kind + "'");
+  }
+  return pid;
+}
+
 TrainingJob World::add_training_job(const JobSpec& spec) {
   TrainingJob job;
   bool multi = spec.gpus.size() > 1 && spec.launcher;
@@ -160,12 +201,7 @@ TrainingJob World::add_training_job(const JobSpec& spec) {
                                          "libcudnn.so.8.9.2", "libnccl.so.2.18.3"};
   if (multi) {
     job.launcher = next_pid++;
-    add_proc(make_proc(job.launcher, spec.parent_pid, spec.user, "torchrun",
-                       fmt::format("/usr/bin/python3 /usr/local/bin/torchrun "
-                                   "--nproc_per_node={} {}",
-                                   spec.gpus.size(), spec.script),
-                       "S", 0.3, 0.1, 4, 300ull << 20));
-    rank_parent = job.launcher;
+    rank_parent = add_launcher(spec, job.launcher, next_pid);
   }
   int ranks = static_cast<int>(spec.gpus.size());
   int total_workers = spec.workers_per_rank * ranks;

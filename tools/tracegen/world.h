@@ -62,7 +62,7 @@ inline ProcSpec make_proc(uint32_t pid, uint32_t ppid, std::string user,
 }
 
 struct TrainingJob {
-  uint32_t launcher = 0;                     // torchrun pid, 0 for one GPU
+  uint32_t launcher = 0;  // the pid that groups the ranks, 0 for one GPU
   std::vector<uint32_t> ranks;               // one per GPU, in GPU order
   std::vector<std::vector<uint32_t>> workers;  // per rank
 };
@@ -77,7 +77,13 @@ struct JobSpec {
   double mem_fraction = 0.6;  // of each GPU's memory, held by the rank
   double worker_cpu = 30;     // % of one CPU per worker
   double main_cpu = 100;
-  bool launcher = true;       // torchrun when more than one GPU
+  bool launcher = true;       // a launcher when more than one GPU
+  // Which launcher starts the ranks: torchrun, mpirun, deepspeed,
+  // accelerate or srun (Slurm: ranks are children of slurmstepd).
+  std::string launcher_kind = "torchrun";
+  // False: the launcher has no entry in processes[], as in the live
+  // collector, which lists GPU processes and their descendants only.
+  bool launcher_visible = true;
 };
 
 class World {
@@ -101,6 +107,9 @@ class World {
   GpuProcess* gpu_proc(int g, uint32_t pid);
   uint64_t gpu_total(int g) const;
   TrainingJob add_training_job(const JobSpec& spec);
+  // Adds the launcher process(es) of a multi-GPU job (unless hidden) and
+  // returns the pid the ranks are children of.
+  uint32_t add_launcher(const JobSpec& spec, uint32_t pid, uint32_t& next_pid);
 
   // ---- per step --------------------------------------------------------
   void begin_step(const Step& st);

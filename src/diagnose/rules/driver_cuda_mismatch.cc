@@ -22,6 +22,7 @@
 //   version in its file name: nothing can be compared, silent.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
@@ -80,6 +81,35 @@ int mvc_min_branch(int major) {
     case 13: return 580;
     default: return 0;  // later families: assume the driver NVIDIA ships meets it
   }
+}
+
+// The first Linux driver release of each CUDA toolkit (NVIDIA's CUDA
+// release notes, "CUDA Toolkit and Corresponding Driver Versions"): the
+// version to upgrade to so that the runtime is fully supported.
+std::string_view min_linux_driver(const Version& rt) {
+  struct Row {
+    int major, minor;
+    std::string_view driver;
+  };
+  static constexpr Row kRows[] = {
+      {11, 0, "450.36.06"}, {11, 1, "455.23"},    {11, 2, "460.27.03"},
+      {11, 3, "465.19.01"}, {11, 4, "470.42.01"}, {11, 5, "495.29.05"},
+      {11, 6, "510.39.01"}, {11, 7, "515.43.04"}, {11, 8, "520.61.05"},
+      {12, 0, "525.60.13"}, {12, 1, "530.30.02"}, {12, 2, "535.54.03"},
+      {12, 3, "545.23.06"}, {12, 4, "550.54.14"}, {12, 5, "555.42.02"},
+      {12, 6, "560.28.03"}, {12, 8, "570.26"},    {12, 9, "575.51.03"},
+      {13, 0, "580.65.06"}};
+  for (const Row& r : kRows)
+    if (r.major == rt.major && r.minor == std::max(0, rt.minor)) return r.driver;
+  return {};
+}
+
+// "at least 550.54.14, the first Linux driver for CUDA 12.4" or, for a
+// release the table does not know, "a driver supporting CUDA 12.7".
+std::string driver_to_install(const Version& rt, const std::string& rt_text) {
+  std::string_view v = min_linux_driver(rt);
+  if (v.empty()) return fmt::format("a driver that supports CUDA {}", rt_text);
+  return fmt::format("at least {} (the first Linux driver for CUDA {})", v, rt_text);
 }
 
 class DriverCudaMismatchRule : public Rule {
@@ -149,28 +179,26 @@ class DriverCudaMismatchRule : public Rule {
       if (grp.rt.major > driver_cuda_.major) {
         f.evidence += "; a newer major version has no compatibility path on this driver";
         f.action = fmt::format(
-            "Upgrade the NVIDIA driver to a branch that supports CUDA {} (or "
-            "install NVIDIA's cuda-compat forward-compatibility package on a "
-            "data-centre GPU), or run a build of the program for CUDA {}.x "
-            "(e.g. the matching PyTorch/container variant).",
-            rt, driver_cuda_.major);
+            "Upgrade the NVIDIA driver to {} (or install NVIDIA's cuda-compat "
+            "forward-compatibility package on a data-centre GPU), or run a build "
+            "of the program for CUDA {}.x (e.g. the matching PyTorch/container "
+            "variant).",
+            driver_to_install(grp.rt, rt), driver_cuda_.major);
       } else if (severity == "critical") {
         f.evidence += fmt::format("; CUDA minor version compatibility does not apply ({})",
                                   grp.rt.major < 11 ? "runtime older than CUDA 11"
                                                     : "driver branch below the family minimum");
         f.action = fmt::format(
-            "Upgrade the driver to one supporting CUDA {} or rebuild/reinstall the "
-            "program for CUDA {}.",
-            rt, drv);
+            "Upgrade the driver to {} or rebuild/reinstall the program for CUDA {}.",
+            driver_to_install(grp.rt, rt), drv);
       } else {
         f.evidence += "; it runs under CUDA minor version compatibility (limited features)";
         f.action = fmt::format(
             "It can run, but PTX JIT of newer PTX (e.g. NVRTC-compiled kernels) "
             "and features newer than CUDA {} fail. If the job reports "
             "'unsupported PTX version' or 'driver version is insufficient', "
-            "upgrade the driver to one supporting CUDA {} or use a build for "
-            "CUDA {}.",
-            drv, rt, drv);
+            "upgrade the driver to {} or use a build for CUDA {}.",
+            drv, driver_to_install(grp.rt, rt), drv);
       }
       out.push_back(std::move(f));
     }

@@ -125,12 +125,14 @@ class EccUncorrectableRule : public Rule {
             "open an RMA with the vendor (remap failure is a replacement "
             "criterion).";
       else
-        f.action =
-            "Drain the GPU (let running jobs finish or move them; their "
-            "results may be corrupt), then reset it (nvidia-smi -r) or reboot "
-            "so the bad memory is remapped/retired. Afterwards check "
-            "`nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT`: if remapping "
-            "failed or errors return, run field diagnostics and RMA the GPU.";
+        f.action = fmt::format(
+            "Drain GPU {0} (let running jobs finish or move them; their "
+            "results may be corrupt), then reset it (nvidia-smi -r -i {0}) or "
+            "reboot so the bad memory is remapped/retired. Afterwards check "
+            "`nvidia-smi -q -i {0} -d ROW_REMAPPER,PAGE_RETIREMENT`: if "
+            "remapping failed or errors return, run field diagnostics and RMA "
+            "the GPU.",
+            index);
       out.push_back(std::move(f));
     }
     return out;

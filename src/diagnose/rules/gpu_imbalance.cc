@@ -35,8 +35,17 @@ struct PerGroup {
   workload::ProcLabel launcher;
   std::set<uint32_t> ranks;         // root GPU pids seen in the group
   std::map<int, Stat> util;         // per GPU of the group
+  std::set<int> ever;               // every GPU the group was seen on
   Span seen;
+  size_t skipped = 0;               // samples with one of them lost/stale
 };
+
+// A GPU that does not answer (lost, or a read past its deadline).
+bool unreadable(const Sample& s, int index) {
+  for (const GpuSample& g : s.gpus)
+    if (g.index == index) return !workload::readable(g);
+  return false;
+}
 
 class GpuImbalanceRule : public Rule {
  public:
@@ -67,6 +76,15 @@ class GpuImbalanceRule : public Rule {
       st.launcher.pid = group;
       if (const ProcessSample* p = tree.find(group)) st.launcher.update(*p);
       st.ranks.insert(pids.begin(), pids.end());
+      st.ever.insert(gpus.begin(), gpus.end());
+      // Once a GPU of the job is lost the others wait for it: their idling
+      // is a consequence (gpu-lost), not an uneven split of work. Compare
+      // only samples where every GPU the job ever used answered.
+      if (std::any_of(st.ever.begin(), st.ever.end(),
+                      [&](int gi) { return unreadable(s, gi); })) {
+        ++st.skipped;
+        continue;
+      }
       st.seen.add(s.t);
       for (const GpuSample& g : s.gpus)
         if (gpus.contains(g.index) && workload::readable(g) && g.util_pct)

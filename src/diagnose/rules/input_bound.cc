@@ -29,7 +29,10 @@ constexpr double kStarvedUtilPct = 30;
 // already costs ~20% of throughput.
 constexpr double kMinStarvedFraction = 0.2;
 // A data-loader worker at 85%+ of a core is busy all the time (the rest is
-// scheduling and IPC).
+// scheduling and IPC). A worker found runnable (state R) counts too: it
+// wants the CPU all the time and gets less only because the CPUs are
+// contended (cpu-contention then says by whom). A worker that waits for
+// the GPU to take its batch sleeps (S), one that waits on disk is in D.
 constexpr double kWorkerSaturatedPct = 85;
 // Most workers must be saturated, not one straggler.
 constexpr double kMinSaturatedWorkers = 0.75;
@@ -42,8 +45,10 @@ constexpr double kMinSaturatedShare = 0.6;
 // if half of the starved samples look like that, this rule steps aside.
 constexpr double kIowaitPct = 10;
 constexpr double kMaxIowaitShare = 0.5;
-// Fewer samples than this cannot show "keeps going idle".
-constexpr double kMinSamples = 30;
+// Fewer samples than this cannot show "keeps going idle": 10 samples hold
+// at least two starved ones (min_starved_fraction), e.g. 2 cycles of a 5 s
+// loader stall in a 10 s window at 500 ms.
+constexpr double kMinSamples = 10;
 
 struct PerJob {
   workload::ProcLabel label;
@@ -56,6 +61,54 @@ struct PerJob {
   int max_workers = 0;
   Span hit;  // starved and saturated
   Span starved_span;
+};
+
+void merge(Stat& into, const Stat& from) {
+  if (from.empty()) return;
+  into.n += from.n;
+  into.sum += from.sum;
+  into.min = std::min(into.min, from.min);
+  into.max = std::max(into.max, from.max);
+}
+
+// The ranks of one job that are input-bound, summed up.
+struct Group {
+  std::vector<uint32_t> pids;
+  workload::ProcLabel first;  // the lowest rank pid, to name a single rank
+  std::set<int> gpus;
+  size_t samples = 0, starved = 0, cycles = 0;
+  double cycle_span = 0;  // sum over ranks of (last - first starved time)
+  size_t cycle_ranks = 0;
+  int workers = 0, max_workers = 0;
+  Stat busy_util, starved_util, worker_cpu, main_cpu, host_cpu, iowait;
+  Span hit;
+
+  void add(uint32_t pid, const PerJob& st) {
+    if (pids.empty()) first = st.label;
+    pids.push_back(pid);
+    gpus.insert(st.gpus.begin(), st.gpus.end());
+    samples += st.samples;
+    starved += st.starved;
+    if (st.cycles >= 3) {
+      cycles += st.cycles - 1;
+      cycle_span += st.starved_span.last - st.starved_span.first;
+      ++cycle_ranks;
+    }
+    workers += st.max_workers;
+    max_workers = std::max(max_workers, st.max_workers);
+    merge(busy_util, st.busy_util);
+    merge(starved_util, st.starved_util);
+    merge(worker_cpu, st.worker_cpu);
+    merge(main_cpu, st.main_cpu);
+    merge(host_cpu, st.host_cpu);
+    merge(iowait, st.iowait);
+    if (!st.hit.empty()) {
+      if (hit.empty()) hit = st.hit;
+      hit.first = std::min(hit.first, st.hit.first);
+      hit.last = std::max(hit.last, st.hit.last);
+      hit.count += st.hit.count;
+    }
+  }
 };
 
 class InputBoundRule : public Rule {
@@ -111,7 +164,7 @@ class InputBoundRule : public Rule {
 
       bool saturated;
       if (job.workers_known > 0) {
-        saturated = job.workers_saturated >=
+        saturated = job.workers_cpu_bound >=
                     std::ceil(min_saturated_workers_ * job.workers_known);
         st.worker_cpu.add(job.workers_cpu_pct / job.workers_known);
       } else {
@@ -130,8 +183,9 @@ class InputBoundRule : public Rule {
   }
 
   std::vector<Finding> finish() override {
-    // One finding per job group (all DDP ranks of a job together).
-    std::map<uint32_t, Finding> by_group;
+    // One finding per job group (all DDP ranks of a job together), from the
+    // ranks that meet the criteria on their own.
+    std::map<uint32_t, Group> groups;
     for (const auto& [pid, st] : jobs_) {
       if (static_cast<double>(st.samples) < min_samples_ || st.starved == 0) continue;
       double starved_frac = static_cast<double>(st.starved) / static_cast<double>(st.samples);
@@ -140,68 +194,82 @@ class InputBoundRule : public Rule {
       if (starved_frac < min_starved_ || sat_share < min_saturated_share_ ||
           io_share >= max_iowait_share_)
         continue;
-
-      std::vector<int> gpus(st.gpus.begin(), st.gpus.end());
-      std::string pattern;
-      if (st.cycles >= 3 && !st.busy_util.empty()) {
-        double period = (st.starved_span.last - st.starved_span.first) /
-                        static_cast<double>(st.cycles - 1);
-        pattern = fmt::format("cycling every ~{:.1f} s between {:.0f}% and {:.0f}%",
-                              period, st.busy_util.mean(), st.starved_util.mean());
-      } else {
-        pattern = fmt::format("mean {:.0f}% while starved", st.starved_util.mean());
-      }
-      std::string cpu_side =
-          st.max_workers > 0 && !st.worker_cpu.empty()
-              ? fmt::format("{} and its {} workers ran at {:.0f}% CPU each{}",
-                            st.label.text(), st.max_workers, st.worker_cpu.mean(),
-                            st.main_cpu.empty() ? ""
-                                                : fmt::format(" (main process {:.0f}%)",
-                                                              st.main_cpu.mean()))
-              : fmt::format("{} (no worker processes) ran at {:.0f}% of one CPU",
-                            st.label.text(), st.main_cpu.mean());
-      std::string line = fmt::format(
-          "GPU {} util below {:.0f}% in {} of {} samples ({}) while {}; iowait "
-          "{:.1f}% ({})",
-          join_ints(gpus), starved_util_, format_fraction(starved_frac), st.samples,
-          pattern, cpu_side, st.iowait.mean(), format_range(st.hit.first, st.hit.last));
-
-      Finding& f = by_group[st.group];
-      if (f.id.empty()) {
-        f.id = kId;
-        f.severity = "warning";
-        f.start = st.hit.first;
-        f.end = st.hit.last;
-        f.action = action(st);
-      }
-      f.gpus.insert(f.gpus.end(), gpus.begin(), gpus.end());
-      f.pids.push_back(pid);
-      f.start = std::min(f.start, st.hit.first);
-      f.end = std::max(f.end, st.hit.last);
-      f.evidence += (f.evidence.empty() ? "" : "; ") + line;
+      groups[st.group].add(pid, st);
     }
     std::vector<Finding> out;
-    for (auto& [group, f] : by_group) {
-      std::sort(f.gpus.begin(), f.gpus.end());
-      f.gpus.erase(std::unique(f.gpus.begin(), f.gpus.end()), f.gpus.end());
-      f.title = fmt::format("GPU {} waits for its input pipeline (CPU-bound data loading)",
-                            join_ints(f.gpus));
-      out.push_back(std::move(f));
-    }
+    for (auto& [group, g] : groups) out.push_back(describe(g));
     return out;
   }
 
  private:
-  std::string action(const PerJob& st) const {
+  Finding describe(const Group& g) const {
+    Finding f;
+    f.id = kId;
+    f.severity = "warning";
+    f.gpus.assign(g.gpus.begin(), g.gpus.end());
+    f.pids = g.pids;
+    f.start = g.hit.first;
+    f.end = g.hit.last;
+    bool one_gpu = f.gpus.size() == 1;
+    f.title = one_gpu ? fmt::format("GPU {} is held back by its data loader", f.gpus[0])
+                      : fmt::format("GPUs {} are held back by their data loaders",
+                                    join_ints(f.gpus));
+    double frac = static_cast<double>(g.starved) / static_cast<double>(g.samples);
+    std::string pattern;
+    if (g.cycle_ranks > 0 && g.cycles > 0 && !g.busy_util.empty()) {
+      pattern = fmt::format("in a ~{:.1f} s cycle between {:.0f}% and {:.0f}%",
+                            g.cycle_span / static_cast<double>(g.cycles),
+                            g.busy_util.mean(), g.starved_util.mean());
+    } else {
+      pattern = fmt::format("at {:.0f}% on average while starved", g.starved_util.mean());
+    }
+    std::string who;
+    if (g.pids.size() == 1) {
+      who = g.workers > 0 && !g.worker_cpu.empty()
+                ? fmt::format("{} and its {} workers used {:.0f}% CPU each{}",
+                              g.first.text(), g.workers, g.worker_cpu.mean(),
+                              g.main_cpu.empty() ? ""
+                                                 : fmt::format(" (main process {:.0f}%)",
+                                                               g.main_cpu.mean()))
+                : fmt::format("{} (no worker processes) used {:.0f}% of one CPU",
+                              g.first.text(), g.main_cpu.mean());
+    } else {
+      std::vector<int> pids(g.pids.begin(), g.pids.end());
+      who = fmt::format("its {} ranks (pids {}){} used {:.0f}% CPU each{}", g.pids.size(),
+                        join_ints(pids),
+                        g.workers > 0 ? fmt::format(" and their {} workers", g.workers) : "",
+                        g.worker_cpu.empty() ? g.main_cpu.mean() : g.worker_cpu.mean(),
+                        g.workers > 0 && !g.main_cpu.empty()
+                            ? fmt::format(" (ranks {:.0f}%)", g.main_cpu.mean())
+                            : "");
+    }
+    if (!g.worker_cpu.empty() && g.worker_cpu.mean() < worker_saturated_)
+      who += " and were runnable (state R) throughout: CPU-bound, getting less than a "
+             "core because the host's CPUs are contended";
+    f.evidence = fmt::format(
+        "{} util fell below {:.0f}% in {} of {} {}samples, {}, while {}; host CPUs "
+        "{:.0f}% busy, iowait {:.1f}% (so not waiting on disk); {}",
+        one_gpu ? fmt::format("GPU {}", f.gpus[0]) : fmt::format("GPUs {}", join_ints(f.gpus)),
+        starved_util_, format_fraction(frac), g.samples, one_gpu ? "" : "GPU ", pattern, who,
+        g.host_cpu.mean(),
+        g.iowait.mean(), format_range(g.hit.first, g.hit.last));
+    f.action = action(g);
+    return f;
+  }
+
+  std::string action(const Group& st) const {
     std::string more;
     if (cpu_count_ && !st.host_cpu.empty()) {
       double idle_cpus = *cpu_count_ * (1 - st.host_cpu.mean() / 100);
-      if (idle_cpus >= 2) {
+      // The idle CPUs are shared by the job's ranks.
+      double ranks = static_cast<double>(std::max<size_t>(1, st.pids.size()));
+      if (idle_cpus >= 2 * ranks) {
         more = fmt::format(
             "The host still has ~{:.0f} idle CPUs: raise DataLoader num_workers "
-            "(now {}) towards {}.",
-            idle_cpus, st.max_workers,
-            st.max_workers + static_cast<int>(std::min<double>(idle_cpus, std::max(2, st.max_workers))));
+            "(now {}{}) towards {}.",
+            idle_cpus, st.max_workers, st.pids.size() > 1 ? " per rank" : "",
+            st.max_workers + static_cast<int>(std::min<double>(
+                                 idle_cpus / ranks, std::max(2, st.max_workers))));
       } else {
         more = fmt::format(
             "The host has no idle CPU ({:.0f}% busy): more workers will not help; "

@@ -4,6 +4,8 @@
 // the look-alikes:
 //   - a caching allocator that fills its pool and then holds it flat: the
 //     fit explains little (low R^2) and growth stops early;
+//   - memory that is freed and re-grabbed (sawtooth): it falls far below
+//     its running peak;
 //   - a one-time step up (a bigger batch, an eval model loaded): one jump
 //     carries most of the growth, and a single step never reaches R^2 0.75.
 #include <fmt/format.h>
@@ -37,8 +39,12 @@ constexpr double kMinGrowthMiB = 256;
 // A straight line must explain the curve: a single step up reaches at most
 // R^2 = 0.75 (3p(1-p) for a step at fraction p of the window).
 constexpr double kMinR2 = 0.9;
-// Of all movement, the part that is upward: a leak rarely gives memory back.
-constexpr double kMinMonotonicity = 0.9;
+// A leak never gives its memory back: the deepest fall below the running
+// peak stays a small share of the growth. Allocator churn (a segment taken
+// and returned within a step or two) is tiny against the growth; a process
+// that frees and re-grabs its pool (sawtooth, periodic empty_cache) falls
+// back by most of it.
+constexpr double kMaxDrawdownShare = 0.2;
 // No single jump may carry more than this share of the growth (a step is 1).
 constexpr double kMaxJumpShare = 0.25;
 // Increases must be spread over the process's life, not bunched at the start.
@@ -69,7 +75,7 @@ struct PerProc {
   Fit fit;
   double first_t = 0, last_t = 0;
   double first_mib = 0, last_mib = 0;
-  double up = 0, down = 0, max_jump = 0;
+  double peak = 0, max_drawdown = 0, max_jump = 0;
   double first_rise_t = -1, last_rise_t = -1;
 };
 
@@ -87,7 +93,7 @@ class MemoryLeakRule : public Rule {
     min_rate_ = th("min_rate_mib_per_min", kMinRateMiBPerMin);
     min_growth_ = th("min_growth_mib", kMinGrowthMiB);
     min_r2_ = th("min_r2", kMinR2);
-    min_monotonicity_ = th("min_monotonicity", kMinMonotonicity);
+    max_drawdown_share_ = th("max_drawdown_share", kMaxDrawdownShare);
     max_jump_share_ = th("max_jump_share", kMaxJumpShare);
     min_rise_spread_ = th("min_rise_spread", kMinRiseSpread);
   }
@@ -107,16 +113,16 @@ class MemoryLeakRule : public Rule {
           labels_[gp.pid].pid = gp.pid;
           p.first_t = s.t;
           p.first_mib = mib;
+          p.peak = mib;
         } else {
           double d = mib - p.last_mib;
           if (d > 0) {
-            p.up += d;
             p.max_jump = std::max(p.max_jump, d);
             if (p.first_rise_t < 0) p.first_rise_t = s.t;
             p.last_rise_t = s.t;
-          } else {
-            p.down -= d;
           }
+          p.peak = std::max(p.peak, mib);
+          p.max_drawdown = std::max(p.max_drawdown, p.peak - mib);
         }
         p.last_t = s.t;
         p.last_mib = mib;
@@ -142,8 +148,8 @@ class MemoryLeakRule : public Rule {
       if (rate < min_rate_ || growth < min_growth_) continue;
       double r2 = p.fit.r2();
       if (r2 < min_r2_) continue;
-      double mono = p.up / (p.up + p.down);
-      if (mono < min_monotonicity_) continue;
+      double drawdown = p.max_drawdown / growth;
+      if (drawdown > max_drawdown_share_) continue;
       double jump_share = p.max_jump / growth;
       if (jump_share > max_jump_share_) continue;
       double spread = (p.last_rise_t - p.first_rise_t) / span;
@@ -176,12 +182,12 @@ class MemoryLeakRule : public Rule {
       f.end = p.last_t;
       f.evidence = fmt::format(
           "GPU {} memory of {} grew from {} to {} over {} ({}): a steady "
-          "{:.1f} MiB/min (linear fit R^2 {:.2f}; {} of all change upward; "
-          "largest single jump {} of the growth); {}",
+          "{:.1f} MiB/min (linear fit R^2 {:.2f}; never more than {:.0f} MiB "
+          "below its running peak; largest single jump {} of the growth); {}",
           gpu, label.text(), format_gib(static_cast<uint64_t>(p.first_mib * kMiB)),
           format_gib(static_cast<uint64_t>(p.last_mib * kMiB)),
           format_duration(span), format_range(p.first_t, p.last_t), rate, r2,
-          format_fraction(mono), format_fraction(jump_share), exhaustion);
+          p.max_drawdown, format_fraction(jump_share), exhaustion);
       f.action = fmt::format(
           "Find what {} keeps alive on the GPU: tensors appended to a list or "
           "dict every step (e.g. accumulating loss instead of loss.item()), a "
@@ -200,7 +206,7 @@ class MemoryLeakRule : public Rule {
   workload::Window window_;
   double min_window_s_ = kMinWindowS, min_coverage_ = kMinCoverage,
          min_rate_ = kMinRateMiBPerMin, min_growth_ = kMinGrowthMiB,
-         min_r2_ = kMinR2, min_monotonicity_ = kMinMonotonicity,
+         min_r2_ = kMinR2, max_drawdown_share_ = kMaxDrawdownShare,
          max_jump_share_ = kMaxJumpShare, min_rise_spread_ = kMinRiseSpread;
   std::map<std::pair<int, uint32_t>, PerProc> procs_;
   std::map<uint32_t, workload::ProcLabel> labels_;

@@ -101,6 +101,14 @@ class XidErrorRule : public Rule {
     if (!g.pids.empty())
       f.evidence += fmt::format("; pids: {}", fmt::join(g.pids, ", "));
     f.action = info->action;
+    // The catalogue's reset command, made specific to this GPU.
+    if (gpu != kUnknownGpu)
+      for (size_t at = f.action.find("nvidia-smi -r"); at != std::string::npos;
+           at = f.action.find("nvidia-smi -r", at + 1)) {
+        std::string specific = fmt::format("nvidia-smi -r -i {}", gpu);
+        f.action.replace(at, std::string_view("nvidia-smi -r").size(), specific);
+        at += specific.size() - 1;
+      }
     bool repeating = static_cast<double>(g.when.count) >= repeat_count_;
     if (info->cause == XidCause::application && repeating) {
       f.action += fmt::format(

@@ -1,0 +1,288 @@
+"""diagnose end to end: live sampling of the fake NVML while real child
+processes play the GPU jobs, traces read from files, exit codes, filters,
+JSON shape and one-line errors."""
+import copy
+import json
+import os
+import unittest
+
+from gd_e2e import (E2E, NO_DRIVER, TRAINER, ZOMBIE_PARENT, load_scenario, run,
+                    scenario_4gpu, spawn_python, write_scenario)
+
+GIB = 1 << 30
+T0 = 1732262400.0
+FINDING_KEYS = {"id", "severity", "gpus", "pids", "title", "evidence", "action", "start", "end"}
+
+
+def header_with(ngpus, **gpu_fields):
+    """The 4-GPU scenario's header cut to `ngpus` GPUs (real-looking facts)."""
+    header, _ = load_scenario(scenario_4gpu())
+    header["gpus"] = header["gpus"][:ngpus]
+    for g in header["gpus"]:
+        g.update(gpu_fields)
+    return header
+
+
+def gpu(index, util, procs=(), reasons=(), temp=60, sm=1410, reserve=512 << 20):
+    """One GPU reading: util %, [(pid, bytes)] on it, clock-event reasons."""
+    used = reserve + sum(b for _, b in procs)
+    return {"index": index, "util_pct": float(util), "mem_util_pct": float(util) / 2,
+            "mem_used_bytes": used, "temp_c": temp, "mem_temp_c": temp - 4,
+            "power_w": 60.0 + 2.5 * util, "energy_mj_total": 900000000, "fan_pct": None,
+            "sm_clock_mhz": sm if util >= 1 else 210, "mem_clock_mhz": 1593, "pstate": 0,
+            "clock_event_reasons": list(reasons) + ([] if util >= 1 else ["gpu_idle"]),
+            "pcie_gen": 4 if util >= 1 else 1, "pcie_width": 16,
+            "pcie_tx_bytes_per_s": int(util * 1e7), "pcie_rx_bytes_per_s": int(util * 5e7),
+            "pcie_replay_total": 0, "ecc_sbe_volatile_total": 0, "ecc_dbe_volatile_total": 0,
+            "retired_pages_pending": False, "remapped_rows_pending": False,
+            "remapped_rows_failure": False,
+            "processes": [{"pid": p, "used_bytes": b, "type": "compute"} for p, b in procs]}
+
+
+HOST = {"cpu_util_pct": 20.0, "cpu_iowait_pct": 0.3, "cpu_steal_pct": 0.0, "load1": 20.0,
+        "mem_available_bytes": 800 * GIB, "swap_used_bytes": 0, "swap_in_pages_per_s": 0.0,
+        "swap_out_pages_per_s": 0.0, "disk_read_bytes_per_s": 1000000,
+        "disk_write_bytes_per_s": 100000, "disk_busy_pct": 2.0}
+
+
+def proc(pid, ppid=100, name="python", cpu=95.0, state="R"):
+    return {"pid": pid, "ppid": ppid, "user": "alice", "name": name,
+            "cmdline": f"python train.py --rank {pid}", "state": state, "cpu_pct": cpu,
+            "threads": 8, "rss_bytes": 4 * GIB, "cgroup": None,
+            "libs": ["libcudart.so.12.1.105"]}
+
+
+def sample(i, gpus, processes=(), events=(), interval=1.0):
+    return {"t": T0 + i * interval, "gpus": gpus, "host": dict(HOST),
+            "processes": list(processes), "events": list(events)}
+
+
+def healthy_samples(n, ngpus):
+    """One busy single-GPU job per GPU, pid 7000 + index."""
+    return [sample(i, [gpu(g, 95, [(7000 + g, 20 * GIB)]) for g in range(ngpus)],
+                   [proc(7000 + g, ppid=6000 + g) for g in range(ngpus)]) for i in range(n)]
+
+
+class Live(E2E):
+    """gpudoctor samples the fake NVML; the GPU processes are real children."""
+
+    def oscillating_scenario(self, pid):
+        """GPU 0 busy 3 s / starved 2 s (a 5 s cycle), looping; `pid` on it."""
+        header = header_with(1, persistence_mode=True)
+        header["loop"] = True
+        samples = []
+        for i in range(10):  # 0.5 s apart: 5 s, replayed round and round
+            busy = i < 6
+            s = sample(i, [gpu(0, 97 if busy else 3, [(pid, 30 * GIB)])], interval=0.5)
+            samples.append(s)
+        return write_scenario(header, samples, self.tmp.name)
+
+    def test_oscillating_gpu_with_busy_loader_workers_is_input_bound_naming_the_pid(self):
+        trainer = spawn_python(TRAINER.format(workers=2))
+        self.children.append(trainer)
+        pids = [int(x) for x in trainer.stdout.readline().split(",")]
+        path = self.oscillating_scenario(pids[0])
+
+        p = run(["--interval", "500ms", "diagnose", "--duration", "10s", "--json"],
+                scenario=path, timeout=60)
+        self.assertIn(p.returncode, (1, 2), p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertGreaterEqual(doc["window"]["samples"], 18)
+        found = [f for f in doc["findings"] if f["id"] == "input-bound"]
+        self.assertEqual(len(found), 1, [f["id"] for f in doc["findings"]])
+        f = found[0]
+        self.assertEqual(f["severity"], "warning")
+        self.assertEqual(f["gpus"], [0])
+        self.assertEqual(f["pids"], [pids[0]])
+        self.assertIn(f"pid {pids[0]}", f["evidence"])
+        self.assertIn("its 2 workers", f["evidence"])
+        self.assertIn("pin_memory=True", f["action"])
+        # Raise num_workers if the host has idle CPUs, else make samples cheaper.
+        self.assertTrue("num_workers (now 2)" in f["action"] or "no idle CPU" in f["action"],
+                        f["action"])
+        # The starved GPU is not "idle but allocated", nor is its memory orphaned.
+        ids = {x["id"] for x in doc["findings"]}
+        self.assertNotIn("gpu-idle-allocated", ids)
+        self.assertNotIn("orphaned-memory", ids)
+
+    def test_zombie_holding_gpu_memory_is_orphaned_memory_naming_its_parent(self):
+        status = run(["status", "--json"], scenario=scenario_4gpu())
+        if json.loads(status.stdout.splitlines()[0])["host"].get("pid_namespace") == "container":
+            self.skipTest("collector in a container PID namespace: pid-namespace-blind instead")
+        zparent = spawn_python(ZOMBIE_PARENT)
+        self.children.append(zparent)
+        parent, zombie = [int(x) for x in zparent.stdout.readline().split(",")]
+        header = header_with(1, persistence_mode=True)
+        samples = [sample(0, [gpu(0, 0, [(zombie, 18 * GIB)])])]
+        path = write_scenario(header, samples, self.tmp.name)
+
+        p = run(["--interval", "500ms", "diagnose", "--duration", "3s", "--json"],
+                scenario=path, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        doc = json.loads(p.stdout)
+        found = [f for f in doc["findings"] if f["id"] == "orphaned-memory"]
+        self.assertEqual(len(found), 1, [f["id"] for f in doc["findings"]])
+        f = found[0]
+        self.assertEqual(f["severity"], "critical")
+        self.assertEqual(f["gpus"], [0])
+        self.assertIn(zombie, f["pids"])
+        self.assertIn(parent, f["pids"])
+        self.assertIn("state Z", f["evidence"])
+        self.assertIn("18.0 GiB", f["evidence"])
+        self.assertIn(f"pid {parent}", f["action"])
+        self.assertIn("reap", f["action"])
+        # A zombie holding memory is not an idle allocation.
+        self.assertNotIn("gpu-idle-allocated", {x["id"] for x in doc["findings"]})
+
+
+class FromTrace(E2E):
+    """diagnose --from: exit codes, filters, JSON shape, bad input."""
+
+    def trace(self, header, samples):
+        return write_scenario(header, samples, self.tmp.name)
+
+    def healthy(self):
+        return self.trace(header_with(2, persistence_mode=True), healthy_samples(60, 2))
+
+    def mixed(self):
+        """GPU 0 falls off the bus half-way (critical); GPU 1 runs hot and
+        throttled (warning); persistence mode is off (info)."""
+        header = header_with(2, persistence_mode=False)
+        samples = []
+        for i in range(60):
+            g0 = gpu(0, 95, [(7000, 20 * GIB)]) if i < 30 else {"index": 0, "lost": True}
+            g1 = gpu(1, 96, [(7001, 20 * GIB)], reasons=["sw_thermal_slowdown"], temp=88, sm=1005)
+            events = [{"kind": "gpu_lost", "gpu": 0, "code": None, "pid": None,
+                       "text": "GPU is lost"}] if i == 30 else []
+            samples.append(sample(i, [g0, g1], [proc(7000, 6000), proc(7001, 6001)], events))
+        return self.trace(header, samples)
+
+    def diagnose(self, *args):
+        return run(["diagnose"] + list(args), nvml=NO_DRIVER)
+
+    def test_healthy_trace_exits_0_and_says_what_it_checked(self):
+        p = self.diagnose("--from", self.healthy())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("All is well", p.stdout)
+        for rule in ["input-bound", "thermal-throttling", "orphaned-memory", "gpu-lost"]:
+            self.assertIn(rule, p.stdout)
+        self.assertIn("60 samples", p.stdout)
+
+    def test_exit_codes_follow_the_worst_severity(self):
+        mixed = self.mixed()
+        self.assertEqual(self.diagnose("--from", mixed).returncode, 2)
+        self.assertEqual(self.diagnose("--from", mixed, "--gpu", "1").returncode, 1)
+        info_only = self.trace(header_with(1, persistence_mode=False), healthy_samples(60, 1))
+        p = self.diagnose("--from", info_only, "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([f["id"] for f in json.loads(p.stdout)["findings"]],
+                         ["persistence-mode-off"])
+
+    def test_json_has_the_shape_of_findings_md(self):
+        p = self.diagnose("--from", self.mixed(), "--json")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        doc = json.loads(p.stdout)
+        window = doc["window"]
+        self.assertEqual((window["start"], window["end"], window["samples"]),
+                         (T0, T0 + 59, 60))
+        ids = [f["id"] for f in doc["findings"]]
+        for want in ["gpu-lost", "thermal-throttling", "persistence-mode-off"]:
+            self.assertIn(want, ids)
+        sev = [f["severity"] for f in doc["findings"]]
+        rank = {"critical": 2, "warning": 1, "info": 0}
+        self.assertEqual(sev, sorted(sev, key=lambda s: -rank[s]), "most severe first")
+        for f in doc["findings"]:
+            self.assertTrue(FINDING_KEYS <= set(f), f)
+            self.assertIsInstance(f["gpus"], list)
+            self.assertIsInstance(f["pids"], list)
+            self.assertNotIn("\n", f["title"])
+        lost = doc["findings"][ids.index("gpu-lost")]
+        self.assertEqual((lost["severity"], lost["gpus"]), ("critical", [0]))
+        self.assertEqual(lost["start"], T0 + 30)
+        hot = doc["findings"][ids.index("thermal-throttling")]
+        self.assertEqual((hot["severity"], hot["gpus"]), ("warning", [1]))
+        self.assertIn("1005", hot["evidence"])
+
+    def test_gpu_filter_keeps_that_gpu_and_host_wide_findings(self):
+        p = self.diagnose("--from", self.mixed(), "--json", "--gpu", "1")
+        doc = json.loads(p.stdout)
+        self.assertTrue(doc["findings"])
+        for f in doc["findings"]:
+            self.assertTrue(f["gpus"] == [] or 1 in f["gpus"], f)
+        self.assertNotIn("gpu-lost", [f["id"] for f in doc["findings"]])
+
+    def test_min_severity_hides_less_severe_findings(self):
+        p = self.diagnose("--from", self.mixed(), "--json", "--min-severity", "critical")
+        self.assertEqual(p.returncode, 2)
+        doc = json.loads(p.stdout)
+        self.assertEqual({f["severity"] for f in doc["findings"]}, {"critical"})
+        p = self.diagnose("--from", self.mixed(), "--min-severity", "loud")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("loud", p.stderr)
+
+    def test_malformed_trace_exits_3_with_one_line_file_and_line(self):
+        path = self.healthy()
+        with open(path) as f:
+            lines = f.read().splitlines()
+        lines[2] = lines[2][:40]  # cut mid-object
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        p = self.diagnose("--from", path)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn(f"{path}:3", p.stderr)
+        self.assertEqual(p.stdout, "")
+
+    def test_trace_without_samples_exits_3(self):
+        path = self.trace(header_with(1), [])
+        p = self.diagnose("--from", path)
+        self.assertEqual(p.returncode, 3)
+        self.assertIn("no samples", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+    def test_missing_trace_file_is_one_line_error(self):
+        p = self.diagnose("--from", os.path.join(self.tmp.name, "nope.jsonl"))
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("nope.jsonl", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+    def test_config_overrides_a_threshold(self):
+        cfg = os.path.join(self.tmp.name, "site.toml")
+        with open(cfg, "w") as f:
+            f.write("[thermal-throttling]\nmin_fraction = 1.01  # never\n")
+        p = self.diagnose("--from", self.mixed(), "--json", "--gpu", "1", "--config", cfg)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("thermal-throttling", [f["id"] for f in json.loads(p.stdout)["findings"]])
+
+    def test_bad_toml_config_is_one_line_error_with_position(self):
+        cfg = os.path.join(self.tmp.name, "bad.toml")
+        with open(cfg, "w") as f:
+            f.write("[thermal-throttling]\nmin_fraction = = 0.3\n")
+        p = self.diagnose("--from", self.healthy(), "--config", cfg)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn(f"{cfg}:2", p.stderr)
+        self.assertEqual(p.stdout, "")
+
+    def test_typo_in_config_key_is_warned_about(self):
+        cfg = os.path.join(self.tmp.name, "typo.toml")
+        with open(cfg, "w") as f:
+            f.write("[thermal-throttling]\nmin_fractoin = 0.3\n")
+        p = self.diagnose("--from", self.healthy(), "--config", cfg)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("min_fractoin", p.stderr)
+
+    def test_compressed_trace_reads_like_plain(self):
+        import shutil
+        import subprocess
+        if not shutil.which("zstd"):
+            self.skipTest("no zstd binary")
+        path = self.mixed()
+        subprocess.run(["zstd", "-q", path, "-o", path + ".zst"], check=True)
+        a = json.loads(self.diagnose("--from", path, "--json").stdout)
+        b = json.loads(self.diagnose("--from", path + ".zst", "--json").stdout)
+        self.assertEqual(a, b)
+
+
+if __name__ == "__main__":
+    unittest.main()
