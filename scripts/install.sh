@@ -11,6 +11,6 @@ cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release \
 cmake --build build/release --target gpudoctor
 SUDO=""
 if [[ $(id -u) -ne 0 && ! -w "$prefix" ]]; then SUDO="sudo"; fi
-$SUDO cmake --install build/release
+$SUDO cmake --install build/release --strip
 echo
 "$prefix/bin/gpudoctor" status

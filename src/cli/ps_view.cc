@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <stdexcept>
 
 #include "cli/format.h"
 
@@ -84,6 +85,53 @@ std::string container_of(const std::string& cgroup) {
   }
   if (std::regex_search(cgroup, m, docker)) return "docker:" + m[1].str();
   return {};
+}
+
+void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
+                    std::optional<int> gpu) {
+  std::erase_if(rows, [&](const PsRow& r) {
+    if (gpu && r.gpu != *gpu) return true;
+    return !user.empty() && (!r.proc || r.proc->user != user);
+  });
+}
+
+void sort_ps_rows(std::vector<PsRow>& rows, const std::string& key) {
+  // Larger-first keys put unknown values last by mapping them to -1.
+  auto by = [&](auto value) {
+    std::stable_sort(
+        rows.begin(), rows.end(),
+        [&](const PsRow& a, const PsRow& b) { return value(a) > value(b); });
+  };
+  if (key == "mem") {
+    by([](const PsRow& r) {
+      return r.gpu_process.used_bytes
+                 ? static_cast<double>(*r.gpu_process.used_bytes)
+                 : -1.0;
+    });
+  } else if (key == "cpu") {
+    by([](const PsRow& r) {
+      return r.proc && r.proc->cpu_pct ? *r.proc->cpu_pct : -1.0;
+    });
+  } else if (key == "elapsed") {
+    // Earliest start = longest running.
+    by([](const PsRow& r) {
+      return r.proc && r.proc->start_time ? -*r.proc->start_time : -1e300;
+    });
+  } else if (key == "pid") {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const PsRow& a, const PsRow& b) {
+                       return a.gpu_process.pid < b.gpu_process.pid;
+                     });
+  } else if (key == "gpu") {
+    std::stable_sort(
+        rows.begin(), rows.end(), [](const PsRow& a, const PsRow& b) {
+          return a.gpu != b.gpu ? a.gpu < b.gpu
+                                : a.gpu_process.pid < b.gpu_process.pid;
+        });
+  } else {
+    throw std::invalid_argument("unknown sort key '" + key +
+                                "' (mem, cpu, pid, elapsed, gpu)");
+  }
 }
 
 namespace {

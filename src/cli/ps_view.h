@@ -27,6 +27,13 @@ std::string cuda_runtime_version(const std::vector<std::string>& libs);
 // "k8s-pod:1a2b...", "" when the path names no container.
 std::string container_of(const std::string& cgroup);
 
+// `ps --user/--gpu`: keeps rows of processes of `user` ("" any) on `gpu`.
+void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
+                    std::optional<int> gpu);
+// `ps --sort`: mem, cpu, elapsed (largest first), pid, gpu (smallest first).
+// Unknown values sort last. Throws std::invalid_argument on another key.
+void sort_ps_rows(std::vector<PsRow>& rows, const std::string& key);
+
 std::string render_ps(const Sample& sample, const std::vector<PsRow>& rows);
 std::string ps_to_json(const Sample& sample, const std::vector<PsRow>& rows);
 

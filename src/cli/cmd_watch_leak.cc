@@ -1,0 +1,130 @@
+// gpudoctor watch-leak [PID] [--duration 60s] [--gpu N] [--json]
+// Follows the GPU memory of one process (or of every GPU process) at the
+// global --interval and reports its growth rate (least-squares slope, MiB
+// per minute) and when its GPU would be full at that rate. Ctrl-C ends the
+// watch early and prints the summary.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "cli/status_view.h"
+#include "collect/sampler.h"
+#include "procmgmt/leak_rate.h"
+
+namespace gd {
+namespace {
+
+std::atomic<bool> g_leak_interrupted{false};
+extern "C" void on_leak_interrupt(int) { g_leak_interrupted.store(true); }
+
+struct LeakFlags {
+  std::optional<uint32_t> pid;
+  std::optional<int> gpu;
+  double duration_s = 60;
+  bool json = false;
+};
+
+int run_watch_leak(const GlobalOptions& g, const LeakFlags& f) {
+  Sampler sampler(g.sampler_options());
+  const TraceHeader& header = sampler.header();
+  if (header.nvml_status != kNvmlOk) {
+    std::fprintf(stderr, "gpudoctor: watch-leak: cannot read GPU memory: %s\n",
+                 explain_nvml_status(header).c_str());
+    return kExitError;
+  }
+  std::map<int, uint64_t> totals;
+  for (const GpuInfo& info : header.gpus)
+    if (info.memory_total_bytes) totals[info.index] = *info.memory_total_bytes;
+  procmgmt::LeakTracker tracker(totals, f.pid, f.gpu);
+
+  struct sigaction sa {
+  }, old_int{}, old_term{};
+  sa.sa_handler = on_leak_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  using Clock = std::chrono::steady_clock;
+  auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(g.interval_s));
+  auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(f.duration_s));
+  bool progress = !f.json && isatty(STDERR_FILENO);
+  auto next = Clock::now();
+  while (!g_leak_interrupted.load()) {
+    tracker.add(sampler.sample());
+    if (progress)
+      std::fprintf(stderr, "\rgpudoctor: %zu samples (Ctrl-C for the summary)",
+                   tracker.samples());
+    next += interval;
+    if (next > end) break;
+    while (!g_leak_interrupted.load() && Clock::now() < next)
+      std::this_thread::sleep_for(std::min<Clock::duration>(
+          std::chrono::milliseconds(50), next - Clock::now()));
+  }
+  if (progress) std::fprintf(stderr, "\r\033[K");
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+
+  auto estimates = tracker.estimates();
+  if (f.json) {
+    std::cout << procmgmt::leaks_to_json(estimates, tracker.samples()) << "\n";
+  } else {
+    std::cout << procmgmt::render_leaks(estimates, tracker.samples());
+  }
+  if (f.pid && estimates.empty()) {
+    std::fprintf(
+        stderr,
+        "gpudoctor: watch-leak: pid %u: NVML never listed it on a GPU\n",
+        *f.pid);
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_watch_leak_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd =
+      app.add_subcommand("watch-leak",
+                         "follow GPU memory of a process (or every GPU "
+                         "process): growth in MiB/min and time "
+                         "until the GPU is full; Ctrl-C prints the summary");
+  auto f = std::make_shared<LeakFlags>();
+  cmd->add_option("pid", f->pid,
+                  "process to follow (default: every GPU process)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu", f->gpu, "only this GPU index")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option_function<std::string>(
+         "--duration",
+         [f](const std::string& t) { f->duration_s = parse_duration(t); },
+         "how long to watch (default 60s); samples every --interval")
+      ->check([](const std::string& t) -> std::string {
+        try {
+          return parse_duration(t) > 0 ? "" : "must be positive";
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      });
+  cmd->add_flag("--json", f->json, "print the summary as JSON");
+  cmd->callback([&global, f] {
+    try {
+      command_exit_code() = run_watch_leak(global, *f);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudoctor: watch-leak: %s\n", e.what());
+      command_exit_code() = kExitError;
+    }
+  });
+}
+
+GD_REGISTER_COMMAND(50, add_watch_leak_command);
+
+}  // namespace gd

@@ -1,0 +1,86 @@
+// gpudoctor who [GPU] [--json]
+// Explains every byte of a GPU's used memory: each process NVML lists (live,
+// zombie, stuck in D state, missing from /proc), the driver's reservation,
+// what no visible process accounts for, and processes that hold NVIDIA
+// device files open without NVML listing them.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/status_view.h"
+#include "collect/sampler.h"
+#include "procmgmt/device_holders.h"
+#include "procmgmt/gpu_memory_account.h"
+#include "procmgmt/proc_snapshot.h"
+
+namespace gd {
+namespace {
+
+struct WhoFlags {
+  std::optional<int> gpu;
+  bool json = false;
+  std::string dev_prefix = "/dev";
+};
+
+int run_who(const GlobalOptions& global, const WhoFlags& f) {
+  Sampler sampler(global.sampler_options());
+  const TraceHeader& header = sampler.header();
+  if (header.nvml_status != kNvmlOk) {
+    std::fprintf(stderr, "gpudoctor: who: cannot read GPU memory: %s\n",
+                 explain_nvml_status(header).c_str());
+    return kExitError;
+  }
+  Sample s = sampler.sample();
+  std::vector<int> gpus;
+  for (const GpuInfo& g : header.gpus)
+    if (!f.gpu || g.index == *f.gpu) gpus.push_back(g.index);
+  if (f.gpu && gpus.empty()) {
+    std::fprintf(stderr,
+                 "gpudoctor: who: no GPU %d: this host has %zu GPU(s)\n",
+                 *f.gpu, header.gpus.size());
+    return kExitError;
+  }
+  auto procs = procmgmt::ProcSnapshot::read(global.proc_root);
+  auto devices = procmgmt::scan_device_holders(global.proc_root, f.dev_prefix);
+  std::string json = "{\"gpus\":[";
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    auto account =
+        procmgmt::account_gpu_memory(header, s, gpus[i], procs, devices);
+    if (f.json) {
+      json += (i ? "," : "") + procmgmt::who_to_json(account);
+    } else {
+      if (i) std::cout << "\n";
+      std::cout << procmgmt::render_who(account);
+    }
+  }
+  if (f.json) std::cout << json << "]}\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_who_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand(
+      "who",
+      "who holds a GPU's memory: every byte explained (processes, zombies, "
+      "missing owners, driver reservation, device-file holders)");
+  auto f = std::make_shared<WhoFlags>();
+  cmd->add_option("gpu", f->gpu, "GPU index (default: every GPU)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--json", f->json, "print JSON: {\"gpus\": [...]}");
+  cmd->add_option("--dev-prefix", f->dev_prefix,
+                  "directory of the NVIDIA device nodes (tests)")
+      ->group("");
+  cmd->callback([&global, f] {
+    try {
+      command_exit_code() = run_who(global, *f);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudoctor: who: %s\n", e.what());
+      command_exit_code() = kExitError;
+    }
+  });
+}
+
+GD_REGISTER_COMMAND(40, add_who_command);
+
+}  // namespace gd

@@ -1,0 +1,255 @@
+#include "procmgmt/gpu_memory_account.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gd::procmgmt {
+
+const char* holder_status_name(HolderStatus s) {
+  switch (s) {
+    case HolderStatus::kLive:
+      return "live";
+    case HolderStatus::kUninterruptible:
+      return "uninterruptible";
+    case HolderStatus::kZombie:
+      return "zombie";
+    case HolderStatus::kMissing:
+      return "missing";
+  }
+  return "?";
+}
+
+std::string host_pid_visibility_hint() {
+  return "run gpudoctor in the host PID namespace so it sees the PIDs NVML "
+         "reports: on the "
+         "host itself, `docker run --pid=host ...` (add --gpus all), or "
+         "`hostPID: true` in "
+         "a Kubernetes pod spec";
+}
+
+namespace {
+
+std::string reset_hint(int gpu) {
+  return fmt::format(
+      "if no process holds GPU {0} any more, reset it: `nvidia-smi --gpu-reset "
+      "-i {0}` "
+      "(root; nothing may have the GPU open, so stop nvidia-persistenced, DCGM "
+      "and "
+      "monitoring agents first; with MIG enabled destroy the instances first; "
+      "not every "
+      "model or VM supports it, and NVLink-connected GPUs may have to be reset "
+      "together; "
+      "otherwise reboot)",
+      gpu);
+}
+
+void explain(AccountedProcess& ap, int gpu, bool in_container,
+             const ProcSnapshot& procs) {
+  switch (ap.status) {
+    case HolderStatus::kMissing:
+      if (in_container) {
+        ap.explanation =
+            "not visible here: gpudoctor runs in a container PID namespace and "
+            "NVML reports "
+            "host PIDs; the process is most likely alive on the host";
+        ap.action = host_pid_visibility_hint();
+      } else {
+        ap.explanation =
+            "no process has this pid: its owner is gone but the driver still "
+            "holds its "
+            "memory (orphaned), or it runs in a PID namespace NVML does not "
+            "translate";
+        ap.action = reset_hint(gpu);
+      }
+      break;
+    case HolderStatus::kZombie: {
+      uint32_t ppid = ap.proc->ppid;
+      std::string pname = ap.parent ? " (" + ap.parent->command() + ")" : "";
+      ap.explanation = fmt::format(
+          "zombie: it exited, but its parent {}{} has not reaped it; the "
+          "memory is freed "
+          "when the parent reaps it (wait()) or exits",
+          ppid, pname);
+      if (ppid <= 1)
+        ap.action =
+            "its parent is init, which reaps at once: a zombie that stays is "
+            "stuck in the "
+            "driver; check the kernel log (`gpudoctor diagnose`) for Xid "
+            "errors";
+      else
+        ap.action = fmt::format(
+            "make {0} reap its child, or end the parent: `gpudoctor kill {0}` "
+            "(init then "
+            "reaps the zombie and the driver frees the memory)",
+            ppid);
+      break;
+    }
+    case HolderStatus::kUninterruptible:
+      ap.explanation =
+          "in uninterruptible sleep (D): stuck in a kernel call; no signal, "
+          "not even KILL, "
+          "acts until the call returns";
+      ap.action = fmt::format(
+          "look at `cat /proc/{}/stack` (root) and the kernel log (`gpudoctor "
+          "diagnose`) for "
+          "Xid errors; if it never returns, the GPU needs a reset or the host "
+          "a reboot",
+          ap.pid);
+      break;
+    case HolderStatus::kLive:
+      break;
+  }
+  (void)procs;
+}
+
+}  // namespace
+
+GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
+                                    const Sample& sample, int gpu,
+                                    const ProcSnapshot& procs,
+                                    const DeviceScan& devices) {
+  GpuMemoryAccount a;
+  a.gpu = gpu;
+  a.in_container = header.host.pid_namespace == "container";
+  for (const GpuInfo& info : header.gpus) {
+    if (info.index != gpu) continue;
+    a.name = info.name;
+    a.uuid = info.uuid;
+    a.total_bytes = info.memory_total_bytes;
+  }
+  const GpuSample* g = nullptr;
+  for (const GpuSample& s : sample.gpus)
+    if (s.index == gpu) g = &s;
+  if (!g || g->lost || g->stale) {
+    a.readable = false;
+    a.unreadable_reason =
+        !g        ? "no such GPU"
+        : g->lost ? "the GPU is lost (fell off the bus)"
+                  : "the GPU did not answer NVML in time (hung driver call)";
+    return a;
+  }
+  a.used_bytes = g->mem_used_bytes;
+  a.processes_known = g->processes.has_value();
+
+  auto devices_of = [&](uint32_t pid) {
+    for (const DeviceHolder& h : devices.holders)
+      if (h.pid == pid) return h.devices;
+    return std::vector<std::string>{};
+  };
+
+  std::vector<uint32_t> listed;
+  if (g->processes) {
+    for (const GpuProcess& gp : *g->processes) {
+      if (std::find(listed.begin(), listed.end(), gp.pid) != listed.end())
+        continue;
+      listed.push_back(gp.pid);
+      AccountedProcess ap;
+      ap.pid = gp.pid;
+      ap.used_bytes = gp.used_bytes;
+      ap.type = gp.type;
+      if (const ProcEntry* p = procs.find(gp.pid)) {
+        ap.proc = *p;
+        ap.status = p->zombie()            ? HolderStatus::kZombie
+                    : p->uninterruptible() ? HolderStatus::kUninterruptible
+                                           : HolderStatus::kLive;
+        if (const ProcEntry* parent = procs.find(p->ppid)) ap.parent = *parent;
+        ap.container = container_from_cgroup(p->cgroup);
+        ap.devices = devices_of(gp.pid);
+      } else {
+        ap.status = HolderStatus::kMissing;
+      }
+      explain(ap, gpu, a.in_container, procs);
+      if (gp.used_bytes) {
+        a.listed_bytes += *gp.used_bytes;
+        if (ap.status == HolderStatus::kMissing)
+          a.missing_bytes += *gp.used_bytes;
+      } else {
+        ++a.unknown_size_processes;
+      }
+      a.processes.push_back(std::move(ap));
+    }
+  }
+  std::stable_sort(a.processes.begin(), a.processes.end(),
+                   [](const AccountedProcess& x, const AccountedProcess& y) {
+                     return x.used_bytes.value_or(0) > y.used_bytes.value_or(0);
+                   });
+
+  if (a.used_bytes && a.processes_known) {
+    uint64_t rest =
+        *a.used_bytes > a.listed_bytes ? *a.used_bytes - a.listed_bytes : 0;
+    if (a.unknown_size_processes == 0 &&
+        rest <= kMaxPlausibleDriverReserveBytes) {
+      a.driver_reserved_bytes = rest;
+      a.unexplained_bytes = 0;
+    } else {
+      a.unexplained_bytes = rest;
+    }
+  }
+
+  for (const DeviceHolder& h : devices.holders) {
+    if (std::find(listed.begin(), listed.end(), h.pid) != listed.end())
+      continue;
+    const ProcEntry* p = procs.find(h.pid);
+    if (!p) continue;
+    // Holders of another GPU's node only are not this GPU's business.
+    bool this_gpu = h.holds_gpu(gpu);
+    if (!this_gpu && !h.gpu_unknown()) continue;
+    OtherHolder o;
+    o.proc = *p;
+    o.container = container_from_cgroup(p->cgroup);
+    o.devices = h.devices;
+    o.this_gpu = this_gpu;
+    a.other_holders.push_back(std::move(o));
+  }
+  a.unreadable_fd_pids = devices.unreadable;
+
+  // Advice, most useful first; each distinct line once.
+  auto add = [&](const std::string& s) {
+    if (!s.empty() &&
+        std::find(a.advice.begin(), a.advice.end(), s) == a.advice.end())
+      a.advice.push_back(s);
+  };
+  bool any_missing = false;
+  for (const auto& ap : a.processes)
+    any_missing |= ap.status == HolderStatus::kMissing;
+  if (a.in_container && any_missing) {
+    add(
+        fmt::format("gpudoctor runs inside a container (its PID namespace is "
+                    "not the host's) and cannot "
+                    "see the host PIDs NVML reports, so it cannot tell whether "
+                    "the owners of that memory "
+                    "are alive; "
+                    "{}",
+                    host_pid_visibility_hint()));
+  }
+  // Zombie and D-state actions first; a GPU reset (the missing owners' way
+  // out) is the last resort, so it comes last.
+  for (const auto& ap : a.processes)
+    if (ap.status != HolderStatus::kMissing) add(ap.action);
+  if (a.unexplained_bytes && *a.unexplained_bytes > 0) {
+    if (!a.other_holders.empty())
+      add(fmt::format(
+          "{} process(es) have NVIDIA device files open but NVML does not list "
+          "them on this "
+          "GPU; they may hold the {} no listed process explains",
+          a.other_holders.size(),
+          fmt::format("{:.1f} MiB", *a.unexplained_bytes / 1048576.0)));
+    else if (a.unknown_size_processes == 0)
+      add("more memory is used than the listed processes and a driver "
+          "reservation explain: "
+          "a process NVML does not list (another container or VM) or a leaked "
+          "context holds "
+          "it");
+  }
+  if (!a.unreadable_fd_pids.empty())
+    add(
+        fmt::format("the open files of {} process(es) could not be read; run "
+                    "as root to see every "
+                    "device holder",
+                    a.unreadable_fd_pids.size()));
+  if (any_missing && !a.in_container) add(reset_hint(gpu));
+  return a;
+}
+
+}  // namespace gd::procmgmt

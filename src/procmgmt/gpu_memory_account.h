@@ -1,0 +1,84 @@
+// `gpudoctor who GPU`: every byte of one GPU's used memory, explained.
+// used = sum(processes NVML lists) + driver reservation, and each listed
+// process is live, a zombie, stuck in D state, or missing from our /proc.
+// Device-file holders that NVML does not list are named too.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/sample.h"
+#include "procmgmt/container_ref.h"
+#include "procmgmt/device_holders.h"
+#include "procmgmt/proc_snapshot.h"
+
+namespace gd::procmgmt {
+
+// A driver reservation above this is not plausible (NVIDIA reserves a few
+// hundred MiB per GPU for its own use; the largest we know of are under
+// 1 GiB), so more than this beyond the listed processes is reported as
+// "held by something NVML does not list" rather than as driver memory.
+inline constexpr uint64_t kMaxPlausibleDriverReserveBytes = 1ull << 30;
+
+enum class HolderStatus { kLive, kUninterruptible, kZombie, kMissing };
+const char* holder_status_name(
+    HolderStatus s);  // live|uninterruptible|zombie|missing
+
+struct AccountedProcess {
+  uint32_t pid = 0;
+  std::optional<uint64_t> used_bytes;
+  std::string type;  // compute|graphics|...
+  HolderStatus status = HolderStatus::kLive;
+  std::optional<ProcEntry> proc;    // what /proc says (absent when missing)
+  std::optional<ProcEntry> parent;  // for zombies: who must reap it
+  ContainerRef container;
+  std::vector<std::string> devices;  // NVIDIA device files it has open
+  std::string explanation;           // why the memory is (still) held
+  std::string action;                // what to do about it ("" none)
+};
+
+struct OtherHolder {  // has NVIDIA device files open, not listed by NVML here
+  ProcEntry proc;
+  ContainerRef container;
+  std::vector<std::string> devices;
+  bool this_gpu = false;  // has /dev/nvidia<index> open (minor assumed = index)
+};
+
+struct GpuMemoryAccount {
+  int gpu = 0;
+  std::string name, uuid;
+  bool readable = true;  // false: lost/stale/absent GPU
+  std::string unreadable_reason;
+  std::optional<uint64_t> total_bytes, used_bytes;
+  bool processes_known = false;             // NVML could list processes
+  std::vector<AccountedProcess> processes;  // descending used_bytes
+  uint64_t listed_bytes = 0;                // sum over known used_bytes
+  int unknown_size_processes = 0;
+  // used - listed, split into what the driver keeps and what no listed
+  // process explains. Both unset when used is unknown.
+  std::optional<uint64_t> driver_reserved_bytes;
+  std::optional<uint64_t> unexplained_bytes;
+  // Bytes of listed processes that no visible process accounts for
+  // (missing from our /proc).
+  uint64_t missing_bytes = 0;
+  bool in_container = false;  // gpudoctor's own PID namespace is not the host's
+  std::vector<OtherHolder> other_holders;
+  std::vector<uint32_t> unreadable_fd_pids;
+  std::vector<std::string> advice;  // what to do, most important first
+};
+
+// `sample` must come from a sampler whose header is `header`.
+GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
+                                    const Sample& sample, int gpu,
+                                    const ProcSnapshot& procs,
+                                    const DeviceScan& devices);
+
+std::string render_who(const GpuMemoryAccount& a);
+std::string who_to_json(const GpuMemoryAccount& a);
+
+// "how to see host PIDs" text shared by who and kill.
+std::string host_pid_visibility_hint();
+
+}  // namespace gd::procmgmt

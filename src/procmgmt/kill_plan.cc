@@ -1,0 +1,215 @@
+#include "procmgmt/kill_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "diagnose/process_tree.h"
+
+namespace gd::procmgmt {
+
+bool is_launcher(const ProcEntry& p) {
+  ProcessSample s;
+  s.pid = p.pid;
+  s.name = p.comm;
+  s.cmdline = p.cmdline;
+  return is_launcher_process(s);
+}
+
+namespace {
+
+constexpr uint32_t kInitPid = 1;
+
+class Planner {
+ public:
+  Planner(const KillRequest& r, const KillContext& c, const ProcSnapshot& p)
+      : req_(r), ctx_(c), procs_(p) {
+    for (const auto& [gpu, pids] : ctx_.gpu_pids)
+      for (uint32_t pid : pids) gpus_of_[pid].push_back(gpu);
+    self_ancestors_ = procs_.ancestors(ctx_.self_pid);
+  }
+
+  KillPlan plan() {
+    std::vector<std::pair<uint32_t, std::string>> selected;  // (pid, role)
+    for (uint32_t pid : req_.pids) {
+      if (!procs_.find(pid)) {
+        plan_.not_found.push_back(pid);
+        continue;
+      }
+      selected.emplace_back(pid, role_of(pid));
+    }
+    if (req_.gpu) {
+      auto it = ctx_.gpu_pids.find(*req_.gpu);
+      if (it != ctx_.gpu_pids.end()) {
+        for (uint32_t pid : it->second) {
+          if (!procs_.find(pid)) {
+            plan_.notes.push_back(
+                fmt::format("pid {} is listed on GPU {} but is not in /proc "
+                            "(gone, or in another PID "
+                            "namespace): it cannot be signalled from here",
+                            pid, *req_.gpu));
+            continue;
+          }
+          selected.emplace_back(
+              pid, fmt::format("GPU process on GPU {}", *req_.gpu));
+        }
+      }
+    }
+    if (!req_.user.empty()) {
+      std::erase_if(selected, [&](const auto& s) {
+        const ProcEntry* p = procs_.find(s.first);
+        bool other = p->user != req_.user &&
+                     (!p->uid || std::to_string(*p->uid) != req_.user);
+        if (other)
+          plan_.notes.push_back(
+              fmt::format("pid {} belongs to {}, not {}: left alone", s.first,
+                          p->user, req_.user));
+        return other;
+      });
+    }
+    if (req_.tree) {
+      std::vector<std::pair<uint32_t, std::string>> expanded;
+      for (const auto& [pid, role] : selected) {
+        uint32_t root = job_root(pid);
+        add_once(expanded, root,
+                 root == pid
+                     ? role
+                     : fmt::format("{} of {}",
+                                   is_launcher(*procs_.find(root)) ? "launcher"
+                                                                   : "job root",
+                                   pid));
+        for (uint32_t d : procs_.descendants(root))
+          add_once(expanded, d, role_of_member(d, root));
+      }
+      selected = std::move(expanded);
+    }
+    std::vector<uint32_t> seen;
+    for (const auto& [pid, role] : selected) {
+      if (std::find(seen.begin(), seen.end(), pid) != seen.end()) continue;
+      seen.push_back(pid);
+      check(pid, role);
+    }
+    return std::move(plan_);
+  }
+
+ private:
+  static void add_once(std::vector<std::pair<uint32_t, std::string>>& v,
+                       uint32_t pid, std::string role) {
+    for (const auto& e : v)
+      if (e.first == pid) return;
+    v.emplace_back(pid, std::move(role));
+  }
+
+  bool is_gpu_process(uint32_t pid) const { return gpus_of_.count(pid) > 0; }
+
+  // The nearest GPU-listed ancestor (a worker's trainer), or 0.
+  uint32_t gpu_ancestor(uint32_t pid) const {
+    for (uint32_t a : procs_.ancestors(pid))
+      if (is_gpu_process(a)) return a;
+    return 0;
+  }
+
+  // A GPU-listed zombie child of `pid`, or 0: its memory is freed only when
+  // `pid` reaps it (or exits), so ending `pid` is how it is freed.
+  uint32_t zombie_gpu_child(uint32_t pid) const {
+    for (uint32_t c : procs_.children(pid)) {
+      const ProcEntry* p = procs_.find(c);
+      if (p && p->zombie() && is_gpu_process(c)) return c;
+    }
+    return 0;
+  }
+
+  std::string role_of(uint32_t pid) const {
+    if (is_gpu_process(pid)) {
+      std::string gpus;
+      for (int g : gpus_of_.at(pid))
+        gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+      return "GPU process on GPU " + gpus;
+    }
+    if (uint32_t a = gpu_ancestor(pid))
+      return fmt::format("worker of GPU process {}", a);
+    if (uint32_t z = zombie_gpu_child(pid))
+      return fmt::format("parent of unreaped zombie {}", z);
+    return "not a GPU process";
+  }
+
+  std::string role_of_member(uint32_t pid, uint32_t root) const {
+    if (is_gpu_process(pid)) return role_of(pid);
+    if (uint32_t a = gpu_ancestor(pid))
+      return fmt::format("worker of GPU process {}", a);
+    return fmt::format("member of job {}", root);
+  }
+
+  // The job a process belongs to: its nearest launcher ancestor (torchrun,
+  // mpirun, ...), else its topmost GPU-process ancestor, else itself.
+  uint32_t job_root(uint32_t pid) const {
+    uint32_t root = pid;
+    for (uint32_t a : procs_.ancestors(pid)) {
+      const ProcEntry* p = procs_.find(a);
+      if (!p || a <= kInitPid) break;
+      if (is_launcher(*p)) return a;
+      if (is_gpu_process(a)) root = a;
+    }
+    return root;
+  }
+
+  // A launcher that has a GPU process below it (the job's top).
+  bool launches_gpu_process(uint32_t pid) const {
+    const ProcEntry* p = procs_.find(pid);
+    if (!p || !is_launcher(*p)) return false;
+    for (uint32_t d : procs_.descendants(pid))
+      if (is_gpu_process(d)) return true;
+    return false;
+  }
+
+  void refuse(uint32_t pid, std::string why) {
+    plan_.refusals.push_back({pid, std::move(why)});
+  }
+
+  void check(uint32_t pid, const std::string& role) {
+    const ProcEntry* p = procs_.find(pid);
+    if (!p) return;
+    if (pid == kInitPid) return refuse(pid, "PID 1 (init) is never signalled");
+    if (p->kernel_thread())
+      return refuse(pid, "a kernel thread is never signalled");
+    if (pid == ctx_.self_pid) return refuse(pid, "that is gpudoctor itself");
+    if (std::find(self_ancestors_.begin(), self_ancestors_.end(), pid) !=
+        self_ancestors_.end())
+      return refuse(
+          pid, "an ancestor of gpudoctor (the shell or session that runs it)");
+    bool gpu_related = is_gpu_process(pid) || gpu_ancestor(pid) != 0 ||
+                       zombie_gpu_child(pid) != 0 ||
+                       (req_.tree && launches_gpu_process(pid));
+    if (!gpu_related && !req_.any)
+      return refuse(
+          pid,
+          "not a GPU process nor a descendant of one (add --any to allow)");
+    if (ctx_.euid != 0 && p->uid && *p->uid != ctx_.euid)
+      return refuse(
+          pid, fmt::format("owned by {}; only root may signal another user's "
+                           "processes",
+                           p->user));
+    KillTarget t{*p, role, {}};
+    if (auto it = gpus_of_.find(pid); it != gpus_of_.end()) t.gpus = it->second;
+    if (p->zombie())
+      plan_.zombies.push_back(std::move(t));
+    else
+      plan_.targets.push_back(std::move(t));
+  }
+
+  const KillRequest& req_;
+  const KillContext& ctx_;
+  const ProcSnapshot& procs_;
+  std::map<uint32_t, std::vector<int>> gpus_of_;
+  std::vector<uint32_t> self_ancestors_;
+  KillPlan plan_;
+};
+
+}  // namespace
+
+KillPlan plan_kill(const KillRequest& request, const KillContext& context,
+                   const ProcSnapshot& procs) {
+  return Planner(request, context, procs).plan();
+}
+
+}  // namespace gd::procmgmt

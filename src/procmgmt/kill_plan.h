@@ -1,0 +1,69 @@
+// Which processes `gpudoctor kill` may signal, decided before anything is
+// sent. Pure: the caller supplies the /proc snapshot and what NVML listed,
+// so every safety rule is testable on fixture trees.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "procmgmt/proc_snapshot.h"
+
+namespace gd::procmgmt {
+
+// Exit codes of `gpudoctor kill` (README, --help).
+inline constexpr int kKillExitReleased = 0;  // killed, GPU memory released
+inline constexpr int kKillExitError = 1;     // runtime error
+inline constexpr int kKillExitUsage = 2;     // bad flags
+inline constexpr int kKillExitRefused =
+    3;  // refused (safety rule, declined, no tty)
+inline constexpr int kKillExitNotReleased =
+    4;  // processes gone, memory not released
+inline constexpr int kKillExitStillAlive = 5;  // processes still alive
+
+struct KillRequest {
+  std::vector<uint32_t> pids{};  // explicit PIDs
+  std::optional<int> gpu{};      // every process NVML lists on this GPU
+  std::string user{};            // only processes of this user ("" any)
+  bool tree = false;             // the whole job: launcher, ranks, workers
+  bool any = false;              // allow processes unrelated to a GPU
+};
+
+struct KillContext {
+  uint32_t self_pid = 0;
+  uint32_t euid = 0;
+  std::map<int, std::vector<uint32_t>> gpu_pids;  // what NVML lists, per GPU
+};
+
+struct KillTarget {
+  ProcEntry proc;
+  std::string
+      role;  // "GPU process on GPU 0", "worker of 4242", "launcher of 4242"
+  std::vector<int> gpus;  // GPUs where NVML lists it
+};
+
+struct KillRefusal {
+  uint32_t pid = 0;
+  std::string reason;
+};
+
+struct KillPlan {
+  std::vector<KillTarget> targets;  // to be signalled, parents before children
+  std::vector<KillTarget>
+      zombies;  // selected but already dead: nothing to send
+  std::vector<KillRefusal> refusals;  // any refusal: nothing is sent at all
+  std::vector<std::string> notes;   // selected but not signalable (missing ...)
+  std::vector<uint32_t> not_found;  // explicit pids with no process
+};
+
+KillPlan plan_kill(const KillRequest& request, const KillContext& context,
+                   const ProcSnapshot& procs);
+
+// True for launchers of distributed jobs (torchrun, mpirun, deepspeed,
+// accelerate, srun, ...), by name or command line.
+bool is_launcher(const ProcEntry& p);
+
+}  // namespace gd::procmgmt

@@ -1,0 +1,154 @@
+#include "procmgmt/leak_rate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "procmgmt/text_util.h"
+
+namespace gd::procmgmt {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kSecondsPerMinute = 60.0;
+
+std::string duration_text(double s) {
+  if (s < 120) return fmt::format("{:.0f}s", s);
+  if (s < 7200) return fmt::format("{:.0f}m", s / 60);
+  if (s < 2 * 86400) return fmt::format("{:.1f}h", s / 3600);
+  return fmt::format("{:.1f}d", s / 86400);
+}
+}  // namespace
+
+std::optional<double> least_squares_slope(const std::vector<Point>& pts) {
+  if (pts.size() < 2) return std::nullopt;
+  // Centered sums: t is Unix time (~1.7e9), and squaring it uncentred
+  // loses every digit that matters to double rounding.
+  double mt = 0, mv = 0;
+  for (const auto& p : pts) {
+    mt += p.t;
+    mv += p.v;
+  }
+  mt /= static_cast<double>(pts.size());
+  mv /= static_cast<double>(pts.size());
+  double sxx = 0, sxy = 0;
+  for (const auto& p : pts) {
+    sxx += (p.t - mt) * (p.t - mt);
+    sxy += (p.t - mt) * (p.v - mv);
+  }
+  if (sxx <= 0) return std::nullopt;
+  return sxy / sxx;
+}
+
+LeakTracker::LeakTracker(std::map<int, uint64_t> totals,
+                         std::optional<uint32_t> only_pid,
+                         std::optional<int> only_gpu)
+    : totals_(std::move(totals)), only_pid_(only_pid), only_gpu_(only_gpu) {}
+
+void LeakTracker::add(const Sample& s) {
+  ++samples_;
+  last_t_ = s.t;
+  for (const GpuSample& g : s.gpus) {
+    if (g.lost || g.stale) continue;
+    if (only_gpu_ && g.index != *only_gpu_) continue;
+    if (g.mem_used_bytes) last_used_[g.index] = *g.mem_used_bytes;
+    if (!g.processes) continue;
+    for (const GpuProcess& p : *g.processes) {
+      if (only_pid_ && p.pid != *only_pid_) continue;
+      if (!p.used_bytes) continue;
+      auto key = std::make_pair(g.index, p.pid);
+      series_[key].push_back({s.t, static_cast<double>(*p.used_bytes)});
+      last_seen_[key] = s.t;
+    }
+  }
+}
+
+std::vector<LeakEstimate> LeakTracker::estimates() const {
+  std::vector<LeakEstimate> out;
+  for (const auto& [key, pts] : series_) {
+    LeakEstimate e;
+    e.gpu = key.first;
+    e.pid = key.second;
+    e.points = pts.size();
+    e.duration_s = pts.back().t - pts.front().t;
+    e.first_bytes = static_cast<uint64_t>(pts.front().v);
+    e.last_bytes = static_cast<uint64_t>(pts.back().v);
+    auto [mn, mx] = std::minmax_element(
+        pts.begin(), pts.end(),
+        [](const Point& a, const Point& b) { return a.v < b.v; });
+    e.min_bytes = static_cast<uint64_t>(mn->v);
+    e.max_bytes = static_cast<uint64_t>(mx->v);
+    e.ended = last_seen_.at(key) < last_t_;
+    if (pts.size() >= kMinLeakPoints) {
+      if (auto slope = least_squares_slope(pts))
+        e.slope_mib_per_min = *slope * kSecondsPerMinute / kMiB;
+    }
+    auto total = totals_.find(e.gpu);
+    auto used = last_used_.find(e.gpu);
+    if (total != totals_.end() && used != last_used_.end())
+      e.gpu_free_bytes =
+          total->second > used->second ? total->second - used->second : 0;
+    e.leaking = e.slope_mib_per_min && *e.slope_mib_per_min >= kLeakMiBPerMin &&
+                !e.ended;
+    if (e.leaking && e.gpu_free_bytes)
+      e.time_to_full_s = static_cast<double>(*e.gpu_free_bytes) /
+                         (*e.slope_mib_per_min * kMiB / kSecondsPerMinute);
+    out.push_back(e);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const LeakEstimate& a, const LeakEstimate& b) {
+                     return a.slope_mib_per_min.value_or(-1e300) >
+                            b.slope_mib_per_min.value_or(-1e300);
+                   });
+  return out;
+}
+
+std::string render_leaks(const std::vector<LeakEstimate>& es, size_t samples) {
+  std::string out = fmt::format("{} samples\n", samples);
+  out += fmt::format("{:<4} {:<9} {:>10} {:>10} {:>12} {:>14} {:>8}  {}\n",
+                     "GPU", "PID", "FIRST", "LAST", "GROWTH", "FULL IN", "SPAN",
+                     "VERDICT");
+  for (const auto& e : es) {
+    std::string growth = e.slope_mib_per_min ? fmt::format("{:+.1f} MiB/min",
+                                                           *e.slope_mib_per_min)
+                                             : std::string("n/a");
+    std::string full =
+        e.time_to_full_s ? duration_text(*e.time_to_full_s) : "-";
+    std::string verdict = e.ended ? "gone (NVML stopped listing it)"
+                          : !e.slope_mib_per_min ? "too few samples"
+                          : e.leaking            ? "GROWING: possible leak"
+                                                 : "stable";
+    out += fmt::format("{:<4} {:<9} {:>10} {:>10} {:>12} {:>14} {:>8}  {}\n",
+                       e.gpu, e.pid, bytes_text(e.first_bytes),
+                       bytes_text(e.last_bytes), growth, full,
+                       duration_text(e.duration_s), verdict);
+  }
+  if (es.empty()) out += "(no GPU process was seen)\n";
+  return out;
+}
+
+std::string leaks_to_json(const std::vector<LeakEstimate>& es, size_t samples) {
+  nlohmann::json arr = nlohmann::json::array();
+  auto opt = [](const auto& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json();
+  };
+  for (const auto& e : es)
+    arr.push_back({{"gpu", e.gpu},
+                   {"pid", e.pid},
+                   {"points", e.points},
+                   {"duration_s", e.duration_s},
+                   {"first_bytes", e.first_bytes},
+                   {"last_bytes", e.last_bytes},
+                   {"min_bytes", e.min_bytes},
+                   {"max_bytes", e.max_bytes},
+                   {"slope_mib_per_min", opt(e.slope_mib_per_min)},
+                   {"gpu_free_bytes", opt(e.gpu_free_bytes)},
+                   {"time_to_full_s", opt(e.time_to_full_s)},
+                   {"leaking", e.leaking},
+                   {"ended", e.ended}});
+  return nlohmann::json{{"samples", samples}, {"processes", std::move(arr)}}
+      .dump();
+}
+
+}  // namespace gd::procmgmt

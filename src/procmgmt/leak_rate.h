@@ -1,0 +1,70 @@
+// GPU memory growth of processes over time (`gpudoctor watch-leak`): a
+// least-squares line through (t, used bytes) per process and GPU, and when
+// the GPU would be full at that rate.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/sample.h"
+
+namespace gd::procmgmt {
+
+// Fewer points than this give no slope (two points fit any line exactly and
+// say nothing about a trend through the noise of allocator caching).
+inline constexpr size_t kMinLeakPoints = 3;
+// Growth at or above this is reported as a leak. Below it, caching
+// allocators' step changes and fragmentation dominate.
+inline constexpr double kLeakMiBPerMin = 1.0;
+
+struct Point {
+  double t = 0;
+  double v = 0;
+};
+
+// Least-squares slope of v over t (units of v per second); nullopt for
+// fewer than two distinct t.
+std::optional<double> least_squares_slope(const std::vector<Point>& points);
+
+struct LeakEstimate {
+  int gpu = 0;
+  uint32_t pid = 0;
+  size_t points = 0;
+  double duration_s = 0;
+  uint64_t first_bytes = 0, last_bytes = 0, min_bytes = 0, max_bytes = 0;
+  std::optional<double> slope_mib_per_min;  // unset: too few points
+  std::optional<uint64_t> gpu_free_bytes;   // total - used at the last sample
+  std::optional<double> time_to_full_s;     // only when growing
+  bool leaking = false;                     // slope >= kLeakMiBPerMin
+  bool ended = false;                       // NVML stopped listing it
+};
+
+class LeakTracker {
+ public:
+  // total memory per GPU index, from the trace header.
+  explicit LeakTracker(std::map<int, uint64_t> gpu_total_bytes,
+                       std::optional<uint32_t> only_pid = std::nullopt,
+                       std::optional<int> only_gpu = std::nullopt);
+  void add(const Sample& s);
+  std::vector<LeakEstimate> estimates() const;
+  size_t samples() const { return samples_; }
+
+ private:
+  std::map<int, uint64_t> totals_;
+  std::optional<uint32_t> only_pid_;
+  std::optional<int> only_gpu_;
+  std::map<std::pair<int, uint32_t>, std::vector<Point>> series_;
+  std::map<int, uint64_t> last_used_;
+  std::map<std::pair<int, uint32_t>, double> last_seen_;
+  double last_t_ = 0;
+  size_t samples_ = 0;
+};
+
+std::string render_leaks(const std::vector<LeakEstimate>& e, size_t samples);
+std::string leaks_to_json(const std::vector<LeakEstimate>& e, size_t samples);
+
+}  // namespace gd::procmgmt

@@ -1,0 +1,116 @@
+#include "procmgmt/proc_entry.h"
+
+#include <dirent.h>
+#include <pwd.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "procfs/process_files.h"
+#include "procfs/text_util.h"
+
+namespace gd::procmgmt {
+
+namespace {
+// kthreadd: the parent of every kernel thread on Linux.
+constexpr uint32_t kKthreaddPid = 2;
+}  // namespace
+
+bool ProcEntry::kernel_thread() const {
+  if (pid == kKthreaddPid || ppid == kKthreaddPid) return true;
+  return cmdline.empty() && !zombie();
+}
+
+std::string ProcEntry::command() const {
+  std::string c = cmdline.empty() ? "[" + comm + "]" : cmdline;
+  // argv may hold newlines and tabs (python -c "..."): one line per process.
+  for (char& ch : c)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
+  return c;
+}
+
+std::vector<uint32_t> parse_nspid(std::string_view text) {
+  std::vector<uint32_t> out;
+  std::string_view line;
+  while (procfs::next_line(text, line)) {
+    auto v = procfs::value_after_key(line, "NSpid");
+    if (!v) continue;
+    procfs::parse_pid_list(*v, out);
+    break;
+  }
+  return out;
+}
+
+std::string user_name_of(uint32_t uid) {
+  passwd pw{}, *result = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &result) == 0 && result &&
+      result->pw_name)
+    return result->pw_name;
+  return std::to_string(uid);
+}
+
+std::optional<ProcEntry> read_proc_entry(const std::string& proc_root,
+                                         uint32_t pid) {
+  std::string dir = proc_root + "/" + std::to_string(pid) + "/";
+  std::string buf;
+  if (!procfs::read_file(dir + "stat", buf)) return std::nullopt;
+  auto st = procfs::parse_pid_stat(buf);
+  if (!st) return std::nullopt;
+  ProcEntry e;
+  e.pid = pid;
+  e.ppid = st->ppid;
+  e.state = st->state;
+  e.comm = st->comm;
+  e.starttime = st->starttime;
+  if (procfs::read_file(dir + "status", buf)) {
+    e.uid = procfs::parse_status_euid(buf);
+    e.nspid = parse_nspid(buf);
+  }
+  if (e.uid) e.user = user_name_of(*e.uid);
+  if (procfs::read_file(dir + "cmdline", buf))
+    e.cmdline = procfs::cmdline_from_raw(buf);
+  if (procfs::read_file(dir + "cgroup", buf))
+    e.cgroup = procfs::parse_cgroup(buf);
+  return e;
+}
+
+std::vector<uint32_t> list_pids(const std::string& proc_root) {
+  std::vector<uint32_t> pids;
+  DIR* d = opendir(proc_root.c_str());
+  if (!d) return pids;
+  while (dirent* e = readdir(d)) {
+    const char* n = e->d_name;
+    if (n[0] < '1' || n[0] > '9') continue;
+    auto v = procfs::parse_u64(n);
+    if (v && *v <= UINT32_MAX) pids.push_back(static_cast<uint32_t>(*v));
+  }
+  closedir(d);
+  std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
+std::string describe_state(char state) {
+  switch (state) {
+    case 'R':
+      return "running";
+    case 'S':
+      return "sleeping";
+    case 'D':
+      return "uninterruptible sleep (D)";
+    case 'Z':
+      return "zombie (Z)";
+    case 'X':
+      return "dead (X)";
+    case 'T':
+      return "stopped (T)";
+    case 't':
+      return "stopped by a debugger (t)";
+    case 'I':
+      return "idle kernel thread";
+    default:
+      return std::string("state ") + state;
+  }
+}
+
+}  // namespace gd::procmgmt

@@ -1,0 +1,38 @@
+// GPU memory history of processes from a running `gpudoctor serve`
+// (GET /api/v1/history, interfaces.md), for `gpudoctor ps`. Absent serve is
+// normal: every failure yields an empty result, never an error.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gd::procmgmt {
+
+// How long ps waits for serve: it is local, so anything slower means it is
+// not there (or busy) and ps must not feel slower for it.
+inline constexpr int kServeConnectTimeoutMs = 300;
+inline constexpr int kServeReadTimeoutMs = 1000;
+
+struct HistorySeries {
+  std::optional<int> gpu;
+  std::vector<std::pair<double, double>> points;  // (t, bytes)
+};
+
+// Parses the JSON body of /api/v1/history; nullopt when it is not one.
+std::optional<std::vector<HistorySeries>> parse_history_json(
+    const std::string& body);
+
+// GPU memory of each pid over the last `since` (e.g. "10m") in `step`
+// buckets; pids serve knows nothing about are absent. Stops at the first
+// connection failure (serve not running).
+std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
+    const std::string& base_url, const std::vector<uint32_t>& pids,
+    const std::string& since = "10m", const std::string& step = "30s");
+
+// "▁▂▅▇" for the values (min..max of the values themselves); "" when empty.
+std::string sparkline(const std::vector<double>& values);
+
+}  // namespace gd::procmgmt

@@ -1,0 +1,168 @@
+// Text and JSON of `gpudoctor who`.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "procmgmt/gpu_memory_account.h"
+#include "procmgmt/text_util.h"
+
+namespace gd::procmgmt {
+
+namespace {
+
+// Widest command shown in the table; the rest is cut with "~".
+constexpr size_t kCommandWidth = 60;
+
+std::string container_text(const ContainerRef& c,
+                           const std::optional<ProcEntry>& p) {
+  std::string out = c.describe();
+  if (p && p->in_nested_pid_namespace()) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("pid {} inside", p->nspid.back());
+  }
+  return out.empty() ? "-" : out;
+}
+
+nlohmann::json opt_u64(const std::optional<uint64_t>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json container_json(const ContainerRef& c) {
+  if (c.empty()) return nullptr;
+  return {{"runtime",
+           c.runtime.empty() ? nlohmann::json() : nlohmann::json(c.runtime)},
+          {"id", c.id.empty() ? nlohmann::json() : nlohmann::json(c.id)},
+          {"pod_uid",
+           c.pod_uid.empty() ? nlohmann::json() : nlohmann::json(c.pod_uid)},
+          {"pod_qos",
+           c.pod_qos.empty() ? nlohmann::json() : nlohmann::json(c.pod_qos)}};
+}
+
+nlohmann::json proc_json(const ProcEntry& p) {
+  return {{"pid", p.pid},
+          {"ppid", p.ppid},
+          {"state", std::string(1, p.state)},
+          {"user", p.user},
+          {"uid", p.uid ? nlohmann::json(*p.uid) : nlohmann::json()},
+          {"command", p.command()},
+          {"cgroup", p.cgroup ? nlohmann::json(*p.cgroup) : nlohmann::json()},
+          {"nspid", p.nspid}};
+}
+
+}  // namespace
+
+std::string render_who(const GpuMemoryAccount& a) {
+  std::string out =
+      fmt::format("GPU {}  {}", a.gpu, a.name.empty() ? "?" : a.name);
+  if (!a.readable)
+    return out + "\n!! cannot account for its memory: " + a.unreadable_reason +
+           "\n";
+  out += fmt::format("  used {} of {}\n\n",
+                     a.used_bytes ? bytes_text(*a.used_bytes) : "n/a",
+                     a.total_bytes ? bytes_text(*a.total_bytes) : "n/a");
+  if (!a.processes_known)
+    out += "!! NVML could not list the processes of this GPU\n";
+  out += fmt::format("  {:<9} {:>10}  {:<16} {:<10} {:<28} {}\n", "PID", "USED",
+                     "STATUS", "USER", "CONTAINER", "COMMAND");
+  for (const auto& ap : a.processes) {
+    std::string user = ap.proc ? ap.proc->user : "?";
+    std::string cmd = ap.proc ? ap.proc->command() : "";
+    out += fmt::format("  {:<9} {:>10}  {:<16} {:<10} {:<28} {}\n", ap.pid,
+                       ap.used_bytes ? bytes_text(*ap.used_bytes) : "n/a",
+                       holder_status_name(ap.status), shorten(user, 10),
+                       shorten(container_text(ap.container, ap.proc), 28),
+                       shorten(cmd, kCommandWidth));
+    if (!ap.explanation.empty())
+      out += "            -> " + ap.explanation + "\n";
+  }
+  if (a.processes.empty() && a.processes_known)
+    out += "  (NVML lists no process)\n";
+  if (a.driver_reserved_bytes)
+    out += fmt::format(
+        "  {:<9} {:>10}  {}\n", "driver", bytes_text(*a.driver_reserved_bytes),
+        "the driver's own reservation (used minus the listed processes)");
+  if (a.unexplained_bytes && *a.unexplained_bytes > 0)
+    out += fmt::format(
+        "  {:<9} {:>10}  {}\n", "other", bytes_text(*a.unexplained_bytes),
+        a.unknown_size_processes
+            ? "processes of unknown size and the driver's reservation"
+            : "held by nothing NVML lists (beyond any driver reservation)");
+  if (a.used_bytes)
+    out += fmt::format("  {:<9} {:>10}  = used, as NVML reports it\n", "total",
+                       bytes_text(*a.used_bytes));
+  if (a.missing_bytes > 0)
+    out += fmt::format(
+        "\n  {} of it belongs to processes no visible process accounts for\n",
+        bytes_text(a.missing_bytes));
+
+  if (!a.other_holders.empty()) {
+    out +=
+        "\nOther processes with NVIDIA device files open (NVML does not list "
+        "them here):\n";
+    for (const auto& o : a.other_holders) {
+      std::string devs;
+      for (const auto& d : o.devices) devs += (devs.empty() ? "" : ",") + d;
+      out += fmt::format("  {:<9} {:<10} {:<18} {:<28} {}{}\n", o.proc.pid,
+                         shorten(o.proc.user, 10), shorten(devs, 18),
+                         shorten(container_text(o.container, o.proc), 28),
+                         shorten(o.proc.command(), kCommandWidth),
+                         o.proc.zombie()            ? "  [zombie]"
+                         : o.proc.uninterruptible() ? "  [D state]"
+                                                    : "");
+    }
+  }
+  if (!a.advice.empty()) {
+    out += "\nWhat to do:\n";
+    for (const auto& s : a.advice) out += "  - " + s + "\n";
+  }
+  return out;
+}
+
+std::string who_to_json(const GpuMemoryAccount& a) {
+  nlohmann::json j;
+  j["gpu"] = a.gpu;
+  j["name"] = a.name;
+  j["uuid"] = a.uuid;
+  j["readable"] = a.readable;
+  j["unreadable_reason"] =
+      a.readable ? nlohmann::json() : nlohmann::json(a.unreadable_reason);
+  j["total_bytes"] = opt_u64(a.total_bytes);
+  j["used_bytes"] = opt_u64(a.used_bytes);
+  j["processes_known"] = a.processes_known;
+  j["pid_namespace"] = a.in_container ? "container" : "host";
+  nlohmann::json procs = nlohmann::json::array();
+  for (const auto& ap : a.processes) {
+    nlohmann::json p = {
+        {"pid", ap.pid},
+        {"used_bytes", opt_u64(ap.used_bytes)},
+        {"type", ap.type},
+        {"status", holder_status_name(ap.status)},
+        {"proc", ap.proc ? proc_json(*ap.proc) : nlohmann::json()},
+        {"parent", ap.parent ? proc_json(*ap.parent) : nlohmann::json()},
+        {"container", container_json(ap.container)},
+        {"devices", ap.devices},
+        {"explanation", ap.explanation},
+        {"action", ap.action}};
+    procs.push_back(std::move(p));
+  }
+  j["processes"] = std::move(procs);
+  j["listed_bytes"] = a.listed_bytes;
+  j["missing_bytes"] = a.missing_bytes;
+  j["unknown_size_processes"] = a.unknown_size_processes;
+  j["driver_reserved_bytes"] = opt_u64(a.driver_reserved_bytes);
+  j["unexplained_bytes"] = opt_u64(a.unexplained_bytes);
+  nlohmann::json others = nlohmann::json::array();
+  for (const auto& o : a.other_holders) {
+    nlohmann::json p = proc_json(o.proc);
+    p["devices"] = o.devices;
+    p["this_gpu"] = o.this_gpu;
+    p["container"] = container_json(o.container);
+    others.push_back(std::move(p));
+  }
+  j["other_holders"] = std::move(others);
+  j["unreadable_fd_pids"] = a.unreadable_fd_pids;
+  j["advice"] = a.advice;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace gd::procmgmt

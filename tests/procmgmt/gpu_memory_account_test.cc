@@ -1,0 +1,196 @@
+#include "procmgmt/gpu_memory_account.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fixture_proc.h"
+
+namespace gd::procmgmt {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30, kMiB = 1ull << 20;
+
+TraceHeader header_with_gpu(const std::string& pid_namespace = "host") {
+  TraceHeader h;
+  h.host.pid_namespace = pid_namespace;
+  GpuInfo g;
+  g.index = 0;
+  g.name = "NVIDIA A100-SXM4-80GB";
+  g.memory_total_bytes = 80 * kGiB;
+  h.gpus.push_back(g);
+  return h;
+}
+
+GpuProcess gp(uint32_t pid, std::optional<uint64_t> bytes) {
+  GpuProcess p;
+  p.pid = pid;
+  p.used_bytes = bytes;
+  return p;
+}
+
+class AccountTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fx.open_fd(5000, 3,
+               "/dev/nvidia0");  // bob's notebook: this GPU, not listed
+    fx.open_fd(4001, 3, "/dev/nvidiactl");  // pod: GPU unknown
+    fx.open_fd(1002, 3,
+               "/dev/nvidia1");  // another GPU only: not this GPU's business
+    fx.open_fd(1001, 3, "/dev/nvidia0");  // listed anyway
+    procs = ProcSnapshot::read(fx.proc());
+    devices = scan_device_holders(fx.proc(), "/dev");
+  }
+  Sample sample(std::vector<GpuProcess> ps, std::optional<uint64_t> used) {
+    Sample s;
+    GpuSample g;
+    g.index = 0;
+    g.mem_used_bytes = used;
+    g.processes = std::move(ps);
+    s.gpus.push_back(g);
+    return s;
+  }
+  test::FixtureProc fx;
+  ProcSnapshot procs;
+  DeviceScan devices;
+};
+
+TEST_F(AccountTest, EveryByteHasAnOwner) {
+  uint64_t used = 30 * kGiB + 2 * kGiB + kGiB + 4 * kGiB + 400 * kMiB;
+  auto a = account_gpu_memory(header_with_gpu(),
+                              sample({gp(1001, 30 * kGiB), gp(2001, 2 * kGiB),
+                                      gp(3000, kGiB), gp(9999, 4 * kGiB)},
+                                     used),
+                              0, procs, devices);
+  ASSERT_TRUE(a.readable);
+  ASSERT_EQ(a.processes.size(), 4u);
+  // Largest first.
+  EXPECT_EQ(a.processes[0].pid, 1001u);
+  EXPECT_EQ(a.processes[0].status, HolderStatus::kLive);
+  EXPECT_EQ(a.processes[1].pid, 9999u);
+  EXPECT_EQ(a.processes[1].status, HolderStatus::kMissing);
+  EXPECT_EQ(a.processes[2].pid, 2001u);
+  EXPECT_EQ(a.processes[2].status, HolderStatus::kZombie);
+  EXPECT_EQ(a.processes[3].status, HolderStatus::kUninterruptible);
+
+  EXPECT_EQ(a.listed_bytes, 37 * kGiB);
+  EXPECT_EQ(a.missing_bytes, 4 * kGiB);
+  EXPECT_EQ(a.driver_reserved_bytes, 400 * kMiB);
+  EXPECT_EQ(a.unexplained_bytes, 0u);
+  EXPECT_EQ(a.listed_bytes + *a.driver_reserved_bytes + *a.unexplained_bytes,
+            used);
+
+  // The zombie names the parent that must reap it, and what to do.
+  const auto& z = a.processes[2];
+  ASSERT_TRUE(z.parent);
+  EXPECT_EQ(z.parent->pid, 2000u);
+  EXPECT_NE(z.explanation.find("parent 2000 (python3 leaky_parent.py)"),
+            std::string::npos)
+      << z.explanation;
+  EXPECT_NE(z.action.find("gpudoctor kill 2000"), std::string::npos)
+      << z.action;
+  EXPECT_NE(a.processes[3].action.find("/proc/3000/stack"), std::string::npos);
+  EXPECT_NE(a.processes[1].explanation.find("orphaned"), std::string::npos);
+  EXPECT_NE(a.processes[1].action.find("nvidia-smi --gpu-reset -i 0"),
+            std::string::npos);
+
+  // Device holders NVML does not list on this GPU: bob's notebook (nvidia0)
+  // and the pod (control node only), not 1002 (nvidia1) nor listed 1001.
+  ASSERT_EQ(a.other_holders.size(), 2u);
+  EXPECT_EQ(a.other_holders[0].proc.pid, 4001u);
+  EXPECT_FALSE(a.other_holders[0].this_gpu);
+  EXPECT_EQ(a.other_holders[0].container.pod_uid,
+            "6f1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d");
+  EXPECT_EQ(a.other_holders[1].proc.pid, 5000u);
+  EXPECT_TRUE(a.other_holders[1].this_gpu);
+  EXPECT_EQ(a.other_holders[1].container.runtime, "docker");
+}
+
+TEST_F(AccountTest, TextNamesEveryLineAndTheTotal) {
+  auto a = account_gpu_memory(
+      header_with_gpu(),
+      sample({gp(1001, 30 * kGiB), gp(2001, 2 * kGiB)}, 32 * kGiB + 512 * kMiB),
+      0, procs, devices);
+  std::string text = render_who(a);
+  EXPECT_NE(text.find("used 32.5 GiB of 80.0 GiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("1001"), std::string::npos);
+  EXPECT_NE(text.find("zombie"), std::string::npos);
+  EXPECT_NE(text.find("driver"), std::string::npos);
+  EXPECT_NE(text.find("512 MiB"), std::string::npos);
+  EXPECT_NE(text.find("5000"), std::string::npos) << "device holder listed";
+  EXPECT_NE(text.find("What to do"), std::string::npos);
+}
+
+TEST_F(AccountTest, TooMuchForADriverIsUnexplainedNotDriver) {
+  auto a = account_gpu_memory(header_with_gpu(),
+                              sample({gp(1001, 10 * kGiB)}, 20 * kGiB), 0,
+                              procs, devices);
+  EXPECT_FALSE(a.driver_reserved_bytes);
+  EXPECT_EQ(a.unexplained_bytes, 10 * kGiB);
+  bool mentions_holders = false;
+  for (const auto& s : a.advice)
+    mentions_holders |= s.find("device files open") != std::string::npos;
+  EXPECT_TRUE(mentions_holders);
+}
+
+TEST_F(AccountTest, UnknownSizesLeaveTheDriverShareUnknown) {
+  auto a = account_gpu_memory(
+      header_with_gpu(),
+      sample({gp(1001, 10 * kGiB), gp(1002, std::nullopt)}, 12 * kGiB), 0,
+      procs, devices);
+  EXPECT_EQ(a.unknown_size_processes, 1);
+  EXPECT_FALSE(a.driver_reserved_bytes);
+  EXPECT_EQ(a.unexplained_bytes, 2 * kGiB);
+  auto none = account_gpu_memory(header_with_gpu(),
+                                 sample({gp(1001, kGiB)}, std::nullopt), 0,
+                                 procs, devices);
+  EXPECT_FALSE(none.driver_reserved_bytes);
+  EXPECT_FALSE(none.unexplained_bytes);
+}
+
+TEST_F(AccountTest, InsideAContainerMissingIsNotCalledOrphaned) {
+  auto a = account_gpu_memory(
+      header_with_gpu("container"),
+      sample({gp(9999, 4 * kGiB)}, 4 * kGiB + 300 * kMiB), 0, procs, devices);
+  ASSERT_EQ(a.processes.size(), 1u);
+  EXPECT_EQ(a.processes[0].explanation.find("orphaned"), std::string::npos);
+  EXPECT_NE(a.processes[0].explanation.find("container PID namespace"),
+            std::string::npos);
+  ASSERT_FALSE(a.advice.empty());
+  EXPECT_NE(a.advice[0].find("--pid=host"), std::string::npos) << a.advice[0];
+  EXPECT_NE(a.advice[0].find("hostPID: true"), std::string::npos);
+  for (const auto& s : a.advice)
+    EXPECT_EQ(s.find("gpu-reset"), std::string::npos) << s;
+}
+
+TEST_F(AccountTest, LostGpuIsNotAccounted) {
+  Sample s;
+  GpuSample g;
+  g.index = 0;
+  g.lost = true;
+  s.gpus.push_back(g);
+  auto a = account_gpu_memory(header_with_gpu(), s, 0, procs, devices);
+  EXPECT_FALSE(a.readable);
+  EXPECT_NE(render_who(a).find("lost"), std::string::npos);
+}
+
+TEST_F(AccountTest, JsonCarriesTheSameFacts) {
+  auto a = account_gpu_memory(
+      header_with_gpu(),
+      sample({gp(2001, 2 * kGiB), gp(9999, kGiB)}, 3 * kGiB + kMiB), 0, procs,
+      devices);
+  auto j = nlohmann::json::parse(who_to_json(a));
+  EXPECT_EQ(j["gpu"], 0);
+  EXPECT_EQ(j["used_bytes"], 3 * kGiB + kMiB);
+  EXPECT_EQ(j["driver_reserved_bytes"], kMiB);
+  EXPECT_EQ(j["missing_bytes"], kGiB);
+  ASSERT_EQ(j["processes"].size(), 2u);
+  EXPECT_EQ(j["processes"][0]["status"], "zombie");
+  EXPECT_EQ(j["processes"][0]["parent"]["pid"], 2000);
+  EXPECT_EQ(j["processes"][1]["status"], "missing");
+  EXPECT_TRUE(j["processes"][1]["proc"].is_null());
+  EXPECT_EQ(j["pid_namespace"], "host");
+}
+
+}  // namespace
+}  // namespace gd::procmgmt

@@ -1,0 +1,76 @@
+#include "procmgmt/serve_history.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+namespace gd::procmgmt {
+namespace {
+
+TEST(HistoryJson, ParsesSeriesAndRejectsOtherShapes) {
+  auto s = parse_history_json(
+      R"({"metric":"process.used_bytes","since":1,"until":2,"step":30,)"
+      R"("series":[{"gpu":0,"pid":42,"points":[[1.0,100],[31.0,200]]}]})");
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->size(), 1u);
+  EXPECT_EQ((*s)[0].gpu, 0);
+  ASSERT_EQ((*s)[0].points.size(), 2u);
+  EXPECT_EQ((*s)[0].points[1].second, 200.0);
+  EXPECT_FALSE(parse_history_json("not json"));
+  EXPECT_FALSE(parse_history_json(R"({"error":"unknown metric"})"));
+  EXPECT_FALSE(parse_history_json(R"({"series":[{"points":[[1]]}]})"));
+}
+
+TEST(Sparkline, ScalesMinToMax) {
+  EXPECT_EQ(sparkline({}), "");
+  EXPECT_EQ(sparkline({1, 1, 1}), "▁▁▁");
+  EXPECT_EQ(sparkline({0, 7}), "▁█");
+  EXPECT_EQ(sparkline({0, 3.5, 7}), "▁▅█");
+}
+
+TEST(FetchHistory, AsksServeOncePerPid) {
+  httplib::Server server;
+  std::vector<std::string> pids_asked;
+  server.Get("/api/v1/history",
+             [&](const httplib::Request& req, httplib::Response& res) {
+               pids_asked.push_back(req.get_param_value("pid"));
+               EXPECT_EQ(req.get_param_value("metric"), "process.used_bytes");
+               EXPECT_EQ(req.get_param_value("since"), "10m");
+               if (req.get_param_value("pid") == "7") {
+                 res.set_content(R"({"series":[]})", "application/json");
+                 return;
+               }
+               res.set_content(R"({"series":[{"gpu":1,"pid":)" +
+                                   req.get_param_value("pid") +
+                                   R"(,"points":[[1,10],[2,20]]}]})",
+                               "application/json");
+             });
+  int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running())
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto h = fetch_process_memory_history(
+      "http://127.0.0.1:" + std::to_string(port), {5, 7});
+  server.stop();
+  t.join();
+  EXPECT_EQ(pids_asked, (std::vector<std::string>{"5", "7"}));
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[5][0].gpu, 1);
+  EXPECT_EQ(h[5][0].points.size(), 2u);
+}
+
+TEST(FetchHistory, NoServeIsEmptyNotAnError) {
+  httplib::Server probe;  // a port nobody listens on after probe closes
+  int port = probe.bind_to_any_port("127.0.0.1");
+  probe.stop();
+  auto h = fetch_process_memory_history(
+      "http://127.0.0.1:" + std::to_string(port), {1, 2, 3});
+  EXPECT_TRUE(h.empty());
+  EXPECT_TRUE(fetch_process_memory_history("not a url at all", {1}).empty());
+}
+
+}  // namespace
+}  // namespace gd::procmgmt
