@@ -50,19 +50,15 @@ std::string format_text_report(const DiagnoseResult& result,
   return out;
 }
 
+nlohmann::json finding_to_json(const Finding& f) {
+  return {{"id", f.id},         {"severity", f.severity}, {"gpus", f.gpus},
+          {"pids", f.pids},     {"title", f.title},       {"evidence", f.evidence},
+          {"action", f.action}, {"start", f.start},       {"end", f.end}};
+}
+
 std::string format_json_report(const DiagnoseResult& result) {
   nlohmann::json findings = nlohmann::json::array();
-  for (const auto& f : result.findings) {
-    findings.push_back({{"id", f.id},
-                        {"severity", f.severity},
-                        {"gpus", f.gpus},
-                        {"pids", f.pids},
-                        {"title", f.title},
-                        {"evidence", f.evidence},
-                        {"action", f.action},
-                        {"start", f.start},
-                        {"end", f.end}});
-  }
+  for (const auto& f : result.findings) findings.push_back(finding_to_json(f));
   nlohmann::json window = {{"samples", result.window.samples}};
   // No samples: the window has no time range (null = unknown, never 0).
   window["start"] = result.window.samples ? nlohmann::json(result.window.start) : nullptr;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "diagnose/report.h"
 #include "exporter/exporter.h"
 #include "trace/trace_io.h"
 
@@ -205,16 +206,9 @@ ApiReply api_findings(const Snapshot& s) {
     json alert = {
         {"state", a.state}, {"since", a.since}, {"for_s", s.policy.for_s(f)}};
     if (a.fired_at > 0) alert["firing_since"] = a.fired_at;
-    arr.push_back({{"id", f.id},
-                   {"severity", f.severity},
-                   {"gpus", f.gpus},
-                   {"pids", f.pids},
-                   {"title", f.title},
-                   {"evidence", f.evidence},
-                   {"action", f.action},
-                   {"start", f.start},
-                   {"end", f.end},
-                   {"alert", std::move(alert)}});
+    json item = finding_to_json(f);
+    item["alert"] = std::move(alert);
+    arr.push_back(std::move(item));
   }
   json out = {{"findings", std::move(arr)},
               {"window",
