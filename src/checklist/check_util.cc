@@ -94,6 +94,15 @@ const GpuSample* find_gpu_sample(const Sample& sample, int index) {
   return nullptr;
 }
 
+const GpuSample* answering_gpu_sample(const Sample& sample, int index,
+                                      std::vector<GpuResult>& results) {
+  const GpuSample* g = find_gpu_sample(sample, index);
+  if (g && !g->lost && !g->stale) return g;
+  results.push_back({index, CheckStatus::kSkip, "-",
+                     g && g->lost ? "GPU is lost" : "GPU did not answer"});
+  return nullptr;
+}
+
 std::string sysfs_pci_name(const std::string& nvml_bus_id) {
   unsigned domain = 0, bus = 0, device = 0, function = 0;
   char tail = 0;

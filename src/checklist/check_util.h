@@ -56,6 +56,10 @@ struct GpuResult {
   std::string value;
   std::string detail;
 };
+// The GPU's sample when it answered; otherwise nullptr, with a skip result
+// ("GPU is lost" / "GPU did not answer") appended to `results`.
+const GpuSample* answering_gpu_sample(const Sample& sample, int index,
+                                      std::vector<GpuResult>& results);
 // GPUs with the same status, value and detail share one item ("GPU 0,1,2:
 // on"), so an 8-GPU server prints one line per distinct answer.
 std::vector<CheckItem> fold_gpu_results(const char* id,

@@ -3,13 +3,13 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "diagnose/config.h"
 #include "model/sample.h"
 #include "serve/alerting.h"
+#include "serve/shared_value.h"
 
 namespace gd {
 
@@ -24,22 +24,6 @@ struct ServeConfig {
 std::shared_ptr<const ServeConfig> load_serve_config(const std::string& path,
                                                      const TraceHeader& header);
 
-class ConfigHolder {
- public:
-  explicit ConfigHolder(std::shared_ptr<const ServeConfig> c)
-      : current_(std::move(c)) {}
-  std::shared_ptr<const ServeConfig> get() const {
-    std::lock_guard lock(mu_);
-    return current_;
-  }
-  void set(std::shared_ptr<const ServeConfig> c) {
-    std::lock_guard lock(mu_);
-    current_.swap(c);
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const ServeConfig> current_;
-};
+using ConfigHolder = SharedValue<ServeConfig>;
 
 }  // namespace gd

@@ -6,7 +6,6 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "exporter/metrics_input.h"
 #include "model/sample.h"
 #include "serve/alerting.h"
+#include "serve/shared_value.h"
 
 namespace gd {
 
@@ -34,22 +34,7 @@ struct Snapshot {
   std::string version;
 };
 
-class SnapshotBox {
- public:
-  std::shared_ptr<const Snapshot> get() const {
-    std::lock_guard lock(mu_);
-    return current_;
-  }
-  void set(std::shared_ptr<const Snapshot> s) {
-    std::lock_guard lock(mu_);
-    current_.swap(s);
-    // The old snapshot (now in `s`) is freed after the lock is released.
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const Snapshot> current_;
-};
+using SnapshotBox = SharedValue<Snapshot>;
 
 // The MetricsInput view of a snapshot at scrape time `now`.
 MetricsInput metrics_input(const Snapshot& s, double now);

@@ -14,12 +14,8 @@ std::vector<CheckItem> check_ecc_pending(const CheckContext& ctx) {
   if (auto skip = skip_without_nvml(ctx.header, kId)) return {*skip};
   std::vector<GpuResult> results;
   for (const auto& info : ctx.header.gpus) {
-    const GpuSample* g = find_gpu_sample(ctx.sample, info.index);
-    if (!g || g->lost || g->stale) {
-      results.push_back({info.index, CheckStatus::kSkip, "-",
-                         g && g->lost ? "GPU is lost" : "GPU did not answer"});
-      continue;
-    }
+    const GpuSample* g = answering_gpu_sample(ctx.sample, info.index, results);
+    if (!g) continue;
     if (g->remapped_rows_failure.value_or(false)) {
       results.push_back(
           {info.index, CheckStatus::kFail, "row remapping failed",

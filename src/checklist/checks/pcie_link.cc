@@ -33,12 +33,8 @@ std::vector<CheckItem> check_pcie_link(const CheckContext& ctx) {
   if (auto skip = skip_without_nvml(ctx.header, kId)) return {*skip};
   std::vector<GpuResult> results;
   for (const auto& info : ctx.header.gpus) {
-    const GpuSample* g = find_gpu_sample(ctx.sample, info.index);
-    if (!g || g->lost || g->stale) {
-      results.push_back({info.index, CheckStatus::kSkip, "-",
-                         g && g->lost ? "GPU is lost" : "GPU did not answer"});
-      continue;
-    }
+    const GpuSample* g = answering_gpu_sample(ctx.sample, info.index, results);
+    if (!g) continue;
     if (!g->pcie_gen || !g->pcie_width ||
         (!info.pcie_max_gen && !info.pcie_max_width)) {
       results.push_back({info.index, CheckStatus::kSkip, "unknown",
