@@ -1,37 +1,70 @@
 // CPU time of one full sample: 8 GPUs in the fake NVML (no injected latency),
 // the host, and ~500 tracked processes (8 GPU jobs with 61 workers each).
 // Goal (issue 3): under 2 ms of CPU per sample.
+//
+// Variants, because what a sample reads per process depends on what the
+// processes do (see procfs/process_table.h):
+//   FullSample/idle_workers   workers asleep, as between epochs or when the
+//                             GPU is the bottleneck (the goal's case)
+//   FullSample/busy_workers   every worker wakes 10 times a second, so every
+//                             one's stat is re-read each sample (worst case)
+//   FullSample/threaded_jobs  idle workers, GPU processes with 32 threads
+//                             each, as CUDA processes have
+//   ProcessesOnly/*           the process table alone, with what it read
+//                             per sample (stat_reads, quiet, unchecked)
+//   GpusAndHostOnly           the same 8 GPUs with no processes: what the
+//                             NVML worker threads and host files cost
+// Counters: user_us and sys_us per sample (getrusage of the whole process,
+// so the NVML worker threads count).
 #include <benchmark/benchmark.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collect/sampler.h"
+#include "procfs/kept_file.h"
+#include "procfs/process_table.h"
 #include "trace/trace_io.h"
 
 namespace {
 
 constexpr int kGpus = 8;
 constexpr int kWorkersPerJob = 61;
+constexpr int kWarmupSamples = 20;
 
-// A GPU job: a parent with sleeping children (its data-loader workers).
-pid_t spawn_job() {
+enum class Workers { kIdle, kBusy };
+
+[[noreturn]] void worker_main(Workers kind) {
+  if (kind == Workers::kIdle) {
+    for (;;) pause();
+  }
+  // Wakes every 100 ms for ~20 us of work: about 0.02% of a core each.
+  for (;;) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    usleep(100 * 1000);
+  }
+}
+
+// A GPU job: a parent with its data-loader workers as children, and
+// optionally extra threads in the parent.
+pid_t spawn_job(Workers kind, int threads) {
   pid_t job = fork();
   if (job == 0) {
     setpgid(0, 0);
     for (int i = 0; i < kWorkersPerJob; ++i)
-      if (fork() == 0) {
-        pause();
-        _exit(0);
-      }
-    pause();
-    _exit(0);
+      if (fork() == 0) worker_main(kind);
+    for (int i = 1; i < threads; ++i) std::thread([] { for (;;) pause(); }).detach();
+    for (;;) pause();
   }
   return job;
 }
@@ -64,8 +97,9 @@ std::string write_scenario(const std::vector<pid_t>& jobs) {
     gs.clock_event_reasons = std::vector<std::string>{};
     gs.pcie_gen = 5;
     gs.pcie_width = 16;
-    gs.processes = std::vector<gd::GpuProcess>{
-        {static_cast<uint32_t>(jobs[i]), 60ull << 30, "compute"}};
+    gs.processes = std::vector<gd::GpuProcess>{};
+    if (!jobs.empty())
+      gs.processes->push_back({static_cast<uint32_t>(jobs[i]), 60ull << 30, "compute"});
     s.gpus.push_back(gs);
   }
   std::string path = "/tmp/gd_bench_scenario_" + std::to_string(getpid()) + ".jsonl";
@@ -76,10 +110,9 @@ std::string write_scenario(const std::vector<pid_t>& jobs) {
   return path;
 }
 
-void BM_FullSample(benchmark::State& state) {
-  std::vector<pid_t> jobs;
-  for (int i = 0; i < kGpus; ++i) jobs.push_back(spawn_job());
-  usleep(300 * 1000);  // let the workers start
+double cpu_us(const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e6 + static_cast<double>(tv.tv_usec); }
+
+void run_sampler(benchmark::State& state, const std::vector<pid_t>& jobs) {
   std::string scenario = write_scenario(jobs);
   setenv("FAKE_NVML_SCENARIO", scenario.c_str(), 1);
   {
@@ -87,22 +120,103 @@ void BM_FullSample(benchmark::State& state) {
     o.nvml_lib = FAKE_NVML_PATH;
     o.kmsg_path = "";
     gd::Sampler sampler(o);
-    sampler.sample();  // warm caches as a daemon would be
+    // A daemon samples once a second; a tight loop would turn every busy
+    // worker's 100 ms nap into "has not run since the last sample".
+    bool paced = !jobs.empty();
+    // Steady state, as a daemon that has run a while is: every process read
+    // in full once and its sleep/run pattern known (kWarmupSamples covers a
+    // whole rotation of full reads and the back-off of sleeping workers).
+    for (int i = 0; i < (paced ? kWarmupSamples : 1); ++i) {
+      sampler.sample();
+      if (paced) usleep(200 * 1000);
+    }
     size_t procs = 0;
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
     for (auto _ : state) {
       gd::Sample s = sampler.sample();
       procs = s.processes.size();
       benchmark::DoNotOptimize(s);
+      if (paced) {
+        state.PauseTiming();
+        usleep(200 * 1000);
+        state.ResumeTiming();
+      }
     }
+    getrusage(RUSAGE_SELF, &after);
+    double n = static_cast<double>(state.iterations());
     state.counters["tracked_processes"] = static_cast<double>(procs);
-    state.counters["gpus"] = kGpus;
+    state.counters["user_us"] = (cpu_us(after.ru_utime) - cpu_us(before.ru_utime)) / n;
+    state.counters["sys_us"] = (cpu_us(after.ru_stime) - cpu_us(before.ru_stime)) / n;
   }
-  for (pid_t j : jobs) kill(-j, SIGKILL);
-  for (pid_t j : jobs) waitpid(j, nullptr, 0);
   std::remove(scenario.c_str());
 }
-BENCHMARK(BM_FullSample)->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond);
+
+// kGpus jobs for the length of one benchmark.
+struct Jobs {
+  std::vector<pid_t> pids;
+  Jobs(Workers kind, int threads) {
+    for (int i = 0; i < kGpus; ++i) pids.push_back(spawn_job(kind, threads));
+    usleep(500 * 1000);  // let the workers start
+  }
+  ~Jobs() {
+    for (pid_t j : pids) kill(-j, SIGKILL);
+    for (pid_t j : pids) waitpid(j, nullptr, 0);
+  }
+};
+
+void BM_FullSample(benchmark::State& state, Workers kind, int threads) {
+  Jobs jobs(kind, threads);
+  run_sampler(state, jobs.pids);
+}
+
+// The process table alone, with what it read per sample.
+void BM_ProcessesOnly(benchmark::State& state, Workers kind) {
+  Jobs jobs(kind, 1);
+  std::vector<uint32_t> roots(jobs.pids.begin(), jobs.pids.end());
+  gd::procfs::ProcessTable table("/proc");
+  double t = 0, stat_reads = 0, quiet = 0, unchecked = 0;
+  for (int i = 0; i < kWarmupSamples; ++i) {
+    table.processes(roots, t += 1, std::nullopt);
+    usleep(200 * 1000);
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(table.processes(roots, t += 1, std::nullopt));
+    auto counts = table.last_read_counts();
+    stat_reads += static_cast<double>(counts.stat_reads);
+    quiet += static_cast<double>(counts.quiet_skips);
+    unchecked += static_cast<double>(counts.unchecked);
+    state.PauseTiming();
+    usleep(200 * 1000);
+    state.ResumeTiming();
+  }
+  double n = static_cast<double>(state.iterations());
+  state.counters["stat_reads"] = stat_reads / n;
+  state.counters["quiet"] = quiet / n;
+  state.counters["unchecked"] = unchecked / n;
+}
+
+void BM_GpusAndHostOnly(benchmark::State& state) { run_sampler(state, {}); }
+
+// Process CPU time, so the NVML worker threads' time counts; while paused
+// (between paced samples) the sleeping process uses none.
+BENCHMARK_CAPTURE(BM_FullSample, idle_workers, Workers::kIdle, 1)
+    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
+BENCHMARK_CAPTURE(BM_FullSample, busy_workers, Workers::kBusy, 1)
+    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
+BENCHMARK_CAPTURE(BM_FullSample, threaded_jobs, Workers::kIdle, 32)
+    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
+BENCHMARK_CAPTURE(BM_ProcessesOnly, idle_workers, Workers::kIdle)
+    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
+BENCHMARK_CAPTURE(BM_ProcessesOnly, busy_workers, Workers::kBusy)
+    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
+BENCHMARK(BM_GpusAndHostOnly)->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  gd::procfs::raise_open_files_limit();  // as gpudoctor's main() does
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}

@@ -126,10 +126,10 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       "name the cause of a slow or under-used GPU server, with evidence and "
       "the fix (exit 0 ok, 1 warning, 2 critical, 3 could not diagnose)");
   auto f = std::make_shared<DiagnoseFlags>();
-  cmd->add_option("--from", f->from,
-                  "diagnose a recorded trace instead of the live machine")
-      ->check(CLI::ExistingFile);
-  cmd->add_option_function<std::string>(
+  auto* from = cmd->add_option("--from", f->from,
+                               "diagnose a recorded trace instead of the live machine")
+                   ->check(CLI::ExistingFile);
+  auto* duration = cmd->add_option_function<std::string>(
          "--duration",
          [f](const std::string& t) { f->duration_s = parse_duration(t); },
          "live sampling window (default 30s)")
@@ -141,16 +141,23 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
         }
       });
   cmd->add_flag("--json", f->json, "print findings as JSON (findings.md)");
-  cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--min-severity", f->min_severity,
-                  "hide findings below this severity")
-      ->check(CLI::IsMember({"info", "warning", "critical"}));
-  cmd->add_option("--config", f->config_path,
-                  "TOML file overriding rule thresholds")
-      ->check(CLI::ExistingFile);
+  auto* gpu = cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
+                  ->check(CLI::NonNegativeNumber);
+  auto* min_severity = cmd->add_option("--min-severity", f->min_severity,
+                                       "hide findings below this severity")
+                           ->check(CLI::IsMember({"info", "warning", "critical"}));
+  auto* config = cmd->add_option("--config", f->config_path,
+                                 "TOML file overriding rule thresholds")
+                     ->check(CLI::ExistingFile);
+  // The checklist looks at the machine as it is now, all of it: the flags
+  // that shape a sampled diagnosis would be silently ignored, so refuse them.
   cmd->add_flag("--checklist", f->checklist,
-                "static self-check of driver, GPU and host settings");
+                "static self-check of driver, GPU and host settings")
+      ->excludes(from)
+      ->excludes(duration)
+      ->excludes(gpu)
+      ->excludes(min_severity)
+      ->excludes(config);
   cmd->callback([&global, f] {
     try {
       command_exit_code() = f->checklist ? run_checklist(global, f->json)

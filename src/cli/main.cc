@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "procfs/kept_file.h"
 
 #ifndef GD_VERSION
 #define GD_VERSION "0.0.0"
@@ -60,6 +61,8 @@ CLI::Option* add_duration(CLI::App& app, const std::string& name, double& out,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Sampling keeps a few /proc files open per watched process.
+  gd::procfs::raise_open_files_limit();
   gd::GlobalOptions global;
   CLI::App app{
       "gpudoctor " GD_VERSION

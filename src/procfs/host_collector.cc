@@ -10,6 +10,7 @@
 #include "procfs/cpu_stat.h"
 #include "procfs/diskstats.h"
 #include "procfs/host_facts.h"
+#include "procfs/kept_file.h"
 #include "procfs/loadavg.h"
 #include "procfs/meminfo.h"
 #include "procfs/pressure.h"
@@ -40,6 +41,32 @@ struct HostCollector::Impl {
   Impl(std::string p, std::string s) : proc(std::move(p)), sys(std::move(s)), table(proc) {}
 
   bool read(const char* rel) { return read_file(proc + rel, buf); }
+
+  // The files read every sample stay open (see KeptFile). Most are printed
+  // by one show() call (a short read ends them); vmstat and diskstats are
+  // one record per line.
+  enum PerSample { kStat, kLoadavg, kMeminfo, kVmstat, kDiskstats, kPsiCpu, kPsiMem, kPsiIo, kCount };
+  struct PerSampleFile {
+    const char* rel;
+    KeptFile::Ending ending;
+    std::string path;
+    KeptFile file;
+  };
+  PerSampleFile per_sample[kCount] = {
+      {"/stat", KeptFile::Ending::kShortRead, {}, {}},
+      {"/loadavg", KeptFile::Ending::kShortRead, {}, {}},
+      {"/meminfo", KeptFile::Ending::kShortRead, {}, {}},
+      {"/vmstat", KeptFile::Ending::kZeroRead, {}, {}},
+      {"/diskstats", KeptFile::Ending::kZeroRead, {}, {}},
+      {"/pressure/cpu", KeptFile::Ending::kShortRead, {}, {}},
+      {"/pressure/memory", KeptFile::Ending::kShortRead, {}, {}},
+      {"/pressure/io", KeptFile::Ending::kShortRead, {}, {}},
+  };
+  bool read(PerSample which) {
+    PerSampleFile& f = per_sample[which];
+    if (f.path.empty()) f.path = proc + f.rel;
+    return f.file.read(f.path.c_str(), buf, f.ending);
+  }
 
   bool counts_disk(const std::string& name) {
     auto it = disk_counted.find(name);
@@ -114,7 +141,7 @@ HostSample HostCollector::sample(double now) {
   bool rates = m.have_prev && dt > 0;
 
   std::optional<CpuTimes> cpu;
-  if (m.read("/stat")) {
+  if (m.read(Impl::kStat)) {
     ProcStat ps = parse_proc_stat(m.buf);
     cpu = ps.cpu;
     if (ps.btime) m.btime = ps.btime;
@@ -127,22 +154,22 @@ HostSample HostCollector::sample(double now) {
     }
   }
 
-  if (m.read("/loadavg")) s.load1 = parse_loadavg1(m.buf);
-  if (m.read("/meminfo")) {
+  if (m.read(Impl::kLoadavg)) s.load1 = parse_loadavg1(m.buf);
+  if (m.read(Impl::kMeminfo)) {
     MemInfo mi = parse_meminfo(m.buf);
     s.mem_available_bytes = mi.mem_available_bytes;
     s.swap_used_bytes = mi.swap_used_bytes();
   }
 
   SwapCounters swap;
-  if (m.read("/vmstat")) swap = parse_vmstat(m.buf);
+  if (m.read(Impl::kVmstat)) swap = parse_vmstat(m.buf);
   if (rates && swap.pswpin && m.prev_swap.pswpin && *swap.pswpin >= *m.prev_swap.pswpin)
     s.swap_in_pages_per_s = static_cast<double>(*swap.pswpin - *m.prev_swap.pswpin) / dt;
   if (rates && swap.pswpout && m.prev_swap.pswpout && *swap.pswpout >= *m.prev_swap.pswpout)
     s.swap_out_pages_per_s = static_cast<double>(*swap.pswpout - *m.prev_swap.pswpout) / dt;
 
   std::vector<DiskCounters> disks;
-  bool have_disks = m.read("/diskstats");
+  bool have_disks = m.read(Impl::kDiskstats);
   if (have_disks) {
     disks = parse_diskstats(m.buf);
     std::erase_if(disks, [&](const DiskCounters& d) { return !m.counts_disk(d.name); });
@@ -156,9 +183,9 @@ HostSample HostCollector::sample(double now) {
   }
 
   // PSI files are absent on kernels without CONFIG_PSI (or psi=0): nullopt.
-  if (m.read("/pressure/cpu")) s.psi_cpu_some_pct = parse_psi_some_avg10(m.buf);
-  if (m.read("/pressure/memory")) s.psi_mem_some_pct = parse_psi_some_avg10(m.buf);
-  if (m.read("/pressure/io")) s.psi_io_some_pct = parse_psi_some_avg10(m.buf);
+  if (m.read(Impl::kPsiCpu)) s.psi_cpu_some_pct = parse_psi_some_avg10(m.buf);
+  if (m.read(Impl::kPsiMem)) s.psi_mem_some_pct = parse_psi_some_avg10(m.buf);
+  if (m.read(Impl::kPsiIo)) s.psi_io_some_pct = parse_psi_some_avg10(m.buf);
 
   m.have_prev = true;
   m.prev_now = now;

@@ -42,6 +42,14 @@ std::optional<PidStat> parse_pid_stat(std::string_view text) {
   return s;
 }
 
+std::optional<SchedStat> parse_schedstat(std::string_view text) {
+  auto run = parse_u64(next_field(text));
+  auto wait = parse_u64(next_field(text));
+  auto slices = parse_u64(next_field(text));
+  if (!run || !wait || !slices || *slices == 0) return std::nullopt;
+  return SchedStat{*run, *wait, *slices};
+}
+
 std::optional<uint32_t> parse_status_euid(std::string_view text) {
   std::string_view line;
   while (next_line(text, line)) {

@@ -23,6 +23,16 @@ struct PidStat {
 };
 std::optional<PidStat> parse_pid_stat(std::string_view text);
 
+// /proc/<pid>/schedstat (of the main thread): "on-CPU ns, runqueue-wait ns,
+// times scheduled". The counters move whenever the thread runs, so equal
+// readings mean it has not run in between. nullopt when malformed or all
+// zero (a kernel without CONFIG_SCHED_INFO prints zeros).
+struct SchedStat {
+  uint64_t run_ns = 0, wait_ns = 0, timeslices = 0;
+  bool operator==(const SchedStat&) const = default;
+};
+std::optional<SchedStat> parse_schedstat(std::string_view text);
+
 // Effective uid from the "Uid:" line of /proc/<pid>/status.
 std::optional<uint32_t> parse_status_euid(std::string_view text);
 

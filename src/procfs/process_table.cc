@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <unordered_set>
 
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
@@ -36,7 +35,8 @@ void append_uint(std::string& s, uint32_t v) {
 // once per kRescanSlices samples). Reparenting itself needs no re-read: it
 // only ever moves a process to an ancestor, which cannot turn a
 // non-descendant of a GPU process into a descendant.
-constexpr uint32_t kRescanSlices = 16;
+
+constexpr auto kShortRead = KeptFile::Ending::kShortRead;
 
 }  // namespace
 
@@ -59,6 +59,10 @@ const char* ProcessTable::pid_path(uint32_t pid, const char* file) {
   return path_.c_str();
 }
 
+const char* ProcessTable::path_unless_kept(uint32_t pid, const char* file, const KeptFile& f) {
+  return f.pins_process() ? "" : pid_path(pid, file);
+}
+
 const char* ProcessTable::tid_path(uint32_t pid, uint32_t tid, const char* file) {
   pid_path(pid, "task");
   path_ += '/';
@@ -78,14 +82,14 @@ void ProcessTable::decide_discovery(const std::vector<uint32_t>& gpu_pids) {
   }
 }
 
-void ProcessTable::children_from_files(uint32_t pid, std::vector<uint32_t>& out) {
+void ProcessTable::thread_children_from_files(uint32_t pid, std::vector<uint32_t>& out) {
   // A child is listed under the thread that forked it, so every thread's
-  // file is read, not only the main thread's.
+  // file is read; the main thread's is read on its own (children_of).
   DIR* dir = opendir(pid_path(pid, "task"));
   if (!dir) return;
   scratch_.clear();
   while (dirent* e = readdir(dir)) {
-    if (auto tid = pid_of_entry(e->d_name)) scratch_.push_back(*tid);
+    if (auto tid = pid_of_entry(e->d_name); tid && *tid != pid) scratch_.push_back(*tid);
   }
   closedir(dir);
   for (uint32_t tid : scratch_) {
@@ -131,6 +135,7 @@ const std::string& ProcessTable::user_name(uint32_t uid) {
 
 void ProcessTable::read_static(uint32_t pid, Cached& c, double now) {
   c.static_read_at = now;
+  c.ran_since_static = false;
   if (read_file(pid_path(pid, "status"), buf_)) {
     if (auto uid = parse_status_euid(buf_)) c.user = user_name(*uid);
   }
@@ -142,30 +147,90 @@ void ProcessTable::read_static(uint32_t pid, Cached& c, double now) {
                                                   : std::vector<std::string>{};
 }
 
-void ProcessTable::children_of(uint32_t pid, const PidStat& st, bool is_root,
-                               Cached& c, bool fresh, std::vector<uint32_t>& out) {
+ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c, bool is_root,
+                                               bool fresh) {
+  bool slice = pid % kRescanSlices == scan_round_ % kRescanSlices;
+  if (is_root || (!fresh && c.stat.num_threads > 1)) {
+    // schedstat covers the main thread only: another thread may have run.
+    c.sched.reset();
+    c.schedstat_file.close();
+    c.quiet_checks = 0;
+    c.ran_since_static = c.ran_since_full = true;
+    return fresh || slice ? StatNeed::kFullRead : StatNeed::kRead;
+  }
+  // Both files must still be the process they were opened for: equal
+  // counters of two different processes prove nothing.
+  bool pinned = !fresh && c.sched && c.stat_file.pins_process() && c.schedstat_file.pins_process();
+  // A process that has not run since its last full read cannot have forked;
+  // only its RSS can have moved (page reclaim): every 4th turn will do.
+  bool full_due = fresh || (slice && (c.ran_since_full || (scan_round_ / kRescanSlices) % 4 == 0));
+  if (pinned && !full_due) {
+    uint32_t every = c.quiet_checks >= kLongAsleepChecks ? 4 : c.quiet_checks >= kAsleepChecks ? 2 : 1;
+    if ((scan_round_ + pid) % every != 0) return StatNeed::kUnchecked;
+  }
+  std::optional<SchedStat> now;
+  if (c.schedstat_file.read(path_unless_kept(pid, "schedstat", c.schedstat_file), buf_, kShortRead))
+    now = parse_schedstat(buf_);
+  bool asleep = pinned && now && *now == *c.sched;
+  c.quiet_checks = asleep ? c.quiet_checks + 1 : 0;
+  if (!asleep) c.ran_since_static = c.ran_since_full = true;
+  // Taken before the stat read that follows, so a run between the two
+  // shows up as a change next time rather than being missed.
+  c.sched = now;
+  if (full_due) return StatNeed::kFullRead;
+  return asleep ? StatNeed::kQuiet : StatNeed::kRead;
+}
+
+bool ProcessTable::read_stat(uint32_t pid, Cached& c, bool& fresh) {
+  bool pinned = c.stat_file.pins_process();
+  if (!c.stat_file.read(path_unless_kept(pid, "stat", c.stat_file), buf_, kShortRead)) {
+    if (!pinned) return false;
+    // The process the descriptor pinned is gone; its pid may already belong
+    // to another process, which is read afresh.
+    c = Cached{};
+    fresh = true;
+    if (!c.stat_file.read(pid_path(pid, "stat"), buf_, kShortRead)) return false;
+  }
+  auto st = parse_pid_stat(buf_);
+  if (!st) return false;
+  if (!fresh && c.stat.starttime != st->starttime) {
+    // pid reused, seen where files are not kept open
+    Cached reset;
+    reset.stat_file = std::move(c.stat_file);
+    c = std::move(reset);
+    fresh = true;
+  }
+  c.stat = std::move(*st);
+  ++counts_.stat_reads;
+  return true;
+}
+
+void ProcessTable::children_of(uint32_t pid, bool is_root, Cached& c, bool full_read,
+                               std::vector<uint32_t>& out) {
   if (discovery_ == Discovery::kStatScan) {
     auto lo = std::lower_bound(edges_.begin(), edges_.end(), std::make_pair(pid, 0u));
     for (auto it = lo; it != edges_.end() && it->first == pid; ++it) out.push_back(it->second);
     return;
   }
   if (discovery_ != Discovery::kChildrenFiles) return;
-  // Children files are re-read every sample for the GPU processes themselves
-  // (their direct children are the data-loader workers, which PyTorch
-  // respawns every epoch) and for a rotating slice of the rest; in between
-  // the cached list is used. Reading them for every one of hundreds of
-  // workers each second was most of the cost of a sample.
-  if (fresh || is_root || pid % kRescanSlices == scan_round_ % kRescanSlices) {
-    c.children.clear();
-    if (st.num_threads <= 1) {
-      // One thread: its only children file is the main thread's; skip the
-      // task directory listing.
-      if (read_file(tid_path(pid, pid, "children"), buf_)) parse_pid_list(buf_, c.children);
-    } else {
-      children_from_files(pid, c.children);
-    }
+  // A GPU process's main thread's children are re-read every sample: they
+  // are its data-loader workers, which PyTorch forks from the main thread
+  // and respawns every epoch. Everything else is re-read at full reads; in
+  // between the cached lists are used. Reading every thread's file of
+  // hundreds of processes each second was most of the cost of a sample.
+  if (full_read || is_root) {
+    c.main_children.clear();
+    const char* path = tid_path(pid, pid, "children");
+    if (is_root ? c.children_file.read(path, buf_, KeptFile::Ending::kShortPidList)
+                : read_file(path, buf_))
+      parse_pid_list(buf_, c.main_children);
   }
-  out.insert(out.end(), c.children.begin(), c.children.end());
+  if (full_read) {
+    c.thread_children.clear();
+    if (c.stat.num_threads > 1) thread_children_from_files(pid, c.thread_children);
+  }
+  out.insert(out.end(), c.main_children.begin(), c.main_children.end());
+  out.insert(out.end(), c.thread_children.begin(), c.thread_children.end());
 }
 
 std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& gpu_pids,
@@ -178,72 +243,88 @@ std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& 
     ++scan_round_;
 
   std::vector<ProcessSample> out;
-  std::unordered_set<uint32_t> listed;
+  out.reserve(cache_.size() + gpu_pids.size());
   // Breadth-first from the GPU processes; (pid, expected parent) pairs, the
   // parent check drops a cached child pid that was reused by another process.
   std::vector<std::pair<uint32_t, uint32_t>> queue;
   for (uint32_t pid : gpu_pids) queue.emplace_back(pid, 0);
   std::vector<uint32_t> children;
+  counts_ = {};
   for (size_t qi = 0; qi < queue.size(); ++qi) {
     auto [pid, parent] = queue[qi];
     bool is_root = parent == 0;
-    if (listed.count(pid)) continue;
+    auto [it, fresh] = cache_.try_emplace(pid);
+    Cached& c = it->second;
+    if (c.listed_round == scan_round_) continue;  // reached twice
     ProcessSample p;
     p.pid = pid;
-    std::optional<PidStat> st;
-    if (read_file(pid_path(pid, "stat"), buf_)) st = parse_pid_stat(buf_);
-    if (!st || (!is_root && st->ppid != parent)) {
-      // A descendant that exited since it was found is simply gone; a GPU
-      // process that is gone from /proc is what the user must hear about.
+    StatNeed need = stat_need(pid, c, is_root, fresh);
+    bool ok = need == StatNeed::kQuiet || need == StatNeed::kUnchecked || read_stat(pid, c, fresh);
+    bool full_read = need == StatNeed::kFullRead || fresh;  // read_stat may find a new process
+    if (!ok || (!is_root && c.stat.ppid != parent)) {
+      // A descendant that exited since it was found is simply gone (its
+      // cache entry goes at the end); a GPU process that is gone from /proc
+      // is what the user must hear about.
       if (!is_root) continue;
       p.state = "missing";
-      listed.insert(pid);
+      c.listed_round = scan_round_;
       out.push_back(std::move(p));
       continue;
     }
-    if (discovery_ == Discovery::kStatScan) parent_of_[pid].ppid = st->ppid;
-
-    auto [it, fresh] = cache_.try_emplace(pid);
-    Cached& c = it->second;
-    if (!fresh && c.starttime != st->starttime) {  // pid reused
-      c = Cached{};
-      fresh = true;
-    }
-    c.starttime = st->starttime;
-    if (fresh || now - c.static_read_at >= kStaticRefreshSeconds || now < c.static_read_at)
+    if (need == StatNeed::kQuiet) ++counts_.quiet_skips;
+    if (need == StatNeed::kUnchecked) ++counts_.unchecked;
+    const PidStat& st = c.stat;
+    if (discovery_ == Discovery::kStatScan) parent_of_[pid].ppid = st.ppid;
+    double static_age = now - c.static_read_at;
+    if (fresh || static_age < 0 ||
+        (c.ran_since_static && static_age >= kStaticRefreshSeconds + pid % kRescanSlices))
       read_static(pid, c, now);
 
-    uint64_t ticks = st->utime + st->stime;
-    if (!fresh && now > c.prev_now && ticks >= c.prev_ticks) {
-      double cpu_s = static_cast<double>(ticks - c.prev_ticks) / static_cast<double>(clk_tck_);
-      p.cpu_pct = 100.0 * cpu_s / (now - c.prev_now);
+    if (need == StatNeed::kUnchecked) {
+      // Asleep at its last check. Its CPU time since then, if any, is
+      // averaged over the whole gap when it is next read, so the time
+      // stays where it was spent rather than piling onto one sample.
+      p.cpu_pct = 0;
+    } else {
+      uint64_t ticks = st.utime + st.stime;
+      if (!fresh && now > c.prev_now && ticks >= c.prev_ticks) {
+        double cpu_s = static_cast<double>(ticks - c.prev_ticks) / static_cast<double>(clk_tck_);
+        p.cpu_pct = 100.0 * cpu_s / (now - c.prev_now);
+      }
+      c.prev_ticks = ticks;
+      c.prev_now = now;
     }
-    c.prev_ticks = ticks;
-    c.prev_now = now;
 
     children.clear();
-    children_of(pid, *st, is_root, c, fresh, children);
+    children_of(pid, is_root, c, full_read, children);
+    if (full_read) c.ran_since_full = false;
     for (uint32_t child : children) queue.emplace_back(child, pid);
 
-    p.ppid = st->ppid;
+    p.ppid = st.ppid;
     p.user = c.user;
-    p.name = std::move(st->comm);
+    p.name = st.comm;
     p.cmdline = c.cmdline;
-    p.state = std::string(1, st->state);
-    p.threads = st->num_threads;
-    p.rss_bytes = st->rss_pages * static_cast<uint64_t>(page_size_);
+    p.state = std::string(1, st.state);
+    p.threads = st.num_threads;
+    p.rss_bytes = st.rss_pages * static_cast<uint64_t>(page_size_);
     p.cgroup = c.cgroup;
     p.libs = c.libs;
     if (btime)
       p.start_time = static_cast<double>(*btime) +
-                     static_cast<double>(st->starttime) / static_cast<double>(clk_tck_);
-    listed.insert(pid);
+                     static_cast<double>(st.starttime) / static_cast<double>(clk_tck_);
+    c.listed_round = scan_round_;
     out.push_back(std::move(p));
   }
-  std::sort(out.begin(), out.end(),
-            [](const ProcessSample& x, const ProcessSample& y) { return x.pid < y.pid; });
-  std::erase_if(cache_, [&](const auto& kv) { return !listed.count(kv.first); });
-  return out;
+  std::erase_if(cache_, [&](const auto& kv) { return kv.second.listed_round != scan_round_; });
+  // In pid order; sorting (pid, index) pairs moves each sample once.
+  std::vector<std::pair<uint32_t, uint32_t>> order;
+  order.reserve(out.size());
+  for (uint32_t i = 0; i < out.size(); ++i) order.emplace_back(out[i].pid, i);
+  std::sort(order.begin(), order.end());
+  std::vector<ProcessSample> sorted;
+  sorted.reserve(out.size());
+  for (auto [pid, i] : order) sorted.push_back(std::move(out[i]));
+  return sorted;
 }
 
 }  // namespace gd::procfs

@@ -1,6 +1,27 @@
 // The process part of a sample: GPU processes and all their descendants,
 // read from /proc/<pid>/ with per-process caching so that a sample of a
 // busy host stays cheap.
+//
+// What a sample reads, per process (the kernel generating /proc/PID/stat is
+// most of the cost of a sample):
+//  - GPU processes: stat and their main thread's children, every sample.
+//  - Single-threaded descendants (data-loader workers): schedstat (a third
+//    of the cost of stat); stat only when that shows the process ran since
+//    its stat was last read. A process that has not run cannot have changed
+//    state, CPU time, threads or children; two things can still move
+//    without it: RSS (page reclaim) and S -> R on a wake-up not yet
+//    scheduled. A process found asleep kAsleepChecks times in a row is
+//    checked every 2nd sample, kLongAsleepChecks times every 4th: one that
+//    wakes after a long sleep is seen up to 3 samples late (its CPU time
+//    then averaged over the gap). Every process's stat is re-read at least
+//    every kRescanSlices samples regardless.
+//  - Multi-threaded descendants: stat every sample (schedstat only covers
+//    the main thread).
+//  - Children of every thread, every kRescanSlices samples per process
+//    that has run since its last such read (every 4 x kRescanSlices for
+//    one that has not: it cannot have forked, but its RSS may have shrunk).
+// stat, schedstat and the GPU processes' children files stay open between
+// samples (KeptFile), which also pins each cached pid to its process.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +31,7 @@
 #include <vector>
 
 #include "model/sample.h"
+#include "procfs/kept_file.h"
 #include "procfs/process_files.h"
 
 namespace gd::procfs {
@@ -17,7 +39,11 @@ namespace gd::procfs {
 class ProcessTable {
  public:
   // How long user, cmdline, cgroup and libs are trusted before re-reading
-  // them (maps of a CUDA process is hundreds of KB: the costly file).
+  // them (maps of a CUDA process is hundreds of KB: the costly file). Each
+  // process waits up to kRescanSlices seconds more, by pid, so that
+  // processes found together are not all re-read in one sample; one that
+  // has not run since (schedstat) is not re-read at all: it cannot have
+  // exec'd, mapped a library or changed its uid.
   static constexpr double kStaticRefreshSeconds = 30;
 
   explicit ProcessTable(std::string proc_root);
@@ -33,13 +59,32 @@ class ProcessTable {
   Discovery discovery() const { return discovery_; }
   size_t cached_process_count() const { return cache_.size(); }
 
+  // What the last call read: processes whose stat was read, and processes
+  // whose schedstat showed they had not run (their cached stat was used),
+  // and long-asleep processes not checked at all in that call.
+  struct ReadCounts {
+    size_t stat_reads = 0, quiet_skips = 0, unchecked = 0;
+  };
+  ReadCounts last_read_counts() const { return counts_; }
+
+  // Processes are read in full at least once per this many samples.
+  static constexpr uint32_t kRescanSlices = 16;
+  static constexpr uint32_t kAsleepChecks = 4, kLongAsleepChecks = 8;
+
  private:
   struct Cached {
-    uint64_t starttime = 0;
+    KeptFile stat_file, schedstat_file, children_file;
+    PidStat stat;                    // as last read
+    std::optional<SchedStat> sched;  // read just before `stat`
     std::string user, cmdline;
     std::optional<std::string> cgroup;
     std::vector<std::string> libs;
-    std::vector<uint32_t> children;  // kChildrenFiles: last read
+    // kChildrenFiles, as last read: the main thread's, the other threads'.
+    std::vector<uint32_t> main_children, thread_children;
+    uint32_t quiet_checks = 0;       // schedstat unchanged, in a row
+    bool ran_since_static = true;    // since read_static
+    bool ran_since_full = true;      // since the last full read
+    uint64_t listed_round = 0;       // scan_round_ of the last listing
     double static_read_at = 0;
     uint64_t prev_ticks = 0;
     double prev_now = 0;
@@ -50,11 +95,20 @@ class ProcessTable {
   };
 
   const char* pid_path(uint32_t pid, const char* file);
+  // A kept file does not look at its path: skip building it.
+  const char* path_unless_kept(uint32_t pid, const char* file, const KeptFile& f);
   const char* tid_path(uint32_t pid, uint32_t tid, const char* file);
   void decide_discovery(const std::vector<uint32_t>& gpu_pids);
-  void children_from_files(uint32_t pid, std::vector<uint32_t>& out);
+  void thread_children_from_files(uint32_t pid, std::vector<uint32_t>& out);
   void rescan_parents();
-  void children_of(uint32_t pid, const PidStat& st, bool is_root, Cached& c, bool fresh,
+  // What this sample reads of a process: its stat and, at a full read, its
+  // children of every thread; or nothing, because schedstat shows it has not
+  // run since its stat was read (kQuiet), or because it has been asleep a
+  // while and this is not one of its check samples (kUnchecked).
+  enum class StatNeed { kFullRead, kRead, kQuiet, kUnchecked };
+  StatNeed stat_need(uint32_t pid, Cached& c, bool is_root, bool fresh);
+  bool read_stat(uint32_t pid, Cached& c, bool& fresh);
+  void children_of(uint32_t pid, bool is_root, Cached& c, bool full_read,
                    std::vector<uint32_t>& out);
   const std::string& user_name(uint32_t uid);
   void read_static(uint32_t pid, Cached& c, double now);
@@ -67,6 +121,7 @@ class ProcessTable {
   std::unordered_map<uint32_t, Cached> cache_;
   std::unordered_map<uint32_t, ScanEntry> parent_of_;  // kStatScan only
   uint64_t scan_round_ = 0;
+  ReadCounts counts_;
   std::unordered_map<uint32_t, std::string> user_names_;
 
   // Reused between calls to avoid allocations on the hot path.

@@ -65,6 +65,19 @@ class NoDriver(unittest.TestCase):
             swap = f.read().strip()
         self.assertIn(f"vm.swappiness = {swap}", by_id(items, "swappiness")[0]["value"])
 
+    def test_flags_of_a_sampled_diagnosis_are_refused_not_ignored(self):
+        trace = scenario_4gpu()
+        for flag in (["--from", trace], ["--duration", "5s"], ["--gpu", "0"],
+                     ["--min-severity", "warning"]):
+            with self.subTest(flag=flag[0]):
+                p = run(["diagnose", "--checklist"] + flag, nvml=NO_DRIVER)
+                self.assertNotEqual(p.returncode, 0)
+                self.assertEqual(p.stdout, "")
+                lines = p.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertIn("--checklist", lines[0])
+                self.assertIn(flag[0], lines[0])
+
     def test_text_output_lists_every_check_and_the_summary(self):
         p = run(["diagnose", "--checklist"], nvml=NO_DRIVER)
         self.assertIn(p.returncode, (0, 1, 2), p.stderr)

@@ -180,7 +180,10 @@ TEST(FixtureProcesses, StaticFieldsCachedThenRefreshedAfterInterval) {
              "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
   auto early = c.processes({1001}, 20.0);
   EXPECT_TRUE(early[0].libs.empty()) << "maps is not re-read within the refresh interval";
-  auto late = c.processes({1001}, 10.0 + gd::procfs::ProcessTable::kStaticRefreshSeconds);
+  // Refreshed once the interval plus its per-pid spread (< kRescanSlices s)
+  // has passed.
+  auto late = c.processes({1001}, 10.0 + gd::procfs::ProcessTable::kStaticRefreshSeconds +
+                                       gd::procfs::ProcessTable::kRescanSlices);
   EXPECT_EQ(late[0].libs, (std::vector<std::string>{"libcudart.so.12.2.140"}));
 }
 

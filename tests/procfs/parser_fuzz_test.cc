@@ -71,6 +71,7 @@ TEST(ProcParserFuzz, MutatedInputNeverCrashes) {
       parse_nspid_depth(in);
       if (parse_pid_stat(in)) ++parsed_something;
       parse_status_euid(in);
+      parse_schedstat(in);
       cmdline_from_raw(in);
       parse_cgroup(in);
       parse_maps_cuda_libs(in);

@@ -204,3 +204,14 @@ TEST(ChildrenParser, ReadsSpaceSeparatedPids) {
   parse_pid_list("123 456 \n", out);
   EXPECT_EQ(out, (std::vector<uint32_t>{7, 123, 456}));
 }
+
+TEST(SchedstatParser, ReadsThreeCountersAndRejectsZerosAndJunk) {
+  auto s = parse_schedstat("826291 1200 3\n");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->run_ns, 826291u);
+  EXPECT_EQ(s->wait_ns, 1200u);
+  EXPECT_EQ(s->timeslices, 3u);
+  EXPECT_FALSE(parse_schedstat("0 0 0\n")) << "CONFIG_SCHED_INFO=n prints zeros";
+  EXPECT_FALSE(parse_schedstat("826291 1200\n"));
+  EXPECT_FALSE(parse_schedstat("abc 1 2\n"));
+}

@@ -1,0 +1,67 @@
+// A /proc file read again and again through one open descriptor.
+//
+// procfs produces a file's text anew on every read from offset 0, so the
+// descriptor can stay open between samples. That saves the path walk, the
+// open and the close: about half the kernel time of reading
+// /proc/PID/stat on a VM. The descriptor also pins the process it was opened
+// for: once that process is gone, reads fail (ESRCH) even if its pid has
+// been reused, so a kept file never reads another process's data.
+//
+// Only procfs files are kept open, and only while the process-wide budget of
+// kept descriptors lasts (half the soft RLIMIT_NOFILE); anything else is
+// opened for each read like read_file() does. Fixture trees in tests are
+// regular files, which a test may replace on disk.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace gd::procfs {
+
+class KeptFile {
+ public:
+  KeptFile() = default;
+  ~KeptFile() { close(); }
+  KeptFile(KeptFile&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  KeptFile& operator=(KeptFile&& other) noexcept;
+  KeptFile(const KeptFile&) = delete;
+  KeptFile& operator=(const KeptFile&) = delete;
+
+  // How the end of the text is found, to save the extra read that returns
+  // 0 (a syscall per file per sample):
+  //  kShortRead     procfs prints /proc/PID/stat, schedstat, loadavg ... with
+  //                 one show() call, and a read with room for the whole text
+  //                 returns all of it: a short read is the end.
+  //  kShortPidList  /proc/PID/task/TID/children is one record per pid, and
+  //                 a read stops early when the next record does not fit in
+  //                 procfs's page-sized buffer. A read that left room for
+  //                 another pid ("4194304 ") has reached the end. The extra
+  //                 read would walk the whole child list again in the kernel.
+  //  kZeroRead      anything else: read until a read returns 0.
+  enum class Ending { kShortRead, kShortPidList, kZeroRead };
+
+  // Reads the whole file into `out`. The first call opens `path`; while the
+  // descriptor is kept, later calls read through it and `path` is not looked
+  // at. False when the file cannot be opened or read (the process is gone);
+  // the descriptor is then closed.
+  bool read(const char* path, std::string& out, Ending ending);
+
+  // Whether reads go through a kept descriptor, i.e. the file's process is
+  // the one it was first opened for.
+  bool pins_process() const { return fd_ >= 0; }
+  void close();
+
+ private:
+  int fd_ = -1;
+};
+
+// Descriptors kept open by all KeptFiles of this process, and the budget.
+size_t kept_file_count();
+size_t kept_file_budget();
+
+// Raises the soft RLIMIT_NOFILE to the hard limit, as daemons that watch
+// many processes do (the soft default of 1024 dates from select()). Call
+// once at startup, before the first sample.
+void raise_open_files_limit();
+
+}  // namespace gd::procfs

@@ -1,0 +1,204 @@
+// ProcessTable on this machine's /proc: a data-loader worker that sleeps is
+// not re-read (schedstat shows it has not run), yet what it does when it
+// wakes (uses CPU, exits) shows up within the promised number of samples.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "procfs/kept_file.h"
+#include "procfs/process_table.h"
+
+using gd::ProcessSample;
+using gd::procfs::ProcessTable;
+
+namespace {
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+const ProcessSample* find_pid(const std::vector<ProcessSample>& ps, pid_t pid) {
+  auto it = std::find_if(ps.begin(), ps.end(),
+                         [&](const ProcessSample& p) { return p.pid == static_cast<uint32_t>(pid); });
+  return it == ps.end() ? nullptr : &*it;
+}
+
+// A GPU-job stand-in with one single-threaded worker. The worker sleeps in
+// read(); each byte makes it burn 200 ms of CPU and answer; EOF makes it
+// exit. The job never reaps it, so an exited worker stays a zombie.
+struct JobWithSleepingWorker {
+  pid_t job = -1, worker = -1;
+  int wake_w = -1, done_r = -1;
+
+  void start() {
+    int wake[2], done[2], report[2];
+    ASSERT_EQ(pipe(wake), 0);
+    ASSERT_EQ(pipe(done), 0);
+    ASSERT_EQ(pipe(report), 0);
+    job = fork();
+    ASSERT_GE(job, 0);
+    if (job == 0) {
+      pid_t w = fork();
+      if (w == 0) {
+        close(wake[1]);
+        close(done[0]);
+        close(report[0]);
+        close(report[1]);
+        char c;
+        while (read(wake[0], &c, 1) == 1) {
+          double start = cpu_seconds();
+          volatile uint64_t x = 0;
+          while (cpu_seconds() - start < 0.2) x = x * 6364136223846793005ull + 1;
+          if (write(done[1], &c, 1) != 1) _exit(1);
+        }
+        _exit(0);
+      }
+      // Only the worker may hold the pipes, or it would never see EOF.
+      close(wake[0]);
+      close(wake[1]);
+      close(done[0]);
+      close(done[1]);
+      if (write(report[1], &w, sizeof w) != sizeof w) _exit(1);
+      for (;;) pause();  // never reaps the worker
+    }
+    close(wake[0]);
+    close(done[1]);
+    close(report[1]);
+    wake_w = wake[1];
+    done_r = done[0];
+    ASSERT_EQ(read(report[0], &worker, sizeof worker), static_cast<ssize_t>(sizeof worker));
+    close(report[0]);
+  }
+
+  void burn() {
+    char c = 'b';
+    ASSERT_EQ(write(wake_w, &c, 1), 1);
+    ASSERT_EQ(read(done_r, &c, 1), 1);
+  }
+
+  void let_worker_exit() {
+    close(wake_w);
+    wake_w = -1;
+    char c;
+    ASSERT_EQ(read(done_r, &c, 1), 0);  // EOF: the worker's end is closed
+  }
+
+  ~JobWithSleepingWorker() {
+    if (wake_w >= 0) close(wake_w);
+    if (done_r >= 0) close(done_r);
+    if (job > 0) {
+      kill(job, SIGKILL);
+      waitpid(job, nullptr, 0);
+    }
+  }
+};
+
+// Samples at one-second steps of the table's clock until the worker has
+// been found asleep often enough to be checked only every 4th sample.
+void sample_until_long_asleep(ProcessTable& table, uint32_t job, double& t) {
+  for (uint32_t i = 0; i < ProcessTable::kLongAsleepChecks + ProcessTable::kRescanSlices; ++i)
+    table.processes({job}, t += 1, std::nullopt);
+}
+
+}  // namespace
+
+TEST(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
+  JobWithSleepingWorker job;
+  ASSERT_NO_FATAL_FAILURE(job.start());
+  ProcessTable table("/proc");
+  uint32_t root = static_cast<uint32_t>(job.job);
+  double t = 0;
+  size_t quiet_or_unchecked = 0, worker_stat_reads = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto ps = table.processes({root}, t += 1, std::nullopt);
+    ASSERT_EQ(ps.size(), 2u);
+    const ProcessSample* w = find_pid(ps, job.worker);
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(w->state, "S");
+    if (i > 0) {
+      EXPECT_EQ(w->cpu_pct.value_or(-1), 0.0);
+    }
+    auto counts = table.last_read_counts();
+    quiet_or_unchecked += counts.quiet_skips + counts.unchecked;
+    worker_stat_reads += counts.stat_reads - 1;  // the job's own is read every time
+  }
+  // Read twice to set up (stat, then the schedstat baseline), then at most
+  // its full reads (one per kRescanSlices samples) and the odd check that
+  // caught it mid-wake-up by chance.
+  EXPECT_LE(worker_stat_reads, 5u);
+  EXPECT_GE(quiet_or_unchecked, 15u);
+}
+
+TEST(LiveSamplingEconomy, LongAsleepWorkerThatWakesIsSeenWithinFourSamples) {
+  JobWithSleepingWorker job;
+  ASSERT_NO_FATAL_FAILURE(job.start());
+  ProcessTable table("/proc");
+  uint32_t root = static_cast<uint32_t>(job.job);
+  double t = 0;
+  sample_until_long_asleep(table, root, t);
+  ASSERT_NO_FATAL_FAILURE(job.burn());
+  // 200 ms of CPU at most 4 one-second samples late, averaged over the gap
+  // since its last check: at least 200 ms / 4 s = 5% minus a clock tick.
+  double seen_pct = 0;
+  int samples = 0;
+  while (samples < 4 && seen_pct == 0) {
+    auto ps = table.processes({root}, t += 1, std::nullopt);
+    ++samples;
+    const ProcessSample* w = find_pid(ps, job.worker);
+    ASSERT_NE(w, nullptr);
+    seen_pct = w->cpu_pct.value_or(0);
+  }
+  EXPECT_GE(seen_pct, 4.5) << "after " << samples << " samples";
+  EXPECT_LE(seen_pct, 21.0);
+}
+
+TEST(LiveSamplingEconomy, LongAsleepWorkerThatExitsShowsAsZombieWithinFourSamples) {
+  JobWithSleepingWorker job;
+  ASSERT_NO_FATAL_FAILURE(job.start());
+  ProcessTable table("/proc");
+  uint32_t root = static_cast<uint32_t>(job.job);
+  double t = 0;
+  sample_until_long_asleep(table, root, t);
+  ASSERT_NO_FATAL_FAILURE(job.let_worker_exit());
+  // The worker closes its pipe end only by exiting; give the kernel a
+  // moment to finish turning it into a zombie.
+  usleep(50 * 1000);
+  std::string state;
+  for (int i = 0; i < 4 && state != "Z"; ++i) {
+    auto ps = table.processes({root}, t += 1, std::nullopt);
+    const ProcessSample* w = find_pid(ps, job.worker);
+    ASSERT_NE(w, nullptr) << "an unreaped worker is still listed";
+    state = w->state;
+  }
+  EXPECT_EQ(state, "Z");
+}
+
+TEST(LiveSamplingEconomy, DescriptorsOfExitedProcessesAreClosed) {
+  size_t before = gd::procfs::kept_file_count();
+  {
+    JobWithSleepingWorker job;
+    ASSERT_NO_FATAL_FAILURE(job.start());
+    ProcessTable table("/proc");
+    uint32_t root = static_cast<uint32_t>(job.job);
+    double t = 0;
+    for (int i = 0; i < 3; ++i) table.processes({root}, t += 1, std::nullopt);
+    // Job: stat + children; worker: stat + schedstat.
+    EXPECT_EQ(gd::procfs::kept_file_count(), before + 4);
+    kill(job.worker, SIGKILL);
+    kill(job.job, SIGKILL);
+    waitpid(job.job, nullptr, 0);
+    job.job = -1;
+    usleep(50 * 1000);  // init reaps the orphaned worker
+    auto ps = table.processes({root}, t += 1, std::nullopt);
+    ASSERT_EQ(ps.size(), 1u);
+    EXPECT_EQ(ps[0].state, "missing");
+    EXPECT_EQ(gd::procfs::kept_file_count(), before) << "nothing held for gone processes";
+  }
+  EXPECT_EQ(gd::procfs::kept_file_count(), before);
+}
