@@ -165,14 +165,25 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c, bool is_
   // only its RSS can have moved (page reclaim): every 4th turn will do.
   bool full_due = fresh || (slice && (c.ran_since_full || (scan_round_ / kRescanSlices) % 4 == 0));
   if (pinned && !full_due) {
-    uint32_t every = c.quiet_checks >= kLongAsleepChecks ? 4 : c.quiet_checks >= kAsleepChecks ? 2 : 1;
-    if ((scan_round_ + pid) % every != 0) return StatNeed::kUnchecked;
+    // Checked every `every` samples. In between, a process that ran at its
+    // last check is read (it most likely runs again: the schedstat read
+    // would only add to the stat read), one that slept is not.
+    uint32_t every = c.ran_at_last_check            ? kActiveCheckEvery
+                     : c.quiet_checks >= kLongAsleepChecks ? 4
+                     : c.quiet_checks >= kAsleepChecks     ? 2
+                                                           : 1;
+    if ((scan_round_ + pid) % every != 0) {
+      if (!c.ran_at_last_check) return StatNeed::kUnchecked;
+      c.ran_since_static = c.ran_since_full = true;
+      return StatNeed::kRead;
+    }
   }
   std::optional<SchedStat> now;
   if (c.schedstat_file.read(path_unless_kept(pid, "schedstat", c.schedstat_file), buf_, kShortRead))
     now = parse_schedstat(buf_);
   bool asleep = pinned && now && *now == *c.sched;
   c.quiet_checks = asleep ? c.quiet_checks + 1 : 0;
+  c.ran_at_last_check = pinned && !asleep;  // unknown (first check) counts as not
   if (!asleep) c.ran_since_static = c.ran_since_full = true;
   // Taken before the stat read that follows, so a run between the two
   // shows up as a change next time rather than being missed.

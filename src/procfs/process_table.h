@@ -13,7 +13,9 @@
 //    scheduled. A process found asleep kAsleepChecks times in a row is
 //    checked every 2nd sample, kLongAsleepChecks times every 4th: one that
 //    wakes after a long sleep is seen up to 3 samples late (its CPU time
-//    then averaged over the gap). Every process's stat is re-read at least
+//    then averaged over the gap). One found running has its stat read every
+//    sample and its schedstat checked every kActiveCheckEvery samples, to
+//    notice when it goes to sleep. Every process's stat is re-read at least
 //    every kRescanSlices samples regardless.
 //  - Multi-threaded descendants: stat every sample (schedstat only covers
 //    the main thread).
@@ -70,6 +72,7 @@ class ProcessTable {
   // Processes are read in full at least once per this many samples.
   static constexpr uint32_t kRescanSlices = 16;
   static constexpr uint32_t kAsleepChecks = 4, kLongAsleepChecks = 8;
+  static constexpr uint32_t kActiveCheckEvery = 8;
 
  private:
   struct Cached {
@@ -82,6 +85,7 @@ class ProcessTable {
     // kChildrenFiles, as last read: the main thread's, the other threads'.
     std::vector<uint32_t> main_children, thread_children;
     uint32_t quiet_checks = 0;       // schedstat unchanged, in a row
+    bool ran_at_last_check = false;  // schedstat changed at the last check
     bool ran_since_static = true;    // since read_static
     bool ran_since_full = true;      // since the last full read
     uint64_t listed_round = 0;       // scan_round_ of the last listing

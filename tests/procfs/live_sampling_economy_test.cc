@@ -202,3 +202,27 @@ TEST(LiveSamplingEconomy, DescriptorsOfExitedProcessesAreClosed) {
   }
   EXPECT_EQ(gd::procfs::kept_file_count(), before);
 }
+
+TEST(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
+  JobWithSleepingWorker job;
+  ASSERT_NO_FATAL_FAILURE(job.start());
+  ProcessTable table("/proc");
+  uint32_t root = static_cast<uint32_t>(job.job);
+  double t = 0;
+  // Running at every check: read every sample.
+  for (uint32_t i = 0; i < 2 * ProcessTable::kActiveCheckEvery; ++i) {
+    ASSERT_NO_FATAL_FAILURE(job.burn());
+    auto ps = table.processes({root}, t += 1, std::nullopt);
+    EXPECT_EQ(table.last_read_counts().quiet_skips + table.last_read_counts().unchecked, 0u)
+        << "a worker that ran since the last sample must be read";
+    const ProcessSample* w = find_pid(ps, job.worker);
+    ASSERT_NE(w, nullptr);
+  }
+  // Asleep from now on: found so within two active-check periods.
+  uint32_t samples = 0;
+  for (; samples < 2 * ProcessTable::kActiveCheckEvery + 2; ++samples) {
+    table.processes({root}, t += 1, std::nullopt);
+    if (table.last_read_counts().quiet_skips > 0) break;
+  }
+  EXPECT_LT(samples, 2 * ProcessTable::kActiveCheckEvery + 2) << "never found asleep";
+}
