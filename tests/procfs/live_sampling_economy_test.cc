@@ -99,24 +99,34 @@ struct JobWithSleepingWorker {
   }
 };
 
-// Samples at one-second steps of the table's clock until the worker has
-// been found asleep often enough to be checked only every 4th sample.
-void sample_until_long_asleep(ProcessTable& table, uint32_t job, double& t) {
-  for (uint32_t i = 0; i < ProcessTable::kLongAsleepChecks + ProcessTable::kRescanSlices; ++i)
-    table.processes({job}, t += 1, std::nullopt);
-}
+class LiveSamplingEconomy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(job.start());
+    root = static_cast<uint32_t>(job.job);
+  }
+  // One sample, one second of the table's clock after the last.
+  std::vector<ProcessSample> sample() { return table.processes({root}, t += 1, std::nullopt); }
+  ProcessTable::ReadCounts counts() const { return table.last_read_counts(); }
+  // Samples until the worker has been found asleep often enough to be
+  // checked only every 4th sample.
+  void sample_until_long_asleep() {
+    for (uint32_t i = 0; i < ProcessTable::kLongAsleepChecks + ProcessTable::kRescanSlices; ++i)
+      sample();
+  }
+
+  JobWithSleepingWorker job;
+  ProcessTable table{"/proc"};
+  uint32_t root = 0;
+  double t = 0;
+};
 
 }  // namespace
 
-TEST(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
-  JobWithSleepingWorker job;
-  ASSERT_NO_FATAL_FAILURE(job.start());
-  ProcessTable table("/proc");
-  uint32_t root = static_cast<uint32_t>(job.job);
-  double t = 0;
+TEST_F(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
   size_t quiet_or_unchecked = 0, worker_stat_reads = 0;
   for (int i = 0; i < 20; ++i) {
-    auto ps = table.processes({root}, t += 1, std::nullopt);
+    auto ps = sample();
     ASSERT_EQ(ps.size(), 2u);
     const ProcessSample* w = find_pid(ps, job.worker);
     ASSERT_NE(w, nullptr);
@@ -124,9 +134,9 @@ TEST(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
     if (i > 0) {
       EXPECT_EQ(w->cpu_pct.value_or(-1), 0.0);
     }
-    auto counts = table.last_read_counts();
-    quiet_or_unchecked += counts.quiet_skips + counts.unchecked;
-    worker_stat_reads += counts.stat_reads - 1;  // the job's own is read every time
+    auto read = counts();
+    quiet_or_unchecked += read.quiet_skips + read.unchecked;
+    worker_stat_reads += read.stat_reads - 1;  // the job's own is read every time
   }
   // Read twice to set up (stat, then the schedstat baseline), then at most
   // its full reads (one per kRescanSlices samples) and the odd check that
@@ -135,20 +145,15 @@ TEST(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
   EXPECT_GE(quiet_or_unchecked, 15u);
 }
 
-TEST(LiveSamplingEconomy, LongAsleepWorkerThatWakesIsSeenWithinFourSamples) {
-  JobWithSleepingWorker job;
-  ASSERT_NO_FATAL_FAILURE(job.start());
-  ProcessTable table("/proc");
-  uint32_t root = static_cast<uint32_t>(job.job);
-  double t = 0;
-  sample_until_long_asleep(table, root, t);
+TEST_F(LiveSamplingEconomy, LongAsleepWorkerThatWakesIsSeenWithinFourSamples) {
+  sample_until_long_asleep();
   ASSERT_NO_FATAL_FAILURE(job.burn());
   // 200 ms of CPU at most 4 one-second samples late, averaged over the gap
   // since its last check: at least 200 ms / 4 s = 5% minus a clock tick.
   double seen_pct = 0;
   int samples = 0;
   while (samples < 4 && seen_pct == 0) {
-    auto ps = table.processes({root}, t += 1, std::nullopt);
+    auto ps = sample();
     ++samples;
     const ProcessSample* w = find_pid(ps, job.worker);
     ASSERT_NE(w, nullptr);
@@ -158,20 +163,15 @@ TEST(LiveSamplingEconomy, LongAsleepWorkerThatWakesIsSeenWithinFourSamples) {
   EXPECT_LE(seen_pct, 21.0);
 }
 
-TEST(LiveSamplingEconomy, LongAsleepWorkerThatExitsShowsAsZombieWithinFourSamples) {
-  JobWithSleepingWorker job;
-  ASSERT_NO_FATAL_FAILURE(job.start());
-  ProcessTable table("/proc");
-  uint32_t root = static_cast<uint32_t>(job.job);
-  double t = 0;
-  sample_until_long_asleep(table, root, t);
+TEST_F(LiveSamplingEconomy, LongAsleepWorkerThatExitsShowsAsZombieWithinFourSamples) {
+  sample_until_long_asleep();
   ASSERT_NO_FATAL_FAILURE(job.let_worker_exit());
   // The worker closes its pipe end only by exiting; give the kernel a
   // moment to finish turning it into a zombie.
   usleep(50 * 1000);
   std::string state;
   for (int i = 0; i < 4 && state != "Z"; ++i) {
-    auto ps = table.processes({root}, t += 1, std::nullopt);
+    auto ps = sample();
     const ProcessSample* w = find_pid(ps, job.worker);
     ASSERT_NE(w, nullptr) << "an unreaped worker is still listed";
     state = w->state;
@@ -179,7 +179,7 @@ TEST(LiveSamplingEconomy, LongAsleepWorkerThatExitsShowsAsZombieWithinFourSample
   EXPECT_EQ(state, "Z");
 }
 
-TEST(LiveSamplingEconomy, DescriptorsOfExitedProcessesAreClosed) {
+TEST(LiveSamplingDescriptors, OfExitedProcessesAreClosed) {
   size_t before = gd::procfs::kept_file_count();
   {
     JobWithSleepingWorker job;
@@ -203,17 +203,12 @@ TEST(LiveSamplingEconomy, DescriptorsOfExitedProcessesAreClosed) {
   EXPECT_EQ(gd::procfs::kept_file_count(), before);
 }
 
-TEST(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
-  JobWithSleepingWorker job;
-  ASSERT_NO_FATAL_FAILURE(job.start());
-  ProcessTable table("/proc");
-  uint32_t root = static_cast<uint32_t>(job.job);
-  double t = 0;
+TEST_F(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
   // Running at every check: read every sample.
   for (uint32_t i = 0; i < 2 * ProcessTable::kActiveCheckEvery; ++i) {
     ASSERT_NO_FATAL_FAILURE(job.burn());
-    auto ps = table.processes({root}, t += 1, std::nullopt);
-    EXPECT_EQ(table.last_read_counts().quiet_skips + table.last_read_counts().unchecked, 0u)
+    auto ps = sample();
+    EXPECT_EQ(counts().quiet_skips + counts().unchecked, 0u)
         << "a worker that ran since the last sample must be read";
     const ProcessSample* w = find_pid(ps, job.worker);
     ASSERT_NE(w, nullptr);
@@ -221,8 +216,8 @@ TEST(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
   // Asleep from now on: found so within two active-check periods.
   uint32_t samples = 0;
   for (; samples < 2 * ProcessTable::kActiveCheckEvery + 2; ++samples) {
-    table.processes({root}, t += 1, std::nullopt);
-    if (table.last_read_counts().quiet_skips > 0) break;
+    sample();
+    if (counts().quiet_skips > 0) break;
   }
   EXPECT_LT(samples, 2 * ProcessTable::kActiveCheckEvery + 2) << "never found asleep";
 }
