@@ -162,6 +162,7 @@ std::optional<Version> parse_cuda_version(const std::string& text) {
 
 std::vector<CheckItem> fold_gpu_results(const char* id,
                                         const std::vector<GpuResult>& results) {
+  if (results.empty()) return {make_item(id, CheckStatus::kSkip, "-", "no GPUs")};
   struct Group {
     const GpuResult* first;
     std::vector<int> gpus;

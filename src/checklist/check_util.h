@@ -61,7 +61,8 @@ struct GpuResult {
 const GpuSample* answering_gpu_sample(const Sample& sample, int index,
                                       std::vector<GpuResult>& results);
 // GPUs with the same status, value and detail share one item ("GPU 0,1,2:
-// on"), so an 8-GPU server prints one line per distinct answer.
+// on"), so an 8-GPU server prints one line per distinct answer. No results
+// (no GPUs) give one skip item.
 std::vector<CheckItem> fold_gpu_results(const char* id,
                                         const std::vector<GpuResult>& results);
 

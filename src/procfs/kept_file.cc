@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 
 namespace gd::procfs {
 
@@ -16,33 +15,9 @@ constexpr long kProcSuperMagic = 0x9fa0;  // PROC_SUPER_MAGIC, linux/magic.h
 
 std::atomic<size_t> g_kept{0};
 
-// "4194304 ": pid_max is at most 2^22, plus the separator; with margin.
-constexpr size_t kLongestPidRecord = 16;
-
 bool on_procfs(int fd) {
   struct statfs fs {};
   return fstatfs(fd, &fs) == 0 && fs.f_type == kProcSuperMagic;
-}
-
-// Appends everything from offset 0 of `fd` to `out`.
-bool read_from_start(int fd, std::string& out, KeptFile::Ending ending) {
-  char chunk[4096];
-  off_t off = 0;
-  for (;;) {
-    ssize_t n = ::pread(fd, chunk, sizeof chunk, off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    if (n == 0) return true;
-    out.append(chunk, static_cast<size_t>(n));
-    size_t got = static_cast<size_t>(n);
-    if (ending == KeptFile::Ending::kShortRead && got < sizeof chunk) return true;
-    // The chunk is no larger than procfs's smallest seq_file buffer (a page).
-    if (ending == KeptFile::Ending::kShortPidList && got + kLongestPidRecord <= sizeof chunk)
-      return true;
-    off += n;
-  }
 }
 
 }  // namespace

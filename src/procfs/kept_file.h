@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <string>
 
+#include "procfs/text_util.h"
+
 namespace gd::procfs {
 
 class KeptFile {
@@ -27,18 +29,8 @@ class KeptFile {
   KeptFile(const KeptFile&) = delete;
   KeptFile& operator=(const KeptFile&) = delete;
 
-  // How the end of the text is found, to save the extra read that returns
-  // 0 (a syscall per file per sample):
-  //  kShortRead     procfs prints /proc/PID/stat, schedstat, loadavg ... with
-  //                 one show() call, and a read with room for the whole text
-  //                 returns all of it: a short read is the end.
-  //  kShortPidList  /proc/PID/task/TID/children is one record per pid, and
-  //                 a read stops early when the next record does not fit in
-  //                 procfs's page-sized buffer. A read that left room for
-  //                 another pid ("4194304 ") has reached the end. The extra
-  //                 read would walk the whole child list again in the kernel.
-  //  kZeroRead      anything else: read until a read returns 0.
-  enum class Ending { kShortRead, kShortPidList, kZeroRead };
+  // How the end of the text is found: see text_util.h.
+  using Ending = procfs::Ending;
 
   // Reads the whole file into `out`. The first call opens `path`; while the
   // descriptor is kept, later calls read through it and `path` is not looked

@@ -36,7 +36,7 @@ void append_uint(std::string& s, uint32_t v) {
 // only ever moves a process to an ancestor, which cannot turn a
 // non-descendant of a GPU process into a descendant.
 
-constexpr auto kShortRead = KeptFile::Ending::kShortRead;
+constexpr auto kShortRead = Ending::kShortRead;
 
 }  // namespace
 
@@ -93,7 +93,8 @@ void ProcessTable::thread_children_from_files(uint32_t pid, std::vector<uint32_t
   }
   closedir(dir);
   for (uint32_t tid : scratch_) {
-    if (read_file(tid_path(pid, tid, "children"), buf_)) parse_pid_list(buf_, out);
+    if (read_file(tid_path(pid, tid, "children"), buf_, Ending::kShortPidList))
+      parse_pid_list(buf_, out);
   }
 }
 
@@ -232,8 +233,8 @@ void ProcessTable::children_of(uint32_t pid, bool is_root, Cached& c, bool full_
   if (full_read || is_root) {
     c.main_children.clear();
     const char* path = tid_path(pid, pid, "children");
-    if (is_root ? c.children_file.read(path, buf_, KeptFile::Ending::kShortPidList)
-                : read_file(path, buf_))
+    if (is_root ? c.children_file.read(path, buf_, Ending::kShortPidList)
+                : read_file(path, buf_, Ending::kShortPidList))
       parse_pid_list(buf_, c.main_children);
   }
   if (full_read) {

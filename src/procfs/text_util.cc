@@ -8,26 +8,40 @@
 
 namespace gd::procfs {
 
-bool read_file(const char* path, std::string& out) {
+namespace {
+// "4194304 ": pid_max is at most 2^22, plus the separator; with margin.
+constexpr size_t kLongestPidRecord = 16;
+// procfs's smallest seq_file buffer: one page.
+constexpr size_t kSeqBufferBytes = 4096;
+}  // namespace
+
+bool read_from_start(int fd, std::string& out, Ending ending) {
+  // /proc files report size 0, so read in chunks until the end. Chunks go
+  // through a stack buffer and are appended: growing `out` with resize()
+  // would zero-fill its whole capacity on every call, which once dominated
+  // the cost of a sample (a big /proc/PID/maps leaves a large capacity).
+  char chunk[16384];
+  off_t off = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, chunk, sizeof chunk, off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) return true;
+    size_t got = static_cast<size_t>(n);
+    out.append(chunk, got);
+    if (ending == Ending::kShortRead && got < sizeof chunk) return true;
+    if (ending == Ending::kShortPidList && got + kLongestPidRecord <= kSeqBufferBytes) return true;
+    off += n;
+  }
+}
+
+bool read_file(const char* path, std::string& out, Ending ending) {
   out.clear();
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  // /proc files report size 0, so read in chunks until EOF. Chunks go through
-  // a stack buffer and are appended: growing `out` with resize() would
-  // zero-fill its whole capacity on every call, which once dominated the cost
-  // of a sample (a big /proc/PID/maps leaves a large capacity behind).
-  char chunk[16384];
-  bool ok = true;
-  for (;;) {
-    ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ok = false;
-      break;
-    }
-    if (n == 0) break;
-    out.append(chunk, static_cast<size_t>(n));
-  }
+  bool ok = read_from_start(fd, out, ending);
   ::close(fd);
   return ok;
 }

@@ -10,9 +10,26 @@
 
 namespace gd::procfs {
 
+// How the end of a file's text is found, to save the extra read that
+// returns 0 (a syscall per file per sample):
+//  kShortRead     procfs prints /proc/PID/stat, schedstat, loadavg ... with
+//                 one show() call, and a read with room for the whole text
+//                 returns all of it: a short read is the end.
+//  kShortPidList  /proc/PID/task/TID/children is one record per pid, and a
+//                 read stops early when the next record does not fit in
+//                 procfs's page-sized buffer. A read that left room for
+//                 another pid ("4194304 ") in that page has reached the end.
+//                 The extra read would walk the whole child list again.
+//  kZeroRead      anything else: read until a read returns 0.
+enum class Ending { kShortRead, kShortPidList, kZeroRead };
+
+// Appends the text of the open file `fd`, from offset 0, to `out`. False on
+// a read error (ESRCH once a /proc/PID file's process is gone).
+bool read_from_start(int fd, std::string& out, Ending ending);
+
 // Reads the whole file at `path` into `out` (replacing its contents, keeping
 // its capacity). Returns false when the file cannot be opened or read.
-bool read_file(const char* path, std::string& out);
+bool read_file(const char* path, std::string& out, Ending ending = Ending::kZeroRead);
 inline bool read_file(const std::string& path, std::string& out) {
   return read_file(path.c_str(), out);
 }

@@ -188,6 +188,23 @@ inline std::vector<CheckItem> run_check(const CheckContext& ctx,
   return {};
 }
 
+// Tests that run checks against fixture trees: `h` and `s` start as the
+// healthy GPUs' header and sample, for the test to spoil.
+struct HealthyGpusTest : public ::testing::Test {
+  TraceHeader h = healthy_header();
+  Sample s = healthy_sample();
+};
+
+// Runs one check by id on the healthy GPUs' header and sample, with this
+// tree's /proc and /sys.
+inline std::vector<CheckItem> run_on_healthy_gpus(const ChecklistTree& tree,
+                                                  const std::string& id) {
+  auto h = healthy_header();
+  auto s = healthy_sample();
+  CheckContext ctx(h, s, tree.proc(), tree.sys());
+  return run_check(ctx, id);
+}
+
 inline std::vector<CheckStatus> statuses(const std::vector<CheckItem>& items) {
   std::vector<CheckStatus> out;
   for (const auto& i : items) out.push_back(i.status);

@@ -49,10 +49,7 @@ TEST(DriverCheck, FailsOnDriverLibraryMismatchAndSkipsWithoutDriver) {
 
 TEST(KernelModuleCheck, PassesWhenModuleMatchesLibrary) {
   ChecklistTree tree("healthy");
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "kernel-module");
+  auto items = run_on_healthy_gpus(tree, "kernel-module");
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].status, CheckStatus::kPass);
   EXPECT_EQ(items[0].value, "module 535.129.03 = NVML library");
@@ -60,10 +57,7 @@ TEST(KernelModuleCheck, PassesWhenModuleMatchesLibrary) {
 
 TEST(KernelModuleCheck, FailsWhenOpenModuleDiffersFromLibrary) {
   ChecklistTree tree("misconfigured");
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "kernel-module");
+  auto items = run_on_healthy_gpus(tree, "kernel-module");
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].status, CheckStatus::kFail);
   EXPECT_EQ(items[0].value, "module 550.54.14, NVML library 535.129.03");

@@ -11,10 +11,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class GpuChecks : public ::testing::Test {
+class GpuChecks : public HealthyGpusTest {
  protected:
-  TraceHeader h = healthy_header();
-  Sample s = healthy_sample();
   CheckContext ctx{h, s, "/nonexistent", "/nonexistent"};
 };
 
@@ -142,10 +140,7 @@ TEST_F(GpuChecks, GpuChecksSkipWithoutDriver) {
 TEST(PcieAcsCheck, PassesWhenAcsIsOffOnTheSwitchPorts) {
   ChecklistTree tree("healthy");
   tree.add_gpus_behind_switch(4096, 0x0000);
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "pcie-acs");
+  auto items = run_on_healthy_gpus(tree, "pcie-acs");
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].status, CheckStatus::kPass);
   EXPECT_EQ(items[0].value, "off on 2 switch ports between GPUs");
@@ -155,10 +150,7 @@ TEST(PcieAcsCheck, WarnsWhenSwitchPortsRedirectPeerToPeer) {
   ChecklistTree tree("misconfigured");
   // SV | RR | CR | UF: what the kernel sets for VFIO isolation.
   tree.add_gpus_behind_switch(4096, 0x001d);
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "pcie-acs");
+  auto items = run_on_healthy_gpus(tree, "pcie-acs");
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].status, CheckStatus::kWarn);
   EXPECT_EQ(items[0].value,
@@ -170,10 +162,7 @@ TEST(PcieAcsCheck, WarnsWhenSwitchPortsRedirectPeerToPeer) {
 TEST(PcieAcsCheck, SaysNeedsRootWhenOnlyTheHeaderIsReadable) {
   ChecklistTree tree("healthy");
   tree.add_gpus_behind_switch(64, 0x001d);  // what non-root reads
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "pcie-acs");
+  auto items = run_on_healthy_gpus(tree, "pcie-acs");
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].status, CheckStatus::kSkip);
   EXPECT_THAT(items[0].detail, HasSubstr("needs root"));
@@ -182,10 +171,7 @@ TEST(PcieAcsCheck, SaysNeedsRootWhenOnlyTheHeaderIsReadable) {
 TEST(PcieAcsCheck, GpusOnSeparateRootPortsShareNoSwitch) {
   ChecklistTree tree("healthy");
   tree.add_gpus_on_root_ports();
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "pcie-acs");
+  auto items = run_on_healthy_gpus(tree, "pcie-acs");
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].status, CheckStatus::kPass);
   EXPECT_EQ(items[0].value, "no PCIe switch shared by GPUs");
@@ -193,10 +179,7 @@ TEST(PcieAcsCheck, GpusOnSeparateRootPortsShareNoSwitch) {
 
 TEST(PcieAcsCheck, SkipsWhenGpuIsNotInSysfs) {
   ChecklistTree tree("healthy");
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "pcie-acs");
+  auto items = run_on_healthy_gpus(tree, "pcie-acs");
   EXPECT_EQ(items[0].status, CheckStatus::kSkip);
   EXPECT_THAT(items[0].detail, HasSubstr("00000000:07:00.0"));
 }
@@ -205,10 +188,7 @@ TEST(PcieAcsCheck, SkipsWhenGpuIsNotInSysfs) {
 
 TEST(IommuCheck, PassesInPassthroughMode) {
   ChecklistTree tree("healthy");
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "iommu");
+  auto items = run_on_healthy_gpus(tree, "iommu");
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].status, CheckStatus::kPass);
   EXPECT_EQ(items[0].value, "on, passthrough: 2 units (dmar0, ...)");
@@ -217,10 +197,7 @@ TEST(IommuCheck, PassesInPassthroughMode) {
 
 TEST(IommuCheck, WarnsWhenTranslatingAndTrustsTheGroupType) {
   ChecklistTree tree("misconfigured");
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "iommu");
+  auto items = run_on_healthy_gpus(tree, "iommu");
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].status, CheckStatus::kWarn);
   EXPECT_THAT(items[0].value, HasSubstr("translating DMA"));
@@ -231,7 +208,7 @@ TEST(IommuCheck, WarnsWhenTranslatingAndTrustsTheGroupType) {
   tree.write(
       "sys/devices/pci0000:00/0000:00:01.0/0000:07:00.0/iommu_group/type",
       "identity\n");
-  items = run_check(ctx, "iommu");
+  items = run_on_healthy_gpus(tree, "iommu");
   EXPECT_EQ(items[0].status, CheckStatus::kPass);
   EXPECT_THAT(items[0].detail, HasSubstr("GPU 0 IOMMU group type identity"));
 }
@@ -240,10 +217,7 @@ TEST(IommuCheck, PassesWithoutIommu) {
   ChecklistTree tree("healthy");
   tree.remove("sys/class/iommu");
   tree.write("sys/class/.keep", "");
-  auto h = healthy_header();
-  auto s = healthy_sample();
-  CheckContext ctx(h, s, tree.proc(), tree.sys());
-  auto items = run_check(ctx, "iommu");
+  auto items = run_on_healthy_gpus(tree, "iommu");
   EXPECT_EQ(items[0].status, CheckStatus::kPass);
   EXPECT_EQ(items[0].value, "off (no IOMMU units)");
 }

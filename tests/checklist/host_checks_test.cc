@@ -9,10 +9,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct HostChecks : public ::testing::Test {
-  TraceHeader h = healthy_header();
-  Sample s = healthy_sample();
-};
+using HostChecks = HealthyGpusTest;
 
 TEST_F(HostChecks, SwappinessPassesLowAndWarnsOnKernelDefault) {
   ChecklistTree good("healthy"), bad("misconfigured");

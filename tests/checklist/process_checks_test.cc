@@ -11,10 +11,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct ProcessChecks : public ::testing::Test {
-  TraceHeader h = healthy_header();
-  Sample s = healthy_sample();
-};
+using ProcessChecks = HealthyGpusTest;
 
 TEST_F(ProcessChecks, MemlockUnlimitedPassesAndLowWarnsWithRdma) {
   ChecklistTree good("healthy"), bad("misconfigured");

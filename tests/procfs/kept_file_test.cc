@@ -85,12 +85,12 @@ TEST(KeptFile, RegularFilesAreNotKeptSoReplacingThemIsSeen) {
 }
 
 TEST(KeptFile, LongFileIsReadWhole) {
-  // More than one 4 KiB chunk, through both endings.
+  // More than one read's worth (16 KiB), through both endings.
   char tmpl[] = "/tmp/gd_kept_file_XXXXXX";
   std::string dir = mkdtemp(tmpl);
   std::string path = dir + "/big";
-  std::string big(10000, 'x');
-  big[4096] = 'y';
+  std::string big(40000, 'x');
+  big[16384] = 'y';
   std::ofstream(path) << big;
   for (auto ending : {kShortRead, kZeroRead}) {
     KeptFile f;

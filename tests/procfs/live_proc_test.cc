@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "burn_cpu.h"
 #include "procfs/host_collector.h"
 
 using gd::HostCollector;
@@ -21,12 +22,6 @@ namespace {
 
 double wall_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
 }
 
 const ProcessSample* find_pid(const std::vector<ProcessSample>& ps, uint32_t pid) {
@@ -71,9 +66,7 @@ struct JobWithWorkers {
       if (write(report[1], w, sizeof w) != sizeof w) _exit(1);
       char c;
       while (read(cmd[0], &c, 1) == 1) {
-        double start = process_cpu_seconds();
-        volatile uint64_t x = 0;
-        while (process_cpu_seconds() - start < 0.3) x = x * 6364136223846793005ull + 1;
+        gd::test::burn_cpu(0.3);
         if (write(report[1], &c, 1) != 1) _exit(1);
       }
       for (pid_t wp : w) waitpid(wp, nullptr, 0);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "burn_cpu.h"
 #include "procfs/kept_file.h"
 #include "procfs/process_table.h"
 
@@ -16,12 +17,6 @@ using gd::ProcessSample;
 using gd::procfs::ProcessTable;
 
 namespace {
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 const ProcessSample* find_pid(const std::vector<ProcessSample>& ps, pid_t pid) {
   auto it = std::find_if(ps.begin(), ps.end(),
@@ -52,9 +47,7 @@ struct JobWithSleepingWorker {
         close(report[1]);
         char c;
         while (read(wake[0], &c, 1) == 1) {
-          double start = cpu_seconds();
-          volatile uint64_t x = 0;
-          while (cpu_seconds() - start < 0.2) x = x * 6364136223846793005ull + 1;
+          gd::test::burn_cpu(0.2);
           if (write(done[1], &c, 1) != 1) _exit(1);
         }
         _exit(0);
