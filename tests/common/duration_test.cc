@@ -1,0 +1,3 @@
+#include "common/duration.h"
+
+#include <gtest/gtest.h>

@@ -1,0 +1,3 @@
+#include "common/terminal_text.h"
+
+#include <gtest/gtest.h>
