@@ -32,7 +32,7 @@ struct StoreOptions {
   size_t max_pending_bytes = size_t{32} << 20;
   // A failed write is retried after retry_min_s, doubling up to retry_max_s.
   double retry_min_s = 1;
-  double retry_max_s = 30;
+  double retry_max_s = 10;
 };
 
 // What a read (query, export) had to leave out: blocks or pending batches

@@ -259,6 +259,8 @@ class SqliteHistoryStore final : public HistoryStore {
     size_t skipped = skipped_pending_;
     std::lock_guard rlock(rmu_);
     ReadSnapshot snap(*this, [&] {
+      for (const auto& s : queued_samples(since, until))
+        add_points(set, metric, gpu, pid, s);
       for (const auto& s : open_)
         if (s.t >= since && s.t <= until) add_points(set, metric, gpu, pid, s);
     });
@@ -319,6 +321,8 @@ class SqliteHistoryStore final : public HistoryStore {
     std::vector<Sample> open_copy;
     std::lock_guard rlock(rmu_);
     ReadSnapshot snap(*this, [&] {
+      // Blocks waiting for the disk come after every written one.
+      open_copy = queued_samples(since, until);
       for (const auto& s : open_)
         if (s.t >= since && s.t <= until) open_copy.push_back(s);
     });
@@ -618,6 +622,19 @@ class SqliteHistoryStore final : public HistoryStore {
           .bind_blob(7, enc.rest)
           .run();
     }
+  }
+
+  // Samples of sealed blocks still waiting for the disk (full), so reads
+  // see them too. Caller holds mu_.
+  std::vector<Sample> queued_samples(double since, double until) const {
+    std::vector<Sample> out;
+    for (const auto& w : queue_.items()) {
+      if (!w.is_block || w.t1 < since || w.t0 > until) continue;
+      for (auto& s : try_decode(w.enc.numeric, w.enc.rest)
+                         .value_or(std::vector<Sample>{}))
+        if (s.t >= since && s.t <= until) out.push_back(std::move(s));
+    }
+    return out;
   }
 
   // nullopt when the bytes do not decode (a corrupted row).

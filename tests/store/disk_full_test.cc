@@ -61,6 +61,11 @@ TEST_F(DiskFull, BacklogIsEncodedOnceKeptAndWrittenWhenSpaceReturns) {
   // One encode per batch of 10 plus one per sealed block: no re-encoding
   // of the backlog per sample.
   EXPECT_LE(encodes, 1500u / 10u + 2u);
+  // Reads see the samples waiting in memory.
+  auto series = store->query("gpu.util_pct", 0, std::nullopt, 0, 1e18, 0);
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].points.size(), 1600u);
+  EXPECT_EQ(export_all(*store, dir_.path("during.jsonl")).size(), 1600u);
 
   FaultyVfs::disk_full = false;
   for (; i < 1610; ++i) store->append(make_sample(kT0 + i, i));
