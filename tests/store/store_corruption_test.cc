@@ -169,6 +169,24 @@ TEST(StoreCorruption, CheckFindsAndRepairQuarantines) {
   EXPECT_EQ(report.skipped_blocks, 0u);
 }
 
+TEST(StoreCorruption, DownsamplingQuarantinesACorruptBlockAndGoesOn) {
+  StoreDir dir;
+  std::string path = filled_db(dir);
+  corrupt_middle_block(path);
+  auto store = open_store(path);
+  // A day later every raw block is due for downsampling.
+  ASSERT_NO_THROW(store->maintain(kT0 + 2 * 86400));
+  EXPECT_EQ(store->health().quarantined_total, 1u);
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM blocks WHERE tier = 0"), 0);
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM quarantine"), 1);
+  ReadReport report;
+  auto series =
+      store->query("gpu.util_pct", 0, std::nullopt, 0, 1e18, 0, &report);
+  EXPECT_EQ(report.skipped_blocks, 0u);
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_FALSE(series[0].points.empty());
+}
+
 TEST(StoreCorruption, CheckRefusesAForeignFile) {
   StoreDir dir;
   std::string path = dir.path("other.db");
