@@ -17,9 +17,18 @@
 namespace gd {
 namespace {
 
-// A plain number at least this large is a Unix time, not a duration: 1e9 s
-// is 2001-09-09, while no one asks for 31 years of history.
-constexpr double kMinUnixTime = 1e9;
+// A plain number ("0", "1732262400", "1732262400.5"): Unix seconds, as
+// /api/v1/history reads it, so `--since 0` is the epoch (everything).
+std::optional<double> parse_unix_seconds(const std::string& text) {
+  if (text.empty() ||
+      text.find_first_not_of("0123456789.") != std::string::npos)
+    return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
 
 // "2024-11-22T08:00:00Z", "2024-11-22T08:00", "2024-11-22 08:00:00" (UTC).
 std::optional<double> parse_utc_time(const std::string& text) {
@@ -34,10 +43,12 @@ std::optional<double> parse_utc_time(const std::string& text) {
   return std::nullopt;
 }
 
-// A point in time: a duration before `now` ("1h", "90m"), a Unix time, or
-// an ISO date/time in UTC. Throws std::invalid_argument naming the text.
+// A point in time: a duration before `now` ("1h", "90m"), Unix seconds (a
+// plain number), or an ISO date/time in UTC. Throws std::invalid_argument
+// naming the text.
 double parse_time_point(const std::string& text, double now) {
   if (auto t = parse_utc_time(text)) return *t;
+  if (auto t = parse_unix_seconds(text)) return *t;
   double v = 0;
   try {
     v = parse_duration(text);
@@ -47,7 +58,7 @@ double parse_time_point(const std::string& text, double now) {
         "' is not a duration (1h), a Unix time or a UTC time "
         "(2024-11-22T08:00:00Z)");
   }
-  return v >= kMinUnixTime ? v : now - v;
+  return now - v;
 }
 
 std::string check_time_point(const std::string& text) {
@@ -81,9 +92,11 @@ void add_export_command(CLI::App& app, const GlobalOptions&) {
   cmd->add_option("--db", o->db,
                   "history database written by `gpudoctor serve --db`")
       ->required();
-  cmd->add_option("--since", o->since,
-                  "start: a duration ago (1h, 2d), a Unix time or a UTC time "
-                  "2024-11-22T08:00:00Z (default: everything kept)")
+  cmd->add_option(
+         "--since", o->since,
+         "start: a duration ago (1h, 2d), Unix seconds (a plain number: "
+         "0 = everything) or a UTC time "
+         "2024-11-22T08:00:00Z (default: everything kept)")
       ->check(check_time_point);
   cmd->add_option("--until", o->until,
                   "end, same forms as --since (default: now)")
@@ -105,13 +118,26 @@ void add_export_command(CLI::App& app, const GlobalOptions&) {
     so.read_only = true;
     auto store = HistoryStore::open(so);
     TraceWriter writer(o->out);
-    size_t n = store->export_trace(since, until, writer);
+    ReadReport report;
+    size_t n = store->export_trace(since, until, writer, &report);
     writer.close();
-    if (o->out != "-")
+    if (n == 0)
+      std::fprintf(
+          stderr, "gpudoctor: export: no samples in %s between %s and %s\n",
+          o->db.c_str(), utc_text(since).c_str(), utc_text(until).c_str());
+    else if (o->out != "-")
       std::fprintf(stderr, "gpudoctor: exported %zu samples (%s .. %s) to %s\n",
                    n, utc_text(since).c_str(), utc_text(until).c_str(),
                    o->out.c_str());
-    command_exit_code() = kExitOk;
+    // The rest is written, but the trace has holes: exit 1 so a script
+    // notices, and say what to run.
+    if (report.skipped_blocks > 0)
+      std::fprintf(stderr,
+                   "gpudoctor: export: %s: skipped %zu corrupt history "
+                   "block(s); the rest was exported (see `gpudoctor db check "
+                   "--db %s`)\n",
+                   o->db.c_str(), report.skipped_blocks, o->db.c_str());
+    command_exit_code() = report.skipped_blocks > 0 ? kExitError : kExitOk;
   });
 }
 

@@ -30,6 +30,15 @@ struct ExportedFinding {
   std::string alert_state;
 };
 
+// The history store's writer (`serve --db`), for gpudoctor_store_*.
+struct StoreStatus {
+  bool writable = true;
+  uint64_t write_errors_total = 0;
+  uint64_t pending_bytes = 0;  // encoded history waiting for the disk
+  uint64_t dropped_samples_total = 0;
+  uint64_t quarantined_total = 0;  // corrupt blocks/batches moved aside
+};
+
 struct MetricsInput {
   const TraceHeader* header = nullptr;  // required
   const Sample* sample = nullptr;       // nullptr before the first sample
@@ -40,8 +49,9 @@ struct MetricsInput {
   double collect_duration_s = 0;  // of the latest collection
   uint64_t collections_total = 0;
   std::vector<ExportedFinding> findings;
-  double now = 0;       // Unix time of the scrape (for ages)
-  std::string version;  // gpudoctor version, for build info
+  double now = 0;                    // Unix time of the scrape (for ages)
+  std::string version;               // gpudoctor version, for build info
+  std::optional<StoreStatus> store;  // absent: serve runs without history
 };
 
 }  // namespace gd

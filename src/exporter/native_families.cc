@@ -78,6 +78,28 @@ std::string gpu_list(const std::vector<int>& gpus) {
   return s;
 }
 
+// The history store's health: a full disk shows here while serve goes on.
+void render_store_families(const StoreStatus& s, std::string& out) {
+  FamilyWriter(out, "gpudoctor_store_writable", "gauge",
+               "1 if the latest history write succeeded, 0 while writes fail "
+               "(disk full, read-only, I/O errors).")
+      .add("", s.writable ? 1.0 : 0.0);
+  FamilyWriter(out, "gpudoctor_store_write_errors_total", "counter",
+               "History writes that failed (each is retried).")
+      .add("", s.write_errors_total);
+  FamilyWriter(out, "gpudoctor_store_pending_bytes", "gauge",
+               "Encoded history waiting in memory for the disk (bounded).")
+      .add("", s.pending_bytes);
+  FamilyWriter(out, "gpudoctor_store_dropped_samples_total", "counter",
+               "Samples dropped because the disk stayed unwritable beyond the "
+               "pending bound.")
+      .add("", s.dropped_samples_total);
+  FamilyWriter(out, "gpudoctor_store_quarantined_blocks_total", "counter",
+               "Corrupt history blocks or batches moved to quarantine since "
+               "the daemon started.")
+      .add("", s.quarantined_total);
+}
+
 void render_build_and_collection(const MetricsInput& in, std::string& out) {
   const auto& h = *in.header;
   {
@@ -142,6 +164,7 @@ void render_build_and_collection(const MetricsInput& in, std::string& out) {
   FamilyWriter(out, "gpudoctor_sample_timestamp_seconds", "gauge",
                "Unix time of the latest sample.")
       .add("", in.sample->t);
+  if (in.store) render_store_families(*in.store, out);
 }
 
 void render_gpu_families(const MetricsInput& in, std::string& out) {

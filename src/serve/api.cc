@@ -254,22 +254,55 @@ ApiReply api_history(const History* history, const QueryParams& params,
     return {200, "application/json", history->query_json(q)};
   } catch (const HistoryQueryError& e) {
     return json_error(400, e.what());
+  } catch (const std::exception& e) {
+    // History::query_json keeps file paths out of this message.
+    return json_error(500, e.what());
   }
 }
 
+// 503 only when collection itself has stalled: that is what a restart
+// (a liveness probe) can cure. A full disk, quarantined history or a
+// stale/lost GPU is "degraded" with 200: restarting would not help and
+// would only lose the samples waiting in memory.
 ApiReply api_healthz(const Snapshot& s, double now) {
   const double limit = std::max(kStaleMinS, kStaleIntervals * s.interval_s);
   json out = {{"collections_total", s.collections_total}};
+  json degraded = json::array();
+  if (s.store) {
+    const auto& st = *s.store;
+    out["store"] = {{"writable", st.writable},
+                    {"write_errors_total", st.write_errors_total},
+                    {"pending_bytes", st.pending_bytes},
+                    {"dropped_samples_total", st.dropped_samples_total},
+                    {"quarantined_total", st.quarantined_total}};
+    if (!st.writable)
+      degraded.push_back({{"component", "store"}, {"problem", "not writable"}});
+    if (st.dropped_samples_total > 0)
+      degraded.push_back(
+          {{"component", "store"}, {"problem", "samples dropped"}});
+    if (st.quarantined_total > 0)
+      degraded.push_back(
+          {{"component", "store"}, {"problem", "corrupt data quarantined"}});
+  }
+  if (s.sample) {
+    for (const auto& g : s.gpu_health)
+      if (g.lost || !g.success)
+        degraded.push_back({{"component", "gpu"},
+                            {"gpu", g.index},
+                            {"problem", g.lost ? "lost" : "stale"}});
+  }
+  out["degraded"] = degraded;
+  const char* fine = degraded.empty() ? "ok" : "degraded";
   if (!s.sample) {
     // Starting up: healthy until the first sample is overdue.
     bool ok = now - s.started_at < limit;
-    out["status"] = ok ? "starting" : "stalled";
+    out["status"] = ok ? (degraded.empty() ? "starting" : fine) : "stalled";
     return {ok ? 200 : 503, "application/json", dump(out)};
   }
   double age = now - s.sample->t;
   out["sample_age_s"] = age;
   bool ok = age < limit;
-  out["status"] = ok ? "ok" : "stalled";
+  out["status"] = ok ? fine : "stalled";
   return {ok ? 200 : 503, "application/json", dump(out)};
 }
 
@@ -283,6 +316,7 @@ MetricsInput metrics_input(const Snapshot& s, double now) {
   in.collections_total = s.collections_total;
   in.now = now;
   in.version = s.version;
+  in.store = s.store;
   for (const auto& a : s.alerts)
     in.findings.push_back(
         {a.finding.id, a.finding.severity, a.finding.gpus, a.state});

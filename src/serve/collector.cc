@@ -54,6 +54,10 @@ Collector::Collector(Sampler& sampler, History* history, SnapshotBox& box,
   started_at_ = unix_now();
   for (const auto& g : header_->gpus)
     health_.push_back({g.index, false, false, {}});
+  // Nothing logged before the first sample: a GPU that answers then is
+  // simply ok.
+  logged_gpu_state_.assign(health_.size(), "ok");
+  if (history_) store_ = history_->health().status;
   policy_ = config_.get()->policy;
   publish();
 }
@@ -107,6 +111,7 @@ void Collector::collect_once() {
       if (h.success) h.last_success_t = now;
     }
   }
+  log_gpu_changes();
   for (const auto& e : sample->events)
     if (e.kind == "xid" && e.gpu && e.code) last_xid_[*e.gpu] = *e.code;
 
@@ -124,6 +129,7 @@ void Collector::collect_once() {
         last_store_error_log_ = now;
       }
     }
+    watch_store();
   }
 
   latest_ = sample;
@@ -136,6 +142,40 @@ void Collector::collect_once() {
     evaluate(now);
   }
   publish();
+}
+
+// One line per GPU state change (ok -> stale, stale -> ok, -> lost), not one
+// per sample.
+void Collector::log_gpu_changes() {
+  for (size_t i = 0; i < health_.size(); ++i) {
+    const auto& h = health_[i];
+    std::string state = h.lost ? "lost" : h.success ? "ok" : "stale";
+    if (state == logged_gpu_state_[i]) continue;
+    if (state == "ok")
+      spdlog::info("msg=\"gpu answers again\" gpu={} was={}", h.index,
+                   logged_gpu_state_[i]);
+    else
+      spdlog::warn("msg=\"gpu {}\" gpu={} was={}",
+                   state == "lost" ? "lost" : "stale", h.index,
+                   logged_gpu_state_[i]);
+    logged_gpu_state_[i] = state;
+  }
+}
+
+// Logs the store's writable <-> unwritable transitions once each.
+void Collector::watch_store() {
+  auto h = history_->health();
+  if (store_ && store_->writable && !h.status.writable)
+    spdlog::error(
+        "msg=\"history not writable; keeping samples in memory\" error={} "
+        "pending_bytes={}",
+        serve_log::q(h.last_error), h.status.pending_bytes);
+  else if (store_ && !store_->writable && h.status.writable)
+    spdlog::info(
+        "msg=\"history writable again\" write_errors_total={} "
+        "dropped_samples_total={}",
+        h.status.write_errors_total, h.status.dropped_samples_total);
+  store_ = h.status;
 }
 
 void Collector::evaluate(double now) {
@@ -185,6 +225,7 @@ void Collector::publish() {
   s->header = header_;
   s->sample = latest_;
   s->gpu_health = health_;
+  s->store = store_;
   s->last_xid = last_xid_;
   s->collect_duration_s = collect_duration_s_;
   s->collections_total = collections_;

@@ -48,6 +48,8 @@ class Collector {
   void collect_once();
   void evaluate(double now);
   void publish();
+  void log_gpu_changes();
+  void watch_store();
 
   Sampler& sampler_;
   History* history_;
@@ -76,6 +78,9 @@ class Collector {
   AlertPolicy policy_;
   double last_eval_ = 0, last_resend_ = 0, last_maintain_ = 0;
   double last_store_error_log_ = 0;
+  // Per header GPU (same order as health_): the state last logged.
+  std::vector<std::string> logged_gpu_state_;
+  std::optional<StoreStatus> store_;
 };
 
 }  // namespace gd

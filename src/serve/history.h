@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "exporter/metrics_input.h"
 #include "model/sample.h"
 
 namespace gd {
@@ -32,8 +33,17 @@ class History {
   virtual void append(const Sample& sample) = 0;
   virtual void flush() = 0;
   virtual void maintain(double now) = 0;
-  // The /api/v1/history JSON (helpers/interfaces.md). Thread-safe.
+  // The /api/v1/history JSON (helpers/interfaces.md). Thread-safe. Throws
+  // HistoryQueryError on a bad query, std::runtime_error (with no file
+  // path: it goes to the client) when the store fails; the path is logged.
   virtual std::string query_json(const HistoryQuery& q) const = 0;
+  // The writer's state for /metrics and /healthz; last_error names the
+  // file, so it is for the log only.
+  struct Health {
+    StoreStatus status;
+    std::string last_error;
+  };
+  virtual Health health() const { return {}; }
 };
 
 // True when this binary was built with the history store.

@@ -21,7 +21,8 @@ struct Snapshot {
   std::shared_ptr<const TraceHeader> header;
   std::shared_ptr<const Sample> sample;  // nullptr before the first sample
   std::vector<GpuCollectHealth> gpu_health;
-  std::map<int, int> last_xid;  // GPU index -> last Xid code seen
+  std::optional<StoreStatus> store;  // absent without history (--no-db)
+  std::map<int, int> last_xid;       // GPU index -> last Xid code seen
   double collect_duration_s = 0;
   uint64_t collections_total = 0;
   double started_at = 0;  // daemon start (Unix seconds)

@@ -3,6 +3,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <map>
@@ -264,7 +265,14 @@ void clear_numeric(S& s, const std::vector<NumericField<S>>& fields) {
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> g_encode_calls{0};
+}  // namespace
+
+uint64_t encode_block_calls() { return g_encode_calls.load(); }
+
 EncodedBlock encode_block(std::span<const Sample> samples, int zstd_level) {
+  ++g_encode_calls;
   const size_t n = samples.size();
   ByteWriter w;
   w.varint(kNumericFormat);

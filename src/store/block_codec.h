@@ -15,6 +15,7 @@
 // whole (the lines repeat from sample to sample, which zstd squeezes out).
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ struct EncodedBlock {
 };
 
 EncodedBlock encode_block(std::span<const Sample> samples, int zstd_level);
+// encode_block calls since the process started (tests check that a failing
+// disk does not make the store re-encode its backlog).
+uint64_t encode_block_calls();
 
 // The numeric blob decoded to columns, for queries that need no processes.
 struct NumericColumns {

@@ -10,6 +10,12 @@
 //                               (same codec), so a crash loses at most the
 //                               unflushed batch; sealing the block replaces
 //                               these rows by one block row in one transaction.
+//   quarantine(...)          -- corrupt blocks/batches moved aside
+//                               (quarantine.h)
+//
+// Writes go through a WriteQueue: a batch is encoded once; when the write
+// fails (disk full) it waits in memory, bounded in bytes, and is retried
+// with backoff, oldest first, so the DB never sees a batch out of order.
 //
 // Concurrency: the writer (append/flush/maintain) and the readers (query,
 // export) use separate connections; WAL lets a reader work on a snapshot
@@ -18,6 +24,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -28,7 +35,9 @@
 #include "store/downsample.h"
 #include "store/history_store.h"
 #include "store/numeric_fields.h"
+#include "store/quarantine.h"
 #include "store/sqlite_db.h"
+#include "store/write_queue.h"
 
 namespace gd {
 
@@ -37,14 +46,11 @@ HistoryStore::~HistoryStore() = default;
 namespace {
 
 using store::Cell;
-using store::CodecError;
 using store::Db;
 using store::Stmt;
 using store::Transaction;
 
-// PRAGMA application_id of a gpudoctor history DB ("GDHS"): tells our file
-// from any other SQLite file.
-constexpr int32_t kApplicationId = 0x47444853;
+using store::kApplicationId;
 // PRAGMA user_version: bump with a migration step in migrate().
 constexpr int kSchemaVersion = 1;
 // Sealed blocks are written once and read many times: spend CPU on size.
@@ -109,11 +115,13 @@ struct SeriesSet {
 
 class SqliteHistoryStore final : public HistoryStore {
  public:
-  explicit SqliteHistoryStore(const StoreOptions& o) : opt_(o) {
+  explicit SqliteHistoryStore(const StoreOptions& o)
+      : opt_(o), queue_(o.max_pending_bytes) {
     if (opt_.batch_samples == 0) opt_.batch_samples = 1;
     rdb_ = open_checked(opt_.read_only);
     if (!opt_.read_only) {
       wdb_ = open_checked(false);
+      store::ensure_quarantine_table(wdb_);
       ins_pending_ =
           Stmt(wdb_, "INSERT INTO pending(num, rest) VALUES(?1, ?2)");
       del_pending_ = Stmt(wdb_, "DELETE FROM pending");
@@ -166,9 +174,16 @@ class SqliteHistoryStore final : public HistoryStore {
     if (unflushed_ >= opt_.batch_samples) flush_locked();
   }
 
+  // Tries the queued writes now, backoff or not (shutdown); throws when they
+  // still fail, naming what is lost.
   void flush() override {
     std::lock_guard lock(mu_);
-    if (!opt_.read_only) flush_locked();
+    if (opt_.read_only) return;
+    next_retry_ = {};
+    flush_locked();
+    if (!queue_.empty())
+      throw StoreError(last_error_ + " (" + std::to_string(queue_.bytes()) +
+                       " bytes of history not written)");
   }
 
   void maintain(double now) override {
@@ -178,6 +193,8 @@ class SqliteHistoryStore final : public HistoryStore {
     // paused) is sealed so that it, too, ages into tier 1 and retention.
     if (!open_.empty() && now >= open_window_ + store::kRawBlockSpanS)
       seal_locked();
+    // While writes fail, retention and downsampling wait too.
+    if (!queue_.empty()) return;
     {
       Transaction tx(wdb_);
       Stmt del(wdb_, "DELETE FROM blocks WHERE t1 < ?1");
@@ -203,9 +220,16 @@ class SqliteHistoryStore final : public HistoryStore {
                         std::string(sel.col_blob(3))});
     }
     for (const auto& raw : raws) {
-      auto averaged = store::downsample(decode(raw.num, raw.rest, raw.t0),
-                                        store::kTier1StepS);
+      auto samples = try_decode(raw.num, raw.rest);
       Transaction tx(wdb_);
+      if (!samples) {
+        store::quarantine_row(wdb_, "blocks", raw.id,
+                              "block does not decode (seen by downsampling)");
+        tx.commit();
+        ++quarantined_;
+        continue;
+      }
+      auto averaged = store::downsample(*samples, store::kTier1StepS);
       size_t begin = 0;
       while (begin < averaged.size()) {
         double win = window_of(averaged[begin].t, store::kTier1BlockSpanS);
@@ -226,13 +250,17 @@ class SqliteHistoryStore final : public HistoryStore {
   std::vector<HistorySeries> query(const std::string& metric_name,
                                    std::optional<int> gpu,
                                    std::optional<int> pid, double since,
-                                   double until, double step) const override {
+                                   double until, double step,
+                                   ReadReport* report) const override {
     Metric metric = parse_metric(metric_name);
     if (!(step >= 0) || !std::isfinite(step))
       throw StoreError(opt_.path + ": step must be a number >= 0");
     SeriesSet set;
+    size_t skipped = skipped_pending_;
     std::lock_guard rlock(rmu_);
     ReadSnapshot snap(*this, [&] {
+      for (const auto& s : queued_samples(since, until))
+        add_points(set, metric, gpu, pid, s);
       for (const auto& s : open_)
         if (s.t >= since && s.t <= until) add_points(set, metric, gpu, pid, s);
     });
@@ -246,10 +274,9 @@ class SqliteHistoryStore final : public HistoryStore {
               sel_num_.col_blob(1),
               metric.kind == Metric::kGpu ? metric.field : -1,
               metric.kind == Metric::kHost ? metric.field : -1);
-        } catch (const CodecError& e) {
-          double t0 = sel_num_.col_double(0);
-          sel_num_.reset();
-          corrupt(t0, e);
+        } catch (const std::exception&) {  // CodecError, or bad JSON in rest
+          ++skipped;  // `db check` names it; the other blocks still answer
+          continue;
         }
         add_points(set, metric, gpu, cols, since, until);
       }
@@ -257,13 +284,15 @@ class SqliteHistoryStore final : public HistoryStore {
       sel_all_.reset();
       sel_all_.bind(1, since).bind(2, until);
       while (sel_all_.step()) {
-        for (const auto& s : decode_or_reset(sel_all_, sel_all_.col_blob(1),
-                                             sel_all_.col_blob(2)))
+        auto samples = try_decode(sel_all_.col_blob(1), sel_all_.col_blob(2));
+        if (!samples) ++skipped;
+        for (const auto& s : samples.value_or(std::vector<Sample>{}))
           if (s.t >= since && s.t <= until)
             add_points(set, metric, gpu, pid, s);
       }
     }
     snap.end();
+    if (report) report->skipped_blocks += skipped;
 
     std::vector<HistorySeries> out;
     for (auto& [key, series] : set.by_key) {
@@ -286,11 +315,14 @@ class SqliteHistoryStore final : public HistoryStore {
     return out;
   }
 
-  size_t export_trace(double since, double until,
-                      TraceWriter& out) const override {
+  size_t export_trace(double since, double until, TraceWriter& out,
+                      ReadReport* report) const override {
+    size_t skipped = skipped_pending_;
     std::vector<Sample> open_copy;
     std::lock_guard rlock(rmu_);
     ReadSnapshot snap(*this, [&] {
+      // Blocks waiting for the disk come after every written one.
+      open_copy = queued_samples(since, until);
       for (const auto& s : open_)
         if (s.t >= since && s.t <= until) open_copy.push_back(s);
     });
@@ -307,13 +339,27 @@ class SqliteHistoryStore final : public HistoryStore {
     };
     sel_all_.reset();
     sel_all_.bind(1, since).bind(2, until);
-    while (sel_all_.step())
-      for (const auto& s : decode_or_reset(sel_all_, sel_all_.col_blob(1),
-                                           sel_all_.col_blob(2)))
-        write(s);
+    while (sel_all_.step()) {
+      auto samples = try_decode(sel_all_.col_blob(1), sel_all_.col_blob(2));
+      if (!samples) ++skipped;
+      for (const auto& s : samples.value_or(std::vector<Sample>{})) write(s);
+    }
     snap.end();
     for (const auto& s : open_copy) write(s);
+    if (report) report->skipped_blocks += skipped;
     return written;
+  }
+
+  StoreHealth health() const override {
+    std::lock_guard lock(mu_);
+    StoreHealth h;
+    h.writable = writable_;
+    h.write_errors_total = write_errors_;
+    h.pending_bytes = queue_.bytes();
+    h.dropped_samples_total = queue_.dropped_samples();
+    h.quarantined_total = quarantined_;
+    h.last_error = last_error_;
+    return h;
   }
 
  private:
@@ -411,11 +457,33 @@ class SqliteHistoryStore final : public HistoryStore {
                      std::to_string(version) + " cannot be upgraded");
   }
 
+  // A corrupt batch must not keep the daemon from starting: it is moved to
+  // quarantine (or, opened read-only, skipped and reported by reads).
   void load_pending() {
-    Stmt sel(rdb_, "SELECT num, rest FROM pending ORDER BY seq");
-    while (sel.step())
-      for (auto& s : decode_or_reset(sel, sel.col_blob(0), sel.col_blob(1)))
-        open_.push_back(std::move(s));
+    std::vector<int64_t> bad;
+    {
+      Stmt sel(rdb_, "SELECT seq, num, rest FROM pending ORDER BY seq");
+      while (sel.step()) {
+        auto samples = try_decode(sel.col_blob(1), sel.col_blob(2));
+        if (!samples) {
+          bad.push_back(sel.col_int(0));
+          continue;
+        }
+        for (auto& s : *samples)
+          if (open_.empty() || s.t >= open_.back().t)
+            open_.push_back(std::move(s));
+      }
+    }
+    if (opt_.read_only) {
+      skipped_pending_ = bad.size();
+    } else if (!bad.empty()) {
+      Transaction tx(wdb_);
+      for (int64_t seq : bad)
+        store::quarantine_row(wdb_, "pending", seq,
+                              "pending batch does not decode");
+      tx.commit();
+      quarantined_ += bad.size();
+    }
     if (!open_.empty()) {
       open_window_ = window_of(open_.front().t, store::kRawBlockSpanS);
       last_t_ = open_.back().t;
@@ -430,30 +498,79 @@ class SqliteHistoryStore final : public HistoryStore {
     if (opt_.read_only) throw StoreError(opt_.path + ": opened read-only");
   }
 
+  // Encodes the unflushed samples once into the queue, then writes.
   void flush_locked() {
-    if (unflushed_ == 0) return;
-    auto tail = std::span<const Sample>(open_).last(unflushed_);
-    auto enc = store::encode_block(tail, kBatchZstdLevel);
-    ins_pending_.bind_blob(1, enc.numeric).bind_blob(2, enc.rest).run();
-    unflushed_ = 0;
+    if (unflushed_ > 0) {
+      auto tail = std::span<const Sample>(open_).last(unflushed_);
+      store::PendingWrite w;
+      w.t0 = tail.front().t;
+      w.t1 = tail.back().t;
+      w.samples = tail.size();
+      w.enc = store::encode_block(tail, kBatchZstdLevel);
+      queue_.push(std::move(w));
+      unflushed_ = 0;
+    }
+    drain_locked();
   }
 
   void seal_locked() {
     if (open_.empty()) return;
-    auto enc = store::encode_block(open_, kSealZstdLevel);
+    queue_.drop_trailing_batches();
+    store::PendingWrite w;
+    w.is_block = true;
+    w.win = open_window_;
+    w.t0 = open_.front().t;
+    w.t1 = open_.back().t;
+    w.samples = open_.size();
+    w.enc = store::encode_block(open_, kSealZstdLevel);
+    queue_.push(std::move(w));
+    open_.clear();
+    unflushed_ = 0;
+    drain_locked();
+  }
+
+  // Writes the queue oldest first; on failure keeps the rest and retries
+  // after a backoff (no write attempt, so no CPU, before then).
+  void drain_locked() {
+    const auto now = std::chrono::steady_clock::now();
+    if (queue_.empty() || now < next_retry_) return;
+    try {
+      while (!queue_.empty()) {
+        write_locked(queue_.front());
+        queue_.pop_front();
+      }
+      writable_ = true;
+      backoff_s_ = 0;
+    } catch (const StoreError& e) {
+      ++write_errors_;
+      writable_ = false;
+      last_error_ = e.what();
+      backoff_s_ = backoff_s_ == 0 ? opt_.retry_min_s
+                                   : std::min(opt_.retry_max_s, backoff_s_ * 2);
+      next_retry_ =
+          now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(backoff_s_));
+    }
+  }
+
+  void write_locked(const store::PendingWrite& w) {
+    if (!w.is_block) {
+      ins_pending_.bind_blob(1, w.enc.numeric).bind_blob(2, w.enc.rest).run();
+      return;
+    }
+    // The block replaces its window's batches (the queue is written in
+    // order, so every batch in `pending` now is of this block).
     Transaction tx(wdb_);
     ins_block_.bind(1, int64_t{0})
-        .bind(2, open_window_)
-        .bind(3, open_.front().t)
-        .bind(4, open_.back().t)
-        .bind(5, static_cast<int64_t>(open_.size()))
-        .bind_blob(6, enc.numeric)
-        .bind_blob(7, enc.rest)
+        .bind(2, w.win)
+        .bind(3, w.t0)
+        .bind(4, w.t1)
+        .bind(5, static_cast<int64_t>(w.samples))
+        .bind_blob(6, w.enc.numeric)
+        .bind_blob(7, w.enc.rest)
         .run();
     del_pending_.run();
     tx.commit();
-    open_.clear();
-    unflushed_ = 0;
   }
 
   // Adds averaged samples (all in tier-1 window `win`) to that window's
@@ -467,8 +584,16 @@ class SqliteHistoryStore final : public HistoryStore {
     int64_t id = -1;
     if (sel.step()) {
       id = sel.col_int(0);
-      all = decode_or_reset(sel, sel.col_blob(2), sel.col_blob(3));
+      auto old = try_decode(sel.col_blob(2), sel.col_blob(3));
       sel.reset();
+      if (old) {
+        all = std::move(*old);
+      } else {
+        store::quarantine_row(wdb_, "blocks", id,
+                              "tier-1 block does not decode");
+        ++quarantined_;
+        id = -1;
+      }
     }
     all.insert(all.end(), std::make_move_iterator(added.begin()),
                std::make_move_iterator(added.end()));
@@ -499,29 +624,26 @@ class SqliteHistoryStore final : public HistoryStore {
     }
   }
 
-  [[noreturn]] void corrupt(double t0, const std::exception& e) const {
-    throw StoreError(opt_.path + ": corrupted history block at t=" +
-                     std::to_string(t0) + ": " + e.what());
-  }
-
-  std::vector<Sample> decode(std::string_view num, std::string_view rest,
-                             double t0) const {
-    try {
-      return store::decode_block(num, rest);
-    } catch (const CodecError& e) {
-      corrupt(t0, e);
+  // Samples of sealed blocks still waiting for the disk (full), so reads
+  // see them too. Caller holds mu_.
+  std::vector<Sample> queued_samples(double since, double until) const {
+    std::vector<Sample> out;
+    for (const auto& w : queue_.items()) {
+      if (!w.is_block || w.t1 < since || w.t0 > until) continue;
+      for (auto& s : try_decode(w.enc.numeric, w.enc.rest)
+                         .value_or(std::vector<Sample>{}))
+        if (s.t >= since && s.t <= until) out.push_back(std::move(s));
     }
+    return out;
   }
 
-  // Decodes the current row of `st` (num, rest); resets `st` before throwing
-  // so the read transaction can end.
-  std::vector<Sample> decode_or_reset(Stmt& st, std::string_view num,
-                                      std::string_view rest) const {
+  // nullopt when the bytes do not decode (a corrupted row).
+  static std::optional<std::vector<Sample>> try_decode(std::string_view num,
+                                                       std::string_view rest) {
     try {
       return store::decode_block(num, rest);
-    } catch (const CodecError& e) {
-      st.reset();
-      corrupt(0, e);
+    } catch (const std::exception&) {  // CodecError, or bad JSON in rest
+      return std::nullopt;
     }
   }
 
@@ -652,6 +774,14 @@ class SqliteHistoryStore final : public HistoryStore {
   double open_window_ = 0;
   size_t unflushed_ = 0;
   double last_t_ = -std::numeric_limits<double>::infinity();
+  store::WriteQueue queue_;
+  bool writable_ = true;
+  uint64_t write_errors_ = 0;
+  uint64_t quarantined_ = 0;
+  std::string last_error_;
+  double backoff_s_ = 0;
+  std::chrono::steady_clock::time_point next_retry_{};
+  size_t skipped_pending_ = 0;  // read-only open: corrupt batches not loaded
   // Reader side (query, export): its own connection and statements.
   mutable std::mutex rmu_;
   mutable Db rdb_;
