@@ -29,6 +29,9 @@ namespace gd {
 
 // Longest untrusted string a text view prints, in bytes.
 inline constexpr size_t kTerminalTextMax = 4096;
+// Longest sentence of ours that embeds several untrusted strings (evidence,
+// explanations, advice), in bytes.
+inline constexpr size_t kTerminalSentenceMax = 4 * kTerminalTextMax;
 
 // Marks text cut by terminal_safe.
 inline constexpr std::string_view kTerminalCutMarker = "…";
