@@ -37,20 +37,16 @@ double parse_duration(std::string_view text) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec != std::errc() || !(value >= 0) || std::isinf(value))
-    throw std::invalid_argument(fmt::format(
-        "invalid duration '{}': expected e.g. 500ms, 1s, 10m, 24h", text));
+    throw std::invalid_argument(
+        fmt::format("invalid duration '{}': expected e.g. 500ms, 1s, 10m, 24h",
+                    text));
   std::string_view unit(ptr, static_cast<size_t>(end - ptr));
   double mult;
-  if (unit.empty() || unit == "s")
-    mult = 1;
-  else if (unit == "ms")
-    mult = 0.001;
-  else if (unit == "m" || unit == "min")
-    mult = 60;
-  else if (unit == "h")
-    mult = 3600;
-  else if (unit == "d")
-    mult = 86400;
+  if (unit.empty() || unit == "s") mult = 1;
+  else if (unit == "ms") mult = 0.001;
+  else if (unit == "m" || unit == "min") mult = 60;
+  else if (unit == "h") mult = 3600;
+  else if (unit == "d") mult = 86400;
   else
     throw std::invalid_argument(fmt::format(
         "invalid duration '{}': unknown unit '{}' (use ms, s, m, h, d)", text,
