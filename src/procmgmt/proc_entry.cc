@@ -22,11 +22,9 @@ bool ProcEntry::kernel_thread() const {
 }
 
 std::string ProcEntry::command() const {
-  std::string c = cmdline.empty() ? "[" + comm + "]" : cmdline;
-  // argv may hold newlines and tabs (python -c "..."): one line per process.
-  for (char& ch : c)
-    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
-  return c;
+  // Raw bytes: every text view makes them terminal-safe (terminal_text.h),
+  // which keeps a newline of `python -c "..."` visible as "\n" on one row.
+  return cmdline.empty() ? "[" + comm + "]" : cmdline;
 }
 
 std::vector<uint32_t> parse_nspid(std::string_view text) {
