@@ -7,6 +7,8 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "common/terminal_text.h"
+
 namespace gd {
 
 namespace {
@@ -65,6 +67,15 @@ int checklist_exit_code(const std::vector<CheckItem>& items) {
   return code;
 }
 
+namespace {
+
+// Values and details name processes (comm, command lines): untrusted text.
+std::string safe(std::string_view text) {
+  return terminal_safe(text, kTerminalSentenceMax);
+}
+
+}  // namespace
+
 std::string format_checklist_text(const std::vector<CheckItem>& items) {
   size_t id_width = 5;  // "CHECK"
   for (const auto& i : items) id_width = std::max(id_width, i.id.size());
@@ -76,14 +87,14 @@ std::string format_checklist_text(const std::vector<CheckItem>& items) {
     // stays readable.
     bool reason_only = (i.value.empty() || i.value == "-") && !i.detail.empty();
     out += fmt::format("{:<6}{:<{}}  {}\n", check_status_name(i.status), i.id,
-                       id_width, reason_only ? i.detail : i.value);
+                       id_width, safe(reason_only ? i.detail : i.value));
     if (!i.detail.empty() && !reason_only)
       out += fmt::format(
           "{:<{}}  {}{}\n", "", 6 + id_width,
           i.status == CheckStatus::kWarn || i.status == CheckStatus::kFail
               ? "-> "
               : "",
-          i.detail);
+          safe(i.detail));
   }
   int pass = 0, warn = 0, fail = 0, skip = 0;
   for (const auto& i : items) {

@@ -19,6 +19,7 @@
 #include "cli/format.h"
 #include "cli/status_view.h"
 #include "collect/sampler.h"
+#include "common/terminal_text.h"
 #include "procmgmt/device_holders.h"
 #include "procmgmt/gpu_memory_account.h"
 #include "procmgmt/kill_plan.h"
@@ -79,8 +80,8 @@ void print_plan(const KillPlan& plan, const Sample& s, const std::string& sig,
       auto mem = used_by(s, t.proc.pid);
       std::cout << fmt::format(
           "  {:<8} {:<10} {:<5} {:<36} {:>10}  {}\n", t.proc.pid,
-          ellipsize(t.proc.user, 10), std::string(1, t.proc.state),
-          ellipsize(t.role, 36), mem ? human_bytes(*mem) : "-",
+          terminal_cell(t.proc.user, 10), std::string(1, t.proc.state),
+          terminal_cell(t.role, 36), mem ? human_bytes(*mem) : "-",
           ellipsize(t.proc.command(), 60));
     }
   }
@@ -90,7 +91,8 @@ void print_plan(const KillPlan& plan, const Sample& s, const std::string& sig,
         "its parent {} "
         "reaps it\n",
         z.proc.pid, z.proc.ppid);
-  for (const auto& n : plan.notes) std::cout << "  note: " << n << "\n";
+  for (const auto& n : plan.notes)
+    std::cout << "  note: " << terminal_safe(n, kTerminalSentenceMax) << "\n";
 }
 
 // Waits until every pinned process has exited (or is a zombie) or the
@@ -146,15 +148,17 @@ std::string why_not_released(const GlobalOptions& g, const KillFlags& f,
           "freed its memory\n",
           pid, gpu, ap.used_bytes ? human_bytes(*ap.used_bytes) : "n/a");
     else
-      out += fmt::format("  pid {} on GPU {}: {}\n", pid, gpu, ap.explanation);
+      out += fmt::format("  pid {} on GPU {}: {}\n", pid, gpu,
+                         terminal_safe(ap.explanation, kTerminalSentenceMax));
     if (!ap.action.empty() && ap.status != HolderStatus::kMissing)
-      out += "    next: " + ap.action + "\n";
+      out +=
+          "    next: " + terminal_safe(ap.action, kTerminalSentenceMax) + "\n";
   }
   for (const auto& o : a.other_holders)
-    out +=
-        fmt::format("  pid {} ({}, {}) still has NVIDIA device files open{}\n",
-                    o.proc.pid, o.proc.user, ellipsize(o.proc.command(), 50),
-                    o.proc.uninterruptible() ? " and is stuck in D state" : "");
+    out += fmt::format(
+        "  pid {} ({}, {}) still has NVIDIA device files open{}\n", o.proc.pid,
+        ellipsize(o.proc.user, 32), ellipsize(o.proc.command(), 50),
+        o.proc.uninterruptible() ? " and is stuck in D state" : "");
   std::string live;
   for (const auto& ap : a.processes)
     if (ap.status == HolderStatus::kLive ||
@@ -222,7 +226,8 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
       const ProcEntry* p = procs.find(r.pid);
       std::cout << fmt::format(
           "  {} ({}): {}\n", r.pid,
-          p ? ellipsize(p->command(), 40) : std::string("?"), r.reason);
+          p ? ellipsize(p->command(), 40) : std::string("?"),
+          terminal_safe(r.reason, kTerminalSentenceMax));
     }
     return kKillExitRefused;
   }

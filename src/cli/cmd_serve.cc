@@ -35,6 +35,7 @@ struct ServeFlags {
   std::string retention = "7d";
   std::string config;
   std::string alertmanager;
+  std::string show_cmdline = "redacted";
 };
 
 }  // namespace
@@ -64,6 +65,10 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--alertmanager", f->alertmanager,
                   "Alertmanager base URL (http://host:9093): firing findings "
                   "are sent to its API v2");
+  cmd->add_option("--show-cmdline", f->show_cmdline,
+                  "command lines in the API, history, metrics and alerts: "
+                  "redacted (default: secrets replaced by <redacted>), full, "
+                  "none");
   cmd->callback([&global, f] {
     try {
       ServeOptions o;
@@ -75,6 +80,16 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       o.config_path = f->config;
       o.alertmanager_url = f->alertmanager;
       o.version = GD_VERSION;
+      auto show_cmdline = parse_cmdline_exposure(f->show_cmdline);
+      if (!show_cmdline) {
+        std::fprintf(stderr,
+                     "gpudoctor: serve: --show-cmdline: '%s' is not one of "
+                     "redacted, full, none\n",
+                     f->show_cmdline.c_str());
+        command_exit_code() = kExitUsage;
+        return;
+      }
+      o.show_cmdline = *show_cmdline;
       o.sampler = global.sampler_options();
       command_exit_code() = run_serve(o);
     } catch (const std::exception& e) {

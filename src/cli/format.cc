@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/terminal_text.h"
+
 namespace gd {
 
 std::string human_bytes(uint64_t bytes) {
@@ -53,9 +55,7 @@ double parse_duration(std::string_view text) {
 }
 
 std::string ellipsize(std::string_view text, size_t width) {
-  if (text.size() <= width) return std::string(text);
-  if (width == 0) return {};
-  return std::string(text.substr(0, width - 1)) + "~";
+  return terminal_fit(text, width);
 }
 
 }  // namespace gd

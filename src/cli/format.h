@@ -15,7 +15,8 @@ std::string human_elapsed(double seconds);
 // "1s", "500ms", "10m", "24h", "7d", or a plain number of seconds.
 // Throws std::invalid_argument naming the text on anything else.
 double parse_duration(std::string_view text);
-// Shortens to at most `width` characters, ending in "~" when cut.
+// Made terminal-safe (untrusted text: names, command lines) and shortened to
+// at most `width` display columns, ending in "~" when cut.
 std::string ellipsize(std::string_view text, size_t width);
 
 // "n/a" stands for unknown everywhere in the views (never 0).

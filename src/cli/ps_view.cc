@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "cli/format.h"
+#include "common/terminal_text.h"
 
 namespace gd {
 
@@ -147,8 +148,8 @@ std::string elapsed_text(const Sample& s, const ProcessSample* p) {
 std::string line_for(const Sample& s, const std::string& gpu_col,
                      const std::string& pid_col, const std::string& mem,
                      const ProcessSample* p, const std::string& note) {
-  std::string user = p ? ellipsize(p->user, 10) : "?";
-  std::string state = p ? p->state : "missing";
+  std::string user = p ? terminal_cell(p->user, 10) : "?";
+  std::string state = p ? terminal_cell(p->state, 7) : "missing";
   std::string container = p && p->cgroup ? container_of(*p->cgroup) : "";
   std::string cuda = p ? cuda_runtime_version(p->libs) : "";
   std::string cmd = p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline)

@@ -5,9 +5,13 @@
 #include <ctime>
 
 #include "cli/format.h"
+#include "common/terminal_text.h"
 
 namespace gd {
 namespace {
+
+// Every string of a trace or of the driver is untrusted on a terminal.
+std::string safe(std::string_view text) { return terminal_safe(text); }
 
 template <typename T>
 std::string or_na(const std::optional<T>& v, const char* spec = "{}") {
@@ -23,8 +27,9 @@ std::string pcie(const std::optional<int>& gen, const std::optional<int>& w) {
 }
 
 std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
-  std::string out = fmt::format("GPU {}  {}  {}  {}\n", info.index, info.name,
-                                info.pci_bus_id, info.uuid);
+  std::string out =
+      fmt::format("GPU {}  {}  {}  {}\n", info.index, safe(info.name),
+                  safe(info.pci_bus_id), safe(info.uuid));
   if (!s) return out + "     no sample\n";
   if (s->lost) return out + "     LOST: the GPU stopped answering (GPU is lost)\n";
   if (s->stale)
@@ -92,8 +97,9 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
       on_off(info.persistence_mode),
       info.compute_mode.empty() ? kUnknown : info.compute_mode,
       on_off(info.mig_enabled),
-      info.architecture.empty() ? kUnknown : info.architecture,
-      info.compute_capability.empty() ? kUnknown : info.compute_capability,
+      info.architecture.empty() ? kUnknown : safe(info.architecture),
+      info.compute_capability.empty() ? kUnknown
+                                      : safe(info.compute_capability),
       or_na(info.numa_node),
       s->processes ? fmt::format("{}", s->processes->size())
                    : std::string(kUnknown));
@@ -101,8 +107,9 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
 }
 
 std::string host_block(const HostInfo& hi, const HostSample& h) {
-  std::string out = fmt::format("Host {}  kernel {}  {} x {}\n", hi.hostname,
-                                hi.kernel, or_na(hi.cpu_count), hi.cpu_model);
+  std::string out =
+      fmt::format("Host {}  kernel {}  {} x {}\n", safe(hi.hostname),
+                  safe(hi.kernel), or_na(hi.cpu_count), safe(hi.cpu_model));
   out += fmt::format(
       "     CPU {}% (iowait {}%, steal {}%)  load1 {}\n",
       or_na(h.cpu_util_pct, "{:.1f}"), or_na(h.cpu_iowait_pct, "{:.1f}"),
@@ -142,7 +149,7 @@ std::string describe_clock_reason(const std::string& r) {
   if (r == "hw_thermal_slowdown") return "HARDWARE THERMAL SLOWDOWN";
   if (r == "hw_power_brake_slowdown") return "HARDWARE POWER BRAKE";
   if (r == "display_clock_setting") return "display clock setting";
-  return r;
+  return safe(r);
 }
 
 std::string explain_nvml_status(const TraceHeader& h) {
@@ -152,14 +159,15 @@ std::string explain_nvml_status(const TraceHeader& h) {
     // The loader's own words go on a second line: the first is what a
     // person (or a grep) looks for.
     return "no NVIDIA driver found (libnvidia-ml.so.1); showing the host only" +
-           (h.nvml_error.empty() ? std::string() : "\n   " + h.nvml_error);
+           (h.nvml_error.empty() ? std::string()
+                                 : "\n   " + safe(h.nvml_error));
   if (s == kNvmlDriverMismatch)
     return "NVIDIA driver/library version mismatch: the loaded kernel module "
            "and libnvidia-ml.so.1 are of different versions (driver upgraded "
            "without reboot?) — every CUDA job on this host will fail";
   if (s == kNvmlNoPermission)
     return "insufficient permissions to use NVML (check /dev/nvidia* access)";
-  return "NVML error: " + (h.nvml_error.empty() ? s : h.nvml_error);
+  return "NVML error: " + safe(h.nvml_error.empty() ? s : h.nvml_error);
 }
 
 std::string render_status(const TraceHeader& h, const Sample& s) {
@@ -169,12 +177,13 @@ std::string render_status(const TraceHeader& h, const Sample& s) {
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
 
-  std::string out = fmt::format("gpudoctor status — {} — {}\n", h.host.hostname,
-                                when);
+  std::string out =
+      fmt::format("gpudoctor status — {} — {}\n", safe(h.host.hostname), when);
   if (h.driver)
     out += fmt::format("Driver {}  CUDA {}  NVML {}  GPUs {}\n",
-                       h.driver->driver_version, h.driver->cuda_driver_version,
-                       h.driver->nvml_version, h.gpus.size());
+                       safe(h.driver->driver_version),
+                       safe(h.driver->cuda_driver_version),
+                       safe(h.driver->nvml_version), h.gpus.size());
   std::string why = explain_nvml_status(h);
   if (!why.empty()) out += "!! " + why + "\n";
   out += "\n";
@@ -186,7 +195,7 @@ std::string render_status(const TraceHeader& h, const Sample& s) {
   }
   out += host_block(h.host, s.host);
   for (const auto& e : s.events)
-    out += fmt::format("event: {} {}\n", e.kind, e.text);
+    out += fmt::format("event: {} {}\n", safe(e.kind), safe(e.text));
   return out;
 }
 

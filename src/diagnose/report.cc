@@ -5,10 +5,17 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "common/terminal_text.h"
 #include "diagnose/evidence.h"
 
 namespace gd {
 namespace {
+
+// Titles and evidence quote process names, command lines and kernel lines:
+// untrusted text on a terminal.
+std::string safe(std::string_view text) {
+  return terminal_safe(text, kTerminalSentenceMax);
+}
 
 std::string upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -16,8 +23,10 @@ std::string upper(std::string s) {
 }
 
 std::string window_line(const DiagnoseResult& r, const TraceHeader& h) {
-  std::string host = h.host.hostname.empty() ? "this host" : h.host.hostname;
-  std::string gpus = fmt::format("{} GPU{}", h.gpus.size(), h.gpus.size() == 1 ? "" : "s");
+  std::string host =
+      h.host.hostname.empty() ? "this host" : safe(h.host.hostname);
+  std::string gpus =
+      fmt::format("{} GPU{}", h.gpus.size(), h.gpus.size() == 1 ? "" : "s");
   if (r.window.samples == 0)
     return fmt::format("{}, {}: no samples", host, gpus);
   return fmt::format("{}, {}: {} sample{}, {}", host, gpus, r.window.samples,
@@ -40,9 +49,10 @@ std::string format_text_report(const DiagnoseResult& result,
   for (const auto& f : result.findings) {
     int rank = severity_rank(f.severity);
     if (rank >= 0) ++counts[rank];
-    out += fmt::format("\n{:<8}  {}  {}\n", upper(f.severity), f.id, f.title);
-    out += "  evidence: " + f.evidence + "\n";
-    out += "  action:   " + f.action + "\n";
+    out += fmt::format("\n{:<8}  {}  {}\n", upper(safe(f.severity)), safe(f.id),
+                       safe(f.title));
+    out += "  evidence: " + safe(f.evidence) + "\n";
+    out += "  action:   " + safe(f.action) + "\n";
   }
   out += fmt::format("\n{} critical, {} warning{}, {} info ({} rules checked)\n",
                      counts[2], counts[1], counts[1] == 1 ? "" : "s", counts[0],

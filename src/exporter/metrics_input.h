@@ -48,6 +48,7 @@ struct MetricsInput {
   std::map<int, int> last_xid;
   double collect_duration_s = 0;  // of the latest collection
   uint64_t collections_total = 0;
+  uint64_t processes_left_out_total = 0;  // over serve's per-sample budget
   std::vector<ExportedFinding> findings;
   double now = 0;                    // Unix time of the scrape (for ages)
   std::string version;               // gpudoctor version, for build info

@@ -157,6 +157,10 @@ void render_build_and_collection(const MetricsInput& in, std::string& out) {
   FamilyWriter(out, "gpudoctor_collections_total", "counter",
                "Collections taken since the daemon started.")
       .add("", in.collections_total);
+  FamilyWriter(out, "gpudoctor_processes_left_out_total", "counter",
+               "Processes left out of samples over the per-sample budget "
+               "(GPU processes are kept first).")
+      .add("", in.processes_left_out_total);
   FamilyWriter(out, "gpudoctor_sample_age_seconds", "gauge",
                "Seconds since the latest sample was taken (staleness of "
                "everything on this page).")

@@ -1,10 +1,24 @@
 // parse_kernel_log_line: one log line -> an xid or oom_kill event.
+#include "common/text_cap.h"
 #include "kernellog/kernel_log.h"
 #include "kernellog/log_line_prefix.h"
 #include "kernellog/oom_line.h"
 #include "kernellog/xid_line.h"
 
 namespace gd {
+
+namespace {
+
+// The event keeps at most kKernelLineMax bytes of the line, and says how
+// much it left out.
+std::string capped_text(std::string_view text) {
+  std::string out(text.substr(0, kKernelLineMax));
+  if (text.size() > kKernelLineMax)
+    cap_text(out, kKernelLineMax, text.size() - kKernelLineMax);
+  return out;
+}
+
+}  // namespace
 
 std::optional<Event> parse_kernel_log_line(std::string_view line, const PciIndex& pci) {
   // The event text is the line as the user would see it in dmesg/journal,
@@ -20,14 +34,14 @@ std::optional<Event> parse_kernel_log_line(std::string_view line, const PciIndex
     e.gpu = pci.find(x->pci);
     e.code = x->code;
     if (x->pid) e.pid = *x->pid;
-    e.text = std::string(text);
+    e.text = capped_text(text);
     return e;
   }
   if (auto o = kernellog::parse_oom_kill(msg)) {
     Event e;
     e.kind = "oom_kill";
     e.pid = o->pid;
-    e.text = std::string(text);
+    e.text = capped_text(text);
     return e;
   }
   return std::nullopt;

@@ -3,9 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "common/text_cap.h"
 #include "kernellog/kernel_log.h"
 
 namespace gd {
@@ -24,7 +26,8 @@ struct KernelLogSource::Impl {
   std::string error;
   off_t offset = 0;      // plain file: next byte to read
   ino_t inode = 0;       // plain file: to notice rotation
-  std::string partial;   // plain file: text after the last newline
+  std::string partial;   // plain file: text after the last newline, capped
+  size_t partial_left_out = 0;  // bytes of that line past kKernelLineMax
   std::string buf = std::string(kReadBuffer, '\0');
 
   bool open_file(bool from_start) {
@@ -48,6 +51,7 @@ struct KernelLogSource::Impl {
     inode = st.st_ino;
     offset = 0;
     partial.clear();
+    partial_left_out = 0;
     if (!from_start) {
       // On /dev/kmsg SEEK_END positions after the newest record (SEEK_DATA
       // would mean "after the last `dmesg -c` clear", not what we want).
@@ -81,6 +85,7 @@ struct KernelLogSource::Impl {
     if (fstat(fd, &st) == 0 && st.st_size < offset) {  // truncated
       offset = 0;
       partial.clear();
+      partial_left_out = 0;
     }
     drain_file(pci, out);
     // Rotated (path now names another file): finish the old one, then
@@ -99,15 +104,32 @@ struct KernelLogSource::Impl {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return;
       offset += n;
-      partial.append(buf.data(), static_cast<size_t>(n));
-      size_t start = 0;
-      for (size_t nl = partial.find('\n'); nl != std::string::npos;
-           nl = partial.find('\n', start)) {
-        std::string_view line(partial.data() + start, nl - start);
-        if (auto e = parse_kernel_log_line(line, pci)) out.push_back(std::move(*e));
-        start = nl + 1;
+      append_lines(std::string_view(buf.data(), static_cast<size_t>(n)), pci,
+                   out);
+    }
+  }
+
+  // Splits `in` into lines, the first continuing `partial`; keeps an
+  // unfinished last line for next time. A line (a file with no newline at
+  // all, say) is kept to kKernelLineMax bytes: the rest is only counted.
+  void append_lines(std::string_view in, const PciIndex& pci,
+                    std::vector<Event>& out) {
+    while (!in.empty()) {
+      size_t nl = in.find('\n');
+      std::string_view piece = in.substr(0, nl);
+      size_t room =
+          partial.size() < kKernelLineMax ? kKernelLineMax - partial.size() : 0;
+      partial.append(piece.substr(0, room));
+      partial_left_out += piece.size() - std::min(room, piece.size());
+      if (nl == std::string_view::npos) return;
+      if (auto e = parse_kernel_log_line(partial, pci)) {
+        if (partial_left_out)
+          cap_text(e->text, kKernelLineMax, partial_left_out);
+        out.push_back(std::move(*e));
       }
-      partial.erase(0, start);  // keep an unfinished last line for next time
+      partial.clear();
+      partial_left_out = 0;
+      in.remove_prefix(nl + 1);
     }
   }
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/text_cap.h"
 #include "procfs/text_util.h"
 
 namespace gd::procfs {
@@ -14,6 +15,7 @@ std::optional<PidStat> parse_pid_stat(std::string_view text) {
     return std::nullopt;
   PidStat s;
   s.comm = std::string(text.substr(open + 1, close - open - 1));
+  cap_text(s.comm, kProcessTextMax);  // the kernel keeps 16; a fixture may not
   std::string_view rest = text.substr(close + 1);
   // Fields after the comm, 0-based: state(0) ppid(1) pgrp session tty_nr
   // tpgid flags minflt cminflt majflt cmajflt utime(11) stime(12) cutime
@@ -68,6 +70,29 @@ std::string cmdline_from_raw(std::string_view raw) {
   std::replace(s.begin(), s.end(), '\0', ' ');
   while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.pop_back();
   return s;
+}
+
+std::optional<std::string> read_cmdline(const char* path) {
+  std::string raw;
+  size_t left_out = 0;
+  if (!read_file_prefix(path, raw, kProcessTextMax, left_out))
+    return std::nullopt;
+  std::string cmdline = cmdline_from_raw(raw);
+  cap_text(cmdline, kProcessTextMax, left_out);
+  return cmdline;
+}
+
+std::optional<std::string> read_cgroup(const char* path) {
+  // A v1 host lists a dozen hierarchies; each path is kept to the cap, so
+  // reading more than this many bytes could only find longer paths.
+  constexpr size_t kCgroupFileMax = 16 * kProcessTextMax;
+  std::string text;
+  size_t left_out = 0;
+  if (!read_file_prefix(path, text, kCgroupFileMax, left_out))
+    return std::nullopt;
+  auto cgroup = parse_cgroup(text);
+  if (cgroup) cap_text(*cgroup, kProcessTextMax);
+  return cgroup;
 }
 
 std::optional<std::string> parse_cgroup(std::string_view text) {

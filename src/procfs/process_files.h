@@ -40,6 +40,15 @@ std::optional<uint32_t> parse_status_euid(std::string_view text);
 // and blanks removed. Empty for kernel threads and zombies.
 std::string cmdline_from_raw(std::string_view raw);
 
+// Reads /proc/<pid>/cmdline at `path` as cmdline_from_raw does, keeping at
+// most kProcessTextMax bytes of it (then "…[truncated N bytes]"); nullopt
+// when it cannot be read.
+std::optional<std::string> read_cmdline(const char* path);
+
+// Reads /proc/<pid>/cgroup at `path` and parses it as parse_cgroup does,
+// the path capped at kProcessTextMax bytes.
+std::optional<std::string> read_cgroup(const char* path);
+
 // /proc/<pid>/cgroup lines "hierarchy-id:controllers:path". The cgroup v2
 // line ("0::/path") wins; otherwise the first v1 line's path.
 std::optional<std::string> parse_cgroup(std::string_view text);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 
@@ -42,6 +43,34 @@ bool read_file(const char* path, std::string& out, Ending ending) {
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   bool ok = read_from_start(fd, out, ending);
+  ::close(fd);
+  return ok;
+}
+
+bool read_file_prefix(const char* path, std::string& out, size_t max_bytes,
+                      size_t& left_out) {
+  out.clear();
+  left_out = 0;
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char chunk[16384];
+  off_t off = 0;
+  bool ok = true;
+  for (;;) {
+    ssize_t n = ::pread(fd, chunk, sizeof chunk, off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    if (n == 0) break;
+    size_t got = static_cast<size_t>(n);
+    size_t keep =
+        out.size() < max_bytes ? std::min(got, max_bytes - out.size()) : 0;
+    out.append(chunk, keep);
+    left_out += got - keep;
+    off += n;
+  }
   ::close(fd);
   return ok;
 }

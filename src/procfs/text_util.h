@@ -34,6 +34,13 @@ inline bool read_file(const std::string& path, std::string& out) {
   return read_file(path.c_str(), out);
 }
 
+// Reads at most `max_bytes` of the file at `path` into `out` (replacing its
+// contents) and sets `left_out` to the bytes after them, counted by reading
+// on in small chunks that are thrown away: a 1 MiB /proc/PID/cmdline never
+// sits in memory. Returns false when the file cannot be opened or read.
+bool read_file_prefix(const char* path, std::string& out, size_t max_bytes,
+                      size_t& left_out);
+
 // Pops the next line (without its '\n') from `text`; false at the end.
 bool next_line(std::string_view& text, std::string_view& line);
 

@@ -125,7 +125,7 @@ std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
     std::string indent;
     if (t.launcher) {
       out += fmt::format("launcher {}  {}  {}  ({} rank{})\n", t.launcher->pid,
-                         t.launcher->user,
+                         shorten(t.launcher->user, 32),
                          shorten(t.launcher->command(), kCommandWidth),
                          t.ranks.size(), t.ranks.size() == 1 ? "" : "s");
       indent = "  ";
@@ -138,7 +138,8 @@ std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
           r.rank.used_bytes ? bytes_text(*r.rank.used_bytes) : "n/a";
       out += fmt::format("{}{}rank {}  GPU {}  {}  cpu {}  {}  {}{}\n", indent,
                          branch, r.rank.pid, gpus_text(r.rank.gpus), mem,
-                         cpu_text(r.proc), r.proc ? r.proc->state : "missing",
+                         cpu_text(r.proc),
+                         r.proc ? shorten(r.proc->state, 8) : "missing",
                          shorten(command_of(r.proc), kCommandWidth),
                          r.proc && r.proc->state == "Z" ? "  <-- ZOMBIE" : "");
       std::string rank_cont = t.launcher ? (last_rank ? "   " : "|  ") : "";
@@ -147,7 +148,8 @@ std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
         out += fmt::format(
             "{}{}{}`- worker {}  cpu {}  {}  {}\n", indent, rank_cont,
             std::string(static_cast<size_t>(2 * (depth - 1)), ' '), w->pid,
-            cpu_text(w), w->state, shorten(command_of(w), kCommandWidth));
+            cpu_text(w), shorten(w->state, 8),
+            shorten(command_of(w), kCommandWidth));
       }
     }
   }

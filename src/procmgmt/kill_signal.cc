@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "common/terminal_text.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
 
@@ -137,8 +138,9 @@ std::string PinnedProcess::send(int sig, const Requester& who) {
          "kill: sent %s to pid %u (%s, user %s) as requested by uid %u (%s) on "
          "tty %s",
          signal_name(sig).c_str(), proc_.pid,
-         proc_.command().substr(0, 200).c_str(), proc_.user.c_str(), who.uid,
-         who.user.c_str(), who.tty.c_str());
+         terminal_safe(proc_.command(), 200).c_str(),
+         terminal_safe(proc_.user, 64).c_str(), who.uid, who.user.c_str(),
+         who.tty.c_str());
   closelog();
   return {};
 }

@@ -22,11 +22,9 @@ bool ProcEntry::kernel_thread() const {
 }
 
 std::string ProcEntry::command() const {
-  std::string c = cmdline.empty() ? "[" + comm + "]" : cmdline;
-  // argv may hold newlines and tabs (python -c "..."): one line per process.
-  for (char& ch : c)
-    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
-  return c;
+  // Raw bytes: every text view makes them terminal-safe (terminal_text.h),
+  // which keeps a newline of `python -c "..."` visible as "\n" on one row.
+  return cmdline.empty() ? "[" + comm + "]" : cmdline;
 }
 
 std::vector<uint32_t> parse_nspid(std::string_view text) {
@@ -68,10 +66,9 @@ std::optional<ProcEntry> read_proc_entry(const std::string& proc_root,
     e.nspid = parse_nspid(buf);
   }
   if (e.uid) e.user = user_name_of(*e.uid);
-  if (procfs::read_file(dir + "cmdline", buf))
-    e.cmdline = procfs::cmdline_from_raw(buf);
-  if (procfs::read_file(dir + "cgroup", buf))
-    e.cgroup = procfs::parse_cgroup(buf);
+  // Both capped where read: a 1 MiB command line costs 4 KiB here.
+  e.cmdline = procfs::read_cmdline((dir + "cmdline").c_str()).value_or("");
+  e.cgroup = procfs::read_cgroup((dir + "cgroup").c_str());
   return e;
 }
 

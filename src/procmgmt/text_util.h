@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/terminal_text.h"
+
 namespace gd::procmgmt {
 
 // "30.0 GiB", "400 MiB", "512 KiB", "0 B" (same style as `gpudoctor status`).
@@ -22,9 +24,16 @@ inline std::string bytes_text(uint64_t b) {
   return fmt::format("{} B", b);
 }
 
+// Made terminal-safe (untrusted text: names, command lines) and shortened to
+// at most `width` display columns, ending in "~" when cut.
 inline std::string shorten(std::string_view s, size_t width) {
-  if (s.size() <= width) return std::string(s);
-  return std::string(s.substr(0, width - 1)) + "~";
+  return terminal_fit(s, width);
+}
+
+// Text that embeds untrusted strings (explanations, advice, notes) made
+// terminal-safe as a whole; our own words have no control characters.
+inline std::string safe_text(std::string_view s) {
+  return terminal_safe(s, kTerminalSentenceMax);
 }
 
 }  // namespace gd::procmgmt

@@ -13,6 +13,11 @@ namespace {
 // Widest command shown in the table; the rest is cut with "~".
 constexpr size_t kCommandWidth = 60;
 
+// A table cell of untrusted text padded to its column.
+std::string cell(std::string_view text, size_t width) {
+  return terminal_cell(text, width);
+}
+
 std::string container_text(const ContainerRef& c,
                            const std::optional<ProcEntry>& p) {
   std::string out = c.describe();
@@ -52,11 +57,11 @@ nlohmann::json proc_json(const ProcEntry& p) {
 }  // namespace
 
 std::string render_who(const GpuMemoryAccount& a) {
-  std::string out =
-      fmt::format("GPU {}  {}", a.gpu, a.name.empty() ? "?" : a.name);
+  std::string out = fmt::format("GPU {}  {}", a.gpu,
+                                a.name.empty() ? "?" : shorten(a.name, 64));
   if (!a.readable)
-    return out + "\n!! cannot account for its memory: " + a.unreadable_reason +
-           "\n";
+    return out + "\n!! cannot account for its memory: " +
+           safe_text(a.unreadable_reason) + "\n";
   out += fmt::format("  used {} of {}\n\n",
                      a.used_bytes ? bytes_text(*a.used_bytes) : "n/a",
                      a.total_bytes ? bytes_text(*a.total_bytes) : "n/a");
@@ -69,11 +74,11 @@ std::string render_who(const GpuMemoryAccount& a) {
     std::string cmd = ap.proc ? ap.proc->command() : "";
     out += fmt::format("  {:<9} {:>10}  {:<16} {:<10} {:<28} {}\n", ap.pid,
                        ap.used_bytes ? bytes_text(*ap.used_bytes) : "n/a",
-                       holder_status_name(ap.status), shorten(user, 10),
-                       shorten(container_text(ap.container, ap.proc), 28),
+                       holder_status_name(ap.status), cell(user, 10),
+                       cell(container_text(ap.container, ap.proc), 28),
                        shorten(cmd, kCommandWidth));
     if (!ap.explanation.empty())
-      out += "            -> " + ap.explanation + "\n";
+      out += "            -> " + safe_text(ap.explanation) + "\n";
   }
   if (a.processes.empty() && a.processes_known)
     out += "  (NVML lists no process)\n";
@@ -103,8 +108,8 @@ std::string render_who(const GpuMemoryAccount& a) {
       std::string devs;
       for (const auto& d : o.devices) devs += (devs.empty() ? "" : ",") + d;
       out += fmt::format("  {:<9} {:<10} {:<18} {:<28} {}{}\n", o.proc.pid,
-                         shorten(o.proc.user, 10), shorten(devs, 18),
-                         shorten(container_text(o.container, o.proc), 28),
+                         cell(o.proc.user, 10), cell(devs, 18),
+                         cell(container_text(o.container, o.proc), 28),
                          shorten(o.proc.command(), kCommandWidth),
                          o.proc.zombie()            ? "  [zombie]"
                          : o.proc.uninterruptible() ? "  [D state]"
@@ -113,7 +118,7 @@ std::string render_who(const GpuMemoryAccount& a) {
   }
   if (!a.advice.empty()) {
     out += "\nWhat to do:\n";
-    for (const auto& s : a.advice) out += "  - " + s + "\n";
+    for (const auto& s : a.advice) out += "  - " + safe_text(s) + "\n";
   }
   return out;
 }

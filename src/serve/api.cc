@@ -314,6 +314,7 @@ MetricsInput metrics_input(const Snapshot& s, double now) {
   in.last_xid = s.last_xid;
   in.collect_duration_s = s.collect_duration_s;
   in.collections_total = s.collections_total;
+  in.processes_left_out_total = s.processes_left_out_total;
   in.now = now;
   in.version = s.version;
   in.store = s.store;

@@ -98,6 +98,10 @@ void Collector::collect_once() {
   auto sample = std::make_shared<Sample>(sampler_.sample());
   collect_duration_s_ =
       std::chrono::duration<double>(Clock::now() - t0).count();
+  // Before anything keeps or exports the sample: bounded size, and no
+  // secrets from command lines in the API, history, metrics or alerts.
+  processes_left_out_ += apply_process_budget(*sample, options_.process_budget);
+  apply_cmdline_exposure(*sample, options_.show_cmdline);
   ++collections_;
   const double now = sample->t;
 
@@ -229,6 +233,7 @@ void Collector::publish() {
   s->last_xid = last_xid_;
   s->collect_duration_s = collect_duration_s_;
   s->collections_total = collections_;
+  s->processes_left_out_total = processes_left_out_;
   s->started_at = started_at_;
   s->interval_s = options_.interval_s;
   s->alerts = tracker_.active();

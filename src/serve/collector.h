@@ -12,9 +12,11 @@
 #include <string>
 #include <thread>
 
+#include "collect/process_budget.h"
 #include "collect/sampler.h"
 #include "serve/alerting.h"
 #include "serve/alertmanager_client.h"
+#include "serve/cmdline_exposure.h"
 #include "serve/history.h"
 #include "serve/serve_config.h"
 #include "serve/snapshot.h"
@@ -26,6 +28,8 @@ struct CollectorOptions {
   std::string instance;       // Alertmanager "instance" label (host:port)
   std::string generator_url;  // link back to /api/v1/findings
   std::string version;
+  CmdlineExposure show_cmdline = CmdlineExposure::kRedacted;
+  ProcessBudget process_budget;
 };
 
 class Collector {
@@ -71,6 +75,7 @@ class Collector {
   std::map<int, int> last_xid_;
   double collect_duration_s_ = 0;
   uint64_t collections_ = 0;
+  uint64_t processes_left_out_ = 0;
   double started_at_ = 0;
   AlertTracker tracker_;
   std::optional<double> evaluated_at_;

@@ -122,6 +122,7 @@ int run_serve(const ServeOptions& o) {
   co.generator_url = "http://" + shown_host + ":" +
                      std::to_string(http.port()) + "/api/v1/findings";
   co.version = o.version;
+  co.show_cmdline = o.show_cmdline;
   Collector collector(sampler, history.get(), box, config, alertmanager.get(),
                       co);
   http.start();

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "collect/sampler.h"
+#include "serve/cmdline_exposure.h"
 
 namespace gd {
 
@@ -22,6 +23,7 @@ struct ServeOptions {
   std::string config_path;       // "" = built-in thresholds and policy
   std::string alertmanager_url;  // "" = do not send alerts
   std::string version;           // for gpudoctor_build_info
+  CmdlineExposure show_cmdline = CmdlineExposure::kRedacted;
   SamplerOptions sampler;
 };
 

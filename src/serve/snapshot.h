@@ -25,6 +25,7 @@ struct Snapshot {
   std::map<int, int> last_xid;       // GPU index -> last Xid code seen
   double collect_duration_s = 0;
   uint64_t collections_total = 0;
+  uint64_t processes_left_out_total = 0;  // over the process budget
   double started_at = 0;  // daemon start (Unix seconds)
   double interval_s = 1;
   // Alerting: state after the latest evaluation.
