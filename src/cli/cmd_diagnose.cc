@@ -3,23 +3,29 @@
 // Names the cause of a slow, under-used or out-of-memory GPU server
 // (findings.md). Exit codes: 0 ok/info, 1 warning, 2 critical, 3 could not
 // diagnose.
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <thread>
 
-#include <unistd.h>
-
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/format.h"
 #include "collect/sampler.h"
+#include "diagnose/config.h"
 #include "diagnose/engine.h"
 #include "diagnose/report.h"
 #include "trace/trace_io.h"
 
 namespace gd {
 namespace {
+
+// A live diagnosis window: a second is one sample, a month is the longest
+// anyone leaves a terminal command running.
+constexpr DurationRange kDurationRange{1, 30 * 86400.0};
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_diagnose_interrupt(int) { g_interrupted.store(true); }
@@ -51,7 +57,8 @@ class LiveSampleSource : public SampleSource {
     next_ += interval_;
     if (next_ < Clock::now()) next_ = Clock::now();
     if (progress_)
-      std::fprintf(stderr, "\rgpudoctor: sampling %ld/%ld (Ctrl-C to stop early)",
+      std::fprintf(stderr,
+                   "\rgpudoctor: sampling %ld/%ld (Ctrl-C to stop early)",
                    taken_, total_);
     return true;
   }
@@ -107,10 +114,11 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     std::fprintf(stderr, "gpudoctor: warning: %s: no rule uses key '%s'\n",
                  f.config_path.c_str(), key.c_str());
   if (result.window.samples == 0)
-    throw std::runtime_error(f.from.empty() ? "no samples were taken"
-                                            : f.from + ": trace has no samples");
-  std::string report = f.json ? format_json_report(result)
-                              : format_text_report(result, header);
+    throw std::runtime_error(f.from.empty()
+                                 ? "no samples were taken"
+                                 : f.from + ": trace has no samples");
+  std::string report =
+      f.json ? format_json_report(result) : format_text_report(result, header);
   std::fwrite(report.data(), 1, report.size(), stdout);
   if (report.empty() || report.back() != '\n') std::fputc('\n', stdout);
   return diagnose_exit_code(result);
@@ -126,26 +134,26 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       "name the cause of a slow or under-used GPU server, with evidence and "
       "the fix (exit 0 ok, 1 warning, 2 critical, 3 could not diagnose)");
   auto f = std::make_shared<DiagnoseFlags>();
-  auto* from = cmd->add_option("--from", f->from,
-                               "diagnose a recorded trace instead of the live machine")
-                   ->check(CLI::ExistingFile);
-  auto* duration = cmd->add_option_function<std::string>(
-         "--duration",
-         [f](const std::string& t) { f->duration_s = parse_duration(t); },
-         "live sampling window (default 30s)")
-      ->check([](const std::string& t) -> std::string {
-        try {
-          return parse_duration(t) > 0 ? "" : "must be positive";
-        } catch (const std::exception& e) {
-          return e.what();
-        }
-      });
+  auto* from =
+      cmd->add_option("--from", f->from,
+                      "diagnose a recorded trace instead of the live machine "
+                      "('-' = stdin)")
+          ->check(CLI::Validator(
+              [](std::string& path) -> std::string {
+                return path == "-" ? "" : CLI::ExistingFile(path);
+              },
+              "FILE"));
+  auto* duration =
+      add_duration_option(*cmd, "--duration", f->duration_s, kDurationRange,
+                          "live sampling window (default 30s)");
   cmd->add_flag("--json", f->json, "print findings as JSON (findings.md)");
-  auto* gpu = cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
-                  ->check(CLI::NonNegativeNumber);
-  auto* min_severity = cmd->add_option("--min-severity", f->min_severity,
-                                       "hide findings below this severity")
-                           ->check(CLI::IsMember({"info", "warning", "critical"}));
+  auto* gpu =
+      cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
+          ->transform(decimal_in(0, kMaxGpuIndex));
+  auto* min_severity =
+      cmd->add_option("--min-severity", f->min_severity,
+                      "hide findings below this severity")
+          ->check(CLI::IsMember({"info", "warning", "critical"}));
   auto* config = cmd->add_option("--config", f->config_path,
                                  "TOML file overriding rule thresholds")
                      ->check(CLI::ExistingFile);
@@ -162,6 +170,9 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
     try {
       command_exit_code() = f->checklist ? run_checklist(global, f->json)
                                          : run_diagnose(global, *f);
+    } catch (const ConfigError& e) {  // --config is user input: usage error
+      std::fprintf(stderr, "gpudoctor: diagnose: %s\n", e.what());
+      command_exit_code() = kExitUsage;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpudoctor: diagnose: %s\n", e.what());
       command_exit_code() = kExitCouldNotDiagnose;

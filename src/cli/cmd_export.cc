@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "common/duration.h"
 #include "store/history_store.h"
 #include "trace/trace_io.h"
 

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/format.h"
 #include "cli/status_view.h"
 #include "collect/sampler.h"
@@ -38,6 +39,9 @@ constexpr auto kNvmlPollInterval = std::chrono::milliseconds(500);
 // After SIGKILL a process ends as soon as it leaves the kernel; this long
 // is enough unless it is stuck (D state), which is reported.
 constexpr double kKillWaitSeconds = 5;
+// --timeout: 0 checks once without waiting; past an hour a stuck process
+// needs a person, not a longer wait.
+constexpr DurationRange kTimeoutRange{0, 3600};
 
 struct KillFlags {
   std::vector<uint32_t> pids;
@@ -369,26 +373,17 @@ void add_kill_command(CLI::App& app, const GlobalOptions& global) {
                                  "terminal), 4 processes gone but memory not "
                                  "released, 5 processes still alive");
   auto f = std::make_shared<KillFlags>();
-  cmd->add_option("pids", f->pids, "processes to end")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("pids", f->pids, "processes to end (decimal pids)")
+      ->transform(decimal_in(1, kMaxPid));
   cmd->add_option("--gpu", f->gpu, "every process NVML lists on this GPU")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(decimal_in(0, kMaxGpuIndex));
   cmd->add_option("--user", f->user,
                   "only processes of this user (name or uid)");
   cmd->add_option("--signal,-s", f->signal,
                   "signal to send first (default TERM)");
-  cmd->add_option_function<std::string>(
-         "--timeout",
-         [f](const std::string& t) { f->timeout_s = parse_duration(t); },
-         "how long to wait for exits and for the memory to be freed (default "
-         "10s)")
-      ->check([](const std::string& t) -> std::string {
-        try {
-          return parse_duration(t) >= 0 ? "" : "must not be negative";
-        } catch (const std::exception& e) {
-          return e.what();
-        }
-      });
+  add_duration_option(*cmd, "--timeout", f->timeout_s, kTimeoutRange,
+                      "how long to wait for exits and for the memory to be "
+                      "freed (default 10s)");
   cmd->add_flag("--force", f->force,
                 "send SIGKILL to processes still alive after the timeout");
   cmd->add_flag("--dry-run,-n", f->dry_run,

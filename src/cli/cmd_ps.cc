@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/format.h"
 #include "cli/ps_view.h"
 #include "cli/status_view.h"
@@ -149,7 +150,7 @@ void add_ps_command(CLI::App& app, const GlobalOptions& global) {
                 "ranks -> data-loader workers");
   cmd->add_option("--user", f->user, "only processes of this user");
   cmd->add_option("--gpu", f->gpu, "only processes on this GPU index")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(decimal_in(0, kMaxGpuIndex));
   cmd->add_option("--sort", f->sort,
                   "order: mem, cpu, elapsed (largest first), pid, gpu")
       ->check(CLI::IsMember({"mem", "cpu", "pid", "elapsed", "gpu"}));

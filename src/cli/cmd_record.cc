@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/format.h"
 #include "collect/sampler.h"
 #include "trace/trace_io.h"
@@ -21,7 +22,8 @@ extern "C" void on_stop_signal(int) { g_stop.store(true); }
 void sleep_until_or_stopped(std::chrono::steady_clock::time_point when) {
   while (!g_stop.load() && std::chrono::steady_clock::now() < when)
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-        std::chrono::milliseconds(50), when - std::chrono::steady_clock::now()));
+        std::chrono::milliseconds(50),
+        when - std::chrono::steady_clock::now()));
 }
 
 }  // namespace
@@ -38,20 +40,11 @@ void add_record_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("-o,--output", o->out,
                   "trace file ('-' = stdout; a .zst name is compressed)")
       ->required();
-  cmd->add_option_function<std::string>(
-         "--duration",
-         [o](const std::string& t) { o->duration_s = parse_duration(t); },
-         "stop after this long, e.g. 10m (default: until Ctrl-C)")
-      ->check([](const std::string& t) -> std::string {
-        try {
-          parse_duration(t);
-          return {};
-        } catch (const std::exception& e) {
-          return e.what();
-        }
-      });
+  // Unset = until Ctrl-C; a given duration is at least one sample's worth.
+  add_duration_option(*cmd, "--duration", o->duration_s, {1, 30 * 86400.0},
+                      "stop after this long, e.g. 10m (default: until Ctrl-C)");
   cmd->add_option("--count", o->count, "stop after this many samples")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(decimal_in(0, 1'000'000'000));
   cmd->callback([&global, o] {
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);

@@ -6,7 +6,9 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/format.h"
+#include "diagnose/config.h"
 #include "serve/serve_options.h"
 
 #ifndef GD_VERSION
@@ -16,17 +18,9 @@
 namespace gd {
 namespace {
 
-CLI::Validator duration_validator() {
-  return CLI::Validator(
-      [](std::string& t) -> std::string {
-        try {
-          return parse_duration(t) > 0 ? "" : "must be positive";
-        } catch (const std::exception& e) {
-          return e.what();
-        }
-      },
-      "DURATION");
-}
+// History kept: an hour is the shortest that is still history; ten years
+// bounds the database (and the arithmetic on it).
+constexpr DurationRange kRetentionRange{3600, 3650 * 86400.0};
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:" + std::to_string(kDefaultServePort);
@@ -56,8 +50,15 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
                              "$XDG_STATE_HOME/gpudoctor/history.db)");
   cmd->add_flag("--no-db", f->no_db, "keep no history")->excludes(db);
   cmd->add_option("--retention", f->retention,
-                  "how long history is kept (default 7d)")
-      ->check(duration_validator());
+                  "how long history is kept (default 7d; " +
+                      duration_range_text(kRetentionRange) + ")")
+      ->check(CLI::Validator(
+          [](std::string& t) -> std::string {
+            std::string error;
+            auto v = try_parse_duration(t, &error);
+            return v ? check_duration_range(t, *v, kRetentionRange) : error;
+          },
+          "DURATION"));
   cmd->add_option("--config", f->config,
                   "TOML file: rule thresholds and the [alerting] section "
                   "(reloaded on SIGHUP)")
@@ -92,6 +93,9 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       o.show_cmdline = *show_cmdline;
       o.sampler = global.sampler_options();
       command_exit_code() = run_serve(o);
+    } catch (const ConfigError& e) {  // --config is user input: usage error
+      std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
+      command_exit_code() = kExitUsage;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
       command_exit_code() = kExitError;

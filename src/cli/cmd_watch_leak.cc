@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/format.h"
 #include "cli/status_view.h"
 #include "collect/sampler.h"
@@ -100,20 +101,12 @@ void add_watch_leak_command(CLI::App& app, const GlobalOptions& global) {
   auto f = std::make_shared<LeakFlags>();
   cmd->add_option("pid", f->pid,
                   "process to follow (default: every GPU process)")
-      ->check(CLI::PositiveNumber);
+      ->transform(decimal_in(1, kMaxPid));
   cmd->add_option("--gpu", f->gpu, "only this GPU index")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option_function<std::string>(
-         "--duration",
-         [f](const std::string& t) { f->duration_s = parse_duration(t); },
-         "how long to watch (default 60s); samples every --interval")
-      ->check([](const std::string& t) -> std::string {
-        try {
-          return parse_duration(t) > 0 ? "" : "must be positive";
-        } catch (const std::exception& e) {
-          return e.what();
-        }
-      });
+      ->transform(decimal_in(0, kMaxGpuIndex));
+  add_duration_option(*cmd, "--duration", f->duration_s, {1, 30 * 86400.0},
+                      "how long to watch (default 60s); samples every "
+                      "--interval");
   cmd->add_flag("--json", f->json, "print the summary as JSON");
   cmd->callback([&global, f] {
     try {

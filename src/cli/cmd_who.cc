@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/status_view.h"
 #include "collect/sampler.h"
 #include "procmgmt/device_holders.h"
@@ -66,7 +67,7 @@ void add_who_command(CLI::App& app, const GlobalOptions& global) {
       "missing owners, driver reservation, device-file holders)");
   auto f = std::make_shared<WhoFlags>();
   cmd->add_option("gpu", f->gpu, "GPU index (default: every GPU)")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(decimal_in(0, kMaxGpuIndex));
   cmd->add_flag("--json", f->json, "print JSON: {\"gpus\": [...]}");
   cmd->add_option("--dev-prefix", f->dev_prefix,
                   "directory of the NVIDIA device nodes (tests)")

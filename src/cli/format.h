@@ -12,9 +12,6 @@ namespace gd {
 std::string human_bytes(uint64_t bytes);
 // "2h03m", "4m12s", "37s", "3d04h".
 std::string human_elapsed(double seconds);
-// "1s", "500ms", "10m", "24h", "7d", or a plain number of seconds.
-// Throws std::invalid_argument naming the text on anything else.
-double parse_duration(std::string_view text);
 // Made terminal-safe (untrusted text: names, command lines) and shortened to
 // at most `width` display columns, ending in "~" when cut.
 std::string ellipsize(std::string_view text, size_t width);

@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "cli/commands.h"
-#include "cli/format.h"
+#include "cli/flag_checks.h"
 #include "procfs/kept_file.h"
 
 #ifndef GD_VERSION
@@ -42,21 +42,11 @@ int& command_exit_code() {
 
 namespace {
 
-// CLI11 validator for "500ms", "1s", "10m" ... storing seconds.
-CLI::Option* add_duration(CLI::App& app, const std::string& name, double& out,
-                          const std::string& help) {
-  return app.add_option_function<std::string>(
-                name, [&out](const std::string& text) { out = gd::parse_duration(text); },
-                help)
-      ->check([](const std::string& text) -> std::string {
-        try {
-          gd::parse_duration(text);
-          return {};
-        } catch (const std::exception& e) {
-          return e.what();
-        }
-      });
-}
+// Ranges of the global flags: an interval of 0 would spin a core, and one
+// beyond an hour is not monitoring; a GPU that needs more than a minute to
+// answer is hung.
+constexpr gd::DurationRange kIntervalRange{0.01, 3600};
+constexpr gd::DurationRange kDeadlineRange{0.01, 60};
 
 }  // namespace
 
@@ -64,29 +54,33 @@ int main(int argc, char** argv) {
   // Sampling keeps a few /proc files open per watched process.
   gd::procfs::raise_open_files_limit();
   gd::GlobalOptions global;
-  CLI::App app{
-      "gpudoctor " GD_VERSION
-      " — tells what is wrong with a GPU server and helps fix it"};
+  CLI::App app{"gpudoctor " GD_VERSION
+               " — tells what is wrong with a GPU server and helps fix it"};
   app.set_version_flag("--version", "gpudoctor " GD_VERSION);
   app.require_subcommand(1);
   app.fallthrough();  // global flags may follow the subcommand too
   // One line naming what was wrong (scripts grep stderr); no usage dump.
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    // "A subcommand is required" for `gpudoctor frobnicate`: name the word.
+    if (a->get_subcommands().empty() && !a->remaining().empty())
+      return "gpudoctor: unknown command '" + a->remaining().front() +
+             "' (see --help)\n";
     return std::string("gpudoctor: ") + e.what() + " (see --help)\n";
   });
   app.add_option("--nvml-lib", global.nvml_lib,
                  "NVML library to dlopen (default libnvidia-ml.so.1)");
-  add_duration(app, "--interval", global.interval_s,
-               "sampling interval, e.g. 500ms, 1s (default 1s)");
-  add_duration(app, "--deadline", global.deadline_s,
-               "longest wait for one GPU's NVML reads before it is reported "
-               "stale (default 1s)");
+  gd::add_duration_option(app, "--interval", global.interval_s, kIntervalRange,
+                          "sampling interval, e.g. 500ms, 1s (default 1s)");
+  gd::add_duration_option(app, "--deadline", global.deadline_s, kDeadlineRange,
+                          "longest wait for one GPU's NVML reads before it is "
+                          "reported stale (default 1s)");
   app.add_option("--kmsg", global.kmsg_path,
                  "kernel log to follow for Xid/OOM events (default /dev/kmsg; "
                  "'none' disables)");
   app.add_option("--proc-root", global.proc_root, "procfs root (tests)")
       ->group("");
-  app.add_option("--sys-root", global.sys_root, "sysfs root (tests)")->group("");
+  app.add_option("--sys-root", global.sys_root, "sysfs root (tests)")
+      ->group("");
 
   auto commands = gd::registered_commands();
   std::sort(commands.begin(), commands.end(),
@@ -96,7 +90,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" with code 0. Every real usage error
+    // exits 2 (documented, and what scripts test), not CLI11's own codes
+    // (104-109 and more, one per kind of mistake).
+    int code = app.exit(e);
+    return code == 0 ? 0 : gd::kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpudoctor: %s\n", e.what());
     return gd::kExitError;

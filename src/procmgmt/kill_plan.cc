@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "diagnose/process_tree.h"
 
@@ -55,18 +56,9 @@ class Planner {
         }
       }
     }
-    if (!req_.user.empty()) {
-      std::erase_if(selected, [&](const auto& s) {
-        const ProcEntry* p = procs_.find(s.first);
-        bool other = p->user != req_.user &&
-                     (!p->uid || std::to_string(*p->uid) != req_.user);
-        if (other)
-          plan_.notes.push_back(
-              fmt::format("pid {} belongs to {}, not {}: left alone", s.first,
-                          p->user, req_.user));
-        return other;
-      });
-    }
+    // --user filters what was named (so another user's job is not even
+    // expanded) and, below, everything --tree adds.
+    keep_requested_user(selected);
     if (req_.tree) {
       std::vector<std::pair<uint32_t, std::string>> expanded;
       for (const auto& [pid, role] : selected) {
@@ -78,10 +70,11 @@ class Planner {
                                    is_launcher(*procs_.find(root)) ? "launcher"
                                                                    : "job root",
                                    pid));
-        for (uint32_t d : procs_.descendants(root))
+        for (uint32_t d : job_members(root))
           add_once(expanded, d, role_of_member(d, root));
       }
       selected = std::move(expanded);
+      keep_requested_user(selected);
     }
     std::vector<uint32_t> seen;
     for (const auto& [pid, role] : selected) {
@@ -102,11 +95,71 @@ class Planner {
 
   bool is_gpu_process(uint32_t pid) const { return gpus_of_.count(pid) > 0; }
 
-  // The nearest GPU-listed ancestor (a worker's trainer), or 0.
+  void keep_requested_user(std::vector<std::pair<uint32_t, std::string>>& v) {
+    if (req_.user.empty()) return;
+    std::erase_if(v, [&](const auto& s) {
+      const ProcEntry* p = procs_.find(s.first);
+      bool other = p->user != req_.user &&
+                   (!p->uid || std::to_string(*p->uid) != req_.user);
+      if (other && noted_other_user_.insert(s.first).second)
+        plan_.notes.push_back(
+            fmt::format("pid {} belongs to {}, not {}: left alone", s.first,
+                        p->user, req_.user));
+      return other;
+    });
+  }
+
+  // PID 1 of the host or of its own PID namespace (a container whose
+  // workload is its PID 1). Every orphan of that namespace is re-parented to
+  // it, so being below it says nothing about belonging to its job.
+  bool is_namespace_init(uint32_t pid) const {
+    if (pid == kInitPid) return true;
+    const ProcEntry* p = procs_.find(pid);
+    return p && !p->nspid.empty() && p->nspid.back() == kInitPid;
+  }
+
+  // The program a process runs: argv[0], else its comm.
+  static std::string program_of(const ProcEntry& p) {
+    std::string argv0 = p.cmdline.substr(0, p.cmdline.find(' '));
+    return argv0.empty() ? p.comm : argv0;
+  }
+
+  // Whether `pid` is a real worker of `init`, a namespace's PID 1: it and
+  // every process between them run init's own program (forked data-loader
+  // workers do; a shell, sshd or re-parented daemon does not).
+  bool is_worker_of_init(uint32_t pid, uint32_t init) const {
+    const ProcEntry* top = procs_.find(init);
+    if (!top) return false;
+    const std::string program = program_of(*top);
+    uint32_t cur = pid;
+    for (int depth = 0; cur != init && depth < kMaxTreeDepth; ++depth) {
+      const ProcEntry* p = procs_.find(cur);
+      if (!p || program_of(*p) != program) return false;
+      cur = p->ppid;
+    }
+    return cur == init;
+  }
+
+  // The nearest GPU-listed ancestor (a worker's trainer), or 0. A namespace's
+  // PID 1 counts only for its real workers (is_worker_of_init).
   uint32_t gpu_ancestor(uint32_t pid) const {
-    for (uint32_t a : procs_.ancestors(pid))
-      if (is_gpu_process(a)) return a;
+    for (uint32_t a : procs_.ancestors(pid)) {
+      if (!is_gpu_process(a)) continue;
+      if (is_namespace_init(a) && !is_worker_of_init(pid, a)) return 0;
+      return a;
+    }
     return 0;
+  }
+
+  // What --tree adds below a job's root: its descendants, except that a
+  // namespace's PID 1 is never a job covering the whole namespace: only its
+  // real workers come with it.
+  std::vector<uint32_t> job_members(uint32_t root) const {
+    std::vector<uint32_t> members = procs_.descendants(root);
+    if (is_namespace_init(root))
+      std::erase_if(members,
+                    [&](uint32_t d) { return !is_worker_of_init(d, root); });
+    return members;
   }
 
   // A GPU-listed zombie child of `pid`, or 0: its memory is freed only when
@@ -141,12 +194,17 @@ class Planner {
   }
 
   // The job a process belongs to: its nearest launcher ancestor (torchrun,
-  // mpirun, ...), else its topmost GPU-process ancestor, else itself.
+  // mpirun, ...), else its topmost GPU-process ancestor, else itself. The
+  // walk stops at a namespace's PID 1 unless `pid` is its real worker.
   uint32_t job_root(uint32_t pid) const {
     uint32_t root = pid;
     for (uint32_t a : procs_.ancestors(pid)) {
       const ProcEntry* p = procs_.find(a);
       if (!p || a <= kInitPid) break;
+      if (is_namespace_init(a)) {
+        if (is_gpu_process(a) && is_worker_of_init(pid, a)) root = a;
+        break;
+      }
       if (is_launcher(*p)) return a;
       if (is_gpu_process(a)) root = a;
     }
@@ -202,6 +260,7 @@ class Planner {
   const ProcSnapshot& procs_;
   std::map<uint32_t, std::vector<int>> gpus_of_;
   std::vector<uint32_t> self_ancestors_;
+  std::set<uint32_t> noted_other_user_;
   KillPlan plan_;
 };
 

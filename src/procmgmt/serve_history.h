@@ -11,10 +11,11 @@
 
 namespace gd::procmgmt {
 
-// How long ps waits for serve: it is local, so anything slower means it is
-// not there (or busy) and ps must not feel slower for it.
-inline constexpr int kServeConnectTimeoutMs = 300;
-inline constexpr int kServeReadTimeoutMs = 1000;
+// How long ps waits for serve, all requests together (connect, send and
+// the whole reply): serve is local and answers in milliseconds, so anything
+// slower means it is not there, busy, or not serve at all (something else
+// on its port that accepts and never answers), and ps must not hang on it.
+inline constexpr int kServeTotalDeadlineMs = 300;
 
 struct HistorySeries {
   std::optional<int> gpu;
@@ -27,7 +28,8 @@ std::optional<std::vector<HistorySeries>> parse_history_json(
 
 // GPU memory of each pid over the last `since` (e.g. "10m") in `step`
 // buckets; pids serve knows nothing about are absent. Stops at the first
-// connection failure (serve not running).
+// failure (serve not running) and at kServeTotalDeadlineMs: pids not asked
+// by then are absent. Only http://HOST:PORT URLs are understood.
 std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
     const std::string& base_url, const std::vector<uint32_t>& pids,
     const std::string& since = "10m", const std::string& step = "30s");

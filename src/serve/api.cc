@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/duration.h"
 #include "diagnose/report.h"
 #include "exporter/exporter.h"
 #include "trace/trace_io.h"
@@ -59,18 +60,7 @@ std::optional<int> int_param(const QueryParams& params,
 // "10m" -> 600; "1.5h"; "500ms"; plain number = seconds. nullopt if not a
 // duration.
 std::optional<double> parse_duration_text(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  double v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || !std::isfinite(v) || v < 0) return std::nullopt;
-  std::string_view unit(p, text.data() + text.size() - p);
-  if (unit.empty() || unit == "s") return v;
-  if (unit == "ms") return v / 1000;
-  if (unit == "m") return v * 60;
-  if (unit == "h") return v * 3600;
-  if (unit == "d") return v * 86400;
-  if (unit == "w") return v * 7 * 86400;
-  return std::nullopt;
+  return try_parse_duration(text);
 }
 
 bool is_plain_number(const std::string& text) {

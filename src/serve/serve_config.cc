@@ -1,5 +1,7 @@
 #include "serve/serve_config.h"
 
+#include <fmt/format.h>
+
 #include "diagnose/engine.h"
 
 namespace gd {
@@ -16,11 +18,20 @@ std::shared_ptr<const ServeConfig> load_serve_config(
     const std::string& path, const TraceHeader& header) {
   auto cfg = std::make_shared<ServeConfig>();
   if (!path.empty()) cfg->rules = Config::from_toml_file(path);
+  // Every key is range-checked as it is read; these [alerting] periods are
+  // divisors and loop steps, so 0 is out too.
+  for (const char* key : {"alerting.window_s", "alerting.evaluate_every_s",
+                          "alerting.resend_every_s"})
+    if (auto v = cfg->rules.peek(key); v && !(*v > 0))
+      throw ConfigError(
+          fmt::format("{}: key '{}': {} is out of range "
+                      "(more than 0 seconds)",
+                      cfg->rules.where(key), key, *v));
   const auto all_keys = cfg->rules.unused_keys();  // nothing asked yet
   try {
     cfg->policy = AlertPolicy::from_config(cfg->rules, all_keys);
   } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": " + e.what());
+    throw ConfigError(path + ": " + e.what());
   }
   // Let every rule ask for its keys once, to find the ones nobody reads.
   DiagnoseOptions options;

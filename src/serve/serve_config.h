@@ -20,7 +20,8 @@ struct ServeConfig {
   std::vector<std::string> unknown_keys;
 };
 
-// "" = defaults. Throws std::runtime_error "FILE:LINE:COL: what" (one line).
+// "" = defaults. Throws ConfigError "FILE:LINE[:COL]: what" (one line): a
+// malformed file, or a number out of its key's range.
 std::shared_ptr<const ServeConfig> load_serve_config(const std::string& path,
                                                      const TraceHeader& header);
 

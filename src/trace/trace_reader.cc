@@ -79,8 +79,13 @@ TraceReader::TraceReader(const std::string& path)
     throw TraceError(impl_->source.name() +
                      ": empty file: a trace starts with a header line");
   }
-  impl_->header = json_in::parse_header(impl_->parser, line.data(),
-                                        line.size(), impl_->where());
+  // Editors on Windows start UTF-8 files with a byte order mark; it is not
+  // part of the JSON (RFC 8259 lets a parser ignore it), so skip it.
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (line.substr(0, kUtf8Bom.size()) == kUtf8Bom)
+    line.remove_prefix(kUtf8Bom.size());
+  impl_->header = json_in::parse_header(impl_->parser, line.data(), line.size(),
+                                        impl_->where());
 }
 
 TraceReader::~TraceReader() = default;

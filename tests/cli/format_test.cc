@@ -2,31 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <stdexcept>
-
 namespace gd {
-
-TEST(ParseDuration, AcceptsTheUnitsUsersType) {
-  EXPECT_DOUBLE_EQ(parse_duration("1s"), 1.0);
-  EXPECT_DOUBLE_EQ(parse_duration("500ms"), 0.5);
-  EXPECT_DOUBLE_EQ(parse_duration("10m"), 600.0);
-  EXPECT_DOUBLE_EQ(parse_duration("24h"), 86400.0);
-  EXPECT_DOUBLE_EQ(parse_duration("7d"), 7 * 86400.0);
-  EXPECT_DOUBLE_EQ(parse_duration("2.5"), 2.5);
-}
-
-TEST(ParseDuration, RejectsGarbageNamingTheText) {
-  for (const char* bad : {"", "abc", "10x", "-1s", "s", "1e999"}) {
-    try {
-      parse_duration(bad);
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"),
-                std::string::npos)
-          << e.what();
-    }
-  }
-}
 
 TEST(HumanBytes, UsesBinaryUnits) {
   EXPECT_EQ(human_bytes(0), "0 B");

@@ -259,7 +259,7 @@ class FromTrace(E2E):
         with open(cfg, "w") as f:
             f.write("[thermal-throttling]\nmin_fraction = = 0.3\n")
         p = self.diagnose("--from", self.healthy(), "--config", cfg)
-        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)  # a usage error
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertIn(f"{cfg}:2", p.stderr)
         self.assertEqual(p.stdout, "")

@@ -302,6 +302,32 @@ class KillRefusals(E2E):
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         self.assertIn("PID 1 (init) is never signalled", p.stdout)
 
+    def test_nvml_listing_pid_1_does_not_make_every_process_its_worker(self):
+        # A container whose workload is its PID 1, seen from inside: NVML
+        # lists PID 1, and every process descends from it.
+        path = Scenario(self.tmp.name).write({0: [(1, 10 * GiB)]})
+        other = spawn(CANARY, os.path.join(self.tmp.name, "canary.log"))
+        self.children.append(other)
+        reap_in_background(other)
+        opid = int(other.stdout.readline())
+        p = run(["kill", str(opid), "--yes"], scenario=path)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("not a GPU process nor a descendant of one (add --any", p.stdout)
+        self.assertTrue(alive(opid))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "canary.log")))
+
+    def test_pids_are_decimal_never_octal_or_hex(self):
+        pid, path = self.gpu_sleeper()
+        # A leading zero is decimal: the plan names the same process.
+        p = run(["kill", "0" + str(pid), "--dry-run"], scenario=path)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"  {pid} ", p.stdout)
+        for text in (hex(pid), "+" + str(pid), f" {pid}"):
+            p = run(["kill", text, "--yes"], scenario=path)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(f"'{text}' is not a decimal number", p.stderr)
+            self.assertTrue(alive(pid))
+
     def test_itself_and_its_ancestors(self):
         _, path = self.gpu_sleeper()
         env = dict(os.environ, FAKE_NVML_SCENARIO=path)

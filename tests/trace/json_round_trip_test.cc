@@ -226,12 +226,16 @@ TEST(TraceJson, DoublesRoundTripExactly) {
                    -0.0, 123456789.123456789, 1732262400.000001, 97.0, 1e21}) {
     Sample s = testing::unknown_sample();
     s.gpus[0].power_w = v;
-    s.t = v;
+    // t must be a Unix time before 2100 (the reader refuses 1e308).
+    const bool t_in_range = v >= 0 && v <= 4102444800.0;
+    if (t_in_range) s.t = v;
     const Sample back = sample_from_json(sample_to_json(s), "t:2");
     ASSERT_TRUE(back.gpus[0].power_w.has_value());
     EXPECT_EQ(std::signbit(*back.gpus[0].power_w), std::signbit(v));
     EXPECT_EQ(*back.gpus[0].power_w, v);
-    EXPECT_EQ(back.t, v);
+    if (t_in_range) {
+      EXPECT_EQ(back.t, v);
+    }
   }
 }
 

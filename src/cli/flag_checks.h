@@ -1,0 +1,65 @@
+// Strict checks for numeric command-line values, shared by every command.
+// CLI11 alone converts integers with strtoull(..., 0): "010" is octal 8,
+// "0x10" hex, " 7" and "-1" pass. A pid or GPU index is decimal digits and
+// nothing else, and durations go through the one parser of common/.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "common/duration.h"
+
+namespace gd {
+
+// Digits only (leading zeros allowed and decimal: "010" is 10), in
+// [min, max]. Rewrites the text to its canonical decimal form so that
+// CLI11's base-0 conversion that follows cannot read it as octal. Attach it
+// with ->transform(): ->check() would run it on a copy of the text.
+inline CLI::Validator decimal_in(uint64_t min, uint64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        bool digits = !text.empty() && text.size() <= 20;
+        for (char c : text) digits = digits && c >= '0' && c <= '9';
+        if (!digits)
+          return "'" + text + "' is not a decimal number (digits 0-9 only)";
+        size_t first = text.find_first_not_of('0');
+        std::string canonical =
+            first == std::string::npos ? "0" : text.substr(first);
+        bool fits =
+            canonical.size() < 20 ||
+            (canonical.size() == 20 && canonical <= "18446744073709551615");
+        uint64_t v = fits ? std::stoull(canonical) : UINT64_MAX;
+        if (!fits || v < min || v > max)
+          return "'" + text + "' is out of range " + std::to_string(min) +
+                 ".." + std::to_string(max);
+        text = canonical;
+        return {};
+      },
+      "UINT");
+}
+
+// Largest GPU index accepted anywhere (NVML numbers GPUs from 0; no node has
+// anywhere near this many).
+inline constexpr uint64_t kMaxGpuIndex = 1023;
+// Linux pid_max is at most 2^22 (PID_MAX_LIMIT).
+inline constexpr uint64_t kMaxPid = 4194304;
+
+// A duration option ("500ms", "10m", ...) in `range`, stored as seconds.
+inline CLI::Option* add_duration_option(CLI::App& app, const std::string& name,
+                                        double& out, DurationRange range,
+                                        const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name, [&out](const std::string& text) { out = parse_duration(text); },
+          help + " (" + duration_range_text(range) + ")")
+      ->check(CLI::Validator(
+          [range](std::string& text) -> std::string {
+            std::string error;
+            auto v = try_parse_duration(text, &error);
+            return v ? check_duration_range(text, *v, range) : error;
+          },
+          "DURATION"));
+}
+
+}  // namespace gd
