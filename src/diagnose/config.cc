@@ -2,9 +2,10 @@
 #include "diagnose/config.h"
 
 #include <fmt/format.h>
-
-#include <stdexcept>
 #include <toml++/toml.h>
+
+#include <cmath>
+#include <stdexcept>
 
 namespace gd {
 namespace {
@@ -23,8 +24,13 @@ void flatten(const toml::table& table, const std::string& prefix,
       flatten(*sub, name, file, out);
     } else if (const auto* i = node.as_integer()) {
       out.set(name, static_cast<double>(i->get()));
-    } else if (const auto* f = node.as_floating_point()) {
+    } else if (const auto* f = node.as_floating_point();
+               f && std::isfinite(f->get())) {
       out.set(name, f->get());
+    } else if (f) {  // TOML spells inf and nan; no threshold is either
+      throw std::runtime_error(
+          fmt::format("{}: '{}' must be a finite number, not {}",
+                      where(file, node.source()), name, f->get()));
     } else {
       throw std::runtime_error(fmt::format(
           "{}: '{}' must be a number (thresholds are numbers)",
@@ -39,6 +45,23 @@ Config from_table(const toml::table& table, const std::string& file) {
   return config;
 }
 
+// toml++ quotes the offending text in its description, line feeds
+// included; an error must stay one line.
+std::string one_line(std::string_view description) {
+  std::string out;
+  for (char c : description) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else
+      out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 Config Config::from_toml_file(const std::string& path) {
@@ -47,9 +70,10 @@ Config Config::from_toml_file(const std::string& path) {
   } catch (const toml::parse_error& e) {
     const auto& src = e.source();
     if (src.begin.line == 0)  // could not open the file at all
-      throw std::runtime_error(fmt::format("{}: {}", path, e.description()));
+      throw std::runtime_error(
+          fmt::format("{}: {}", path, one_line(e.description())));
     throw std::runtime_error(
-        fmt::format("{}: {}", where(path, src), e.description()));
+        fmt::format("{}: {}", where(path, src), one_line(e.description())));
   }
 }
 
@@ -59,7 +83,7 @@ Config Config::from_toml_string(std::string_view text,
     return from_table(toml::parse(text, source_name), source_name);
   } catch (const toml::parse_error& e) {
     throw std::runtime_error(fmt::format(
-        "{}: {}", where(source_name, e.source()), e.description()));
+        "{}: {}", where(source_name, e.source()), one_line(e.description())));
   }
 }
 

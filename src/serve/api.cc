@@ -64,13 +64,24 @@ std::optional<double> parse_duration_text(const std::string& text) {
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || !std::isfinite(v) || v < 0) return std::nullopt;
   std::string_view unit(p, text.data() + text.size() - p);
-  if (unit.empty() || unit == "s") return v;
-  if (unit == "ms") return v / 1000;
-  if (unit == "m") return v * 60;
-  if (unit == "h") return v * 3600;
-  if (unit == "d") return v * 86400;
-  if (unit == "w") return v * 7 * 86400;
-  return std::nullopt;
+  double seconds = 0;
+  if (unit.empty() || unit == "s")
+    seconds = v;
+  else if (unit == "ms")
+    seconds = v / 1000;
+  else if (unit == "m")
+    seconds = v * 60;
+  else if (unit == "h")
+    seconds = v * 3600;
+  else if (unit == "d")
+    seconds = v * 86400;
+  else if (unit == "w")
+    seconds = v * 7 * 86400;
+  else
+    return std::nullopt;
+  // "1e308w" is a finite number of weeks but not of seconds.
+  if (!std::isfinite(seconds)) return std::nullopt;
+  return seconds;
 }
 
 bool is_plain_number(const std::string& text) {
