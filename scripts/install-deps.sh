@@ -22,6 +22,8 @@ test_pkgs=(
   prometheus prometheus-alertmanager python3-yaml systemd
   # bench/serve_load: HTTP load generator and node_exporter for comparison.
   wrk prometheus-node-exporter
+  # scripts/fuzz.sh: libFuzzer harnesses need clang 14 and its runtimes.
+  clang libclang-rt-14-dev
 )
 
 pkgs=("${build_pkgs[@]}")

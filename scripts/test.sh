@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every dependency and runs every test: a normal build, then the same
-# tests under AddressSanitizer + UndefinedBehaviorSanitizer.
-#   scripts/test.sh              both passes
+# tests under AddressSanitizer + UndefinedBehaviorSanitizer, then every
+# libFuzzer harness for a bounded time (scripts/fuzz.sh, FUZZ_SECONDS each).
+#   scripts/test.sh              all three passes
 #   scripts/test.sh --fast       the normal pass only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,5 +25,6 @@ if [[ "${1:-}" != "--fast" ]]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_pass build/asan -DCMAKE_BUILD_TYPE=Debug -DGD_SANITIZE=ON -DGD_BUILD_BENCH=OFF
+  scripts/fuzz.sh
 fi
 echo "=== all tests passed"

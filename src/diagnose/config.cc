@@ -51,6 +51,23 @@ Config from_table(const toml::table& table, const std::string& file) {
   return config;
 }
 
+// toml++ quotes the offending text in its description, line feeds
+// included; an error must stay one line.
+std::string one_line(std::string_view description) {
+  std::string out;
+  for (char c : description) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else
+      out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 Config Config::from_toml_file(const std::string& path) {
@@ -59,8 +76,8 @@ Config Config::from_toml_file(const std::string& path) {
   } catch (const toml::parse_error& e) {
     const auto& src = e.source();
     if (src.begin.line == 0)  // could not open the file at all
-      throw ConfigError(fmt::format("{}: {}", path, e.description()));
-    throw ConfigError(fmt::format("{}: {}", position(path, src), e.description()));
+      throw ConfigError(fmt::format("{}: {}", path, one_line(e.description())));
+    throw ConfigError(fmt::format("{}: {}", position(path, src), one_line(e.description())));
   }
 }
 
@@ -70,7 +87,7 @@ Config Config::from_toml_string(std::string_view text,
     return from_table(toml::parse(text, source_name), source_name);
   } catch (const toml::parse_error& e) {
     throw ConfigError(
-        fmt::format("{}: {}", position(source_name, e.source()), e.description()));
+        fmt::format("{}: {}", position(source_name, e.source()), one_line(e.description())));
   }
 }
 

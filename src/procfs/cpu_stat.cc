@@ -38,15 +38,17 @@ static uint64_t delta(uint64_t before, uint64_t after) {
 
 std::optional<CpuPercent> cpu_percent_between(const CpuTimes& a,
                                               const CpuTimes& b) {
-  uint64_t busy = delta(a.user, b.user) + delta(a.nice, b.nice) +
-                  delta(a.system, b.system) + delta(a.irq, b.irq) +
-                  delta(a.softirq, b.softirq);
-  uint64_t idle = delta(a.idle, b.idle);
-  uint64_t iowait = delta(a.iowait, b.iowait);
-  uint64_t steal = delta(a.steal, b.steal);
-  uint64_t total = busy + idle + iowait + steal;
-  if (total == 0) return std::nullopt;
-  double t = static_cast<double>(total);
+  // Summed as doubles: uint64_t sums of garbled counters could wrap and
+  // give shares above 100%.
+  auto d = [](uint64_t x, uint64_t y) {
+    return static_cast<double>(delta(x, y));
+  };
+  double busy = d(a.user, b.user) + d(a.nice, b.nice) + d(a.system, b.system) +
+                d(a.irq, b.irq) + d(a.softirq, b.softirq);
+  double iowait = d(a.iowait, b.iowait);
+  double steal = d(a.steal, b.steal);
+  double t = busy + d(a.idle, b.idle) + iowait + steal;
+  if (t == 0) return std::nullopt;
   return CpuPercent{100.0 * busy / t, 100.0 * iowait / t, 100.0 * steal / t};
 }
 

@@ -77,8 +77,13 @@ std::optional<DiskRates> disk_rates_between(
     double busy = static_cast<double>(b.io_ticks_ms - a->io_ticks_ms) / (seconds * 10.0);
     r.busiest_pct = std::max(r.busiest_pct, std::min(busy, 100.0));
   }
-  r.read_bytes_per_s = static_cast<uint64_t>(read / seconds + 0.5);
-  r.write_bytes_per_s = static_cast<uint64_t>(write / seconds + 0.5);
+  // Counters that jumped by more than 2^64 bytes a second (a garbled file)
+  // saturate: converting a larger double to uint64_t is undefined.
+  constexpr double kMaxRate = 18446744073709549568.0;  // largest below 2^64
+  r.read_bytes_per_s =
+      static_cast<uint64_t>(std::min(read / seconds + 0.5, kMaxRate));
+  r.write_bytes_per_s =
+      static_cast<uint64_t>(std::min(write / seconds + 0.5, kMaxRate));
   return r;
 }
 

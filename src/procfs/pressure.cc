@@ -10,7 +10,9 @@ std::optional<double> parse_psi_some_avg10(std::string_view text) {
     std::string_view rest = line;
     if (next_field(rest) != "some") continue;
     for (std::string_view f = next_field(rest); !f.empty(); f = next_field(rest)) {
-      if (f.starts_with("avg10=")) return parse_double(f.substr(6));
+      if (!f.starts_with("avg10=")) continue;
+      auto pct = parse_double(f.substr(6));
+      return pct && *pct <= 100 ? pct : std::nullopt;  // a share, in percent
     }
   }
   return std::nullopt;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstdint>
 
 #include "common/text_cap.h"
 #include "procfs/text_util.h"
@@ -35,6 +37,10 @@ std::optional<PidStat> parse_pid_stat(std::string_view text) {
   auto start = parse_u64(f[19]);
   auto rss = parse_i64(f[21]);  // signed in the kernel's format
   if (!ppid || !utime || !stime || !threads || !start || !rss) return std::nullopt;
+  // Out of range would wrap in the casts below into a wrong, even negative,
+  // count.
+  if (*threads < 0 || *threads > INT_MAX || *ppid > UINT32_MAX)
+    return std::nullopt;
   s.ppid = static_cast<uint32_t>(*ppid);
   s.utime = *utime;
   s.stime = *stime;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 
 namespace gd::procfs {
 
@@ -127,6 +128,8 @@ std::optional<double> parse_double(std::string_view s) {
   if (s.empty()) return std::nullopt;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  // from_chars also reads "inf", "nan" and "-1": no /proc value is one.
+  if (!std::isfinite(v) || v < 0) return std::nullopt;
   return v;
 }
 

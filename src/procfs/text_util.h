@@ -52,6 +52,7 @@ std::string_view trim(std::string_view s);
 
 std::optional<uint64_t> parse_u64(std::string_view s);
 std::optional<int64_t> parse_i64(std::string_view s);
+// A finite number >= 0 (loads and PSI shares), else nullopt.
 std::optional<double> parse_double(std::string_view s);
 
 // "Key:   123 kB" style lines: if `line` starts with `key` followed by ':',

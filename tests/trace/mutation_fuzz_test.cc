@@ -1,7 +1,7 @@
 // Deterministic fuzzing: valid trace lines and files, mutated thousands of
 // ways. The parser must return or throw TraceError, nothing else (no crash,
 // no other exception). Run under GD_SANITIZE=ON this also catches memory
-// errors. For open-ended fuzzing see fuzz_trace_line.cc.
+// errors. Open-ended fuzzing: tests/fuzz (scripts/fuzz.sh).
 #include <gtest/gtest.h>
 
 #include <random>
