@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "collect/sampler.h"
 
@@ -22,6 +23,8 @@ struct ServeOptions {
   std::string config_path;       // "" = built-in thresholds and policy
   std::string alertmanager_url;  // "" = do not send alerts
   std::string version;           // for gpudoctor_build_info
+  // --allowed-host: Host header names answered besides loopback ones.
+  std::vector<std::string> allowed_hosts;
   SamplerOptions sampler;
 };
 
