@@ -1,5 +1,6 @@
 // gpudoctor serve [--listen 127.0.0.1:9856] [--db PATH | --no-db]
 //                 [--retention 7d] [--config FILE] [--alertmanager URL]
+//                 [--allowed-host NAME]...
 // The daemon: Prometheus /metrics (dcgm-exporter compatible + gpudoctor_*),
 // JSON API, SQLite history and alerting on diagnosis findings. Sampling
 // interval and GPU deadline are the global --interval and --deadline.
@@ -9,6 +10,7 @@
 #include "cli/flag_checks.h"
 #include "cli/format.h"
 #include "diagnose/config.h"
+#include "serve/host_check.h"
 #include "serve/serve_options.h"
 
 #ifndef GD_VERSION
@@ -30,6 +32,7 @@ struct ServeFlags {
   std::string config;
   std::string alertmanager;
   std::string show_cmdline = "redacted";
+  std::vector<std::string> allowed_hosts;
 };
 
 }  // namespace
@@ -70,16 +73,28 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
                   "command lines in the API, history, metrics and alerts: "
                   "redacted (default: secrets replaced by <redacted>), full, "
                   "none");
+  cmd->add_option("--allowed-host", f->allowed_hosts,
+                  "Host header name to answer besides loopback names "
+                  "(repeatable; '*' for any). Default: loopback names when "
+                  "listening on loopback, any Host otherwise");
   cmd->callback([&global, f] {
     try {
       ServeOptions o;
       parse_listen_address(f->listen, o.listen_host, o.listen_port);
+      try {
+        host_policy_for(o.listen_host, f->allowed_hosts);
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
+        command_exit_code() = kExitUsage;
+        return;
+      }
       o.interval_s = global.interval_s;
       o.db_path = f->db;
       o.no_db = f->no_db;
       o.retention_s = parse_duration(f->retention);
       o.config_path = f->config;
       o.alertmanager_url = f->alertmanager;
+      o.allowed_hosts = f->allowed_hosts;
       o.version = GD_VERSION;
       auto show_cmdline = parse_cmdline_exposure(f->show_cmdline);
       if (!show_cmdline) {

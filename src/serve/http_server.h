@@ -1,46 +1,53 @@
-// The HTTP side of `serve` on cpp-httplib: routes to api.h, bounded
-// request size, read/write timeouts, a fixed worker pool.
+// The HTTP side of `serve`: routes to api.h on libmicrohttpd's epoll event
+// loop (see http_server.cc for why), with the limits of http_limits.h, a
+// Host-header check against DNS rebinding, and slow handlers on a bounded
+// pool of their own.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "serve/history.h"
+#include "serve/host_check.h"
 #include "serve/snapshot.h"
 
-namespace httplib {
-class Server;
-}
+struct MHD_Daemon;
 
 namespace gd {
 
+class BoundedPool;
+
 class HttpServer {
  public:
-  HttpServer(const SnapshotBox& box, const History* history);
+  // `allowed_hosts`: --allowed-host values (see host_check.h).
+  HttpServer(const SnapshotBox& box, const History* history,
+             std::vector<std::string> allowed_hosts = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds; throws std::runtime_error "cannot listen on HOST:PORT: why".
-  // Port 0 picks a free port (see port()).
+  // Binds; throws std::runtime_error "cannot listen on HOST:PORT: why"
+  // (a port already served is such an error) or std::invalid_argument for
+  // a bad --allowed-host. Port 0 picks a free port (see port()).
   void bind(const std::string& host, int port);
   int port() const { return port_; }
-  // Serves on a thread of its own until stop().
+  // Serves on threads of its own until stop().
   void start();
   void stop();
-  // False if the listening loop ended without stop() being called.
+  // False if the server could not be started or its loop has ended without
+  // stop() being called.
   bool healthy() const;
 
+  // For the request handler (http_server.cc); not part of the interface.
+  struct Impl;
+
  private:
-  const SnapshotBox& box_;
-  const History* history_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<Impl> impl_;
+  int listen_fd_ = -1;
   int port_ = 0;
-  std::atomic<bool> stopping_{false};
-  std::atomic<bool> ended_{false};
+  MHD_Daemon* daemon_ = nullptr;
+  std::unique_ptr<BoundedPool> slow_pool_;
 };
 
 }  // namespace gd

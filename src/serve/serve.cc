@@ -111,7 +111,7 @@ int run_serve(const ServeOptions& o) {
     alertmanager = std::make_unique<AlertmanagerClient>(o.alertmanager_url);
 
   SnapshotBox box;
-  HttpServer http(box, history.get());
+  HttpServer http(box, history.get(), o.allowed_hosts);
   http.bind(o.listen_host, o.listen_port);
   const std::string shown_host =
       o.listen_host == "0.0.0.0" || o.listen_host == "::" ? host_name()

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "collect/sampler.h"
 #include "serve/cmdline_exposure.h"
@@ -24,6 +25,8 @@ struct ServeOptions {
   std::string alertmanager_url;  // "" = do not send alerts
   std::string version;           // for gpudoctor_build_info
   CmdlineExposure show_cmdline = CmdlineExposure::kRedacted;
+  // --allowed-host: Host header names answered besides loopback ones.
+  std::vector<std::string> allowed_hosts;
   SamplerOptions sampler;
 };
 

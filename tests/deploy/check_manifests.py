@@ -121,6 +121,44 @@ class Kubernetes(unittest.TestCase):
                          "deploy/kubernetes/prometheusrule.yaml differs from gpudoctor-rules.yml")
 
 
+class NetworkPolicy(unittest.TestCase):
+    """Only Prometheus reaches the port: the pods' data (process names,
+    users, command lines) is not for every pod in the cluster."""
+
+    def setUp(self):
+        o = k8s_objects()
+        self.assertIn("NetworkPolicy", o, "deploy/kubernetes has no NetworkPolicy")
+        self.np = o["NetworkPolicy"]["spec"]
+        self.pod = o["DaemonSet"]["spec"]["template"]
+        self.c = self.pod["spec"]["containers"][0]
+
+    def test_selects_the_daemonset_pods(self):
+        labels = self.pod["metadata"]["labels"]
+        selector = self.np["podSelector"]["matchLabels"]
+        self.assertTrue(selector)
+        for k, v in selector.items():
+            self.assertEqual(labels.get(k), v)
+        self.assertIsNot(self.pod["spec"].get("hostNetwork"), True,
+                         "a NetworkPolicy does not apply to host-network pods")
+
+    def test_admits_only_prometheus_pods_to_the_metrics_port(self):
+        self.assertEqual(self.np["policyTypes"], ["Ingress"])
+        self.assertEqual(len(self.np["ingress"]), 1, "one rule: Prometheus")
+        rule = self.np["ingress"][0]
+        ports = {p["name"]: p["containerPort"] for p in self.c["ports"]}
+        for p in rule["ports"]:
+            self.assertTrue(p["port"] in ports or p["port"] in ports.values(), p)
+        self.assertTrue(rule["from"], "an empty 'from' admits everyone")
+        for peer in rule["from"]:
+            self.assertNotIn("ipBlock", peer)
+            ns = peer.get("namespaceSelector", {}).get("matchLabels", {})
+            pods = peer.get("podSelector", {}).get("matchLabels", {})
+            # Both, in one peer: a namespace alone admits all its pods, a
+            # pod selector alone only looks in gpudoctor's own namespace.
+            self.assertIn("kubernetes.io/metadata.name", ns, peer)
+            self.assertIn("prometheus", " ".join(pods.values()), peer)
+
+
 class PrometheusConfigs(unittest.TestCase):
     """What promtool cannot check here: Debian's promtool has no Kubernetes
     discovery, and no promtool knows what the DaemonSet is called."""

@@ -26,7 +26,8 @@ TEST(HttpServer, AnswersOnSocketsNumberedPast1023) {
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &raised), 0);
   std::vector<int> filler;
   int fd;
-  while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 && fd < 1100) filler.push_back(fd);
+  while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 && fd < 1100)
+    filler.push_back(fd);
   ASSERT_GE(fd, 1100) << "could not fill the low descriptor numbers";
   filler.push_back(fd);
 

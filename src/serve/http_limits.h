@@ -1,0 +1,32 @@
+// The limits of serve's HTTP side. A monitoring endpoint serves a few
+// scrapers, not the public: every number here bounds what a hostile or
+// broken client can hold, while leaving room for Prometheus, Grafana and a
+// browser.
+#pragma once
+
+#include <cstddef>
+
+namespace gd::http_limits {
+
+// Connections open at once. Each costs a descriptor and at most
+// kConnectionMemoryBytes; idle ones cost nothing on the event loop (epoll),
+// so the cap is about descriptors and memory, not threads. Lowered to a
+// quarter of the open-files limit when that is smaller (serve also keeps
+// /proc files open). Past the cap new connections are closed at once.
+inline constexpr size_t kMaxConnections = 4096;
+// Per-connection buffer for the request line and headers (and the reply's
+// headers): a request that does not fit is refused (414 for the request
+// line, 431 for headers) and the connection closed, so 40,000 headers cost
+// no more than a short request. Browsers with cookies send ~2 KiB.
+inline constexpr size_t kConnectionMemoryBytes = 16 * 1024;
+// Longer URIs are refused with 414 (the history API's longest is ~100 B).
+inline constexpr size_t kMaxUriBytes = 8 * 1024;
+// A connection with no traffic for this long is closed: idle keep-alive
+// scrapers reconnect cheaply, idle attackers give their descriptor back.
+inline constexpr unsigned kIdleTimeoutS = 10;
+// Slow handlers (/api/v1/history) run on this many threads, with at most
+// kSlowQueue waiting; past that they are answered 503 at once.
+inline constexpr size_t kSlowThreads = 2;
+inline constexpr size_t kSlowQueue = 16;
+
+}  // namespace gd::http_limits
