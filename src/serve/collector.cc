@@ -57,7 +57,10 @@ Collector::Collector(Sampler& sampler, History* history, SnapshotBox& box,
   // Nothing logged before the first sample: a GPU that answers then is
   // simply ok.
   logged_gpu_state_.assign(health_.size(), "ok");
-  if (history_) store_ = history_->health().status;
+  if (history_) {
+    store_ = StoreStatus{};  // as if writable, so a full disk is logged now
+    watch_store();
+  }
   policy_ = config_.get()->policy;
   publish();
 }
@@ -159,8 +162,7 @@ void Collector::log_gpu_changes() {
       spdlog::info("msg=\"gpu answers again\" gpu={} was={}", h.index,
                    logged_gpu_state_[i]);
     else
-      spdlog::warn("msg=\"gpu {}\" gpu={} was={}",
-                   state == "lost" ? "lost" : "stale", h.index,
+      spdlog::warn("msg=\"gpu {}\" gpu={} was={}", state, h.index,
                    logged_gpu_state_[i]);
     logged_gpu_state_[i] = state;
   }

@@ -154,7 +154,10 @@ class SqliteHistoryStore final : public HistoryStore {
   void set_header(const TraceHeader& h) override {
     std::lock_guard lock(mu_);
     require_writable();
-    set_meta_.bind_text(1, "header").bind_text(2, header_to_json(h)).run();
+    // Written with the queue: a full disk at startup must not stop serve.
+    header_json_ = header_to_json(h);
+    next_retry_ = {};
+    drain_locked();
   }
 
   void append(const Sample& s) override {
@@ -533,8 +536,12 @@ class SqliteHistoryStore final : public HistoryStore {
   // after a backoff (no write attempt, so no CPU, before then).
   void drain_locked() {
     const auto now = std::chrono::steady_clock::now();
-    if (queue_.empty() || now < next_retry_) return;
+    if ((queue_.empty() && !header_json_) || now < next_retry_) return;
     try {
+      if (header_json_) {
+        set_meta_.bind_text(1, "header").bind_text(2, *header_json_).run();
+        header_json_.reset();
+      }
       while (!queue_.empty()) {
         write_locked(queue_.front());
         queue_.pop_front();
@@ -775,6 +782,7 @@ class SqliteHistoryStore final : public HistoryStore {
   size_t unflushed_ = 0;
   double last_t_ = -std::numeric_limits<double>::infinity();
   store::WriteQueue queue_;
+  std::optional<std::string> header_json_;  // set_header() not yet written
   bool writable_ = true;
   uint64_t write_errors_ = 0;
   uint64_t quarantined_ = 0;

@@ -81,6 +81,21 @@ TEST_F(DiskFull, BacklogIsEncodedOnceKeptAndWrittenWhenSpaceReturns) {
     ASSERT_EQ(samples[k].t, kT0 + static_cast<double>(k));
 }
 
+TEST_F(DiskFull, HeaderIsWrittenWhenSpaceReturns) {
+  auto store = open(size_t{32} << 20);
+  TraceHeader header;
+  header.host.hostname = "node-7";
+  FaultyVfs::disk_full = true;
+  ASSERT_NO_THROW(store->set_header(header));  // serve starts anyway
+  EXPECT_FALSE(store->health().writable);
+  FaultyVfs::disk_full = false;
+  for (int i = 0; i < 10; ++i) store->append(make_sample(kT0 + i, i));
+  EXPECT_TRUE(store->health().writable);
+  TraceHeader read;
+  export_all(*store, dir_.path("out.jsonl"), 0, 1e18, &read);
+  EXPECT_EQ(read.host.hostname, "node-7");
+}
+
 TEST_F(DiskFull, BeyondTheBoundTheOldestAreDroppedAndCounted) {
   const size_t bound = 24 * 1024;
   auto store = open(bound);
