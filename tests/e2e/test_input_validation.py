@@ -35,7 +35,7 @@ BAD_FLAGS = [
     (["kill", "--gpu", "-1"], "--gpu"),
     (["kill", "--timeout", "2h", "1234"], "'2h' is out of range 0s..1h"),
     (["kill", "--signal", "BOGUS", "1234"], "BOGUS"),
-    (["watch-leak", "--duration", "0"], "'0' is out of range 1s..30d"),
+    (["watch-leak", "--duration", "0"], "'0' is out of range 100ms..30d"),
     (["watch-leak", "010x"], "'010x' is not a decimal number"),
     (["record", "-o", "/dev/null", "--duration=-5s"], "invalid duration '-5s'"),
     (["record", "-o", "/dev/null", "--count", "0x5"], "'0x5' is not a decimal number"),
