@@ -104,7 +104,8 @@ void add_watch_leak_command(CLI::App& app, const GlobalOptions& global) {
       ->transform(decimal_in(1, kMaxPid));
   cmd->add_option("--gpu", f->gpu, "only this GPU index")
       ->transform(decimal_in(0, kMaxGpuIndex));
-  add_duration_option(*cmd, "--duration", f->duration_s, {1, 30 * 86400.0},
+  // A short watch is a quick check of one process (two samples suffice).
+  add_duration_option(*cmd, "--duration", f->duration_s, {0.1, 30 * 86400.0},
                       "how long to watch (default 60s); samples every "
                       "--interval");
   cmd->add_flag("--json", f->json, "print the summary as JSON");

@@ -77,7 +77,8 @@ Config Config::from_toml_file(const std::string& path) {
     const auto& src = e.source();
     if (src.begin.line == 0)  // could not open the file at all
       throw ConfigError(fmt::format("{}: {}", path, one_line(e.description())));
-    throw ConfigError(fmt::format("{}: {}", position(path, src), one_line(e.description())));
+    throw ConfigError(
+        fmt::format("{}: {}", position(path, src), one_line(e.description())));
   }
 }
 
@@ -86,8 +87,8 @@ Config Config::from_toml_string(std::string_view text,
   try {
     return from_table(toml::parse(text, source_name), source_name);
   } catch (const toml::parse_error& e) {
-    throw ConfigError(
-        fmt::format("{}: {}", position(source_name, e.source()), one_line(e.description())));
+    throw ConfigError(fmt::format("{}: {}", position(source_name, e.source()),
+                                  one_line(e.description())));
   }
 }
 

@@ -1,8 +1,8 @@
 #include "trace/trace_checks.h"
 
+#include <bitset>
 #include <cmath>
 #include <cstdio>
-#include <bitset>
 #include <string_view>
 
 #include "trace/trace_io.h"

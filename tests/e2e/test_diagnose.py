@@ -249,7 +249,7 @@ class FromTrace(E2E):
     def test_config_overrides_a_threshold(self):
         cfg = os.path.join(self.tmp.name, "site.toml")
         with open(cfg, "w") as f:
-            f.write("[thermal-throttling]\nmin_fraction = 1.01  # never\n")
+            f.write("[thermal-throttling]\nmin_samples = 10000000  # never (a fraction above 1 is out of range)\n")
         p = self.diagnose("--from", self.mixed(), "--json", "--gpu", "1", "--config", cfg)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("thermal-throttling", [f["id"] for f in json.loads(p.stdout)["findings"]])

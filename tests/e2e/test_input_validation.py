@@ -35,7 +35,7 @@ BAD_FLAGS = [
     (["kill", "--gpu", "-1"], "--gpu"),
     (["kill", "--timeout", "2h", "1234"], "'2h' is out of range 0s..1h"),
     (["kill", "--signal", "BOGUS", "1234"], "BOGUS"),
-    (["watch-leak", "--duration", "0"], "'0' is out of range 1s..30d"),
+    (["watch-leak", "--duration", "0"], "'0' is out of range 100ms..30d"),
     (["watch-leak", "010x"], "'010x' is not a decimal number"),
     (["record", "-o", "/dev/null", "--duration=-5s"], "invalid duration '-5s'"),
     (["record", "-o", "/dev/null", "--count", "0x5"], "'0x5' is not a decimal number"),
@@ -105,7 +105,8 @@ class Configs(Base):
             ("[input-bound]\n\nstarved_util_pct = nan\n",
              ":3: key 'input-bound.starved_util_pct': nan is not a number"),
             ("[memory-leak]\nmin_window_s = -5\n", ":2: key 'memory-leak.min_window_s': -5"),
-            ("[thermal-throttling]\nmin_fraction = 7\n", "out of range 0..1"),
+            ("[thermal-throttling]\nmin_fraction = 7\n",
+             ":2: key 'thermal-throttling.min_fraction': 7 is out of range 0..1"),
         ]:
             with self.subTest(body=body):
                 cfg = self.write("site.toml", body)
@@ -143,7 +144,7 @@ class Traces(Base):
             (gpu_minus_5, 2, "gpus[0].index: -5 is out of range 0..1023"),
             (xid_negative, 2, "events[0].code: -3 is out of range 1..65535"),
             (t_huge, 2, "t: 1e+308 is not a Unix time"),
-            (duplicate_gpu, 1, "is listed twice"),
+            (duplicate_gpu, 1, "gpus[1].index: GPU 0 is listed twice"),
         ]:
             with self.subTest(case=mutate.__name__):
                 path = self.trace_with(mutate)

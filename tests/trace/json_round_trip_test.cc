@@ -126,14 +126,28 @@ TEST(TraceJson, LostFalseIsAnOrdinaryGpu) {
 
 TEST(TraceJson, UsesTheFieldNamesOfTheSpecAndTheProjectExtensions) {
   const json j = json::parse(sample_to_json(testing::full_sample()));
-  for (const char* k : {"util_pct", "mem_util_pct", "mem_used_bytes", "temp_c",
-                        "mem_temp_c", "power_w", "energy_mj_total", "fan_pct",
-                        "sm_clock_mhz", "mem_clock_mhz", "pstate",
-                        "clock_event_reasons", "pcie_gen", "pcie_width",
-                        "pcie_tx_bytes_per_s", "pcie_rx_bytes_per_s",
-                        "pcie_replay_total", "ecc_sbe_volatile_total",
-                        "ecc_dbe_volatile_total", "retired_pages_pending",
-                        "remapped_rows_pending", "remapped_rows_failure"}) {
+  for (const char* k : {"util_pct",
+                        "mem_util_pct",
+                        "mem_used_bytes",
+                        "temp_c",
+                        "mem_temp_c",
+                        "power_w",
+                        "energy_mj_total",
+                        "fan_pct",
+                        "sm_clock_mhz",
+                        "mem_clock_mhz",
+                        "pstate",
+                        "clock_event_reasons",
+                        "pcie_gen",
+                        "pcie_width",
+                        "pcie_tx_bytes_per_s",
+                        "pcie_rx_bytes_per_s",
+                        "pcie_replay_total",
+                        "ecc_sbe_volatile_total",
+                        "ecc_dbe_volatile_total",
+                        "retired_pages_pending",
+                        "remapped_rows_pending",
+                        "remapped_rows_failure"}) {
     EXPECT_TRUE(j["gpus"][0].contains(k)) << k;
   }
   for (const char* k : {"pid", "used_bytes", "type"}) {
@@ -147,9 +161,9 @@ TEST(TraceJson, UsesTheFieldNamesOfTheSpecAndTheProjectExtensions) {
         "psi_mem_some_pct", "psi_io_some_pct"}) {
     EXPECT_TRUE(j["host"].contains(k)) << k;
   }
-  for (const char* k : {"pid", "ppid", "user", "name", "cmdline", "state",
-                        "cpu_pct", "threads", "rss_bytes", "cgroup", "libs",
-                        "start_time"}) {
+  for (const char* k :
+       {"pid", "ppid", "user", "name", "cmdline", "state", "cpu_pct", "threads",
+        "rss_bytes", "cgroup", "libs", "start_time"}) {
     EXPECT_TRUE(j["processes"][0].contains(k)) << k;
   }
   for (const char* k : {"kind", "gpu", "code", "pid", "text"}) {
@@ -165,22 +179,36 @@ TEST(TraceJson, HeaderUsesTheFieldNamesOfTheSpec) {
   EXPECT_EQ(j["version"], 1);
   EXPECT_EQ(j["nvml_status"], "error");
   EXPECT_EQ(j["nvml_error"], "Unknown Error");
-  for (const char* k : {"hostname", "kernel", "cpu_model", "cpu_count",
-                        "mem_total_bytes", "swap_total_bytes",
-                        "pid_namespace"}) {
+  for (const char* k :
+       {"hostname", "kernel", "cpu_model", "cpu_count", "mem_total_bytes",
+        "swap_total_bytes", "pid_namespace"}) {
     EXPECT_TRUE(j["host"].contains(k)) << k;
   }
-  for (const char* k : {"driver_version", "cuda_driver_version",
-                        "nvml_version"}) {
+  for (const char* k :
+       {"driver_version", "cuda_driver_version", "nvml_version"}) {
     EXPECT_TRUE(j["driver"].contains(k)) << k;
   }
-  for (const char* k :
-       {"index", "uuid", "name", "pci_bus_id", "serial", "memory_total_bytes",
-        "power_limit_w", "power_default_limit_w", "pcie_max_gen",
-        "pcie_max_width", "temp_slowdown_c", "temp_shutdown_c",
-        "sm_clock_max_mhz", "mem_clock_max_mhz", "compute_capability",
-        "architecture", "ecc_enabled", "mig_enabled", "persistence_mode",
-        "compute_mode", "numa_node"}) {
+  for (const char* k : {"index",
+                        "uuid",
+                        "name",
+                        "pci_bus_id",
+                        "serial",
+                        "memory_total_bytes",
+                        "power_limit_w",
+                        "power_default_limit_w",
+                        "pcie_max_gen",
+                        "pcie_max_width",
+                        "temp_slowdown_c",
+                        "temp_shutdown_c",
+                        "sm_clock_max_mhz",
+                        "mem_clock_max_mhz",
+                        "compute_capability",
+                        "architecture",
+                        "ecc_enabled",
+                        "mig_enabled",
+                        "persistence_mode",
+                        "compute_mode",
+                        "numa_node"}) {
     EXPECT_TRUE(j["gpus"][0].contains(k)) << k;
   }
 }
@@ -213,8 +241,8 @@ TEST(TraceJson, InvalidFaultsTextIsRefusedRatherThanWritten) {
 }
 
 TEST(TraceJson, NvmlStatusAbsentIsUnknownNotOk) {
-  const TraceHeader h = header_from_json(
-      R"({"format": "gpudoctor-trace", "version": 1})", "h:1");
+  const TraceHeader h =
+      header_from_json(R"({"format": "gpudoctor-trace", "version": 1})", "h:1");
   EXPECT_EQ(h.nvml_status, "");
   EXPECT_FALSE(h.driver.has_value());
   EXPECT_TRUE(h.gpus.empty());
@@ -222,8 +250,8 @@ TEST(TraceJson, NvmlStatusAbsentIsUnknownNotOk) {
 }
 
 TEST(TraceJson, DoublesRoundTripExactly) {
-  for (double v : {0.1, 1.0 / 3.0, 1e-300, 5e-324, 1.7976931348623157e308,
-                   -0.0, 123456789.123456789, 1732262400.000001, 97.0, 1e21}) {
+  for (double v : {0.1, 1.0 / 3.0, 1e-300, 5e-324, 1.7976931348623157e308, -0.0,
+                   123456789.123456789, 1732262400.000001, 97.0, 1e21}) {
     Sample s = testing::unknown_sample();
     s.gpus[0].power_w = v;
     // t must be a Unix time before 2100 (the reader refuses 1e308).
