@@ -63,10 +63,12 @@ std::optional<double> parse_duration_text(const std::string& text) {
   return try_parse_duration(text);
 }
 
-bool is_plain_number(const std::string& text) {
+// The whole of `text` as a number; nullopt if it is not one.
+std::optional<double> plain_number(const std::string& text) {
   double v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  return ec == std::errc() && p == text.data() + text.size();
+  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace
@@ -76,8 +78,10 @@ ApiReply json_error(int status, const std::string& message) {
 }
 
 double parse_since(const std::string& text, double now) {
-  if (is_plain_number(text)) {
-    double v = std::stod(text);
+  // Not std::stod: it throws std::out_of_range for a subnormal ("1e-320"),
+  // which no caller expects.
+  if (auto number = plain_number(text)) {
+    const double v = *number;
     if (!std::isfinite(v) || v < 0)
       throw std::invalid_argument("since: '" + text + "' is not a time");
     return v;  // Unix seconds

@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(gd::fuzz::one_line(what), what);
     return 0;
   }
+  // Keys may be anything TOML allows, even '' (reported as unknown later).
   for (const std::string& key : config.unused_keys()) {
-    FUZZ_CHECK(!key.empty(), text);
     const double v = config.get(key, NAN);
     FUZZ_CHECK(std::isfinite(v), key);
   }

@@ -28,6 +28,16 @@ class AnyHistory : public History {
   std::string query_json(const HistoryQuery&) const override { return "{}"; }
 };
 
+// std::stod threw std::out_of_range (not the std::invalid_argument callers
+// catch) for a subnormal number, so the exception escaped the handler.
+TEST(ApiFuzzRegression, SubnormalSinceIsATimeNotAnException) {
+  EXPECT_EQ(parse_since("1e-320", 1.7e9), 1e-320);
+  AnyHistory h;
+  auto r = api_history(&h, {{"metric", "gpu.util_pct"}, {"since", "1e-320"}},
+                       1.7e9, true);
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 TEST(ApiFuzzRegression, HistoryWithAnInfiniteStepOrSinceIs400) {
   AnyHistory h;
   for (const QueryParams& p :
