@@ -9,6 +9,8 @@ build_pkgs=(
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libzstd-dev libfmt-dev
   libspdlog-dev libtomlplusplus-dev libcpp-httplib-dev libsqlite3-dev
   libncurses-dev
+  # serve's HTTP server (epoll event loop, connection and memory limits).
+  libmicrohttpd-dev
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux

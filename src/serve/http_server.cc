@@ -1,21 +1,22 @@
 // Why libmicrohttpd and not cpp-httplib (which this file used before):
-// cpp-httplib gives every connection a thread of a fixed pool for as long as
+// cpp-httplib gives a connection a thread of a fixed pool for as long as
 // the connection lives, so N slow or idle clients starve a pool of N, and
-// it keeps every header of a request (no count limit: 16 requests with
-// 400k headers took RSS to 1.5 GB). Measured with bench/serve_attack.py on
-// the same machine, cpp-httplib 0.11 (16 workers) against this server:
-//   64 slowloris clients:  /metrics got no answer for the whole attack
-//                          vs. p99 ~1 ms;
-//   2,000 idle sockets:    scrapes waited out the 2 s keep-alive of the
-//                          sockets ahead of them (seconds) vs. p99 ~1 ms;
-//   16 x 40,000 headers:   RSS 120+ MB vs. unchanged (431 at 16 KiB).
+// it keeps every header of a request (no count limit). Measured with
+// bench/serve_attack.py on the 2-core build VM under load (fresh connection
+// per scrape, 5 s scrape timeout), cpp-httplib 0.11 with 16 workers
+// against this server:
+//   64 slowloris clients:  no scrape answered      vs. p99 20 ms, all 100
+//   2,000 idle sockets:    no scrape answered      vs. p99 24 ms, all 100
+//   16 x 40,000 headers:   RSS 122 MiB, p99 1.6 s   vs. RSS 15 MiB (431)
 // Configuring cpp-httplib to its limits cannot fix the first two: the
-// thread-per-connection model is the cause. libmicrohttpd (Debian's
-// libmicrohttpd-dev) runs one epoll event loop, where an idle or slow
-// connection costs a descriptor and a bounded buffer but no thread, and
-// it has the knobs this needs: total connection cap, per-connection memory
-// limit (bounds header bytes), idle timeout, and suspend/resume so that
-// slow handlers run on a pool of their own without blocking the loop.
+// thread-per-connection model is the cause (more threads only move the
+// number). libmicrohttpd (Debian's libmicrohttpd-dev) runs one epoll event
+// loop, where an idle or slow connection costs a descriptor and a bounded
+// buffer but no thread, and it has the knobs this needs: a total
+// connection cap, a per-connection memory limit (bounds header bytes), an
+// idle timeout, and suspend/resume so that slow handlers run on a pool of
+// their own without blocking the loop. There is no per-IP limit: on
+// loopback every client, the scraper included, shares one address.
 #include "serve/http_server.h"
 
 #include <microhttpd.h>
@@ -198,6 +199,11 @@ void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
   }
 }
 
+// Called once when the headers are in, once per piece of a body, and once
+// when the request is complete. Replies are queued on that last call: one
+// queued earlier makes libmicrohttpd close the connection after it, which
+// is wanted for a body refused unread but would end keep-alive for every
+// scrape.
 MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
                       const char* method, const char*, const char*,
                       size_t* upload_size, void** con_cls) {
@@ -207,25 +213,23 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
     state = new RequestState;
     *con_cls = state;
     if (auto refused = refusal(s, c, url, method)) {
-      if (refused->status == 413 && drainable_body(c)) {
-        state->reply = std::move(*refused);  // sent once the body is read
-        return MHD_YES;
-      }
-      return queue(c, std::move(*refused));
+      if (refused->status == 413 && !drainable_body(c))
+        return queue(c, std::move(*refused));  // and close, body unread
+      state->reply = std::move(*refused);
     }
-    if (is_route(url) && is_slow(url)) {
-      run_slow(s, c, state, url);
-      return MHD_YES;
-    }
-    return queue(c,
-                 guarded(s, url, is_route(url) ? params_of(c) : QueryParams{}));
+    return MHD_YES;
   }
   if (*upload_size != 0) {  // a body being drained before its 413
     *upload_size = 0;
     return MHD_YES;
   }
   if (state->reply) return queue(c, std::move(*state->reply));
-  return MHD_YES;
+  if (is_route(url) && is_slow(url)) {
+    run_slow(s, c, state, url);  // called again, with the reply, on resume
+    return MHD_YES;
+  }
+  return queue(c,
+               guarded(s, url, is_route(url) ? params_of(c) : QueryParams{}));
 }
 
 void on_completed(void*, MHD_Connection*, void** con_cls,
