@@ -11,6 +11,8 @@ build_pkgs=(
   libncurses-dev
   # serve's HTTP server (epoll event loop, connection and memory limits).
   libmicrohttpd-dev
+  # serve --web-config: the YAML file, bcrypt via libxcrypt.
+  libyaml-cpp-dev libcrypt-dev
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux
@@ -24,6 +26,8 @@ test_pkgs=(
   prometheus prometheus-alertmanager python3-yaml systemd
   # bench/serve_load: HTTP load generator and node_exporter for comparison.
   wrk prometheus-node-exporter
+  # serve --web-config e2e test: a self-signed certificate.
+  openssl
 )
 
 pkgs=("${build_pkgs[@]}")

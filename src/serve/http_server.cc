@@ -35,6 +35,7 @@
 
 #include "collect/sampler.h"
 #include "serve/api.h"
+#include "serve/basic_auth.h"
 #include "serve/bounded_pool.h"
 #include "serve/http_limits.h"
 #include "serve/listen_socket.h"
@@ -48,6 +49,8 @@ struct HttpServer::Impl {
   std::vector<std::string> allowed_hosts;
   HostPolicy hosts;
   BoundedPool* slow_pool = nullptr;
+  WebConfig web;
+  std::unique_ptr<BasicAuth> auth;  // null: no basic auth
 };
 
 namespace {
@@ -170,6 +173,9 @@ MHD_Result queue(MHD_Connection* c, ApiReply reply) {
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                           reply.content_type.c_str());
+  if (reply.status == 401)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                            "Basic realm=\"gpudoctor\"");
   if (reply.status == 405)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   const MHD_Result ok =
@@ -178,19 +184,17 @@ MHD_Result queue(MHD_Connection* c, ApiReply reply) {
   return ok;
 }
 
-// Runs a slow handler on the pool: the connection is suspended (the loop
-// goes on serving others) and resumed with the reply, or with 503 when
-// the pool's queue is full or it is shutting down.
+// Runs `work` on the slow pool: the connection is suspended (the loop goes
+// on serving others) and resumed with the reply, or with 503 when the
+// pool's queue is full or it is shutting down.
 void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
-              std::string path) {
+              std::function<ApiReply()> work) {
   // Suspended before the job exists, so the job's resume cannot come
   // first.
   MHD_suspend_connection(c);
-  QueryParams q = params_of(c);
   const bool queued = s.slow_pool->try_submit(
-      [&s, c, state, path = std::move(path), q = std::move(q)](bool cancelled) {
-        state->reply =
-            cancelled ? json_error(503, "shutting down") : guarded(s, path, q);
+      [c, state, work = std::move(work)](bool cancelled) {
+        state->reply = cancelled ? json_error(503, "shutting down") : work();
         MHD_resume_connection(c);
       });
   if (!queued) {
@@ -198,6 +202,8 @@ void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
     MHD_resume_connection(c);
   }
 }
+
+ApiReply unauthorized() { return json_error(401, "authentication required"); }
 
 // Called once when the headers are in, once per piece of a body, and once
 // when the request is complete. Replies are queued on that last call: one
@@ -224,12 +230,26 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
     return MHD_YES;
   }
   if (state->reply) return queue(c, std::move(*state->reply));
-  if (is_route(url) && is_slow(url)) {
-    run_slow(s, c, state, url);  // called again, with the reply, on resume
+  const std::string path = url;
+  QueryParams q = is_route(url) ? params_of(c) : QueryParams{};
+  if (s.auth) {
+    const auto creds = header(c, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!creds) return queue(c, unauthorized());
+    if (!s.auth->known_good(*creds)) {  // bcrypt: never on the loop
+      run_slow(s, c, state,
+               [&s, given = std::string(*creds), path, q = std::move(q)] {
+                 return s.auth->check(given) ? guarded(s, path, q)
+                                             : unauthorized();
+               });
+      return MHD_YES;
+    }
+  }
+  if (is_slow(path)) {  // called again, with the reply, on resume
+    run_slow(s, c, state,
+             [&s, path, q = std::move(q)] { return guarded(s, path, q); });
     return MHD_YES;
   }
-  return queue(c,
-               guarded(s, url, is_route(url) ? params_of(c) : QueryParams{}));
+  return queue(c, guarded(s, path, q));
 }
 
 void on_completed(void*, MHD_Connection*, void** con_cls,
@@ -262,7 +282,8 @@ unsigned connection_cap() {
 
 HttpServer::HttpServer(const SnapshotBox& box, const History* history,
                        std::vector<std::string> allowed_hosts)
-    : impl_(new Impl{box, history, std::move(allowed_hosts), {}, nullptr}) {}
+    : impl_(new Impl{
+          box, history, std::move(allowed_hosts), {}, nullptr, {}, nullptr}) {}
 
 HttpServer::~HttpServer() {
   stop();
@@ -274,11 +295,31 @@ void HttpServer::bind(const std::string& host, int port) {
   listen_fd_ = open_listen_socket(host, port, port_);
 }
 
+void HttpServer::use_web_config(WebConfig web) {
+  if (!web.basic_auth_users.empty())
+    impl_->auth = std::make_unique<BasicAuth>(web.basic_auth_users);
+  impl_->web = std::move(web);
+}
+
 void HttpServer::start() {
   slow_pool_ = std::make_unique<BoundedPool>(http_limits::kSlowThreads,
                                              http_limits::kSlowQueue);
   impl_->slow_pool = slow_pool_.get();
-  const unsigned flags = MHD_USE_EPOLL | MHD_USE_INTERNAL_POLLING_THREAD |
+  // TLS (GnuTLS inside libmicrohttpd): PEM texts and the priority string
+  // live in impl_ as long as the daemon.
+  std::vector<MHD_OptionItem> tls;
+  if (impl_->web.tls) {
+    const auto& w = impl_->web;
+    tls.push_back(
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(w.key_pem.c_str())});
+    tls.push_back(
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(w.cert_pem.c_str())});
+    tls.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0,
+                   const_cast<char*>(w.tls_priorities.c_str())});
+  }
+  tls.push_back({MHD_OPTION_END, 0, nullptr});
+  const unsigned flags = (impl_->web.tls ? MHD_USE_TLS : 0) | MHD_USE_EPOLL |
+                         MHD_USE_INTERNAL_POLLING_THREAD |
                          MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
                          MHD_USE_TURBO;
   daemon_ = MHD_start_daemon(
@@ -288,10 +329,15 @@ void HttpServer::start() {
       http_limits::kConnectionMemoryBytes, MHD_OPTION_CONNECTION_TIMEOUT,
       http_limits::kIdleTimeoutS, MHD_OPTION_NOTIFY_COMPLETED, &on_completed,
       nullptr, MHD_OPTION_EXTERNAL_LOGGER, &on_log, nullptr,
-      MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_END);
+      MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_ARRAY, tls.data(),
+      MHD_OPTION_END);
   if (!daemon_)
-    throw std::runtime_error("cannot start the HTTP server on port " +
-                             std::to_string(port_));
+    throw std::runtime_error(
+        impl_->web.tls
+            ? "cannot start HTTPS on port " + std::to_string(port_) +
+                  ": the web config's cert_file or key_file is not PEM, or "
+                  "the key does not match the certificate"
+            : "cannot start the HTTP server on port " + std::to_string(port_));
   listen_fd_ = -1;  // the daemon owns and closes it now
 }
 

@@ -25,6 +25,7 @@ struct ServeOptions {
   std::string version;           // for gpudoctor_build_info
   // --allowed-host: Host header names answered besides loopback ones.
   std::vector<std::string> allowed_hosts;
+  std::string web_config_path;  // "" = plain HTTP, no auth
   SamplerOptions sampler;
 };
 
