@@ -9,6 +9,10 @@ build_pkgs=(
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libzstd-dev libfmt-dev
   libspdlog-dev libtomlplusplus-dev libcpp-httplib-dev libsqlite3-dev
   libncurses-dev
+  # serve's HTTP server (epoll event loop, connection and memory limits).
+  libmicrohttpd-dev
+  # serve --web-config: the YAML file, bcrypt via libxcrypt.
+  libyaml-cpp-dev libcrypt-dev
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux
@@ -24,6 +28,8 @@ test_pkgs=(
   wrk prometheus-node-exporter
   # scripts/fuzz.sh: libFuzzer harnesses need clang 14 and its runtimes.
   clang libclang-rt-14-dev
+  # serve --web-config e2e test: a self-signed certificate.
+  openssl
 )
 
 pkgs=("${build_pkgs[@]}")

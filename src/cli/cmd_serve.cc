@@ -1,6 +1,6 @@
 // gpudoctor serve [--listen 127.0.0.1:9856] [--db PATH | --no-db]
 //                 [--retention 7d] [--config FILE] [--alertmanager URL]
-//                 [--allowed-host NAME]...
+//                 [--allowed-host NAME]... [--web-config FILE]
 // The daemon: Prometheus /metrics (dcgm-exporter compatible + gpudoctor_*),
 // JSON API, SQLite history and alerting on diagnosis findings. Sampling
 // interval and GPU deadline are the global --interval and --deadline.
@@ -33,6 +33,7 @@ struct ServeFlags {
   std::string alertmanager;
   std::string show_cmdline = "redacted";
   std::vector<std::string> allowed_hosts;
+  std::string web_config;
 };
 
 }  // namespace
@@ -77,6 +78,9 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
                   "Host header name to answer besides loopback names "
                   "(repeatable; '*' for any). Default: loopback names when "
                   "listening on loopback, any Host otherwise");
+  cmd->add_option("--web-config", f->web_config,
+                  "TLS and basic auth: a Prometheus exporter-toolkit web "
+                  "config file (tls_server_config, basic_auth_users)");
   cmd->callback([&global, f] {
     try {
       ServeOptions o;
@@ -95,6 +99,7 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       o.config_path = f->config;
       o.alertmanager_url = f->alertmanager;
       o.allowed_hosts = f->allowed_hosts;
+      o.web_config_path = f->web_config;
       o.version = GD_VERSION;
       auto show_cmdline = parse_cmdline_exposure(f->show_cmdline);
       if (!show_cmdline) {

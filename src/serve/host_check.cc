@@ -34,14 +34,18 @@ std::string lower(std::string_view s) {
 // A bare name or address as given to --allowed-host or left of the port.
 std::optional<std::string> clean_name(std::string_view raw, bool bracketed) {
   std::string name = lower(raw);
-  if (bracketed) {
-    if (name.empty() || !std::all_of(name.begin(), name.end(), is_v6_char))
+  if (bracketed) {  // an IPv6 address, kept as written (lower case)
+    in6_addr v6{};
+    if (!std::all_of(name.begin(), name.end(), is_v6_char) ||
+        inet_pton(AF_INET6, name.c_str(), &v6) != 1)
       return std::nullopt;
     return name;
   }
+  // One trailing dot is the absolute form of the same name; empty labels
+  // (leading dot, "..") make no name.
+  if (name.find("..") != std::string::npos) return std::nullopt;
   if (!name.empty() && name.back() == '.') name.pop_back();
-  if (name.empty() || name.front() == '.' ||
-      name.find("..") != std::string::npos || name.size() > 253 ||
+  if (name.empty() || name.front() == '.' || name.size() > 253 ||
       !std::all_of(name.begin(), name.end(), is_name_char))
     return std::nullopt;
   return name;

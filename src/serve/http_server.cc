@@ -1,21 +1,24 @@
 // Why libmicrohttpd and not cpp-httplib (which this file used before):
-// cpp-httplib gives every connection a thread of a fixed pool for as long as
+// cpp-httplib gives a connection a thread of a fixed pool for as long as
 // the connection lives, so N slow or idle clients starve a pool of N, and
-// it keeps every header of a request (no count limit: 16 requests with
-// 400k headers took RSS to 1.5 GB). Measured with bench/serve_attack.py on
-// the same machine, cpp-httplib 0.11 (16 workers) against this server:
-//   64 slowloris clients:  /metrics got no answer for the whole attack
-//                          vs. p99 ~1 ms;
-//   2,000 idle sockets:    scrapes waited out the 2 s keep-alive of the
-//                          sockets ahead of them (seconds) vs. p99 ~1 ms;
-//   16 x 40,000 headers:   RSS 120+ MB vs. unchanged (431 at 16 KiB).
+// it keeps every header of a request (no count limit). Measured with
+// bench/serve_attack.py on the 2-core build VM under load (fresh connection
+// per scrape, 5 s scrape timeout), cpp-httplib 0.11 with 16 workers
+// against this server:
+//   64 slowloris clients:  no scrape answered       vs. p99 4 ms, all 100
+//   2,000 idle sockets:    no scrape answered       vs. p99 4 ms, all 100
+//   16 x 40,000 headers:   RSS 129 MiB, p99 1.8 s    vs. RSS 15 MiB (431)
+// and the same keep-alive throughput (wrk, 4 connections: 9.5k vs 8.8k
+// /metrics per second).
 // Configuring cpp-httplib to its limits cannot fix the first two: the
-// thread-per-connection model is the cause. libmicrohttpd (Debian's
-// libmicrohttpd-dev) runs one epoll event loop, where an idle or slow
-// connection costs a descriptor and a bounded buffer but no thread, and
-// it has the knobs this needs: total connection cap, per-connection memory
-// limit (bounds header bytes), idle timeout, and suspend/resume so that
-// slow handlers run on a pool of their own without blocking the loop.
+// thread-per-connection model is the cause (more threads only move the
+// number). libmicrohttpd (Debian's libmicrohttpd-dev) runs one epoll event
+// loop, where an idle or slow connection costs a descriptor and a bounded
+// buffer but no thread, and it has the knobs this needs: a total
+// connection cap, a per-connection memory limit (bounds header bytes), an
+// idle timeout, and suspend/resume so that slow handlers run on a pool of
+// their own without blocking the loop. There is no per-IP limit: on
+// loopback every client, the scraper included, shares one address.
 #include "serve/http_server.h"
 
 #include <microhttpd.h>
@@ -34,6 +37,7 @@
 
 #include "collect/sampler.h"
 #include "serve/api.h"
+#include "serve/basic_auth.h"
 #include "serve/bounded_pool.h"
 #include "serve/http_limits.h"
 #include "serve/listen_socket.h"
@@ -47,6 +51,8 @@ struct HttpServer::Impl {
   std::vector<std::string> allowed_hosts;
   HostPolicy hosts;
   BoundedPool* slow_pool = nullptr;
+  WebConfig web;
+  std::unique_ptr<BasicAuth> auth;  // null: no basic auth
 };
 
 namespace {
@@ -169,6 +175,9 @@ MHD_Result queue(MHD_Connection* c, ApiReply reply) {
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                           reply.content_type.c_str());
+  if (reply.status == 401)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                            "Basic realm=\"gpudoctor\"");
   if (reply.status == 405)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   const MHD_Result ok =
@@ -177,19 +186,17 @@ MHD_Result queue(MHD_Connection* c, ApiReply reply) {
   return ok;
 }
 
-// Runs a slow handler on the pool: the connection is suspended (the loop
-// goes on serving others) and resumed with the reply, or with 503 when
-// the pool's queue is full or it is shutting down.
+// Runs `work` on the slow pool: the connection is suspended (the loop goes
+// on serving others) and resumed with the reply, or with 503 when the
+// pool's queue is full or it is shutting down.
 void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
-              std::string path) {
+              std::function<ApiReply()> work) {
   // Suspended before the job exists, so the job's resume cannot come
   // first.
   MHD_suspend_connection(c);
-  QueryParams q = params_of(c);
   const bool queued = s.slow_pool->try_submit(
-      [&s, c, state, path = std::move(path), q = std::move(q)](bool cancelled) {
-        state->reply =
-            cancelled ? json_error(503, "shutting down") : guarded(s, path, q);
+      [c, state, work = std::move(work)](bool cancelled) {
+        state->reply = cancelled ? json_error(503, "shutting down") : work();
         MHD_resume_connection(c);
       });
   if (!queued) {
@@ -198,6 +205,13 @@ void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
   }
 }
 
+ApiReply unauthorized() { return json_error(401, "authentication required"); }
+
+// Called once when the headers are in, once per piece of a body, and once
+// when the request is complete. Replies are queued on that last call: one
+// queued earlier makes libmicrohttpd close the connection after it, which
+// is wanted for a body refused unread but would end keep-alive for every
+// scrape.
 MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
                       const char* method, const char*, const char*,
                       size_t* upload_size, void** con_cls) {
@@ -207,25 +221,37 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
     state = new RequestState;
     *con_cls = state;
     if (auto refused = refusal(s, c, url, method)) {
-      if (refused->status == 413 && drainable_body(c)) {
-        state->reply = std::move(*refused);  // sent once the body is read
-        return MHD_YES;
-      }
-      return queue(c, std::move(*refused));
+      if (refused->status == 413 && !drainable_body(c))
+        return queue(c, std::move(*refused));  // and close, body unread
+      state->reply = std::move(*refused);
     }
-    if (is_route(url) && is_slow(url)) {
-      run_slow(s, c, state, url);
-      return MHD_YES;
-    }
-    return queue(c,
-                 guarded(s, url, is_route(url) ? params_of(c) : QueryParams{}));
+    return MHD_YES;
   }
   if (*upload_size != 0) {  // a body being drained before its 413
     *upload_size = 0;
     return MHD_YES;
   }
   if (state->reply) return queue(c, std::move(*state->reply));
-  return MHD_YES;
+  const std::string path = url;
+  QueryParams q = is_route(url) ? params_of(c) : QueryParams{};
+  if (s.auth) {
+    const auto creds = header(c, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!creds) return queue(c, unauthorized());
+    if (!s.auth->known_good(*creds)) {  // bcrypt: never on the loop
+      run_slow(s, c, state,
+               [&s, given = std::string(*creds), path, q = std::move(q)] {
+                 return s.auth->check(given) ? guarded(s, path, q)
+                                             : unauthorized();
+               });
+      return MHD_YES;
+    }
+  }
+  if (is_slow(path)) {  // called again, with the reply, on resume
+    run_slow(s, c, state,
+             [&s, path, q = std::move(q)] { return guarded(s, path, q); });
+    return MHD_YES;
+  }
+  return queue(c, guarded(s, path, q));
 }
 
 void on_completed(void*, MHD_Connection*, void** con_cls,
@@ -258,7 +284,8 @@ unsigned connection_cap() {
 
 HttpServer::HttpServer(const SnapshotBox& box, const History* history,
                        std::vector<std::string> allowed_hosts)
-    : impl_(new Impl{box, history, std::move(allowed_hosts), {}, nullptr}) {}
+    : impl_(new Impl{
+          box, history, std::move(allowed_hosts), {}, nullptr, {}, nullptr}) {}
 
 HttpServer::~HttpServer() {
   stop();
@@ -270,11 +297,31 @@ void HttpServer::bind(const std::string& host, int port) {
   listen_fd_ = open_listen_socket(host, port, port_);
 }
 
+void HttpServer::use_web_config(WebConfig web) {
+  if (!web.basic_auth_users.empty())
+    impl_->auth = std::make_unique<BasicAuth>(web.basic_auth_users);
+  impl_->web = std::move(web);
+}
+
 void HttpServer::start() {
   slow_pool_ = std::make_unique<BoundedPool>(http_limits::kSlowThreads,
                                              http_limits::kSlowQueue);
   impl_->slow_pool = slow_pool_.get();
-  const unsigned flags = MHD_USE_EPOLL | MHD_USE_INTERNAL_POLLING_THREAD |
+  // TLS (GnuTLS inside libmicrohttpd): PEM texts and the priority string
+  // live in impl_ as long as the daemon.
+  std::vector<MHD_OptionItem> tls;
+  if (impl_->web.tls) {
+    const auto& w = impl_->web;
+    tls.push_back(
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(w.key_pem.c_str())});
+    tls.push_back(
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(w.cert_pem.c_str())});
+    tls.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0,
+                   const_cast<char*>(w.tls_priorities.c_str())});
+  }
+  tls.push_back({MHD_OPTION_END, 0, nullptr});
+  const unsigned flags = (impl_->web.tls ? MHD_USE_TLS : 0) | MHD_USE_EPOLL |
+                         MHD_USE_INTERNAL_POLLING_THREAD |
                          MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
                          MHD_USE_TURBO;
   daemon_ = MHD_start_daemon(
@@ -284,10 +331,15 @@ void HttpServer::start() {
       http_limits::kConnectionMemoryBytes, MHD_OPTION_CONNECTION_TIMEOUT,
       http_limits::kIdleTimeoutS, MHD_OPTION_NOTIFY_COMPLETED, &on_completed,
       nullptr, MHD_OPTION_EXTERNAL_LOGGER, &on_log, nullptr,
-      MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_END);
+      MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_ARRAY, tls.data(),
+      MHD_OPTION_END);
   if (!daemon_)
-    throw std::runtime_error("cannot start the HTTP server on port " +
-                             std::to_string(port_));
+    throw std::runtime_error(
+        impl_->web.tls
+            ? "cannot start HTTPS on port " + std::to_string(port_) +
+                  ": the web config's cert_file or key_file is not PEM, or "
+                  "the key does not match the certificate"
+            : "cannot start the HTTP server on port " + std::to_string(port_));
   listen_fd_ = -1;  // the daemon owns and closes it now
 }
 

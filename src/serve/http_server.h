@@ -11,6 +11,7 @@
 #include "serve/history.h"
 #include "serve/host_check.h"
 #include "serve/snapshot.h"
+#include "serve/web_config.h"
 
 struct MHD_Daemon;
 
@@ -32,6 +33,8 @@ class HttpServer {
   // a bad --allowed-host. Port 0 picks a free port (see port()).
   void bind(const std::string& host, int port);
   int port() const { return port_; }
+  // TLS and basic auth (--web-config); before start().
+  void use_web_config(WebConfig web);
   // Serves on threads of its own until stop().
   void start();
   void stop();

@@ -112,6 +112,12 @@ int run_serve(const ServeOptions& o) {
 
   SnapshotBox box;
   HttpServer http(box, history.get(), o.allowed_hosts);
+  bool tls = false;
+  if (!o.web_config_path.empty()) {
+    WebConfig web = load_web_config(o.web_config_path);
+    tls = web.tls;
+    http.use_web_config(std::move(web));
+  }
   http.bind(o.listen_host, o.listen_port);
   const std::string shown_host =
       o.listen_host == "0.0.0.0" || o.listen_host == "::" ? host_name()
@@ -119,7 +125,7 @@ int run_serve(const ServeOptions& o) {
   CollectorOptions co;
   co.interval_s = o.interval_s;
   co.instance = host_name() + ":" + std::to_string(http.port());
-  co.generator_url = "http://" + shown_host + ":" +
+  co.generator_url = (tls ? "https://" : "http://") + shown_host + ":" +
                      std::to_string(http.port()) + "/api/v1/findings";
   co.version = o.version;
   co.show_cmdline = o.show_cmdline;

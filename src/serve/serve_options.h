@@ -27,6 +27,7 @@ struct ServeOptions {
   CmdlineExposure show_cmdline = CmdlineExposure::kRedacted;
   // --allowed-host: Host header names answered besides loopback ones.
   std::vector<std::string> allowed_hosts;
+  std::string web_config_path;  // "" = plain HTTP, no auth
   SamplerOptions sampler;
 };
 

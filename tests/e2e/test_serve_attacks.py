@@ -247,3 +247,76 @@ class Methods(ServeCase):
             self.assertEqual(r.status, code, method)
             if method == "HEAD":
                 self.assertEqual(body, b"")
+
+
+# bcrypt of "s3cret pass" (cost 4, so the test is quick).
+BCRYPT_HASH = "$2b$04$abcdefghijklmnopqrstuuoBpIrM0OnplXjsOI8DWYJTHUhJDuUv."
+
+
+class WebConfig(ServeCase):
+    """--web-config in node_exporter's format: https with a certificate made
+    by openssl, basic auth with a bcrypt hash."""
+
+    def make_cert(self):
+        crt = os.path.join(self.tmp.name, "server.crt")
+        key = os.path.join(self.tmp.name, "server.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                        "-keyout", key, "-out", crt, "-days", "1", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                       check=True, capture_output=True, timeout=60)
+        return crt
+
+    def write(self, text):
+        path = os.path.join(self.tmp.name, "web.yml")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def https_get(self, port, crt, auth=None):
+        import base64
+        import ssl
+        ctx = ssl.create_default_context(cafile=crt)
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=ctx)
+        headers = {}
+        if auth:
+            headers["Authorization"] = "Basic " + base64.b64encode(auth.encode()).decode()
+        conn.request("GET", "/metrics", headers=headers)
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        return r.status, r.getheader("WWW-Authenticate"), body
+
+    def test_https_with_basic_auth(self):
+        crt = self.make_cert()
+        cfg = self.write("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                         f"basic_auth_users:\n  prometheus: '{BCRYPT_HASH}'\n")
+        path, _, _ = first_sample_scenario(self.tmp.name)
+        s = self.serve(path, ["--no-db", "--web-config", cfg])
+        status, _, body = self.https_get(s.port, crt, "prometheus:s3cret pass")
+        self.assertEqual(status, 200)
+        self.assertIn(b"DCGM_FI_DEV_GPU_UTIL", body)
+        for auth in (None, "prometheus:wrong", "mallory:s3cret pass"):
+            status, challenge, body = self.https_get(s.port, crt, auth)
+            self.assertEqual(status, 401, auth)
+            self.assertEqual(challenge, 'Basic realm="gpudoctor"')
+            self.assertEqual(json.loads(body), {"error": "authentication required"})
+        # Plain HTTP on the TLS port gets no metrics.
+        self.assertNotEqual(timed_get(s.host, s.port, "/metrics")[0], 200)
+
+    def test_unknown_keys_and_unreadable_files_are_one_line_errors(self):
+        path, _, _ = first_sample_scenario(self.tmp.name)
+        env = dict(os.environ, FAKE_NVML_SCENARIO=path)
+        cases = [("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                  "  cert_fiel: x\n", "unknown key tls_server_config.cert_fiel"),
+                 ("tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key\n",
+                  "nope.crt")]
+        for text, expected in cases:
+            cfg = self.write(text)
+            p = subprocess.run([GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none", "serve",
+                                "--no-db", "--listen", "127.0.0.1:0", "--web-config", cfg],
+                               env=env, capture_output=True, text=True, timeout=30)
+            self.assertNotEqual(p.returncode, 0)
+            errors = [l for l in p.stderr.splitlines() if l.startswith("gpudoctor:")]
+            self.assertEqual(len(errors), 1, p.stderr)
+            self.assertIn(expected, errors[0])
+            self.assertIn("web.yml", errors[0])

@@ -1,6 +1,8 @@
 // libFuzzer harness for what serve's HTTP side parses itself: the Host
-// header (host_check.h) and --allowed-host values. The request line and the
-// other headers are libmicrohttpd's. Checks that a name accepted from a
+// header (host_check.h), --allowed-host values, the Authorization header
+// (basic_auth.h) and the --web-config file (web_config.h; any error must be
+// std::invalid_argument, which serve reports as one line). The request line and
+// the other headers are libmicrohttpd's. Checks that a name accepted from a
 // header is lower case, that a loopback listener passes loopback names only,
 // and that an --allowed-host value, once accepted, is answered when it comes
 // back as a Host header.
@@ -11,7 +13,9 @@
 #include <string>
 #include <string_view>
 
+#include "serve/basic_auth.h"
 #include "serve/host_check.h"
+#include "serve/web_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
@@ -35,6 +39,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const std::string header = (v6 ? "[" + n + "]" : n) + ":9856";
       if (!gd::host_allowed(policy, std::string_view(header))) std::abort();
     }
+  } catch (const std::invalid_argument&) {
+  }
+  if (auto creds = gd::parse_basic_auth(input)) {
+    if (creds->first.find(':') != std::string::npos) std::abort();
+  }
+  try {
+    gd::parse_web_config(std::string(input), "/nonexistent");
   } catch (const std::invalid_argument&) {
   }
   return 0;

@@ -1,0 +1,96 @@
+#include "serve/basic_auth.h"
+
+#include <crypt.h>
+
+#include <cstring>
+#include <memory>
+
+namespace gd {
+namespace {
+
+// Header values remembered as good; a handful of scrapers and browsers.
+constexpr size_t kMaxRemembered = 64;
+// Compared against when the user is unknown, so that a wrong name takes as
+// long as a wrong password (cost 10, like htpasswd -B).
+constexpr const char* kDummyHash =
+    "$2y$10$8Jd7i2m3M7Q6h0mB6r4G2OvC3rA0m0iJ1m6fYvJ8qz3o9a1b2c3dE";
+
+int b64(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+std::optional<std::string> base64_decode(std::string_view in) {
+  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
+  std::string out;
+  unsigned acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    const int v = b64(c);
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+bool same(const std::string& a, const char* b) {
+  const size_t n = std::strlen(b);
+  if (a.size() != n) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < n; ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, std::string>> parse_basic_auth(
+    std::string_view header) {
+  constexpr std::string_view kScheme = "Basic ";
+  if (header.size() <= kScheme.size() || header.size() > 4096)
+    return std::nullopt;
+  for (size_t i = 0; i < kScheme.size(); ++i)
+    if ((header[i] | 0x20) != (kScheme[i] | 0x20)) return std::nullopt;
+  auto decoded = base64_decode(header.substr(kScheme.size()));
+  if (!decoded) return std::nullopt;
+  const auto colon = decoded->find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  return std::make_pair(decoded->substr(0, colon), decoded->substr(colon + 1));
+}
+
+BasicAuth::BasicAuth(std::map<std::string, std::string> users)
+    : users_(std::move(users)) {}
+
+bool BasicAuth::known_good(std::string_view header) const {
+  std::lock_guard lock(mu_);
+  return good_.count(std::string(header)) > 0;
+}
+
+bool BasicAuth::check(std::string_view header) {
+  const auto creds = parse_basic_auth(header);
+  if (!creds) return false;
+  const auto user = users_.find(creds->first);
+  const std::string& hash =
+      user == users_.end() ? std::string(kDummyHash) : user->second;
+  auto data = std::make_unique<crypt_data>();
+  const char* out = crypt_rn(creds->second.c_str(), hash.c_str(), data.get(),
+                             sizeof(crypt_data));
+  const bool ok = out && user != users_.end() && same(hash, out);
+  if (ok) {
+    std::lock_guard lock(mu_);
+    if (good_.size() >= kMaxRemembered) good_.clear();
+    good_.insert(std::string(header));
+  }
+  return ok;
+}
+
+}  // namespace gd

@@ -1,0 +1,140 @@
+// --web-config: the exporter-toolkit format, strict about what it does not
+// know (serve/web_config.h), and basic auth against bcrypt hashes
+// (serve/basic_auth.h).
+#include "serve/web_config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+#include "serve/basic_auth.h"
+
+namespace gd {
+namespace {
+
+// bcrypt of "s3cret pass" (cost 4: fast tests).
+constexpr const char* kHash =
+    "$2b$04$abcdefghijklmnopqrstuuoBpIrM0OnplXjsOI8DWYJTHUhJDuUv.";
+
+class WebConfigFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gd-webcfg-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir = tmpl;
+    std::ofstream(dir + "/server.crt") << "CERT PEM";
+    std::ofstream(dir + "/server.key") << "KEY PEM";
+  }
+  void TearDown() override {
+    std::string cmd = "rm -rf '" + dir + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+  std::string error_of(const std::string& text) {
+    try {
+      parse_web_config(text, dir);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  }
+  std::string dir;
+};
+
+TEST_F(WebConfigFiles, ReadsTlsAndUsersLikeNodeExporter) {
+  const WebConfig c = parse_web_config(
+      "tls_server_config:\n"
+      "  cert_file: server.crt\n"
+      "  key_file: " +
+          dir +
+          "/server.key\n"
+          "  min_version: TLS13\n"
+          "basic_auth_users:\n"
+          "  prometheus: " +
+          std::string(kHash) + "\n",
+      dir);
+  EXPECT_TRUE(c.tls);
+  EXPECT_EQ(c.cert_pem, "CERT PEM");
+  EXPECT_EQ(c.key_pem, "KEY PEM");
+  EXPECT_EQ(c.tls_priorities, "NORMAL:-VERS-ALL:+VERS-TLS1.3");
+  EXPECT_EQ(c.basic_auth_users.at("prometheus"), kHash);
+  EXPECT_EQ(
+      parse_web_config("basic_auth_users:\n  a: " + std::string(kHash), dir)
+          .tls_priorities,
+      "");
+}
+
+TEST_F(WebConfigFiles, DefaultTlsVersionsAre12And13) {
+  EXPECT_EQ(parse_web_config("tls_server_config: {cert_file: server.crt, "
+                             "key_file: server.key}",
+                             dir)
+                .tls_priorities,
+            "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2");
+}
+
+TEST_F(WebConfigFiles, UnknownAndUnsupportedKeysAreErrorsNamingThem) {
+  EXPECT_EQ(error_of("tls_server_config: {cert_file: server.crt, key_file: "
+                     "server.key, cert_fiel: x}"),
+            "unknown key tls_server_config.cert_fiel");
+  EXPECT_EQ(error_of("basic_auth: {}"), "unknown key web config.basic_auth");
+  EXPECT_EQ(error_of("tls_server_config: {cert_file: server.crt, key_file: "
+                     "server.key, client_ca_file: ca.crt}"),
+            "tls_server_config.client_ca_file is not supported by gpudoctor");
+  EXPECT_NE(
+      error_of("tls_server_config: {cert_file: server.crt, key_file: "
+               "server.key, client_auth_type: RequireAndVerifyClientCert}")
+          .find("only NoClientCert"),
+      std::string::npos);
+  EXPECT_EQ(error_of("tls_server_config: {cert_file: server.crt, key_file: "
+                     "server.key, min_version: TLS14}"),
+            "tls_server_config.min_version: 'TLS14' is not TLS10, TLS11, TLS12 "
+            "or TLS13");
+  EXPECT_EQ(error_of("basic_auth_users: {alice: plain}"),
+            "basic_auth_users.alice: not a bcrypt hash ($2a$, $2b$, $2y$)");
+  EXPECT_NE(error_of("tls_server_config: [\n").find("not YAML: line"),
+            std::string::npos);
+}
+
+TEST_F(WebConfigFiles, UnreadableFilesNameThePath) {
+  EXPECT_EQ(
+      error_of(
+          "tls_server_config: {cert_file: nope.crt, key_file: server.key}"),
+      "tls_server_config.cert_file: cannot read " + dir + "/nope.crt");
+  try {
+    load_web_config(dir + "/missing.yml");
+    FAIL() << "loaded a missing file";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "web config " + dir +
+                                         "/missing.yml: file: cannot read " +
+                                         dir + "/missing.yml");
+  }
+}
+
+TEST(BasicAuth, ParsesTheHeader) {
+  auto p = parse_basic_auth("Basic cHJvbWV0aGV1czpzM2NyZXQgcGFzcw==");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->first, "prometheus");
+  EXPECT_EQ(p->second, "s3cret pass");
+  EXPECT_FALSE(parse_basic_auth("Bearer abc"));
+  EXPECT_FALSE(parse_basic_auth("Basic !!!"));
+  EXPECT_FALSE(parse_basic_auth("Basic bm9jb2xvbg=="));  // "nocolon"
+}
+
+TEST(BasicAuth, RightPasswordPassesWrongOnesDoNot) {
+  BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
+  const std::string good = "Basic cHJvbWV0aGV1czpzM2NyZXQgcGFzcw==";
+  EXPECT_FALSE(auth.known_good(good));
+  EXPECT_TRUE(auth.check(good));
+  EXPECT_TRUE(auth.known_good(good));
+  EXPECT_FALSE(
+      auth.check("Basic cHJvbWV0aGV1czp3cm9uZw=="));  // prometheus:wrong
+  EXPECT_FALSE(
+      auth.check("Basic bWFsbG9yeTpzM2NyZXQgcGFzcw=="));  // mallory:s3cret pass
+  EXPECT_FALSE(auth.known_good("Basic cHJvbWV0aGV1czp3cm9uZw=="));
+}
+
+}  // namespace
+}  // namespace gd
