@@ -248,10 +248,9 @@ ApiReply api_history(const History* history, const QueryParams& params,
     return {200, "application/json", history->query_json(q)};
   } catch (const HistoryQueryError& e) {
     return json_error(400, e.what());
-  } catch (const std::exception& e) {
-    // History::query_json keeps file paths out of this message.
-    return json_error(500, e.what());
   }
+  // Any other failure (a store error) propagates: the HTTP layer logs its
+  // text, which can name files, and answers 500 "internal error".
 }
 
 // 503 only when collection itself has stalled: that is what a restart
