@@ -18,9 +18,8 @@ void add_status_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand(
       "status", "one screen: every GPU and the host beside it");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag(
-      "--json", *json,
-      "print a two-line trace (header + one sample, trace-format.md)");
+  cmd->add_flag("--json", *json,
+                "print a two-line trace (header + one sample, trace-format.md)");
   cmd->callback([&global, json] {
     Sampler sampler(global.sampler_options());
     auto start = std::chrono::steady_clock::now();

@@ -1,8 +1,9 @@
 // Every subcommand registers itself on the CLI11 app; main.cc lists them.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/global_options.h"
 
