@@ -10,10 +10,14 @@ jobs=$(nproc)
 
 scripts/install-deps.sh --test
 
+# ccache, when installed, makes a re-run rebuild only what changed.
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+
 run_pass() {
   local dir=$1; shift
   echo "=== build $dir ($*)"
-  cmake -S . -B "$dir" -G Ninja "$@"
+  cmake -S . -B "$dir" -G Ninja "${launcher[@]}" "$@"
   cmake --build "$dir" -j "$jobs"
   echo "=== test $dir"
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 300
