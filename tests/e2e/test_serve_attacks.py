@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 
-from gd_e2e import FAKE_NVML, GPUDOCTOR
+from gd_e2e import FAKE_NVML, GPUDOCTOR, RSS_LIMIT_FACTOR
 from test_serve import ServeCase, first_sample_scenario
 
 SLOWLORIS_CLIENTS = 64
@@ -19,7 +19,7 @@ IDLE_SOCKETS = 2000
 FLOOD_REQUESTS = 16
 FLOOD_HEADERS = 40000
 SCRAPE_LIMIT_S = 1.0
-RSS_LIMIT_MB = 64
+RSS_LIMIT_MB = 64 * RSS_LIMIT_FACTOR
 
 
 def raise_open_files(needed):
