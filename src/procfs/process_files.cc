@@ -28,7 +28,10 @@ std::optional<PidStat> parse_pid_stat(std::string_view text) {
     f[i] = next_field(rest);
     if (f[i].empty()) return std::nullopt;
   }
-  if (f[0].size() != 1) return std::nullopt;
+  // The state is one letter (R, S, D, Z, T, t, X, I, ...); a NUL or other
+  // byte there means the comm held a ')' and the split went wrong.
+  if (f[0].size() != 1 || !std::isalpha(static_cast<unsigned char>(f[0][0])))
+    return std::nullopt;
   s.state = f[0][0];
   auto ppid = parse_u64(f[1]);
   auto utime = parse_u64(f[11]);
