@@ -59,9 +59,11 @@ std::vector<PsRow> build_ps_rows(const Sample& s) {
       rows.push_back(std::move(r));
     }
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const PsRow& a, const PsRow& b) {
-    return a.gpu != b.gpu ? a.gpu < b.gpu : a.gpu_process.pid < b.gpu_process.pid;
-  });
+  std::stable_sort(
+      rows.begin(), rows.end(), [](const PsRow& a, const PsRow& b) {
+        return a.gpu != b.gpu ? a.gpu < b.gpu
+                              : a.gpu_process.pid < b.gpu_process.pid;
+      });
   return rows;
 }
 
@@ -76,7 +78,8 @@ std::string cuda_runtime_version(const std::vector<std::string>& libs) {
 }
 
 std::string container_of(const std::string& cgroup) {
-  static const std::regex docker(R"((?:docker[-/]|containerd[-/]|cri-containerd-|crio-)([0-9a-f]{12})[0-9a-f]*)");
+  static const std::regex docker(
+      R"((?:docker[-/]|containerd[-/]|cri-containerd-|crio-)([0-9a-f]{12})[0-9a-f]*)");
   static const std::regex pod(R"(pod([0-9a-f_-]{8,}))");
   std::smatch m;
   if (std::regex_search(cgroup, m, pod)) {
@@ -152,12 +155,13 @@ std::string line_for(const Sample& s, const std::string& gpu_col,
   std::string state = p ? terminal_cell(p->state, 7) : "missing";
   std::string container = p && p->cgroup ? container_of(*p->cgroup) : "";
   std::string cuda = p ? cuda_runtime_version(p->libs) : "";
-  std::string cmd = p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline)
-                      : "";
-  return fmt::format("{:<4} {:<16} {:<10} {:>10} {:>7} {:<7} {:>8} {:<20} {:<6} {}{}\n",
-                     gpu_col, pid_col, user, mem, cpu_text(p), state,
-                     elapsed_text(s, p), container.empty() ? "-" : container,
-                     cuda.empty() ? "-" : cuda, ellipsize(cmd, 80), note);
+  std::string cmd =
+      p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : "";
+  return fmt::format(
+      "{:<4} {:<16} {:<10} {:>10} {:>7} {:<7} {:>8} {:<20} {:<6} {}{}\n",
+      gpu_col, pid_col, user, mem, cpu_text(p), state, elapsed_text(s, p),
+      container.empty() ? "-" : container, cuda.empty() ? "-" : cuda,
+      ellipsize(cmd, 80), note);
 }
 
 }  // namespace
@@ -174,20 +178,22 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows) {
                           : std::string(kUnknown);
     std::string note;
     if (r.missing()) {
-      note = "  <-- NOT IN /proc: the owner is gone or in another PID namespace";
+      note =
+          "  <-- NOT IN /proc: the owner is gone or in another PID namespace";
       ++problems;
     } else if (r.zombie()) {
-      note = fmt::format(
-          "  <-- ZOMBIE: memory is freed when parent {} reaps it",
-          r.proc->ppid ? fmt::format("{}", *r.proc->ppid) : "?");
+      note =
+          fmt::format("  <-- ZOMBIE: memory is freed when parent {} reaps it",
+                      r.proc->ppid ? fmt::format("{}", *r.proc->ppid) : "?");
       ++problems;
     }
     out += line_for(s, std::to_string(r.gpu), std::to_string(r.gpu_process.pid),
                     mem, r.missing() ? nullptr : r.proc, note);
     for (size_t i = 0; i < r.children.size(); ++i) {
       std::string indent(static_cast<size_t>(2 * r.child_depth[i]), ' ');
-      out += line_for(s, "", indent + "`- " + std::to_string(r.children[i]->pid),
-                      "", r.children[i], "");
+      out +=
+          line_for(s, "", indent + "`- " + std::to_string(r.children[i]->pid),
+                   "", r.children[i], "");
     }
   }
   if (rows.empty()) out += "(no GPU processes)\n";
@@ -211,15 +217,16 @@ nlohmann::json process_json(const Sample& s, const ProcessSample& p) {
   j["state"] = p.state;
   j["cpu_pct"] = p.cpu_pct ? nlohmann::json(*p.cpu_pct) : nlohmann::json();
   j["threads"] = p.threads ? nlohmann::json(*p.threads) : nlohmann::json();
-  j["rss_bytes"] = p.rss_bytes ? nlohmann::json(*p.rss_bytes) : nlohmann::json();
+  j["rss_bytes"] =
+      p.rss_bytes ? nlohmann::json(*p.rss_bytes) : nlohmann::json();
   j["cgroup"] = p.cgroup ? nlohmann::json(*p.cgroup) : nlohmann::json();
   std::string c = p.cgroup ? container_of(*p.cgroup) : "";
   j["container"] = c.empty() ? nlohmann::json() : nlohmann::json(c);
   j["libs"] = p.libs;
   std::string cuda = cuda_runtime_version(p.libs);
   j["cuda_runtime"] = cuda.empty() ? nlohmann::json() : nlohmann::json(cuda);
-  j["elapsed_s"] = p.start_time ? nlohmann::json(s.t - *p.start_time)
-                                : nlohmann::json();
+  j["elapsed_s"] =
+      p.start_time ? nlohmann::json(s.t - *p.start_time) : nlohmann::json();
   return j;
 }
 
@@ -228,10 +235,10 @@ nlohmann::json process_json(const Sample& s, const ProcessSample& p) {
 std::string ps_to_json(const Sample& s, const std::vector<PsRow>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rows) {
-    nlohmann::json j = r.proc && !r.missing()
-                           ? process_json(s, *r.proc)
-                           : nlohmann::json{{"pid", r.gpu_process.pid},
-                                            {"state", "missing"}};
+    nlohmann::json j =
+        r.proc && !r.missing()
+            ? process_json(s, *r.proc)
+            : nlohmann::json{{"pid", r.gpu_process.pid}, {"state", "missing"}};
     j["gpu"] = r.gpu;
     j["type"] = r.gpu_process.type;
     j["used_bytes"] = r.gpu_process.used_bytes

@@ -31,9 +31,11 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
       fmt::format("GPU {}  {}  {}  {}\n", info.index, safe(info.name),
                   safe(info.pci_bus_id), safe(info.uuid));
   if (!s) return out + "     no sample\n";
-  if (s->lost) return out + "     LOST: the GPU stopped answering (GPU is lost)\n";
+  if (s->lost)
+    return out + "     LOST: the GPU stopped answering (GPU is lost)\n";
   if (s->stale)
-    return out + "     STALE: the NVML read did not return in time (driver hung?)\n";
+    return out +
+           "     STALE: the NVML read did not return in time (driver hung?)\n";
 
   std::string mem = kUnknown;
   if (s->mem_used_bytes && info.memory_total_bytes && *info.memory_total_bytes)
@@ -44,9 +46,9 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
   else if (s->mem_used_bytes)
     mem = human_bytes(*s->mem_used_bytes);
 
-  out += fmt::format(
-      "     util {}  mem-util {}  memory {}\n", or_na(s->util_pct, "{:.0f}%"),
-      or_na(s->mem_util_pct, "{:.0f}%"), mem);
+  out += fmt::format("     util {}  mem-util {}  memory {}\n",
+                     or_na(s->util_pct, "{:.0f}%"),
+                     or_na(s->mem_util_pct, "{:.0f}%"), mem);
   out += fmt::format(
       "     temp {} C (slowdown {} C, shutdown {} C)  mem temp {} C  fan {}\n",
       or_na(s->temp_c), or_na(info.temp_slowdown_c),
@@ -75,8 +77,10 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
   out += fmt::format("     clock events: {}\n", reasons);
 
   std::string link_note;
-  if (s->pcie_gen && info.pcie_max_gen && s->pcie_width && info.pcie_max_width &&
-      (*s->pcie_gen < *info.pcie_max_gen || *s->pcie_width < *info.pcie_max_width))
+  if (s->pcie_gen && info.pcie_max_gen && s->pcie_width &&
+      info.pcie_max_width &&
+      (*s->pcie_gen < *info.pcie_max_gen ||
+       *s->pcie_width < *info.pcie_max_width))
     link_note = "  (below max)";
   out += fmt::format(
       "     PCIe {} of {}{}  tx {}/s rx {}/s  replays {}\n",
@@ -125,15 +129,17 @@ std::string host_block(const HostInfo& hi, const HostSample& h) {
       or_na(h.swap_out_pages_per_s, "{:.0f}"));
   out += fmt::format(
       "     disk read {}/s write {}/s busiest {}% busy\n",
-      h.disk_read_bytes_per_s ? human_bytes(*h.disk_read_bytes_per_s) : kUnknown,
+      h.disk_read_bytes_per_s ? human_bytes(*h.disk_read_bytes_per_s)
+                              : kUnknown,
       h.disk_write_bytes_per_s ? human_bytes(*h.disk_write_bytes_per_s)
                                : kUnknown,
       or_na(h.disk_busy_pct, "{:.0f}"));
   if (h.psi_cpu_some_pct || h.psi_mem_some_pct || h.psi_io_some_pct)
-    out += fmt::format("     pressure (some, avg10) cpu {}% memory {}% io {}%\n",
-                       or_na(h.psi_cpu_some_pct, "{:.1f}"),
-                       or_na(h.psi_mem_some_pct, "{:.1f}"),
-                       or_na(h.psi_io_some_pct, "{:.1f}"));
+    out +=
+        fmt::format("     pressure (some, avg10) cpu {}% memory {}% io {}%\n",
+                    or_na(h.psi_cpu_some_pct, "{:.1f}"),
+                    or_na(h.psi_mem_some_pct, "{:.1f}"),
+                    or_na(h.psi_io_some_pct, "{:.1f}"));
   return out;
 }
 

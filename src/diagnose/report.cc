@@ -18,7 +18,8 @@ std::string safe(std::string_view text) {
 }
 
 std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (auto& c : s)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -38,7 +39,8 @@ std::string window_line(const DiagnoseResult& r, const TraceHeader& h) {
 
 std::string format_text_report(const DiagnoseResult& result,
                                const TraceHeader& header) {
-  std::string out = "gpudoctor diagnose — " + window_line(result, header) + "\n";
+  std::string out =
+      "gpudoctor diagnose — " + window_line(result, header) + "\n";
   if (result.findings.empty()) {
     out += fmt::format(
         "\nAll is well: no rule found a problem.\nChecked ({} rules): {}\n",
@@ -54,16 +56,18 @@ std::string format_text_report(const DiagnoseResult& result,
     out += "  evidence: " + safe(f.evidence) + "\n";
     out += "  action:   " + safe(f.action) + "\n";
   }
-  out += fmt::format("\n{} critical, {} warning{}, {} info ({} rules checked)\n",
-                     counts[2], counts[1], counts[1] == 1 ? "" : "s", counts[0],
-                     result.rules_checked.size());
+  out +=
+      fmt::format("\n{} critical, {} warning{}, {} info ({} rules checked)\n",
+                  counts[2], counts[1], counts[1] == 1 ? "" : "s", counts[0],
+                  result.rules_checked.size());
   return out;
 }
 
 nlohmann::json finding_to_json(const Finding& f) {
-  return {{"id", f.id},         {"severity", f.severity}, {"gpus", f.gpus},
-          {"pids", f.pids},     {"title", f.title},       {"evidence", f.evidence},
-          {"action", f.action}, {"start", f.start},       {"end", f.end}};
+  return {
+      {"id", f.id},         {"severity", f.severity}, {"gpus", f.gpus},
+      {"pids", f.pids},     {"title", f.title},       {"evidence", f.evidence},
+      {"action", f.action}, {"start", f.start},       {"end", f.end}};
 }
 
 std::string format_json_report(const DiagnoseResult& result) {
@@ -71,8 +75,10 @@ std::string format_json_report(const DiagnoseResult& result) {
   for (const auto& f : result.findings) findings.push_back(finding_to_json(f));
   nlohmann::json window = {{"samples", result.window.samples}};
   // No samples: the window has no time range (null = unknown, never 0).
-  window["start"] = result.window.samples ? nlohmann::json(result.window.start) : nullptr;
-  window["end"] = result.window.samples ? nlohmann::json(result.window.end) : nullptr;
+  window["start"] =
+      result.window.samples ? nlohmann::json(result.window.start) : nullptr;
+  window["end"] =
+      result.window.samples ? nlohmann::json(result.window.end) : nullptr;
   nlohmann::json doc = {{"findings", findings},
                         {"window", window},
                         {"checked", result.rules_checked}};

@@ -20,7 +20,8 @@ std::string capped_text(std::string_view text) {
 
 }  // namespace
 
-std::optional<Event> parse_kernel_log_line(std::string_view line, const PciIndex& pci) {
+std::optional<Event> parse_kernel_log_line(std::string_view line,
+                                           const PciIndex& pci) {
   // The event text is the line as the user would see it in dmesg/journal,
   // trimmed; a raw /dev/kmsg record loses only its "PRI,SEQ,USEC,FLAGS;"
   // header, which is bookkeeping, not part of the message.

@@ -24,9 +24,9 @@ struct KernelLogSource::Impl {
   int fd = -1;
   bool is_kmsg = false;  // a character device: one record per read()
   std::string error;
-  off_t offset = 0;      // plain file: next byte to read
-  ino_t inode = 0;       // plain file: to notice rotation
-  std::string partial;   // plain file: text after the last newline, capped
+  off_t offset = 0;     // plain file: next byte to read
+  ino_t inode = 0;      // plain file: to notice rotation
+  std::string partial;  // plain file: text after the last newline, capped
   size_t partial_left_out = 0;  // bytes of that line past kKernelLineMax
   std::string buf = std::string(kReadBuffer, '\0');
 
@@ -36,11 +36,12 @@ struct KernelLogSource::Impl {
       int err = errno;
       error = "cannot open " + path + ": " + std::strerror(err);
       if (err == EPERM || err == EACCES)
-        error += " (reading the kernel log needs root or CAP_SYSLOG when "
-                 "kernel.dmesg_restrict=1)";
+        error +=
+            " (reading the kernel log needs root or CAP_SYSLOG when "
+            "kernel.dmesg_restrict=1)";
       return false;
     }
-    struct stat st{};
+    struct stat st {};
     if (fstat(fd, &st) != 0) {
       error = "cannot stat " + path + ": " + std::strerror(errno);
       ::close(fd);
@@ -68,7 +69,8 @@ struct KernelLogSource::Impl {
         // "PRI,SEQ,USEC,FLAGS;message\n KEY=VALUE\n...": keep the first line.
         std::string_view rec(buf.data(), static_cast<size_t>(n));
         rec = rec.substr(0, rec.find('\n'));
-        if (auto e = parse_kernel_log_line(rec, pci)) out.push_back(std::move(*e));
+        if (auto e = parse_kernel_log_line(rec, pci))
+          out.push_back(std::move(*e));
         continue;
       }
       if (n == 0) return;
@@ -81,7 +83,7 @@ struct KernelLogSource::Impl {
   }
 
   void poll_file(const PciIndex& pci, std::vector<Event>& out) {
-    struct stat st{};
+    struct stat st {};
     if (fstat(fd, &st) == 0 && st.st_size < offset) {  // truncated
       offset = 0;
       partial.clear();
@@ -90,7 +92,7 @@ struct KernelLogSource::Impl {
     drain_file(pci, out);
     // Rotated (path now names another file): finish the old one, then
     // follow the new one from its start, like `tail -F`.
-    struct stat now{};
+    struct stat now {};
     if (::stat(path.c_str(), &now) == 0 && now.st_ino != inode) {
       ::close(fd);
       fd = -1;

@@ -19,7 +19,10 @@ ProcStat parse_proc_stat(std::string_view text) {
         std::string_view f = next_field(rest);
         if (f.empty()) break;
         auto n = parse_u64(f);
-        if (!n) { ok = false; break; }
+        if (!n) {
+          ok = false;
+          break;
+        }
         v[i] = *n;
       }
       if (ok)

@@ -22,8 +22,10 @@ std::vector<DiskCounters> parse_diskstats(std::string_view text) {
     bool ok = !name.empty();
     for (int i = 0; i < 10 && ok; ++i) {
       auto n = parse_u64(next_field(rest));
-      if (!n) ok = false;
-      else v[i] = *n;
+      if (!n)
+        ok = false;
+      else
+        v[i] = *n;
     }
     if (!ok) continue;
     out.push_back(DiskCounters{std::string(name), v[2], v[6], v[9]});
@@ -65,16 +67,20 @@ std::optional<DiskRates> disk_rates_between(
   DiskRates r;
   double read = 0, write = 0;
   for (const DiskCounters& b : after) {
-    auto a = std::find_if(before.begin(), before.end(),
-                          [&](const DiskCounters& d) { return d.name == b.name; });
+    auto a =
+        std::find_if(before.begin(), before.end(),
+                     [&](const DiskCounters& d) { return d.name == b.name; });
     if (a == before.end()) continue;
     // A counter that went backwards means the device was replaced; skip it.
-    if (b.sectors_read < a->sectors_read || b.sectors_written < a->sectors_written ||
+    if (b.sectors_read < a->sectors_read ||
+        b.sectors_written < a->sectors_written ||
         b.io_ticks_ms < a->io_ticks_ms)
       continue;
     read += static_cast<double>(b.sectors_read - a->sectors_read) * 512.0;
-    write += static_cast<double>(b.sectors_written - a->sectors_written) * 512.0;
-    double busy = static_cast<double>(b.io_ticks_ms - a->io_ticks_ms) / (seconds * 10.0);
+    write +=
+        static_cast<double>(b.sectors_written - a->sectors_written) * 512.0;
+    double busy =
+        static_cast<double>(b.io_ticks_ms - a->io_ticks_ms) / (seconds * 10.0);
     r.busiest_pct = std::max(r.busiest_pct, std::min(busy, 100.0));
   }
   // Counters that jumped by more than 2^64 bytes a second (a garbled file)

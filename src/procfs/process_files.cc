@@ -13,7 +13,8 @@ namespace gd::procfs {
 std::optional<PidStat> parse_pid_stat(std::string_view text) {
   size_t open = text.find('(');
   size_t close = text.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+  if (open == std::string_view::npos || close == std::string_view::npos ||
+      close < open)
     return std::nullopt;
   PidStat s;
   s.comm = std::string(text.substr(open + 1, close - open - 1));
@@ -39,7 +40,8 @@ std::optional<PidStat> parse_pid_stat(std::string_view text) {
   auto threads = parse_i64(f[17]);
   auto start = parse_u64(f[19]);
   auto rss = parse_i64(f[21]);  // signed in the kernel's format
-  if (!ppid || !utime || !stime || !threads || !start || !rss) return std::nullopt;
+  if (!ppid || !utime || !stime || !threads || !start || !rss)
+    return std::nullopt;
   // Out of range would wrap in the casts below into a wrong, even negative,
   // count.
   if (*threads < 0 || *threads > INT_MAX || *ppid > UINT32_MAX)
@@ -130,15 +132,18 @@ bool is_cuda_library_name(std::string_view n) {
     std::string_view rest = n.substr(stem.size());
     if (rest.starts_with(".so")) return true;
     // auditwheel-style "-" + 8 hex digits + ".so"
-    if (rest.size() < 12 || rest[0] != '-' || rest.substr(9, 3) != ".so") return false;
-    return std::all_of(rest.begin() + 1, rest.begin() + 9,
-                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+    if (rest.size() < 12 || rest[0] != '-' || rest.substr(9, 3) != ".so")
+      return false;
+    return std::all_of(rest.begin() + 1, rest.begin() + 9, [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c));
+    });
   };
   if (stem_is("libcudart") || stem_is("libcuda") || stem_is("libcublas") ||
       stem_is("libcublasLt") || stem_is("libnccl") || stem_is("libnvrtc"))
     return true;
   // libcudnn.so.8 and its sub-libraries: libcudnn_ops_infer.so.8, ...
-  return stem_is("libcudnn") || (n.starts_with("libcudnn_") && n.find(".so") != std::string_view::npos);
+  return stem_is("libcudnn") || (n.starts_with("libcudnn_") &&
+                                 n.find(".so") != std::string_view::npos);
 }
 
 std::vector<std::string> parse_maps_cuda_libs(std::string_view text) {
@@ -164,7 +169,8 @@ std::vector<std::string> parse_maps_cuda_libs(std::string_view text) {
 }
 
 void parse_pid_list(std::string_view text, std::vector<uint32_t>& out) {
-  for (std::string_view f = next_field(text); !f.empty(); f = next_field(text)) {
+  for (std::string_view f = next_field(text); !f.empty();
+       f = next_field(text)) {
     if (auto v = parse_u64(f); v && *v > 0 && *v <= UINT32_MAX)
       out.push_back(static_cast<uint32_t>(*v));
   }

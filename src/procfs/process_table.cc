@@ -59,11 +59,13 @@ const char* ProcessTable::pid_path(uint32_t pid, const char* file) {
   return path_.c_str();
 }
 
-const char* ProcessTable::path_unless_kept(uint32_t pid, const char* file, const KeptFile& f) {
+const char* ProcessTable::path_unless_kept(uint32_t pid, const char* file,
+                                           const KeptFile& f) {
   return f.pins_process() ? "" : pid_path(pid, file);
 }
 
-const char* ProcessTable::tid_path(uint32_t pid, uint32_t tid, const char* file) {
+const char* ProcessTable::tid_path(uint32_t pid, uint32_t tid,
+                                   const char* file) {
   pid_path(pid, "task");
   path_ += '/';
   append_uint(path_, tid);
@@ -82,14 +84,16 @@ void ProcessTable::decide_discovery(const std::vector<uint32_t>& gpu_pids) {
   }
 }
 
-void ProcessTable::thread_children_from_files(uint32_t pid, std::vector<uint32_t>& out) {
+void ProcessTable::thread_children_from_files(uint32_t pid,
+                                              std::vector<uint32_t>& out) {
   // A child is listed under the thread that forked it, so every thread's
   // file is read; the main thread's is read on its own (children_of).
   DIR* dir = opendir(pid_path(pid, "task"));
   if (!dir) return;
   scratch_.clear();
   while (dirent* e = readdir(dir)) {
-    if (auto tid = pid_of_entry(e->d_name); tid && *tid != pid) scratch_.push_back(*tid);
+    if (auto tid = pid_of_entry(e->d_name); tid && *tid != pid)
+      scratch_.push_back(*tid);
   }
   closedir(dir);
   for (uint32_t tid : scratch_) {
@@ -115,9 +119,11 @@ void ProcessTable::rescan_parents() {
     it->second.round = scan_round_;
   }
   closedir(dir);
-  std::erase_if(parent_of_, [&](const auto& kv) { return kv.second.round != scan_round_; });
+  std::erase_if(parent_of_,
+                [&](const auto& kv) { return kv.second.round != scan_round_; });
   edges_.clear();
-  for (const auto& [pid, entry] : parent_of_) edges_.emplace_back(entry.ppid, pid);
+  for (const auto& [pid, entry] : parent_of_)
+    edges_.emplace_back(entry.ppid, pid);
   std::sort(edges_.begin(), edges_.end());
 }
 
@@ -127,7 +133,8 @@ const std::string& ProcessTable::user_name(uint32_t uid) {
   std::string name;
   passwd pw{}, *result = nullptr;
   char buf[4096];
-  if (getpwuid_r(uid, &pw, buf, sizeof buf, &result) == 0 && result && result->pw_name)
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &result) == 0 && result &&
+      result->pw_name)
     name = result->pw_name;
   else
     name = std::to_string(uid);
@@ -149,8 +156,8 @@ void ProcessTable::read_static(uint32_t pid, Cached& c, double now) {
                                                   : std::vector<std::string>{};
 }
 
-ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c, bool is_root,
-                                               bool fresh) {
+ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c,
+                                               bool is_root, bool fresh) {
   bool slice = pid % kRescanSlices == scan_round_ % kRescanSlices;
   if (is_root || (!fresh && c.stat.num_threads > 1)) {
     // schedstat covers the main thread only: another thread may have run.
@@ -162,15 +169,18 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c, bool is_
   }
   // Both files must still be the process they were opened for: equal
   // counters of two different processes prove nothing.
-  bool pinned = !fresh && c.sched && c.stat_file.pins_process() && c.schedstat_file.pins_process();
+  bool pinned = !fresh && c.sched && c.stat_file.pins_process() &&
+                c.schedstat_file.pins_process();
   // A process that has not run since its last full read cannot have forked;
   // only its RSS can have moved (page reclaim): every 4th turn will do.
-  bool full_due = fresh || (slice && (c.ran_since_full || (scan_round_ / kRescanSlices) % 4 == 0));
+  bool full_due =
+      fresh ||
+      (slice && (c.ran_since_full || (scan_round_ / kRescanSlices) % 4 == 0));
   if (pinned && !full_due) {
     // Checked every `every` samples. In between, a process that ran at its
     // last check is read (it most likely runs again: the schedstat read
     // would only add to the stat read), one that slept is not.
-    uint32_t every = c.ran_at_last_check            ? kActiveCheckEvery
+    uint32_t every = c.ran_at_last_check                   ? kActiveCheckEvery
                      : c.quiet_checks >= kLongAsleepChecks ? 4
                      : c.quiet_checks >= kAsleepChecks     ? 2
                                                            : 1;
@@ -181,11 +191,14 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c, bool is_
     }
   }
   std::optional<SchedStat> now;
-  if (c.schedstat_file.read(path_unless_kept(pid, "schedstat", c.schedstat_file), buf_, kShortRead))
+  if (c.schedstat_file.read(
+          path_unless_kept(pid, "schedstat", c.schedstat_file), buf_,
+          kShortRead))
     now = parse_schedstat(buf_);
   bool asleep = pinned && now && *now == *c.sched;
   c.quiet_checks = asleep ? c.quiet_checks + 1 : 0;
-  c.ran_at_last_check = pinned && !asleep;  // unknown (first check) counts as not
+  c.ran_at_last_check =
+      pinned && !asleep;  // unknown (first check) counts as not
   if (!asleep) c.ran_since_static = c.ran_since_full = true;
   // Taken before the stat read that follows, so a run between the two
   // shows up as a change next time rather than being missed.
@@ -196,13 +209,15 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c, bool is_
 
 bool ProcessTable::read_stat(uint32_t pid, Cached& c, bool& fresh) {
   bool pinned = c.stat_file.pins_process();
-  if (!c.stat_file.read(path_unless_kept(pid, "stat", c.stat_file), buf_, kShortRead)) {
+  if (!c.stat_file.read(path_unless_kept(pid, "stat", c.stat_file), buf_,
+                        kShortRead)) {
     if (!pinned) return false;
     // The process the descriptor pinned is gone; its pid may already belong
     // to another process, which is read afresh.
     c = Cached{};
     fresh = true;
-    if (!c.stat_file.read(pid_path(pid, "stat"), buf_, kShortRead)) return false;
+    if (!c.stat_file.read(pid_path(pid, "stat"), buf_, kShortRead))
+      return false;
   }
   auto st = parse_pid_stat(buf_);
   if (!st) return false;
@@ -218,11 +233,13 @@ bool ProcessTable::read_stat(uint32_t pid, Cached& c, bool& fresh) {
   return true;
 }
 
-void ProcessTable::children_of(uint32_t pid, bool is_root, Cached& c, bool full_read,
-                               std::vector<uint32_t>& out) {
+void ProcessTable::children_of(uint32_t pid, bool is_root, Cached& c,
+                               bool full_read, std::vector<uint32_t>& out) {
   if (discovery_ == Discovery::kStatScan) {
-    auto lo = std::lower_bound(edges_.begin(), edges_.end(), std::make_pair(pid, 0u));
-    for (auto it = lo; it != edges_.end() && it->first == pid; ++it) out.push_back(it->second);
+    auto lo =
+        std::lower_bound(edges_.begin(), edges_.end(), std::make_pair(pid, 0u));
+    for (auto it = lo; it != edges_.end() && it->first == pid; ++it)
+      out.push_back(it->second);
     return;
   }
   if (discovery_ != Discovery::kChildrenFiles) return;
@@ -240,15 +257,16 @@ void ProcessTable::children_of(uint32_t pid, bool is_root, Cached& c, bool full_
   }
   if (full_read) {
     c.thread_children.clear();
-    if (c.stat.num_threads > 1) thread_children_from_files(pid, c.thread_children);
+    if (c.stat.num_threads > 1)
+      thread_children_from_files(pid, c.thread_children);
   }
   out.insert(out.end(), c.main_children.begin(), c.main_children.end());
   out.insert(out.end(), c.thread_children.begin(), c.thread_children.end());
 }
 
-std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& gpu_pids,
-                                                   double now,
-                                                   std::optional<uint64_t> btime) {
+std::vector<ProcessSample> ProcessTable::processes(
+    const std::vector<uint32_t>& gpu_pids, double now,
+    std::optional<uint64_t> btime) {
   if (discovery_ == Discovery::kUndecided) decide_discovery(gpu_pids);
   if (discovery_ == Discovery::kStatScan)
     rescan_parents();  // advances scan_round_
@@ -272,8 +290,10 @@ std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& 
     ProcessSample p;
     p.pid = pid;
     StatNeed need = stat_need(pid, c, is_root, fresh);
-    bool ok = need == StatNeed::kQuiet || need == StatNeed::kUnchecked || read_stat(pid, c, fresh);
-    bool full_read = need == StatNeed::kFullRead || fresh;  // read_stat may find a new process
+    bool ok = need == StatNeed::kQuiet || need == StatNeed::kUnchecked ||
+              read_stat(pid, c, fresh);
+    bool full_read = need == StatNeed::kFullRead ||
+                     fresh;  // read_stat may find a new process
     if (!ok || (!is_root && c.stat.ppid != parent)) {
       // A descendant that exited since it was found is simply gone (its
       // cache entry goes at the end); a GPU process that is gone from /proc
@@ -290,7 +310,8 @@ std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& 
     if (discovery_ == Discovery::kStatScan) parent_of_[pid].ppid = st.ppid;
     double static_age = now - c.static_read_at;
     if (fresh || static_age < 0 ||
-        (c.ran_since_static && static_age >= kStaticRefreshSeconds + pid % kRescanSlices))
+        (c.ran_since_static &&
+         static_age >= kStaticRefreshSeconds + pid % kRescanSlices))
       read_static(pid, c, now);
 
     if (need == StatNeed::kUnchecked) {
@@ -301,7 +322,8 @@ std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& 
     } else {
       uint64_t ticks = st.utime + st.stime;
       if (!fresh && now > c.prev_now && ticks >= c.prev_ticks) {
-        double cpu_s = static_cast<double>(ticks - c.prev_ticks) / static_cast<double>(clk_tck_);
+        double cpu_s = static_cast<double>(ticks - c.prev_ticks) /
+                       static_cast<double>(clk_tck_);
         p.cpu_pct = 100.0 * cpu_s / (now - c.prev_now);
       }
       c.prev_ticks = ticks;
@@ -323,12 +345,15 @@ std::vector<ProcessSample> ProcessTable::processes(const std::vector<uint32_t>& 
     p.cgroup = c.cgroup;
     p.libs = c.libs;
     if (btime)
-      p.start_time = static_cast<double>(*btime) +
-                     static_cast<double>(st.starttime) / static_cast<double>(clk_tck_);
+      p.start_time =
+          static_cast<double>(*btime) +
+          static_cast<double>(st.starttime) / static_cast<double>(clk_tck_);
     c.listed_round = scan_round_;
     out.push_back(std::move(p));
   }
-  std::erase_if(cache_, [&](const auto& kv) { return kv.second.listed_round != scan_round_; });
+  std::erase_if(cache_, [&](const auto& kv) {
+    return kv.second.listed_round != scan_round_;
+  });
   // In pid order; sorting (pid, index) pairs moves each sample once.
   std::vector<std::pair<uint32_t, uint32_t>> order;
   order.reserve(out.size());

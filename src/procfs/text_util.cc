@@ -34,7 +34,9 @@ bool read_from_start(int fd, std::string& out, Ending ending) {
     size_t got = static_cast<size_t>(n);
     out.append(chunk, got);
     if (ending == Ending::kShortRead && got < sizeof chunk) return true;
-    if (ending == Ending::kShortPidList && got + kLongestPidRecord <= kSeqBufferBytes) return true;
+    if (ending == Ending::kShortPidList &&
+        got + kLongestPidRecord <= kSeqBufferBytes)
+      return true;
     off += n;
   }
 }
@@ -89,7 +91,9 @@ bool next_line(std::string_view& text, std::string_view& line) {
   return true;
 }
 
-static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 std::string_view next_field(std::string_view& text) {
   size_t i = 0;

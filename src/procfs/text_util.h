@@ -29,7 +29,8 @@ bool read_from_start(int fd, std::string& out, Ending ending);
 
 // Reads the whole file at `path` into `out` (replacing its contents, keeping
 // its capacity). Returns false when the file cannot be opened or read.
-bool read_file(const char* path, std::string& out, Ending ending = Ending::kZeroRead);
+bool read_file(const char* path, std::string& out,
+               Ending ending = Ending::kZeroRead);
 inline bool read_file(const std::string& path, std::string& out) {
   return read_file(path.c_str(), out);
 }

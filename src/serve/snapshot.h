@@ -26,7 +26,7 @@ struct Snapshot {
   double collect_duration_s = 0;
   uint64_t collections_total = 0;
   uint64_t processes_left_out_total = 0;  // over the process budget
-  double started_at = 0;  // daemon start (Unix seconds)
+  double started_at = 0;                  // daemon start (Unix seconds)
   double interval_s = 1;
   // Alerting: state after the latest evaluation.
   std::vector<TrackedAlert> alerts;  // pending and firing

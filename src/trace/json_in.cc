@@ -296,8 +296,8 @@ void read_object_array(const Loc& loc, std::string_view key, element v,
 #define GD_CLEAR_plain(name) clear(o.name);
 #define GD_CLEAR_custom(name)
 #define GD_CLEAR(name, how) GD_CLEAR_##how(name)
-#define GD_CASE_plain(name) \
-  case Key::name:           \
+#define GD_CASE_plain(name)            \
+  case Key::name:                      \
     read(loc, f.key, f.value, o.name); \
     break;
 #define GD_CASE_custom(name)
@@ -344,32 +344,32 @@ void parse_gpu_process(const Loc& loc, object obj, GpuProcess& o) {
   if (!have_pid) missing(loc, "pid");
 }
 
-#define GD_GPU_SAMPLE_FIELDS(X)   \
-  X(index, custom)                \
-  X(util_pct, plain)              \
-  X(mem_util_pct, plain)          \
-  X(mem_used_bytes, plain)        \
-  X(temp_c, plain)                \
-  X(mem_temp_c, plain)            \
-  X(power_w, plain)               \
-  X(energy_mj_total, plain)       \
-  X(fan_pct, plain)               \
-  X(sm_clock_mhz, plain)          \
-  X(mem_clock_mhz, plain)         \
-  X(pstate, plain)                \
-  X(clock_event_reasons, custom)  \
-  X(pcie_gen, plain)              \
-  X(pcie_width, plain)            \
-  X(pcie_tx_bytes_per_s, plain)   \
-  X(pcie_rx_bytes_per_s, plain)   \
-  X(pcie_replay_total, plain)     \
+#define GD_GPU_SAMPLE_FIELDS(X)    \
+  X(index, custom)                 \
+  X(util_pct, plain)               \
+  X(mem_util_pct, plain)           \
+  X(mem_used_bytes, plain)         \
+  X(temp_c, plain)                 \
+  X(mem_temp_c, plain)             \
+  X(power_w, plain)                \
+  X(energy_mj_total, plain)        \
+  X(fan_pct, plain)                \
+  X(sm_clock_mhz, plain)           \
+  X(mem_clock_mhz, plain)          \
+  X(pstate, plain)                 \
+  X(clock_event_reasons, custom)   \
+  X(pcie_gen, plain)               \
+  X(pcie_width, plain)             \
+  X(pcie_tx_bytes_per_s, plain)    \
+  X(pcie_rx_bytes_per_s, plain)    \
+  X(pcie_replay_total, plain)      \
   X(ecc_sbe_volatile_total, plain) \
   X(ecc_dbe_volatile_total, plain) \
-  X(retired_pages_pending, plain) \
-  X(remapped_rows_pending, plain) \
-  X(remapped_rows_failure, plain) \
-  X(processes, custom)            \
-  X(lost, custom)                 \
+  X(retired_pages_pending, plain)  \
+  X(remapped_rows_pending, plain)  \
+  X(remapped_rows_failure, plain)  \
+  X(processes, custom)             \
+  X(lost, custom)                  \
   X(stale, custom)
 
 bool read_flag(const Loc& loc, std::string_view key, element v) {
@@ -410,8 +410,7 @@ void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
       case Key::processes:
         if (f.value.is_null()) break;
         if (!o.processes) o.processes.emplace();
-        read_object_array(loc, f.key, f.value, *o.processes,
-                          parse_gpu_process);
+        read_object_array(loc, f.key, f.value, *o.processes, parse_gpu_process);
         have_processes = true;
         break;
     }
@@ -429,20 +428,20 @@ void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
   }
 }
 
-#define GD_HOST_SAMPLE_FIELDS(X) \
-  X(cpu_util_pct, plain)         \
-  X(cpu_iowait_pct, plain)       \
-  X(cpu_steal_pct, plain)        \
-  X(load1, plain)                \
-  X(mem_available_bytes, plain)  \
-  X(swap_used_bytes, plain)      \
-  X(swap_in_pages_per_s, plain)  \
-  X(swap_out_pages_per_s, plain) \
-  X(disk_read_bytes_per_s, plain) \
+#define GD_HOST_SAMPLE_FIELDS(X)   \
+  X(cpu_util_pct, plain)           \
+  X(cpu_iowait_pct, plain)         \
+  X(cpu_steal_pct, plain)          \
+  X(load1, plain)                  \
+  X(mem_available_bytes, plain)    \
+  X(swap_used_bytes, plain)        \
+  X(swap_in_pages_per_s, plain)    \
+  X(swap_out_pages_per_s, plain)   \
+  X(disk_read_bytes_per_s, plain)  \
   X(disk_write_bytes_per_s, plain) \
-  X(disk_busy_pct, plain)        \
-  X(psi_cpu_some_pct, plain)     \
-  X(psi_mem_some_pct, plain)     \
+  X(disk_busy_pct, plain)          \
+  X(psi_cpu_some_pct, plain)       \
+  X(psi_mem_some_pct, plain)       \
   X(psi_io_some_pct, plain)
 
 void clear_host_sample(HostSample& o) { GD_HOST_SAMPLE_FIELDS(GD_CLEAR) }
@@ -547,32 +546,32 @@ void parse_event(const Loc& loc, object obj, Event& o) {
   X(swap_total_bytes, plain)   \
   X(pid_namespace, plain)
 
-#define GD_DRIVER_FIELDS(X)  \
-  X(driver_version, plain)   \
+#define GD_DRIVER_FIELDS(X)     \
+  X(driver_version, plain)      \
   X(cuda_driver_version, plain) \
   X(nvml_version, plain)
 
-#define GD_GPU_INFO_FIELDS(X)   \
-  X(index, custom)              \
-  X(uuid, plain)                \
-  X(name, plain)                \
-  X(pci_bus_id, plain)          \
-  X(serial, plain)              \
-  X(memory_total_bytes, plain)  \
-  X(power_limit_w, plain)       \
+#define GD_GPU_INFO_FIELDS(X)     \
+  X(index, custom)                \
+  X(uuid, plain)                  \
+  X(name, plain)                  \
+  X(pci_bus_id, plain)            \
+  X(serial, plain)                \
+  X(memory_total_bytes, plain)    \
+  X(power_limit_w, plain)         \
   X(power_default_limit_w, plain) \
-  X(pcie_max_gen, plain)        \
-  X(pcie_max_width, plain)      \
-  X(temp_slowdown_c, plain)     \
-  X(temp_shutdown_c, plain)     \
-  X(sm_clock_max_mhz, plain)    \
-  X(mem_clock_max_mhz, plain)   \
-  X(compute_capability, plain)  \
-  X(architecture, plain)        \
-  X(ecc_enabled, plain)         \
-  X(mig_enabled, plain)         \
-  X(persistence_mode, plain)    \
-  X(compute_mode, plain)        \
+  X(pcie_max_gen, plain)          \
+  X(pcie_max_width, plain)        \
+  X(temp_slowdown_c, plain)       \
+  X(temp_shutdown_c, plain)       \
+  X(sm_clock_max_mhz, plain)      \
+  X(mem_clock_max_mhz, plain)     \
+  X(compute_capability, plain)    \
+  X(architecture, plain)          \
+  X(ecc_enabled, plain)           \
+  X(mig_enabled, plain)           \
+  X(persistence_mode, plain)      \
+  X(compute_mode, plain)          \
   X(numa_node, plain)
 
 #define GD_HEADER_FIELDS(X) \
@@ -588,7 +587,8 @@ void parse_event(const Loc& loc, object obj, Event& o) {
 // Objects whose fields are all `plain`; `loc` names the object.
 void parse_host_info(const Loc& loc, object obj, HostInfo& o) {
   enum class Key { GD_HOST_INFO_FIELDS(GD_KEY_ENUM) };
-  static constexpr std::string_view kNames[] = {GD_HOST_INFO_FIELDS(GD_KEY_NAME)};
+  static constexpr std::string_view kNames[] = {
+      GD_HOST_INFO_FIELDS(GD_KEY_NAME)};
   size_t cursor = 0;
   for (auto f : obj) {
     switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
@@ -610,7 +610,8 @@ void parse_driver_info(const Loc& loc, object obj, DriverInfo& o) {
 
 void parse_gpu_info(const Loc& loc, object obj, GpuInfo& o) {
   enum class Key { GD_GPU_INFO_FIELDS(GD_KEY_ENUM) };
-  static constexpr std::string_view kNames[] = {GD_GPU_INFO_FIELDS(GD_KEY_NAME)};
+  static constexpr std::string_view kNames[] = {
+      GD_GPU_INFO_FIELDS(GD_KEY_NAME)};
   bool have_index = false;
   size_t cursor = 0;
   for (auto f : obj) {
@@ -710,7 +711,7 @@ TraceHeader parse_header(simdjson::dom::parser& parser, const char* data,
          "\"gpudoctor-trace\")");
   }
   TraceHeader h;
-  TraceHeader& o = h;  // the plain-field cases assign o.<field>
+  TraceHeader& o = h;     // the plain-field cases assign o.<field>
   h.nvml_status.clear();  // absent means unknown, not "ok"
   bool have_version = false;
   size_t cursor = 0;
@@ -763,8 +764,8 @@ TraceHeader parse_header(simdjson::dom::parser& parser, const char* data,
         if (f.value.is_null()) {
           h.faults_json.clear();
         } else {
-          h.faults_json = raw_top_level_member(std::string_view(data, len),
-                                               "faults");
+          h.faults_json =
+              raw_top_level_member(std::string_view(data, len), "faults");
         }
         break;
     }

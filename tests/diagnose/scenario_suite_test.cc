@@ -37,8 +37,8 @@ class GeneratorSource : public SampleSource {
 // 5 min of growth) and cheap enough to run 2 x ~45 scenarios.
 constexpr double kDurationS = 600;
 
-DiagnoseResult run_scenario(const std::string& name, int gpus, TraceHeader* header = nullptr,
-                            uint64_t seed = 1) {
+DiagnoseResult run_scenario(const std::string& name, int gpus,
+                            TraceHeader* header = nullptr, uint64_t seed = 1) {
   tracegen::Options opt;
   opt.gpus = gpus;
   opt.duration_s = kDurationS;
@@ -49,7 +49,8 @@ DiagnoseResult run_scenario(const std::string& name, int gpus, TraceHeader* head
   return diagnose(gen.header(), source, DiagnoseOptions{});
 }
 
-std::vector<const Finding*> with_id(const DiagnoseResult& r, const std::string& id) {
+std::vector<const Finding*> with_id(const DiagnoseResult& r,
+                                    const std::string& id) {
   std::vector<const Finding*> out;
   for (const Finding& f : r.findings)
     if (f.id == id) out.push_back(&f);
@@ -65,7 +66,8 @@ std::string ids_of(const DiagnoseResult& r) {
 // Evidence must carry numbers and a time range (findings.md: "the metric
 // values and time range that triggered it, in words and numbers").
 bool has_digit(const std::string& s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
 }
 
 struct Case {
@@ -93,11 +95,12 @@ TEST_P(ScenarioSuite, FiresWhatItMustAndNothingItMustNot) {
   EXPECT_GT(r.window.samples, 0u);
   for (const std::string& id : info->fires)
     EXPECT_FALSE(with_id(r, id).empty())
-        << c.scenario << " on " << c.gpus << " GPUs must raise " << id << "; got " << ids_of(r);
+        << c.scenario << " on " << c.gpus << " GPUs must raise " << id
+        << "; got " << ids_of(r);
   for (const std::string& id : info->silent)
     for (const Finding* f : with_id(r, id))
-      ADD_FAILURE() << c.scenario << " on " << c.gpus << " GPUs must not raise " << id
-                    << ": " << f->title << " -- " << f->evidence;
+      ADD_FAILURE() << c.scenario << " on " << c.gpus << " GPUs must not raise "
+                    << id << ": " << f->title << " -- " << f->evidence;
 
   for (const Finding& f : r.findings) {
     SCOPED_TRACE(c.scenario + " / " + f.id);
@@ -105,11 +108,13 @@ TEST_P(ScenarioSuite, FiresWhatItMustAndNothingItMustNot) {
     EXPECT_EQ(f.title.find('\n'), std::string::npos) << "title is one line";
     EXPECT_TRUE(has_digit(f.evidence)) << f.evidence;
     EXPECT_FALSE(f.action.empty());
-    EXPECT_TRUE(f.severity == "critical" || f.severity == "warning" || f.severity == "info");
+    EXPECT_TRUE(f.severity == "critical" || f.severity == "warning" ||
+                f.severity == "info");
     for (int g : f.gpus) EXPECT_TRUE(g >= 0 && g < c.gpus) << "gpu " << g;
     // Findings drawn from samples carry their time range and say it; the
     // two drawn from the header (settings read once at start) need not.
-    bool from_header = f.id == "persistence-mode-off" || f.id == "nvml-driver-mismatch";
+    bool from_header =
+        f.id == "persistence-mode-off" || f.id == "nvml-driver-mismatch";
     if (f.end > 0 && !from_header) {
       EXPECT_LE(f.start, f.end);
       EXPECT_GE(f.start, r.window.start);
@@ -120,19 +125,22 @@ TEST_P(ScenarioSuite, FiresWhatItMustAndNothingItMustNot) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllScenarios, ScenarioSuite, ::testing::ValuesIn(all_cases()),
-    [](const ::testing::TestParamInfo<Case>& p) {
-      std::string name = p.param.scenario + "_" + std::to_string(p.param.gpus) + "gpu";
-      std::replace(name.begin(), name.end(), '-', '_');
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(AllScenarios, ScenarioSuite,
+                         ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& p) {
+                           std::string name = p.param.scenario + "_" +
+                                              std::to_string(p.param.gpus) +
+                                              "gpu";
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 // ---- the catalogue against findings.md ------------------------------------
 
 // Ids of a catalogue table: rows that start with | `id` |; with
 // `last_column`, only the rows whose last column says that.
-std::set<std::string> table_ids(const std::string& path, const std::string& last_column = "") {
+std::set<std::string> table_ids(const std::string& path,
+                                const std::string& last_column = "") {
   std::set<std::string> ids;
   std::ifstream in(path);
   std::regex row(R"(^\| `([a-z0-9-]+)` \|)");
@@ -150,12 +158,15 @@ std::set<std::string> findings_md_ids() {
 }
 
 // Ids the project's own docs/findings.md marks as planned (no rule yet).
-std::set<std::string> planned_ids() { return table_ids(GD_DOCS_DIR "/findings.md", "planned"); }
+std::set<std::string> planned_ids() {
+  return table_ids(GD_DOCS_DIR "/findings.md", "planned");
+}
 
 // Every id of findings.md either has a rule, which fires in some scenario and
 // is checked silent in another, or is marked planned in docs/findings.md (the
 // contract may name ids before their rules exist).
-TEST(ScenarioCatalogue, EveryFindingIdFiresSomewhereAndIsCheckedSilentSomewhere) {
+TEST(ScenarioCatalogue,
+     EveryFindingIdFiresSomewhereAndIsCheckedSilentSomewhere) {
   std::string path = std::string(GD_SHARED_DIR) + "/findings.md";
   ASSERT_TRUE(std::filesystem::exists(path)) << path << " is absent";
   std::set<std::string> ids = findings_md_ids();
@@ -174,9 +185,11 @@ TEST(ScenarioCatalogue, EveryFindingIdFiresSomewhereAndIsCheckedSilentSomewhere)
           << id << " has no rule and is not marked planned in docs/findings.md";
       continue;
     }
-    EXPECT_FALSE(planned.contains(id)) << id << " has a rule but docs/findings.md says planned";
+    EXPECT_FALSE(planned.contains(id))
+        << id << " has a rule but docs/findings.md says planned";
     EXPECT_TRUE(fired.contains(id)) << id << " fires in no scenario";
-    EXPECT_TRUE(silenced.contains(id)) << id << " is checked silent in no scenario";
+    EXPECT_TRUE(silenced.contains(id))
+        << id << " is checked silent in no scenario";
   }
   // Every rule has a catalogue id, and ids the scenario table names exist (a
   // typo would check nothing).
@@ -188,7 +201,8 @@ TEST(ScenarioCatalogue, EveryFindingIdFiresSomewhereAndIsCheckedSilentSomewhere)
 TEST(ScenarioCatalogue, NoScenarioBothFiresAndSilencesAnId) {
   for (const auto& s : tracegen::scenarios())
     for (const std::string& id : s.fires)
-      EXPECT_EQ(std::count(s.silent.begin(), s.silent.end(), id), 0) << s.name << " " << id;
+      EXPECT_EQ(std::count(s.silent.begin(), s.silent.end(), id), 0)
+          << s.name << " " << id;
 }
 
 // ---- what the findings say, for the scenarios that pin it down ----------
@@ -210,9 +224,12 @@ TEST(ScenarioFindings, LostGpuMidTraceNamesTheLastGpuAndStallsNothingElse) {
 TEST(ScenarioFindings, DdpLaunchersGroupTheRanksIntoOneJob) {
   // Launcher pid 8000; deepspeed's inner launcher is 8001. Ranks follow.
   const std::map<std::string, uint32_t> group_pid = {
-      {"ddp-imbalance", 8000},          {"ddp-imbalance-mpirun", 8000},
-      {"ddp-imbalance-deepspeed", 8001}, {"ddp-imbalance-accelerate", 8000},
-      {"ddp-imbalance-srun", 8000},     {"ddp-imbalance-hidden-launcher", 8000}};
+      {"ddp-imbalance", 8000},
+      {"ddp-imbalance-mpirun", 8000},
+      {"ddp-imbalance-deepspeed", 8001},
+      {"ddp-imbalance-accelerate", 8000},
+      {"ddp-imbalance-srun", 8000},
+      {"ddp-imbalance-hidden-launcher", 8000}};
   for (const auto& [scenario, group] : group_pid) {
     SCOPED_TRACE(scenario);
     DiagnoseResult r = run_scenario(scenario, 4);
@@ -222,8 +239,10 @@ TEST(ScenarioFindings, DdpLaunchersGroupTheRanksIntoOneJob) {
     ASSERT_FALSE(f[0]->pids.empty());
     EXPECT_EQ(f[0]->pids.front(), group);
     EXPECT_EQ(f[0]->pids.size(), 5u) << "the group and its 4 ranks";
-    EXPECT_NE(f[0]->evidence.find("4 ranks"), std::string::npos) << f[0]->evidence;
-    EXPECT_NE(f[0]->action.find("GPU 0 carries more work"), std::string::npos) << f[0]->action;
+    EXPECT_NE(f[0]->evidence.find("4 ranks"), std::string::npos)
+        << f[0]->evidence;
+    EXPECT_NE(f[0]->action.find("GPU 0 carries more work"), std::string::npos)
+        << f[0]->action;
   }
 }
 
@@ -235,13 +254,17 @@ TEST(ScenarioFindings, InputBoundNamesTheRankItsWorkersAndTheCycle) {
   EXPECT_EQ(f[0]->pids, std::vector<uint32_t>{8000});
   EXPECT_EQ(f[0]->title, "GPU 0 is held back by its data loader");
   // 3 s busy / 2 s starved: 40% of samples, a 5 s cycle, 6 workers at 99%.
-  EXPECT_NE(f[0]->evidence.find("in 40% of 600 samples"), std::string::npos) << f[0]->evidence;
-  EXPECT_NE(f[0]->evidence.find("~5.0 s cycle"), std::string::npos) << f[0]->evidence;
-  EXPECT_NE(f[0]->evidence.find("pid 8000 (python, alice) and its 6 workers used 99% CPU each"),
+  EXPECT_NE(f[0]->evidence.find("in 40% of 600 samples"), std::string::npos)
+      << f[0]->evidence;
+  EXPECT_NE(f[0]->evidence.find("~5.0 s cycle"), std::string::npos)
+      << f[0]->evidence;
+  EXPECT_NE(f[0]->evidence.find(
+                "pid 8000 (python, alice) and its 6 workers used 99% CPU each"),
             std::string::npos)
       << f[0]->evidence;
   // The job alone saturates the host: more workers cannot help.
-  EXPECT_NE(f[0]->action.find("no idle CPU"), std::string::npos) << f[0]->action;
+  EXPECT_NE(f[0]->action.find("no idle CPU"), std::string::npos)
+      << f[0]->action;
   EXPECT_EQ(with_id(r, "cpu-contention").size(), 0u);
 }
 
@@ -251,8 +274,10 @@ TEST(ScenarioFindings, InputBoundDdpJobIsOneFindingListingEveryRank) {
   ASSERT_EQ(f.size(), 1u) << "one job, one finding";
   EXPECT_EQ(f[0]->gpus, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(f[0]->pids, (std::vector<uint32_t>{8001, 8002, 8003, 8004}));
-  EXPECT_NE(f[0]->evidence.find("its 4 ranks (pids 8001, 8002, 8003, 8004) and their 24 workers"),
-            std::string::npos)
+  EXPECT_NE(
+      f[0]->evidence.find(
+          "its 4 ranks (pids 8001, 8002, 8003, 8004) and their 24 workers"),
+      std::string::npos)
       << f[0]->evidence;
 }
 
@@ -260,9 +285,11 @@ TEST(ScenarioFindings, CpuContentionNamesTheOtherProcessNotTheJobsWorkers) {
   DiagnoseResult r = run_scenario("cpu-contention", 1);
   auto f = with_id(r, "cpu-contention");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_NE(f[0]->evidence.find("pid 7777 (ffmpeg, bob)"), std::string::npos) << f[0]->evidence;
+  EXPECT_NE(f[0]->evidence.find("pid 7777 (ffmpeg, bob)"), std::string::npos)
+      << f[0]->evidence;
   EXPECT_NE(f[0]->action.find("pid 7777"), std::string::npos) << f[0]->action;
-  EXPECT_EQ(f[0]->evidence.find("pt_data_worker"), std::string::npos) << f[0]->evidence;
+  EXPECT_EQ(f[0]->evidence.find("pt_data_worker"), std::string::npos)
+      << f[0]->evidence;
 }
 
 TEST(ScenarioFindings, ZombieNamesTheParentThatMustReapIt) {
@@ -270,10 +297,13 @@ TEST(ScenarioFindings, ZombieNamesTheParentThatMustReapIt) {
   auto f = with_id(r, "orphaned-memory");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->gpus, std::vector<int>{1});
-  EXPECT_NE(std::find(f[0]->pids.begin(), f[0]->pids.end(), 9100u), f[0]->pids.end());
-  EXPECT_NE(std::find(f[0]->pids.begin(), f[0]->pids.end(), 9000u), f[0]->pids.end());
+  EXPECT_NE(std::find(f[0]->pids.begin(), f[0]->pids.end(), 9100u),
+            f[0]->pids.end());
+  EXPECT_NE(std::find(f[0]->pids.begin(), f[0]->pids.end(), 9000u),
+            f[0]->pids.end());
   EXPECT_NE(f[0]->action.find("pid 9000"), std::string::npos) << f[0]->action;
-  EXPECT_NE(f[0]->evidence.find("18.0 GiB"), std::string::npos) << f[0]->evidence;
+  EXPECT_NE(f[0]->evidence.find("18.0 GiB"), std::string::npos)
+      << f[0]->evidence;
 }
 
 TEST(ScenarioFindings, LeakGivesRateAndTimeToExhaustion) {
@@ -283,7 +313,8 @@ TEST(ScenarioFindings, LeakGivesRateAndTimeToExhaustion) {
   EXPECT_EQ(f[0]->pids, std::vector<uint32_t>{8000});
   // ~64 MiB/min by construction (20 MiB segments).
   EXPECT_NE(f[0]->title.find("at 6"), std::string::npos) << f[0]->title;
-  EXPECT_NE(f[0]->evidence.find("full in about"), std::string::npos) << f[0]->evidence;
+  EXPECT_NE(f[0]->evidence.find("full in about"), std::string::npos)
+      << f[0]->evidence;
 }
 
 TEST(ScenarioFindings, DriverCudaMismatchNamesTheDriverVersionToInstall) {
@@ -299,13 +330,15 @@ TEST(ScenarioFindings, NoFindingsOnAHealthyJobMeansExitZero) {
   EXPECT_TRUE(r.findings.empty()) << ids_of(r);
   EXPECT_EQ(diagnose_exit_code(r), 0);
   // Every rule ran: one per catalogue id that is not planned.
-  EXPECT_EQ(r.rules_checked.size(), findings_md_ids().size() - planned_ids().size());
+  EXPECT_EQ(r.rules_checked.size(),
+            findings_md_ids().size() - planned_ids().size());
 }
 
 TEST(ScenarioFindings, OutcomesDoNotDependOnTheNoiseSeed) {
   // A rule that fires by luck of the noise is not a diagnosis.
-  for (const char* scenario : {"input-bound", "io-bound", "memory-leak", "caching-allocator",
-                               "hot-no-throttle", "unrelated-jobs", "cpu-contention"}) {
+  for (const char* scenario :
+       {"input-bound", "io-bound", "memory-leak", "caching-allocator",
+        "hot-no-throttle", "unrelated-jobs", "cpu-contention"}) {
     std::set<std::string> first;
     for (uint64_t seed : {1, 2, 3, 4, 5}) {
       DiagnoseResult r = run_scenario(scenario, 2, nullptr, seed);

@@ -70,8 +70,8 @@ TEST(ProcParserFuzzRegression, HugeDiskCounterJumpSaturates) {
 TEST(ProcParserFuzzRegression, StatStateIsALetter) {
   const std::string tail =
       " 1 1000 1000 0 -1 4194560 1000 0 5 0 500 100 0 0 20 0 1 0 17 1 0 0\n";
-  EXPECT_FALSE(parse_pid_stat(std::string("100 (x\0\0)") + std::string(1, '\0') +
-                              " S" + tail));
+  EXPECT_FALSE(parse_pid_stat(std::string("100 (x\0\0)") +
+                              std::string(1, '\0') + " S" + tail));
   EXPECT_FALSE(parse_pid_stat("100 (x) 5" + tail));
   auto ok = parse_pid_stat("100 (x) S" + tail);
   ASSERT_TRUE(ok);

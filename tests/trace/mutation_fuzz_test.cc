@@ -26,18 +26,43 @@ class Mutator {
   }
 
  private:
-  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  int pick(int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng_);
+  }
   size_t pos(const std::string& s) {
-    return s.empty() ? 0 : static_cast<size_t>(pick(0, static_cast<int>(s.size()) - 1));
+    return s.empty()
+               ? 0
+               : static_cast<size_t>(pick(0, static_cast<int>(s.size()) - 1));
   }
 
   void mutate_once(std::string& s) {
     // Tokens that steer the parser into interesting places.
-    static const char* kTokens[] = {
-        "{", "}", "[", "]", "\"", ",", ":", "null", "true", "-1", "1e999",
-        "-0", "18446744073709551616", "4294967296", "0.5", "\\u0000", "\\ud800",
-        "\xff", "\xc3", "\"index\":", "\"lost\":true", "\"t\":", "\n", " ",
-        "\"processes\":[{}]", "\"gpus\":[{\"index\":0}]"};
+    static const char* kTokens[] = {"{",
+                                    "}",
+                                    "[",
+                                    "]",
+                                    "\"",
+                                    ",",
+                                    ":",
+                                    "null",
+                                    "true",
+                                    "-1",
+                                    "1e999",
+                                    "-0",
+                                    "18446744073709551616",
+                                    "4294967296",
+                                    "0.5",
+                                    "\\u0000",
+                                    "\\ud800",
+                                    "\xff",
+                                    "\xc3",
+                                    "\"index\":",
+                                    "\"lost\":true",
+                                    "\"t\":",
+                                    "\n",
+                                    " ",
+                                    "\"processes\":[{}]",
+                                    "\"gpus\":[{\"index\":0}]"};
     switch (pick(0, 5)) {
       case 0:  // flip a byte
         if (!s.empty()) s[pos(s)] = static_cast<char>(pick(0, 255));
@@ -82,7 +107,8 @@ TEST(TraceFuzz, MutatedLinesParseOrThrowTraceError) {
   int parsed = 0, rejected = 0;
   Sample reused;  // also exercises storage reuse after errors
   for (int i = 0; i < 5000; ++i) {
-    const std::string line = m.mutate(seeds[static_cast<size_t>(i) % seeds.size()]);
+    const std::string line =
+        m.mutate(seeds[static_cast<size_t>(i) % seeds.size()]);
     for (int as_header = 0; as_header < 2; ++as_header) {
       try {
         if (as_header) {
