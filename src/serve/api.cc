@@ -57,12 +57,6 @@ std::optional<int> int_param(const QueryParams& params,
   return v;
 }
 
-// "10m" -> 600; "1.5h"; "500ms"; plain number = seconds. nullopt if not a
-// duration.
-std::optional<double> parse_duration_text(const std::string& text) {
-  return try_parse_duration(text);
-}
-
 // The whole of `text` as a number; nullopt if it is not one.
 std::optional<double> plain_number(const std::string& text) {
   double v = 0;
@@ -86,7 +80,7 @@ double parse_since(const std::string& text, double now) {
       throw std::invalid_argument("since: '" + text + "' is not a time");
     return v;  // Unix seconds
   }
-  auto d = parse_duration_text(text);
+  auto d = try_parse_duration(text);
   if (!d)
     throw std::invalid_argument(
         "since: '" + text +
@@ -95,7 +89,7 @@ double parse_since(const std::string& text, double now) {
 }
 
 double parse_step(const std::string& text) {
-  auto d = parse_duration_text(text);
+  auto d = try_parse_duration(text);
   if (!d)
     throw std::invalid_argument("step: '" + text +
                                 "' is not a duration (10s, 1m) or seconds");

@@ -14,31 +14,9 @@ using testing::export_all;
 using testing::kT0;
 using testing::make_sample;
 using testing::open_store;
+using testing::sql;
+using testing::sql_int;
 using testing::StoreDir;
-
-// Runs SQL on the file behind the store's back (the store is closed).
-void sql(const std::string& path, const std::string& text) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, text.c_str(), nullptr, nullptr, &err), SQLITE_OK)
-      << err;
-  sqlite3_free(err);
-  sqlite3_close(db);
-}
-
-int64_t sql_int(const std::string& path, const std::string& text) {
-  sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
-  sqlite3_stmt* st = nullptr;
-  int64_t v = -1;
-  if (sqlite3_prepare_v2(db, text.c_str(), -1, &st, nullptr) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
 
 // 1900 samples at 1 s: sealed blocks [0,600), [600,1200), [1200,1800) and
 // 10 pending batches of 10 for [1800,1900).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -100,6 +101,31 @@ inline std::vector<Sample> export_all(const HistoryStore& store,
   Sample s;
   while (r.next(s)) out.push_back(s);
   return out;
+}
+
+// Runs SQL on the file behind the store's back (the store is closed).
+inline void sql(const std::string& path, const std::string& text) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, text.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+      << err;
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// The first column of the first row of a query, or -1.
+inline int64_t sql_int(const std::string& path, const std::string& text) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* st = nullptr;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, text.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
 }
 
 }  // namespace gd::testing
