@@ -1,5 +1,7 @@
 #include "procfs/cpu_stat.h"
 
+#include <algorithm>
+
 #include "procfs/text_util.h"
 
 namespace gd::procfs {
@@ -52,7 +54,10 @@ std::optional<CpuPercent> cpu_percent_between(const CpuTimes& a,
   double steal = d(a.steal, b.steal);
   double t = busy + d(a.idle, b.idle) + iowait + steal;
   if (t == 0) return std::nullopt;
-  return CpuPercent{100.0 * busy / t, 100.0 * iowait / t, 100.0 * steal / t};
+  // Divide first: x / t <= 1 whenever x <= t, while 100 * x / t can round
+  // to just above 100.
+  auto pct = [t](double x) { return std::min(100.0, 100.0 * (x / t)); };
+  return CpuPercent{pct(busy), pct(iowait), pct(steal)};
 }
 
 }  // namespace gd::procfs

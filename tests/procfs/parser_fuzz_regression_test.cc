@@ -77,3 +77,13 @@ TEST(ProcParserFuzzRegression, StatStateIsALetter) {
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->state, 'S');
 }
+
+// One huge counter: 100 * x / x rounded to just above 100%.
+TEST(ProcParserFuzzRegression, CpuShareOfOneHugeCounterIsAtMost100) {
+  const ProcStat st = parse_proc_stat("cpu  00006277054781563129 \n");
+  ASSERT_TRUE(st.cpu);
+  auto p = cpu_percent_between(CpuTimes{}, *st.cpu);
+  ASSERT_TRUE(p);
+  EXPECT_LE(p->util, 100.0);
+  EXPECT_GE(p->util, 99.999);
+}
