@@ -5,7 +5,8 @@
 //   human_bytes_brief  "0 B", "512 KiB", "400 MiB", "30.0 GiB"    (who,
 //                      watch-leak, ps --tree): whole KiB/MiB in narrow columns
 //   gib_text           "0.5 GiB", "79.2 GiB" always in GiB         (diagnose
-//                      evidence, where sizes of one finding compare at a glance)
+//                      evidence, where sizes of one finding compare at a
+//                      glance)
 #pragma once
 
 #include <cstdint>
