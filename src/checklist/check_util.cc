@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/int_list.h"
+
 namespace gd::checklist {
 
 std::optional<std::string> read_text(const std::string& path) {
@@ -82,12 +84,6 @@ std::string process_label(const Sample& sample, uint32_t pid) {
   return fmt::format("{} (pid {})", p->name, pid);
 }
 
-const GpuInfo* find_gpu_info(const TraceHeader& header, int index) {
-  for (const auto& g : header.gpus)
-    if (g.index == index) return &g;
-  return nullptr;
-}
-
 const GpuSample* find_gpu_sample(const Sample& sample, int index) {
   for (const auto& g : sample.gpus)
     if (g.index == index) return &g;
@@ -149,17 +145,6 @@ std::optional<std::set<int>> parse_cpu_list(const std::string& text) {
   return out;
 }
 
-std::optional<Version> parse_cuda_version(const std::string& text) {
-  Version v;
-  std::string_view s = text;
-  auto dot = s.find('.');
-  if (!parse_int(s.substr(0, dot), v.major)) return std::nullopt;
-  if (dot == std::string_view::npos) return v;
-  s.remove_prefix(dot + 1);
-  if (!parse_int(s.substr(0, s.find('.')), v.minor)) return std::nullopt;
-  return v;
-}
-
 std::vector<CheckItem> fold_gpu_results(const char* id,
                                         const std::vector<GpuResult>& results) {
   if (results.empty()) return {make_item(id, CheckStatus::kSkip, "-", "no GPUs")};
@@ -183,7 +168,7 @@ std::vector<CheckItem> fold_gpu_results(const char* id,
   for (const auto& g : groups)
     out.push_back(make_item(
         id, g.first->status,
-        fmt::format("GPU {}: {}", fmt::join(g.gpus, ","), g.first->value),
+        fmt::format("GPU {}: {}", join_ints(g.gpus, ","), g.first->value),
         g.first->detail));
   return out;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "checklist/checklist.h"
+#include "model/gpu_lookup.h"
 
 namespace gd::checklist {
 
@@ -33,7 +34,6 @@ int count_descendants(const Sample& sample, uint32_t pid);
 // "python (pid 4242)" or "pid 4242".
 std::string process_label(const Sample& sample, uint32_t pid);
 
-const GpuInfo* find_gpu_info(const TraceHeader& header, int index);
 const GpuSample* find_gpu_sample(const Sample& sample, int index);
 
 // NVML bus id "00000000:07:00.0" -> sysfs name "0000:07:00.0"; "" when
@@ -42,12 +42,6 @@ std::string sysfs_pci_name(const std::string& nvml_bus_id);
 
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}; nullopt on malformed text.
 std::optional<std::set<int>> parse_cpu_list(const std::string& text);
-
-struct Version {
-  int major = -1, minor = -1;
-};
-// "12.2", "12.2.140", "12" -> numbers; nullopt otherwise.
-std::optional<Version> parse_cuda_version(const std::string& text);
 
 // One GPU's result of a per-GPU check.
 struct GpuResult {

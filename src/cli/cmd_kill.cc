@@ -76,7 +76,7 @@ void print_plan(const KillPlan& plan, const Sample& s, const std::string& sig,
     std::cout << fmt::format(
         "Will send {} to {} process(es){}:\n", sig, plan.targets.size(),
         f.force ? fmt::format(", then SIGKILL to those still alive after {}",
-                              human_elapsed(f.timeout_s))
+                              elapsed_compact(f.timeout_s))
                 : "");
     std::cout << fmt::format("  {:<8} {:<10} {:<5} {:<36} {:>10}  {}\n", "PID",
                              "USER", "STATE", "ROLE", "GPU-MEM", "COMMAND");
@@ -270,7 +270,7 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
   if (!alive.empty() && f.force && *sig != SIGKILL) {
     std::cout << fmt::format(
         "{} process(es) still alive after {}: sending SIGKILL\n", alive.size(),
-        human_elapsed(f.timeout_s));
+        elapsed_compact(f.timeout_s));
     send_all(pinned, alive, SIGKILL, who);
     alive = wait_for_exit(g.proc_root, pinned,
                           std::max(kKillWaitSeconds, f.timeout_s));

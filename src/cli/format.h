@@ -1,4 +1,5 @@
-// Small text helpers for the CLI views: sizes, durations, unknown values.
+// Small text helpers for the CLI views: cells and unknown values (sizes and
+// lengths of time come from common/).
 #pragma once
 
 #include <cstdint>
@@ -6,12 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/bytes_text.h"
+#include "common/elapsed_text.h"
+
 namespace gd {
 
-// "66.0 GiB", "512 MiB", "0 B".
-std::string human_bytes(uint64_t bytes);
-// "2h03m", "4m12s", "37s", "3d04h".
-std::string human_elapsed(double seconds);
 // Made terminal-safe (untrusted text: names, command lines) and shortened to
 // at most `width` display columns, ending in "~" when cut.
 std::string ellipsize(std::string_view text, size_t width);

@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <stdexcept>
 
 #include "cli/format.h"
+#include "common/container_ref.h"
+#include "common/cuda_version.h"
 #include "common/terminal_text.h"
 
 namespace gd {
@@ -67,30 +68,6 @@ std::vector<PsRow> build_ps_rows(const Sample& s) {
   return rows;
 }
 
-std::string cuda_runtime_version(const std::vector<std::string>& libs) {
-  static const std::regex cudart(R"(libcudart\.so\.(\d+)(?:\.(\d+))?)");
-  for (const auto& l : libs) {
-    std::smatch m;
-    if (std::regex_search(l, m, cudart))
-      return m[2].matched ? m[1].str() + "." + m[2].str() : m[1].str();
-  }
-  return {};
-}
-
-std::string container_of(const std::string& cgroup) {
-  static const std::regex docker(
-      R"((?:docker[-/]|containerd[-/]|cri-containerd-|crio-)([0-9a-f]{12})[0-9a-f]*)");
-  static const std::regex pod(R"(pod([0-9a-f_-]{8,}))");
-  std::smatch m;
-  if (std::regex_search(cgroup, m, pod)) {
-    std::string id = m[1].str().substr(0, 12);
-    std::replace(id.begin(), id.end(), '_', '-');
-    return "k8s-pod:" + id;
-  }
-  if (std::regex_search(cgroup, m, docker)) return "docker:" + m[1].str();
-  return {};
-}
-
 void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
                     std::optional<int> gpu) {
   std::erase_if(rows, [&](const PsRow& r) {
@@ -145,7 +122,7 @@ std::string cpu_text(const ProcessSample* p) {
 }
 
 std::string elapsed_text(const Sample& s, const ProcessSample* p) {
-  return p && p->start_time ? human_elapsed(s.t - *p->start_time) : kUnknown;
+  return p && p->start_time ? elapsed_compact(s.t - *p->start_time) : kUnknown;
 }
 
 std::string line_for(const Sample& s, const std::string& gpu_col,
@@ -153,7 +130,7 @@ std::string line_for(const Sample& s, const std::string& gpu_col,
                      const ProcessSample* p, const std::string& note) {
   std::string user = p ? terminal_cell(p->user, 10) : "?";
   std::string state = p ? terminal_cell(p->state, 7) : "missing";
-  std::string container = p && p->cgroup ? container_of(*p->cgroup) : "";
+  std::string container = container_from_cgroup(p ? p->cgroup : std::nullopt).short_text();
   std::string cuda = p ? cuda_runtime_version(p->libs) : "";
   std::string cmd =
       p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : "";
@@ -220,7 +197,7 @@ nlohmann::json process_json(const Sample& s, const ProcessSample& p) {
   j["rss_bytes"] =
       p.rss_bytes ? nlohmann::json(*p.rss_bytes) : nlohmann::json();
   j["cgroup"] = p.cgroup ? nlohmann::json(*p.cgroup) : nlohmann::json();
-  std::string c = p.cgroup ? container_of(*p.cgroup) : "";
+  std::string c = container_from_cgroup(p.cgroup).short_text();
   j["container"] = c.empty() ? nlohmann::json() : nlohmann::json(c);
   j["libs"] = p.libs;
   std::string cuda = cuda_runtime_version(p.libs);

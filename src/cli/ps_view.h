@@ -21,12 +21,6 @@ struct PsRow {
 // Rows in GPU, then pid order. Pointers point into `sample`.
 std::vector<PsRow> build_ps_rows(const Sample& sample);
 
-// "12.1" from libcudart.so.12.1.105; "" when no runtime is mapped.
-std::string cuda_runtime_version(const std::vector<std::string>& libs);
-// Short container id from a cgroup path: "docker:3c4d5e6f7a8b",
-// "k8s-pod:1a2b...", "" when the path names no container.
-std::string container_of(const std::string& cgroup);
-
 // `ps --user/--gpu`: keeps rows of processes of `user` ("" any) on `gpu`.
 void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
                     std::optional<int> gpu);

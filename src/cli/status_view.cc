@@ -18,12 +18,29 @@ std::string or_na(const std::optional<T>& v, const char* spec = "{}") {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string(kUnknown);
 }
 
+// A unit belongs to a number: an unknown value is "n/a", never "n/a C".
+std::string with_unit(std::string text, std::string_view unit) {
+  if (text != kUnknown) text += unit;
+  return text;
+}
+std::string bytes_rate(const std::optional<uint64_t>& v) {
+  return v ? human_bytes(*v) + "/s" : kUnknown;
+}
+// "300.0 / 400 W": the unit once, after the second value; after the first
+// when only it is known ("300.0 W / n/a").
+std::string pair_with_unit(const std::string& a, std::string_view sep,
+                           const std::string& b, std::string_view unit) {
+  if (b != kUnknown) return a + std::string(sep) + b + std::string(unit);
+  return with_unit(a, unit) + std::string(sep) + b;
+}
+
 std::string on_off(const std::optional<bool>& v) {
   return v ? (*v ? "on" : "off") : kUnknown;
 }
 
 std::string pcie(const std::optional<int>& gen, const std::optional<int>& w) {
-  return fmt::format("Gen{} x{}", or_na(gen), or_na(w));
+  if (!gen && !w) return kUnknown;
+  return fmt::format("{} {}", or_na(gen, "Gen{}"), or_na(w, "x{}"));
 }
 
 std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
@@ -50,17 +67,20 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
                      or_na(s->util_pct, "{:.0f}%"),
                      or_na(s->mem_util_pct, "{:.0f}%"), mem);
   out += fmt::format(
-      "     temp {} C (slowdown {} C, shutdown {} C)  mem temp {} C  fan {}\n",
-      or_na(s->temp_c), or_na(info.temp_slowdown_c),
-      or_na(info.temp_shutdown_c), or_na(s->mem_temp_c),
+      "     temp {} (slowdown {}, shutdown {})  mem temp {}  fan {}\n",
+      or_na(s->temp_c, "{} C"), or_na(info.temp_slowdown_c, "{} C"),
+      or_na(info.temp_shutdown_c, "{} C"), or_na(s->mem_temp_c, "{} C"),
       or_na(s->fan_pct, "{:.0f}%"));
   out += fmt::format(
-      "     power {} / {} W (default {} W)  SM clock {} / {} MHz  mem clock {} "
-      "/ {} MHz  P{}\n",
-      or_na(s->power_w, "{:.1f}"), or_na(info.power_limit_w, "{:.0f}"),
-      or_na(info.power_default_limit_w, "{:.0f}"), or_na(s->sm_clock_mhz),
-      or_na(info.sm_clock_max_mhz), or_na(s->mem_clock_mhz),
-      or_na(info.mem_clock_max_mhz), or_na(s->pstate));
+      "     power {} (default {})  SM clock {}  mem clock {}  {}\n",
+      pair_with_unit(or_na(s->power_w, "{:.1f}"), " / ",
+                     or_na(info.power_limit_w, "{:.0f}"), " W"),
+      or_na(info.power_default_limit_w, "{:.0f} W"),
+      pair_with_unit(or_na(s->sm_clock_mhz), " / ",
+                     or_na(info.sm_clock_max_mhz), " MHz"),
+      pair_with_unit(or_na(s->mem_clock_mhz), " / ",
+                     or_na(info.mem_clock_max_mhz), " MHz"),
+      or_na(s->pstate, "P{}"));
 
   std::string reasons = kUnknown;
   if (s->clock_event_reasons) {
@@ -83,11 +103,10 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
        *s->pcie_width < *info.pcie_max_width))
     link_note = "  (below max)";
   out += fmt::format(
-      "     PCIe {} of {}{}  tx {}/s rx {}/s  replays {}\n",
+      "     PCIe {} of {}{}  tx {} rx {}  replays {}\n",
       pcie(s->pcie_gen, s->pcie_width),
       pcie(info.pcie_max_gen, info.pcie_max_width), link_note,
-      s->pcie_tx_bytes_per_s ? human_bytes(*s->pcie_tx_bytes_per_s) : kUnknown,
-      s->pcie_rx_bytes_per_s ? human_bytes(*s->pcie_rx_bytes_per_s) : kUnknown,
+      bytes_rate(s->pcie_tx_bytes_per_s), bytes_rate(s->pcie_rx_bytes_per_s),
       or_na(s->pcie_replay_total));
   out += fmt::format(
       "     ECC {}  SBE {}  DBE {}  retired pages pending {}  row remap "
@@ -115,31 +134,27 @@ std::string host_block(const HostInfo& hi, const HostSample& h) {
       fmt::format("Host {}  kernel {}  {} x {}\n", safe(hi.hostname),
                   safe(hi.kernel), or_na(hi.cpu_count), safe(hi.cpu_model));
   out += fmt::format(
-      "     CPU {}% (iowait {}%, steal {}%)  load1 {}\n",
-      or_na(h.cpu_util_pct, "{:.1f}"), or_na(h.cpu_iowait_pct, "{:.1f}"),
-      or_na(h.cpu_steal_pct, "{:.1f}"), or_na(h.load1, "{:.2f}"));
+      "     CPU {} (iowait {}, steal {})  load1 {}\n",
+      or_na(h.cpu_util_pct, "{:.1f}%"), or_na(h.cpu_iowait_pct, "{:.1f}%"),
+      or_na(h.cpu_steal_pct, "{:.1f}%"), or_na(h.load1, "{:.2f}"));
   out += fmt::format(
-      "     memory {} available of {}  swap {} used of {}, in {} out {} "
-      "pages/s\n",
+      "     memory {} available of {}  swap {} used of {}, in {}\n",
       h.mem_available_bytes ? human_bytes(*h.mem_available_bytes) : kUnknown,
       hi.mem_total_bytes ? human_bytes(*hi.mem_total_bytes) : kUnknown,
       h.swap_used_bytes ? human_bytes(*h.swap_used_bytes) : kUnknown,
       hi.swap_total_bytes ? human_bytes(*hi.swap_total_bytes) : kUnknown,
-      or_na(h.swap_in_pages_per_s, "{:.0f}"),
-      or_na(h.swap_out_pages_per_s, "{:.0f}"));
+      pair_with_unit(or_na(h.swap_in_pages_per_s, "{:.0f}"), " out ",
+                     or_na(h.swap_out_pages_per_s, "{:.0f}"), " pages/s"));
   out += fmt::format(
-      "     disk read {}/s write {}/s busiest {}% busy\n",
-      h.disk_read_bytes_per_s ? human_bytes(*h.disk_read_bytes_per_s)
-                              : kUnknown,
-      h.disk_write_bytes_per_s ? human_bytes(*h.disk_write_bytes_per_s)
-                               : kUnknown,
-      or_na(h.disk_busy_pct, "{:.0f}"));
+      "     disk read {} write {} busiest {}\n",
+      bytes_rate(h.disk_read_bytes_per_s), bytes_rate(h.disk_write_bytes_per_s),
+      or_na(h.disk_busy_pct, "{:.0f}% busy"));
   if (h.psi_cpu_some_pct || h.psi_mem_some_pct || h.psi_io_some_pct)
     out +=
-        fmt::format("     pressure (some, avg10) cpu {}% memory {}% io {}%\n",
-                    or_na(h.psi_cpu_some_pct, "{:.1f}"),
-                    or_na(h.psi_mem_some_pct, "{:.1f}"),
-                    or_na(h.psi_io_some_pct, "{:.1f}"));
+        fmt::format("     pressure (some, avg10) cpu {} memory {} io {}\n",
+                    or_na(h.psi_cpu_some_pct, "{:.1f}%"),
+                    or_na(h.psi_mem_some_pct, "{:.1f}%"),
+                    or_na(h.psi_io_some_pct, "{:.1f}%"));
   return out;
 }
 

@@ -13,7 +13,7 @@ struct Unit {
   double seconds;
 };
 
-// Longest first, so format_duration picks the largest exact unit; "min"
+// Longest first, so duration_text picks the largest exact unit; "min"
 // before "m" and "ms" before "m" so the longer names match whole.
 constexpr Unit kUnits[] = {{"w", 7 * 86400.0}, {"d", 86400.0}, {"h", 3600.0},
                            {"min", 60.0},      {"m", 60.0},    {"s", 1.0},

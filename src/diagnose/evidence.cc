@@ -8,17 +8,6 @@
 
 namespace gd {
 
-std::string format_duration(double seconds) {
-  if (!(seconds >= 0)) seconds = 0;
-  auto s = static_cast<long long>(std::llround(seconds));
-  if (s < 120) return fmt::format("{} s", s);
-  long long m = (s + 30) / 60;
-  if (m < 120) return fmt::format("{} min", m);
-  long long h = m / 60;
-  if (h < 48) return fmt::format("{} h {:02} min", h, m % 60);
-  return fmt::format("{} d {:02} h", h / 24, h % 24);
-}
-
 namespace {
 std::tm utc(double unix_s) {
   std::time_t t = static_cast<std::time_t>(std::floor(unix_s));
@@ -48,25 +37,11 @@ std::string format_range(double start, double end) {
     text = fmt::format("{} {}-{} UTC", ymd(a), hms(a), hms(b));
   else
     text = fmt::format("{} {} - {} {} UTC", ymd(a), hms(a), ymd(b), hms(b));
-  return text + " (" + format_duration(end - start) + ")";
+  return text + " (" + elapsed_words(end - start) + ")";
 }
 
 std::string format_fraction(double fraction) {
   return fmt::format("{:.0f}%", std::clamp(fraction, 0.0, 1.0) * 100.0);
-}
-
-std::string format_gib(uint64_t bytes) {
-  return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1ull << 30));
-}
-
-std::string join_ints(const std::vector<int>& values) {
-  return fmt::format("{}", fmt::join(values, ", "));
-}
-
-const GpuInfo* find_gpu_info(const TraceHeader& header, int index) {
-  for (const auto& g : header.gpus)
-    if (g.index == index) return &g;
-  return nullptr;
 }
 
 std::string gpu_label(const TraceHeader& header, int index) {

@@ -9,6 +9,12 @@
 #include <string_view>
 #include <vector>
 
+// Evidence words sizes with gib_text, lengths of time with elapsed_words and
+// lists with join_ints (common/), so rules include this header for them.
+#include "common/bytes_text.h"
+#include "common/elapsed_text.h"
+#include "common/int_list.h"
+#include "model/gpu_lookup.h"
 #include "model/sample.h"
 
 namespace gd {
@@ -40,8 +46,6 @@ struct Stat {
   double mean() const { return n ? sum / static_cast<double>(n) : 0; }
 };
 
-// "45 s", "10 min", "2 h 05 min", "3 d 04 h".
-std::string format_duration(double seconds);
 // "2024-11-22 08:00:00 UTC".
 std::string format_time(double unix_s);
 // "08:00:00-08:10:00 UTC (10 min)" (the date is added when the range is not
@@ -49,13 +53,6 @@ std::string format_time(double unix_s);
 std::string format_range(double start, double end);
 // 0.923 -> "92%".
 std::string format_fraction(double fraction);
-// "79.2 GiB".
-std::string format_gib(uint64_t bytes);
-// "0, 1, 3".
-std::string join_ints(const std::vector<int>& values);
-
-// Header entry for a GPU index, or nullptr.
-const GpuInfo* find_gpu_info(const TraceHeader& header, int index);
 // "GPU 3" or "GPU 3 (NVIDIA A100-SXM4-80GB, 00000000:07:00.0)".
 std::string gpu_label(const TraceHeader& header, int index);
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/int_list.h"
 #include "exporter/exporter.h"
 #include "exporter/gpu_rows.h"
 #include "exporter/prom_text.h"
@@ -67,15 +68,6 @@ std::string gpu_labels(const GpuRow& r) {
   l.add("gpu", int64_t{r.sample->index});
   l.add("UUID", r.info ? r.info->uuid : "");
   return l.body();
-}
-
-std::string gpu_list(const std::vector<int>& gpus) {
-  std::string s;
-  for (int g : gpus) {
-    if (!s.empty()) s += ',';
-    s += std::to_string(g);
-  }
-  return s;
 }
 
 // The history store's health: a full disk shows here while serve goes on.
@@ -363,7 +355,7 @@ void render_finding_families(const MetricsInput& in, std::string& out) {
   std::set<std::string> finding_labels, alert_labels;
   for (const auto& f : in.findings) {
     Labels l;
-    l.add("id", f.id).add("severity", f.severity).add("gpu", gpu_list(f.gpus));
+    l.add("id", f.id).add("severity", f.severity).add("gpu", join_ints(f.gpus, ","));
     finding_labels.insert(l.body());
     if (!f.alert_state.empty())
       alert_labels.insert(l.add("state", f.alert_state).body());

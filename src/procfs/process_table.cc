@@ -1,12 +1,12 @@
 #include "procfs/process_table.h"
 
 #include <dirent.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 
+#include "common/user_name.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
 
@@ -130,15 +130,7 @@ void ProcessTable::rescan_parents() {
 const std::string& ProcessTable::user_name(uint32_t uid) {
   auto it = user_names_.find(uid);
   if (it != user_names_.end()) return it->second;
-  std::string name;
-  passwd pw{}, *result = nullptr;
-  char buf[4096];
-  if (getpwuid_r(uid, &pw, buf, sizeof buf, &result) == 0 && result &&
-      result->pw_name)
-    name = result->pw_name;
-  else
-    name = std::to_string(uid);
-  return user_names_.emplace(uid, std::move(name)).first->second;
+  return user_names_.emplace(uid, user_name_of(uid)).first->second;
 }
 
 void ProcessTable::read_static(uint32_t pid, Cached& c, double now) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/sample.h"
-#include "procmgmt/container_ref.h"
+#include "common/container_ref.h"
 #include "procmgmt/device_holders.h"
 #include "procmgmt/proc_snapshot.h"
 

@@ -6,6 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/bytes_text.h"
+#include "common/int_list.h"
 #include "procmgmt/kill_plan.h"
 #include "procmgmt/text_util.h"
 
@@ -31,12 +33,6 @@ std::string cpu_text(const ProcessSample* p) {
 std::string command_of(const ProcessSample* p) {
   if (!p) return "(not in /proc)";
   return p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline;
-}
-
-std::string gpus_text(const std::vector<int>& gpus) {
-  std::string s;
-  for (int g : gpus) s += (s.empty() ? "" : ",") + std::to_string(g);
-  return s;
 }
 
 nlohmann::json proc_json(const ProcessSample* p) {
@@ -135,9 +131,9 @@ std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
       bool last_rank = i + 1 == t.ranks.size();
       std::string branch = t.launcher ? (last_rank ? "`- " : "|- ") : "";
       std::string mem =
-          r.rank.used_bytes ? bytes_text(*r.rank.used_bytes) : "n/a";
+          r.rank.used_bytes ? human_bytes_brief(*r.rank.used_bytes) : "n/a";
       out += fmt::format("{}{}rank {}  GPU {}  {}  cpu {}  {}  {}{}\n", indent,
-                         branch, r.rank.pid, gpus_text(r.rank.gpus), mem,
+                         branch, r.rank.pid, join_ints(r.rank.gpus, ","), mem,
                          cpu_text(r.proc),
                          r.proc ? shorten(r.proc->state, 8) : "missing",
                          shorten(command_of(r.proc), kCommandWidth),

@@ -5,20 +5,14 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "procmgmt/text_util.h"
+#include "common/bytes_text.h"
+#include "common/elapsed_text.h"
 
 namespace gd::procmgmt {
 
 namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kSecondsPerMinute = 60.0;
-
-std::string duration_text(double s) {
-  if (s < 120) return fmt::format("{:.0f}s", s);
-  if (s < 7200) return fmt::format("{:.0f}m", s / 60);
-  if (s < 2 * 86400) return fmt::format("{:.1f}h", s / 3600);
-  return fmt::format("{:.1f}d", s / 86400);
-}
 }  // namespace
 
 std::optional<double> least_squares_slope(const std::vector<Point>& pts) {
@@ -114,15 +108,15 @@ std::string render_leaks(const std::vector<LeakEstimate>& es, size_t samples) {
                                                            *e.slope_mib_per_min)
                                              : std::string("n/a");
     std::string full =
-        e.time_to_full_s ? duration_text(*e.time_to_full_s) : "-";
+        e.time_to_full_s ? elapsed_decimal(*e.time_to_full_s) : "-";
     std::string verdict = e.ended ? "gone (NVML stopped listing it)"
                           : !e.slope_mib_per_min ? "too few samples"
                           : e.leaking            ? "GROWING: possible leak"
                                                  : "stable";
     out += fmt::format("{:<4} {:<9} {:>10} {:>10} {:>12} {:>14} {:>8}  {}\n",
-                       e.gpu, e.pid, bytes_text(e.first_bytes),
-                       bytes_text(e.last_bytes), growth, full,
-                       duration_text(e.duration_s), verdict);
+                       e.gpu, e.pid, human_bytes_brief(e.first_bytes),
+                       human_bytes_brief(e.last_bytes), growth, full,
+                       elapsed_decimal(e.duration_s), verdict);
   }
   if (es.empty()) out += "(no GPU process was seen)\n";
   return out;

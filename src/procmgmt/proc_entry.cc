@@ -1,7 +1,6 @@
 #include "procmgmt/proc_entry.h"
 
 #include <dirent.h>
-#include <pwd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -37,15 +36,6 @@ std::vector<uint32_t> parse_nspid(std::string_view text) {
     break;
   }
   return out;
-}
-
-std::string user_name_of(uint32_t uid) {
-  passwd pw{}, *result = nullptr;
-  char buf[4096];
-  if (getpwuid_r(uid, &pw, buf, sizeof buf, &result) == 0 && result &&
-      result->pw_name)
-    return result->pw_name;
-  return std::to_string(uid);
 }
 
 std::optional<ProcEntry> read_proc_entry(const std::string& proc_root,

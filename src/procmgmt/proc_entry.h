@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/user_name.h"
+
 namespace gd::procmgmt {
 
 struct ProcEntry {
@@ -49,9 +51,6 @@ std::optional<ProcEntry> read_proc_entry(const std::string& proc_root,
 
 // Pids of all numeric entries of `proc_root`, ascending.
 std::vector<uint32_t> list_pids(const std::string& proc_root);
-
-// Name of `uid` from the password database, else the number.
-std::string user_name_of(uint32_t uid);
 
 // One-line description of a state letter: "running", "uninterruptible sleep
 // (D)".

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/bytes_text.h"
 #include "procmgmt/gpu_memory_account.h"
 #include "procmgmt/text_util.h"
 
@@ -63,8 +64,8 @@ std::string render_who(const GpuMemoryAccount& a) {
     return out + "\n!! cannot account for its memory: " +
            safe_text(a.unreadable_reason) + "\n";
   out += fmt::format("  used {} of {}\n\n",
-                     a.used_bytes ? bytes_text(*a.used_bytes) : "n/a",
-                     a.total_bytes ? bytes_text(*a.total_bytes) : "n/a");
+                     a.used_bytes ? human_bytes_brief(*a.used_bytes) : "n/a",
+                     a.total_bytes ? human_bytes_brief(*a.total_bytes) : "n/a");
   if (!a.processes_known)
     out += "!! NVML could not list the processes of this GPU\n";
   out += fmt::format("  {:<9} {:>10}  {:<16} {:<10} {:<28} {}\n", "PID", "USED",
@@ -73,7 +74,7 @@ std::string render_who(const GpuMemoryAccount& a) {
     std::string user = ap.proc ? ap.proc->user : "?";
     std::string cmd = ap.proc ? ap.proc->command() : "";
     out += fmt::format("  {:<9} {:>10}  {:<16} {:<10} {:<28} {}\n", ap.pid,
-                       ap.used_bytes ? bytes_text(*ap.used_bytes) : "n/a",
+                       ap.used_bytes ? human_bytes_brief(*ap.used_bytes) : "n/a",
                        holder_status_name(ap.status), cell(user, 10),
                        cell(container_text(ap.container, ap.proc), 28),
                        shorten(cmd, kCommandWidth));
@@ -84,21 +85,21 @@ std::string render_who(const GpuMemoryAccount& a) {
     out += "  (NVML lists no process)\n";
   if (a.driver_reserved_bytes)
     out += fmt::format(
-        "  {:<9} {:>10}  {}\n", "driver", bytes_text(*a.driver_reserved_bytes),
+        "  {:<9} {:>10}  {}\n", "driver", human_bytes_brief(*a.driver_reserved_bytes),
         "the driver's own reservation (used minus the listed processes)");
   if (a.unexplained_bytes && *a.unexplained_bytes > 0)
     out += fmt::format(
-        "  {:<9} {:>10}  {}\n", "other", bytes_text(*a.unexplained_bytes),
+        "  {:<9} {:>10}  {}\n", "other", human_bytes_brief(*a.unexplained_bytes),
         a.unknown_size_processes
             ? "processes of unknown size and the driver's reservation"
             : "held by nothing NVML lists (beyond any driver reservation)");
   if (a.used_bytes)
     out += fmt::format("  {:<9} {:>10}  = used, as NVML reports it\n", "total",
-                       bytes_text(*a.used_bytes));
+                       human_bytes_brief(*a.used_bytes));
   if (a.missing_bytes > 0)
     out += fmt::format(
         "\n  {} of it belongs to processes no visible process accounts for\n",
-        bytes_text(a.missing_bytes));
+        human_bytes_brief(a.missing_bytes));
 
   if (!a.other_holders.empty()) {
     out +=

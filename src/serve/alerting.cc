@@ -7,6 +7,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/int_list.h"
+
 namespace gd {
 namespace {
 
@@ -15,12 +17,6 @@ constexpr const char* kForPrefix = "alerting.for_s.";
 
 int severity_order(const std::string& s) {
   return s == "critical" ? 2 : s == "warning" ? 1 : 0;
-}
-
-std::string gpu_label(const std::vector<int>& gpus) {
-  std::string s;
-  for (int g : gpus) s += (s.empty() ? "" : ",") + std::to_string(g);
-  return s;
 }
 
 }  // namespace
@@ -69,7 +65,7 @@ AlertPolicy AlertPolicy::from_config(const Config& config,
 }
 
 std::string AlertTracker::key_of(const Finding& f) {
-  return f.id + "|" + gpu_label(f.gpus);
+  return f.id + "|" + join_ints(f.gpus, ",");
 }
 
 std::vector<TrackedAlert> AlertTracker::update(
@@ -155,7 +151,7 @@ std::string alertmanager_payload(const std::vector<TrackedAlert>& alerts,
                    {"severity", f.severity},
                    {"instance", instance},
                    {"job", "gpudoctor"}};
-    if (!f.gpus.empty()) labels["gpu"] = gpu_label(f.gpus);
+    if (!f.gpus.empty()) labels["gpu"] = join_ints(f.gpus, ",");
     std::string description = f.evidence;
     if (!f.action.empty())
       description += (description.empty() ? "" : "\n") + f.action;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "common/int_list.h"
 #include "diagnose/engine.h"
 #include "serve/log.h"
 
@@ -33,10 +34,9 @@ class WindowSource : public SampleSource {
   size_t pos_ = 0;
 };
 
+// A finding's GPUs in a log line; "host" for a host-wide finding.
 std::string gpus_text(const std::vector<int>& gpus) {
-  std::string s;
-  for (int g : gpus) s += (s.empty() ? "" : ",") + std::to_string(g);
-  return s.empty() ? "host" : s;
+  return gpus.empty() ? "host" : join_ints(gpus, ",");
 }
 
 }  // namespace

@@ -112,6 +112,20 @@ TEST(CudaRuntimeCheck, WarnsForNewerMinorAndFailsForNewerMajor) {
   EXPECT_THAT(items[0].detail, HasSubstr("CUDA 12.x"));
 }
 
+// PyTorch from pip maps its own hashed copy of the runtime; the check
+// skipped it as "no GPU process maps a versioned libcudart".
+TEST(CudaRuntimeCheck, ReadsThePipWheelRuntimeOfPytorch) {
+  auto h = healthy_header();
+  auto s = healthy_sample();
+  s.processes[0].libs = {"libcudart-d0da41ae.so.12.4"};
+  CheckContext ctx(h, s, "/nonexistent", "/nonexistent");
+  auto items = run_check(ctx, "cuda-runtime");
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].status, CheckStatus::kWarn);
+  EXPECT_EQ(items[0].value,
+            "runtime 12.4 (python (pid 4242)), driver supports 12.2");
+}
+
 TEST(CudaRuntimeCheck, SkipsWithoutGpuProcessesOrDriver) {
   auto h = healthy_header();
   auto s = healthy_sample();

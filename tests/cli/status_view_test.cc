@@ -70,6 +70,47 @@ TEST(StatusView, UnknownIsNotZero) {
   EXPECT_EQ(out.find("util 0%"), std::string::npos) << out;
 }
 
+// An unknown value carries no unit: "mem temp n/a", never "mem temp n/a C".
+TEST(StatusView, NoUnitFollowsAnUnknownValue) {
+  Sample s;
+  GpuSample g;
+  g.index = 0;  // every field unknown
+  s.gpus.push_back(g);
+  TraceHeader h;  // the GPU's limits unknown too
+  GpuInfo info;
+  info.index = 0;
+  h.gpus.push_back(info);
+  std::string out = render_status(h, s);
+  for (const char* unit : {" C", " W", " MHz", "%", "/s", " pages/s"})
+    EXPECT_EQ(out.find(std::string("n/a") + unit), std::string::npos)
+        << "unit '" << unit << "' after n/a in:\n"
+        << out;
+  for (const char* prefix : {"Gen", "x", "P"})
+    EXPECT_EQ(out.find(prefix + std::string("n/a")), std::string::npos)
+        << "'" << prefix << "' before n/a in:\n"
+        << out;
+  EXPECT_NE(out.find("mem temp n/a "), std::string::npos) << out;
+  EXPECT_NE(out.find("power n/a / n/a (default n/a)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("PCIe n/a of n/a"), std::string::npos) << out;
+  EXPECT_NE(out.find("CPU n/a (iowait n/a, steal n/a)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("in n/a out n/a\n"), std::string::npos) << out;
+}
+
+// One of a pair known: the unit stays with the number that has it.
+TEST(StatusView, UnitStaysWithTheKnownHalfOfAPair) {
+  Sample s;
+  GpuSample g = busy_gpu();
+  s.gpus.push_back(g);
+  TraceHeader h = a100_header();
+  h.gpus[0].power_limit_w.reset();
+  h.gpus[0].pcie_max_width.reset();
+  std::string out = render_status(h, s);
+  EXPECT_NE(out.find("power 312.5 W / n/a"), std::string::npos) << out;
+  EXPECT_NE(out.find("PCIe Gen3 x16 of Gen4 n/a"), std::string::npos) << out;
+}
+
 TEST(StatusView, LostAndStaleGpusAreSaidLoudly) {
   Sample s;
   GpuSample g;

@@ -1,5 +1,5 @@
-// cuda-runtime: the CUDA runtime each GPU process maps (libcudart.so.X.Y in
-// /proc/PID/maps) against the highest CUDA version the driver supports.
+// cuda-runtime: the CUDA runtime each GPU process maps (libcudart.so.X.Y or
+// pip's libcudart-<hash>.so.X.Y in /proc/PID/maps) against the highest CUDA version the driver supports.
 // A newer major fails ("driver version is insufficient"); a newer minor of
 // the same major runs under CUDA minor version compatibility with limited
 // features (no JIT of newer PTX), so it warns. (diagnose's
@@ -9,7 +9,7 @@
 #include <map>
 
 #include "checklist/check_util.h"
-#include "cli/ps_view.h"
+#include "common/cuda_version.h"
 
 namespace gd {
 

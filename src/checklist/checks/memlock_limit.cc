@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "checklist/check_util.h"
-#include "cli/format.h"
+#include "common/bytes_text.h"
 
 namespace gd {
 

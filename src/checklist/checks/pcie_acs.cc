@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "checklist/check_util.h"
+#include "common/int_list.h"
 
 namespace gd {
 
@@ -161,7 +162,7 @@ std::vector<CheckItem> check_pcie_acs(const CheckContext& ctx) {
     return {make_item(
         kId, CheckStatus::kWarn,
         fmt::format("ACS redirect on {} (GPU {})", fmt::join(redirect, ", "),
-                    fmt::join(affected, ",")),
+                    join_ints({affected.begin(), affected.end()}, ",")),
         "GPU peer-to-peer traffic is sent up to the root complex: disable ACS "
         "in the BIOS, or at boot `setpci -s BDF ECAP_ACS+0x6.w=0000` on these "
         "ports (bare metal without VFIO)")};

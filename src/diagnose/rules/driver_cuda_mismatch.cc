@@ -28,6 +28,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/cuda_version.h"
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
 
@@ -35,36 +36,6 @@ namespace gd {
 namespace {
 
 constexpr size_t kMaxPids = 32;
-
-struct Version {
-  int major = -1, minor = -1;  // minor -1: not in the file name
-};
-
-// "12.4.99" / "12.4" / "12" -> numbers; false on anything else.
-bool parse_version(std::string_view text, Version& v) {
-  int parts[2] = {-1, -1};
-  for (int i = 0; i < 2 && !text.empty(); ++i) {
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), parts[i]);
-    if (ec != std::errc()) return i > 0;
-    text.remove_prefix(static_cast<size_t>(p - text.data()));
-    if (!text.empty() && text.front() != '.') return false;
-    if (!text.empty()) text.remove_prefix(1);
-    v.major = parts[0];
-    v.minor = parts[1];
-  }
-  return v.major >= 0;
-}
-
-// "libcudart.so.12.4.99", "libcudart-d0da41ae.so.11.0" (pip wheels) ->
-// version after ".so.".
-bool cudart_version(std::string_view lib, Version& v) {
-  if (lib.rfind("libcudart", 0) != 0) return false;
-  auto so = lib.find(".so.");
-  if (so == std::string_view::npos) return false;
-  std::string_view stem = lib.substr(9, so - 9);  // "" or "-<hash>"
-  if (!stem.empty() && stem.front() != '-') return false;  // e.g. libcudart_static
-  return parse_version(lib.substr(so + 4), v);
-}
 
 // "libcuda.so.535.129.03" -> "535.129.03"; "" for "libcuda.so.1".
 std::string_view libcuda_full_version(std::string_view lib) {
@@ -86,7 +57,7 @@ int mvc_min_branch(int major) {
 // The first Linux driver release of each CUDA toolkit (NVIDIA's CUDA
 // release notes, "CUDA Toolkit and Corresponding Driver Versions"): the
 // version to upgrade to so that the runtime is fully supported.
-std::string_view min_linux_driver(const Version& rt) {
+std::string_view min_linux_driver(const CudaVersion& rt) {
   struct Row {
     int major, minor;
     std::string_view driver;
@@ -106,7 +77,7 @@ std::string_view min_linux_driver(const Version& rt) {
 
 // "at least 550.54.14, the first Linux driver for CUDA 12.4" or, for a
 // release the table does not know, "a driver supporting CUDA 12.7".
-std::string driver_to_install(const Version& rt, const std::string& rt_text) {
+std::string driver_to_install(const CudaVersion& rt, const std::string& rt_text) {
   std::string_view v = min_linux_driver(rt);
   if (v.empty()) return fmt::format("a driver that supports CUDA {}", rt_text);
   return fmt::format("at least {} (the first Linux driver for CUDA {})", v, rt_text);
@@ -119,8 +90,9 @@ class DriverCudaMismatchRule : public Rule {
   void begin(const TraceHeader& header, const Config&) override {
     if (!header.driver) return;
     driver_version_ = header.driver->driver_version;
-    known_ = parse_version(header.driver->cuda_driver_version, driver_cuda_) &&
-             driver_cuda_.minor >= 0;
+    auto cuda = parse_cuda_version(header.driver->cuda_driver_version);
+    known_ = cuda && cuda->minor >= 0;
+    if (cuda) driver_cuda_ = *cuda;
     std::from_chars(driver_version_.data(), driver_version_.data() + driver_version_.size(),
                     driver_branch_);
   }
@@ -132,13 +104,12 @@ class DriverCudaMismatchRule : public Rule {
       if (g.processes)
         for (const auto& p : *g.processes) gpu_of.emplace(p.pid, g.index);
     for (const auto& p : s.processes) {
-      Version rt;
+      CudaVersion rt;
       std::string rt_name;
       bool compat = false;
       for (const auto& lib : p.libs) {
-        Version v;
-        if (cudart_version(lib, v)) {
-          rt = v;
+        if (auto v = cudart_version(lib)) {
+          rt = *v;
           rt_name = lib;
         }
         auto full = libcuda_full_version(lib);
@@ -207,7 +178,7 @@ class DriverCudaMismatchRule : public Rule {
 
  private:
   // "" when the runtime is supported by the driver.
-  std::string classify(const Version& rt) const {
+  std::string classify(const CudaVersion& rt) const {
     if (rt.major > driver_cuda_.major) return "critical";
     if (rt.major < driver_cuda_.major || rt.minor < 0 || rt.minor <= driver_cuda_.minor) return "";
     // An unknown driver branch (0) is not held against the program.
@@ -216,7 +187,7 @@ class DriverCudaMismatchRule : public Rule {
   }
 
   struct Group {
-    Version rt;
+    CudaVersion rt;
     Span when;
     std::set<uint32_t> pids;  // bounded by kMaxPids
     std::set<int> gpus;
@@ -224,7 +195,7 @@ class DriverCudaMismatchRule : public Rule {
   };
 
   bool known_ = false;
-  Version driver_cuda_;
+  CudaVersion driver_cuda_;
   std::string driver_version_;
   int driver_branch_ = 0;
   // Keyed by (runtime file name, severity): bounded by distinct runtimes.

@@ -101,7 +101,7 @@ class GpuIdleAllocatedRule : public Rule {
         f.pids.push_back(pid);
         total += h.max_bytes;
         who += fmt::format("{}{} holds {}", who.empty() ? "" : ", ", h.label.text(),
-                           format_gib(h.max_bytes));
+                           gib_text(h.max_bytes));
       }
       if (f.pids.empty()) continue;
       f.start = st.window.start;
@@ -119,7 +119,7 @@ class GpuIdleAllocatedRule : public Rule {
           "del the model and torch.cuda.empty_cache()); if it is a service, "
           "check it still gets requests. Schedulers can reap idle GPU "
           "allocations automatically.",
-          format_gib(total), f.pids.size() > 1 ? "es" : "");
+          gib_text(total), f.pids.size() > 1 ? "es" : "");
       out.push_back(std::move(f));
     }
     return out;

@@ -92,7 +92,7 @@ class GpuSharedContentionRule : public Rule {
       for (const auto& [pid, sh] : st.sharers) {
         f.pids.push_back(pid);
         who += fmt::format("{}{} {} ({} samples)", who.empty() ? "" : ", ",
-                           sh.label.text(), format_gib(sh.max_bytes), sh.samples);
+                           sh.label.text(), gib_text(sh.max_bytes), sh.samples);
       }
       f.start = st.shared.first;
       f.end = st.shared.last;

@@ -97,9 +97,9 @@ class HostOomKillRule : public Rule {
     if (!victims_.empty()) parts.push_back(fmt::format("killed: {}", fmt::join(victims_, "; ")));
     if (!mem_available_.empty()) {
       std::string m = fmt::format("host MemAvailable min {}",
-                                  format_gib(static_cast<uint64_t>(mem_available_.min)));
+                                  gib_text(static_cast<uint64_t>(mem_available_.min)));
       if (header_->host.mem_total_bytes)
-        m += fmt::format(" of {}", format_gib(*header_->host.mem_total_bytes));
+        m += fmt::format(" of {}", gib_text(*header_->host.mem_total_bytes));
       parts.push_back(m);
     }
     parts.push_back(fmt::format("first line: \"{}\"", first_text_));

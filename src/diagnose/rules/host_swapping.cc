@@ -71,16 +71,16 @@ class HostSwappingRule : public Rule {
     f.title = "The host is swapping";
     std::string mem;
     if (!swap_used_.empty())
-      mem += fmt::format("; swap used up to {}", format_gib(static_cast<uint64_t>(swap_used_.max)));
+      mem += fmt::format("; swap used up to {}", gib_text(static_cast<uint64_t>(swap_used_.max)));
     if (!avail_.empty())
       mem += fmt::format("; available memory down to {}{}",
-                         format_gib(static_cast<uint64_t>(avail_.min)),
-                         mem_total_ ? " of " + format_gib(*mem_total_) : "");
+                         gib_text(static_cast<uint64_t>(avail_.min)),
+                         mem_total_ ? " of " + gib_text(*mem_total_) : "");
     std::string top;
     for (const Top& t : top_) {
       f.pids.push_back(t.pid);
       top += fmt::format("{}pid {} ({}) {}", top.empty() ? "" : ", ", t.pid, t.name,
-                         format_gib(t.rss));
+                         gib_text(t.rss));
     }
     f.evidence = fmt::format(
         "swap traffic above {:.0f} pages/s in {} of {} samples ({}): swap-in "

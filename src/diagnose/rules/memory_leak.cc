@@ -166,9 +166,9 @@ class MemoryLeakRule : public Rule {
              static_cast<double>(std::min(used->second, *info->memory_total_bytes))) /
             kMiB;
         exhaustion = fmt::format("{} free of {} -> full in about {} at this rate",
-                                 format_gib(static_cast<uint64_t>(free_mib * kMiB)),
-                                 format_gib(*info->memory_total_bytes),
-                                 format_duration(free_mib / rate * 60));
+                                 gib_text(static_cast<uint64_t>(free_mib * kMiB)),
+                                 gib_text(*info->memory_total_bytes),
+                                 elapsed_words(free_mib / rate * 60));
       }
 
       Finding f;
@@ -184,9 +184,9 @@ class MemoryLeakRule : public Rule {
           "GPU {} memory of {} grew from {} to {} over {} ({}): a steady "
           "{:.1f} MiB/min (linear fit R^2 {:.2f}; never more than {:.0f} MiB "
           "below its running peak; largest single jump {} of the growth); {}",
-          gpu, label.text(), format_gib(static_cast<uint64_t>(p.first_mib * kMiB)),
-          format_gib(static_cast<uint64_t>(p.last_mib * kMiB)),
-          format_duration(span), format_range(p.first_t, p.last_t), rate, r2,
+          gpu, label.text(), gib_text(static_cast<uint64_t>(p.first_mib * kMiB)),
+          gib_text(static_cast<uint64_t>(p.last_mib * kMiB)),
+          elapsed_words(span), format_range(p.first_t, p.last_t), rate, r2,
           p.max_drawdown, format_fraction(jump_share), exhaustion);
       f.action = fmt::format(
           "Find what {} keeps alive on the GPU: tensors appended to a list or "

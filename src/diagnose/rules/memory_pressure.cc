@@ -81,16 +81,16 @@ class MemoryPressureRule : public Rule {
       for (const auto& [pid, bytes] : st.holders) {
         f.pids.push_back(pid);
         holders += fmt::format("{}pid {} {}", holders.empty() ? "" : ", ", pid,
-                               format_gib(bytes));
+                               gib_text(bytes));
         if (bytes > biggest_bytes) biggest = pid, biggest_bytes = bytes;
       }
       f.evidence = fmt::format(
           "memory used >= {:.0f}% of {} in {} of {} samples ({}); mean {:.1f}%, "
           "peak {:.1f}% ({} free at the peak){}",
-          used_fraction_ * 100, format_gib(total), format_fraction(high_frac),
+          used_fraction_ * 100, gib_text(total), format_fraction(high_frac),
           st.window.samples, format_range(st.window.start, st.window.end),
           st.frac.mean() * 100, st.frac.max * 100,
-          format_gib(static_cast<uint64_t>((1 - st.frac.max) * static_cast<double>(total))),
+          gib_text(static_cast<uint64_t>((1 - st.frac.max) * static_cast<double>(total))),
           holders.empty() ? "" : "; held by " + holders);
       f.action = fmt::format(
           "The next allocation may fail with CUDA out of memory. {}Reduce the "
@@ -100,7 +100,7 @@ class MemoryPressureRule : public Rule {
           "fragmentation. If a caching allocator is only holding a free pool, "
           "torch.cuda.memory_summary() shows how much is really in use.",
           biggest ? fmt::format("The largest holder is pid {} ({}). ", biggest,
-                                format_gib(biggest_bytes))
+                                gib_text(biggest_bytes))
                   : "");
       out.push_back(std::move(f));
     }

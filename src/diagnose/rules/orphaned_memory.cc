@@ -133,7 +133,7 @@ class OrphanedMemoryRule : public Rule {
         f.pids.push_back(pid);
         holders += fmt::format(
             "{}pid {}{} (state {}, {} in {} samples{})", holders.empty() ? "" : "; ",
-            pid, d.name.empty() ? "" : " " + d.name, d.state, format_gib(d.max_bytes),
+            pid, d.name.empty() ? "" : " " + d.name, d.state, gib_text(d.max_bytes),
             d.samples,
             d.ppid ? fmt::format(", parent pid {}{}", *d.ppid,
                                  d.parent_name.empty() ? "" : " " + d.parent_name)
@@ -159,9 +159,9 @@ class OrphanedMemoryRule : public Rule {
           "process (driver allowance {}){}{}",
           format_fraction(frac), st.known, format_range(st.orphan.first, st.orphan.last),
           st.used.empty() ? std::string("memory")
-                          : format_gib(static_cast<uint64_t>(st.used.max)),
-          format_gib(static_cast<uint64_t>(st.unaccounted.max)),
-          format_gib(static_cast<uint64_t>(reserve_)),
+                          : gib_text(static_cast<uint64_t>(st.used.max)),
+          gib_text(static_cast<uint64_t>(st.unaccounted.max)),
+          gib_text(static_cast<uint64_t>(reserve_)),
           holders.empty() ? "" : "; NVML still lists " + holders,
           reap.empty() ? "" : "; " + reap);
       if (!reap.empty()) {

@@ -1,9 +1,9 @@
-#include "procmgmt/container_ref.h"
+#include "common/container_ref.h"
 
 #include <algorithm>
 #include <regex>
 
-namespace gd::procmgmt {
+namespace gd {
 
 namespace {
 // Container ids are 64 hex digits; tools (docker ps, crictl ps) show 12.
@@ -21,6 +21,12 @@ std::string ContainerRef::describe() const {
     out += runtime + " " + id;
   }
   return out;
+}
+
+std::string ContainerRef::short_text() const {
+  if (!pod_uid.empty()) return "k8s-pod:" + pod_uid.substr(0, kShortIdLength);
+  if (!runtime.empty()) return runtime + ":" + id;
+  return {};
 }
 
 ContainerRef container_from_cgroup(const std::string& path) {
@@ -64,4 +70,4 @@ ContainerRef container_from_cgroup(const std::string& path) {
   return r;
 }
 
-}  // namespace gd::procmgmt
+}  // namespace gd

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace gd::procmgmt {
+namespace gd {
 
 struct ContainerRef {
   std::string runtime;  // docker | containerd | cri-o | podman | lxc | ""
@@ -18,6 +18,9 @@ struct ContainerRef {
   // "docker 3c4d5e6f7a8b", "k8s pod 1a2b3c4d-... (burstable), containerd
   // 3c4d..."
   std::string describe() const;
+  // The short form of a table cell: "docker:3c4d5e6f7a8b",
+  // "k8s-pod:1a2b3c4d-5e6" (a pod names its pod), "" for no container.
+  std::string short_text() const;
 };
 
 ContainerRef container_from_cgroup(const std::string& cgroup_path);
@@ -29,4 +32,4 @@ inline ContainerRef container_from_cgroup(
   return cg ? container_from_cgroup(*cg) : ContainerRef{};
 }
 
-}  // namespace gd::procmgmt
+}  // namespace gd

@@ -1,8 +1,8 @@
-#include "procmgmt/container_ref.h"
+#include "common/container_ref.h"
 
 #include <gtest/gtest.h>
 
-namespace gd::procmgmt {
+namespace gd {
 namespace {
 
 const std::string kId64 =
@@ -60,5 +60,20 @@ TEST(ContainerRef, HostPathsNameNoContainer) {
   EXPECT_TRUE(container_from_cgroup(std::optional<std::string>()).empty());
 }
 
+TEST(ContainerRef, ShortTextOfATableCell) {
+  EXPECT_EQ(container_from_cgroup("/system.slice/docker-" + kId64 + ".scope")
+                .short_text(),
+            "docker:3c4d5e6f7a8b");
+  EXPECT_EQ(container_from_cgroup("/kubepods.slice/kubepods-burstable.slice/"
+                                  "kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_"
+                                  "9c0d_1e2f3a4b5c6d.slice/cri-containerd-" +
+                                  kId64 + ".scope")
+                .short_text(),
+            "k8s-pod:1a2b3c4d-5e6");
+  EXPECT_EQ(container_from_cgroup("/user.slice/user-1000.slice/session-3.scope")
+                .short_text(),
+            "");
+}
+
 }  // namespace
-}  // namespace gd::procmgmt
+}  // namespace gd
