@@ -89,7 +89,8 @@ TEST(ProcessTree, NearestLauncherWinsOverAnOuterOne) {
 }
 
 TEST(ProcessTree, RanksWithAnUnlistedCommonParentAreOneJob) {
-  // The live collector lists GPU processes and descendants, not ancestors.
+  // Traces of older versions list GPU processes and descendants, not
+  // ancestors.
   Sample s =
       on_gpus({501, 502}, {proc(501, 500, "python"), proc(502, 500, "python")});
   EXPECT_EQ(groups_of(s), (std::vector<uint32_t>{500, 500}));
