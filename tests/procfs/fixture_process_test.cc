@@ -234,7 +234,7 @@ TEST(FixtureProcesses, GpuProcessAncestorsAreListedUpToTheLauncherOrShell) {
   HostCollector ranks(tree.proc(), tree.sys());
   auto ps = ranks.processes({960}, 10.0);
   // The walk ends at the launcher: the shell above it is not listed.
-  EXPECT_EQ(pids_of(ps), (std::vector<uint32_t>{950, 955, 960}));
+  ASSERT_EQ(pids_of(ps), (std::vector<uint32_t>{950, 955, 960}));
   EXPECT_EQ(find_pid(ps, 950)->cmdline, "/usr/bin/python3 /usr/local/bin/torchrun t.py");
   EXPECT_EQ(find_pid(ps, 950)->ppid, 900u);
   EXPECT_TRUE(find_pid(ps, 950)->libs.empty()) << "an ancestor's maps is not read";
