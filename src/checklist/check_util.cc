@@ -63,21 +63,6 @@ const ProcessSample* find_process(const Sample& sample, uint32_t pid) {
   return nullptr;
 }
 
-int count_descendants(const Sample& sample, uint32_t pid) {
-  std::set<uint32_t> tree = {pid};
-  // The process list is small (GPU processes and their workers); iterate to
-  // a fixed point instead of building a child index.
-  bool grew = true;
-  while (grew) {
-    grew = false;
-    for (const auto& p : sample.processes)
-      if (p.ppid && tree.count(*p.ppid) && p.state != "Z" &&
-          tree.insert(p.pid).second)
-        grew = true;
-  }
-  return static_cast<int>(tree.size()) - 1;
-}
-
 std::string process_label(const Sample& sample, uint32_t pid) {
   const ProcessSample* p = find_process(sample, pid);
   if (!p || p->name.empty()) return fmt::format("pid {}", pid);

@@ -29,8 +29,6 @@ std::optional<CheckItem> skip_without_nvml(const TraceHeader& header,
 std::map<uint32_t, std::set<int>> gpu_processes(const Sample& sample);
 // The /proc view of `pid` in the sample; null when not collected or missing.
 const ProcessSample* find_process(const Sample& sample, uint32_t pid);
-// Number of descendants of `pid` in the sample (data-loader workers).
-int count_descendants(const Sample& sample, uint32_t pid);
 // "python (pid 4242)" or "pid 4242".
 std::string process_label(const Sample& sample, uint32_t pid);
 

@@ -11,6 +11,7 @@
 #include "common/container_ref.h"
 #include "common/cuda_version.h"
 #include "common/terminal_text.h"
+#include "model/process_tree.h"
 
 namespace gd {
 
@@ -18,12 +19,7 @@ bool PsRow::missing() const { return !proc || proc->state == "missing"; }
 bool PsRow::zombie() const { return proc && proc->state == "Z"; }
 
 std::vector<PsRow> build_ps_rows(const Sample& s) {
-  std::map<uint32_t, const ProcessSample*> by_pid;
-  std::multimap<uint32_t, const ProcessSample*> by_parent;
-  for (const auto& p : s.processes) {
-    by_pid[p.pid] = &p;
-    if (p.ppid) by_parent.emplace(*p.ppid, &p);
-  }
+  ProcessTree tree(s);
   std::vector<PsRow> rows;
   for (const auto& g : s.gpus) {
     if (!g.processes) continue;
@@ -31,31 +27,10 @@ std::vector<PsRow> build_ps_rows(const Sample& s) {
       PsRow r;
       r.gpu = g.index;
       r.gpu_process = gp;
-      auto it = by_pid.find(gp.pid);
-      if (it != by_pid.end()) r.proc = it->second;
-      // Depth-first walk of descendants; `seen` guards against ppid cycles
-      // in hand-written or corrupted traces.
-      std::vector<std::pair<uint32_t, int>> stack{{gp.pid, 0}};
-      std::vector<uint32_t> seen{gp.pid};
-      while (!stack.empty()) {
-        auto [pid, depth] = stack.back();
-        stack.pop_back();
-        auto range = by_parent.equal_range(pid);
-        std::vector<const ProcessSample*> kids;
-        for (auto k = range.first; k != range.second; ++k)
-          kids.push_back(k->second);
-        std::sort(kids.begin(), kids.end(),
-                  [](auto* a, auto* b) { return a->pid > b->pid; });
-        for (auto* k : kids) {
-          if (std::find(seen.begin(), seen.end(), k->pid) != seen.end())
-            continue;
-          seen.push_back(k->pid);
-          stack.push_back({k->pid, depth + 1});
-        }
-        if (depth > 0) {
-          r.children.push_back(by_pid[pid]);
-          r.child_depth.push_back(depth);
-        }
+      r.proc = tree.find(gp.pid);
+      for (const PidTree::Descendant& d : tree.links().walk_descendants(gp.pid)) {
+        r.children.push_back(tree.find(d.pid));
+        r.child_depth.push_back(d.depth);
       }
       rows.push_back(std::move(r));
     }

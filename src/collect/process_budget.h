@@ -11,7 +11,7 @@ namespace gd {
 
 struct ProcessBudget {
   // Processes kept per sample: the GPU processes first, then their
-  // workers in sample order.
+  // ancestors (launcher, shell), then their workers, in sample order.
   size_t max_processes = 512;
   // Command-line bytes kept per sample; past it, each further command line
   // is cut to short_cmdline_bytes (with the truncation marker).

@@ -26,8 +26,8 @@ class HostCollector {
   // call leaves rate fields unset (nullopt) rather than guessing.
   HostSample sample(double now);
 
-  // Every pid in gpu_pids plus all of its descendants (data-loader workers),
-  // in pid order. A gpu pid absent from /proc gets state "missing".
+  // Every pid in gpu_pids plus all of its descendants (data-loader workers)
+  // and its ancestors up to its launcher or shell, in pid order. A gpu pid absent from /proc gets state "missing".
   // cpu_pct is computed against the previous call for the same pid.
   std::vector<ProcessSample> processes(const std::vector<uint32_t>& gpu_pids,
                                        double now);

@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "common/user_name.h"
+#include "model/process_tree.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
 
@@ -133,7 +134,8 @@ const std::string& ProcessTable::user_name(uint32_t uid) {
   return user_names_.emplace(uid, user_name_of(uid)).first->second;
 }
 
-void ProcessTable::read_static(uint32_t pid, Cached& c, double now) {
+void ProcessTable::read_static(uint32_t pid, Cached& c, double now,
+                               bool with_libs) {
   c.static_read_at = now;
   c.ran_since_static = false;
   if (read_file(pid_path(pid, "status"), buf_)) {
@@ -144,6 +146,7 @@ void ProcessTable::read_static(uint32_t pid, Cached& c, double now) {
   c.cgroup = read_cgroup(pid_path(pid, "cgroup"));
   // maps is only readable with ptrace access (same user or CAP_SYS_PTRACE);
   // unreadable means "no libs known", the list stays empty.
+  if (!with_libs) return;
   c.libs = read_file(pid_path(pid, "maps"), buf_) ? parse_maps_cuda_libs(buf_)
                                                   : std::vector<std::string>{};
 }
@@ -256,6 +259,89 @@ void ProcessTable::children_of(uint32_t pid, bool is_root, Cached& c,
   out.insert(out.end(), c.thread_children.begin(), c.thread_children.end());
 }
 
+std::optional<double> ProcessTable::cpu_since_last_read(Cached& c, bool fresh,
+                                                       double now) {
+  std::optional<double> pct;
+  uint64_t ticks = c.stat.utime + c.stat.stime;
+  if (!fresh && now > c.prev_now && ticks >= c.prev_ticks) {
+    double cpu_s = static_cast<double>(ticks - c.prev_ticks) /
+                   static_cast<double>(clk_tck_);
+    pct = 100.0 * cpu_s / (now - c.prev_now);
+  }
+  c.prev_ticks = ticks;
+  c.prev_now = now;
+  return pct;
+}
+
+void ProcessTable::describe(const Cached& c, std::optional<uint64_t> btime,
+                            ProcessSample& p) const {
+  const PidStat& st = c.stat;
+  p.ppid = st.ppid;
+  p.user = c.user;
+  p.name = st.comm;
+  p.cmdline = c.cmdline;
+  p.state = std::string(1, st.state);
+  p.threads = st.num_threads;
+  p.rss_bytes = st.rss_pages * static_cast<uint64_t>(page_size_);
+  p.cgroup = c.cgroup;
+  if (btime)
+    p.start_time =
+        static_cast<double>(*btime) +
+        static_cast<double>(st.starttime) / static_cast<double>(clk_tck_);
+}
+
+void ProcessTable::list_job_ancestors(const std::vector<uint32_t>& gpu_pids,
+                                      double now, std::optional<uint64_t> btime,
+                                      std::vector<ProcessSample>& out) {
+  // (GPU pid, its parent) of the GPU processes found in /proc; taken first
+  // because `out` grows below.
+  std::vector<std::pair<uint32_t, uint32_t>> starts;
+  for (const ProcessSample& p : out)
+    if (p.ppid &&
+        std::find(gpu_pids.begin(), gpu_pids.end(), p.pid) != gpu_pids.end())
+      starts.emplace_back(p.pid, *p.ppid);
+  for (auto [gpu_pid, ppid] : starts) {
+    uint32_t child = gpu_pid;
+    // Init is left out: an unlisted parent 1 already groups nothing.
+    for (size_t depth = 0; depth < kMaxJobAncestors && ppid > 1; ++depth) {
+      auto [it, fresh] = cache_.try_emplace(ppid);
+      Cached& c = it->second;
+      if (c.listed_round == scan_round_) break;  // listed already
+      // Read whole every sample, without keeping the file open or counting
+      // it in last_read_counts (which measure the descendants' economy):
+      // there are a few ancestors per job.
+      if (!read_file(pid_path(ppid, "stat"), buf_, kShortRead)) {
+        if (fresh) cache_.erase(it);
+        break;
+      }
+      auto st = parse_pid_stat(buf_);
+      if (!st) {
+        if (fresh) cache_.erase(it);
+        break;
+      }
+      if (!fresh && c.stat.starttime != st->starttime) {
+        c = Cached{};  // pid reused
+        fresh = true;
+      }
+      c.stat = std::move(*st);
+      double static_age = now - c.static_read_at;
+      if (fresh || static_age < 0 ||
+          static_age >= kStaticRefreshSeconds + ppid % kRescanSlices)
+        read_static(ppid, c, now, /*with_libs=*/false);
+      ProcessSample p;
+      p.pid = ppid;
+      p.cpu_pct = cpu_since_last_read(c, fresh, now);
+      describe(c, btime, p);
+      c.listed_round = scan_round_;
+      bool last = ends_job_ancestry(ppid, p.name, p.cmdline);
+      child = ppid;
+      ppid = c.stat.ppid;
+      out.push_back(std::move(p));
+      if (last || ppid == child) break;
+    }
+  }
+}
+
 std::vector<ProcessSample> ProcessTable::processes(
     const std::vector<uint32_t>& gpu_pids, double now,
     std::optional<uint64_t> btime) {
@@ -312,14 +398,7 @@ std::vector<ProcessSample> ProcessTable::processes(
       // stays where it was spent rather than piling onto one sample.
       p.cpu_pct = 0;
     } else {
-      uint64_t ticks = st.utime + st.stime;
-      if (!fresh && now > c.prev_now && ticks >= c.prev_ticks) {
-        double cpu_s = static_cast<double>(ticks - c.prev_ticks) /
-                       static_cast<double>(clk_tck_);
-        p.cpu_pct = 100.0 * cpu_s / (now - c.prev_now);
-      }
-      c.prev_ticks = ticks;
-      c.prev_now = now;
+      p.cpu_pct = cpu_since_last_read(c, fresh, now);
     }
 
     children.clear();
@@ -327,22 +406,12 @@ std::vector<ProcessSample> ProcessTable::processes(
     if (full_read) c.ran_since_full = false;
     for (uint32_t child : children) queue.emplace_back(child, pid);
 
-    p.ppid = st.ppid;
-    p.user = c.user;
-    p.name = st.comm;
-    p.cmdline = c.cmdline;
-    p.state = std::string(1, st.state);
-    p.threads = st.num_threads;
-    p.rss_bytes = st.rss_pages * static_cast<uint64_t>(page_size_);
-    p.cgroup = c.cgroup;
+    describe(c, btime, p);
     p.libs = c.libs;
-    if (btime)
-      p.start_time =
-          static_cast<double>(*btime) +
-          static_cast<double>(st.starttime) / static_cast<double>(clk_tck_);
     c.listed_round = scan_round_;
     out.push_back(std::move(p));
   }
+  list_job_ancestors(gpu_pids, now, btime, out);
   std::erase_if(cache_, [&](const auto& kv) {
     return kv.second.listed_round != scan_round_;
   });

@@ -1,10 +1,12 @@
-// The process part of a sample: GPU processes and all their descendants,
-// read from /proc/<pid>/ with per-process caching so that a sample of a
-// busy host stays cheap.
+// The process part of a sample: GPU processes, all their descendants and
+// their ancestors up to the launcher or shell that started them, read from
+// /proc/<pid>/ with per-process caching so that a sample of a busy host
+// stays cheap.
 //
 // What a sample reads, per process (the kernel generating /proc/PID/stat is
 // most of the cost of a sample):
 //  - GPU processes: stat and their main thread's children, every sample.
+//  - Their ancestors (launcher, shell): stat every sample, no children.
 //  - Single-threaded descendants (data-loader workers): schedstat (a third
 //    of the cost of stat); stat only when that shows the process ran since
 //    its stat was last read. A process that has not run cannot have changed
@@ -69,6 +71,10 @@ class ProcessTable {
   };
   ReadCounts last_read_counts() const { return counts_; }
 
+  // Ancestors listed per GPU process: rank -> elastic agent -> launcher
+  // -> shell is as deep as real jobs go.
+  static constexpr size_t kMaxJobAncestors = 8;
+
   // Processes are read in full at least once per this many samples.
   static constexpr uint32_t kRescanSlices = 16;
   static constexpr uint32_t kAsleepChecks = 4, kLongAsleepChecks = 8;
@@ -115,7 +121,22 @@ class ProcessTable {
   void children_of(uint32_t pid, bool is_root, Cached& c, bool full_read,
                    std::vector<uint32_t>& out);
   const std::string& user_name(uint32_t uid);
-  void read_static(uint32_t pid, Cached& c, double now);
+  // user, cmdline, cgroup and (with_libs) the CUDA libraries from maps.
+  void read_static(uint32_t pid, Cached& c, double now, bool with_libs = true);
+  // CPU % since the previous read of `c` (unset on a first read); remembers
+  // this read for the next.
+  std::optional<double> cpu_since_last_read(Cached& c, bool fresh, double now);
+  // Fills `p` from the cached stat and static facts (not libs).
+  void describe(const Cached& c, std::optional<uint64_t> btime,
+                ProcessSample& p) const;
+  // Appends each GPU process's ancestors up to and including the first one
+  // that ends_job_ancestry (launcher, job-step daemon, shell...), at most
+  // kMaxJobAncestors each, so that consumers can tell which GPU processes
+  // form one job (model/process_tree.h). Their libs are not read: they are
+  // listed for grouping, and maps is the costly file.
+  void list_job_ancestors(const std::vector<uint32_t>& gpu_pids, double now,
+                          std::optional<uint64_t> btime,
+                          std::vector<ProcessSample>& out);
 
   std::string proc_root_;
   long clk_tck_;

@@ -5,16 +5,12 @@
 #include <algorithm>
 #include <set>
 
-#include "diagnose/process_tree.h"
+#include "model/process_tree.h"
 
 namespace gd::procmgmt {
 
 bool is_launcher(const ProcEntry& p) {
-  ProcessSample s;
-  s.pid = p.pid;
-  s.name = p.comm;
-  s.cmdline = p.cmdline;
-  return is_launcher_process(s);
+  return is_launcher_process(p.comm, p.cmdline);
 }
 
 namespace {

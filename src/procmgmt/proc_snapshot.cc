@@ -18,9 +18,10 @@ ProcSnapshot ProcSnapshot::from_entries(std::vector<ProcEntry> entries) {
   std::sort(
       s.entries_.begin(), s.entries_.end(),
       [](const ProcEntry& a, const ProcEntry& b) { return a.pid < b.pid; });
-  for (const auto& e : s.entries_)
-    if (e.ppid != e.pid) s.edges_.emplace_back(e.ppid, e.pid);
-  std::sort(s.edges_.begin(), s.edges_.end());
+  std::vector<std::pair<uint32_t, uint32_t>> links;
+  links.reserve(s.entries_.size());
+  for (const auto& e : s.entries_) links.emplace_back(e.pid, e.ppid);
+  s.links_ = PidTree(std::move(links));
   return s;
 }
 
@@ -32,51 +33,19 @@ const ProcEntry* ProcSnapshot::find(uint32_t pid) const {
 }
 
 std::vector<uint32_t> ProcSnapshot::children(uint32_t pid) const {
-  std::vector<uint32_t> out;
-  auto lo =
-      std::lower_bound(edges_.begin(), edges_.end(), std::make_pair(pid, 0u));
-  for (auto it = lo; it != edges_.end() && it->first == pid; ++it)
-    out.push_back(it->second);
-  return out;
+  return links_.children(pid);
 }
 
 std::vector<uint32_t> ProcSnapshot::descendants(uint32_t pid) const {
-  std::vector<uint32_t> out;
-  std::vector<std::pair<uint32_t, int>> todo;
-  auto push_children = [&](uint32_t p, int depth) {
-    auto kids = children(p);
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
-      todo.emplace_back(*it, depth);
-  };
-  push_children(pid, 1);
-  while (!todo.empty()) {
-    auto [cur, depth] = todo.back();
-    todo.pop_back();
-    if (cur == pid || depth > kMaxTreeDepth ||
-        std::find(out.begin(), out.end(), cur) != out.end())
-      continue;  // cyclic ppid data
-    out.push_back(cur);
-    push_children(cur, depth + 1);
-  }
-  return out;
+  return links_.descendants(pid);
 }
 
 std::vector<uint32_t> ProcSnapshot::ancestors(uint32_t pid) const {
-  std::vector<uint32_t> out;
-  const ProcEntry* p = find(pid);
-  for (int depth = 0; p && p->ppid != 0 && depth < kMaxTreeDepth; ++depth) {
-    if (std::find(out.begin(), out.end(), p->ppid) != out.end() ||
-        p->ppid == pid)
-      break;
-    out.push_back(p->ppid);
-    p = find(p->ppid);
-  }
-  return out;
+  return links_.ancestors(pid);
 }
 
 bool ProcSnapshot::is_ancestor(uint32_t ancestor, uint32_t pid) const {
-  auto a = ancestors(pid);
-  return std::find(a.begin(), a.end(), ancestor) != a.end();
+  return links_.is_ancestor(ancestor, pid);
 }
 
 }  // namespace gd::procmgmt

@@ -1,4 +1,5 @@
-// Every process of a /proc tree at one moment, with parent/child links.
+// Every process of a /proc tree at one moment, with parent/child links (the
+// model's PidTree).
 // One-shot commands (who, kill, ps --tree) read it once; it is not a cache.
 #pragma once
 
@@ -7,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/process_tree.h"
 #include "procmgmt/proc_entry.h"
 
 namespace gd::procmgmt {
@@ -30,11 +32,8 @@ class ProcSnapshot {
   bool is_ancestor(uint32_t ancestor, uint32_t pid) const;
 
  private:
-  std::vector<ProcEntry> entries_;                    // by pid
-  std::vector<std::pair<uint32_t, uint32_t>> edges_;  // (ppid, pid) sorted
+  std::vector<ProcEntry> entries_;  // by pid
+  PidTree links_;
 };
-
-// Longest parent chain followed; a cycle in corrupt data stops here.
-inline constexpr int kMaxTreeDepth = 128;
 
 }  // namespace gd::procmgmt

@@ -10,6 +10,7 @@
 #include "common/duration.h"
 #include "diagnose/report.h"
 #include "exporter/exporter.h"
+#include "model/process_tree.h"
 #include "trace/trace_io.h"
 
 namespace gd {
@@ -141,12 +142,7 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
   json out = {{"t", s.sample ? json(s.sample->t) : json(nullptr)}};
   json arr = json::array();
   if (s.sample) {
-    std::map<uint32_t, const ProcessSample*> by_pid;
-    std::multimap<uint32_t, const ProcessSample*> children;
-    for (const auto& p : s.sample->processes) {
-      by_pid[p.pid] = &p;
-      if (p.ppid) children.emplace(*p.ppid, &p);
-    }
+    ProcessTree tree(*s.sample);
     for (const auto& g : s.sample->gpus) {
       if (gpu && g.index != *gpu) continue;
       if (!g.processes) continue;
@@ -155,9 +151,8 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
                     {"pid", gp.pid},
                     {"used_bytes", opt_json(gp.used_bytes)},
                     {"type", gp.type}};
-        auto it = by_pid.find(gp.pid);
-        if (it != by_pid.end()) {
-          const ProcessSample& p = *it->second;
+        if (const ProcessSample* found = tree.find(gp.pid)) {
+          const ProcessSample& p = *found;
           row["ppid"] = opt_json(p.ppid);
           row["user"] = p.user;
           row["name"] = p.name;
@@ -172,12 +167,13 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
           row["state"] = "unknown";
         }
         json kids = json::array();
-        auto range = children.equal_range(gp.pid);
-        for (auto c = range.first; c != range.second; ++c)
-          kids.push_back({{"pid", c->second->pid},
-                          {"name", c->second->name},
-                          {"state", c->second->state},
-                          {"cpu_pct", opt_json(c->second->cpu_pct)}});
+        for (uint32_t pid : tree.children(gp.pid)) {
+          const ProcessSample* c = tree.find(pid);
+          kids.push_back({{"pid", c->pid},
+                          {"name", c->name},
+                          {"state", c->state},
+                          {"cpu_pct", opt_json(c->cpu_pct)}});
+        }
         row["children"] = std::move(kids);
         arr.push_back(std::move(row));
       }

@@ -107,22 +107,24 @@ TEST(FixtureProcesses, KernelThreadHasEmptyCmdline) {
   FixtureTree tree;
   HostCollector c(tree.proc(), tree.sys());
   auto ps = c.processes({50}, 10.0);
-  ASSERT_EQ(ps.size(), 1u);
-  EXPECT_EQ(ps[0].name, "kworker/0:1-events");
-  EXPECT_EQ(ps[0].ppid, 2u);
-  EXPECT_EQ(ps[0].cmdline, "");
-  EXPECT_EQ(ps[0].state, "I");
+  const ProcessSample* k = find_pid(ps, 50);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->name, "kworker/0:1-events");
+  EXPECT_EQ(k->ppid, 2u);
+  EXPECT_EQ(k->cmdline, "");
+  EXPECT_EQ(k->state, "I");
 }
 
 TEST(FixtureProcesses, PidNotInProcIsMissing) {
   FixtureTree tree;
   HostCollector c(tree.proc(), tree.sys());
   auto ps = c.processes({9999, 1002}, 10.0);
-  ASSERT_EQ(pids_of(ps), (std::vector<uint32_t>{1002, 9999}));
-  EXPECT_EQ(ps[1].state, "missing");
-  EXPECT_FALSE(ps[1].ppid);
-  EXPECT_FALSE(ps[1].cpu_pct);
-  EXPECT_FALSE(ps[1].rss_bytes);
+  // 1000: 1002's parent, listed as the ancestor that groups its job.
+  ASSERT_EQ(pids_of(ps), (std::vector<uint32_t>{1000, 1002, 9999}));
+  EXPECT_EQ(ps[2].state, "missing");
+  EXPECT_FALSE(ps[2].ppid);
+  EXPECT_FALSE(ps[2].cpu_pct);
+  EXPECT_FALSE(ps[2].rss_bytes);
 }
 
 TEST(FixtureProcesses, ScanFallbackWithoutChildrenFilesFindsSameTree) {
@@ -179,12 +181,14 @@ TEST(FixtureProcesses, StaticFieldsCachedThenRefreshedAfterInterval) {
   tree.write("proc/1001/maps",
              "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
   auto early = c.processes({1001}, 20.0);
-  EXPECT_TRUE(early[0].libs.empty()) << "maps is not re-read within the refresh interval";
+  EXPECT_TRUE(find_pid(early, 1001)->libs.empty())
+      << "maps is not re-read within the refresh interval";
   // Refreshed once the interval plus its per-pid spread (< kRescanSlices s)
   // has passed.
   auto late = c.processes({1001}, 10.0 + gd::procfs::ProcessTable::kStaticRefreshSeconds +
                                        gd::procfs::ProcessTable::kRescanSlices);
-  EXPECT_EQ(late[0].libs, (std::vector<std::string>{"libcudart.so.12.2.140"}));
+  EXPECT_EQ(find_pid(late, 1001)->libs,
+            (std::vector<std::string>{"libcudart.so.12.2.140"}));
 }
 
 TEST(FixtureProcesses, CacheDropsProcessesThatAreGone) {
@@ -197,4 +201,60 @@ TEST(FixtureProcesses, CacheDropsProcessesThatAreGone) {
   auto ps = table.processes({1000}, 11.0, std::nullopt);
   EXPECT_EQ(ps.size(), 4u);
   EXPECT_EQ(table.cached_process_count(), 4u);
+}
+
+namespace {
+
+// A process of the fixture tree: stat, cmdline, a maps naming libcudart and
+// its main thread's (empty) children file.
+void add_process(const FixtureTree& tree, uint32_t pid, const std::string& comm,
+                 uint32_t ppid, const std::string& cmdline) {
+  std::string dir = "proc/" + std::to_string(pid);
+  std::filesystem::create_directories(tree.proc() + "/../" + dir + "/task/" +
+                                      std::to_string(pid));
+  tree.write(dir + "/stat", stat_line(pid, comm, 'S', ppid, 10, 10, 20000 + pid));
+  std::string argv = cmdline;
+  std::replace(argv.begin(), argv.end(), ' ', '\0');
+  tree.write(dir + "/cmdline", argv + std::string(1, '\0'));
+  tree.write(dir + "/maps", "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
+  tree.write(dir + "/task/" + std::to_string(pid) + "/children", "");
+}
+
+}  // namespace
+
+TEST(FixtureProcesses, GpuProcessAncestorsAreListedUpToTheLauncherOrShell) {
+  FixtureTree tree;
+  // bash 900 -> torchrun 950 -> python wrapper 955 -> rank 960 (GPU);
+  // bash 900 -> job 970 (GPU).
+  add_process(tree, 900, "bash", 1, "-bash");
+  add_process(tree, 950, "torchrun", 900, "/usr/bin/python3 /usr/local/bin/torchrun t.py");
+  add_process(tree, 955, "python3", 950, "python3 wrapper.py");
+  add_process(tree, 960, "python3", 955, "python3 t.py --rank 0");
+  add_process(tree, 970, "python3", 900, "python3 other.py");
+  HostCollector ranks(tree.proc(), tree.sys());
+  auto ps = ranks.processes({960}, 10.0);
+  // The walk ends at the launcher: the shell above it is not listed.
+  ASSERT_EQ(pids_of(ps), (std::vector<uint32_t>{950, 955, 960}));
+  EXPECT_EQ(find_pid(ps, 950)->cmdline, "/usr/bin/python3 /usr/local/bin/torchrun t.py");
+  EXPECT_EQ(find_pid(ps, 950)->ppid, 900u);
+  EXPECT_TRUE(find_pid(ps, 950)->libs.empty()) << "an ancestor's maps is not read";
+  EXPECT_FALSE(find_pid(ps, 960)->libs.empty());
+
+  HostCollector job(tree.proc(), tree.sys());
+  EXPECT_EQ(pids_of(job.processes({970}, 10.0)), (std::vector<uint32_t>{900, 970}));
+}
+
+TEST(FixtureProcesses, AncestorWalkIsBoundedAndLeavesInitOut) {
+  FixtureTree tree;
+  // 20 nested wrappers under init, none a launcher or shell; the GPU
+  // process is the innermost.
+  for (uint32_t pid = 900; pid < 920; ++pid)
+    add_process(tree, pid, "python3", pid == 900 ? 1 : pid - 1, "python3 wrap.py");
+  HostCollector c(tree.proc(), tree.sys());
+  auto ps = c.processes({919}, 10.0);
+  EXPECT_EQ(ps.size(), 1 + gd::procfs::ProcessTable::kMaxJobAncestors);
+  EXPECT_EQ(find_pid(ps, 1), nullptr);
+  HostCollector near_init(tree.proc(), tree.sys());
+  EXPECT_EQ(pids_of(near_init.processes({901}, 10.0)),
+            (std::vector<uint32_t>{900, 901}));
 }

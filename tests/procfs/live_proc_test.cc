@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "burn_cpu.h"
+#include "job_members.h"
 #include "procfs/host_collector.h"
 
 using gd::HostCollector;
@@ -141,8 +142,14 @@ TEST(LiveProcesses, ForkedJobListsChildAndBothWorkersWithCpuPct) {
   auto second = c.processes({child}, t1);
 
   for (const auto* ps : {&first, &second}) {
-    ASSERT_EQ(ps->size(), 3u);
+    ASSERT_EQ(gd::test::job_size(*ps, child), 3u);
     EXPECT_EQ(find_pid(*ps, child)->ppid, static_cast<uint32_t>(getpid()));
+    // Its parent (this test, neither a shell nor a launcher) is listed as
+    // the ancestor that tells which job it belongs to.
+    const ProcessSample* parent = find_pid(*ps, static_cast<uint32_t>(getpid()));
+    ASSERT_NE(parent, nullptr);
+    EXPECT_FALSE(parent->cmdline.empty());
+    EXPECT_TRUE(parent->libs.empty()) << "an ancestor's maps is not read";
     for (pid_t w : job.workers) {
       const ProcessSample* wp = find_pid(*ps, static_cast<uint32_t>(w));
       ASSERT_NE(wp, nullptr) << "worker " << w;
@@ -186,11 +193,13 @@ TEST(LiveProcesses, UnreapedChildIsZombie) {
   // The child becomes a zombie as soon as it has exited; give it a moment.
   for (int i = 0; i < 200; ++i) {
     ps = c.processes({static_cast<uint32_t>(pid)}, wall_now());
-    if (ps.size() == 1 && ps[0].state == "Z") break;
+    const ProcessSample* z = find_pid(ps, static_cast<uint32_t>(pid));
+    if (z && z->state == "Z") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_EQ(ps.size(), 1u);
-  EXPECT_EQ(ps[0].state, "Z");
-  EXPECT_EQ(ps[0].ppid, static_cast<uint32_t>(getpid()));
+  ASSERT_EQ(gd::test::job_size(ps, static_cast<uint32_t>(pid)), 1u);
+  const ProcessSample* z = find_pid(ps, static_cast<uint32_t>(pid));
+  EXPECT_EQ(z->state, "Z");
+  EXPECT_EQ(z->ppid, static_cast<uint32_t>(getpid()));
   waitpid(pid, nullptr, 0);
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "burn_cpu.h"
+#include "job_members.h"
 #include "procfs/kept_file.h"
 #include "procfs/process_table.h"
 
@@ -120,7 +121,7 @@ TEST_F(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
   size_t quiet_or_unchecked = 0, worker_stat_reads = 0;
   for (int i = 0; i < 20; ++i) {
     auto ps = sample();
-    ASSERT_EQ(ps.size(), 2u);
+    ASSERT_EQ(gd::test::job_size(ps, root), 2u);
     const ProcessSample* w = find_pid(ps, job.worker);
     ASSERT_NE(w, nullptr);
     EXPECT_EQ(w->state, "S");

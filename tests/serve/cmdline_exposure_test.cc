@@ -70,6 +70,21 @@ TEST(ProcessBudget, KeepsGpuProcessesFirstAndCountsTheRest) {
   EXPECT_EQ(s.processes[2].pid, 1u);
 }
 
+TEST(ProcessBudget, KeepsTheLauncherOfGpuProcessesBeforeTheirWorkers) {
+  // Launcher 5 -> GPU ranks 9, 10; workers 1..4 of rank 9.
+  std::vector<std::pair<uint32_t, std::string>> procs;
+  for (uint32_t pid = 1; pid <= 10; ++pid) procs.push_back({pid, "w"});
+  Sample s = sample_with(procs, {9, 10});
+  for (auto& p : s.processes)
+    p.ppid = p.pid >= 9 ? 5 : p.pid == 5 ? 0 : 9;
+  ProcessBudget b;
+  b.max_processes = 4;
+  EXPECT_EQ(apply_process_budget(s, b), 6u);
+  ASSERT_EQ(s.processes.size(), 4u);
+  EXPECT_EQ(s.processes[2].pid, 5u);
+  EXPECT_EQ(s.processes[3].pid, 1u);
+}
+
 TEST(ProcessBudget, CommandLineBytesPerSampleAreBounded) {
   std::vector<std::pair<uint32_t, std::string>> procs;
   for (uint32_t pid = 1; pid <= 100; ++pid)

@@ -271,7 +271,8 @@ struct IdleGpu : Scenario {
 // ---- multi-GPU layout -----------------------------------------------------
 
 // Rank 0 does more than the others. The ranks are grouped into one job by
-// their launcher (which may be absent from processes[], as live).
+// their launcher (which may be absent from processes[], as in traces that
+// older versions recorded: they listed no ancestors).
 struct DdpImbalance : Scenario {
   std::string launcher;
   bool visible;
@@ -675,7 +676,7 @@ const std::vector<Entry>& entries() {
       {{"ddp-imbalance-srun", "Slurm step (ranks under slurmstepd): GPU 0 at ~96%, the others ~22%", 2,
         {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
        make<DdpImbalance>("srun")},
-      {{"ddp-imbalance-hidden-launcher", "torchrun job whose launcher is not in processes[] (as the live collector lists it): GPU 0 ~96%, others ~22%", 2,
+      {{"ddp-imbalance-hidden-launcher", "torchrun job whose launcher is not in processes[] (as older versions recorded it): GPU 0 ~96%, others ~22%", 2,
         {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
        make<DdpImbalance>("torchrun", false)},
       {{"unrelated-jobs", "two single-GPU jobs of two users from two shells: GPU 0 ~95%, GPU 1 ~20%", 2,

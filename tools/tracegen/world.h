@@ -81,8 +81,8 @@ struct JobSpec {
   // Which launcher starts the ranks: torchrun, mpirun, deepspeed,
   // accelerate or srun (Slurm: ranks are children of slurmstepd).
   std::string launcher_kind = "torchrun";
-  // False: the launcher has no entry in processes[], as in the live
-  // collector, which lists GPU processes and their descendants only.
+  // False: the launcher has no entry in processes[], as in traces that
+  // older versions recorded (GPU processes and their descendants only).
   bool launcher_visible = true;
 };
 

@@ -4,6 +4,7 @@
 // of 64 MiB makes them die with "bus error" or "No space left on device".
 #include <fmt/format.h>
 
+#include "model/process_tree.h"
 #include "checklist/check_util.h"
 #include "common/bytes_text.h"
 
@@ -23,6 +24,7 @@ std::vector<CheckItem> check_dev_shm(const CheckContext& ctx) {
   if (procs.empty())
     return {make_item(kId, CheckStatus::kSkip, "-", "no GPU processes")};
   std::vector<ProcessResult> results;
+  ProcessTree tree(ctx.sample);
   for (const auto& [pid, gpus] : procs) {
     auto size = ctx.fs_size_bytes
                     ? ctx.fs_size_bytes(
@@ -34,7 +36,7 @@ std::vector<CheckItem> check_dev_shm(const CheckContext& ctx) {
                          "same user or root), or it has no /dev/shm"});
       continue;
     }
-    int workers = count_descendants(ctx.sample, pid);
+    auto workers = tree.live_descendants(pid).size();
     std::string value = fmt::format("{}, {} worker{}", human_bytes(*size),
                                     workers, workers == 1 ? "" : "s");
     if (*size < kMinShmBytes && workers > 0)

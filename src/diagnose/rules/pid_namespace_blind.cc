@@ -9,7 +9,7 @@
 #include <set>
 
 #include "diagnose/evidence.h"
-#include "diagnose/process_tree.h"
+#include "model/process_tree.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
