@@ -17,8 +17,8 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/format.h"
-#include "cli/status_view.h"
+#include "views/format.h"
+#include "views/status_view.h"
 #include "collect/sampler.h"
 #include "common/terminal_text.h"
 #include "procmgmt/device_holders.h"

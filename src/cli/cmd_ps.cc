@@ -11,9 +11,9 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/format.h"
-#include "cli/ps_view.h"
-#include "cli/status_view.h"
+#include "views/format.h"
+#include "views/ps_view.h"
+#include "views/status_view.h"
 #include "collect/sampler.h"
 #include "procmgmt/job_tree.h"
 #include "procmgmt/proc_snapshot.h"

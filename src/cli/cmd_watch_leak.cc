@@ -14,8 +14,8 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/format.h"
-#include "cli/status_view.h"
+#include "views/format.h"
+#include "views/status_view.h"
 #include "collect/sampler.h"
 #include "procmgmt/leak_rate.h"
 

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/status_view.h"
+#include "views/status_view.h"
 #include "collect/sampler.h"
 #include "procmgmt/device_holders.h"
 #include "procmgmt/gpu_memory_account.h"

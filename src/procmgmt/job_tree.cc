@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "procmgmt/kill_plan.h"
-#include "procmgmt/text_util.h"
+#include "views/text_util.h"
 
 namespace gd::procmgmt {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "procmgmt/text_util.h"
+#include "views/text_util.h"
 
 namespace gd::procmgmt {
 

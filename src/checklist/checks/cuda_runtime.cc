@@ -9,7 +9,7 @@
 #include <map>
 
 #include "checklist/check_util.h"
-#include "cli/ps_view.h"
+#include "views/ps_view.h"
 
 namespace gd {
 

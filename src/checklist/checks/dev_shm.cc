@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "checklist/check_util.h"
-#include "cli/format.h"
+#include "views/format.h"
 
 namespace gd {
 

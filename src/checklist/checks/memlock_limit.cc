@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "checklist/check_util.h"
-#include "cli/format.h"
+#include "views/format.h"
 
 namespace gd {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "procmgmt/gpu_memory_account.h"
-#include "procmgmt/text_util.h"
+#include "views/text_util.h"
 
 namespace gd::procmgmt {
 

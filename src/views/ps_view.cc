@@ -1,4 +1,4 @@
-#include "cli/ps_view.h"
+#include "views/ps_view.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <regex>
 #include <stdexcept>
 
-#include "cli/format.h"
+#include "views/format.h"
 #include "common/terminal_text.h"
 
 namespace gd {
