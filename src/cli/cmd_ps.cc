@@ -15,7 +15,7 @@
 #include "views/ps_view.h"
 #include "views/status_view.h"
 #include "collect/sampler.h"
-#include "procmgmt/job_tree.h"
+#include "views/job_tree_view.h"
 #include "procmgmt/proc_snapshot.h"
 #include "procmgmt/serve_history.h"
 

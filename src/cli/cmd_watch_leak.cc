@@ -17,7 +17,7 @@
 #include "views/format.h"
 #include "views/status_view.h"
 #include "collect/sampler.h"
-#include "procmgmt/leak_rate.h"
+#include "views/leak_view.h"
 
 namespace gd {
 namespace {

@@ -11,7 +11,7 @@
 #include "views/status_view.h"
 #include "collect/sampler.h"
 #include "procmgmt/device_holders.h"
-#include "procmgmt/gpu_memory_account.h"
+#include "views/who_render.h"
 #include "procmgmt/proc_snapshot.h"
 
 namespace gd {

@@ -64,7 +64,4 @@ class LeakTracker {
   size_t samples_ = 0;
 };
 
-std::string render_leaks(const std::vector<LeakEstimate>& e, size_t samples);
-std::string leaks_to_json(const std::vector<LeakEstimate>& e, size_t samples);
-
 }  // namespace gd::procmgmt

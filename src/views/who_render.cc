@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "procmgmt/gpu_memory_account.h"
+#include "views/who_render.h"
 #include "views/text_util.h"
 
 namespace gd::procmgmt {

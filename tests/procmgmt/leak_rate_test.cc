@@ -1,4 +1,4 @@
-#include "procmgmt/leak_rate.h"
+#include "views/leak_view.h"
 
 #include <gtest/gtest.h>
 
