@@ -17,7 +17,7 @@
 #include "collect/sampler.h"
 #include "diagnose/config.h"
 #include "diagnose/engine.h"
-#include "diagnose/report.h"
+#include "views/diagnose_report.h"
 #include "trace/trace_io.h"
 
 namespace gd {
