@@ -1,6 +1,8 @@
 #include "procmgmt/leak_rate.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 namespace gd::procmgmt {
 
@@ -90,6 +92,28 @@ std::vector<LeakEstimate> LeakTracker::estimates() const {
                             b.slope_mib_per_min.value_or(-1e300);
                    });
   return out;
+}
+
+void watch_leaks(LeakTracker& tracker, const std::function<Sample()>& take,
+                 double interval_s, double duration_s,
+                 const std::atomic<bool>& stop,
+                 const std::function<void(size_t)>& on_sample) {
+  using Clock = std::chrono::steady_clock;
+  auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(interval_s));
+  auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(duration_s));
+  auto next = Clock::now();
+  while (!stop.load()) {
+    tracker.add(take());
+    if (on_sample) on_sample(tracker.samples());
+    next += interval;
+    if (next > end) break;
+    // Short sleeps, so Ctrl-C is answered within 50 ms.
+    while (!stop.load() && Clock::now() < next)
+      std::this_thread::sleep_for(std::min<Clock::duration>(
+          std::chrono::milliseconds(50), next - Clock::now()));
+  }
 }
 
 }  // namespace gd::procmgmt
