@@ -170,4 +170,18 @@ std::string who_to_json(const GpuMemoryAccount& a) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string render_who_list(const std::vector<GpuMemoryAccount>& accounts) {
+  std::string out;
+  for (size_t i = 0; i < accounts.size(); ++i)
+    out += (i ? "\n" : "") + render_who(accounts[i]);
+  return out;
+}
+
+std::string who_list_to_json(const std::vector<GpuMemoryAccount>& accounts) {
+  std::string json = "{\"gpus\":[";
+  for (size_t i = 0; i < accounts.size(); ++i)
+    json += (i ? "," : "") + who_to_json(accounts[i]);
+  return json + "]}";
+}
+
 }  // namespace gd::procmgmt

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "procmgmt/gpu_memory_account.h"
 
@@ -10,5 +11,10 @@ namespace gd::procmgmt {
 
 std::string render_who(const GpuMemoryAccount& a);
 std::string who_to_json(const GpuMemoryAccount& a);
+
+// `who` over several GPUs: the texts one blank line apart; the JSON as
+// {"gpus": [who_to_json, ...]}.
+std::string render_who_list(const std::vector<GpuMemoryAccount>& accounts);
+std::string who_list_to_json(const std::vector<GpuMemoryAccount>& accounts);
 
 }  // namespace gd::procmgmt
