@@ -117,9 +117,9 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
   KillSessionOptions opts{g.proc_root, f.dev_prefix, *sig, f.timeout_s,
                           f.force};
   PrintingObserver printer;
-  KillOutcome outcome =
-      run_kill_session(plan, ctx, procs, before, header,
-                       [&sampler] { return sampler.sample(); }, opts, printer);
+  KillOutcome outcome = run_kill_session(
+      plan, ctx, procs, before, header, [&sampler] { return sampler.sample(); },
+      opts, printer);
   std::cout << render_kill_outcome(outcome);
   return outcome.exit_code();
 }
