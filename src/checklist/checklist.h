@@ -62,9 +62,4 @@ std::vector<CheckItem> run_checks(const CheckContext& ctx);
 // failed.
 int checklist_exit_code(const std::vector<CheckItem>& items);
 
-// Aligned columns: status, id, value, then detail on its own indented line.
-std::string format_checklist_text(const std::vector<CheckItem>& items);
-// {"checks": [{"id", "status", "value", "detail"}, ...]}
-std::string format_checklist_json(const std::vector<CheckItem>& items);
-
 }  // namespace gd

@@ -7,6 +7,7 @@
 #include "checklist/checklist.h"
 #include "cli/global_options.h"
 #include "collect/sampler.h"
+#include "views/checklist_view.h"
 
 namespace gd {
 

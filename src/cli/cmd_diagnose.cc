@@ -6,18 +6,17 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/format.h"
+#include "views/format.h"
 #include "collect/sampler.h"
 #include "diagnose/config.h"
 #include "diagnose/engine.h"
-#include "diagnose/report.h"
+#include "diagnose/live_sample_source.h"
+#include "views/diagnose_report.h"
 #include "trace/trace_io.h"
 
 namespace gd {
@@ -29,53 +28,6 @@ constexpr DurationRange kDurationRange{1, 30 * 86400.0};
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_diagnose_interrupt(int) { g_interrupted.store(true); }
-
-// Samples the live machine at the global interval until `duration_s` has
-// passed (or Ctrl-C, which diagnoses what was collected so far). Samples are
-// handed to the engine as they are taken, so nothing accumulates here.
-class LiveSampleSource : public SampleSource {
- public:
-  LiveSampleSource(Sampler& sampler, double interval_s, double duration_s,
-                   bool progress)
-      : sampler_(sampler),
-        interval_(std::chrono::duration_cast<Clock::duration>(
-            std::chrono::duration<double>(interval_s))),
-        total_(static_cast<long>(duration_s / interval_s + 0.5)),
-        progress_(progress) {
-    if (total_ < 2) total_ = 2;  // rules need at least two samples to compare
-    next_ = Clock::now() + interval_;
-  }
-
-  bool next(Sample& out) override {
-    if (taken_ >= total_ || g_interrupted.load()) return finish();
-    while (!g_interrupted.load() && Clock::now() < next_)
-      std::this_thread::sleep_for(std::min<Clock::duration>(
-          std::chrono::milliseconds(50), next_ - Clock::now()));
-    if (g_interrupted.load()) return finish();
-    out = sampler_.sample();
-    ++taken_;
-    next_ += interval_;
-    if (next_ < Clock::now()) next_ = Clock::now();
-    if (progress_)
-      std::fprintf(stderr,
-                   "\rgpudoctor: sampling %ld/%ld (Ctrl-C to stop early)",
-                   taken_, total_);
-    return true;
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  bool finish() {
-    if (progress_ && taken_ > 0) std::fprintf(stderr, "\r\033[K");
-    return false;
-  }
-  Sampler& sampler_;
-  Clock::duration interval_;
-  long total_;
-  long taken_ = 0;
-  bool progress_;
-  Clock::time_point next_;
-};
 
 struct DiagnoseFlags {
   std::string from;
@@ -106,8 +58,20 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     Sampler sampler(global.sampler_options());
     header = sampler.header();
     sampler.prime();
-    LiveSampleSource source(sampler, global.interval_s, f.duration_s,
-                            !f.json && isatty(fileno(stderr)));
+    LiveSampleSource::Progress progress;
+    if (!f.json && isatty(fileno(stderr))) {
+      progress.on_sample = [](long taken, long total) {
+        std::fprintf(stderr,
+                     "\rgpudoctor: sampling %ld/%ld (Ctrl-C to stop early)",
+                     taken, total);
+      };
+      progress.on_end = [](long taken) {
+        if (taken > 0) std::fprintf(stderr, "\r\033[K");
+      };
+    }
+    LiveSampleSource source([&sampler] { return sampler.sample(); },
+                            global.interval_s, f.duration_s, g_interrupted,
+                            progress);
     result = diagnose(header, source, options);
   }
   for (const auto& key : result.unused_config_keys)

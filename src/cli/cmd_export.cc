@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "cli/format.h"
+#include "views/format.h"
 #include "common/duration.h"
 #include "store/history_store.h"
 #include "trace/trace_io.h"

@@ -2,22 +2,20 @@
 // URL] Every GPU process with its workers; --tree groups DDP ranks under their
 // launcher. When `gpudoctor serve` runs, each process's GPU memory over the
 // last minutes is shown too (silently absent otherwise).
-#include <fmt/format.h>
-
+#include <algorithm>
 #include <chrono>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/format.h"
-#include "cli/ps_view.h"
-#include "cli/status_view.h"
 #include "collect/sampler.h"
-#include "procmgmt/job_tree.h"
 #include "procmgmt/proc_snapshot.h"
 #include "procmgmt/serve_history.h"
+#include "views/job_tree_view.h"
+#include "views/ps_history_view.h"
+#include "views/ps_view.h"
+#include "views/status_view.h"
 
 namespace gd {
 namespace {
@@ -34,46 +32,6 @@ struct PsFlags {
   std::string user, sort = "gpu", serve = kDefaultServeUrl;
   std::optional<int> gpu;
 };
-
-// The series of `pid` on `gpu` (serve keeps one per GPU a pid is on).
-const procmgmt::HistorySeries* series_for(
-    const std::map<uint32_t, std::vector<procmgmt::HistorySeries>>& h,
-    uint32_t pid, int gpu) {
-  auto it = h.find(pid);
-  if (it == h.end() || it->second.empty()) return nullptr;
-  for (const auto& s : it->second)
-    if (s.gpu && *s.gpu == gpu) return &s;
-  return &it->second.front();
-}
-
-std::string history_text(
-    const std::vector<PsRow>& rows,
-    const std::map<uint32_t, std::vector<procmgmt::HistorySeries>>& h) {
-  std::string out;
-  for (const auto& r : rows) {
-    const auto* s = series_for(h, r.gpu_process.pid, r.gpu);
-    if (!s || s->points.empty()) continue;
-    std::vector<double> v;
-    for (const auto& p : s->points) v.push_back(p.second);
-    auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-    out += fmt::format("  {:<4} {:<8} {}  {} -> {}  (min {}, max {})\n", r.gpu,
-                       r.gpu_process.pid, procmgmt::sparkline(v),
-                       human_bytes(static_cast<uint64_t>(v.front())),
-                       human_bytes(static_cast<uint64_t>(v.back())),
-                       human_bytes(static_cast<uint64_t>(*mn)),
-                       human_bytes(static_cast<uint64_t>(*mx)));
-  }
-  if (out.empty()) return out;
-  return fmt::format("\nGPU memory, last {} (from gpudoctor serve):\n",
-                     kHistorySince) +
-         out;
-}
-
-nlohmann::json history_json(const procmgmt::HistorySeries& s) {
-  nlohmann::json pts = nlohmann::json::array();
-  for (const auto& p : s.points) pts.push_back({p.first, p.second});
-  return pts;
-}
 
 void run_ps(const GlobalOptions& global, const PsFlags& f) {
   Sampler sampler(global.sampler_options());
@@ -117,24 +75,16 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
     std::string why = explain_nvml_status(sampler.header());
     if (!why.empty()) std::cout << "!! " << why << "\n";
     std::cout << procmgmt::render_job_trees(s, trees)
-              << history_text(rows, history);
+              << render_ps_history(rows, history, kHistorySince);
     return;
   }
   if (f.json) {
-    auto j = nlohmann::json::parse(ps_to_json(s, rows));
-    for (auto& p : j["processes"]) {
-      const auto* hs =
-          series_for(history, p["pid"].get<uint32_t>(), p["gpu"].get<int>());
-      if (hs) p["memory_history"] = history_json(*hs);
-    }
-    std::cout << j.dump(-1, ' ', false,
-                        nlohmann::json::error_handler_t::replace)
-              << '\n';
+    std::cout << ps_to_json_with_history(s, rows, history) << '\n';
     return;
   }
   std::string why = explain_nvml_status(sampler.header());
   if (!why.empty()) std::cout << "!! " << why << "\n";
-  std::cout << render_ps(s, rows) << history_text(rows, history);
+  std::cout << render_ps(s, rows) << render_ps_history(rows, history, kHistorySince);
 }
 
 }  // namespace

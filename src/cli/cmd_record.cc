@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/format.h"
+#include "views/format.h"
 #include "collect/sampler.h"
 #include "trace/trace_io.h"
 

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/format.h"
+#include "views/format.h"
 #include "diagnose/config.h"
 #include "serve/host_check.h"
 #include "serve/serve_options.h"

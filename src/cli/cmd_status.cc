@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "cli/status_view.h"
+#include "views/status_view.h"
 #include "collect/sampler.h"
 #include "trace/trace_io.h"
 

@@ -7,17 +7,16 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/format.h"
-#include "cli/status_view.h"
+#include "views/format.h"
+#include "views/status_view.h"
 #include "collect/sampler.h"
-#include "procmgmt/leak_rate.h"
+#include "views/leak_view.h"
 
 namespace gd {
 namespace {
@@ -52,24 +51,16 @@ int run_watch_leak(const GlobalOptions& g, const LeakFlags& f) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
-  using Clock = std::chrono::steady_clock;
-  auto interval = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(g.interval_s));
-  auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(f.duration_s));
   bool progress = !f.json && isatty(STDERR_FILENO);
-  auto next = Clock::now();
-  while (!g_leak_interrupted.load()) {
-    tracker.add(sampler.sample());
-    if (progress)
+  std::function<void(size_t)> on_sample;
+  if (progress)
+    on_sample = [](size_t n) {
       std::fprintf(stderr, "\rgpudoctor: %zu samples (Ctrl-C for the summary)",
-                   tracker.samples());
-    next += interval;
-    if (next > end) break;
-    while (!g_leak_interrupted.load() && Clock::now() < next)
-      std::this_thread::sleep_for(std::min<Clock::duration>(
-          std::chrono::milliseconds(50), next - Clock::now()));
-  }
+                   n);
+    };
+  procmgmt::watch_leaks(
+      tracker, [&sampler] { return sampler.sample(); }, g.interval_s,
+      f.duration_s, g_leak_interrupted, on_sample);
   if (progress) std::fprintf(stderr, "\r\033[K");
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);

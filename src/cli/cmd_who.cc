@@ -8,10 +8,10 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/status_view.h"
+#include "views/status_view.h"
 #include "collect/sampler.h"
 #include "procmgmt/device_holders.h"
-#include "procmgmt/gpu_memory_account.h"
+#include "views/who_render.h"
 #include "procmgmt/proc_snapshot.h"
 
 namespace gd {
@@ -43,18 +43,14 @@ int run_who(const GlobalOptions& global, const WhoFlags& f) {
   }
   auto procs = procmgmt::ProcSnapshot::read(global.proc_root);
   auto devices = procmgmt::scan_device_holders(global.proc_root, f.dev_prefix);
-  std::string json = "{\"gpus\":[";
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    auto account =
-        procmgmt::account_gpu_memory(header, s, gpus[i], procs, devices);
-    if (f.json) {
-      json += (i ? "," : "") + procmgmt::who_to_json(account);
-    } else {
-      if (i) std::cout << "\n";
-      std::cout << procmgmt::render_who(account);
-    }
-  }
-  if (f.json) std::cout << json << "]}\n";
+  std::vector<procmgmt::GpuMemoryAccount> accounts;
+  for (int gpu : gpus)
+    accounts.push_back(
+        procmgmt::account_gpu_memory(header, s, gpu, procs, devices));
+  if (f.json)
+    std::cout << procmgmt::who_list_to_json(accounts) << "\n";
+  else
+    std::cout << procmgmt::render_who_list(accounts);
   return kExitOk;
 }
 

@@ -75,9 +75,6 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
                                     const ProcSnapshot& procs,
                                     const DeviceScan& devices);
 
-std::string render_who(const GpuMemoryAccount& a);
-std::string who_to_json(const GpuMemoryAccount& a);
-
 // "how to see host PIDs" text shared by who and kill.
 std::string host_pid_visibility_hint();
 

@@ -1,22 +1,14 @@
 #include "procmgmt/job_tree.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 
-#include "common/bytes_text.h"
-#include "common/int_list.h"
 #include "model/process_tree.h"
 #include "procmgmt/kill_plan.h"
-#include "procmgmt/text_util.h"
 
 namespace gd::procmgmt {
 
 namespace {
-
-constexpr size_t kCommandWidth = 70;
 
 std::optional<ProcEntry> launcher_of(uint32_t pid, const ProcSnapshot& procs) {
   for (uint32_t a : procs.ancestors(pid)) {
@@ -25,26 +17,6 @@ std::optional<ProcEntry> launcher_of(uint32_t pid, const ProcSnapshot& procs) {
     if (is_launcher(*p)) return *p;
   }
   return std::nullopt;
-}
-
-std::string cpu_text(const ProcessSample* p) {
-  return p && p->cpu_pct ? fmt::format("{:.0f}%", *p->cpu_pct) : "n/a";
-}
-
-std::string command_of(const ProcessSample* p) {
-  if (!p) return "(not in /proc)";
-  return p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline;
-}
-
-nlohmann::json proc_json(const ProcessSample* p) {
-  if (!p) return {{"state", "missing"}};
-  return {
-      {"pid", p->pid},
-      {"ppid", p->ppid ? nlohmann::json(*p->ppid) : nlohmann::json()},
-      {"user", p->user},
-      {"state", p->state},
-      {"cpu_pct", p->cpu_pct ? nlohmann::json(*p->cpu_pct) : nlohmann::json()},
-      {"command", command_of(p)}};
 }
 
 }  // namespace
@@ -86,78 +58,6 @@ std::vector<JobTree> build_job_trees(const Sample& s,
     }
   }
   return trees;
-}
-
-std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
-  std::string out;
-  for (const JobTree& t : trees) {
-    std::string indent;
-    if (t.launcher) {
-      out += fmt::format("launcher {}  {}  {}  ({} rank{})\n", t.launcher->pid,
-                         shorten(t.launcher->user, 32),
-                         shorten(t.launcher->command(), kCommandWidth),
-                         t.ranks.size(), t.ranks.size() == 1 ? "" : "s");
-      indent = "  ";
-    }
-    for (size_t i = 0; i < t.ranks.size(); ++i) {
-      const JobTreeRank& r = t.ranks[i];
-      bool last_rank = i + 1 == t.ranks.size();
-      std::string branch = t.launcher ? (last_rank ? "`- " : "|- ") : "";
-      std::string mem =
-          r.rank.used_bytes ? human_bytes_brief(*r.rank.used_bytes) : "n/a";
-      out += fmt::format("{}{}rank {}  GPU {}  {}  cpu {}  {}  {}{}\n", indent,
-                         branch, r.rank.pid, join_ints(r.rank.gpus, ","), mem,
-                         cpu_text(r.proc),
-                         r.proc ? shorten(r.proc->state, 8) : "missing",
-                         shorten(command_of(r.proc), kCommandWidth),
-                         r.proc && r.proc->state == "Z" ? "  <-- ZOMBIE" : "");
-      std::string rank_cont = t.launcher ? (last_rank ? "   " : "|  ") : "";
-      for (const auto& [w, depth] : r.workers) {
-        if (!w) continue;
-        out += fmt::format(
-            "{}{}{}`- worker {}  cpu {}  {}  {}\n", indent, rank_cont,
-            std::string(static_cast<size_t>(2 * (depth - 1)), ' '), w->pid,
-            cpu_text(w), shorten(w->state, 8),
-            shorten(command_of(w), kCommandWidth));
-      }
-    }
-  }
-  if (trees.empty()) out += "(no GPU processes)\n";
-  return out;
-}
-
-std::string job_trees_to_json(const Sample& s,
-                              const std::vector<JobTree>& trees) {
-  nlohmann::json jobs = nlohmann::json::array();
-  for (const JobTree& t : trees) {
-    nlohmann::json j;
-    j["launcher"] = t.launcher
-                        ? nlohmann::json{{"pid", t.launcher->pid},
-                                         {"user", t.launcher->user},
-                                         {"command", t.launcher->command()}}
-                        : nlohmann::json();
-    nlohmann::json ranks = nlohmann::json::array();
-    for (const JobTreeRank& r : t.ranks) {
-      nlohmann::json rj = proc_json(r.proc);
-      rj["pid"] = r.rank.pid;
-      rj["gpus"] = r.rank.gpus;
-      rj["used_bytes"] = r.rank.used_bytes ? nlohmann::json(*r.rank.used_bytes)
-                                           : nlohmann::json();
-      nlohmann::json workers = nlohmann::json::array();
-      for (const auto& [w, depth] : r.workers) {
-        if (!w) continue;
-        nlohmann::json wj = proc_json(w);
-        wj["depth"] = depth;
-        workers.push_back(std::move(wj));
-      }
-      rj["workers"] = std::move(workers);
-      ranks.push_back(std::move(rj));
-    }
-    j["ranks"] = std::move(ranks);
-    jobs.push_back(std::move(j));
-  }
-  return nlohmann::json{{"t", s.t}, {"jobs", std::move(jobs)}}.dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace gd::procmgmt

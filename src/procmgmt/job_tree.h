@@ -38,9 +38,4 @@ std::vector<JobTree> build_job_trees(const Sample& sample,
                                      const std::vector<TreeRank>& ranks,
                                      const ProcSnapshot& procs);
 
-std::string render_job_trees(const Sample& sample,
-                             const std::vector<JobTree>& trees);
-std::string job_trees_to_json(const Sample& sample,
-                              const std::vector<JobTree>& trees);
-
 }  // namespace gd::procmgmt

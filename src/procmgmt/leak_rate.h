@@ -3,7 +3,9 @@
 // the GPU would be full at that rate.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -64,7 +66,13 @@ class LeakTracker {
   size_t samples_ = 0;
 };
 
-std::string render_leaks(const std::vector<LeakEstimate>& e, size_t samples);
-std::string leaks_to_json(const std::vector<LeakEstimate>& e, size_t samples);
+// `watch-leak`'s loop: feeds `tracker` one sample from `take` now and then
+// every `interval_s` while the next one is due within `duration_s`, until
+// `stop` is set (Ctrl-C: the summary of what was seen). `on_sample` is told
+// the count after each sample (progress).
+void watch_leaks(LeakTracker& tracker, const std::function<Sample()>& take,
+                 double interval_s, double duration_s,
+                 const std::atomic<bool>& stop,
+                 const std::function<void(size_t samples)>& on_sample = {});
 
 }  // namespace gd::procmgmt

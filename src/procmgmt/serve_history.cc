@@ -185,18 +185,4 @@ std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
   return out;
 }
 
-std::string sparkline(const std::vector<double>& values) {
-  static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-  if (values.empty()) return {};
-  auto [mn, mx] = std::minmax_element(values.begin(), values.end());
-  std::string out;
-  for (double v : values) {
-    size_t i = *mx > *mn
-                   ? static_cast<size_t>((v - *mn) / (*mx - *mn) * 7.0 + 0.5)
-                   : 0;
-    out += kBars[std::min<size_t>(i, 7)];
-  }
-  return out;
-}
-
 }  // namespace gd::procmgmt

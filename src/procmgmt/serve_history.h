@@ -34,7 +34,4 @@ std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
     const std::string& base_url, const std::vector<uint32_t>& pids,
     const std::string& since = "10m", const std::string& step = "30s");
 
-// "▁▂▅▇" for the values (min..max of the values themselves); "" when empty.
-std::string sparkline(const std::vector<double>& values);
-
 }  // namespace gd::procmgmt

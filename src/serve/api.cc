@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/duration.h"
-#include "diagnose/report.h"
+#include "diagnose/finding_json.h"
 #include "exporter/exporter.h"
 #include "model/process_tree.h"
 #include "trace/trace_io.h"

@@ -10,6 +10,7 @@
 
 #include "checklist/check_util.h"
 #include "checklist_fixture.h"
+#include "views/checklist_view.h"
 
 namespace gd::test {
 namespace {

@@ -4,7 +4,7 @@
 #include <sys/statvfs.h>
 
 #include "checklist_fixture.h"
-#include "cli/format.h"
+#include "views/format.h"
 
 namespace gd::test {
 namespace {

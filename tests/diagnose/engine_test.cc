@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnose/evidence.h"
-#include "diagnose/report.h"
+#include "views/diagnose_report.h"
 #include "scenario_builder.h"
 
 namespace gd::test {

@@ -32,7 +32,7 @@ def by_id(items, cid):
 
 
 def human_bytes(n):
-    """The tool's own size format (src/cli/format.cc)."""
+    """The tool's own size format (src/views/format.cc)."""
     units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
     v, u = float(n), 0
     while v >= 1024.0 and u < 5:

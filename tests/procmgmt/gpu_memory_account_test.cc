@@ -1,4 +1,4 @@
-#include "procmgmt/gpu_memory_account.h"
+#include "views/who_render.h"
 
 #include <gtest/gtest.h>
 

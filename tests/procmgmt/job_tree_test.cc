@@ -1,4 +1,4 @@
-#include "procmgmt/job_tree.h"
+#include "views/job_tree_view.h"
 
 #include <gtest/gtest.h>
 

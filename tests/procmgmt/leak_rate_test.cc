@@ -1,7 +1,8 @@
-#include "procmgmt/leak_rate.h"
+#include "views/leak_view.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -102,6 +103,34 @@ TEST(LeakTracker, FiltersByPidAndGpu) {
   LeakTracker gpu1({{0, 1ull << 34}}, std::nullopt, 1);
   gpu1.add(sample_at(kT0, {{10, 1}}, 3));
   EXPECT_TRUE(gpu1.estimates().empty());
+}
+
+// The watch loop: a sample at once, then one per interval within the
+// duration; a stop request ends it with what was seen.
+TEST(WatchLeaks, SamplesAtOnceThenEachIntervalWithinTheDuration) {
+  LeakTracker t({{0, 80ull << 30}});
+  std::atomic<bool> stop{false};
+  double clock = kT0;
+  std::vector<size_t> progress;
+  watch_leaks(
+      t, [&] { return sample_at(clock++, {{10, 1 << 20}}, 1 << 30); }, 0.02,
+      0.07, stop, [&](size_t n) { progress.push_back(n); });
+  EXPECT_EQ(t.samples(), 4u);  // at 0, 20, 40, 60 ms; 80 ms is past 70 ms
+  EXPECT_EQ(progress, (std::vector<size_t>{1, 2, 3, 4}));
+}
+
+TEST(WatchLeaks, StopEndsTheWatch) {
+  LeakTracker t({{0, 80ull << 30}});
+  std::atomic<bool> stop{false};
+  double clock = kT0;
+  watch_leaks(
+      t,
+      [&] {
+        if (clock >= kT0 + 1) stop = true;  // Ctrl-C during the 2nd sample
+        return sample_at(clock++, {{10, 1 << 20}}, 1 << 30);
+      },
+      0.01, 3600, stop);
+  EXPECT_EQ(t.samples(), 2u);
 }
 
 }  // namespace

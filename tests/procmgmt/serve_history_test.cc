@@ -1,4 +1,5 @@
 #include "procmgmt/serve_history.h"
+#include "views/ps_history_view.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

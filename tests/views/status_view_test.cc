@@ -1,4 +1,4 @@
-#include "cli/status_view.h"
+#include "views/status_view.h"
 
 #include <gtest/gtest.h>
 

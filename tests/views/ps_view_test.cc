@@ -1,4 +1,4 @@
-#include "cli/ps_view.h"
+#include "views/ps_view.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "diagnose/report.h"
+#include "views/diagnose_report.h"
 
 #include <fmt/format.h>
 
@@ -7,6 +7,7 @@
 
 #include "common/terminal_text.h"
 #include "diagnose/evidence.h"
+#include "diagnose/finding_json.h"
 
 namespace gd {
 namespace {
@@ -61,13 +62,6 @@ std::string format_text_report(const DiagnoseResult& result,
                   counts[2], counts[1], counts[1] == 1 ? "" : "s", counts[0],
                   result.rules_checked.size());
   return out;
-}
-
-nlohmann::json finding_to_json(const Finding& f) {
-  return {
-      {"id", f.id},         {"severity", f.severity}, {"gpus", f.gpus},
-      {"pids", f.pids},     {"title", f.title},       {"evidence", f.evidence},
-      {"action", f.action}, {"start", f.start},       {"end", f.end}};
 }
 
 std::string format_json_report(const DiagnoseResult& result) {

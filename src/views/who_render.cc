@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "views/who_render.h"
+#include "views/text_util.h"
 #include "common/bytes_text.h"
-#include "procmgmt/gpu_memory_account.h"
-#include "procmgmt/text_util.h"
 
 namespace gd::procmgmt {
 
@@ -169,6 +169,20 @@ std::string who_to_json(const GpuMemoryAccount& a) {
   j["unreadable_fd_pids"] = a.unreadable_fd_pids;
   j["advice"] = a.advice;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string render_who_list(const std::vector<GpuMemoryAccount>& accounts) {
+  std::string out;
+  for (size_t i = 0; i < accounts.size(); ++i)
+    out += (i ? "\n" : "") + render_who(accounts[i]);
+  return out;
+}
+
+std::string who_list_to_json(const std::vector<GpuMemoryAccount>& accounts) {
+  std::string json = "{\"gpus\":[";
+  for (size_t i = 0; i < accounts.size(); ++i)
+    json += (i ? "," : "") + who_to_json(accounts[i]);
+  return json + "]}";
 }
 
 }  // namespace gd::procmgmt

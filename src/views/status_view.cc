@@ -1,10 +1,10 @@
-#include "cli/status_view.h"
+#include "views/status_view.h"
 
 #include <fmt/format.h>
 
 #include <ctime>
 
-#include "cli/format.h"
+#include "views/format.h"
 #include "common/terminal_text.h"
 
 namespace gd {

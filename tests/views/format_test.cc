@@ -1,4 +1,4 @@
-#include "cli/format.h"
+#include "views/format.h"
 
 #include <gtest/gtest.h>
 

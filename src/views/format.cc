@@ -1,4 +1,4 @@
-#include "cli/format.h"
+#include "views/format.h"
 
 #include "common/terminal_text.h"
 

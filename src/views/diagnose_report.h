@@ -4,8 +4,6 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "diagnose/engine.h"
 
 namespace gd {
@@ -17,8 +15,5 @@ std::string format_text_report(const DiagnoseResult& result,
 
 // One JSON object: {"findings": [...], "window": {...}, "checked": [...]}.
 std::string format_json_report(const DiagnoseResult& result);
-
-// One finding as findings.md's JSON object (shared with serve's API).
-nlohmann::json finding_to_json(const Finding& f);
 
 }  // namespace gd

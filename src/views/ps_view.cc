@@ -1,4 +1,4 @@
-#include "cli/ps_view.h"
+#include "views/ps_view.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "cli/format.h"
+#include "views/format.h"
 #include "common/container_ref.h"
 #include "common/cuda_version.h"
 #include "common/terminal_text.h"

@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "cli/ps_view.h"
-#include "cli/status_view.h"
+#include "views/ps_view.h"
+#include "views/status_view.h"
 
 namespace gd {
 namespace {

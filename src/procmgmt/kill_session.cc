@@ -1,0 +1,228 @@
+#include "procmgmt/kill_session.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "procmgmt/device_holders.h"
+#include "procmgmt/kill_signal.h"
+
+namespace gd::procmgmt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How often exits and NVML are re-checked while waiting.
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+constexpr auto kNvmlPollInterval = std::chrono::milliseconds(500);
+
+Clock::time_point deadline_after(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(seconds));
+}
+
+bool lists(const std::vector<uint32_t>& pids, uint32_t pid) {
+  return std::find(pids.begin(), pids.end(), pid) != pids.end();
+}
+
+// Waits until every pinned process has exited (or is a zombie) or the
+// deadline passes; returns those still alive.
+std::vector<const PinnedProcess*> wait_for_exit(
+    const std::string& proc_root, const std::vector<PinnedProcess>& pinned,
+    double seconds) {
+  auto deadline = deadline_after(seconds);
+  while (true) {
+    std::vector<const PinnedProcess*> alive;
+    for (const auto& p : pinned)
+      if (liveness_of(proc_root, p.proc()) == Liveness::kAlive)
+        alive.push_back(&p);
+    if (alive.empty() || Clock::now() >= deadline) return alive;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+void send_all(std::vector<PinnedProcess>& pinned,
+              const std::vector<const PinnedProcess*>& which, int sig,
+              const Requester& who, KillObserver& observer) {
+  for (auto& p : pinned) {
+    if (std::find(which.begin(), which.end(), &p) == which.end()) continue;
+    observer.on_signal(p.proc().pid, sig, p.send(sig, who));
+  }
+}
+
+std::string why_still_alive(char state, int sig, bool force) {
+  if (state == 'D')
+    return "in uninterruptible sleep (D): stuck in a kernel call; no signal "
+           "acts until it returns; check the kernel log for Xid errors";
+  if (state == 'T' || state == 't')
+    return "stopped: it acts on the signal only after SIGCONT (SIGKILL "
+           "works: --force)";
+  if (force || sig == SIGKILL)
+    return "it survived SIGKILL: it is stuck in the kernel; the GPU or host "
+           "needs a reset";
+  return "it ignores or handles " + signal_name(sig) +
+         " without exiting; add --force to send SIGKILL after the timeout";
+}
+
+// Which of the selected processes NVML listed, and on which GPUs.
+std::map<uint32_t, std::vector<int>> gpu_holders(const KillPlan& plan,
+                                                 const KillContext& context,
+                                                 const ProcSnapshot& procs) {
+  std::map<uint32_t, std::vector<int>> held;
+  for (const auto& t : plan.targets)
+    if (!t.gpus.empty()) held[t.proc.pid] = t.gpus;
+  for (const auto& z : plan.zombies)
+    if (!z.gpus.empty()) held[z.proc.pid] = z.gpus;
+  // Ending the parent of an unreaped GPU zombie is meant to free the
+  // zombie's memory: check that too.
+  for (const auto& t : plan.targets)
+    for (uint32_t c : procs.children(t.proc.pid)) {
+      const ProcEntry* child = procs.find(c);
+      if (!child || !child->zombie()) continue;
+      for (const auto& [gpu, pids] : context.gpu_pids)
+        if (lists(pids, c)) held[c].push_back(gpu);
+    }
+  return held;
+}
+
+std::string reset_advice(int gpu, const std::vector<uint32_t>& users) {
+  if (!users.empty()) {
+    std::string pids;
+    for (uint32_t p : users)
+      pids += (pids.empty() ? "" : ", ") + std::to_string(p);
+    return fmt::format(
+        "only a GPU reset frees memory the driver kept, and a reset needs GPU "
+        "{0} unused: pid(s) {1} still use it; let them finish or end them "
+        "(`gpudoctor kill --gpu {0}`), then `nvidia-smi --gpu-reset -i {0}` "
+        "(root)",
+        gpu, pids);
+  }
+  return fmt::format(
+      "no process holds GPU {0} any more; reset it: `nvidia-smi --gpu-reset "
+      "-i {0}` (needs root and a GPU no process has open: stop "
+      "nvidia-persistenced, DCGM and monitoring agents first; with MIG "
+      "enabled destroy the instances first; not supported on every model or "
+      "in every VM; NVLink-connected GPUs may need to be reset together; "
+      "otherwise reboot)",
+      gpu);
+}
+
+// Why `pid`, which NVML still lists on `gpu` in `after`, holds memory.
+HeldMemory explain_held(const KillSessionOptions& o, uint32_t pid, int gpu,
+                        const TraceHeader& header, const Sample& after) {
+  HeldMemory h;
+  h.pid = pid;
+  h.gpu = gpu;
+  auto procs = ProcSnapshot::read(o.proc_root);
+  auto devices = scan_device_holders(o.proc_root, o.dev_prefix);
+  h.account = account_gpu_memory(header, after, gpu, procs, devices);
+  for (const auto& ap : h.account.processes)
+    if (ap.status == HolderStatus::kLive ||
+        ap.status == HolderStatus::kUninterruptible)
+      h.gpu_users.push_back(ap.pid);
+  for (const auto& other : h.account.other_holders)
+    h.gpu_users.push_back(other.proc.pid);
+  h.next = reset_advice(gpu, h.gpu_users);
+  return h;
+}
+
+std::optional<uint64_t> used_on(const Sample& s, int gpu) {
+  for (const auto& g : s.gpus)
+    if (g.index == gpu) return g.mem_used_bytes;
+  return std::nullopt;
+}
+
+}  // namespace
+
+int KillOutcome::exit_code() const {
+  switch (result) {
+    case KillResult::kReleased:
+    case KillResult::kNoneOnGpu:
+      return kKillExitReleased;
+    case KillResult::kStillAlive:
+      return kKillExitStillAlive;
+    case KillResult::kNotReleased:
+      return kKillExitNotReleased;
+  }
+  return kKillExitError;
+}
+
+std::map<int, std::vector<uint32_t>> nvml_gpu_pids(const Sample& s) {
+  std::map<int, std::vector<uint32_t>> out;
+  for (const GpuSample& g : s.gpus)
+    if (g.processes)
+      for (const GpuProcess& p : *g.processes) out[g.index].push_back(p.pid);
+  return out;
+}
+
+KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
+                             const ProcSnapshot& procs, const Sample& before,
+                             const TraceHeader& header,
+                             const std::function<Sample()>& read_gpus,
+                             const KillSessionOptions& o,
+                             KillObserver& observer) {
+  KillOutcome out;
+  Requester who = Requester::current();
+  std::vector<PinnedProcess> pinned;
+  for (const auto& t : plan.targets) pinned.emplace_back(o.proc_root, t.proc);
+  std::vector<const PinnedProcess*> all;
+  for (const auto& p : pinned) all.push_back(&p);
+  send_all(pinned, all, o.signal, who, observer);
+
+  auto alive = wait_for_exit(o.proc_root, pinned, o.timeout_s);
+  if (!alive.empty() && o.force && o.signal != SIGKILL) {
+    observer.on_escalate(alive.size(), o.timeout_s);
+    send_all(pinned, alive, SIGKILL, who, observer);
+    alive = wait_for_exit(o.proc_root, pinned,
+                          std::max(kKillWaitSeconds, o.timeout_s));
+  }
+  if (!alive.empty()) {
+    out.result = KillResult::kStillAlive;
+    for (const PinnedProcess* p : alive) {
+      auto now = read_proc_entry(o.proc_root, p->proc().pid);
+      char state = now ? now->state : '?';
+      out.still_alive.push_back(
+          {p->proc().pid, state, why_still_alive(state, o.signal, o.force)});
+    }
+    return out;
+  }
+
+  auto held = gpu_holders(plan, context, procs);
+  if (held.empty()) {
+    out.result = KillResult::kNoneOnGpu;
+    return out;
+  }
+  // The driver frees a context's memory shortly after its process exits;
+  // NVML is re-read until the pids are gone or the timeout passes.
+  auto deadline = deadline_after(o.timeout_s);
+  Sample after;
+  std::vector<std::pair<uint32_t, int>> still;  // (pid, gpu)
+  while (true) {
+    after = read_gpus();
+    still.clear();
+    auto listed = nvml_gpu_pids(after);
+    for (const auto& [pid, gpus] : held)
+      for (const auto& [gpu, pids] : listed)
+        if (lists(pids, pid)) still.emplace_back(pid, gpu);
+    if (still.empty() || Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(kNvmlPollInterval);
+  }
+  std::set<int> gpus_touched;
+  for (const auto& [pid, gpus] : held)
+    gpus_touched.insert(gpus.begin(), gpus.end());
+  for (int gpu : gpus_touched)
+    out.memory.push_back({gpu, used_on(before, gpu), used_on(after, gpu)});
+  if (still.empty()) {
+    out.result = KillResult::kReleased;
+    return out;
+  }
+  out.result = KillResult::kNotReleased;
+  for (const auto& [pid, gpu] : still)
+    out.not_released.push_back(explain_held(o, pid, gpu, header, after));
+  return out;
+}
+
+}  // namespace gd::procmgmt

@@ -1,0 +1,95 @@
+// `gpudoctor kill` after the plan is approved: signal the targets, wait for
+// them to exit (SIGKILL after the timeout with `force`), re-read NVML until
+// the memory they held is released, and explain what still holds it. No
+// terminal here: progress goes to a KillObserver as it happens and the
+// outcome comes back as data (views/kill_view.h prints both).
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/sample.h"
+#include "procmgmt/gpu_memory_account.h"
+#include "procmgmt/kill_plan.h"
+#include "procmgmt/proc_snapshot.h"
+
+namespace gd::procmgmt {
+
+// After SIGKILL a process ends as soon as it leaves the kernel; this long
+// is enough unless it is stuck (D state), which is reported.
+inline constexpr double kKillWaitSeconds = 5;
+
+struct KillSessionOptions {
+  std::string proc_root = "/proc";
+  std::string dev_prefix = "/dev";  // NVIDIA device nodes, for the account
+  int signal = SIGTERM;             // sent first
+  double timeout_s = 10;  // wait for exits, then for NVML to free the memory
+  bool force = false;     // SIGKILL whatever outlives the timeout
+};
+
+// Told of each step while the session runs, so a person sees it happen.
+class KillObserver {
+ public:
+  virtual ~KillObserver() = default;
+  // `error` is "" when the signal was sent, else why not.
+  virtual void on_signal(uint32_t pid, int sig, const std::string& error) = 0;
+  // `alive` processes outlived `timeout_s`; SIGKILL follows.
+  virtual void on_escalate(size_t alive, double timeout_s) = 0;
+};
+
+struct StillAliveProcess {
+  uint32_t pid = 0;
+  char state = '?';  // now, from /proc ('?' unreadable)
+  std::string why;   // why no signal ended it, and what to do
+};
+
+struct GpuMemoryBeforeAfter {
+  int gpu = 0;
+  std::optional<uint64_t> before, after;  // NVML used memory
+};
+
+// A pid NVML still lists on `gpu` after its process ended or was signalled.
+struct HeldMemory {
+  uint32_t pid = 0;
+  int gpu = 0;
+  GpuMemoryAccount account;  // the GPU's memory, read after the wait
+  // Processes still using the GPU (listed live ones, device-file holders):
+  // a reset needs them gone.
+  std::vector<uint32_t> gpu_users;
+  std::string next;  // what to do about the memory the driver kept
+};
+
+enum class KillResult {
+  kReleased,     // every holder exited and NVML no longer lists them
+  kNoneOnGpu,    // every selected process exited; none was on a GPU
+  kStillAlive,   // some outlived the signals
+  kNotReleased,  // exited, but NVML still lists some on their GPUs
+};
+
+struct KillOutcome {
+  KillResult result = KillResult::kReleased;
+  std::vector<StillAliveProcess> still_alive;  // kStillAlive
+  std::vector<GpuMemoryBeforeAfter> memory;    // GPUs the selection held
+  std::vector<HeldMemory> not_released;        // kNotReleased
+  int exit_code() const;                       // kKillExit*
+};
+
+// What NVML lists, per GPU index.
+std::map<int, std::vector<uint32_t>> nvml_gpu_pids(const Sample& s);
+
+// Runs the approved `plan` (made from `before`, `context` and `procs`).
+// `read_gpus` takes a fresh sample (NVML is re-read through it while
+// waiting for the memory); `header` is the header of its samples.
+KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
+                             const ProcSnapshot& procs, const Sample& before,
+                             const TraceHeader& header,
+                             const std::function<Sample()>& read_gpus,
+                             const KillSessionOptions& options,
+                             KillObserver& observer);
+
+}  // namespace gd::procmgmt

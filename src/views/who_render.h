@@ -1,0 +1,20 @@
+// `gpudoctor who`: a GPU's memory account (procmgmt/gpu_memory_account.h)
+// as text and JSON.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "procmgmt/gpu_memory_account.h"
+
+namespace gd::procmgmt {
+
+std::string render_who(const GpuMemoryAccount& a);
+std::string who_to_json(const GpuMemoryAccount& a);
+
+// `who` over several GPUs: the texts one blank line apart; the JSON as
+// {"gpus": [who_to_json, ...]}.
+std::string render_who_list(const std::vector<GpuMemoryAccount>& accounts);
+std::string who_list_to_json(const std::vector<GpuMemoryAccount>& accounts);
+
+}  // namespace gd::procmgmt
