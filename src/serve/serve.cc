@@ -98,12 +98,7 @@ int run_serve(const ServeOptions& o) {
       o.no_db ? "" : (o.db_path.empty() ? default_db_path() : o.db_path);
   if (!o.no_db) {
     history = open_history(db, o.retention_s);
-    if (history) {
-      history->set_header(header);
-    } else {
-      spdlog::warn("msg=\"history store not built; running without history\"");
-      db.clear();
-    }
+    history->set_header(header);
   }
 
   std::unique_ptr<AlertmanagerClient> alertmanager;
