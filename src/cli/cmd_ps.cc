@@ -4,10 +4,8 @@
 // last minutes is shown too (silently absent otherwise).
 #include <fmt/format.h>
 
-#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
@@ -77,10 +75,7 @@ nlohmann::json history_json(const procmgmt::HistorySeries& s) {
 
 void run_ps(const GlobalOptions& global, const PsFlags& f) {
   Sampler sampler(global.sampler_options());
-  // cpu% of a process needs a previous reading of the same process.
-  sampler.sample();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  Sample s = sampler.sample();
+  Sample s = sampler.sample_once();
   auto rows = build_ps_rows(s);
   filter_ps_rows(rows, f.user, f.gpu);
   sort_ps_rows(rows, f.sort);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include "kernellog/kernel_log.h"
 #include "nvml/gpu_collector.h"
@@ -16,7 +17,7 @@ double unix_now() {
 
 struct Sampler::Impl {
   explicit Impl(const SamplerOptions& o)
-      : gpu(o.nvml_lib, o.deadline), host(o.proc_root, o.sys_root) {
+      : gpu(gpu_options(o)), host(o.proc_root, o.sys_root) {
     header.host = host.host_info();
     header.nvml_status = gpu.status();
     header.nvml_error = gpu.error();
@@ -29,6 +30,31 @@ struct Sampler::Impl {
     } else {
       kmsg_error = "kernel log disabled";
     }
+  }
+
+  static GpuCollector::Options gpu_options(const SamplerOptions& o) {
+    GpuCollector::Options g;
+    g.lib_path = o.nvml_lib;
+    g.deadline = o.deadline;
+    g.sysfs_root = o.sys_root;  // numa_node of each GPU's PCI device
+    return g;
+  }
+
+  // The processes of interest are the ones NVML lists on any GPU; the host
+  // source adds their descendants (data-loader workers).
+  static std::vector<uint32_t> gpu_pids(const std::vector<GpuSample>& gpus) {
+    std::set<uint32_t> pids;
+    for (const auto& g : gpus)
+      if (g.processes)
+        for (const auto& p : *g.processes) pids.insert(p.pid);
+    return {pids.begin(), pids.end()};
+  }
+
+  void poll_kernel_log(Sample& s) {
+    if (!kmsg || !kmsg->ok()) return;
+    auto ev = kmsg->poll(pci);
+    s.events.insert(s.events.end(), std::make_move_iterator(ev.begin()),
+                    std::make_move_iterator(ev.end()));
   }
 
   GpuCollector gpu;
@@ -55,20 +81,29 @@ Sample Sampler::sample() {
   s.gpus = impl_->gpu.sample(s.events);
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
+  s.processes = impl_->host.processes(Impl::gpu_pids(s.gpus), s.t);
+  impl_->poll_kernel_log(s);
+  return s;
+}
 
-  // The processes of interest are the ones NVML lists on any GPU; the host
-  // collector adds their descendants (data-loader workers).
-  std::set<uint32_t> pids;
-  for (const auto& g : s.gpus)
-    if (g.processes)
-      for (const auto& p : *g.processes) pids.insert(p.pid);
-  s.processes = impl_->host.processes({pids.begin(), pids.end()}, s.t);
-
-  if (impl_->kmsg && impl_->kmsg->ok()) {
-    auto ev = impl_->kmsg->poll(impl_->pci);
-    s.events.insert(s.events.end(), std::make_move_iterator(ev.begin()),
-                    std::make_move_iterator(ev.end()));
-  }
+Sample Sampler::sample_once(std::chrono::milliseconds window) {
+  using Clock = std::chrono::steady_clock;
+  const auto host_first = Clock::now();
+  impl_->host.sample(unix_now());
+  Sample s;
+  s.gpus = impl_->gpu.sample(s.events);
+  // The GPU read names the processes, so their first reading comes after
+  // it. A slow GPU read already counts toward the host's window; the
+  // processes still get two thirds of a window of their own.
+  const auto pids = Impl::gpu_pids(s.gpus);
+  const auto procs_first = Clock::now();
+  impl_->host.processes(pids, unix_now());
+  std::this_thread::sleep_until(
+      std::max(host_first + window, procs_first + window * 2 / 3));
+  s.t = unix_now();
+  s.host = impl_->host.sample(s.t);
+  s.processes = impl_->host.processes(pids, s.t);
+  impl_->poll_kernel_log(s);
   return s;
 }
 

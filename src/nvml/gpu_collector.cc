@@ -309,13 +309,7 @@ struct GpuCollector::Impl {
 GpuCollector::GpuCollector(Options options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 
-GpuCollector::GpuCollector(std::string lib_path, std::chrono::milliseconds deadline)
-    : GpuCollector([&] {
-        Options o;
-        o.lib_path = std::move(lib_path);
-        o.deadline = deadline;
-        return o;
-      }()) {}
+GpuCollector::GpuCollector() : GpuCollector(Options{}) {}
 
 GpuCollector::~GpuCollector() = default;
 

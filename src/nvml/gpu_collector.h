@@ -30,13 +30,11 @@ class GpuCollector {
     // An nvml_error event is repeated at most this often per function per GPU.
     std::chrono::seconds error_interval{60};
   };
+  // dlopen(lib_path) and nvmlInit, both bounded by the init deadline. Never
+  // throws for a missing/broken driver: status() says what happened. (There
+  // is no shortcut taking only some options: one let --sys-root get lost.)
   explicit GpuCollector(Options options);
-
-  // dlopen(lib_path) and nvmlInit, both bounded by `deadline`. Never throws
-  // for a missing/broken driver: status() says what happened.
-  explicit GpuCollector(std::string lib_path = "libnvidia-ml.so.1",
-                        std::chrono::milliseconds deadline =
-                            std::chrono::milliseconds(1000));
+  GpuCollector();  // production defaults
   ~GpuCollector();
   GpuCollector(const GpuCollector&) = delete;
   GpuCollector& operator=(const GpuCollector&) = delete;

@@ -10,9 +10,15 @@
 
 namespace {
 
+gd::GpuCollector::Options library(std::string path) {
+  gd::GpuCollector::Options o;
+  o.lib_path = std::move(path);
+  return o;
+}
+
 TEST(NvmlLoader, MissingLibraryFileIsNoDriverWithPathAndReason) {
   const std::string path = "/nonexistent/dir/libnvidia-ml.so.1";
-  gd::GpuCollector c(path);
+  gd::GpuCollector c(library(path));
   EXPECT_EQ(c.status(), gd::kNvmlNoDriver);
   EXPECT_NE(c.error().find(path), std::string::npos) << c.error();
   // dlerror()'s own words are part of the message.
@@ -36,7 +42,7 @@ TEST(NvmlLoader, DefaultSonameOnAHostWithoutDriverIsNoDriver) {
 TEST(NvmlLoader, FileThatIsNotALibraryIsNoDriver) {
   const std::string path = ::testing::TempDir() + "/not_a_library.so.1";
   std::ofstream(path) << "this is not an ELF file\n";
-  gd::GpuCollector c(path);
+  gd::GpuCollector c(library(path));
   EXPECT_EQ(c.status(), gd::kNvmlNoDriver);
   EXPECT_NE(c.error().find(path), std::string::npos) << c.error();
   std::remove(path.c_str());
@@ -44,7 +50,7 @@ TEST(NvmlLoader, FileThatIsNotALibraryIsNoDriver) {
 
 TEST(NvmlLoader, LibraryWithoutNvmlInitIsAnErrorNotACrash) {
   // libm is on every glibc system and exports no NVML symbol at all.
-  gd::GpuCollector c("libm.so.6");
+  gd::GpuCollector c(library("libm.so.6"));
   EXPECT_EQ(c.status(), gd::kNvmlError);
   EXPECT_NE(c.error().find("nvmlInit"), std::string::npos) << c.error();
   EXPECT_TRUE(c.gpus().empty());
