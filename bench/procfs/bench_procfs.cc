@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 #include "procfs/process_table.h"
 
 namespace {

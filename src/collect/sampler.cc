@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "kernellog/kernel_log.h"
-#include "nvml/gpu_collector.h"
-#include "procfs/host_collector.h"
+#include "nvml/gpu_source.h"
+#include "procfs/host_source.h"
 
 namespace gd {
 

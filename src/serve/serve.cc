@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "serve/alertmanager_client.h"
-#include "serve/collector.h"
+#include "serve/sampling_loop.h"
 #include "serve/history.h"
 #include "serve/http_server.h"
 #include "serve/log.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "nvml/gpu_collector.h"
+#include "nvml/gpu_source.h"
 
 namespace gd_test {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "nvml/gpu_collector.h"
+#include "nvml/gpu_source.h"
 #include "nvml/nvml_library.h"
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include "common/text_cap.h"
 #include "fixture_tree.h"
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
 

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "fixture_tree.h"
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 
 using gd::HostCollector;
 using gd::test::FixtureTree;

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "fixture_tree.h"
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 #include "procfs/process_table.h"
 
 using gd::HostCollector;

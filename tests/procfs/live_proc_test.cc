@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "burn_cpu.h"
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 
 using gd::HostCollector;
 using gd::ProcessSample;

@@ -1,6 +1,6 @@
 // HostCollector: reads the /proc sources (one parser file each) and turns
 // cumulative counters into rates between two calls.
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

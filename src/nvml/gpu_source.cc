@@ -4,7 +4,7 @@
 // all are done or the deadline passes. A worker still stuck in the driver is
 // given no new job until it comes back, and on destruction it is detached
 // (and the library is never shut down or unloaded under it).
-#include "nvml/gpu_collector.h"
+#include "nvml/gpu_source.h"
 
 #include <condition_variable>
 #include <cstring>

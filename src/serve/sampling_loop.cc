@@ -1,4 +1,4 @@
-#include "serve/collector.h"
+#include "serve/sampling_loop.h"
 
 #include <spdlog/spdlog.h>
 
