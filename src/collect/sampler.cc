@@ -32,8 +32,8 @@ struct Sampler::Impl {
     }
   }
 
-  static GpuCollector::Options gpu_options(const SamplerOptions& o) {
-    GpuCollector::Options g;
+  static GpuSource::Options gpu_options(const SamplerOptions& o) {
+    GpuSource::Options g;
     g.lib_path = o.nvml_lib;
     g.deadline = o.deadline;
     g.sysfs_root = o.sys_root;  // numa_node of each GPU's PCI device
@@ -57,8 +57,8 @@ struct Sampler::Impl {
                     std::make_move_iterator(ev.end()));
   }
 
-  GpuCollector gpu;
-  HostCollector host;
+  GpuSource gpu;
+  HostSource host;
   std::unique_ptr<KernelLogSource> kmsg;
   std::string kmsg_error;
   PciIndex pci;

@@ -12,7 +12,7 @@
 
 namespace gd {
 
-class GpuCollector {
+class GpuSource {
  public:
   // Everything the constructor can be told; the defaults are production's.
   struct Options {
@@ -21,7 +21,7 @@ class GpuCollector {
     std::chrono::milliseconds deadline{1000};
     // Bound on each init phase (dlopen + nvmlInit, then static facts);
     // 0 = same as `deadline`. nvmlInit without persistence mode can take
-    // seconds on a many-GPU host, so a live collector may want more.
+    // seconds on a many-GPU host, so a live source may want more.
     std::chrono::milliseconds init_deadline{0};
     // Where /sys is mounted (numa_node of each GPU's PCI device).
     std::string sysfs_root = "/sys";
@@ -33,11 +33,11 @@ class GpuCollector {
   // dlopen(lib_path) and nvmlInit, both bounded by the init deadline. Never
   // throws for a missing/broken driver: status() says what happened. (There
   // is no shortcut taking only some options: one let --sys-root get lost.)
-  explicit GpuCollector(Options options);
-  GpuCollector();  // production defaults
-  ~GpuCollector();
-  GpuCollector(const GpuCollector&) = delete;
-  GpuCollector& operator=(const GpuCollector&) = delete;
+  explicit GpuSource(Options options);
+  GpuSource();  // production defaults
+  ~GpuSource();
+  GpuSource(const GpuSource&) = delete;
+  GpuSource& operator=(const GpuSource&) = delete;
 
   // nvml_status vocabulary of trace-format.md: ok, no_driver,
   // driver_library_mismatch, insufficient_permissions, error.

@@ -1,4 +1,4 @@
-// HostCollector::processes() over the fixture tree: the process tree under a
+// HostSource::processes() over the fixture tree: the process tree under a
 // GPU pid, every field, the two discovery modes and per-pid cpu_pct.
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -10,7 +10,7 @@
 #include "procfs/host_source.h"
 #include "procfs/process_table.h"
 
-using gd::HostCollector;
+using gd::HostSource;
 using gd::ProcessSample;
 using gd::test::FixtureTree;
 
@@ -43,7 +43,7 @@ std::string name_of_uid(uid_t uid) {
 
 TEST(FixtureProcesses, GpuPidWithChildrenGrandchildAndZombie) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
   // 1001, 1002 from the main thread's children file, 1003 (zombie) from a
   // second thread's, 1004 is 1001's child. sshd (3000) is not related.
@@ -52,7 +52,7 @@ TEST(FixtureProcesses, GpuPidWithChildrenGrandchildAndZombie) {
 
 TEST(FixtureProcesses, MainProcessFields) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
   const ProcessSample* p = find_pid(ps, 1000);
   ASSERT_NE(p, nullptr);
@@ -74,7 +74,7 @@ TEST(FixtureProcesses, MainProcessFields) {
 
 TEST(FixtureProcesses, WeirdCommZombieAndCgroupV1) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
 
   const ProcessSample* weird = find_pid(ps, 1002);
@@ -105,7 +105,7 @@ TEST(FixtureProcesses, WeirdCommZombieAndCgroupV1) {
 
 TEST(FixtureProcesses, KernelThreadHasEmptyCmdline) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({50}, 10.0);
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].name, "kworker/0:1-events");
@@ -116,7 +116,7 @@ TEST(FixtureProcesses, KernelThreadHasEmptyCmdline) {
 
 TEST(FixtureProcesses, PidNotInProcIsMissing) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({9999, 1002}, 10.0);
   ASSERT_EQ(pids_of(ps), (std::vector<uint32_t>{1002, 9999}));
   EXPECT_EQ(ps[1].state, "missing");
@@ -144,7 +144,7 @@ TEST(FixtureProcesses, ChildrenFilesUsedWhenPresent) {
 
 TEST(FixtureProcesses, CpuPctFromTicksBetweenCalls) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   c.processes({1000}, 10.0);
   const long hz = sysconf(_SC_CLK_TCK);
   // 1.5 CPU-seconds over 2 s of wall time: 75% of one CPU. Worker 1001 adds
@@ -160,7 +160,7 @@ TEST(FixtureProcesses, CpuPctFromTicksBetweenCalls) {
 
 TEST(FixtureProcesses, ReusedPidStartsCpuAccountingAfresh) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   c.processes({1002}, 10.0);
   // Same pid, new starttime: a different process. Its ticks must not be
   // compared with the old process's.
@@ -174,7 +174,7 @@ TEST(FixtureProcesses, ReusedPidStartsCpuAccountingAfresh) {
 
 TEST(FixtureProcesses, StaticFieldsCachedThenRefreshedAfterInterval) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   c.processes({1001}, 10.0);
   tree.write("proc/1001/maps",
              "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
