@@ -4,6 +4,7 @@
 // last minutes is shown too (silently absent otherwise).
 #include <fmt/format.h>
 
+#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,8 @@
 
 namespace gd {
 namespace {
+
+constexpr std::chrono::milliseconds kProcessRateWindow{100};
 
 // interfaces.md: serve listens on 127.0.0.1:9856 unless told otherwise.
 constexpr const char* kDefaultServeUrl = "http://127.0.0.1:9856";
@@ -75,7 +78,9 @@ nlohmann::json history_json(const procmgmt::HistorySeries& s) {
 
 void run_ps(const GlobalOptions& global, const PsFlags& f) {
   Sampler sampler(global.sampler_options());
-  Sample s = sampler.sample_once();
+  // ps is about processes: their CPU% gets a longer window than status'
+  // (a worker starved on a loaded host still shows what it got).
+  Sample s = sampler.sample_once(kProcessRateWindow);
   auto rows = build_ps_rows(s);
   filter_ps_rows(rows, f.user, f.gpu);
   sort_ps_rows(rows, f.sort);

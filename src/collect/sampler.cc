@@ -16,8 +16,14 @@ double unix_now() {
 }
 
 struct Sampler::Impl {
+  using Clock = std::chrono::steady_clock;
+
+  // The host is read once before NVML is even loaded: a one-shot command's
+  // rate window then runs while NVML initialises instead of after it.
   explicit Impl(const SamplerOptions& o)
-      : gpu(gpu_options(o)), host(o.proc_root, o.sys_root) {
+      : host(o.proc_root, o.sys_root),
+        host_read_at(read_host()),
+        gpu(gpu_options(o)) {
     header.host = host.host_info();
     header.nvml_status = gpu.status();
     header.nvml_error = gpu.error();
@@ -57,8 +63,15 @@ struct Sampler::Impl {
                     std::make_move_iterator(ev.end()));
   }
 
-  GpuSource gpu;
+  Clock::time_point read_host() {
+    host.sample(unix_now());
+    return Clock::now();
+  }
+
+  // Declared in construction order (see the constructor).
   HostSource host;
+  Clock::time_point host_read_at;  // of the last host reading
+  GpuSource gpu;
   std::unique_ptr<KernelLogSource> kmsg;
   std::string kmsg_error;
   PciIndex pci;
@@ -74,34 +87,35 @@ const std::string& Sampler::kernel_log_error() const {
   return impl_->kmsg_error;
 }
 
-void Sampler::prime() { impl_->host.sample(unix_now()); }
+void Sampler::prime() { impl_->host_read_at = impl_->read_host(); }
 
 Sample Sampler::sample() {
   Sample s;
   s.gpus = impl_->gpu.sample(s.events);
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
+  impl_->host_read_at = Impl::Clock::now();
   s.processes = impl_->host.processes(Impl::gpu_pids(s.gpus), s.t);
   impl_->poll_kernel_log(s);
   return s;
 }
 
 Sample Sampler::sample_once(std::chrono::milliseconds window) {
-  using Clock = std::chrono::steady_clock;
-  const auto host_first = Clock::now();
-  impl_->host.sample(unix_now());
+  using Clock = Impl::Clock;
+  // The host's first reading is the last one taken (at the latest, when
+  // the Sampler was built, before NVML was loaded).
   Sample s;
   s.gpus = impl_->gpu.sample(s.events);
   // The GPU read names the processes, so their first reading comes after
-  // it. A slow GPU read already counts toward the host's window; the
-  // processes still get two thirds of a window of their own.
+  // it; they get two thirds of a window of their own.
   const auto pids = Impl::gpu_pids(s.gpus);
   const auto procs_first = Clock::now();
   impl_->host.processes(pids, unix_now());
-  std::this_thread::sleep_until(
-      std::max(host_first + window, procs_first + window * 2 / 3));
+  std::this_thread::sleep_until(std::max(impl_->host_read_at + window,
+                                         procs_first + window * 2 / 3));
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
+  impl_->host_read_at = Clock::now();
   s.processes = impl_->host.processes(pids, s.t);
   impl_->poll_kernel_log(s);
   return s;

@@ -37,10 +37,10 @@ class CpuRates(E2E):
         _, samples = read_trace(p.stdout)
         procs = {q["pid"]: q for q in samples[0]["processes"]}
         self.assertIn(self.pid, procs)
-        # A spinning process; the bar is low because a loaded 2-core CI
-        # machine gives it only a share of a core.
+        # Measured, not left out: one reading has no rate. (Its value is not
+        # checked: over status' 20 ms a loaded 2-core machine may not run it.)
         self.assertIsNotNone(procs[self.pid].get("cpu_pct"), "one reading is not a rate")
-        self.assertGreater(procs[self.pid]["cpu_pct"], 0.0)
+        self.assertGreaterEqual(procs[self.pid]["cpu_pct"], 0.0)
         self.assertGreater(samples[0]["host"]["cpu_util_pct"], 0.0)
 
     def test_status_text_shows_busy_host_cpu(self):
