@@ -111,8 +111,8 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   const auto pids = Impl::gpu_pids(s.gpus);
   const auto procs_first = Clock::now();
   impl_->host.processes(pids, unix_now());
-  std::this_thread::sleep_until(std::max(impl_->host_read_at + window,
-                                         procs_first + window * 2 / 3));
+  std::this_thread::sleep_until(
+      std::max(impl_->host_read_at + window, procs_first + window * 2 / 3));
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
   impl_->host_read_at = Clock::now();

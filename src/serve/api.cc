@@ -209,7 +209,8 @@ ApiReply api_findings(const Snapshot& s) {
 
 ApiReply api_history(const History* history, const QueryParams& params,
                      double now) {
-  if (!history) return json_error(503, "history is off (serve runs with --no-db)");
+  if (!history)
+    return json_error(503, "history is off (serve runs with --no-db)");
   HistoryQuery q;
   try {
     const std::string* metric = single_param(params, "metric");
