@@ -14,7 +14,7 @@ echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d
 echo "== one full sample (8 fake GPUs via dlopen, host, ~500 processes); goal < 2 ms CPU"
 echo "   (paced at 5 samples/s after 20 warm-up samples; variants in bench/sample_bench.cc)"
 "$build/bench/bench_sample"
-echo "== host collectors"
+echo "== host source"
 "$build/bench/procfs/bench_procfs" --benchmark_min_time=0.2
 echo "== trace read/write"
 "$build/bench/trace/bench_trace" --benchmark_min_time=0.2

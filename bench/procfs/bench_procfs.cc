@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 #include "procfs/process_table.h"
 
 namespace {
@@ -66,7 +66,7 @@ void stop_processes() {
 }
 
 void BM_HostSample(benchmark::State& state) {
-  gd::HostCollector c;
+  gd::HostSource c;
   double t = 1;
   for (auto _ : state) benchmark::DoNotOptimize(c.sample(t += 1));
 }
@@ -75,7 +75,7 @@ BENCHMARK(BM_HostSample);
 // Steady state at one sample per second: user/cmdline/cgroup/maps are
 // re-read every 30th call.
 void BM_ProcessesOfJob(benchmark::State& state) {
-  gd::HostCollector c;
+  gd::HostSource c;
   double t = 1;
   std::vector<uint32_t> gpu_pids{static_cast<uint32_t>(g_job)};
   size_t n = 0;
@@ -88,14 +88,14 @@ BENCHMARK(BM_ProcessesOfJob);
 void BM_ProcessesOfJobCold(benchmark::State& state) {
   std::vector<uint32_t> gpu_pids{static_cast<uint32_t>(g_job)};
   for (auto _ : state) {
-    gd::HostCollector c;
+    gd::HostSource c;
     benchmark::DoNotOptimize(c.processes(gpu_pids, 1));
   }
 }
 BENCHMARK(BM_ProcessesOfJobCold);
 
 void BM_FullHostSample(benchmark::State& state) {
-  gd::HostCollector c;
+  gd::HostSource c;
   double t = 1;
   std::vector<uint32_t> gpu_pids{static_cast<uint32_t>(g_job)};
   for (auto _ : state) {

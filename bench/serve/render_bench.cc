@@ -78,7 +78,7 @@ void BM_StatusJson8Gpus(benchmark::State& state) {
 }
 BENCHMARK(BM_StatusJson8Gpus)->Unit(benchmark::kMicrosecond);
 
-// The alerting evaluation the collector runs every few seconds: every rule
+// The alerting evaluation the sampling loop runs every few seconds: every rule
 // over a 60-sample window of the 8-GPU node.
 void BM_EvaluateWindow60x8Gpus(benchmark::State& state) {
   auto snap = eight_gpu_snapshot();

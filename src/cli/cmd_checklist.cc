@@ -15,8 +15,7 @@ int run_checklist(const GlobalOptions& global, bool json) {
   SamplerOptions options = global.sampler_options();
   options.kmsg_path = "";  // settings only: no kernel log events needed
   Sampler sampler(options);
-  sampler.prime();
-  Sample sample = sampler.sample();
+  Sample sample = sampler.sample_once();
   CheckContext ctx(sampler.header(), sample, global.proc_root, global.sys_root);
   auto items = run_checks(ctx);
   std::string out =

@@ -20,6 +20,8 @@
 namespace gd {
 namespace {
 
+constexpr std::chrono::milliseconds kProcessRateWindow{100};
+
 // interfaces.md: serve listens on 127.0.0.1:9856 unless told otherwise.
 constexpr const char* kDefaultServeUrl = "http://127.0.0.1:9856";
 // The history ps asks serve for: the last minutes, in buckets a sparkline
@@ -35,10 +37,9 @@ struct PsFlags {
 
 void run_ps(const GlobalOptions& global, const PsFlags& f) {
   Sampler sampler(global.sampler_options());
-  // cpu% of a process needs a previous reading of the same process.
-  sampler.sample();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  Sample s = sampler.sample();
+  // ps is about processes: their CPU% gets a longer window than status'
+  // (a worker starved on a loaded host still shows what it got).
+  Sample s = sampler.sample_once(kProcessRateWindow);
   auto rows = build_ps_rows(s);
   filter_ps_rows(rows, f.user, f.gpu);
   sort_ps_rows(rows, f.sort);

@@ -1,7 +1,5 @@
 // gpudoctor status [--json]
-#include <chrono>
 #include <iostream>
-#include <thread>
 
 #include "cli/commands.h"
 #include "views/status_view.h"
@@ -9,10 +7,6 @@
 #include "trace/trace_io.h"
 
 namespace gd {
-
-// Host rates need two readings; this is the shortest window that still gives
-// a meaningful CPU% from jiffies (10 ms each at USER_HZ=100).
-static constexpr auto kOneShotRateWindow = std::chrono::milliseconds(20);
 
 void add_status_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand(
@@ -22,10 +16,7 @@ void add_status_command(CLI::App& app, const GlobalOptions& global) {
                 "print a two-line trace (header + one sample, trace-format.md)");
   cmd->callback([&global, json] {
     Sampler sampler(global.sampler_options());
-    auto start = std::chrono::steady_clock::now();
-    sampler.prime();
-    std::this_thread::sleep_until(start + kOneShotRateWindow);
-    Sample s = sampler.sample();
+    Sample s = sampler.sample_once();
     if (*json) {
       std::cout << header_to_json(sampler.header()) << '\n'
                 << sample_to_json(s) << '\n';

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include "kernellog/kernel_log.h"
-#include "nvml/gpu_collector.h"
-#include "procfs/host_collector.h"
+#include "nvml/gpu_source.h"
+#include "procfs/host_source.h"
 
 namespace gd {
 
@@ -15,8 +16,14 @@ double unix_now() {
 }
 
 struct Sampler::Impl {
+  using Clock = std::chrono::steady_clock;
+
+  // The host is read once before NVML is even loaded: a one-shot command's
+  // rate window then runs while NVML initialises instead of after it.
   explicit Impl(const SamplerOptions& o)
-      : gpu(o.nvml_lib, o.deadline), host(o.proc_root, o.sys_root) {
+      : host(o.proc_root, o.sys_root),
+        host_read_at(read_host()),
+        gpu(gpu_options(o)) {
     header.host = host.host_info();
     header.nvml_status = gpu.status();
     header.nvml_error = gpu.error();
@@ -31,8 +38,40 @@ struct Sampler::Impl {
     }
   }
 
-  GpuCollector gpu;
-  HostCollector host;
+  static GpuSource::Options gpu_options(const SamplerOptions& o) {
+    GpuSource::Options g;
+    g.lib_path = o.nvml_lib;
+    g.deadline = o.deadline;
+    g.sysfs_root = o.sys_root;  // numa_node of each GPU's PCI device
+    return g;
+  }
+
+  // The processes of interest are the ones NVML lists on any GPU; the host
+  // source adds their descendants (data-loader workers).
+  static std::vector<uint32_t> gpu_pids(const std::vector<GpuSample>& gpus) {
+    std::set<uint32_t> pids;
+    for (const auto& g : gpus)
+      if (g.processes)
+        for (const auto& p : *g.processes) pids.insert(p.pid);
+    return {pids.begin(), pids.end()};
+  }
+
+  void poll_kernel_log(Sample& s) {
+    if (!kmsg || !kmsg->ok()) return;
+    auto ev = kmsg->poll(pci);
+    s.events.insert(s.events.end(), std::make_move_iterator(ev.begin()),
+                    std::make_move_iterator(ev.end()));
+  }
+
+  Clock::time_point read_host() {
+    host.sample(unix_now());
+    return Clock::now();
+  }
+
+  // Declared in construction order (see the constructor).
+  HostSource host;
+  Clock::time_point host_read_at;  // of the last host reading
+  GpuSource gpu;
   std::unique_ptr<KernelLogSource> kmsg;
   std::string kmsg_error;
   PciIndex pci;
@@ -48,27 +87,37 @@ const std::string& Sampler::kernel_log_error() const {
   return impl_->kmsg_error;
 }
 
-void Sampler::prime() { impl_->host.sample(unix_now()); }
+void Sampler::prime() { impl_->host_read_at = impl_->read_host(); }
 
 Sample Sampler::sample() {
   Sample s;
   s.gpus = impl_->gpu.sample(s.events);
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
+  impl_->host_read_at = Impl::Clock::now();
+  s.processes = impl_->host.processes(Impl::gpu_pids(s.gpus), s.t);
+  impl_->poll_kernel_log(s);
+  return s;
+}
 
-  // The processes of interest are the ones NVML lists on any GPU; the host
-  // collector adds their descendants (data-loader workers).
-  std::set<uint32_t> pids;
-  for (const auto& g : s.gpus)
-    if (g.processes)
-      for (const auto& p : *g.processes) pids.insert(p.pid);
-  s.processes = impl_->host.processes({pids.begin(), pids.end()}, s.t);
-
-  if (impl_->kmsg && impl_->kmsg->ok()) {
-    auto ev = impl_->kmsg->poll(impl_->pci);
-    s.events.insert(s.events.end(), std::make_move_iterator(ev.begin()),
-                    std::make_move_iterator(ev.end()));
-  }
+Sample Sampler::sample_once(std::chrono::milliseconds window) {
+  using Clock = Impl::Clock;
+  // The host's first reading is the last one taken (at the latest, when
+  // the Sampler was built, before NVML was loaded).
+  Sample s;
+  s.gpus = impl_->gpu.sample(s.events);
+  // The GPU read names the processes, so their first reading comes after
+  // it; they get two thirds of a window of their own.
+  const auto pids = Impl::gpu_pids(s.gpus);
+  const auto procs_first = Clock::now();
+  impl_->host.processes(pids, unix_now());
+  std::this_thread::sleep_until(
+      std::max(impl_->host_read_at + window, procs_first + window * 2 / 3));
+  s.t = unix_now();
+  s.host = impl_->host.sample(s.t);
+  impl_->host_read_at = Clock::now();
+  s.processes = impl_->host.processes(pids, s.t);
+  impl_->poll_kernel_log(s);
   return s;
 }
 

@@ -34,8 +34,18 @@ class Sampler {
   // previous call (unset on the first call: see prime()).
   Sample sample();
   // Takes a throw-away reading so that the next sample() has rates; for
-  // one-shot commands. Returns immediately.
+  // commands that then sample at an interval. Returns immediately.
   void prime();
+  // One sample with real rates for a command that samples once (status, ps,
+  // the checklist): the host is read before the GPUs (the Sampler's
+  // constructor does, before loading NVML) and again after them, at least
+  // `window` apart, and the GPU processes twice, at least 2/3 of `window`
+  // apart. Where the counters did not move a rate stays unset (n/a).
+  Sample sample_once(std::chrono::milliseconds window = kOneShotRateWindow);
+
+  // Long enough for CPU% from /proc's 10 ms ticks (USER_HZ=100) to see a
+  // busy process, short enough that `status` stays well under 50 ms.
+  static constexpr std::chrono::milliseconds kOneShotRateWindow{30};
 
  private:
   struct Impl;

@@ -1,6 +1,6 @@
 // Reads one GPU through NVML: its static facts (GpuInfo) and one sample
 // (GpuSample). Knows NVML's return codes, units and fallback chains; knows
-// nothing about threads or deadlines (gpu_collector.cc runs each reader on
+// nothing about threads or deadlines (gpu_source.cc runs each reader on
 // its own worker thread). Not thread-safe: one thread per reader.
 #pragma once
 

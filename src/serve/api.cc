@@ -204,12 +204,9 @@ ApiReply api_findings(const Snapshot& s) {
 }
 
 ApiReply api_history(const History* history, const QueryParams& params,
-                     double now, bool built_with_store) {
+                     double now) {
   if (!history)
-    return json_error(503, built_with_store
-                               ? "history is off (serve runs with --no-db)"
-                               : "history is not available: gpudoctor was "
-                                 "built without the history store");
+    return json_error(503, "history is off (serve runs with --no-db)");
   HistoryQuery q;
   try {
     const std::string* metric = single_param(params, "metric");

@@ -23,9 +23,9 @@ ApiReply api_metrics(const Snapshot& s, double now);
 ApiReply api_status(const Snapshot& s, double now);
 ApiReply api_processes(const Snapshot& s, const QueryParams& params);
 ApiReply api_findings(const Snapshot& s);
-// `history` null: 503 (run with --no-db, or built without the store).
+// `history` null: 503 (serve runs with --no-db).
 ApiReply api_history(const History* history, const QueryParams& params,
-                     double now, bool built_with_store);
+                     double now);
 // 200 while samples are fresh, 503 when collection has stalled.
 ApiReply api_healthz(const Snapshot& s, double now);
 

@@ -7,14 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/log.h"
-
-#ifdef GD_HAVE_STORE
 #include "store/history_store.h"
-#endif
 
 namespace gd {
-
-#ifdef GD_HAVE_STORE
 namespace {
 
 class StoreHistory : public History {
@@ -87,8 +82,6 @@ class StoreHistory : public History {
 
 }  // namespace
 
-bool history_built() { return true; }
-
 std::unique_ptr<History> open_history(const std::string& path,
                                       double retention_s) {
   std::error_code ec;
@@ -110,15 +103,5 @@ std::unique_ptr<History> open_history(const std::string& path,
         serve_log::q(path), n);
   return history;
 }
-
-#else
-
-bool history_built() { return false; }
-
-std::unique_ptr<History> open_history(const std::string&, double) {
-  return nullptr;
-}
-
-#endif
 
 }  // namespace gd

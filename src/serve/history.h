@@ -1,7 +1,7 @@
-// serve's view of the node history (src/store, gd_store). Built with the
-// store it writes every sample to SQLite and answers /api/v1/history;
-// built without it (or run with --no-db) there is no history and the API
-// says so with 503.
+// serve's view of the node history (src/store, gd_store): every sample is
+// written to SQLite and /api/v1/history is answered from it as JSON, with
+// store failures logged and turned into client-safe messages. Run with
+// --no-db there is no history and the API says so with 503.
 #pragma once
 
 #include <memory>
@@ -46,11 +46,8 @@ class History {
   virtual Health health() const { return {}; }
 };
 
-// True when this binary was built with the history store.
-bool history_built();
-
 // Opens (creating parent directories) the store at `path`. Throws
-// std::runtime_error "PATH: why"; returns nullptr when not built.
+// std::runtime_error "PATH: why".
 std::unique_ptr<History> open_history(const std::string& path,
                                       double retention_s);
 

@@ -1,4 +1,4 @@
-// run_serve: wires sampler, collector, history, alerting and HTTP together
+// run_serve: wires sampler, sampling loop, history, alerting and HTTP together
 // and handles signals (TERM/INT: stop, HUP: reload the config).
 #include <pthread.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "serve/alertmanager_client.h"
-#include "serve/collector.h"
+#include "serve/sampling_loop.h"
 #include "serve/history.h"
 #include "serve/http_server.h"
 #include "serve/log.h"
@@ -98,12 +98,7 @@ int run_serve(const ServeOptions& o) {
       o.no_db ? "" : (o.db_path.empty() ? default_db_path() : o.db_path);
   if (!o.no_db) {
     history = open_history(db, o.retention_s);
-    if (history) {
-      history->set_header(header);
-    } else {
-      spdlog::warn("msg=\"history store not built; running without history\"");
-      db.clear();
-    }
+    history->set_header(header);
   }
 
   std::unique_ptr<AlertmanagerClient> alertmanager;
@@ -122,17 +117,17 @@ int run_serve(const ServeOptions& o) {
   const std::string shown_host =
       o.listen_host == "0.0.0.0" || o.listen_host == "::" ? host_name()
                                                           : o.listen_host;
-  CollectorOptions co;
+  SamplingLoopOptions co;
   co.interval_s = o.interval_s;
   co.instance = host_name() + ":" + std::to_string(http.port());
   co.generator_url = (tls ? "https://" : "http://") + shown_host + ":" +
                      std::to_string(http.port()) + "/api/v1/findings";
   co.version = o.version;
   co.show_cmdline = o.show_cmdline;
-  Collector collector(sampler, history.get(), box, config, alertmanager.get(),
+  SamplingLoop loop(sampler, history.get(), box, config, alertmanager.get(),
                       co);
   http.start();
-  collector.start();
+  loop.start();
   spdlog::info(
       "msg=\"serving\" listen={}:{} version={} nvml_status={} gpus={} "
       "interval_s={} db={} alertmanager={}",
@@ -174,7 +169,7 @@ int run_serve(const ServeOptions& o) {
     }
   }
   http.stop();
-  collector.stop();
+  loop.stop();
   if (alertmanager) alertmanager->stop();
   if (history) {
     try {

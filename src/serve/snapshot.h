@@ -1,4 +1,4 @@
-// What the HTTP handlers read: the collector builds a new immutable
+// What the HTTP handlers read: the sampling loop builds a new immutable
 // Snapshot after every sample and swaps it in; a handler takes a reference
 // (shared_ptr copy under a mutex held for nanoseconds) and never waits on
 // collection, NVML or the database.

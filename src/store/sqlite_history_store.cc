@@ -63,7 +63,7 @@ constexpr int kBatchZstdLevel = 3;
 constexpr size_t kMaxBlockSamples = 4096;
 // Raw blocks downsampled per maintain() call: each holds the writer lock
 // for a few ms; a backlog (daemon was down) drains 2 h of data per call
-// instead of stalling the collector for seconds.
+// instead of stalling the sampling loop for seconds.
 constexpr int kMaxBlocksPerMaintain = 12;
 // Another process (export, a second reader) may hold a lock briefly.
 constexpr int kBusyTimeoutMs = 5000;
@@ -192,7 +192,7 @@ class SqliteHistoryStore final : public HistoryStore {
   void maintain(double now) override {
     std::lock_guard lock(mu_);
     if (opt_.read_only) return;
-    // An open block whose window has passed (the collector stopped or
+    // An open block whose window has passed (the sampling loop stopped or
     // paused) is sealed so that it, too, ages into tier 1 and retention.
     if (!open_.empty() && now >= open_window_ + store::kRawBlockSpanS)
       seal_locked();

@@ -4,8 +4,6 @@
 // (findings.md's "must not fire" column). The catalogue test checks that
 // every id of findings.md fires in some scenario and is checked silent in
 // another, so a new rule cannot go untested.
-#ifdef GD_HAVE_TRACEGEN
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -352,5 +350,3 @@ TEST(ScenarioFindings, OutcomesDoNotDependOnTheNoiseSeed) {
 
 }  // namespace
 }  // namespace gd::test
-
-#endif  // GD_HAVE_TRACEGEN

@@ -276,7 +276,7 @@ class FromTrace(E2E):
         import shutil
         import subprocess
         if not shutil.which("zstd"):
-            self.skipTest("no zstd binary")
+            self.fail("no zstd binary (Debian package 'zstd')")
         path = self.mixed()
         subprocess.run(["zstd", "-q", path, "-o", path + ".zst"], check=True)
         a = json.loads(self.diagnose("--from", path, "--json").stdout)

@@ -46,7 +46,7 @@ class Export(unittest.TestCase):
     def setUp(self):
         for tool in (STORE_FILL, TRACEGEN):
             if not os.path.exists(tool):
-                self.skipTest(f"{tool} not built")
+                self.fail(f"{tool} not built")
         self.tmp = tempfile.TemporaryDirectory()
 
     def tearDown(self):

@@ -271,12 +271,15 @@ TEST(Exporter, HostileProcessNameIsEscapedCappedAndValidUtf8) {
         << line;
 }
 
-#ifdef GD_PROMTOOL
 // promtool parses the page with Prometheus's own parser and lints it. The
 // dcgm-exporter names (upper case, counters without _total, camelCase
 // labels) are kept on purpose for compatibility, so lint remarks about
 // DCGM_* families are accepted; gpudoctor_* families must be clean.
 TEST(Exporter, PromtoolAcceptsThePageWithAHostileProcess) {
+  // A prerequisite (scripts/install-deps.sh --test installs it), never a skip.
+  ASSERT_STRNE(GD_PROMTOOL, "")
+      << "promtool not found: install the Debian package prometheus and "
+         "re-run cmake";
   const Scenario s = hostile_scenario();
   MetricsInput in = input_for(s);
   in.findings = {{"thermal-throttling", "warning", {2}, "firing"}};
@@ -309,7 +312,6 @@ TEST(Exporter, PromtoolAcceptsThePageWithAHostileProcess) {
         << "lint remark on a native family: " << line;
   }
 }
-#endif
 
 }  // namespace
 }  // namespace gd

@@ -99,8 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   check_reply(gd::api_processes(s, p));
   CheckingHistory history;
-  check_reply(gd::api_history(&history, p, now, true));
-  check_reply(gd::api_history(nullptr, p, now, false));
+  check_reply(gd::api_history(&history, p, now));
+  check_reply(gd::api_history(nullptr, p, now));
   check_reply(gd::api_healthz(s, now));
   if (in.ConsumeBool()) check_reply(gd::api_status(s, now));  // the costly one
   const std::string text = in.ConsumeRemainingBytesAsString();

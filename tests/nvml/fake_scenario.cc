@@ -103,8 +103,8 @@ std::string FakeScenario::install(const std::string& name) const {
   return path;
 }
 
-gd::GpuCollector::Options fake_options(bool old_api) {
-  gd::GpuCollector::Options o;
+gd::GpuSource::Options fake_options(bool old_api) {
+  gd::GpuSource::Options o;
   o.lib_path = old_api ? GD_FAKE_NVML_OLD_LIB : GD_FAKE_NVML_LIB;
   o.deadline = std::chrono::milliseconds(2000);
   // Keep tests independent of the machine's real PCI devices.

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "nvml/gpu_collector.h"
+#include "nvml/gpu_source.h"
 
 namespace gd_test {
 
@@ -29,8 +29,8 @@ struct FakeScenario {
   std::string install(const std::string& name) const;
 };
 
-// Collector options for the fake (the old-API variant lacks newer symbols).
-gd::GpuCollector::Options fake_options(bool old_api = false);
+// GpuSource options for the fake (the old-API variant lacks newer symbols).
+gd::GpuSource::Options fake_options(bool old_api = false);
 
 }  // namespace gd_test
 

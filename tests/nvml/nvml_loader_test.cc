@@ -1,18 +1,24 @@
 // Loading NVML where there is none, or where the file is not NVML: the
-// collector must say so through status()/error() and never crash.
+// source must say so through status()/error() and never crash.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 
-#include "nvml/gpu_collector.h"
+#include "nvml/gpu_source.h"
 #include "nvml/nvml_library.h"
 
 namespace {
 
+gd::GpuSource::Options library(std::string path) {
+  gd::GpuSource::Options o;
+  o.lib_path = std::move(path);
+  return o;
+}
+
 TEST(NvmlLoader, MissingLibraryFileIsNoDriverWithPathAndReason) {
   const std::string path = "/nonexistent/dir/libnvidia-ml.so.1";
-  gd::GpuCollector c(path);
+  gd::GpuSource c(library(path));
   EXPECT_EQ(c.status(), gd::kNvmlNoDriver);
   EXPECT_NE(c.error().find(path), std::string::npos) << c.error();
   // dlerror()'s own words are part of the message.
@@ -27,7 +33,7 @@ TEST(NvmlLoader, MissingLibraryFileIsNoDriverWithPathAndReason) {
 TEST(NvmlLoader, DefaultSonameOnAHostWithoutDriverIsNoDriver) {
   // This test machine has no NVIDIA driver; on one that has, the default
   // constructor must come up ok. Either way it must not crash or hang.
-  gd::GpuCollector c;
+  gd::GpuSource c;
   if (c.status() == gd::kNvmlOk) GTEST_SKIP() << "an NVIDIA driver is installed";
   EXPECT_EQ(c.status(), gd::kNvmlNoDriver) << c.error();
   EXPECT_NE(c.error().find("libnvidia-ml.so.1"), std::string::npos) << c.error();
@@ -36,7 +42,7 @@ TEST(NvmlLoader, DefaultSonameOnAHostWithoutDriverIsNoDriver) {
 TEST(NvmlLoader, FileThatIsNotALibraryIsNoDriver) {
   const std::string path = ::testing::TempDir() + "/not_a_library.so.1";
   std::ofstream(path) << "this is not an ELF file\n";
-  gd::GpuCollector c(path);
+  gd::GpuSource c(library(path));
   EXPECT_EQ(c.status(), gd::kNvmlNoDriver);
   EXPECT_NE(c.error().find(path), std::string::npos) << c.error();
   std::remove(path.c_str());
@@ -44,7 +50,7 @@ TEST(NvmlLoader, FileThatIsNotALibraryIsNoDriver) {
 
 TEST(NvmlLoader, LibraryWithoutNvmlInitIsAnErrorNotACrash) {
   // libm is on every glibc system and exports no NVML symbol at all.
-  gd::GpuCollector c("libm.so.6");
+  gd::GpuSource c(library("libm.so.6"));
   EXPECT_EQ(c.status(), gd::kNvmlError);
   EXPECT_NE(c.error().find("nvmlInit"), std::string::npos) << c.error();
   EXPECT_TRUE(c.gpus().empty());

@@ -6,11 +6,11 @@
 
 #include "common/text_cap.h"
 #include "fixture_tree.h"
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
 
-using gd::HostCollector;
+using gd::HostSource;
 using gd::kProcessTextMax;
 using gd::ProcessSample;
 using gd::test::FixtureTree;
@@ -39,7 +39,7 @@ const ProcessSample* find_pid(const std::vector<ProcessSample>& ps,
 TEST(CappedStrings, OneMiBCommandLineKeepsFourKiBAndSaysHowMuchWasCut) {
   FixtureTree tree;
   tree.write("proc/1000/cmdline", huge_argv(kMiB));
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
   const ProcessSample* p = find_pid(ps, 1000);
   ASSERT_NE(p, nullptr);
@@ -53,7 +53,7 @@ TEST(CappedStrings, OneMiBCommandLineKeepsFourKiBAndSaysHowMuchWasCut) {
 TEST(CappedStrings, HugeCgroupPathIsCapped) {
   FixtureTree tree;
   tree.write("proc/1000/cgroup", "0::/" + std::string(64 * 1024, 'c') + "\n");
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
   const ProcessSample* p = find_pid(ps, 1000);
   ASSERT_NE(p, nullptr);
@@ -64,7 +64,7 @@ TEST(CappedStrings, HugeCgroupPathIsCapped) {
 
 TEST(CappedStrings, ShortCommandLineIsUntouched) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
   const ProcessSample* p = find_pid(ps, 1000);
   ASSERT_NE(p, nullptr);

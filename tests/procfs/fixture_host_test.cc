@@ -1,11 +1,11 @@
-// HostCollector::host_info() and sample() over the fixture tree.
+// HostSource::host_info() and sample() over the fixture tree.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "fixture_tree.h"
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 
-using gd::HostCollector;
+using gd::HostSource;
 using gd::test::FixtureTree;
 
 namespace {
@@ -21,7 +21,7 @@ std::string disk_line(int major, int minor, const std::string& name, uint64_t se
 
 TEST(FixtureHostInfo, ReadsHostnameKernelCpuAndMemoryTotals) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   gd::HostInfo h = c.host_info();
   EXPECT_EQ(h.hostname, "fixturehost");
   EXPECT_EQ(h.kernel, "5.15.0-91-generic");
@@ -33,7 +33,7 @@ TEST(FixtureHostInfo, ReadsHostnameKernelCpuAndMemoryTotals) {
 
 TEST(FixtureHostInfo, PidNamespaceFromSelfNsLink) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   EXPECT_EQ(c.host_info().pid_namespace, "");  // no ns link, single NSpid: unknown
 
   ASSERT_EQ(symlink("pid:[4026531836]", (tree.proc() + "/self/ns_pid_tmp").c_str()), 0);
@@ -48,7 +48,7 @@ TEST(FixtureHostInfo, PidNamespaceFromSelfNsLink) {
 
 TEST(FixtureHostSample, FirstSampleHasLevelsButNoRates) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   gd::HostSample s = c.sample(100.0);
   EXPECT_EQ(s.load1, 1.25);
   EXPECT_EQ(s.mem_available_bytes, 8192000ull * 1024);
@@ -64,7 +64,7 @@ TEST(FixtureHostSample, FirstSampleHasLevelsButNoRates) {
 
 TEST(FixtureHostSample, RatesBetweenTwoSnapshots) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   c.sample(100.0);
 
   // 2 s later: +600 user, +200 system, +1000 idle, +100 iowait, +100 steal.
@@ -94,7 +94,7 @@ TEST(FixtureHostSample, RatesBetweenTwoSnapshots) {
 
 TEST(FixtureHostSample, WithoutSysBlockPartitionsAreSkippedByName) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.root_for_test_missing_sys());
+  HostSource c(tree.proc(), tree.root_for_test_missing_sys());
   c.sample(0.0);
   tree.write("proc/diskstats", disk_line(8, 0, "sda", 12000, 20000, 1500) +
                                    disk_line(8, 1, "sda1", 12000, 20000, 1500));
@@ -107,7 +107,7 @@ TEST(FixtureHostSample, MissingFilesGiveUnknownNotZero) {
   tree.remove("proc/meminfo");
   tree.remove("proc/pressure");
   tree.remove("proc/loadavg");
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   c.sample(1.0);
   tree.write("proc/stat", "cpu  1100 0 500 8100 300 0 50 150 0 0\nbtime 1700000000\n");
   gd::HostSample s = c.sample(2.0);

@@ -1,4 +1,4 @@
-// HostCollector::processes() over the fixture tree: the process tree under a
+// HostSource::processes() over the fixture tree: the process tree under a
 // GPU pid, every field, the two discovery modes and per-pid cpu_pct.
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -7,10 +7,10 @@
 #include <algorithm>
 
 #include "fixture_tree.h"
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 #include "procfs/process_table.h"
 
-using gd::HostCollector;
+using gd::HostSource;
 using gd::ProcessSample;
 using gd::test::FixtureTree;
 
@@ -43,7 +43,7 @@ std::string name_of_uid(uid_t uid) {
 
 TEST(FixtureProcesses, GpuPidWithChildrenGrandchildAndZombie) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
   // 1001, 1002 from the main thread's children file, 1003 (zombie) from a
   // second thread's, 1004 is 1001's child. sshd (3000) is not related.
@@ -52,7 +52,7 @@ TEST(FixtureProcesses, GpuPidWithChildrenGrandchildAndZombie) {
 
 TEST(FixtureProcesses, MainProcessFields) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
   const ProcessSample* p = find_pid(ps, 1000);
   ASSERT_NE(p, nullptr);
@@ -74,7 +74,7 @@ TEST(FixtureProcesses, MainProcessFields) {
 
 TEST(FixtureProcesses, WeirdCommZombieAndCgroupV1) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
 
   const ProcessSample* weird = find_pid(ps, 1002);
@@ -105,7 +105,7 @@ TEST(FixtureProcesses, WeirdCommZombieAndCgroupV1) {
 
 TEST(FixtureProcesses, KernelThreadHasEmptyCmdline) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({50}, 10.0);
   const ProcessSample* k = find_pid(ps, 50);
   ASSERT_NE(k, nullptr);
@@ -117,7 +117,7 @@ TEST(FixtureProcesses, KernelThreadHasEmptyCmdline) {
 
 TEST(FixtureProcesses, PidNotInProcIsMissing) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({9999, 1002}, 10.0);
   // 1000: 1002's parent, listed as the ancestor that groups its job.
   ASSERT_EQ(pids_of(ps), (std::vector<uint32_t>{1000, 1002, 9999}));
@@ -146,7 +146,7 @@ TEST(FixtureProcesses, ChildrenFilesUsedWhenPresent) {
 
 TEST(FixtureProcesses, CpuPctFromTicksBetweenCalls) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   c.processes({1000}, 10.0);
   const long hz = sysconf(_SC_CLK_TCK);
   // 1.5 CPU-seconds over 2 s of wall time: 75% of one CPU. Worker 1001 adds
@@ -162,7 +162,7 @@ TEST(FixtureProcesses, CpuPctFromTicksBetweenCalls) {
 
 TEST(FixtureProcesses, ReusedPidStartsCpuAccountingAfresh) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   c.processes({1002}, 10.0);
   // Same pid, new starttime: a different process. Its ticks must not be
   // compared with the old process's.
@@ -176,7 +176,7 @@ TEST(FixtureProcesses, ReusedPidStartsCpuAccountingAfresh) {
 
 TEST(FixtureProcesses, StaticFieldsCachedThenRefreshedAfterInterval) {
   FixtureTree tree;
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   c.processes({1001}, 10.0);
   tree.write("proc/1001/maps",
              "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
@@ -231,7 +231,7 @@ TEST(FixtureProcesses, GpuProcessAncestorsAreListedUpToTheLauncherOrShell) {
   add_process(tree, 955, "python3", 950, "python3 wrapper.py");
   add_process(tree, 960, "python3", 955, "python3 t.py --rank 0");
   add_process(tree, 970, "python3", 900, "python3 other.py");
-  HostCollector ranks(tree.proc(), tree.sys());
+  HostSource ranks(tree.proc(), tree.sys());
   auto ps = ranks.processes({960}, 10.0);
   // The walk ends at the launcher: the shell above it is not listed.
   ASSERT_EQ(pids_of(ps), (std::vector<uint32_t>{950, 955, 960}));
@@ -240,7 +240,7 @@ TEST(FixtureProcesses, GpuProcessAncestorsAreListedUpToTheLauncherOrShell) {
   EXPECT_TRUE(find_pid(ps, 950)->libs.empty()) << "an ancestor's maps is not read";
   EXPECT_FALSE(find_pid(ps, 960)->libs.empty());
 
-  HostCollector job(tree.proc(), tree.sys());
+  HostSource job(tree.proc(), tree.sys());
   EXPECT_EQ(pids_of(job.processes({970}, 10.0)), (std::vector<uint32_t>{900, 970}));
 }
 
@@ -250,11 +250,11 @@ TEST(FixtureProcesses, AncestorWalkIsBoundedAndLeavesInitOut) {
   // process is the innermost.
   for (uint32_t pid = 900; pid < 920; ++pid)
     add_process(tree, pid, "python3", pid == 900 ? 1 : pid - 1, "python3 wrap.py");
-  HostCollector c(tree.proc(), tree.sys());
+  HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({919}, 10.0);
   EXPECT_EQ(ps.size(), 1 + gd::procfs::ProcessTable::kMaxJobAncestors);
   EXPECT_EQ(find_pid(ps, 1), nullptr);
-  HostCollector near_init(tree.proc(), tree.sys());
+  HostSource near_init(tree.proc(), tree.sys());
   EXPECT_EQ(pids_of(near_init.processes({901}, 10.0)),
             (std::vector<uint32_t>{900, 901}));
 }

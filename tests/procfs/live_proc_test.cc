@@ -1,4 +1,4 @@
-// HostCollector on this machine's real /proc: processes we fork ourselves.
+// HostSource on this machine's real /proc: processes we fork ourselves.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/utsname.h>
@@ -14,9 +14,9 @@
 
 #include "burn_cpu.h"
 #include "job_members.h"
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 
-using gd::HostCollector;
+using gd::HostSource;
 using gd::ProcessSample;
 
 namespace {
@@ -99,7 +99,7 @@ struct JobWithWorkers {
 }  // namespace
 
 TEST(LiveHost, HostInfoMatchesThisMachine) {
-  HostCollector c;
+  HostSource c;
   gd::HostInfo h = c.host_info();
   ASSERT_TRUE(h.cpu_count);
   unsigned hc = std::thread::hardware_concurrency();
@@ -117,7 +117,7 @@ TEST(LiveHost, HostInfoMatchesThisMachine) {
 }
 
 TEST(LiveHost, SecondSampleHasCpuUtilisationInRange) {
-  HostCollector c;
+  HostSource c;
   c.sample(wall_now());
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   gd::HostSample s = c.sample(wall_now());
@@ -131,7 +131,7 @@ TEST(LiveHost, SecondSampleHasCpuUtilisationInRange) {
 TEST(LiveProcesses, ForkedJobListsChildAndBothWorkersWithCpuPct) {
   JobWithWorkers job;
   ASSERT_NO_FATAL_FAILURE(job.start());
-  HostCollector c;
+  HostSource c;
   const uint32_t child = static_cast<uint32_t>(job.child);
 
   double t0 = wall_now();
@@ -178,7 +178,7 @@ TEST(LiveProcesses, ExitedPidIsMissing) {
   if (pid == 0) _exit(0);
   ASSERT_EQ(waitpid(pid, nullptr, 0), pid);
   ASSERT_NE(kill(pid, 0), 0);  // really gone
-  HostCollector c;
+  HostSource c;
   auto ps = c.processes({static_cast<uint32_t>(pid)}, wall_now());
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].state, "missing");
@@ -188,7 +188,7 @@ TEST(LiveProcesses, UnreapedChildIsZombie) {
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) _exit(0);
-  HostCollector c;
+  HostSource c;
   std::vector<ProcessSample> ps;
   // The child becomes a zombie as soon as it has exited; give it a moment.
   for (int i = 0; i < 200; ++i) {

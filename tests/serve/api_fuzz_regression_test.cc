@@ -34,7 +34,7 @@ TEST(ApiFuzzRegression, SubnormalSinceIsATimeNotAnException) {
   EXPECT_EQ(parse_since("1e-320", 1.7e9), 1e-320);
   AnyHistory h;
   auto r = api_history(&h, {{"metric", "gpu.util_pct"}, {"since", "1e-320"}},
-                       1.7e9, true);
+                       1.7e9);
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
@@ -43,7 +43,7 @@ TEST(ApiFuzzRegression, HistoryWithAnInfiniteStepOrSinceIs400) {
   for (const QueryParams& p :
        {QueryParams{{"metric", "gpu.util_pct"}, {"step", "1e308w"}},
         QueryParams{{"metric", "gpu.util_pct"}, {"since", "1e308w"}}}) {
-    auto r = api_history(&h, p, 1.7e9, true);
+    auto r = api_history(&h, p, 1.7e9);
     EXPECT_EQ(r.status, 400) << r.body;
     EXPECT_TRUE(nlohmann::json::parse(r.body).contains("error")) << r.body;
   }

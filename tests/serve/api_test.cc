@@ -101,7 +101,7 @@ TEST(Api, FindingsCarryAlertState) {
 }
 
 TEST(Api, HistoryWithoutStoreIs503) {
-  auto r = api_history(nullptr, {{"metric", "gpu.util_pct"}}, 1000, true);
+  auto r = api_history(nullptr, {{"metric", "gpu.util_pct"}}, 1000);
   EXPECT_EQ(r.status, 503);
   EXPECT_NE(json::parse(r.body)["error"].get<std::string>().find("--no-db"),
             std::string::npos);
@@ -114,15 +114,14 @@ TEST(Api, HistoryParsesDurationsAndUnixSeconds) {
                         {"gpu", "1"},
                         {"since", "10m"},
                         {"step", "10s"}},
-                       10000, true);
+                       10000);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(h.last.metric, "gpu.mem_used_bytes");
   EXPECT_EQ(h.last.gpu, 1);
   EXPECT_EQ(h.last.since, 10000 - 600);
   EXPECT_EQ(h.last.until, 10000);
   EXPECT_EQ(h.last.step, 10);
-  r = api_history(&h, {{"metric", "host.load1"}, {"since", "9000"}}, 10000,
-                  true);
+  r = api_history(&h, {{"metric", "host.load1"}, {"since", "9000"}}, 10000);
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(h.last.since, 9000);
   EXPECT_EQ(h.last.step, 0);
@@ -139,7 +138,7 @@ TEST(Api, HistoryRejectsBadQueries) {
       {{"metric", "gpu.util_pct"}, {"since", "100"}, {"until", "50"}},
   };
   for (const auto& p : bad) {
-    auto r = api_history(&h, p, 1e9, true);
+    auto r = api_history(&h, p, 1e9);
     EXPECT_EQ(r.status, 400) << r.body;
     EXPECT_TRUE(json::parse(r.body).contains("error"));
   }

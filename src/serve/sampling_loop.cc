@@ -1,4 +1,4 @@
-#include "serve/collector.h"
+#include "serve/sampling_loop.h"
 
 #include <spdlog/spdlog.h>
 
@@ -41,9 +41,9 @@ std::string gpus_text(const std::vector<int>& gpus) {
 
 }  // namespace
 
-Collector::Collector(Sampler& sampler, History* history, SnapshotBox& box,
+SamplingLoop::SamplingLoop(Sampler& sampler, History* history, SnapshotBox& box,
                      ConfigHolder& config, AlertmanagerClient* alertmanager,
-                     CollectorOptions options)
+                     SamplingLoopOptions options)
     : sampler_(sampler),
       history_(history),
       box_(box),
@@ -65,14 +65,14 @@ Collector::Collector(Sampler& sampler, History* history, SnapshotBox& box,
   publish();
 }
 
-Collector::~Collector() { stop(); }
+SamplingLoop::~SamplingLoop() { stop(); }
 
-void Collector::start() {
+void SamplingLoop::start() {
   sampler_.prime();
   thread_ = std::thread([this] { run(); });
 }
 
-void Collector::stop() {
+void SamplingLoop::stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -81,7 +81,7 @@ void Collector::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Collector::run() {
+void SamplingLoop::run() {
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(options_.interval_s));
   auto next = Clock::now();
@@ -90,13 +90,13 @@ void Collector::run() {
       std::unique_lock lock(mu_);
       if (cv_.wait_until(lock, next, [&] { return stopping_; })) return;
     }
-    collect_once();
+    run_once();
     next += interval;
     if (next < Clock::now()) next = Clock::now();  // fell behind: no burst
   }
 }
 
-void Collector::collect_once() {
+void SamplingLoop::run_once() {
   const auto t0 = Clock::now();
   auto sample = std::make_shared<Sample>(sampler_.sample());
   collect_duration_s_ =
@@ -153,7 +153,7 @@ void Collector::collect_once() {
 
 // One line per GPU state change (ok -> stale, stale -> ok, -> lost), not one
 // per sample.
-void Collector::log_gpu_changes() {
+void SamplingLoop::log_gpu_changes() {
   for (size_t i = 0; i < health_.size(); ++i) {
     const auto& h = health_[i];
     std::string state = h.lost ? "lost" : h.success ? "ok" : "stale";
@@ -169,7 +169,7 @@ void Collector::log_gpu_changes() {
 }
 
 // Logs the store's writable <-> unwritable transitions once each.
-void Collector::watch_store() {
+void SamplingLoop::watch_store() {
   auto h = history_->health();
   if (store_ && store_->writable && !h.status.writable)
     spdlog::error(
@@ -184,7 +184,7 @@ void Collector::watch_store() {
   store_ = h.status;
 }
 
-void Collector::evaluate(double now) {
+void SamplingLoop::evaluate(double now) {
   auto cfg = config_.get();
   DiagnoseOptions options;
   options.config = cfg->rules;
@@ -226,7 +226,7 @@ void Collector::evaluate(double now) {
         batch, now, cfg->policy, options_.instance, options_.generator_url));
 }
 
-void Collector::publish() {
+void SamplingLoop::publish() {
   auto s = std::make_shared<Snapshot>();
   s->header = header_;
   s->sample = latest_;

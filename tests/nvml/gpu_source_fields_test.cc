@@ -13,7 +13,7 @@ using gd_test::FakeScenario;
 using gd_test::fake_options;
 using gd_test::json;
 
-void expect_driver(const gd::GpuCollector& c) {
+void expect_driver(const gd::GpuSource& c) {
   ASSERT_TRUE(c.driver().has_value());
   EXPECT_EQ(c.driver()->driver_version, "535.129.03");
   EXPECT_EQ(c.driver()->cuda_driver_version, "12.2");
@@ -21,7 +21,7 @@ void expect_driver(const gd::GpuCollector& c) {
 }
 
 // Static facts and one sample of every GPU equal the scenario's.
-void expect_everything_matches(gd::GpuCollector& c, const FakeScenario& s) {
+void expect_everything_matches(gd::GpuSource& c, const FakeScenario& s) {
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
   expect_driver(c);
   const json& infos = s.header["gpus"];
@@ -35,20 +35,20 @@ void expect_everything_matches(gd::GpuCollector& c, const FakeScenario& s) {
   EXPECT_TRUE(events.empty()) << events[0].text;
 }
 
-TEST(GpuCollectorFields, EveryStaticFactAndSampleFieldComesThrough) {
+TEST(GpuSourceFields, EveryStaticFactAndSampleFieldComesThrough) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.install("every_field");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   expect_everything_matches(c, s);
 }
 
-TEST(GpuCollectorFields, UnitsAreConvertedFromNvmls) {
+TEST(GpuSourceFields, UnitsAreConvertedFromNvmls) {
   // Spot checks of the conversions, from NVML's units to the trace's:
   // mW -> W (power and limits), KB/s -> bytes/s, "M.m" compute capability,
   // PCI bus id as NVML prints it.
   FakeScenario s = FakeScenario::with_gpus(1);
   s.install("units");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
   EXPECT_DOUBLE_EQ(*c.gpus()[0].power_limit_w, 350.5);
   EXPECT_EQ(c.gpus()[0].pci_bus_id, "00000000:07:00.0");
@@ -58,7 +58,7 @@ TEST(GpuCollectorFields, UnitsAreConvertedFromNvmls) {
   EXPECT_EQ(*g.pcie_tx_bytes_per_s, 1200000ULL * 1024);
 }
 
-TEST(GpuCollectorFields, OldLibraryWithoutNewerSymbolsFallsBackForEveryField) {
+TEST(GpuSourceFields, OldLibraryWithoutNewerSymbolsFallsBackForEveryField) {
   // fake_nvml_old exports no _v3 process lists, no MemoryInfo_v2, no
   // ClocksEventReasons, no CudaDriverVersion_v2, no FieldValues, no
   // NumaNodeId: every field but mem_temp_c (no older way to read it) and
@@ -67,7 +67,7 @@ TEST(GpuCollectorFields, OldLibraryWithoutNewerSymbolsFallsBackForEveryField) {
   for (auto& g : s.header["gpus"]) g.erase("numa_node");
   for (auto& g : s.samples[0]["gpus"]) g.erase("mem_temp_c");
   s.install("old_api");
-  gd::GpuCollector c(fake_options(/*old_api=*/true));
+  gd::GpuSource c(fake_options(/*old_api=*/true));
   expect_everything_matches(c, s);
 }
 
@@ -79,28 +79,28 @@ const std::vector<std::string> kNewestVariants = {
     "nvmlDeviceGetPciInfo_v3",                  "nvmlDeviceGetPciInfo_v2",
     "nvmlSystemGetCudaDriverVersion_v2",        "nvmlInit_v2"};
 
-TEST(GpuCollectorFields, MissingSymbolsFallBackToOlderVariants) {
+TEST(GpuSourceFields, MissingSymbolsFallBackToOlderVariants) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.install("hidden_symbols");
   auto o = fake_options();
   o.hidden_symbols = {kNewestVariants.begin(), kNewestVariants.end()};
-  gd::GpuCollector c(o);
+  gd::GpuSource c(o);
   expect_everything_matches(c, s);
 }
 
-TEST(GpuCollectorFields, FunctionNotFoundAnswersFallBackToOlderVariants) {
+TEST(GpuSourceFields, FunctionNotFoundAnswersFallBackToOlderVariants) {
   // The symbol exists but the driver says FUNCTION_NOT_FOUND (too old).
   FakeScenario s = FakeScenario::with_gpus(2);
   s.header["faults"] = json::array({json{{"missing_symbols", kNewestVariants}}});
   s.install("function_not_found");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   expect_everything_matches(c, s);
   // The chain remembers: later samples still have the values.
   std::vector<gd::Event> events;
   gd_test::expect_sample_matches(c.sample(events).at(1), s.samples[0]["gpus"][1]);
 }
 
-TEST(GpuCollectorFields, NoVariantAtAllGivesUnknownWithoutEvents) {
+TEST(GpuSourceFields, NoVariantAtAllGivesUnknownWithoutEvents) {
   FakeScenario s = FakeScenario::with_gpus(1);
   s.install("no_variant");
   auto o = fake_options();
@@ -113,7 +113,7 @@ TEST(GpuCollectorFields, NoVariantAtAllGivesUnknownWithoutEvents) {
                       "nvmlDeviceGetGraphicsRunningProcesses_v2",
                       "nvmlDeviceGetGraphicsRunningProcesses",
                       "nvmlDeviceGetPowerUsage"};
-  gd::GpuCollector c(o);
+  gd::GpuSource c(o);
   std::vector<gd::Event> events;
   auto g = c.sample(events).at(0);
   EXPECT_FALSE(g.clock_event_reasons.has_value());
@@ -123,7 +123,7 @@ TEST(GpuCollectorFields, NoVariantAtAllGivesUnknownWithoutEvents) {
   EXPECT_TRUE(events.empty());
 }
 
-TEST(GpuCollectorFields, ManyProcessesAreAllListedDespiteTheSmallFirstBuffer) {
+TEST(GpuSourceFields, ManyProcessesAreAllListedDespiteTheSmallFirstBuffer) {
   FakeScenario s = FakeScenario::with_gpus(1);
   json procs = json::array();
   for (int i = 0; i < 37; ++i) {
@@ -132,34 +132,34 @@ TEST(GpuCollectorFields, ManyProcessesAreAllListedDespiteTheSmallFirstBuffer) {
   }
   s.samples[0]["gpus"][0]["processes"] = procs;
   s.install("many_processes");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   std::vector<gd::Event> events;
   gd_test::expect_sample_matches(c.sample(events).at(0), s.samples[0]["gpus"][0]);
 }
 
-TEST(GpuCollectorFields, NoProcessesIsAnEmptyListNotUnknown) {
+TEST(GpuSourceFields, NoProcessesIsAnEmptyListNotUnknown) {
   FakeScenario s = FakeScenario::with_gpus(1);
   s.samples[0]["gpus"][0]["processes"] = json::array();
   s.install("no_processes");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   std::vector<gd::Event> events;
   auto g = c.sample(events).at(0);
   ASSERT_TRUE(g.processes.has_value());
   EXPECT_TRUE(g.processes->empty());
 }
 
-TEST(GpuCollectorFields, FieldsTheDriverDoesNotKnowStayUnknownNotZero) {
+TEST(GpuSourceFields, FieldsTheDriverDoesNotKnowStayUnknownNotZero) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.samples[0]["gpus"][1] = json{{"index", 1}};  // the fake knows nothing
   s.install("unknown_fields");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   std::vector<gd::Event> events;
   auto samples = c.sample(events);
   gd_test::expect_no_values(samples.at(1));
   gd_test::expect_sample_matches(samples.at(0), s.samples[0]["gpus"][0]);
 }
 
-TEST(GpuCollectorFields, NumaNodeComesFromSysfsWhenNvmlHasNone) {
+TEST(GpuSourceFields, NumaNodeComesFromSysfsWhenNvmlHasNone) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.install("sysfs_numa");
   namespace fs = std::filesystem;
@@ -172,7 +172,7 @@ TEST(GpuCollectorFields, NumaNodeComesFromSysfsWhenNvmlHasNone) {
   std::ofstream(root / "bus/pci/devices/0000:0f:00.0/numa_node") << "-1\n";  // no affinity
   auto o = fake_options(/*old_api=*/true);  // no nvmlDeviceGetNumaNodeId
   o.sysfs_root = root.string();
-  gd::GpuCollector c(o);
+  gd::GpuSource c(o);
   ASSERT_EQ(c.gpus().size(), 2u);
   EXPECT_EQ(c.gpus()[0].numa_node, 1);
   EXPECT_FALSE(c.gpus()[1].numa_node.has_value());

@@ -4,7 +4,7 @@
 // all are done or the deadline passes. A worker still stuck in the driver is
 // given no new job until it comes back, and on destruction it is detached
 // (and the library is never shut down or unloaded under it).
-#include "nvml/gpu_collector.h"
+#include "nvml/gpu_source.h"
 
 #include <condition_variable>
 #include <cstring>
@@ -22,7 +22,7 @@ using nvml::NvmlLibrary;
 
 namespace {
 
-// State shared with worker threads; outlives the collector while a detached
+// State shared with worker threads; outlives the GpuSource while a detached
 // worker is still stuck in the driver.
 struct Shared {
   std::mutex mu;
@@ -102,7 +102,7 @@ struct InitState {
   unsigned gpu_count = 0;
 };
 
-void init_library(InitState& st, const GpuCollector::Options& o) {
+void init_library(InitState& st, const GpuSource::Options& o) {
   std::string error;
   std::shared_ptr<NvmlLibrary> lib = NvmlLibrary::open(o.lib_path, &error, o.hidden_symbols);
   nvml::InitOutcome outcome{kNvmlNoDriver, error};
@@ -151,7 +151,7 @@ std::string ms_text(std::chrono::milliseconds ms) {
 
 }  // namespace
 
-struct GpuCollector::Impl {
+struct GpuSource::Impl {
   Options options;
   std::string status = kNvmlOk;
   std::string error;
@@ -306,25 +306,19 @@ struct GpuCollector::Impl {
   }
 };
 
-GpuCollector::GpuCollector(Options options)
+GpuSource::GpuSource(Options options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 
-GpuCollector::GpuCollector(std::string lib_path, std::chrono::milliseconds deadline)
-    : GpuCollector([&] {
-        Options o;
-        o.lib_path = std::move(lib_path);
-        o.deadline = deadline;
-        return o;
-      }()) {}
+GpuSource::GpuSource() : GpuSource(Options{}) {}
 
-GpuCollector::~GpuCollector() = default;
+GpuSource::~GpuSource() = default;
 
-const std::string& GpuCollector::status() const { return impl_->status; }
-const std::string& GpuCollector::error() const { return impl_->error; }
-const std::optional<DriverInfo>& GpuCollector::driver() const { return impl_->driver; }
-const std::vector<GpuInfo>& GpuCollector::gpus() const { return impl_->gpus; }
+const std::string& GpuSource::status() const { return impl_->status; }
+const std::string& GpuSource::error() const { return impl_->error; }
+const std::optional<DriverInfo>& GpuSource::driver() const { return impl_->driver; }
+const std::vector<GpuInfo>& GpuSource::gpus() const { return impl_->gpus; }
 
-std::vector<GpuSample> GpuCollector::sample(std::vector<Event>& events) {
+std::vector<GpuSample> GpuSource::sample(std::vector<Event>& events) {
   return impl_->sample(events);
 }
 

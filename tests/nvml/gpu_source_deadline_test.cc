@@ -23,13 +23,13 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-TEST(GpuCollectorDeadline, HungCallMakesOnlyThatGpuStaleWithinTheDeadline) {
+TEST(GpuSourceDeadline, HungCallMakesOnlyThatGpuStaleWithinTheDeadline) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.header["faults"] = json::array({hang("nvmlDeviceGetPowerUsage", 0, 30)});
   s.install("hang_sample");
   auto o = fake_options();
   o.deadline = 200ms;
-  gd::GpuCollector c(o);
+  gd::GpuSource c(o);
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
 
   std::vector<gd::Event> events;
@@ -59,7 +59,7 @@ TEST(GpuCollectorDeadline, HungCallMakesOnlyThatGpuStaleWithinTheDeadline) {
   EXPECT_TRUE(events.empty());
 }
 
-TEST(GpuCollectorDeadline, GpuIsReadAgainOnceItsHungCallReturns) {
+TEST(GpuSourceDeadline, GpuIsReadAgainOnceItsHungCallReturns) {
   FakeScenario s = FakeScenario::with_gpus(2);
   json h = hang("nvmlDeviceGetPowerUsage", 0, 1.0);
   h["until_s"] = 0.5;  // later calls answer at once
@@ -67,7 +67,7 @@ TEST(GpuCollectorDeadline, GpuIsReadAgainOnceItsHungCallReturns) {
   s.install("hang_then_return");
   auto o = fake_options();
   o.deadline = 200ms;
-  gd::GpuCollector c(o);
+  gd::GpuSource c(o);
   std::vector<gd::Event> events;
   EXPECT_TRUE(c.sample(events).at(0).stale);
   const auto t0 = Clock::now();
@@ -81,13 +81,13 @@ TEST(GpuCollectorDeadline, GpuIsReadAgainOnceItsHungCallReturns) {
   EXPECT_TRUE(fresh) << "GPU 0 never came back after its hung call returned";
 }
 
-TEST(GpuCollectorDeadline, DestructorDoesNotWaitForAHungCall) {
+TEST(GpuSourceDeadline, DestructorDoesNotWaitForAHungCall) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.header["faults"] = json::array({hang("nvmlDeviceGetTemperature", 1, 30)});
   s.install("hang_destroy");
   auto o = fake_options();
   o.deadline = 100ms;
-  auto c = std::make_unique<gd::GpuCollector>(o);
+  auto c = std::make_unique<gd::GpuSource>(o);
   std::vector<gd::Event> events;
   EXPECT_TRUE(c->sample(events).at(1).stale);
   const auto t0 = Clock::now();
@@ -95,7 +95,7 @@ TEST(GpuCollectorDeadline, DestructorDoesNotWaitForAHungCall) {
   EXPECT_LT(ms_since(t0), 500);
 }
 
-TEST(GpuCollectorDeadline, HungNvmlInitIsBoundedAndReported) {
+TEST(GpuSourceDeadline, HungNvmlInitIsBoundedAndReported) {
   FakeScenario s = FakeScenario::with_gpus(1);
   s.header["faults"] = json::array({json{{"function", "nvmlInit_v2"}, {"hang_s", 30}}});
   s.install("hang_init");
@@ -103,7 +103,7 @@ TEST(GpuCollectorDeadline, HungNvmlInitIsBoundedAndReported) {
   o.init_deadline = 300ms;
   const auto t0 = Clock::now();
   {
-    gd::GpuCollector c(o);
+    gd::GpuSource c(o);
     EXPECT_EQ(c.status(), gd::kNvmlError);
     EXPECT_NE(c.error().find("did not return within 300 ms"), std::string::npos) << c.error();
     EXPECT_TRUE(c.gpus().empty());
@@ -113,14 +113,14 @@ TEST(GpuCollectorDeadline, HungNvmlInitIsBoundedAndReported) {
   EXPECT_LT(ms_since(t0), 1000);
 }
 
-TEST(GpuCollectorDeadline, HungStaticFactsAreBoundedAndThatGpuIsStale) {
+TEST(GpuSourceDeadline, HungStaticFactsAreBoundedAndThatGpuIsStale) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.header["faults"] = json::array({hang("nvmlDeviceGetSerial", 1, 30)});
   s.install("hang_static");
   auto o = fake_options();
   o.deadline = 200ms;
   const auto t0 = Clock::now();
-  gd::GpuCollector c(o);
+  gd::GpuSource c(o);
   EXPECT_LT(ms_since(t0), 800);
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
   ASSERT_EQ(c.gpus().size(), 2u);
@@ -139,10 +139,10 @@ double process_cpu_ms() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-TEST(GpuCollectorDeadline, SampleOfEightGpusCostsLittleCpu) {
+TEST(GpuSourceDeadline, SampleOfEightGpusCostsLittleCpu) {
   FakeScenario s = FakeScenario::with_gpus(8);
   s.install("cpu_cost");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   ASSERT_EQ(c.gpus().size(), 8u);
   std::vector<gd::Event> events;
   c.sample(events);  // warm-up: buffers sized

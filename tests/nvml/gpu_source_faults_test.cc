@@ -26,7 +26,7 @@ std::vector<gd::Event> events_of_kind(const std::vector<gd::Event>& all, const s
   return out;
 }
 
-TEST(GpuCollectorFaults, NotSupportedSampleFunctionsGiveUnknownFieldsAndNoEvents) {
+TEST(GpuSourceFaults, NotSupportedSampleFunctionsGiveUnknownFieldsAndNoEvents) {
   FakeScenario s = FakeScenario::with_gpus(2);
   json faults = json::array();
   for (const char* f :
@@ -43,7 +43,7 @@ TEST(GpuCollectorFaults, NotSupportedSampleFunctionsGiveUnknownFieldsAndNoEvents
   }
   s.header["faults"] = faults;
   s.install("not_supported_samples");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
   std::vector<gd::Event> events;
   auto samples = c.sample(events);
@@ -59,7 +59,7 @@ TEST(GpuCollectorFaults, NotSupportedSampleFunctionsGiveUnknownFieldsAndNoEvents
   gd_test::expect_info_matches(c.gpus()[1], info);
 }
 
-TEST(GpuCollectorFaults, NotSupportedStaticFunctionsGiveUnknownFacts) {
+TEST(GpuSourceFaults, NotSupportedStaticFunctionsGiveUnknownFacts) {
   FakeScenario s = FakeScenario::with_gpus(2);
   json faults = json::array();
   for (const char* f :
@@ -74,7 +74,7 @@ TEST(GpuCollectorFaults, NotSupportedStaticFunctionsGiveUnknownFacts) {
   }
   s.header["faults"] = faults;
   s.install("not_supported_static");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
   json unknown = {{"index", 0}, {"uuid", ""}, {"name", ""}, {"pci_bus_id", ""}, {"serial", ""},
                   {"compute_capability", ""}, {"architecture", ""}, {"compute_mode", ""}};
@@ -88,14 +88,14 @@ TEST(GpuCollectorFaults, NotSupportedStaticFunctionsGiveUnknownFacts) {
   gd_test::expect_info_matches(c.gpus()[1], s.header["gpus"][1]);
 }
 
-TEST(GpuCollectorFaults, OtherErrorsGiveOneNvmlErrorEventPerFunctionPerInterval) {
+TEST(GpuSourceFaults, OtherErrorsGiveOneNvmlErrorEventPerFunctionPerInterval) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.header["faults"] = json::array({fault("nvmlDeviceGetPowerUsage", 0, "UNKNOWN"),
                                     fault("nvmlDeviceGetTemperature", 0, "UNKNOWN")});
   s.install("errors");
   auto o = fake_options();
   o.error_interval = 1s;
-  gd::GpuCollector c(o);
+  gd::GpuSource c(o);
   std::vector<gd::Event> events;
   for (int i = 0; i < 3; ++i) {
     auto samples = c.sample(events);
@@ -118,11 +118,11 @@ TEST(GpuCollectorFaults, OtherErrorsGiveOneNvmlErrorEventPerFunctionPerInterval)
   EXPECT_EQ(events.size(), 2u);
 }
 
-TEST(GpuCollectorFaults, GpuLostMidRunGivesLostSamplesAndOneEvent) {
+TEST(GpuSourceFaults, GpuLostMidRunGivesLostSamplesAndOneEvent) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.header["faults"] = json::array({json{{"gpu", 1}, {"lost_after_s", 0.4}}});
   s.install("lost_mid_run");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   std::vector<gd::Event> events;
   auto before = c.sample(events);
   EXPECT_FALSE(before[1].lost);
@@ -144,7 +144,7 @@ TEST(GpuCollectorFaults, GpuLostMidRunGivesLostSamplesAndOneEvent) {
   EXPECT_TRUE(events_of_kind(events, "nvml_error").empty());
 }
 
-TEST(GpuCollectorFaults, EachLossOfAGpuThatCameBackIsANewEvent) {
+TEST(GpuSourceFaults, EachLossOfAGpuThatCameBackIsANewEvent) {
   FakeScenario s = FakeScenario::with_gpus(1);
   json ok = s.samples[0];
   json lost = json{{"t", 0}, {"gpus", json::array({json{{"index", 0}, {"lost", true}}})}};
@@ -155,7 +155,7 @@ TEST(GpuCollectorFaults, EachLossOfAGpuThatCameBackIsANewEvent) {
     s.samples.push_back(sample);
   }
   s.install("lost_twice");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   const auto start = std::chrono::steady_clock::now();
   std::vector<bool> seen;
   std::vector<gd::Event> events;
@@ -172,13 +172,13 @@ struct InitCase {
   const char* status;
 };
 
-class GpuCollectorInitFailure : public ::testing::TestWithParam<InitCase> {};
+class GpuSourceInitFailure : public ::testing::TestWithParam<InitCase> {};
 
-TEST_P(GpuCollectorInitFailure, NvmlInitErrorMapsToTheTraceStatus) {
+TEST_P(GpuSourceInitFailure, NvmlInitErrorMapsToTheTraceStatus) {
   FakeScenario s = FakeScenario::with_gpus(1);
   s.header["faults"] = json::array({json{{"init_return", GetParam().init_return}}});
   s.install(std::string("init_") + GetParam().init_return);
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   EXPECT_EQ(c.status(), GetParam().status);
   EXPECT_NE(c.error().find("nvmlInit"), std::string::npos) << c.error();
   EXPECT_FALSE(c.driver().has_value());
@@ -188,7 +188,7 @@ TEST_P(GpuCollectorInitFailure, NvmlInitErrorMapsToTheTraceStatus) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Codes, GpuCollectorInitFailure,
+    Codes, GpuSourceInitFailure,
     ::testing::Values(InitCase{"DRIVER_NOT_LOADED", "no_driver"},
                       InitCase{"LIBRARY_NOT_FOUND", "no_driver"},
                       InitCase{"LIB_RM_VERSION_MISMATCH", "driver_library_mismatch"},
@@ -196,32 +196,32 @@ INSTANTIATE_TEST_SUITE_P(
                       InitCase{"UNKNOWN", "error"}),
     [](const auto& info) { return std::string(info.param.init_return); });
 
-TEST(GpuCollectorInitFailureText, ErrorStatusCarriesNvmlsOwnText) {
+TEST(GpuSourceInitFailureText, ErrorStatusCarriesNvmlsOwnText) {
   FakeScenario s = FakeScenario::with_gpus(1);
   s.header["faults"] = json::array({json{{"init_return", "IRQ_ISSUE"}}});
   s.install("init_irq");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   EXPECT_EQ(c.status(), gd::kNvmlError);
   // The fake's nvmlErrorString text, not just a number.
   EXPECT_EQ(c.error().find("NVML error 11"), std::string::npos) << c.error();
 }
 
-TEST(GpuCollectorInitFailureText, DeviceCountFailureIsAnError) {
+TEST(GpuSourceInitFailureText, DeviceCountFailureIsAnError) {
   FakeScenario s = FakeScenario::with_gpus(1);
   s.header["faults"] =
       json::array({json{{"function", "nvmlDeviceGetCount"}, {"return", "UNKNOWN"}}});
   s.install("count_fails");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   EXPECT_EQ(c.status(), gd::kNvmlError);
   EXPECT_NE(c.error().find("nvmlDeviceGetCount"), std::string::npos) << c.error();
   EXPECT_TRUE(c.gpus().empty());
 }
 
-TEST(GpuCollectorInitFailureText, NoScenarioMeansNoDriver) {
+TEST(GpuSourceInitFailureText, NoScenarioMeansNoDriver) {
   // The fake without FAKE_NVML_SCENARIO behaves like a driver that is not
   // loaded.
   unsetenv("FAKE_NVML_SCENARIO");
-  gd::GpuCollector c(fake_options());
+  gd::GpuSource c(fake_options());
   EXPECT_EQ(c.status(), gd::kNvmlNoDriver);
 }
 

@@ -12,7 +12,7 @@
 
 namespace gd {
 
-class GpuCollector {
+class GpuSource {
  public:
   // Everything the constructor can be told; the defaults are production's.
   struct Options {
@@ -21,7 +21,7 @@ class GpuCollector {
     std::chrono::milliseconds deadline{1000};
     // Bound on each init phase (dlopen + nvmlInit, then static facts);
     // 0 = same as `deadline`. nvmlInit without persistence mode can take
-    // seconds on a many-GPU host, so a live collector may want more.
+    // seconds on a many-GPU host, so a live source may want more.
     std::chrono::milliseconds init_deadline{0};
     // Where /sys is mounted (numa_node of each GPU's PCI device).
     std::string sysfs_root = "/sys";
@@ -30,16 +30,14 @@ class GpuCollector {
     // An nvml_error event is repeated at most this often per function per GPU.
     std::chrono::seconds error_interval{60};
   };
-  explicit GpuCollector(Options options);
-
-  // dlopen(lib_path) and nvmlInit, both bounded by `deadline`. Never throws
-  // for a missing/broken driver: status() says what happened.
-  explicit GpuCollector(std::string lib_path = "libnvidia-ml.so.1",
-                        std::chrono::milliseconds deadline =
-                            std::chrono::milliseconds(1000));
-  ~GpuCollector();
-  GpuCollector(const GpuCollector&) = delete;
-  GpuCollector& operator=(const GpuCollector&) = delete;
+  // dlopen(lib_path) and nvmlInit, both bounded by the init deadline. Never
+  // throws for a missing/broken driver: status() says what happened. (There
+  // is no shortcut taking only some options: one let --sys-root get lost.)
+  explicit GpuSource(Options options);
+  GpuSource();  // production defaults
+  ~GpuSource();
+  GpuSource(const GpuSource&) = delete;
+  GpuSource& operator=(const GpuSource&) = delete;
 
   // nvml_status vocabulary of trace-format.md: ok, no_driver,
   // driver_library_mismatch, insufficient_permissions, error.

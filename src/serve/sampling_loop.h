@@ -1,4 +1,4 @@
-// The collection thread of `serve`: samples at the interval (GPU reads
+// The sampling loop of `serve` (its own thread): samples at the interval (GPU reads
 // bounded by the Sampler's deadlines), writes history, re-runs the
 // diagnosis rules over a sliding window for alerting, and publishes an
 // immutable Snapshot after every sample.
@@ -23,7 +23,7 @@
 
 namespace gd {
 
-struct CollectorOptions {
+struct SamplingLoopOptions {
   double interval_s = 1.0;
   std::string instance;       // Alertmanager "instance" label (host:port)
   std::string generator_url;  // link back to /api/v1/findings
@@ -32,16 +32,16 @@ struct CollectorOptions {
   ProcessBudget process_budget;
 };
 
-class Collector {
+class SamplingLoop {
  public:
   // Publishes a first snapshot (header, no sample) at once. Every pointer
-  // must outlive the Collector; history and alertmanager may be null.
-  Collector(Sampler& sampler, History* history, SnapshotBox& box,
+  // must outlive the SamplingLoop; history and alertmanager may be null.
+  SamplingLoop(Sampler& sampler, History* history, SnapshotBox& box,
             ConfigHolder& config, AlertmanagerClient* alertmanager,
-            CollectorOptions options);
-  ~Collector();
-  Collector(const Collector&) = delete;
-  Collector& operator=(const Collector&) = delete;
+            SamplingLoopOptions options);
+  ~SamplingLoop();
+  SamplingLoop(const SamplingLoop&) = delete;
+  SamplingLoop& operator=(const SamplingLoop&) = delete;
 
   void start();
   // Returns after the sample in progress (bounded by the deadline).
@@ -49,7 +49,7 @@ class Collector {
 
  private:
   void run();
-  void collect_once();
+  void run_once();
   void evaluate(double now);
   void publish();
   void log_gpu_changes();
@@ -60,7 +60,7 @@ class Collector {
   SnapshotBox& box_;
   ConfigHolder& config_;
   AlertmanagerClient* alertmanager_;
-  CollectorOptions options_;
+  SamplingLoopOptions options_;
   std::shared_ptr<const TraceHeader> header_;
 
   std::mutex mu_;

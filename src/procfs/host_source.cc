@@ -1,6 +1,6 @@
-// HostCollector: reads the /proc sources (one parser file each) and turns
+// HostSource: reads the /proc sources (one parser file each) and turns
 // cumulative counters into rates between two calls.
-#include "procfs/host_collector.h"
+#include "procfs/host_source.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,7 +22,7 @@ namespace gd {
 
 using namespace procfs;
 
-struct HostCollector::Impl {
+struct HostSource::Impl {
   std::string proc, sys;
   ProcessTable table;
   std::string buf;
@@ -92,12 +92,12 @@ struct HostCollector::Impl {
   }
 };
 
-HostCollector::HostCollector(std::string proc_root, std::string sys_root)
+HostSource::HostSource(std::string proc_root, std::string sys_root)
     : impl_(std::make_unique<Impl>(std::move(proc_root), std::move(sys_root))) {}
 
-HostCollector::~HostCollector() = default;
+HostSource::~HostSource() = default;
 
-HostInfo HostCollector::host_info() {
+HostInfo HostSource::host_info() {
   Impl& m = *impl_;
   HostInfo h;
   if (m.read("/sys/kernel/hostname")) h.hostname = std::string(trim(m.buf));
@@ -134,7 +134,7 @@ HostInfo HostCollector::host_info() {
   return h;
 }
 
-HostSample HostCollector::sample(double now) {
+HostSample HostSource::sample(double now) {
   Impl& m = *impl_;
   HostSample s;
   double dt = m.have_prev ? now - m.prev_now : 0;
@@ -196,7 +196,7 @@ HostSample HostCollector::sample(double now) {
   return s;
 }
 
-std::vector<ProcessSample> HostCollector::processes(const std::vector<uint32_t>& gpu_pids,
+std::vector<ProcessSample> HostSource::processes(const std::vector<uint32_t>& gpu_pids,
                                                     double now) {
   return impl_->table.processes(gpu_pids, now, impl_->boot_time());
 }

@@ -12,11 +12,11 @@
 
 namespace gd {
 
-class HostCollector {
+class HostSource {
  public:
-  explicit HostCollector(std::string proc_root = "/proc",
+  explicit HostSource(std::string proc_root = "/proc",
                          std::string sys_root = "/sys");
-  ~HostCollector();
+  ~HostSource();
 
   // Static facts for the trace header (hostname, kernel, cpu, memory, pid
   // namespace: "container" when our PID namespace is not the initial one).
