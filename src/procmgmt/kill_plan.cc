@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/int_list.h"
 #include "model/process_tree.h"
 
 namespace gd::procmgmt {
@@ -170,10 +171,7 @@ class Planner {
 
   std::string role_of(uint32_t pid) const {
     if (is_gpu_process(pid)) {
-      std::string gpus;
-      for (int g : gpus_of_.at(pid))
-        gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-      return "GPU process on GPU " + gpus;
+      return "GPU process on GPU " + join_ints(gpus_of_.at(pid), ",");
     }
     if (uint32_t a = gpu_ancestor(pid))
       return fmt::format("worker of GPU process {}", a);

@@ -68,7 +68,7 @@ struct HistorySeries {
   std::vector<HistoryPoint> points;
 };
 
-// Thread-safe: append() from the collector thread, queries from HTTP threads.
+// Thread-safe: append() from the sampling loop, queries from HTTP threads.
 class HistoryStore {
  public:
   static std::unique_ptr<HistoryStore> open(

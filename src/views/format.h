@@ -1,5 +1,5 @@
-// Small text helpers for the CLI views: cells and unknown values (sizes and
-// lengths of time come from common/).
+// What every view shares: the word for an unknown value, and the common
+// formatters of sizes and lengths of time (src/common).
 #pragma once
 
 #include <cstdint>
@@ -11,10 +11,6 @@
 #include "common/elapsed_text.h"
 
 namespace gd {
-
-// Made terminal-safe (untrusted text: names, command lines) and shortened to
-// at most `width` display columns, ending in "~" when cut.
-std::string ellipsize(std::string_view text, size_t width);
 
 // "n/a" stands for unknown everywhere in the views (never 0).
 inline constexpr const char* kUnknown = "n/a";

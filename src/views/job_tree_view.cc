@@ -8,7 +8,7 @@
 
 #include "common/bytes_text.h"
 #include "common/int_list.h"
-#include "views/text_util.h"
+#include "common/terminal_text.h"
 
 namespace gd::procmgmt {
 
@@ -44,8 +44,8 @@ std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
     std::string indent;
     if (t.launcher) {
       out += fmt::format("launcher {}  {}  {}  ({} rank{})\n", t.launcher->pid,
-                         shorten(t.launcher->user, 32),
-                         shorten(t.launcher->command(), kCommandWidth),
+                         terminal_fit(t.launcher->user, 32),
+                         terminal_fit(t.launcher->command(), kCommandWidth),
                          t.ranks.size(), t.ranks.size() == 1 ? "" : "s");
       indent = "  ";
     }
@@ -58,8 +58,8 @@ std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
       out += fmt::format("{}{}rank {}  GPU {}  {}  cpu {}  {}  {}{}\n", indent,
                          branch, r.rank.pid, join_ints(r.rank.gpus, ","), mem,
                          cpu_text(r.proc),
-                         r.proc ? shorten(r.proc->state, 8) : "missing",
-                         shorten(command_of(r.proc), kCommandWidth),
+                         r.proc ? terminal_fit(r.proc->state, 8) : "missing",
+                         terminal_fit(command_of(r.proc), kCommandWidth),
                          r.proc && r.proc->state == "Z" ? "  <-- ZOMBIE" : "");
       std::string rank_cont = t.launcher ? (last_rank ? "   " : "|  ") : "";
       for (const auto& [w, depth] : r.workers) {
@@ -67,8 +67,8 @@ std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
         out += fmt::format(
             "{}{}{}`- worker {}  cpu {}  {}  {}\n", indent, rank_cont,
             std::string(static_cast<size_t>(2 * (depth - 1)), ' '), w->pid,
-            cpu_text(w), shorten(w->state, 8),
-            shorten(command_of(w), kCommandWidth));
+            cpu_text(w), terminal_fit(w->state, 8),
+            terminal_fit(command_of(w), kCommandWidth));
       }
     }
   }

@@ -40,7 +40,7 @@ std::string render_held(const HeldMemory& h) {
   for (const auto& o : h.account.other_holders)
     out += fmt::format(
         "  pid {} ({}, {}) still has NVIDIA device files open{}\n", o.proc.pid,
-        ellipsize(o.proc.user, 32), ellipsize(o.proc.command(), 50),
+        terminal_fit(o.proc.user, 32), terminal_fit(o.proc.command(), 50),
         o.proc.uninterruptible() ? " and is stuck in D state" : "");
   out += "    next: " + h.next + "\n";
   return out;
@@ -66,7 +66,7 @@ std::string render_kill_plan(const KillPlan& plan, const Sample& s,
           "  {:<8} {:<10} {:<5} {:<36} {:>10}  {}\n", t.proc.pid,
           terminal_cell(t.proc.user, 10), std::string(1, t.proc.state),
           terminal_cell(t.role, 36), mem ? human_bytes(*mem) : "-",
-          ellipsize(t.proc.command(), 60));
+          terminal_fit(t.proc.command(), 60));
     }
   }
   for (const auto& z : plan.zombies)
@@ -85,7 +85,7 @@ std::string render_kill_refusals(const KillPlan& plan,
   for (const auto& r : plan.refusals) {
     const ProcEntry* p = procs.find(r.pid);
     out += fmt::format("  {} ({}): {}\n", r.pid,
-                       p ? ellipsize(p->command(), 40) : std::string("?"),
+                       p ? terminal_fit(p->command(), 40) : std::string("?"),
                        terminal_safe(r.reason, kTerminalSentenceMax));
   }
   return out;

@@ -7,7 +7,7 @@
 
 #include "common/bytes_text.h"
 #include "common/elapsed_text.h"
-#include "views/text_util.h"
+#include "common/terminal_text.h"
 
 namespace gd::procmgmt {
 

@@ -113,7 +113,7 @@ std::string line_for(const Sample& s, const std::string& gpu_col,
       "{:<4} {:<16} {:<10} {:>10} {:>7} {:<7} {:>8} {:<20} {:<6} {}{}\n",
       gpu_col, pid_col, user, mem, cpu_text(p), state, elapsed_text(s, p),
       container.empty() ? "-" : container, cuda.empty() ? "-" : cuda,
-      ellipsize(cmd, 80), note);
+      terminal_fit(cmd, 80), note);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "views/who_render.h"
-#include "views/text_util.h"
+#include "common/terminal_text.h"
 #include "common/bytes_text.h"
 
 namespace gd::procmgmt {
@@ -59,10 +59,10 @@ nlohmann::json proc_json(const ProcEntry& p) {
 
 std::string render_who(const GpuMemoryAccount& a) {
   std::string out = fmt::format("GPU {}  {}", a.gpu,
-                                a.name.empty() ? "?" : shorten(a.name, 64));
+                                a.name.empty() ? "?" : terminal_fit(a.name, 64));
   if (!a.readable)
     return out + "\n!! cannot account for its memory: " +
-           safe_text(a.unreadable_reason) + "\n";
+           terminal_safe(a.unreadable_reason, kTerminalSentenceMax) + "\n";
   out += fmt::format("  used {} of {}\n\n",
                      a.used_bytes ? human_bytes_brief(*a.used_bytes) : "n/a",
                      a.total_bytes ? human_bytes_brief(*a.total_bytes) : "n/a");
@@ -77,9 +77,9 @@ std::string render_who(const GpuMemoryAccount& a) {
                        ap.used_bytes ? human_bytes_brief(*ap.used_bytes) : "n/a",
                        holder_status_name(ap.status), cell(user, 10),
                        cell(container_text(ap.container, ap.proc), 28),
-                       shorten(cmd, kCommandWidth));
+                       terminal_fit(cmd, kCommandWidth));
     if (!ap.explanation.empty())
-      out += "            -> " + safe_text(ap.explanation) + "\n";
+      out += "            -> " + terminal_safe(ap.explanation, kTerminalSentenceMax) + "\n";
   }
   if (a.processes.empty() && a.processes_known)
     out += "  (NVML lists no process)\n";
@@ -111,7 +111,7 @@ std::string render_who(const GpuMemoryAccount& a) {
       out += fmt::format("  {:<9} {:<10} {:<18} {:<28} {}{}\n", o.proc.pid,
                          cell(o.proc.user, 10), cell(devs, 18),
                          cell(container_text(o.container, o.proc), 28),
-                         shorten(o.proc.command(), kCommandWidth),
+                         terminal_fit(o.proc.command(), kCommandWidth),
                          o.proc.zombie()            ? "  [zombie]"
                          : o.proc.uninterruptible() ? "  [D state]"
                                                     : "");
@@ -119,7 +119,7 @@ std::string render_who(const GpuMemoryAccount& a) {
   }
   if (!a.advice.empty()) {
     out += "\nWhat to do:\n";
-    for (const auto& s : a.advice) out += "  - " + safe_text(s) + "\n";
+    for (const auto& s : a.advice) out += "  - " + terminal_safe(s, kTerminalSentenceMax) + "\n";
   }
   return out;
 }
