@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kProcessRateWindow{100};
 
-// interfaces.md: serve listens on 127.0.0.1:9856 unless told otherwise.
+// serve listens on 127.0.0.1:9856 unless told otherwise.
 constexpr const char* kDefaultServeUrl = "http://127.0.0.1:9856";
 // The history ps asks serve for: the last minutes, in buckets a sparkline
 // of ~20 characters can show.

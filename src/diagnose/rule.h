@@ -1,6 +1,6 @@
 // A diagnosis rule: sees the trace header and the samples of a window in one
 // streaming pass (bounded state), then names causes with evidence.
-// findings.md (../shared) is the catalogue of ids; one rule per file in
+// docs/findings.md is the catalogue of ids; one rule per file in
 // rules/, registered in rule_table.cc.
 #pragma once
 

@@ -31,7 +31,7 @@ constexpr const char* kVideoEngineAction =
     "repeats with known-good software, contact support.";
 
 // Wording is gpudoctor's own; the facts come from NVIDIA's Xid catalogue and
-// debug guidelines (see ../shared/real/xid_catalog.md for sources).
+// debug guidelines.
 const Row kRows[] = {
     {8, 8, "ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT", C::driver, "warning",
      "the GPU stopped processing work (channel idle timeout)",

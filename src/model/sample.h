@@ -1,4 +1,4 @@
-// The one data model of gpudoctor (../shared/trace-format.md, version 1).
+// The one data model of gpudoctor (docs/trace-format.md, version 1).
 // Collectors fill it, the trace writer/reader serialise it, every consumer
 // (diagnose, exporter, store, TUI, CLI) reads it.
 //

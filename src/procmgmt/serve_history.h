@@ -1,5 +1,5 @@
 // GPU memory history of processes from a running `gpudoctor serve`
-// (GET /api/v1/history, interfaces.md), for `gpudoctor ps`. Absent serve is
+// (GET /api/v1/history, README "serve"), for `gpudoctor ps`. Absent serve is
 // normal: every failure yields an empty result, never an error.
 #pragma once
 

@@ -1,9 +1,8 @@
 // Node history: samples kept in a SQLite file so `gpudoctor serve` can answer
 // /api/v1/history and `gpudoctor export` can write yesterday's incident back
-// as a trace (../shared/trace-format.md) for `diagnose --from`.
+// as a trace (docs/trace-format.md) for `diagnose --from`.
 //
-// Interface agreed in helpers/interfaces.md; the SQLite implementation lives
-// in sqlite_history_store.cc (compact per-sample encoding, see encoding.h).
+// The SQLite implementation lives in sqlite_history_store.cc (samples packed in blocks, see block_codec.h).
 #pragma once
 
 #include <cstddef>
@@ -22,7 +21,7 @@ struct StoreOptions {
   std::string path;                // SQLite file
   double retention_s = 7 * 86400;  // older data deleted
   size_t batch_samples = 10;       // samples buffered before one transaction
-  // Store extension (not in interfaces.md): open an existing DB for reading
+  // Store extension (beyond what serve needs): open an existing DB for reading
   // only (export, inspection). Missing file = StoreError; append() throws.
   bool read_only = false;
   // While the disk is full (or the file unwritable) encoded batches wait in

@@ -1,7 +1,7 @@
 // The numeric fields of GpuSample and HostSample as a table (name + member
 // pointer), so the codec, the downsampler and query() walk one list instead
 // of spelling every field three times. Metric names are "gpu.<name>" and
-// "host.<name>" (interfaces.md).
+// "host.<name>" (the metric names of /api/v1/history).
 #pragma once
 
 #include <cstdint>

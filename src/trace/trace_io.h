@@ -1,4 +1,4 @@
-// Trace reading and writing (../shared/trace-format.md): JSON Lines, optionally
+// Trace reading and writing (docs/trace-format.md): JSON Lines, optionally
 // zstd-compressed (.zst). Streaming in both directions: a reader holds one line.
 #pragma once
 
