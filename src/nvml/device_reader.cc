@@ -174,6 +174,29 @@ bool DeviceReader::acquire_handle() {
 
 // ---- static facts -----------------------------------------------------------
 
+// Memory info through nvmlDeviceGetMemoryInfo_v2 when the library has it
+// (it counts reserved memory apart from used), else the plain call.
+nvmlReturn_t DeviceReader::read_memory(MemoryInfo& out) {
+  return first_available(
+      memory_variant_,
+      [&] {
+        nvmlMemory_v2_t mem{};
+        mem.version = nvmlMemory_v2;
+        nvmlReturn_t r = call_if(f_.nvmlDeviceGetMemoryInfo_v2, dev_, &mem);
+        out = {mem.total, mem.used};
+        // A library that has _v2 but not this struct version: use plain.
+        return r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+                   ? NVML_ERROR_FUNCTION_NOT_FOUND
+                   : r;
+      },
+      [&] {
+        nvmlMemory_t mem{};
+        nvmlReturn_t r = call_if(f_.nvmlDeviceGetMemoryInfo, dev_, &mem);
+        out = {mem.total, mem.used};
+        return r;
+      });
+}
+
 void DeviceReader::read_pci(GpuInfo& info) {
   nvmlPciInfo_t pci;
   std::memset(&pci, 0, sizeof pci);
@@ -233,24 +256,9 @@ GpuInfo DeviceReader::read_info() {
                             "nvmlDeviceGetSerial");
   read_pci(info);
 
-  unsigned long long total = 0;
-  nvmlReturn_t rc = first_available(
-      memory_variant_,
-      [&] {
-        nvmlMemory_v2_t mem{};
-        mem.version = nvmlMemory_v2;
-        nvmlReturn_t r = call_if(f_.nvmlDeviceGetMemoryInfo_v2, dev_, &mem);
-        total = mem.total;
-        // A library that has _v2 but not this struct version: use plain.
-        return r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH ? NVML_ERROR_FUNCTION_NOT_FOUND : r;
-      },
-      [&] {
-        nvmlMemory_t mem{};
-        nvmlReturn_t r = call_if(f_.nvmlDeviceGetMemoryInfo, dev_, &mem);
-        total = mem.total;
-        return r;
-      });
-  if (ok(rc, "nvmlDeviceGetMemoryInfo")) info.memory_total_bytes = total;
+  MemoryInfo mem;
+  nvmlReturn_t rc = read_memory(mem);
+  if (ok(rc, "nvmlDeviceGetMemoryInfo")) info.memory_total_bytes = mem.total;
 
   unsigned u = 0;
   auto uint_of = [&](auto fn, std::string_view name) -> std::optional<unsigned> {
@@ -466,23 +474,9 @@ void DeviceReader::read_values(GpuSample& s) {
   }
   if (lost_now_) return;  // the first call tells: don't wait on the rest
 
-  unsigned long long used = 0;
-  nvmlReturn_t rc = first_available(
-      memory_variant_,
-      [&] {
-        nvmlMemory_v2_t mem{};
-        mem.version = nvmlMemory_v2;
-        nvmlReturn_t r = call_if(f_.nvmlDeviceGetMemoryInfo_v2, dev_, &mem);
-        used = mem.used;
-        return r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH ? NVML_ERROR_FUNCTION_NOT_FOUND : r;
-      },
-      [&] {
-        nvmlMemory_t mem{};
-        nvmlReturn_t r = call_if(f_.nvmlDeviceGetMemoryInfo, dev_, &mem);
-        used = mem.used;
-        return r;
-      });
-  if (ok(rc, "nvmlDeviceGetMemoryInfo")) s.mem_used_bytes = used;
+  MemoryInfo mem;
+  nvmlReturn_t rc = read_memory(mem);
+  if (ok(rc, "nvmlDeviceGetMemoryInfo")) s.mem_used_bytes = mem.used;
 
   if (auto v = read_uint(f_.nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature",
                          NVML_TEMPERATURE_GPU)) {

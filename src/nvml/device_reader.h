@@ -39,6 +39,10 @@ class DeviceReader {
 
   bool acquire_handle();
   void read_pci(GpuInfo& info);
+  struct MemoryInfo {
+    unsigned long long total = 0, used = 0;
+  };
+  nvmlReturn_t read_memory(MemoryInfo& out);
   std::optional<int> numa_node_from_sysfs(const GpuInfo& info) const;
   void read_values(GpuSample& s);
   std::optional<std::vector<GpuProcess>> read_processes();
