@@ -132,7 +132,8 @@ std::optional<std::set<int>> parse_cpu_list(const std::string& text) {
 
 std::vector<CheckItem> fold_gpu_results(const char* id,
                                         const std::vector<GpuResult>& results) {
-  if (results.empty()) return {make_item(id, CheckStatus::kSkip, "-", "no GPUs")};
+  if (results.empty())
+    return {make_item(id, CheckStatus::kSkip, "-", "no GPUs")};
   struct Group {
     const GpuResult* first;
     std::vector<int> gpus;

@@ -11,13 +11,13 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "views/format.h"
 #include "collect/sampler.h"
 #include "diagnose/config.h"
 #include "diagnose/engine.h"
 #include "diagnose/live_sample_source.h"
-#include "views/diagnose_report.h"
 #include "trace/trace_io.h"
+#include "views/diagnose_report.h"
+#include "views/format.h"
 
 namespace gd {
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "views/format.h"
 #include "common/duration.h"
 #include "store/history_store.h"
 #include "trace/trace_io.h"
+#include "views/format.h"
 
 namespace gd {
 namespace {

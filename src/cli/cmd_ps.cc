@@ -85,7 +85,8 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
   }
   std::string why = explain_nvml_status(sampler.header());
   if (!why.empty()) std::cout << "!! " << why << "\n";
-  std::cout << render_ps(s, rows) << render_ps_history(rows, history, kHistorySince);
+  std::cout << render_ps(s, rows)
+            << render_ps_history(rows, history, kHistorySince);
 }
 
 }  // namespace

@@ -7,9 +7,9 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "views/format.h"
 #include "collect/sampler.h"
 #include "trace/trace_io.h"
+#include "views/format.h"
 
 namespace gd {
 namespace {

@@ -2,9 +2,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "views/status_view.h"
 #include "collect/sampler.h"
 #include "trace/trace_io.h"
+#include "views/status_view.h"
 
 namespace gd {
 
@@ -12,8 +12,9 @@ void add_status_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand(
       "status", "one screen: every GPU and the host beside it");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json,
-                "print a two-line trace (header + one sample, trace-format.md)");
+  cmd->add_flag(
+      "--json", *json,
+      "print a two-line trace (header + one sample, trace-format.md)");
   cmd->callback([&global, json] {
     Sampler sampler(global.sampler_options());
     Sample s = sampler.sample_once();

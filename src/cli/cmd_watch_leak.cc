@@ -13,10 +13,10 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "views/format.h"
-#include "views/status_view.h"
 #include "collect/sampler.h"
+#include "views/format.h"
 #include "views/leak_view.h"
+#include "views/status_view.h"
 
 namespace gd {
 namespace {

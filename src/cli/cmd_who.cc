@@ -8,11 +8,11 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "views/status_view.h"
 #include "collect/sampler.h"
 #include "procmgmt/device_holders.h"
-#include "views/who_render.h"
 #include "procmgmt/proc_snapshot.h"
+#include "views/status_view.h"
+#include "views/who_render.h"
 
 namespace gd {
 namespace {

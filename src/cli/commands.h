@@ -1,9 +1,8 @@
 // Every subcommand registers itself on the CLI11 app; main.cc lists them.
 #pragma once
 
-#include <vector>
-
 #include <CLI/CLI.hpp>
+#include <vector>
 
 #include "cli/global_options.h"
 

@@ -9,9 +9,9 @@ namespace gd {
 
 struct GlobalOptions {
   std::string nvml_lib = "libnvidia-ml.so.1";
-  double interval_s = 1.0;            // sampling interval
-  double deadline_s = 1.0;            // per-GPU NVML read deadline
-  std::string proc_root = "/proc";    // for fixture tests
+  double interval_s = 1.0;          // sampling interval
+  double deadline_s = 1.0;          // per-GPU NVML read deadline
+  std::string proc_root = "/proc";  // for fixture tests
   std::string sys_root = "/sys";
   std::string kmsg_path = "/dev/kmsg";  // kernel log; "" or "none" disables
 

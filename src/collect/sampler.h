@@ -15,8 +15,8 @@ struct SamplerOptions {
   std::string nvml_lib = "libnvidia-ml.so.1";
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
-  std::string kmsg_path = "/dev/kmsg";  // "" disables the kernel log
-  bool kmsg_from_start = false;         // replay the whole log (tests)
+  std::string kmsg_path = "/dev/kmsg";       // "" disables the kernel log
+  bool kmsg_from_start = false;              // replay the whole log (tests)
   std::chrono::milliseconds deadline{1000};  // per-GPU NVML read bound
 };
 

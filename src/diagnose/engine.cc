@@ -21,15 +21,15 @@ bool concerns_gpu(const Finding& f, int gpu) {
 }  // namespace
 
 void sort_findings(std::vector<Finding>& findings) {
-  std::stable_sort(findings.begin(), findings.end(),
-                   [](const Finding& a, const Finding& b) {
-                     int sa = severity_rank(a.severity), sb = severity_rank(b.severity);
-                     if (sa != sb) return sa > sb;
-                     int ga = first_gpu(a), gb = first_gpu(b);
-                     if (ga != gb) return ga < gb;
-                     if (a.id != b.id) return a.id < b.id;
-                     return a.start < b.start;
-                   });
+  std::stable_sort(
+      findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+        int sa = severity_rank(a.severity), sb = severity_rank(b.severity);
+        if (sa != sb) return sa > sb;
+        int ga = first_gpu(a), gb = first_gpu(b);
+        if (ga != gb) return ga < gb;
+        if (a.id != b.id) return a.id < b.id;
+        return a.start < b.start;
+      });
 }
 
 DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,

@@ -48,8 +48,10 @@ std::string gpu_label(const TraceHeader& header, int index) {
   const GpuInfo* info = find_gpu_info(header, index);
   if (!info || (info->name.empty() && info->pci_bus_id.empty()))
     return fmt::format("GPU {}", index);
-  if (info->pci_bus_id.empty()) return fmt::format("GPU {} ({})", index, info->name);
-  if (info->name.empty()) return fmt::format("GPU {} ({})", index, info->pci_bus_id);
+  if (info->pci_bus_id.empty())
+    return fmt::format("GPU {} ({})", index, info->name);
+  if (info->name.empty())
+    return fmt::format("GPU {} ({})", index, info->pci_bus_id);
   return fmt::format("GPU {} ({}, {})", index, info->name, info->pci_bus_id);
 }
 

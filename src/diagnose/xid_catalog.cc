@@ -296,7 +296,8 @@ std::vector<XidInfo> build() {
   std::vector<XidInfo> out;
   for (const Row& r : kRows)
     for (int code = r.first; code <= r.last; ++code)
-      out.push_back({code, r.mnemonic, r.cause, r.severity, r.meaning, r.action});
+      out.push_back(
+          {code, r.mnemonic, r.cause, r.severity, r.meaning, r.action});
   std::sort(out.begin(), out.end(),
             [](const XidInfo& a, const XidInfo& b) { return a.code < b.code; });
   return out;
@@ -315,25 +316,38 @@ const std::vector<XidInfo>& xid_catalog() {
 
 const XidInfo* find_xid(int code) {
   const auto& t = xid_catalog();
-  auto it = std::lower_bound(t.begin(), t.end(), code,
-                             [](const XidInfo& x, int c) { return x.code < c; });
+  auto it =
+      std::lower_bound(t.begin(), t.end(), code,
+                       [](const XidInfo& x, int c) { return x.code < c; });
   return it != t.end() && it->code == code ? &*it : nullptr;
 }
 
 std::string_view xid_cause_name(XidCause cause) {
   switch (cause) {
-    case C::application: return "application";
-    case C::driver: return "driver";
-    case C::firmware: return "firmware";
-    case C::hardware: return "hardware";
-    case C::memory: return "memory";
-    case C::pcie_bus: return "pcie-bus";
-    case C::nvlink: return "nvlink";
-    case C::power: return "power";
-    case C::thermal: return "thermal";
-    case C::configuration: return "configuration";
-    case C::informational: return "informational";
-    case C::unknown: break;
+    case C::application:
+      return "application";
+    case C::driver:
+      return "driver";
+    case C::firmware:
+      return "firmware";
+    case C::hardware:
+      return "hardware";
+    case C::memory:
+      return "memory";
+    case C::pcie_bus:
+      return "pcie-bus";
+    case C::nvlink:
+      return "nvlink";
+    case C::power:
+      return "power";
+    case C::thermal:
+      return "thermal";
+    case C::configuration:
+      return "configuration";
+    case C::informational:
+      return "informational";
+    case C::unknown:
+      break;
   }
   return "unknown";
 }
@@ -350,7 +364,8 @@ std::string xid_severity(int code, std::string_view text) {
     return "critical";
   }
   // NVLink5 errors say whether they were fatal; non-fatal ones are recovered.
-  if (code >= 144 && code <= 150 && contains(text, "Nonfatal")) return "warning";
+  if (code >= 144 && code <= 150 && contains(text, "Nonfatal"))
+    return "warning";
   return info->severity;
 }
 

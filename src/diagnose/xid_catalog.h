@@ -12,14 +12,14 @@
 namespace gd {
 
 enum class XidCause {
-  application,    // the program did something illegal; GPU is healthy
-  driver,         // driver / system software
-  firmware,       // GSP, PMU, SEC2 micro-controllers
-  hardware,       // the board itself
-  memory,         // ECC / frame-buffer memory
-  pcie_bus,       // the PCIe link or the host bus
-  nvlink,         // NVLink / NVSwitch / C2C fabric
-  power,          // power delivery
+  application,  // the program did something illegal; GPU is healthy
+  driver,       // driver / system software
+  firmware,     // GSP, PMU, SEC2 micro-controllers
+  hardware,     // the board itself
+  memory,       // ECC / frame-buffer memory
+  pcie_bus,     // the PCIe link or the host bus
+  nvlink,       // NVLink / NVSwitch / C2C fabric
+  power,        // power delivery
   thermal,
   configuration,  // site or VM configuration
   informational,  // side effect or notice; acts through another Xid

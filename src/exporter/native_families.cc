@@ -355,7 +355,9 @@ void render_finding_families(const MetricsInput& in, std::string& out) {
   std::set<std::string> finding_labels, alert_labels;
   for (const auto& f : in.findings) {
     Labels l;
-    l.add("id", f.id).add("severity", f.severity).add("gpu", join_ints(f.gpus, ","));
+    l.add("id", f.id)
+        .add("severity", f.severity)
+        .add("gpu", join_ints(f.gpus, ","));
     finding_labels.insert(l.body());
     if (!f.alert_state.empty())
       alert_labels.insert(l.add("state", f.alert_state).body());

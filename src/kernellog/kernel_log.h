@@ -37,8 +37,8 @@ class KernelLogSource {
   explicit KernelLogSource(std::string path = "/dev/kmsg",
                            bool from_start = false);
   ~KernelLogSource();
-  bool ok() const;                  // false if the log could not be opened
-  const std::string& error() const; // why not
+  bool ok() const;                   // false if the log could not be opened
+  const std::string& error() const;  // why not
   std::vector<Event> poll(const PciIndex& pci);  // new events since last poll
 
  private:

@@ -20,7 +20,9 @@ std::string_view drop_bracket_stamp(std::string_view s) {
 }  // namespace
 
 std::string_view trim_blanks(std::string_view s) {
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  auto blank = [](char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  };
   while (!s.empty() && blank(s.front())) s.remove_prefix(1);
   while (!s.empty() && blank(s.back())) s.remove_suffix(1);
   return s;
@@ -55,7 +57,8 @@ std::string_view kernel_message(std::string_view line) {
   if (tag != std::string_view::npos && tag < 80) {
     return drop_bracket_stamp(trim_blanks(s.substr(tag + 8)));
   }
-  if (s.starts_with("kernel:")) return drop_bracket_stamp(trim_blanks(s.substr(7)));
+  if (s.starts_with("kernel:"))
+    return drop_bracket_stamp(trim_blanks(s.substr(7)));
   return s;
 }
 

@@ -25,7 +25,8 @@ std::optional<unsigned> hex_field(std::string_view s, size_t max_digits) {
 std::optional<std::string> normalize_pci_address(std::string_view a) {
   while (!a.empty() && a.front() == ' ') a.remove_prefix(1);
   while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
-  if (a.size() >= 4 && (a.substr(0, 4) == "PCI:" || a.substr(0, 4) == "pci:")) a.remove_prefix(4);
+  if (a.size() >= 4 && (a.substr(0, 4) == "PCI:" || a.substr(0, 4) == "pci:"))
+    a.remove_prefix(4);
   // Drop the function: "07:00.0" -> "07:00". GPUs are function 0, and the
   // kernel's Xid lines do not print it.
   if (size_t dot = a.rfind('.'); dot != std::string_view::npos) {

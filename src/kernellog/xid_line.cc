@@ -44,7 +44,9 @@ std::optional<XidLine> parse_xid(std::string_view msg) {
     // The pid field, when present, comes right after the code:
     // ", pid=1234," or ", pid='<unknown>',".
     size_t digits = 0;
-    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+    while (digits < rest.size() &&
+           std::isdigit(static_cast<unsigned char>(rest[digits])))
+      ++digits;
     rest.remove_prefix(digits);
     if (rest.starts_with(", pid=")) {
       auto pid = leading_number<uint32_t>(rest.substr(6));

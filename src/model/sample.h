@@ -112,7 +112,8 @@ struct ProcessSample {
   uint32_t pid = 0;
   opt<uint32_t> ppid;
   std::string user, name, cmdline;
-  std::string state;  // R,S,D,Z,T,... or "missing" (NVML lists it, /proc does not)
+  std::string
+      state;  // R,S,D,Z,T,... or "missing" (NVML lists it, /proc does not)
   opt<double> cpu_pct;
   opt<int> threads;
   opt<uint64_t> rss_bytes;

@@ -71,28 +71,42 @@ nvmlReturn_t first_available(int& variant, Calls&&... calls) {
 
 std::string architecture_name(nvmlDeviceArchitecture_t arch) {
   switch (arch) {
-    case NVML_DEVICE_ARCH_KEPLER: return "kepler";
-    case NVML_DEVICE_ARCH_MAXWELL: return "maxwell";
-    case NVML_DEVICE_ARCH_PASCAL: return "pascal";
-    case NVML_DEVICE_ARCH_VOLTA: return "volta";
-    case NVML_DEVICE_ARCH_TURING: return "turing";
-    case NVML_DEVICE_ARCH_AMPERE: return "ampere";
-    case NVML_DEVICE_ARCH_ADA: return "ada";
-    case NVML_DEVICE_ARCH_HOPPER: return "hopper";
-    case NVML_DEVICE_ARCH_BLACKWELL: return "blackwell";
-    default: return "";
+    case NVML_DEVICE_ARCH_KEPLER:
+      return "kepler";
+    case NVML_DEVICE_ARCH_MAXWELL:
+      return "maxwell";
+    case NVML_DEVICE_ARCH_PASCAL:
+      return "pascal";
+    case NVML_DEVICE_ARCH_VOLTA:
+      return "volta";
+    case NVML_DEVICE_ARCH_TURING:
+      return "turing";
+    case NVML_DEVICE_ARCH_AMPERE:
+      return "ampere";
+    case NVML_DEVICE_ARCH_ADA:
+      return "ada";
+    case NVML_DEVICE_ARCH_HOPPER:
+      return "hopper";
+    case NVML_DEVICE_ARCH_BLACKWELL:
+      return "blackwell";
+    default:
+      return "";
   }
 }
 
 std::string compute_mode_name(nvmlComputeMode_t mode) {
   switch (mode) {
-    case NVML_COMPUTEMODE_DEFAULT: return "default";
+    case NVML_COMPUTEMODE_DEFAULT:
+      return "default";
     // EXCLUSIVE_THREAD is deprecated and means exclusive use as well; the
     // trace vocabulary has no separate word for it.
     case NVML_COMPUTEMODE_EXCLUSIVE_THREAD:
-    case NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: return "exclusive_process";
-    case NVML_COMPUTEMODE_PROHIBITED: return "prohibited";
-    default: return "";
+    case NVML_COMPUTEMODE_EXCLUSIVE_PROCESS:
+      return "exclusive_process";
+    case NVML_COMPUTEMODE_PROHIBITED:
+      return "prohibited";
+    default:
+      return "";
   }
 }
 
@@ -102,7 +116,8 @@ std::vector<std::string> clock_event_reason_names(unsigned long long bits) {
     const char* name;
   } kReasons[] = {
       {nvmlClocksThrottleReasonGpuIdle, "gpu_idle"},
-      {nvmlClocksThrottleReasonApplicationsClocksSetting, "applications_clocks_setting"},
+      {nvmlClocksThrottleReasonApplicationsClocksSetting,
+       "applications_clocks_setting"},
       {nvmlClocksThrottleReasonSwPowerCap, "sw_power_cap"},
       {nvmlClocksThrottleReasonHwSlowdown, "hw_slowdown"},
       {nvmlClocksThrottleReasonSyncBoost, "sync_boost"},
@@ -120,7 +135,8 @@ std::vector<std::string> clock_event_reason_names(unsigned long long bits) {
 
 std::string cuda_version_string(int version) {
   if (version <= 0) return "";
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+  return std::to_string(version / 1000) + "." +
+         std::to_string(version % 1000 / 10);
 }
 
 DeviceReader::DeviceReader(const NvmlLibrary& lib, int index,
@@ -149,7 +165,8 @@ bool DeviceReader::ok(nvmlReturn_t rc, std::string_view function) {
   if (!events_) return false;  // static info: no event stream
   auto now = std::chrono::steady_clock::now();
   auto it = last_error_.find(function);
-  if (it != last_error_.end() && now - it->second < error_interval_) return false;
+  if (it != last_error_.end() && now - it->second < error_interval_)
+    return false;
   last_error_[function] = now;
   Event e;
   e.kind = "nvml_error";
@@ -202,8 +219,7 @@ void DeviceReader::read_pci(GpuInfo& info) {
   std::memset(&pci, 0, sizeof pci);
   int variant = 0;  // 0:_v3 1:_v2 2:plain (read once, so not remembered)
   nvmlReturn_t rc = first_available(
-      variant,
-      [&] { return call_if(f_.nvmlDeviceGetPciInfo_v3, dev_, &pci); },
+      variant, [&] { return call_if(f_.nvmlDeviceGetPciInfo_v3, dev_, &pci); },
       [&] { return call_if(f_.nvmlDeviceGetPciInfo_v2, dev_, &pci); },
       [&] { return call_if(f_.nvmlDeviceGetPciInfo, dev_, &pci); });
   // The plain function fills an older, shorter struct: busId is not set.
@@ -213,22 +229,25 @@ void DeviceReader::read_pci(GpuInfo& info) {
   if (bus_id.empty()) {
     // NVML's own format for the bus id (8-hex-digit domain, function 0).
     char buf[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
-    std::snprintf(buf, sizeof buf, "%08X:%02X:%02X.0", pci.domain, pci.bus, pci.device);
+    std::snprintf(buf, sizeof buf, "%08X:%02X:%02X.0", pci.domain, pci.bus,
+                  pci.device);
     bus_id = buf;
   }
   info.pci_bus_id = bus_id;
 }
 
-std::optional<int> DeviceReader::numa_node_from_sysfs(const GpuInfo& info) const {
-  // "00000000:07:00.0" -> sysfs name "0000:07:00.0" (4-digit domain, lower case).
+std::optional<int> DeviceReader::numa_node_from_sysfs(
+    const GpuInfo& info) const {
+  // "00000000:07:00.0" -> sysfs name "0000:07:00.0" (4-digit domain, lower
+  // case).
   unsigned domain = 0, bus = 0, device = 0, function = 0;
-  if (std::sscanf(info.pci_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &device,
-                  &function) != 4) {
+  if (std::sscanf(info.pci_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus,
+                  &device, &function) != 4) {
     return std::nullopt;
   }
   char name[32];
-  std::snprintf(name, sizeof name, "%04x:%02x:%02x.%x", domain & 0xffff, bus, device,
-                function);
+  std::snprintf(name, sizeof name, "%04x:%02x:%02x.%x", domain & 0xffff, bus,
+                device, function);
   std::ifstream in(sysfs_root_ + "/bus/pci/devices/" + name + "/numa_node");
   int node = -1;
   if (!(in >> node) || node < 0) return std::nullopt;  // -1: no NUMA affinity
@@ -243,7 +262,8 @@ GpuInfo DeviceReader::read_info() {
   if (!acquire_handle()) return info;
 
   char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE];  // the largest string we read
-  auto read_string = [&](auto fn, unsigned size, std::string_view name) -> std::string {
+  auto read_string = [&](auto fn, unsigned size,
+                         std::string_view name) -> std::string {
     std::memset(buf, 0, sizeof buf);
     if (fn && ok(fn(dev_, buf, size), name)) return from_buffer(buf, size);
     return "";
@@ -252,8 +272,9 @@ GpuInfo DeviceReader::read_info() {
                           "nvmlDeviceGetName");
   info.uuid = read_string(f_.nvmlDeviceGetUUID, NVML_DEVICE_UUID_V2_BUFFER_SIZE,
                           "nvmlDeviceGetUUID");
-  info.serial = read_string(f_.nvmlDeviceGetSerial, NVML_DEVICE_SERIAL_BUFFER_SIZE,
-                            "nvmlDeviceGetSerial");
+  info.serial =
+      read_string(f_.nvmlDeviceGetSerial, NVML_DEVICE_SERIAL_BUFFER_SIZE,
+                  "nvmlDeviceGetSerial");
   read_pci(info);
 
   MemoryInfo mem;
@@ -261,7 +282,8 @@ GpuInfo DeviceReader::read_info() {
   if (ok(rc, "nvmlDeviceGetMemoryInfo")) info.memory_total_bytes = mem.total;
 
   unsigned u = 0;
-  auto uint_of = [&](auto fn, std::string_view name) -> std::optional<unsigned> {
+  auto uint_of = [&](auto fn,
+                     std::string_view name) -> std::optional<unsigned> {
     if (fn && ok(fn(dev_, &u), name)) return u;
     return std::nullopt;
   };
@@ -277,24 +299,29 @@ GpuInfo DeviceReader::read_info() {
                        "nvmlDeviceGetMaxPcieLinkGeneration")) {
     info.pcie_max_gen = static_cast<int>(*v);
   }
-  if (auto v = uint_of(f_.nvmlDeviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth")) {
+  if (auto v = uint_of(f_.nvmlDeviceGetMaxPcieLinkWidth,
+                       "nvmlDeviceGetMaxPcieLinkWidth")) {
     info.pcie_max_width = static_cast<int>(*v);
   }
   if (f_.nvmlDeviceGetTemperatureThreshold) {
-    if (ok(f_.nvmlDeviceGetTemperatureThreshold(dev_, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &u),
+    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
+               dev_, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &u),
            "nvmlDeviceGetTemperatureThreshold")) {
       info.temp_slowdown_c = static_cast<int>(u);
     }
-    if (ok(f_.nvmlDeviceGetTemperatureThreshold(dev_, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &u),
+    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
+               dev_, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &u),
            "nvmlDeviceGetTemperatureThreshold")) {
       info.temp_shutdown_c = static_cast<int>(u);
     }
   }
   if (f_.nvmlDeviceGetMaxClockInfo) {
-    if (ok(f_.nvmlDeviceGetMaxClockInfo(dev_, NVML_CLOCK_SM, &u), "nvmlDeviceGetMaxClockInfo")) {
+    if (ok(f_.nvmlDeviceGetMaxClockInfo(dev_, NVML_CLOCK_SM, &u),
+           "nvmlDeviceGetMaxClockInfo")) {
       info.sm_clock_max_mhz = static_cast<int>(u);
     }
-    if (ok(f_.nvmlDeviceGetMaxClockInfo(dev_, NVML_CLOCK_MEM, &u), "nvmlDeviceGetMaxClockInfo")) {
+    if (ok(f_.nvmlDeviceGetMaxClockInfo(dev_, NVML_CLOCK_MEM, &u),
+           "nvmlDeviceGetMaxClockInfo")) {
       info.mem_clock_max_mhz = static_cast<int>(u);
     }
   }
@@ -302,31 +329,38 @@ GpuInfo DeviceReader::read_info() {
   if (f_.nvmlDeviceGetCudaComputeCapability &&
       ok(f_.nvmlDeviceGetCudaComputeCapability(dev_, &major, &minor),
          "nvmlDeviceGetCudaComputeCapability")) {
-    info.compute_capability = std::to_string(major) + "." + std::to_string(minor);
+    info.compute_capability =
+        std::to_string(major) + "." + std::to_string(minor);
   }
   nvmlDeviceArchitecture_t arch = NVML_DEVICE_ARCH_UNKNOWN;
   if (f_.nvmlDeviceGetArchitecture &&
-      ok(f_.nvmlDeviceGetArchitecture(dev_, &arch), "nvmlDeviceGetArchitecture")) {
+      ok(f_.nvmlDeviceGetArchitecture(dev_, &arch),
+         "nvmlDeviceGetArchitecture")) {
     info.architecture = architecture_name(arch);
   }
-  nvmlEnableState_t current = NVML_FEATURE_DISABLED, pending = NVML_FEATURE_DISABLED;
+  nvmlEnableState_t current = NVML_FEATURE_DISABLED,
+                    pending = NVML_FEATURE_DISABLED;
   if (f_.nvmlDeviceGetEccMode &&
-      ok(f_.nvmlDeviceGetEccMode(dev_, &current, &pending), "nvmlDeviceGetEccMode")) {
+      ok(f_.nvmlDeviceGetEccMode(dev_, &current, &pending),
+         "nvmlDeviceGetEccMode")) {
     info.ecc_enabled = current == NVML_FEATURE_ENABLED;
   }
   unsigned mig_current = 0, mig_pending = 0;
   if (f_.nvmlDeviceGetMigMode &&
-      ok(f_.nvmlDeviceGetMigMode(dev_, &mig_current, &mig_pending), "nvmlDeviceGetMigMode")) {
+      ok(f_.nvmlDeviceGetMigMode(dev_, &mig_current, &mig_pending),
+         "nvmlDeviceGetMigMode")) {
     info.mig_enabled = mig_current == NVML_DEVICE_MIG_ENABLE;
   }
   nvmlEnableState_t persistence = NVML_FEATURE_DISABLED;
   if (f_.nvmlDeviceGetPersistenceMode &&
-      ok(f_.nvmlDeviceGetPersistenceMode(dev_, &persistence), "nvmlDeviceGetPersistenceMode")) {
+      ok(f_.nvmlDeviceGetPersistenceMode(dev_, &persistence),
+         "nvmlDeviceGetPersistenceMode")) {
     info.persistence_mode = persistence == NVML_FEATURE_ENABLED;
   }
   nvmlComputeMode_t mode = NVML_COMPUTEMODE_DEFAULT;
   if (f_.nvmlDeviceGetComputeMode &&
-      ok(f_.nvmlDeviceGetComputeMode(dev_, &mode), "nvmlDeviceGetComputeMode")) {
+      ok(f_.nvmlDeviceGetComputeMode(dev_, &mode),
+         "nvmlDeviceGetComputeMode")) {
     info.compute_mode = compute_mode_name(mode);
   }
   // nvmlDeviceGetNumaNodeId answers only where the GPU's memory is itself a
@@ -341,7 +375,6 @@ GpuInfo DeviceReader::read_info() {
   }
   return info;
 }
-
 
 // ---- one sample -------------------------------------------------------------
 
@@ -372,7 +405,8 @@ nvmlReturn_t DeviceReader::list_processes(Fn fn, std::vector<Info>& buf,
 }
 
 void DeviceReader::merge_processes(const std::vector<ProcessEntry>& entries,
-                                   const char* type, std::vector<GpuProcess>& out) {
+                                   const char* type,
+                                   std::vector<GpuProcess>& out) {
   const size_t before = out.size();
   for (const ProcessEntry& p : entries) {
     std::optional<uint64_t> used;
@@ -394,7 +428,8 @@ void DeviceReader::merge_processes(const std::vector<ProcessEntry>& entries,
     } else {
       // Listed as compute and as graphics: one process, one memory figure.
       found->type = "compute+graphics";
-      if (used && (!found->used_bytes || *used > *found->used_bytes)) found->used_bytes = used;
+      if (used && (!found->used_bytes || *used > *found->used_bytes))
+        found->used_bytes = used;
     }
   }
 }
@@ -407,9 +442,18 @@ std::optional<std::vector<GpuProcess>> DeviceReader::read_processes() {
   entries.clear();
   nvmlReturn_t rc = first_available(
       compute_procs_variant_,
-      [&] { return list_processes(f_.nvmlDeviceGetComputeRunningProcesses_v3, procs_v3_, entries); },
-      [&] { return list_processes(f_.nvmlDeviceGetComputeRunningProcesses_v2, procs_v2_, entries); },
-      [&] { return list_processes(f_.nvmlDeviceGetComputeRunningProcesses, procs_v1_, entries); });
+      [&] {
+        return list_processes(f_.nvmlDeviceGetComputeRunningProcesses_v3,
+                              procs_v3_, entries);
+      },
+      [&] {
+        return list_processes(f_.nvmlDeviceGetComputeRunningProcesses_v2,
+                              procs_v2_, entries);
+      },
+      [&] {
+        return list_processes(f_.nvmlDeviceGetComputeRunningProcesses,
+                              procs_v1_, entries);
+      });
   if (ok(rc, "nvmlDeviceGetComputeRunningProcesses")) {
     any_listed = true;
     merge_processes(entries, "compute", procs);
@@ -419,9 +463,18 @@ std::optional<std::vector<GpuProcess>> DeviceReader::read_processes() {
   entries.clear();
   rc = first_available(
       graphics_procs_variant_,
-      [&] { return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses_v3, procs_v3_, entries); },
-      [&] { return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses_v2, procs_v2_, entries); },
-      [&] { return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses, procs_v1_, entries); });
+      [&] {
+        return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses_v3,
+                              procs_v3_, entries);
+      },
+      [&] {
+        return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses_v2,
+                              procs_v2_, entries);
+      },
+      [&] {
+        return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses,
+                              procs_v1_, entries);
+      });
   if (ok(rc, "nvmlDeviceGetGraphicsRunningProcesses")) {
     any_listed = true;
     merge_processes(entries, "graphics", procs);
@@ -441,7 +494,8 @@ GpuSample DeviceReader::read_sample(std::vector<Event>& events) {
       Event e;
       e.kind = "gpu_lost";
       e.gpu = index_;
-      e.text = "GPU " + std::to_string(index_) + ": NVML reports the GPU is lost";
+      e.text =
+          "GPU " + std::to_string(index_) + ": NVML reports the GPU is lost";
       events.push_back(std::move(e));
       lost_reported_ = true;
     }
@@ -459,7 +513,8 @@ GpuSample DeviceReader::read_sample(std::vector<Event>& events) {
 void DeviceReader::read_values(GpuSample& s) {
   unsigned u = 0;
   // Every read below is skipped once the GPU has reported itself lost.
-  auto read_uint = [&](auto fn, std::string_view name, auto... args) -> std::optional<unsigned> {
+  auto read_uint = [&](auto fn, std::string_view name,
+                       auto... args) -> std::optional<unsigned> {
     if (!fn || lost_now_) return std::nullopt;
     if (ok(fn(dev_, args..., &u), name)) return u;
     return std::nullopt;
@@ -467,7 +522,8 @@ void DeviceReader::read_values(GpuSample& s) {
 
   if (f_.nvmlDeviceGetUtilizationRates) {
     nvmlUtilization_t util{};
-    if (ok(f_.nvmlDeviceGetUtilizationRates(dev_, &util), "nvmlDeviceGetUtilizationRates")) {
+    if (ok(f_.nvmlDeviceGetUtilizationRates(dev_, &util),
+           "nvmlDeviceGetUtilizationRates")) {
       s.util_pct = util.gpu;
       s.mem_util_pct = util.memory;
     }
@@ -478,20 +534,23 @@ void DeviceReader::read_values(GpuSample& s) {
   nvmlReturn_t rc = read_memory(mem);
   if (ok(rc, "nvmlDeviceGetMemoryInfo")) s.mem_used_bytes = mem.used;
 
-  if (auto v = read_uint(f_.nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature",
-                         NVML_TEMPERATURE_GPU)) {
+  if (auto v = read_uint(f_.nvmlDeviceGetTemperature,
+                         "nvmlDeviceGetTemperature", NVML_TEMPERATURE_GPU)) {
     s.temp_c = static_cast<int>(*v);
   }
   if (f_.nvmlDeviceGetFieldValues && !lost_now_) {
     nvmlFieldValue_t fv;
     std::memset(&fv, 0, sizeof fv);
     fv.fieldId = NVML_FI_DEV_MEMORY_TEMP;
-    if (ok(f_.nvmlDeviceGetFieldValues(dev_, 1, &fv), "nvmlDeviceGetFieldValues") &&
-        ok(fv.nvmlReturn, "nvmlDeviceGetFieldValues(NVML_FI_DEV_MEMORY_TEMP)")) {
+    if (ok(f_.nvmlDeviceGetFieldValues(dev_, 1, &fv),
+           "nvmlDeviceGetFieldValues") &&
+        ok(fv.nvmlReturn,
+           "nvmlDeviceGetFieldValues(NVML_FI_DEV_MEMORY_TEMP)")) {
       if (auto t = field_as_double(fv)) s.mem_temp_c = static_cast<int>(*t);
     }
   }
-  if (auto mw = read_uint(f_.nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage")) {
+  if (auto mw =
+          read_uint(f_.nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage")) {
     s.power_w = *mw / 1000.0;
   }
   if (f_.nvmlDeviceGetTotalEnergyConsumption && !lost_now_) {
@@ -504,15 +563,18 @@ void DeviceReader::read_values(GpuSample& s) {
   if (auto pct = read_uint(f_.nvmlDeviceGetFanSpeed, "nvmlDeviceGetFanSpeed")) {
     s.fan_pct = *pct;
   }
-  if (auto v = read_uint(f_.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", NVML_CLOCK_SM)) {
+  if (auto v = read_uint(f_.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo",
+                         NVML_CLOCK_SM)) {
     s.sm_clock_mhz = static_cast<int>(*v);
   }
-  if (auto v = read_uint(f_.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", NVML_CLOCK_MEM)) {
+  if (auto v = read_uint(f_.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo",
+                         NVML_CLOCK_MEM)) {
     s.mem_clock_mhz = static_cast<int>(*v);
   }
   if (f_.nvmlDeviceGetPerformanceState && !lost_now_) {
     nvmlPstates_t p = NVML_PSTATE_UNKNOWN;
-    if (ok(f_.nvmlDeviceGetPerformanceState(dev_, &p), "nvmlDeviceGetPerformanceState") &&
+    if (ok(f_.nvmlDeviceGetPerformanceState(dev_, &p),
+           "nvmlDeviceGetPerformanceState") &&
         p >= NVML_PSTATE_0 && p <= NVML_PSTATE_15) {
       s.pstate = static_cast<int>(p);
     }
@@ -521,8 +583,14 @@ void DeviceReader::read_values(GpuSample& s) {
     unsigned long long reasons = 0;
     rc = first_available(
         clock_reasons_variant_,
-        [&] { return call_if(f_.nvmlDeviceGetCurrentClocksEventReasons, dev_, &reasons); },
-        [&] { return call_if(f_.nvmlDeviceGetCurrentClocksThrottleReasons, dev_, &reasons); });
+        [&] {
+          return call_if(f_.nvmlDeviceGetCurrentClocksEventReasons, dev_,
+                         &reasons);
+        },
+        [&] {
+          return call_if(f_.nvmlDeviceGetCurrentClocksThrottleReasons, dev_,
+                         &reasons);
+        });
     if (ok(rc, "nvmlDeviceGetCurrentClocksEventReasons")) {
       s.clock_event_reasons = clock_event_reason_names(reasons);
     }
@@ -531,30 +599,34 @@ void DeviceReader::read_values(GpuSample& s) {
                          "nvmlDeviceGetCurrPcieLinkGeneration")) {
     s.pcie_gen = static_cast<int>(*v);
   }
-  if (auto v = read_uint(f_.nvmlDeviceGetCurrPcieLinkWidth, "nvmlDeviceGetCurrPcieLinkWidth")) {
+  if (auto v = read_uint(f_.nvmlDeviceGetCurrPcieLinkWidth,
+                         "nvmlDeviceGetCurrPcieLinkWidth")) {
     s.pcie_width = static_cast<int>(*v);
   }
-  if (auto kb = read_uint(f_.nvmlDeviceGetPcieThroughput, "nvmlDeviceGetPcieThroughput",
-                          NVML_PCIE_UTIL_TX_BYTES)) {
+  if (auto kb =
+          read_uint(f_.nvmlDeviceGetPcieThroughput,
+                    "nvmlDeviceGetPcieThroughput", NVML_PCIE_UTIL_TX_BYTES)) {
     s.pcie_tx_bytes_per_s = uint64_t{*kb} * kBytesPerNvmlKilobyte;
   }
-  if (auto kb = read_uint(f_.nvmlDeviceGetPcieThroughput, "nvmlDeviceGetPcieThroughput",
-                          NVML_PCIE_UTIL_RX_BYTES)) {
+  if (auto kb =
+          read_uint(f_.nvmlDeviceGetPcieThroughput,
+                    "nvmlDeviceGetPcieThroughput", NVML_PCIE_UTIL_RX_BYTES)) {
     s.pcie_rx_bytes_per_s = uint64_t{*kb} * kBytesPerNvmlKilobyte;
   }
-  if (auto v = read_uint(f_.nvmlDeviceGetPcieReplayCounter, "nvmlDeviceGetPcieReplayCounter")) {
+  if (auto v = read_uint(f_.nvmlDeviceGetPcieReplayCounter,
+                         "nvmlDeviceGetPcieReplayCounter")) {
     s.pcie_replay_total = *v;
   }
   if (f_.nvmlDeviceGetTotalEccErrors && !lost_now_) {
     unsigned long long n = 0;
-    if (ok(f_.nvmlDeviceGetTotalEccErrors(dev_, NVML_MEMORY_ERROR_TYPE_CORRECTED,
-                                          NVML_VOLATILE_ECC, &n),
+    if (ok(f_.nvmlDeviceGetTotalEccErrors(
+               dev_, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &n),
            "nvmlDeviceGetTotalEccErrors")) {
       s.ecc_sbe_volatile_total = n;
     }
     if (!lost_now_ &&
-        ok(f_.nvmlDeviceGetTotalEccErrors(dev_, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-                                          NVML_VOLATILE_ECC, &n),
+        ok(f_.nvmlDeviceGetTotalEccErrors(
+               dev_, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &n),
            "nvmlDeviceGetTotalEccErrors")) {
       s.ecc_dbe_volatile_total = n;
     }

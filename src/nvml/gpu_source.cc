@@ -104,7 +104,8 @@ struct InitState {
 
 void init_library(InitState& st, const GpuSource::Options& o) {
   std::string error;
-  std::shared_ptr<NvmlLibrary> lib = NvmlLibrary::open(o.lib_path, &error, o.hidden_symbols);
+  std::shared_ptr<NvmlLibrary> lib =
+      NvmlLibrary::open(o.lib_path, &error, o.hidden_symbols);
   nvml::InitOutcome outcome{kNvmlNoDriver, error};
   DriverInfo driver;
   unsigned count = 0;
@@ -123,16 +124,20 @@ void init_library(InitState& st, const GpuSource::Options& o) {
     }
     int cuda = 0;
     nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
-    if (f.nvmlSystemGetCudaDriverVersion_v2) rc = f.nvmlSystemGetCudaDriverVersion_v2(&cuda);
-    if (rc == NVML_ERROR_FUNCTION_NOT_FOUND && f.nvmlSystemGetCudaDriverVersion) {
+    if (f.nvmlSystemGetCudaDriverVersion_v2)
+      rc = f.nvmlSystemGetCudaDriverVersion_v2(&cuda);
+    if (rc == NVML_ERROR_FUNCTION_NOT_FOUND &&
+        f.nvmlSystemGetCudaDriverVersion) {
       rc = f.nvmlSystemGetCudaDriverVersion(&cuda);
     }
-    if (rc == NVML_SUCCESS) driver.cuda_driver_version = nvml::cuda_version_string(cuda);
+    if (rc == NVML_SUCCESS)
+      driver.cuda_driver_version = nvml::cuda_version_string(cuda);
 
     rc = f.nvmlDeviceGetCount_v2 ? f.nvmlDeviceGetCount_v2(&count)
                                  : NVML_ERROR_FUNCTION_NOT_FOUND;
     if (rc != NVML_SUCCESS) {
-      outcome = {kNvmlError, "nvmlDeviceGetCount_v2 failed: " + lib->error_string(rc)};
+      outcome = {kNvmlError,
+                 "nvmlDeviceGetCount_v2 failed: " + lib->error_string(rc)};
       count = 0;
     }
   }
@@ -163,7 +168,8 @@ struct GpuSource::Impl {
   std::vector<std::shared_ptr<Worker>> workers;
 
   explicit Impl(Options o) : options(std::move(o)) {
-    if (options.init_deadline.count() <= 0) options.init_deadline = options.deadline;
+    if (options.init_deadline.count() <= 0)
+      options.init_deadline = options.deadline;
     if (!open_library()) {
       driver.reset();
       return;
@@ -202,12 +208,14 @@ struct GpuSource::Impl {
     Options o = options;
     std::thread t([st, o] { init_library(*st, o); });
     std::unique_lock lock(st->mu);
-    if (!st->cv.wait_for(lock, options.init_deadline, [&] { return st->done; })) {
+    if (!st->cv.wait_for(lock, options.init_deadline,
+                         [&] { return st->done; })) {
       lock.unlock();
       t.detach();  // if it ever returns, it cleans up after itself
       status = kNvmlError;
       error = "NVML initialisation (loading " + options.lib_path +
-              " and nvmlInit) did not return within " + ms_text(options.init_deadline);
+              " and nvmlInit) did not return within " +
+              ms_text(options.init_deadline);
       return false;
     }
     lock.unlock();
@@ -218,7 +226,8 @@ struct GpuSource::Impl {
     lib = st->lib;
     driver = st->driver;
     gpus.resize(st->gpu_count);
-    for (unsigned i = 0; i < st->gpu_count; ++i) gpus[i].index = static_cast<int>(i);
+    for (unsigned i = 0; i < st->gpu_count; ++i)
+      gpus[i].index = static_cast<int>(i);
     return true;
   }
 
@@ -226,7 +235,8 @@ struct GpuSource::Impl {
     for (size_t i = 0; i < gpus.size(); ++i) {
       auto w = std::make_shared<Worker>();
       w->lib = lib;
-      w->reader = std::make_unique<DeviceReader>(*lib, static_cast<int>(i), options.sysfs_root,
+      w->reader = std::make_unique<DeviceReader>(*lib, static_cast<int>(i),
+                                                 options.sysfs_root,
                                                  options.error_interval);
       w->thread = std::thread(worker_loop, shared, w);
       workers.push_back(std::move(w));
@@ -235,7 +245,8 @@ struct GpuSource::Impl {
 
   // Runs `job` on every idle worker and waits until they are done or
   // `timeout` passes. dispatched[i]: worker i was given the job.
-  std::vector<bool> run_on_all(Worker::Job job, std::chrono::milliseconds timeout,
+  std::vector<bool> run_on_all(Worker::Job job,
+                               std::chrono::milliseconds timeout,
                                std::unique_lock<std::mutex>& lock) {
     std::vector<bool> dispatched(workers.size(), false);
     for (size_t i = 0; i < workers.size(); ++i) {
@@ -272,7 +283,8 @@ struct GpuSource::Impl {
   std::vector<GpuSample> sample(std::vector<Event>& events) {
     std::vector<GpuSample> out(workers.size());
     std::unique_lock lock(shared->mu);
-    std::vector<bool> dispatched = run_on_all(Worker::Job::kSample, options.deadline, lock);
+    std::vector<bool> dispatched =
+        run_on_all(Worker::Job::kSample, options.deadline, lock);
     const auto now = Clock::now();
     for (size_t i = 0; i < workers.size(); ++i) {
       Worker& w = *workers[i];
@@ -290,16 +302,18 @@ struct GpuSource::Impl {
       if (dispatched[i]) {
         w.hung_since = now - options.deadline;
         w.last_hung_event = now;
-        events.push_back(nvml_error(index, "GPU " + std::to_string(index) +
-                                               ": NVML read did not return within " +
-                                               ms_text(options.deadline)));
+        events.push_back(
+            nvml_error(index, "GPU " + std::to_string(index) +
+                                  ": NVML read did not return within " +
+                                  ms_text(options.deadline)));
       } else if (now - w.last_hung_event >= options.error_interval) {
         w.last_hung_event = now;
-        auto hung_s = std::chrono::duration_cast<std::chrono::seconds>(now - w.hung_since);
-        events.push_back(nvml_error(index, "GPU " + std::to_string(index) +
-                                               ": NVML read still has not returned after " +
-                                               std::to_string(hung_s.count()) +
-                                               " s; GPU skipped"));
+        auto hung_s = std::chrono::duration_cast<std::chrono::seconds>(
+            now - w.hung_since);
+        events.push_back(nvml_error(
+            index, "GPU " + std::to_string(index) +
+                       ": NVML read still has not returned after " +
+                       std::to_string(hung_s.count()) + " s; GPU skipped"));
       }
     }
     return out;
@@ -315,7 +329,9 @@ GpuSource::~GpuSource() = default;
 
 const std::string& GpuSource::status() const { return impl_->status; }
 const std::string& GpuSource::error() const { return impl_->error; }
-const std::optional<DriverInfo>& GpuSource::driver() const { return impl_->driver; }
+const std::optional<DriverInfo>& GpuSource::driver() const {
+  return impl_->driver;
+}
 const std::vector<GpuInfo>& GpuSource::gpus() const { return impl_->gpus; }
 
 std::vector<GpuSample> GpuSource::sample(std::vector<Event>& events) {

@@ -23,7 +23,8 @@
 extern "C" {
 #endif
 
-/* ---- return codes --------------------------------------------------------- */
+/* ---- return codes ---------------------------------------------------------
+ */
 
 typedef enum nvmlReturn_enum {
   NVML_SUCCESS = 0,
@@ -52,12 +53,13 @@ typedef enum nvmlReturn_enum {
   NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
   NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
   NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
-  NVML_ERROR_DEPRECATED = 26,  /* not in the reference (newer drivers) */
-  NVML_ERROR_NOT_READY = 27,   /* not in the reference (newer drivers) */
+  NVML_ERROR_DEPRECATED = 26, /* not in the reference (newer drivers) */
+  NVML_ERROR_NOT_READY = 27,  /* not in the reference (newer drivers) */
   NVML_ERROR_UNKNOWN = 999
 } nvmlReturn_t;
 
-/* ---- handles and enums ---------------------------------------------------- */
+/* ---- handles and enums ----------------------------------------------------
+ */
 
 typedef struct nvmlDevice_st* nvmlDevice_t;
 
@@ -279,11 +281,12 @@ typedef struct nvmlFieldValue_st {
   X(nvmlDeviceGetUUID, (nvmlDevice_t device, char* uuid, unsigned int length)) \
   X(nvmlDeviceGetSerial,                                                       \
     (nvmlDevice_t device, char* serial, unsigned int length))                  \
-  X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t* pci))        \
-  X(nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_t* pci))        \
-  X(nvmlDeviceGetPciInfo, (nvmlDevice_t device, nvmlPciInfo_t* pci))           \
-  X(nvmlDeviceGetMemoryInfo_v2, (nvmlDevice_t device, nvmlMemory_v2_t* memory))\
-  X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t* memory))      \
+  X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t * pci))       \
+  X(nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_t * pci))       \
+  X(nvmlDeviceGetPciInfo, (nvmlDevice_t device, nvmlPciInfo_t * pci))          \
+  X(nvmlDeviceGetMemoryInfo_v2,                                                \
+    (nvmlDevice_t device, nvmlMemory_v2_t * memory))                           \
+  X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t * memory))     \
   X(nvmlDeviceGetPowerManagementLimit,                                         \
     (nvmlDevice_t device, unsigned int* limit))                                \
   X(nvmlDeviceGetPowerManagementDefaultLimit,                                  \
@@ -304,48 +307,48 @@ typedef struct nvmlFieldValue_st {
   X(nvmlDeviceGetCudaComputeCapability,                                        \
     (nvmlDevice_t device, int* major, int* minor))                             \
   X(nvmlDeviceGetArchitecture,                                                 \
-    (nvmlDevice_t device, nvmlDeviceArchitecture_t* arch))                     \
-  X(nvmlDeviceGetEccMode,                                                      \
-    (nvmlDevice_t device, nvmlEnableState_t* current,                          \
-     nvmlEnableState_t* pending))                                              \
-  X(nvmlDeviceGetMigMode,                                                      \
-    (nvmlDevice_t device, unsigned int* currentMode,                           \
-     unsigned int* pendingMode))                                               \
+    (nvmlDevice_t device, nvmlDeviceArchitecture_t * arch))                    \
+  X(nvmlDeviceGetEccMode, (nvmlDevice_t device, nvmlEnableState_t * current,   \
+                           nvmlEnableState_t * pending))                       \
+  X(nvmlDeviceGetMigMode, (nvmlDevice_t device, unsigned int* currentMode,     \
+                           unsigned int* pendingMode))                         \
   X(nvmlDeviceGetPersistenceMode,                                              \
-    (nvmlDevice_t device, nvmlEnableState_t* mode))                            \
-  X(nvmlDeviceGetComputeMode, (nvmlDevice_t device, nvmlComputeMode_t* mode))  \
+    (nvmlDevice_t device, nvmlEnableState_t * mode))                           \
+  X(nvmlDeviceGetComputeMode, (nvmlDevice_t device, nvmlComputeMode_t * mode)) \
   /* not in the reference; only where GPU memory is a NUMA node itself */      \
   X(nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int* node))        \
   X(nvmlDeviceGetUtilizationRates,                                             \
-    (nvmlDevice_t device, nvmlUtilization_t* utilization))                     \
+    (nvmlDevice_t device, nvmlUtilization_t * utilization))                    \
   X(nvmlDeviceGetTemperature,                                                  \
     (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,                 \
      unsigned int* temp))                                                      \
   X(nvmlDeviceGetFieldValues,                                                  \
     (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values))          \
-  /* milliwatts */                                                            \
+  /* milliwatts */                                                             \
   X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int* power))       \
-  /* millijoules since the driver was loaded */                              \
+  /* millijoules since the driver was loaded */                                \
   X(nvmlDeviceGetTotalEnergyConsumption,                                       \
     (nvmlDevice_t device, unsigned long long* energy))                         \
   X(nvmlDeviceGetFanSpeed, (nvmlDevice_t device, unsigned int* speed))         \
   X(nvmlDeviceGetClockInfo,                                                    \
     (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock))          \
-  X(nvmlDeviceGetPerformanceState, (nvmlDevice_t device, nvmlPstates_t* pState))\
+  X(nvmlDeviceGetPerformanceState,                                             \
+    (nvmlDevice_t device, nvmlPstates_t * pState))                             \
   /* not in the reference: r535+ name of ...ClocksThrottleReasons */           \
   X(nvmlDeviceGetCurrentClocksEventReasons,                                    \
     (nvmlDevice_t device, unsigned long long* clocksEventReasons))             \
   X(nvmlDeviceGetCurrentClocksThrottleReasons,                                 \
     (nvmlDevice_t device, unsigned long long* clocksThrottleReasons))          \
-  /* value in KB/s; gpudoctor (and its fake) take KB = 1024 bytes */        \
+  /* value in KB/s; gpudoctor (and its fake) take KB = 1024 bytes */           \
   X(nvmlDeviceGetPcieThroughput,                                               \
     (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* value)) \
-  X(nvmlDeviceGetPcieReplayCounter, (nvmlDevice_t device, unsigned int* value))\
+  X(nvmlDeviceGetPcieReplayCounter,                                            \
+    (nvmlDevice_t device, unsigned int* value))                                \
   X(nvmlDeviceGetTotalEccErrors,                                               \
     (nvmlDevice_t device, nvmlMemoryErrorType_t errorType,                     \
      nvmlEccCounterType_t counterType, unsigned long long* eccCounts))         \
   X(nvmlDeviceGetRetiredPagesPendingStatus,                                    \
-    (nvmlDevice_t device, nvmlEnableState_t* isPending))                       \
+    (nvmlDevice_t device, nvmlEnableState_t * isPending))                      \
   X(nvmlDeviceGetRemappedRows,                                                 \
     (nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows,       \
      unsigned int* isPending, unsigned int* failureOccurred))                  \

@@ -9,8 +9,8 @@ namespace gd::nvml {
 namespace {
 
 template <typename Fn>
-void resolve(void* handle, const char* name, const std::set<std::string>& hidden,
-             Fn* out) {
+void resolve(void* handle, const char* name,
+             const std::set<std::string>& hidden, Fn* out) {
   if (hidden.count(name)) return;
   // dlsym returns void*; POSIX guarantees it converts to a function pointer.
   *out = reinterpret_cast<Fn>(dlsym(handle, name));
@@ -18,9 +18,9 @@ void resolve(void* handle, const char* name, const std::set<std::string>& hidden
 
 }  // namespace
 
-std::unique_ptr<NvmlLibrary> NvmlLibrary::open(const std::string& path,
-                                               std::string* error,
-                                               const std::set<std::string>& hidden) {
+std::unique_ptr<NvmlLibrary> NvmlLibrary::open(
+    const std::string& path, std::string* error,
+    const std::set<std::string>& hidden) {
   dlerror();  // clear any stale message
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -33,7 +33,8 @@ std::unique_ptr<NvmlLibrary> NvmlLibrary::open(const std::string& path,
   }
   std::unique_ptr<NvmlLibrary> lib(new NvmlLibrary());
   lib->handle_ = handle;
-#define GD_NVML_RESOLVE(name, params) resolve(handle, #name, hidden, &lib->fn_.name);
+#define GD_NVML_RESOLVE(name, params) \
+  resolve(handle, #name, hidden, &lib->fn_.name);
   GD_NVML_FUNCTIONS(GD_NVML_RESOLVE)
 #undef GD_NVML_RESOLVE
   resolve(handle, "nvmlErrorString", hidden, &lib->fn_.nvmlErrorString);
@@ -64,7 +65,8 @@ const char* init_status_for(nvmlReturn_t code) {
 
 InitOutcome NvmlLibrary::init() {
   if (!fn_.nvmlInit_v2 && !fn_.nvmlInit) {
-    return {kNvmlError, "the NVML library exports neither nvmlInit_v2 nor nvmlInit"};
+    return {kNvmlError,
+            "the NVML library exports neither nvmlInit_v2 nor nvmlInit"};
   }
   nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
   if (fn_.nvmlInit_v2) rc = fn_.nvmlInit_v2();

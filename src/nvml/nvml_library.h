@@ -32,9 +32,9 @@ class NvmlLibrary {
   // dlopen(path, RTLD_NOW | RTLD_LOCAL). On failure returns nullptr and sets
   // *error to a message naming the path and dlerror(). `hidden` names
   // symbols to treat as absent (tests of the fallback chains).
-  static std::unique_ptr<NvmlLibrary> open(const std::string& path,
-                                           std::string* error,
-                                           const std::set<std::string>& hidden = {});
+  static std::unique_ptr<NvmlLibrary> open(
+      const std::string& path, std::string* error,
+      const std::set<std::string>& hidden = {});
   ~NvmlLibrary();  // nvmlShutdown (if initialised) + dlclose, unless leaked
   NvmlLibrary(const NvmlLibrary&) = delete;
   NvmlLibrary& operator=(const NvmlLibrary&) = delete;

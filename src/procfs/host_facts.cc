@@ -51,16 +51,19 @@ std::optional<int> parse_nspid_depth(std::string_view status_text) {
     auto v = value_after_key(line, "NSpid");
     if (!v) continue;
     int n = 0;
-    for (std::string_view f = next_field(*v); !f.empty(); f = next_field(*v)) ++n;
+    for (std::string_view f = next_field(*v); !f.empty(); f = next_field(*v))
+      ++n;
     return n > 0 ? std::optional<int>(n) : std::nullopt;
   }
   return std::nullopt;
 }
 
-std::string decide_pid_namespace(std::optional<unsigned long long> self_ns_inode,
-                                 std::optional<int> nspid_depth) {
+std::string decide_pid_namespace(
+    std::optional<unsigned long long> self_ns_inode,
+    std::optional<int> nspid_depth) {
   if (nspid_depth && *nspid_depth > 1) return "container";
-  if (self_ns_inode) return *self_ns_inode == kInitialPidNsInode ? "host" : "container";
+  if (self_ns_inode)
+    return *self_ns_inode == kInitialPidNsInode ? "host" : "container";
   return "";
 }
 

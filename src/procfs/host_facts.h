@@ -9,7 +9,7 @@
 namespace gd::procfs {
 
 struct CpuInfo {
-  std::string model;             // "" when the file names none
+  std::string model;              // "" when the file names none
   std::optional<int> processors;  // number of "processor" entries
 };
 
@@ -19,7 +19,8 @@ CpuInfo parse_cpuinfo(std::string_view text);
 
 // Inode of the initial PID namespace: PROC_PID_INIT_INO in
 // include/linux/proc_ns.h, fixed since Linux 3.8.
-inline constexpr unsigned long long kInitialPidNsInode = 0xEFFFFFFCull;  // 4026531836
+inline constexpr unsigned long long kInitialPidNsInode =
+    0xEFFFFFFCull;  // 4026531836
 
 // "pid:[4026531836]" (readlink of /proc/self/ns/pid) -> 4026531836.
 std::optional<unsigned long long> parse_ns_link(std::string_view link);
@@ -36,7 +37,8 @@ std::optional<int> parse_nspid_depth(std::string_view status_text);
 // more than one entry means we are nested below the namespace of the /proc
 // mount, i.e. certainly not in the host namespace. (NSpid with one entry
 // proves nothing: a container that mounts its own /proc sees one entry.)
-std::string decide_pid_namespace(std::optional<unsigned long long> self_ns_inode,
-                                 std::optional<int> nspid_depth);
+std::string decide_pid_namespace(
+    std::optional<unsigned long long> self_ns_inode,
+    std::optional<int> nspid_depth);
 
 }  // namespace gd::procfs

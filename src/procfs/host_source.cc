@@ -38,14 +38,25 @@ struct HostSource::Impl {
   std::optional<uint64_t> btime;
   std::unordered_map<std::string, bool> disk_counted;  // name -> decision
 
-  Impl(std::string p, std::string s) : proc(std::move(p)), sys(std::move(s)), table(proc) {}
+  Impl(std::string p, std::string s)
+      : proc(std::move(p)), sys(std::move(s)), table(proc) {}
 
   bool read(const char* rel) { return read_file(proc + rel, buf); }
 
   // The files read every sample stay open (see KeptFile). Most are printed
   // by one show() call (a short read ends them); vmstat and diskstats are
   // one record per line.
-  enum PerSample { kStat, kLoadavg, kMeminfo, kVmstat, kDiskstats, kPsiCpu, kPsiMem, kPsiIo, kCount };
+  enum PerSample {
+    kStat,
+    kLoadavg,
+    kMeminfo,
+    kVmstat,
+    kDiskstats,
+    kPsiCpu,
+    kPsiMem,
+    kPsiIo,
+    kCount
+  };
   struct PerSampleFile {
     const char* rel;
     KeptFile::Ending ending;
@@ -73,10 +84,11 @@ struct HostSource::Impl {
     if (it != disk_counted.end()) return it->second;
     bool counted = false;
     if (!is_virtual_or_stacked_disk(name)) {
-      struct stat st{};
+      struct stat st {};
       // sysfs spells '/' in device names as '!' (cciss/c0d0 -> cciss!c0d0).
       std::string sys_name = name;
-      for (char& c : sys_name) if (c == '/') c = '!';
+      for (char& c : sys_name)
+        if (c == '/') c = '!';
       if (::stat((sys + "/block").c_str(), &st) == 0)
         counted = ::stat((sys + "/block/" + sys_name).c_str(), &st) == 0;
       else
@@ -93,7 +105,8 @@ struct HostSource::Impl {
 };
 
 HostSource::HostSource(std::string proc_root, std::string sys_root)
-    : impl_(std::make_unique<Impl>(std::move(proc_root), std::move(sys_root))) {}
+    : impl_(std::make_unique<Impl>(std::move(proc_root), std::move(sys_root))) {
+}
 
 HostSource::~HostSource() = default;
 
@@ -116,7 +129,9 @@ HostInfo HostSource::host_info() {
     int n = 0;
     std::string_view text = m.buf, line;
     while (next_line(text, line))
-      if (line.size() > 3 && line.starts_with("cpu") && line[3] >= '0' && line[3] <= '9') ++n;
+      if (line.size() > 3 && line.starts_with("cpu") && line[3] >= '0' &&
+          line[3] <= '9')
+        ++n;
     if (n > 0) h.cpu_count = n;
   }
   if (m.read("/meminfo")) {
@@ -126,8 +141,10 @@ HostInfo HostSource::host_info() {
   }
   std::optional<unsigned long long> ns_inode;
   char link[128];
-  ssize_t n = readlink((m.proc + "/self/ns/pid").c_str(), link, sizeof link - 1);
-  if (n > 0) ns_inode = parse_ns_link(std::string_view(link, static_cast<size_t>(n)));
+  ssize_t n =
+      readlink((m.proc + "/self/ns/pid").c_str(), link, sizeof link - 1);
+  if (n > 0)
+    ns_inode = parse_ns_link(std::string_view(link, static_cast<size_t>(n)));
   std::optional<int> nspid;
   if (m.read("/self/status")) nspid = parse_nspid_depth(m.buf);
   h.pid_namespace = decide_pid_namespace(ns_inode, nspid);
@@ -163,16 +180,21 @@ HostSample HostSource::sample(double now) {
 
   SwapCounters swap;
   if (m.read(Impl::kVmstat)) swap = parse_vmstat(m.buf);
-  if (rates && swap.pswpin && m.prev_swap.pswpin && *swap.pswpin >= *m.prev_swap.pswpin)
-    s.swap_in_pages_per_s = static_cast<double>(*swap.pswpin - *m.prev_swap.pswpin) / dt;
-  if (rates && swap.pswpout && m.prev_swap.pswpout && *swap.pswpout >= *m.prev_swap.pswpout)
-    s.swap_out_pages_per_s = static_cast<double>(*swap.pswpout - *m.prev_swap.pswpout) / dt;
+  if (rates && swap.pswpin && m.prev_swap.pswpin &&
+      *swap.pswpin >= *m.prev_swap.pswpin)
+    s.swap_in_pages_per_s =
+        static_cast<double>(*swap.pswpin - *m.prev_swap.pswpin) / dt;
+  if (rates && swap.pswpout && m.prev_swap.pswpout &&
+      *swap.pswpout >= *m.prev_swap.pswpout)
+    s.swap_out_pages_per_s =
+        static_cast<double>(*swap.pswpout - *m.prev_swap.pswpout) / dt;
 
   std::vector<DiskCounters> disks;
   bool have_disks = m.read(Impl::kDiskstats);
   if (have_disks) {
     disks = parse_diskstats(m.buf);
-    std::erase_if(disks, [&](const DiskCounters& d) { return !m.counts_disk(d.name); });
+    std::erase_if(
+        disks, [&](const DiskCounters& d) { return !m.counts_disk(d.name); });
   }
   if (rates && have_disks && m.prev_have_disks) {
     if (auto r = disk_rates_between(m.prev_disks, disks, dt)) {
@@ -196,8 +218,8 @@ HostSample HostSource::sample(double now) {
   return s;
 }
 
-std::vector<ProcessSample> HostSource::processes(const std::vector<uint32_t>& gpu_pids,
-                                                    double now) {
+std::vector<ProcessSample> HostSource::processes(
+    const std::vector<uint32_t>& gpu_pids, double now) {
   return impl_->table.processes(gpu_pids, now, impl_->boot_time());
 }
 

@@ -15,7 +15,7 @@ namespace gd {
 class HostSource {
  public:
   explicit HostSource(std::string proc_root = "/proc",
-                         std::string sys_root = "/sys");
+                      std::string sys_root = "/sys");
   ~HostSource();
 
   // Static facts for the trace header (hostname, kernel, cpu, memory, pid
@@ -27,8 +27,9 @@ class HostSource {
   HostSample sample(double now);
 
   // Every pid in gpu_pids plus all of its descendants (data-loader workers)
-  // and its ancestors up to its launcher or shell, in pid order. A gpu pid absent from /proc gets state "missing".
-  // cpu_pct is computed against the previous call for the same pid.
+  // and its ancestors up to its launcher or shell, in pid order. A gpu pid
+  // absent from /proc gets state "missing". cpu_pct is computed against the
+  // previous call for the same pid.
   std::vector<ProcessSample> processes(const std::vector<uint32_t>& gpu_pids,
                                        double now);
 

@@ -49,7 +49,8 @@ bool KeptFile::read(const char* path, std::string& out, Ending ending) {
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   bool ok = read_from_start(fd, out, ending);
-  if (ok && g_kept.load(std::memory_order_relaxed) < kept_file_budget() && on_procfs(fd)) {
+  if (ok && g_kept.load(std::memory_order_relaxed) < kept_file_budget() &&
+      on_procfs(fd)) {
     fd_ = fd;
     g_kept.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -64,7 +65,8 @@ size_t kept_file_budget() {
   // Read once: after raise_open_files_limit() when main() calls it first.
   static const size_t budget = [] {
     rlimit lim{};
-    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return size_t{512};
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
+      return size_t{512};
     return static_cast<size_t>(lim.rlim_cur / 2);
   }();
   return budget;
@@ -72,7 +74,8 @@ size_t kept_file_budget() {
 
 void raise_open_files_limit() {
   rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max) return;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max)
+    return;
   lim.rlim_cur = lim.rlim_max;
   setrlimit(RLIMIT_NOFILE, &lim);
 }

@@ -18,17 +18,23 @@ MemInfo parse_meminfo(std::string_view text) {
   MemInfo m;
   std::string_view line;
   while (next_line(text, line)) {
-    if (auto v = value_after_key(line, "MemTotal")) m.mem_total_bytes = kib_value(*v);
-    else if (auto v = value_after_key(line, "MemAvailable")) m.mem_available_bytes = kib_value(*v);
-    else if (auto v = value_after_key(line, "SwapTotal")) m.swap_total_bytes = kib_value(*v);
-    else if (auto v = value_after_key(line, "SwapFree")) m.swap_free_bytes = kib_value(*v);
+    if (auto v = value_after_key(line, "MemTotal"))
+      m.mem_total_bytes = kib_value(*v);
+    else if (auto v = value_after_key(line, "MemAvailable"))
+      m.mem_available_bytes = kib_value(*v);
+    else if (auto v = value_after_key(line, "SwapTotal"))
+      m.swap_total_bytes = kib_value(*v);
+    else if (auto v = value_after_key(line, "SwapFree"))
+      m.swap_free_bytes = kib_value(*v);
   }
   return m;
 }
 
 std::optional<uint64_t> MemInfo::swap_used_bytes() const {
   if (!swap_total_bytes || !swap_free_bytes) return std::nullopt;
-  return *swap_total_bytes > *swap_free_bytes ? *swap_total_bytes - *swap_free_bytes : 0;
+  return *swap_total_bytes > *swap_free_bytes
+             ? *swap_total_bytes - *swap_free_bytes
+             : 0;
 }
 
 }  // namespace gd::procfs

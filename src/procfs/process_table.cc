@@ -260,7 +260,7 @@ void ProcessTable::children_of(uint32_t pid, bool is_root, Cached& c,
 }
 
 std::optional<double> ProcessTable::cpu_since_last_read(Cached& c, bool fresh,
-                                                       double now) {
+                                                        double now) {
   std::optional<double> pct;
   uint64_t ticks = c.stat.utime + c.stat.stime;
   if (!fresh && now > c.prev_now && ticks >= c.prev_ticks) {

@@ -54,7 +54,8 @@ class ProcessTable {
 
   // btime: boot time (Unix seconds) for start_time; nullopt leaves it unset.
   std::vector<ProcessSample> processes(const std::vector<uint32_t>& gpu_pids,
-                                       double now, std::optional<uint64_t> btime);
+                                       double now,
+                                       std::optional<uint64_t> btime);
 
   // How descendants are found. Children files (CONFIG_PROC_CHILDREN) are
   // used when the kernel has them; otherwise all <proc>/<pid>/stat are
@@ -106,7 +107,8 @@ class ProcessTable {
 
   const char* pid_path(uint32_t pid, const char* file);
   // A kept file does not look at its path: skip building it.
-  const char* path_unless_kept(uint32_t pid, const char* file, const KeptFile& f);
+  const char* path_unless_kept(uint32_t pid, const char* file,
+                               const KeptFile& f);
   const char* tid_path(uint32_t pid, uint32_t tid, const char* file);
   void decide_discovery(const std::vector<uint32_t>& gpu_pids);
   void thread_children_from_files(uint32_t pid, std::vector<uint32_t>& out);

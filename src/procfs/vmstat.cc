@@ -10,8 +10,10 @@ SwapCounters parse_vmstat(std::string_view text) {
   while (next_line(text, line)) {
     std::string_view rest = line;
     std::string_view key = next_field(rest);
-    if (key == "pswpin") c.pswpin = parse_u64(next_field(rest));
-    else if (key == "pswpout") c.pswpout = parse_u64(next_field(rest));
+    if (key == "pswpin")
+      c.pswpin = parse_u64(next_field(rest));
+    else if (key == "pswpout")
+      c.pswpout = parse_u64(next_field(rest));
   }
   return c;
 }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "model/sample.h"
 #include "common/container_ref.h"
+#include "model/sample.h"
 #include "procmgmt/device_holders.h"
 #include "procmgmt/proc_snapshot.h"
 

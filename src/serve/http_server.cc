@@ -83,8 +83,7 @@ ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   if (path == "/api/v1/status") return api_status(*s.box.get(), now);
   if (path == "/api/v1/processes") return api_processes(*s.box.get(), q);
   if (path == "/api/v1/findings") return api_findings(*s.box.get());
-  if (path == "/api/v1/history")
-    return api_history(s.history, q, now);
+  if (path == "/api/v1/history") return api_history(s.history, q, now);
   if (path == "/healthz") return api_healthz(*s.box.get(), now);
   return json_error(404,
                     "no such endpoint (try /metrics, /api/v1/status, "

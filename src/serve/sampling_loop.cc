@@ -42,8 +42,9 @@ std::string gpus_text(const std::vector<int>& gpus) {
 }  // namespace
 
 SamplingLoop::SamplingLoop(Sampler& sampler, History* history, SnapshotBox& box,
-                     ConfigHolder& config, AlertmanagerClient* alertmanager,
-                     SamplingLoopOptions options)
+                           ConfigHolder& config,
+                           AlertmanagerClient* alertmanager,
+                           SamplingLoopOptions options)
     : sampler_(sampler),
       history_(history),
       box_(box),

@@ -1,5 +1,5 @@
-// The sampling loop of `serve` (its own thread): samples at the interval (GPU reads
-// bounded by the Sampler's deadlines), writes history, re-runs the
+// The sampling loop of `serve` (its own thread): samples at the interval (GPU
+// reads bounded by the Sampler's deadlines), writes history, re-runs the
 // diagnosis rules over a sliding window for alerting, and publishes an
 // immutable Snapshot after every sample.
 #pragma once
@@ -37,8 +37,8 @@ class SamplingLoop {
   // Publishes a first snapshot (header, no sample) at once. Every pointer
   // must outlive the SamplingLoop; history and alertmanager may be null.
   SamplingLoop(Sampler& sampler, History* history, SnapshotBox& box,
-            ConfigHolder& config, AlertmanagerClient* alertmanager,
-            SamplingLoopOptions options);
+               ConfigHolder& config, AlertmanagerClient* alertmanager,
+               SamplingLoopOptions options);
   ~SamplingLoop();
   SamplingLoop(const SamplingLoop&) = delete;
   SamplingLoop& operator=(const SamplingLoop&) = delete;

@@ -11,10 +11,10 @@
 #include <stdexcept>
 
 #include "serve/alertmanager_client.h"
-#include "serve/sampling_loop.h"
 #include "serve/history.h"
 #include "serve/http_server.h"
 #include "serve/log.h"
+#include "serve/sampling_loop.h"
 #include "serve/serve_config.h"
 #include "serve/serve_options.h"
 
@@ -125,7 +125,7 @@ int run_serve(const ServeOptions& o) {
   co.version = o.version;
   co.show_cmdline = o.show_cmdline;
   SamplingLoop loop(sampler, history.get(), box, config, alertmanager.get(),
-                      co);
+                    co);
   http.start();
   loop.start();
   spdlog::info(

@@ -7,7 +7,9 @@
 namespace gd {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 size_t skip_space(std::string_view s, size_t i) {
   while (i < s.size() && is_space(s[i])) ++i;

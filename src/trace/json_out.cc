@@ -12,7 +12,8 @@ constexpr char kReplacementChar[] = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
 // Length of the well-formed UTF-8 sequence starting at p (lead byte >= 0x80),
 // or 0 if it is ill-formed; then *bad is the length of the maximal ill-formed
 // prefix (Unicode "maximal subpart"), which becomes one U+FFFD.
-// Byte ranges from Unicode Table 3-7 (no overlongs, no surrogates, <= U+10FFFF).
+// Byte ranges from Unicode Table 3-7 (no overlongs, no surrogates, <=
+// U+10FFFF).
 size_t utf8_sequence(const unsigned char* p, const unsigned char* end,
                      size_t* bad) {
   const unsigned char c = p[0];

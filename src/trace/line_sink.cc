@@ -72,8 +72,8 @@ void LineSink::drain(int zstd_mode) {
     ZSTD_outBuffer out{out_.data(), out_.size(), 0};
     const size_t left = ZSTD_compressStream2(cctx_, &out, &in, mode);
     if (ZSTD_isError(left)) {
-      throw TraceError(name_ + ": zstd compression failed: " +
-                       ZSTD_getErrorName(left));
+      throw TraceError(name_ +
+                       ": zstd compression failed: " + ZSTD_getErrorName(left));
     }
     write_all(out_.data(), out.pos);
     // e_continue is done once the input is taken; flush/end once zstd

@@ -13,7 +13,8 @@ namespace gd {
 namespace {
 
 constexpr size_t kChunk = size_t{1} << 20;
-constexpr unsigned char kZstdMagic[4] = {0x28, 0xB5, 0x2F, 0xFD};  // 0xFD2FB528 LE
+constexpr unsigned char kZstdMagic[4] = {0x28, 0xB5, 0x2F,
+                                         0xFD};  // 0xFD2FB528 LE
 
 }  // namespace
 
@@ -86,8 +87,8 @@ size_t LineSource::decompress_some(char* dst, size_t n) {
         throw TraceError(
             name_ + ":" + std::to_string(line_number_ + 1) +
             ": zstd stream is truncated (the writer did not close it, e.g. "
-            "it was killed; the " + std::to_string(line_number_) +
-            " lines before are intact)");
+            "it was killed; the " +
+            std::to_string(line_number_) + " lines before are intact)");
       }
       return 0;
     }
@@ -104,8 +105,7 @@ size_t LineSource::fill() {
 void LineSource::grow() {
   if (cap_ >= kMaxLine) {
     throw TraceError(name_ + ":" + std::to_string(line_number_ + 1) +
-                     ": line is longer than " +
-                     std::to_string(kMaxLine >> 20) +
+                     ": line is longer than " + std::to_string(kMaxLine >> 20) +
                      " MiB (is this a trace?)");
   }
   auto bigger = std::make_unique<char[]>(2 * cap_ + kPadding);
@@ -117,8 +117,8 @@ void LineSource::grow() {
 bool LineSource::next(std::string_view& line) {
   while (true) {
     char* base = buf_.get();
-    if (auto* nl = static_cast<char*>(
-            std::memchr(base + scan_, '\n', end_ - scan_))) {
+    if (auto* nl =
+            static_cast<char*>(std::memchr(base + scan_, '\n', end_ - scan_))) {
       const size_t nl_at = static_cast<size_t>(nl - base);
       line = std::string_view(base + begin_, nl_at - begin_);
       begin_ = scan_ = nl_at + 1;

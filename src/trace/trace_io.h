@@ -1,5 +1,6 @@
 // Trace reading and writing (docs/trace-format.md): JSON Lines, optionally
-// zstd-compressed (.zst). Streaming in both directions: a reader holds one line.
+// zstd-compressed (.zst). Streaming in both directions: a reader holds one
+// line.
 #pragma once
 
 #include <memory>
@@ -66,7 +67,7 @@ class TraceReader {
   // false at end of file; throws TraceError. Blank lines are skipped; t
   // must not decrease. Reusing one `out` across calls saves allocations.
   bool next(Sample& out);
-  size_t line() const;     // 1-based number of the last line read
+  size_t line() const;  // 1-based number of the last line read
 
  private:
   struct Impl;

@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "views/format.h"
 #include "common/container_ref.h"
 #include "common/cuda_version.h"
 #include "common/terminal_text.h"
 #include "model/process_tree.h"
+#include "views/format.h"
 
 namespace gd {
 
@@ -28,7 +28,8 @@ std::vector<PsRow> build_ps_rows(const Sample& s) {
       r.gpu = g.index;
       r.gpu_process = gp;
       r.proc = tree.find(gp.pid);
-      for (const PidTree::Descendant& d : tree.links().walk_descendants(gp.pid)) {
+      for (const PidTree::Descendant& d :
+           tree.links().walk_descendants(gp.pid)) {
         r.children.push_back(tree.find(d.pid));
         r.child_depth.push_back(d.depth);
       }
@@ -105,7 +106,8 @@ std::string line_for(const Sample& s, const std::string& gpu_col,
                      const ProcessSample* p, const std::string& note) {
   std::string user = p ? terminal_cell(p->user, 10) : "?";
   std::string state = p ? terminal_cell(p->state, 7) : "missing";
-  std::string container = container_from_cgroup(p ? p->cgroup : std::nullopt).short_text();
+  std::string container =
+      container_from_cgroup(p ? p->cgroup : std::nullopt).short_text();
   std::string cuda = p ? cuda_runtime_version(p->libs) : "";
   std::string cmd =
       p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : "";

@@ -10,11 +10,11 @@ namespace gd {
 
 struct PsRow {
   int gpu = 0;
-  GpuProcess gpu_process;          // what NVML says
+  GpuProcess gpu_process;               // what NVML says
   const ProcessSample* proc = nullptr;  // what /proc says (null: not collected)
   std::vector<const ProcessSample*> children;  // descendants, depth-first
   std::vector<int> child_depth;                // 1 = direct child
-  bool missing() const;            // NVML lists it, /proc does not
+  bool missing() const;                        // NVML lists it, /proc does not
   bool zombie() const;
 };
 

@@ -4,8 +4,8 @@
 
 #include <ctime>
 
-#include "views/format.h"
 #include "common/terminal_text.h"
+#include "views/format.h"
 
 namespace gd {
 namespace {
@@ -71,16 +71,16 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
       or_na(s->temp_c, "{} C"), or_na(info.temp_slowdown_c, "{} C"),
       or_na(info.temp_shutdown_c, "{} C"), or_na(s->mem_temp_c, "{} C"),
       or_na(s->fan_pct, "{:.0f}%"));
-  out += fmt::format(
-      "     power {} (default {})  SM clock {}  mem clock {}  {}\n",
-      pair_with_unit(or_na(s->power_w, "{:.1f}"), " / ",
-                     or_na(info.power_limit_w, "{:.0f}"), " W"),
-      or_na(info.power_default_limit_w, "{:.0f} W"),
-      pair_with_unit(or_na(s->sm_clock_mhz), " / ",
-                     or_na(info.sm_clock_max_mhz), " MHz"),
-      pair_with_unit(or_na(s->mem_clock_mhz), " / ",
-                     or_na(info.mem_clock_max_mhz), " MHz"),
-      or_na(s->pstate, "P{}"));
+  out +=
+      fmt::format("     power {} (default {})  SM clock {}  mem clock {}  {}\n",
+                  pair_with_unit(or_na(s->power_w, "{:.1f}"), " / ",
+                                 or_na(info.power_limit_w, "{:.0f}"), " W"),
+                  or_na(info.power_default_limit_w, "{:.0f} W"),
+                  pair_with_unit(or_na(s->sm_clock_mhz), " / ",
+                                 or_na(info.sm_clock_max_mhz), " MHz"),
+                  pair_with_unit(or_na(s->mem_clock_mhz), " / ",
+                                 or_na(info.mem_clock_max_mhz), " MHz"),
+                  or_na(s->pstate, "P{}"));
 
   std::string reasons = kUnknown;
   if (s->clock_event_reasons) {
@@ -102,12 +102,12 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
       (*s->pcie_gen < *info.pcie_max_gen ||
        *s->pcie_width < *info.pcie_max_width))
     link_note = "  (below max)";
-  out += fmt::format(
-      "     PCIe {} of {}{}  tx {} rx {}  replays {}\n",
-      pcie(s->pcie_gen, s->pcie_width),
-      pcie(info.pcie_max_gen, info.pcie_max_width), link_note,
-      bytes_rate(s->pcie_tx_bytes_per_s), bytes_rate(s->pcie_rx_bytes_per_s),
-      or_na(s->pcie_replay_total));
+  out += fmt::format("     PCIe {} of {}{}  tx {} rx {}  replays {}\n",
+                     pcie(s->pcie_gen, s->pcie_width),
+                     pcie(info.pcie_max_gen, info.pcie_max_width), link_note,
+                     bytes_rate(s->pcie_tx_bytes_per_s),
+                     bytes_rate(s->pcie_rx_bytes_per_s),
+                     or_na(s->pcie_replay_total));
   out += fmt::format(
       "     ECC {}  SBE {}  DBE {}  retired pages pending {}  row remap "
       "pending {} failed {}\n",
@@ -145,16 +145,15 @@ std::string host_block(const HostInfo& hi, const HostSample& h) {
       hi.swap_total_bytes ? human_bytes(*hi.swap_total_bytes) : kUnknown,
       pair_with_unit(or_na(h.swap_in_pages_per_s, "{:.0f}"), " out ",
                      or_na(h.swap_out_pages_per_s, "{:.0f}"), " pages/s"));
-  out += fmt::format(
-      "     disk read {} write {} busiest {}\n",
-      bytes_rate(h.disk_read_bytes_per_s), bytes_rate(h.disk_write_bytes_per_s),
-      or_na(h.disk_busy_pct, "{:.0f}% busy"));
+  out += fmt::format("     disk read {} write {} busiest {}\n",
+                     bytes_rate(h.disk_read_bytes_per_s),
+                     bytes_rate(h.disk_write_bytes_per_s),
+                     or_na(h.disk_busy_pct, "{:.0f}% busy"));
   if (h.psi_cpu_some_pct || h.psi_mem_some_pct || h.psi_io_some_pct)
-    out +=
-        fmt::format("     pressure (some, avg10) cpu {} memory {} io {}\n",
-                    or_na(h.psi_cpu_some_pct, "{:.1f}%"),
-                    or_na(h.psi_mem_some_pct, "{:.1f}%"),
-                    or_na(h.psi_io_some_pct, "{:.1f}%"));
+    out += fmt::format("     pressure (some, avg10) cpu {} memory {} io {}\n",
+                       or_na(h.psi_cpu_some_pct, "{:.1f}%"),
+                       or_na(h.psi_mem_some_pct, "{:.1f}%"),
+                       or_na(h.psi_io_some_pct, "{:.1f}%"));
   return out;
 }
 

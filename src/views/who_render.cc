@@ -1,11 +1,12 @@
 // Text and JSON of `gpudoctor who`.
+#include "views/who_render.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "views/who_render.h"
-#include "common/terminal_text.h"
 #include "common/bytes_text.h"
+#include "common/terminal_text.h"
 
 namespace gd::procmgmt {
 
@@ -58,8 +59,8 @@ nlohmann::json proc_json(const ProcEntry& p) {
 }  // namespace
 
 std::string render_who(const GpuMemoryAccount& a) {
-  std::string out = fmt::format("GPU {}  {}", a.gpu,
-                                a.name.empty() ? "?" : terminal_fit(a.name, 64));
+  std::string out = fmt::format(
+      "GPU {}  {}", a.gpu, a.name.empty() ? "?" : terminal_fit(a.name, 64));
   if (!a.readable)
     return out + "\n!! cannot account for its memory: " +
            terminal_safe(a.unreadable_reason, kTerminalSentenceMax) + "\n";
@@ -73,23 +74,27 @@ std::string render_who(const GpuMemoryAccount& a) {
   for (const auto& ap : a.processes) {
     std::string user = ap.proc ? ap.proc->user : "?";
     std::string cmd = ap.proc ? ap.proc->command() : "";
-    out += fmt::format("  {:<9} {:>10}  {:<16} {:<10} {:<28} {}\n", ap.pid,
-                       ap.used_bytes ? human_bytes_brief(*ap.used_bytes) : "n/a",
-                       holder_status_name(ap.status), cell(user, 10),
-                       cell(container_text(ap.container, ap.proc), 28),
-                       terminal_fit(cmd, kCommandWidth));
+    out +=
+        fmt::format("  {:<9} {:>10}  {:<16} {:<10} {:<28} {}\n", ap.pid,
+                    ap.used_bytes ? human_bytes_brief(*ap.used_bytes) : "n/a",
+                    holder_status_name(ap.status), cell(user, 10),
+                    cell(container_text(ap.container, ap.proc), 28),
+                    terminal_fit(cmd, kCommandWidth));
     if (!ap.explanation.empty())
-      out += "            -> " + terminal_safe(ap.explanation, kTerminalSentenceMax) + "\n";
+      out += "            -> " +
+             terminal_safe(ap.explanation, kTerminalSentenceMax) + "\n";
   }
   if (a.processes.empty() && a.processes_known)
     out += "  (NVML lists no process)\n";
   if (a.driver_reserved_bytes)
     out += fmt::format(
-        "  {:<9} {:>10}  {}\n", "driver", human_bytes_brief(*a.driver_reserved_bytes),
+        "  {:<9} {:>10}  {}\n", "driver",
+        human_bytes_brief(*a.driver_reserved_bytes),
         "the driver's own reservation (used minus the listed processes)");
   if (a.unexplained_bytes && *a.unexplained_bytes > 0)
     out += fmt::format(
-        "  {:<9} {:>10}  {}\n", "other", human_bytes_brief(*a.unexplained_bytes),
+        "  {:<9} {:>10}  {}\n", "other",
+        human_bytes_brief(*a.unexplained_bytes),
         a.unknown_size_processes
             ? "processes of unknown size and the driver's reservation"
             : "held by nothing NVML lists (beyond any driver reservation)");
@@ -119,7 +124,8 @@ std::string render_who(const GpuMemoryAccount& a) {
   }
   if (!a.advice.empty()) {
     out += "\nWhat to do:\n";
-    for (const auto& s : a.advice) out += "  - " + terminal_safe(s, kTerminalSentenceMax) + "\n";
+    for (const auto& s : a.advice)
+      out += "  - " + terminal_safe(s, kTerminalSentenceMax) + "\n";
   }
   return out;
 }

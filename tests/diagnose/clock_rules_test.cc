@@ -30,11 +30,13 @@ TEST(ThermalThrottling, BusyGpuHeldDownBySwThermalIsWarningWithNumbers) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "warning");
   EXPECT_EQ(f[0].gpus, std::vector<int>{1});
-  EXPECT_TRUE(contains(f[0].evidence, "sw_thermal_slowdown active in 96% of 600 busy samples"))
+  EXPECT_TRUE(contains(f[0].evidence,
+                       "sw_thermal_slowdown active in 96% of 600 busy samples"))
       << f[0].evidence;
   EXPECT_TRUE(contains(f[0].evidence, "vs max 1410 MHz")) << f[0].evidence;
   EXPECT_TRUE(contains(f[0].evidence, "vs slowdown 89 C")) << f[0].evidence;
-  EXPECT_TRUE(contains(f[0].evidence, "SM clock avg 10")) << f[0].evidence;  // ~1050 MHz
+  EXPECT_TRUE(contains(f[0].evidence, "SM clock avg 10"))
+      << f[0].evidence;  // ~1050 MHz
   EXPECT_TRUE(contains(f[0].action, "Only this GPU of 2")) << f[0].action;
 }
 
@@ -67,7 +69,8 @@ TEST(ThermalThrottling, SilentWhenReasonsUnknown) {
   Jitter j;
   auto samples = make_samples(120, 1.0, [&](size_t, Sample& s) {
     auto g = busy_gpu(0, j);
-    g.clock_event_reasons.reset();  // not supported: not "none active", not "thermal"
+    g.clock_event_reasons
+        .reset();  // not supported: not "none active", not "thermal"
     g.temp_c = 88;
     g.sm_clock_mhz = 900;
     s.gpus.push_back(g);
@@ -93,9 +96,11 @@ TEST(PowerBrake, HwPowerBrakeWithoutHeatIsCritical) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "critical");
   EXPECT_EQ(f[0].gpus, std::vector<int>{0});
-  EXPECT_TRUE(contains(f[0].evidence, "hw_power_brake_slowdown active in 120 of 300 samples"))
+  EXPECT_TRUE(contains(f[0].evidence,
+                       "hw_power_brake_slowdown active in 120 of 300 samples"))
       << f[0].evidence;
-  EXPECT_TRUE(contains(f[0].evidence, "longest 120 consecutive")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "longest 120 consecutive"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].evidence, "of 300 W limit")) << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "BMC")) << f[0].action;
   EXPECT_DOUBLE_EQ(f[0].start, kT0 + 100);
@@ -109,7 +114,8 @@ TEST(PowerBrake, SilentForBriefHwSlowdownBlipsDuringClockChanges) {
   Jitter j;
   auto samples = make_samples(600, 1.0, [&](size_t i, Sample& s) {
     auto g = busy_gpu(0, j);
-    if (i % 100 == 0) g.clock_event_reasons = Reasons{"hw_slowdown"};  // single-sample blips
+    if (i % 100 == 0)
+      g.clock_event_reasons = Reasons{"hw_slowdown"};  // single-sample blips
     s.gpus.push_back(g);
   });
   EXPECT_TRUE(with_id(run_diagnose(h, samples), "power-brake").empty());
@@ -145,7 +151,8 @@ TEST(PowerCapping, CapHoldingClocksWellUnderMaxIsInfoAndNamesLoweredLimit) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "info");
   EXPECT_TRUE(contains(f[0].evidence, "vs max 1410 MHz")) << f[0].evidence;
-  EXPECT_TRUE(contains(f[0].evidence, "at a 250 W limit (default 400 W)")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "at a 250 W limit (default 400 W)"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "nvidia-smi -i 0 -pl 400")) << f[0].action;
 }
 

@@ -21,7 +21,8 @@ TEST(NvmlDriverMismatch, HeaderStatusMismatchIsCritical) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "critical");
   EXPECT_TRUE(f[0].gpus.empty());
-  EXPECT_TRUE(contains(f[0].evidence, "driver_library_mismatch")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "driver_library_mismatch"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "reboot")) << f[0].action;
   // Without NVML nothing about the (unknown) driver CUDA version is claimed.
   EXPECT_TRUE(with_id(r, "driver-cuda-mismatch").empty());
@@ -33,8 +34,10 @@ TEST(NvmlDriverMismatch, SilentWhenNvmlOkOrSimplyAbsent) {
   absent.nvml_status = kNvmlNoDriver;
   absent.driver.reset();
   auto samples = make_samples(5, 1.0, [](size_t, Sample&) {});
-  EXPECT_TRUE(with_id(run_diagnose(ok, samples), "nvml-driver-mismatch").empty());
-  EXPECT_TRUE(with_id(run_diagnose(absent, samples), "nvml-driver-mismatch").empty());
+  EXPECT_TRUE(
+      with_id(run_diagnose(ok, samples), "nvml-driver-mismatch").empty());
+  EXPECT_TRUE(
+      with_id(run_diagnose(absent, samples), "nvml-driver-mismatch").empty());
 }
 
 TEST(PersistenceModeOff, ListsTheGpusWithItOff) {
@@ -42,8 +45,9 @@ TEST(PersistenceModeOff, ListsTheGpusWithItOff) {
   h.gpus[1].persistence_mode = false;
   h.gpus[3].persistence_mode = false;
   h.gpus[2].persistence_mode.reset();  // unknown is not "off"
-  auto f = with_id(run_diagnose(h, make_samples(3, 1.0, [](size_t, Sample&) {})),
-                   "persistence-mode-off");
+  auto f =
+      with_id(run_diagnose(h, make_samples(3, 1.0, [](size_t, Sample&) {})),
+              "persistence-mode-off");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "info");
   EXPECT_EQ(f[0].gpus, (std::vector<int>{1, 3}));
@@ -54,9 +58,10 @@ TEST(PersistenceModeOff, ListsTheGpusWithItOff) {
 TEST(PersistenceModeOff, SilentWhenOnOrUnknown) {
   auto h = make_header(2);
   h.gpus[1].persistence_mode.reset();
-  EXPECT_TRUE(with_id(run_diagnose(h, make_samples(3, 1.0, [](size_t, Sample&) {})),
-                      "persistence-mode-off")
-                  .empty());
+  EXPECT_TRUE(
+      with_id(run_diagnose(h, make_samples(3, 1.0, [](size_t, Sample&) {})),
+              "persistence-mode-off")
+          .empty());
 }
 
 // One process on GPU 0 that maps the given libraries.
@@ -72,52 +77,68 @@ std::vector<Sample> job_with_libs(std::vector<std::string> libs) {
 
 TEST(DriverCudaMismatch, NewerMajorRuntimeIsCritical) {
   auto h = make_header(1);  // driver 535.129.03, CUDA 12.2
-  auto f = with_id(run_diagnose(h, job_with_libs({"libcudart.so.13.0.48", "libcuda.so.1"})),
-                   "driver-cuda-mismatch");
+  auto f = with_id(
+      run_diagnose(h, job_with_libs({"libcudart.so.13.0.48", "libcuda.so.1"})),
+      "driver-cuda-mismatch");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "critical");
   EXPECT_EQ(f[0].gpus, std::vector<int>{0});
   EXPECT_EQ(f[0].pids, std::vector<uint32_t>{4242});
   EXPECT_TRUE(contains(f[0].evidence, "libcudart.so.13.0.48")) << f[0].evidence;
-  EXPECT_TRUE(contains(f[0].evidence, "supports CUDA up to 12.2")) << f[0].evidence;
-  EXPECT_TRUE(contains(f[0].action, "Upgrade the NVIDIA driver")) << f[0].action;
+  EXPECT_TRUE(contains(f[0].evidence, "supports CUDA up to 12.2"))
+      << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].action, "Upgrade the NVIDIA driver"))
+      << f[0].action;
 }
 
 TEST(DriverCudaMismatch, NewerMinorUnderMinorVersionCompatibilityIsWarning) {
   auto h = make_header(1);
-  auto f = with_id(run_diagnose(h, job_with_libs({"libcudart.so.12.4.99"})), "driver-cuda-mismatch");
+  auto f = with_id(run_diagnose(h, job_with_libs({"libcudart.so.12.4.99"})),
+                   "driver-cuda-mismatch");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "warning");
-  EXPECT_TRUE(contains(f[0].evidence, "minor version compatibility")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "minor version compatibility"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "PTX")) << f[0].action;
 }
 
 TEST(DriverCudaMismatch, NewerMinorBeforeCuda11IsCritical) {
   auto h = make_header(1);
   h.driver = DriverInfo{"418.87.00", "10.1", "10.418.87.00"};
-  auto f = with_id(run_diagnose(h, job_with_libs({"libcudart.so.10.2.89"})), "driver-cuda-mismatch");
+  auto f = with_id(run_diagnose(h, job_with_libs({"libcudart.so.10.2.89"})),
+                   "driver-cuda-mismatch");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "critical");
 }
 
 TEST(DriverCudaMismatch, SilentForSameOrOlderRuntimeAndPipWheelNames) {
   auto h = make_header(1);
-  EXPECT_TRUE(with_id(run_diagnose(h, job_with_libs({"libcudart.so.12.2.140"})), "driver-cuda-mismatch").empty());
-  EXPECT_TRUE(with_id(run_diagnose(h, job_with_libs({"libcudart-d0da41ae.so.11.0"})), "driver-cuda-mismatch").empty());
+  EXPECT_TRUE(with_id(run_diagnose(h, job_with_libs({"libcudart.so.12.2.140"})),
+                      "driver-cuda-mismatch")
+                  .empty());
+  EXPECT_TRUE(
+      with_id(run_diagnose(h, job_with_libs({"libcudart-d0da41ae.so.11.0"})),
+              "driver-cuda-mismatch")
+          .empty());
   // Major only in the name (pip nvidia-cuda-runtime-cu12): same major, silent.
-  EXPECT_TRUE(with_id(run_diagnose(h, job_with_libs({"libcudart.so.12"})), "driver-cuda-mismatch").empty());
+  EXPECT_TRUE(with_id(run_diagnose(h, job_with_libs({"libcudart.so.12"})),
+                      "driver-cuda-mismatch")
+                  .empty());
 }
 
 TEST(DriverCudaMismatch, SilentWithForwardCompatibilityPackage) {
   auto h = make_header(1);
-  auto samples = job_with_libs({"libcudart.so.12.8.57", "libcuda.so.570.124.06"});
-  EXPECT_TRUE(with_id(run_diagnose(h, samples), "driver-cuda-mismatch").empty());
+  auto samples =
+      job_with_libs({"libcudart.so.12.8.57", "libcuda.so.570.124.06"});
+  EXPECT_TRUE(
+      with_id(run_diagnose(h, samples), "driver-cuda-mismatch").empty());
 }
 
 TEST(DriverCudaMismatch, PipWheelRuntimeNewerMajorIsCritical) {
   auto h = make_header(1);
   h.driver = DriverInfo{"470.223.02", "11.4", "11.470.223.02"};
-  auto f = with_id(run_diagnose(h, job_with_libs({"libcudart-9335f6a2.so.12"})), "driver-cuda-mismatch");
+  auto f = with_id(run_diagnose(h, job_with_libs({"libcudart-9335f6a2.so.12"})),
+                   "driver-cuda-mismatch");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "critical");
 }

@@ -24,7 +24,8 @@ TEST(EccUncorrectable, DoubleBitErrorGrowthIsCriticalWithCounts) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "critical");
   EXPECT_EQ(f[0].gpus, std::vector<int>{1});
-  EXPECT_TRUE(contains(f[0].evidence, "grew by 2 (from 1 to 3)")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "grew by 2 (from 1 to 3)"))
+      << f[0].evidence;
   EXPECT_DOUBLE_EQ(f[0].start, kT0 + 150);
 }
 
@@ -52,7 +53,9 @@ TEST(EccUncorrectable, RowRemapFailureIsCriticalAndSaysRma) {
   });
   auto f = with_id(run_diagnose(h, samples), "ecc-uncorrectable");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_TRUE(contains(f[0].evidence, "remapped_rows_failure true in 30 samples")) << f[0].evidence;
+  EXPECT_TRUE(
+      contains(f[0].evidence, "remapped_rows_failure true in 30 samples"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "RMA")) << f[0].action;
 }
 
@@ -63,8 +66,10 @@ TEST(EccUncorrectable, UnknownCountersAreNotZeroAndDoNotFire) {
     auto g = busy_gpu(0, j);
     // ECC unsupported/unknown on alternate samples: null must not read as a
     // drop to 0 followed by "growth" back to 5.
-    if (i % 2) g.ecc_dbe_volatile_total.reset();
-    else g.ecc_dbe_volatile_total = 5;
+    if (i % 2)
+      g.ecc_dbe_volatile_total.reset();
+    else
+      g.ecc_dbe_volatile_total = 5;
     g.retired_pages_pending.reset();
     g.remapped_rows_failure.reset();
     s.gpus.push_back(g);
@@ -85,7 +90,9 @@ TEST(EccResetRequired, PendingRowRemapIsWarning) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "warning");
   EXPECT_EQ(f[0].gpus, std::vector<int>{0});
-  EXPECT_TRUE(contains(f[0].evidence, "remapped_rows_pending true in 60 samples")) << f[0].evidence;
+  EXPECT_TRUE(
+      contains(f[0].evidence, "remapped_rows_pending true in 60 samples"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "nvidia-smi -r -i 0")) << f[0].action;
 }
 
@@ -97,7 +104,10 @@ TEST(EccResetRequired, SilentWhenPendingClearedByResetDuringWindow) {
     g.remapped_rows_pending = i < 30;  // GPU reset at 30 s applied the remap
     s.gpus.push_back(g);
     if (i == 5)
-      s.events.push_back(xid_event(0, 63, "NVRM: Xid (PCI:0000:07:00): 63, Row Remapper: New row marked for remapping, reset gpu to activate."));
+      s.events.push_back(
+          xid_event(0, 63,
+                    "NVRM: Xid (PCI:0000:07:00): 63, Row Remapper: New row "
+                    "marked for remapping, reset gpu to activate."));
   });
   EXPECT_TRUE(with_id(run_diagnose(h, samples), "ecc-reset-required").empty());
 }
@@ -111,7 +121,10 @@ TEST(EccResetRequired, Xid63WithUnknownFlagsStillFires) {
     g.retired_pages_pending.reset();
     s.gpus.push_back(g);
     if (i == 2)
-      s.events.push_back(xid_event(0, 63, "NVRM: Xid (PCI:0000:07:00): 63, Row Remapper: New row marked for remapping, reset gpu to activate."));
+      s.events.push_back(
+          xid_event(0, 63,
+                    "NVRM: Xid (PCI:0000:07:00): 63, Row Remapper: New row "
+                    "marked for remapping, reset gpu to activate."));
   });
   auto f = with_id(run_diagnose(h, samples), "ecc-reset-required");
   ASSERT_EQ(f.size(), 1u);

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnose/evidence.h"
-#include "views/diagnose_report.h"
 #include "scenario_builder.h"
+#include "views/diagnose_report.h"
 
 namespace gd::test {
 namespace {
@@ -45,7 +45,9 @@ struct MixedScenario {
       s.gpus.push_back(hot);
       s.gpus.push_back(i < 100 ? busy_gpu(2, j) : lost_gpu(2));
       s.gpus.push_back(idle_gpu(3, j));
-      if (i == 10) s.events.push_back(xid_event(0, 13, "NVRM: Xid (PCI:0000:07:00): 13, Graphics Exception"));
+      if (i == 10)
+        s.events.push_back(xid_event(
+            0, 13, "NVRM: Xid (PCI:0000:07:00): 13, Graphics Exception"));
     });
   }
 };
@@ -71,9 +73,10 @@ TEST(Engine, FindingsSortedMostSevereFirstThenByGpu) {
 }
 
 TEST(Engine, SortFindingsOrdersSeverityThenGpuWithHostFindingsFirst) {
-  std::vector<Finding> f = {finding("b", "info", {0}), finding("a", "warning", {2}),
-                            finding("c", "critical", {5}), finding("d", "warning", {}),
-                            finding("e", "warning", {1})};
+  std::vector<Finding> f = {
+      finding("b", "info", {0}), finding("a", "warning", {2}),
+      finding("c", "critical", {5}), finding("d", "warning", {}),
+      finding("e", "warning", {1})};
   sort_findings(f);
   std::vector<std::string> ids;
   for (const auto& x : f) ids.push_back(x.id);
@@ -88,7 +91,8 @@ TEST(Engine, GpuFilterKeepsOnlyThatGpuAndHostFindings) {
   EXPECT_EQ(with_id(r, "thermal-throttling").size(), 1u);
   for (const auto& f : r.findings) {
     if (!f.gpus.empty()) {
-      EXPECT_NE(std::find(f.gpus.begin(), f.gpus.end(), 1), f.gpus.end()) << f.id;
+      EXPECT_NE(std::find(f.gpus.begin(), f.gpus.end(), 1), f.gpus.end())
+          << f.id;
     }
   }
   EXPECT_TRUE(with_id(r, "gpu-lost").empty());
@@ -127,11 +131,13 @@ TEST(Engine, ExitCodesFollowMonitoringPluginConvention) {
 
 TEST(Engine, EveryGpuHealthRuleRunsAndIsListedAsChecked) {
   auto r = run_diagnose(make_header(1), {});
-  for (const char* id : {"gpu-lost", "xid-error", "ecc-uncorrectable", "ecc-reset-required",
-                         "thermal-throttling", "power-brake", "power-capping", "pcie-link-degraded",
-                         "nvml-driver-mismatch", "persistence-mode-off", "driver-cuda-mismatch",
-                         "host-oom-kill"})
-    EXPECT_NE(std::find(r.rules_checked.begin(), r.rules_checked.end(), id), r.rules_checked.end())
+  for (const char* id :
+       {"gpu-lost", "xid-error", "ecc-uncorrectable", "ecc-reset-required",
+        "thermal-throttling", "power-brake", "power-capping",
+        "pcie-link-degraded", "nvml-driver-mismatch", "persistence-mode-off",
+        "driver-cuda-mismatch", "host-oom-kill"})
+    EXPECT_NE(std::find(r.rules_checked.begin(), r.rules_checked.end(), id),
+              r.rules_checked.end())
         << id;
 }
 
@@ -150,8 +156,9 @@ TEST(Report, JsonHasTheKeysOfFindingsMd) {
     EXPECT_TRUE(f.at("start").is_number());
     EXPECT_TRUE(f.at("end").is_number());
   }
-  const auto& lost = *std::find_if(doc["findings"].begin(), doc["findings"].end(),
-                                   [](const auto& f) { return f["id"] == "gpu-lost"; });
+  const auto& lost =
+      *std::find_if(doc["findings"].begin(), doc["findings"].end(),
+                    [](const auto& f) { return f["id"] == "gpu-lost"; });
   EXPECT_EQ(lost["severity"], "critical");
   EXPECT_EQ(lost["gpus"], nlohmann::json::array({2}));
   EXPECT_EQ(doc["window"]["samples"], 300);
@@ -173,7 +180,8 @@ TEST(Report, TextWithNoFindingsSaysAllIsWellAndWhatWasChecked) {
   r.window = {kT0, kT0 + 600, 601};
   auto text = format_text_report(r, make_header(8));
   EXPECT_TRUE(contains(text, "All is well")) << text;
-  EXPECT_TRUE(contains(text, "gpu-lost, xid-error, thermal-throttling")) << text;
+  EXPECT_TRUE(contains(text, "gpu-lost, xid-error, thermal-throttling"))
+      << text;
   EXPECT_TRUE(contains(text, "601 samples")) << text;
   EXPECT_TRUE(contains(text, "8 GPUs")) << text;
 }
@@ -184,7 +192,9 @@ TEST(Report, TextShowsSeverityEvidenceAndActionPerFinding) {
   r.findings[0].evidence = "NVML reported the GPU lost in 200 samples";
   auto text = format_text_report(r, make_header(4));
   EXPECT_TRUE(contains(text, "CRITICAL  gpu-lost  gpu-lost title")) << text;
-  EXPECT_TRUE(contains(text, "evidence: NVML reported the GPU lost in 200 samples")) << text;
+  EXPECT_TRUE(
+      contains(text, "evidence: NVML reported the GPU lost in 200 samples"))
+      << text;
   EXPECT_TRUE(contains(text, "action:   do something")) << text;
   EXPECT_TRUE(contains(text, "1 critical, 0 warnings, 0 info")) << text;
 }
@@ -204,23 +214,30 @@ std::vector<Sample> lightly_throttled() {
 
 TEST(Config, OverrideChangesAThresholdsOutcome) {
   auto h = make_header(1);
-  EXPECT_TRUE(with_id(run_diagnose(h, lightly_throttled()), "thermal-throttling").empty());
+  EXPECT_TRUE(
+      with_id(run_diagnose(h, lightly_throttled()), "thermal-throttling")
+          .empty());
   DiagnoseOptions o;
-  o.config = Config::from_toml_string("[thermal-throttling]\nmin_fraction = 0.1\n", "site.toml");
-  auto f = with_id(run_diagnose(h, lightly_throttled(), o), "thermal-throttling");
+  o.config = Config::from_toml_string(
+      "[thermal-throttling]\nmin_fraction = 0.1\n", "site.toml");
+  auto f =
+      with_id(run_diagnose(h, lightly_throttled(), o), "thermal-throttling");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_TRUE(contains(f[0].evidence, "15% of 200 busy samples")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "15% of 200 busy samples"))
+      << f[0].evidence;
 }
 
 TEST(Config, IntegersAndNestedTablesBecomeDottedKeys) {
-  auto c = Config::from_toml_string("[power-brake]\nmin_run_samples = 5\n", "x.toml");
+  auto c = Config::from_toml_string("[power-brake]\nmin_run_samples = 5\n",
+                                    "x.toml");
   EXPECT_DOUBLE_EQ(c.get("power-brake.min_run_samples", 3), 5);
   EXPECT_DOUBLE_EQ(c.get("power-brake.other", 7), 7);
 }
 
 TEST(Config, MalformedTomlNamesFileLineAndColumn) {
   try {
-    Config::from_toml_string("[thermal-throttling]\nmin_fraction = = 0.3\n", "site.toml");
+    Config::from_toml_string("[thermal-throttling]\nmin_fraction = = 0.3\n",
+                             "site.toml");
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()).rfind("site.toml:2:", 0), 0u) << e.what();
@@ -229,20 +246,22 @@ TEST(Config, MalformedTomlNamesFileLineAndColumn) {
 
 TEST(Config, NonNumberValueIsAnErrorWithPosition) {
   try {
-    Config::from_toml_string("[thermal-throttling]\n\nmin_fraction = \"lots\"\n", "site.toml");
+    Config::from_toml_string(
+        "[thermal-throttling]\n\nmin_fraction = \"lots\"\n", "site.toml");
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
     EXPECT_TRUE(contains(e.what(), "site.toml:3:")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "thermal-throttling.min_fraction")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "thermal-throttling.min_fraction"))
+        << e.what();
   }
 }
 
 TEST(Config, FromFileReadsAndMissingFileIsNamed) {
   std::string path = ::testing::TempDir() + "gd_diag_config.toml";
-  {
-    std::ofstream(path) << "[thermal-throttling]\nmin_fraction = 0.1\n";
-  }
-  EXPECT_DOUBLE_EQ(Config::from_toml_file(path).get("thermal-throttling.min_fraction", 0.2), 0.1);
+  { std::ofstream(path) << "[thermal-throttling]\nmin_fraction = 0.1\n"; }
+  EXPECT_DOUBLE_EQ(
+      Config::from_toml_file(path).get("thermal-throttling.min_fraction", 0.2),
+      0.1);
   std::remove(path.c_str());
   try {
     Config::from_toml_file(path);
@@ -254,9 +273,11 @@ TEST(Config, FromFileReadsAndMissingFileIsNamed) {
 
 TEST(Config, TypoedKeysAreReportedAsUnused) {
   DiagnoseOptions o;
-  o.config = Config::from_toml_string("[thermal-throttling]\nmin_fractoin = 0.1\n", "site.toml");
+  o.config = Config::from_toml_string(
+      "[thermal-throttling]\nmin_fractoin = 0.1\n", "site.toml");
   auto r = run_diagnose(make_header(1), {}, o);
-  EXPECT_EQ(r.unused_config_keys, std::vector<std::string>{"thermal-throttling.min_fractoin"});
+  EXPECT_EQ(r.unused_config_keys,
+            std::vector<std::string>{"thermal-throttling.min_fractoin"});
 }
 
 // Generates a long trace on the fly, never holding more than one sample.
@@ -269,11 +290,15 @@ class SyntheticDay : public SampleSource {
     out.t = kT0 + static_cast<double>(i_);
     for (int g = 0; g < 8; ++g) {
       auto gs = busy_gpu(g, j_);
-      gs.processes = std::vector<GpuProcess>{{static_cast<uint32_t>(1000 + g), 60 * kGiB, "compute"}};
+      gs.processes = std::vector<GpuProcess>{
+          {static_cast<uint32_t>(1000 + g), 60 * kGiB, "compute"}};
       out.gpus.push_back(gs);
-      out.processes.push_back(process(static_cast<uint32_t>(1000 + g), "python", {"libcudart.so.12.1.105"}));
+      out.processes.push_back(process(static_cast<uint32_t>(1000 + g), "python",
+                                      {"libcudart.so.12.1.105"}));
     }
-    if (i_ % 3600 == 0) out.events.push_back(xid_event(0, 13, "NVRM: Xid (PCI:0000:07:00): 13, x"));
+    if (i_ % 3600 == 0)
+      out.events.push_back(
+          xid_event(0, 13, "NVRM: Xid (PCI:0000:07:00): 13, x"));
     ++i_;
     return true;
   }
@@ -305,7 +330,8 @@ TEST(Engine, TwentyFourHourStreamRunsInBoundedMemory) {
   // peak RSS then says nothing about what the engine holds.
   (void)growth_kib;
 #else
-  EXPECT_LT(growth_kib, 32 * 1024) << "peak RSS grew by " << growth_kib << " KiB";
+  EXPECT_LT(growth_kib, 32 * 1024)
+      << "peak RSS grew by " << growth_kib << " KiB";
 #endif
 }
 

@@ -24,7 +24,9 @@ TEST(GpuLost, GpuThatFallsOffTheBusMidTraceIsCriticalWithLastReading) {
       s.gpus.push_back(lost_gpu(1));
     }
     if (i == 60)
-      s.events.push_back(xid_event(1, 79, "NVRM: Xid (PCI:0000:08:00): 79, GPU has fallen off the bus."));
+      s.events.push_back(xid_event(
+          1, 79,
+          "NVRM: Xid (PCI:0000:08:00): 79, GPU has fallen off the bus."));
   });
   auto r = run_diagnose(h, samples);
   auto lost = with_id(r, "gpu-lost");
@@ -58,7 +60,8 @@ TEST(GpuLost, HealthyGpusProduceNoLostFinding) {
 
 TEST(GpuLost, GpuLostOnEverySampleDoesNotCrashAnyRule) {
   auto h = make_header(1);
-  auto samples = make_samples(30, 1.0, [&](size_t, Sample& s) { s.gpus.push_back(lost_gpu(0)); });
+  auto samples = make_samples(
+      30, 1.0, [&](size_t, Sample& s) { s.gpus.push_back(lost_gpu(0)); });
   auto r = run_diagnose(h, samples);
   auto lost = with_id(r, "gpu-lost");
   ASSERT_EQ(lost.size(), 1u);
@@ -71,10 +74,11 @@ TEST(XidError, ApplicationXidIsWarningAndNamesThePid) {
   auto samples = make_samples(10, 1.0, [&](size_t i, Sample& s) {
     s.gpus.push_back(busy_gpu(0, j));
     if (i == 3)
-      s.events.push_back(xid_event(0, 13,
-                                   "NVRM: Xid (PCI:0000:07:00): 13, pid=4242, name=python, Graphics "
-                                   "SM Warp Exception",
-                                   4242));
+      s.events.push_back(xid_event(
+          0, 13,
+          "NVRM: Xid (PCI:0000:07:00): 13, pid=4242, name=python, Graphics "
+          "SM Warp Exception",
+          4242));
   });
   auto xid = with_id(run_diagnose(h, samples), "xid-error");
   ASSERT_EQ(xid.size(), 1u);
@@ -92,8 +96,9 @@ TEST(XidError, RepeatedXidsOfOneCodeAreOneFindingWithCountAndRange) {
   auto samples = make_samples(100, 1.0, [&](size_t i, Sample& s) {
     s.gpus.push_back(busy_gpu(0, j));
     if (i % 20 == 5)
-      s.events.push_back(xid_event(0, 31, "NVRM: Xid (PCI:0000:07:00): 31, pid=" +
-                                              std::to_string(100 + i) + ", MMU Fault",
+      s.events.push_back(xid_event(0, 31,
+                                   "NVRM: Xid (PCI:0000:07:00): 31, pid=" +
+                                       std::to_string(100 + i) + ", MMU Fault",
                                    static_cast<uint32_t>(100 + i)));
   });
   auto xid = with_id(run_diagnose(h, samples), "xid-error");
@@ -121,7 +126,9 @@ TEST(XidError, UnknownCodeStillAFindingCarryingTheRawLine) {
 TEST(XidError, XidOnUnmatchedPciAddressHasNoGpuButIsReported) {
   auto h = make_header(1);
   auto samples = make_samples(3, 1.0, [&](size_t i, Sample& s) {
-    if (i == 1) s.events.push_back(xid_event(std::nullopt, 48, "NVRM: Xid (PCI:0000:99:00): 48, DBE"));
+    if (i == 1)
+      s.events.push_back(
+          xid_event(std::nullopt, 48, "NVRM: Xid (PCI:0000:99:00): 48, DBE"));
   });
   auto xid = with_id(run_diagnose(h, samples), "xid-error");
   ASSERT_EQ(xid.size(), 1u);
@@ -133,12 +140,14 @@ TEST(XidError, RecoveryActionNoneIsInfoButResetRequiredIsCritical) {
   auto h = make_header(2);
   auto samples = make_samples(3, 1.0, [&](size_t i, Sample& s) {
     if (i == 1) {
-      s.events.push_back(xid_event(0, 154,
-                                   "NVRM: Xid (PCI:0000:07:00): 154, GPU recovery action changed "
-                                   "from 0x0 (None) to 0x1 (GPU Reset Required)"));
-      s.events.push_back(xid_event(1, 154,
-                                   "NVRM: Xid (PCI:0000:08:00): 154, GPU recovery action changed "
-                                   "from 0x1 (GPU Reset Required) to 0x0 (None)"));
+      s.events.push_back(xid_event(
+          0, 154,
+          "NVRM: Xid (PCI:0000:07:00): 154, GPU recovery action changed "
+          "from 0x0 (None) to 0x1 (GPU Reset Required)"));
+      s.events.push_back(xid_event(
+          1, 154,
+          "NVRM: Xid (PCI:0000:08:00): 154, GPU recovery action changed "
+          "from 0x1 (GPU Reset Required) to 0x0 (None)"));
     }
   });
   auto xid = with_id(run_diagnose(h, samples), "xid-error");
@@ -151,7 +160,8 @@ TEST(XidError, RecoveryActionNoneIsInfoButResetRequiredIsCritical) {
 TEST(XidError, NoXidEventsNoFinding) {
   auto h = make_header(1);
   Jitter j;
-  auto samples = make_samples(20, 1.0, [&](size_t, Sample& s) { s.gpus.push_back(busy_gpu(0, j)); });
+  auto samples = make_samples(
+      20, 1.0, [&](size_t, Sample& s) { s.gpus.push_back(busy_gpu(0, j)); });
   EXPECT_TRUE(with_id(run_diagnose(h, samples), "xid-error").empty());
 }
 

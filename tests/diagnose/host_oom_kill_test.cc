@@ -31,16 +31,18 @@ TEST(HostOomKill, KilledGpuProcessIsWarningNamingItAndItsGpu) {
     }
     s.gpus.push_back(g);
     if (i == 30)
-      s.events.push_back(oom(4242,
-                             "Out of memory: Killed process 4242 (python) total-vm:123456kB, "
-                             "anon-rss:500000000kB"));
+      s.events.push_back(
+          oom(4242,
+              "Out of memory: Killed process 4242 (python) total-vm:123456kB, "
+              "anon-rss:500000000kB"));
   });
   auto f = with_id(run_diagnose(h, samples), "host-oom-kill");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "warning");
   EXPECT_EQ(f[0].pids, std::vector<uint32_t>{4242});
   EXPECT_EQ(f[0].gpus, std::vector<int>{1});
-  EXPECT_TRUE(contains(f[0].evidence, "python (pid 4242) using GPU 1")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "python (pid 4242) using GPU 1"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].evidence, "MemAvailable min")) << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "host ran out of RAM")) << f[0].action;
   EXPECT_DOUBLE_EQ(f[0].start, kT0 + 30);
@@ -50,14 +52,16 @@ TEST(HostOomKill, CgroupLimitIsToldApartFromHostMemory) {
   auto h = make_header(1);
   auto samples = make_samples(10, 1.0, [&](size_t i, Sample& s) {
     if (i == 5)
-      s.events.push_back(oom(std::nullopt,
-                             "Memory cgroup out of memory: Killed process 777 (pt_data_worker) "
-                             "total-vm:1kB, anon-rss:1kB, oom_memcg=/kubepods/pod1"));
+      s.events.push_back(oom(
+          std::nullopt,
+          "Memory cgroup out of memory: Killed process 777 (pt_data_worker) "
+          "total-vm:1kB, anon-rss:1kB, oom_memcg=/kubepods/pod1"));
   });
   auto f = with_id(run_diagnose(h, samples), "host-oom-kill");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].pids, std::vector<uint32_t>{777});  // parsed from the line
-  EXPECT_TRUE(contains(f[0].evidence, "pt_data_worker (pid 777)")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "pt_data_worker (pid 777)"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "cgroup")) << f[0].action;
 }
 

@@ -24,10 +24,12 @@ TEST(PcieLinkDegraded, LinkAtGen1UnderLoadIsWarningWithSpeeds) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "warning");
   EXPECT_EQ(f[0].gpus, std::vector<int>{1});
-  EXPECT_TRUE(contains(f[0].evidence, "link at Gen1 x16 (max Gen4 x16) in 100% of 300 samples"))
+  EXPECT_TRUE(contains(
+      f[0].evidence, "link at Gen1 x16 (max Gen4 x16) in 100% of 300 samples"))
       << f[0].evidence;
   EXPECT_TRUE(contains(f[0].evidence, "GB/s")) << f[0].evidence;
-  EXPECT_TRUE(contains(f[0].evidence, "replay counter grew by 99")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "replay counter grew by 99"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "BIOS")) << f[0].action;
 }
 
@@ -41,7 +43,8 @@ TEST(PcieLinkDegraded, LostLanesPointAtSeating) {
   });
   auto f = with_id(run_diagnose(h, samples), "pcie-link-degraded");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_TRUE(contains(f[0].evidence, "Gen4 x8 (max Gen4 x16)")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "Gen4 x8 (max Gen4 x16)"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "reseat")) << f[0].action;
 }
 

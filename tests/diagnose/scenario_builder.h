@@ -25,7 +25,8 @@ class Jitter {
   // Uniform in [-amplitude, +amplitude].
   double operator()(double amplitude) {
     state_ = state_ * 1664525u + 1013904223u;
-    return amplitude * ((static_cast<double>(state_ >> 8) / 16777216.0) * 2.0 - 1.0);
+    return amplitude *
+           ((static_cast<double>(state_ >> 8) / 16777216.0) * 2.0 - 1.0);
   }
 
  private:
@@ -125,7 +126,8 @@ inline GpuSample lost_gpu(int index) {
   return g;
 }
 
-inline ProcessSample process(uint32_t pid, std::string name, std::vector<std::string> libs = {}) {
+inline ProcessSample process(uint32_t pid, std::string name,
+                             std::vector<std::string> libs = {}) {
   ProcessSample p;
   p.pid = pid;
   p.ppid = 1;
@@ -140,7 +142,8 @@ inline ProcessSample process(uint32_t pid, std::string name, std::vector<std::st
   return p;
 }
 
-inline Event xid_event(std::optional<int> gpu, std::optional<int> code, std::string text,
+inline Event xid_event(std::optional<int> gpu, std::optional<int> code,
+                       std::string text,
                        std::optional<uint32_t> pid = std::nullopt) {
   Event e;
   e.kind = "xid";
@@ -153,8 +156,9 @@ inline Event xid_event(std::optional<int> gpu, std::optional<int> code, std::str
 
 // n samples, one every interval_s from kT0; the healthy host part is filled
 // in, then `fill(i, sample)` adds GPUs, processes and events.
-inline std::vector<Sample> make_samples(size_t n, double interval_s,
-                                        const std::function<void(size_t, Sample&)>& fill) {
+inline std::vector<Sample> make_samples(
+    size_t n, double interval_s,
+    const std::function<void(size_t, Sample&)>& fill) {
   std::vector<Sample> out;
   Jitter j(777);
   for (size_t i = 0; i < n; ++i) {
@@ -177,7 +181,8 @@ inline std::vector<Sample> make_samples(size_t n, double interval_s,
   return out;
 }
 
-inline DiagnoseResult run_diagnose(const TraceHeader& h, std::vector<Sample> samples,
+inline DiagnoseResult run_diagnose(const TraceHeader& h,
+                                   std::vector<Sample> samples,
                                    DiagnoseOptions options = {}) {
   VectorSampleSource source(std::move(samples));
   return diagnose(h, source, options);
@@ -185,15 +190,17 @@ inline DiagnoseResult run_diagnose(const TraceHeader& h, std::vector<Sample> sam
 
 // The finding ids of the GPU-health rules (the other ids are workload rules).
 inline bool is_gpu_health_id(const std::string& id) {
-  for (const char* h : {"gpu-lost", "xid-error", "ecc-uncorrectable", "ecc-reset-required",
-                        "thermal-throttling", "power-brake", "power-capping", "pcie-link-degraded",
-                        "nvml-driver-mismatch", "persistence-mode-off", "driver-cuda-mismatch",
-                        "host-oom-kill"})
+  for (const char* h :
+       {"gpu-lost", "xid-error", "ecc-uncorrectable", "ecc-reset-required",
+        "thermal-throttling", "power-brake", "power-capping",
+        "pcie-link-degraded", "nvml-driver-mismatch", "persistence-mode-off",
+        "driver-cuda-mismatch", "host-oom-kill"})
     if (id == h) return true;
   return false;
 }
 
-inline std::vector<Finding> with_id(const DiagnoseResult& r, const std::string& id) {
+inline std::vector<Finding> with_id(const DiagnoseResult& r,
+                                    const std::string& id) {
   std::vector<Finding> out;
   for (const auto& f : r.findings)
     if (f.id == id) out.push_back(f);

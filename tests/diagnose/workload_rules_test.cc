@@ -16,14 +16,16 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-GpuSample gpu_with(int index, double util, uint32_t pid, uint64_t bytes, Jitter& j) {
+GpuSample gpu_with(int index, double util, uint32_t pid, uint64_t bytes,
+                   Jitter& j) {
   GpuSample g = busy_gpu(index, j);
   g.util_pct = util;
   g.processes = std::vector<GpuProcess>{GpuProcess{pid, bytes, "compute"}};
   return g;
 }
 
-ProcessSample proc(uint32_t pid, uint32_t ppid, std::string name, double cpu, std::string state) {
+ProcessSample proc(uint32_t pid, uint32_t ppid, std::string name, double cpu,
+                   std::string state) {
   ProcessSample p = process(pid, std::move(name));
   p.ppid = ppid;
   p.cpu_pct = cpu;
@@ -35,7 +37,8 @@ ProcessSample proc(uint32_t pid, uint32_t ppid, std::string name, double cpu, st
 DiagnoseResult memory_curve(const std::function<double(size_t)>& mib) {
   Jitter j;
   auto samples = make_samples(1200, 1.0, [&](size_t i, Sample& s) {
-    s.gpus.push_back(gpu_with(0, 95, 4242, static_cast<uint64_t>(mib(i) * kMiB), j));
+    s.gpus.push_back(
+        gpu_with(0, 95, 4242, static_cast<uint64_t>(mib(i) * kMiB), j));
     s.processes.push_back(proc(4242, 4000, "python", 100, "R"));
   });
   return run_diagnose(make_header(1), samples);
@@ -67,7 +70,8 @@ TEST(MemoryLeak, SawtoothThatFreesItsPoolIsNotALeak) {
 }
 
 TEST(MemoryLeak, FlatFullPoolIsNotALeak) {
-  auto r = memory_curve([](size_t i) { return i < 30 ? 2000.0 * (1 + i) : 70000.0; });
+  auto r = memory_curve(
+      [](size_t i) { return i < 30 ? 2000.0 * (1 + i) : 70000.0; });
   EXPECT_TRUE(with_id(r, "memory-leak").empty());
 }
 
@@ -81,7 +85,8 @@ DiagnoseResult loader(double worker_cpu, const std::string& worker_state,
     s.gpus.push_back(gpu_with(0, util, 4242, 30 * kGiB, j));
     s.processes.push_back(proc(4242, 4000, "python", 100, "R"));
     for (uint32_t w = 0; w < 4; ++w)
-      s.processes.push_back(proc(5000 + w, 4242, "pt_data_worker", worker_cpu, worker_state));
+      s.processes.push_back(
+          proc(5000 + w, 4242, "pt_data_worker", worker_cpu, worker_state));
     s.host.cpu_util_pct = host_cpu;
     s.host.cpu_iowait_pct = iowait;
   });
@@ -95,11 +100,14 @@ TEST(InputBound, SaturatedWorkersWithIdleCpusSayRaiseNumWorkers) {
   auto f = with_id(r, "input-bound");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].pids, std::vector<uint32_t>{4242});
-  EXPECT_TRUE(contains(f[0].evidence, "in 40% of 120 samples")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "in 40% of 120 samples"))
+      << f[0].evidence;
   EXPECT_TRUE(contains(f[0].evidence, "~5.0 s cycle")) << f[0].evidence;
-  EXPECT_TRUE(contains(f[0].evidence, "its 4 workers used 99% CPU each")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "its 4 workers used 99% CPU each"))
+      << f[0].evidence;
   // 64 CPUs at 20%: ~51 idle -> more workers.
-  EXPECT_TRUE(contains(f[0].action, "raise DataLoader num_workers (now 4) towards 8"))
+  EXPECT_TRUE(
+      contains(f[0].action, "raise DataLoader num_workers (now 4) towards 8"))
       << f[0].action;
 }
 
@@ -129,7 +137,8 @@ TEST(InputBound, TooFewSamplesSayNothing) {
     s.processes.push_back(proc(4242, 4000, "python", 100, "R"));
     s.processes.push_back(proc(5000, 4242, "pt_data_worker", 99, "R"));
   });
-  EXPECT_TRUE(with_id(run_diagnose(make_header(1), samples), "input-bound").empty());
+  EXPECT_TRUE(
+      with_id(run_diagnose(make_header(1), samples), "input-bound").empty());
 }
 
 TEST(GpuImbalance, RanksThatStallAfterAGpuIsLostAreNotImbalanced) {
@@ -158,7 +167,8 @@ TEST(GpuImbalance, BusyRankZeroUnderTorchrunIsImbalance) {
     for (int g = 0; g < 2; ++g) {
       uint32_t rank = 4001 + static_cast<uint32_t>(g);
       s.processes.push_back(proc(rank, 4000, "python", 100, "R"));
-      s.gpus.push_back(gpu_with(g, g == 0 ? 96 : 20 + j(3), rank, 30 * kGiB, j));
+      s.gpus.push_back(
+          gpu_with(g, g == 0 ? 96 : 20 + j(3), rank, 30 * kGiB, j));
     }
   });
   auto f = with_id(run_diagnose(make_header(2), samples), "gpu-imbalance");

@@ -2,6 +2,8 @@
 // kernel lines in real/xid_lines.txt of the contracts (GD_SHARED_DIR: the live
 // ../shared beside the checkout, else the snapshot in tests/data/shared, so
 // the files are always there and their absence is a failure).
+#include "diagnose/xid_catalog.h"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -9,7 +11,6 @@
 #include <fstream>
 #include <set>
 
-#include "diagnose/xid_catalog.h"
 #include "kernellog/kernel_log.h"
 #include "scenario_builder.h"
 
@@ -48,11 +49,14 @@ std::set<int> codes_in_catalog_md(const std::string& path) {
   std::set<int> codes;
   bool in_table = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("## Per-code facts", 0) == 0) in_table = true;
-    else if (line.rfind("## ", 0) == 0) in_table = false;
+    if (line.rfind("## Per-code facts", 0) == 0)
+      in_table = true;
+    else if (line.rfind("## ", 0) == 0)
+      in_table = false;
     if (!in_table || line.rfind("| ", 0) != 0) continue;
     std::string cell = line.substr(2, line.find('|', 2) - 2);
-    if (cell.empty() || !std::isdigit(static_cast<unsigned char>(cell[0]))) continue;
+    if (cell.empty() || !std::isdigit(static_cast<unsigned char>(cell[0])))
+      continue;
     for (int c : codes_in_cell(cell)) codes.insert(c);
   }
   return codes;
@@ -83,14 +87,22 @@ TEST(XidCatalog, ApplicationFaultsAreWarningsAndHardwareCodesCritical) {
   EXPECT_EQ(find_xid(79)->cause, XidCause::pcie_bus);
   EXPECT_EQ(find_xid(48)->cause, XidCause::memory);
   EXPECT_EQ(find_xid(74)->cause, XidCause::nvlink);
-  EXPECT_EQ(xid_severity(45, "NVRM: Xid (PCI:0000:01:00): 45, pid=1, Ch 00000001"), "info");
+  EXPECT_EQ(
+      xid_severity(45, "NVRM: Xid (PCI:0000:01:00): 45, pid=1, Ch 00000001"),
+      "info");
 }
 
 TEST(XidCatalog, SeverityReadsTheMessageWhereTheCodeIsAmbiguous) {
-  EXPECT_EQ(xid_severity(144, "144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x1)"), "warning");
-  EXPECT_EQ(xid_severity(149, "149, NETIR Fatal XC0 i0 Link -1 (0x000fe406)"), "critical");
-  EXPECT_EQ(xid_severity(154, "changed from 0x0 (None) to 0x1 (GPU Reset Required)"), "critical");
-  EXPECT_EQ(xid_severity(154, "changed from 0x1 (GPU Reset Required) to 0x0 (None)"), "info");
+  EXPECT_EQ(xid_severity(144, "144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x1)"),
+            "warning");
+  EXPECT_EQ(xid_severity(149, "149, NETIR Fatal XC0 i0 Link -1 (0x000fe406)"),
+            "critical");
+  EXPECT_EQ(
+      xid_severity(154, "changed from 0x0 (None) to 0x1 (GPU Reset Required)"),
+      "critical");
+  EXPECT_EQ(
+      xid_severity(154, "changed from 0x1 (GPU Reset Required) to 0x0 (None)"),
+      "info");
 }
 
 TEST(XidCatalog, UnknownCodeIsNotCataloguedAndAWarning) {
@@ -110,7 +122,8 @@ TEST(XidCatalog, EveryRealXidLineBecomesAnXidErrorFinding) {
   std::ifstream in(path);
   PciIndex pci;  // no GPU matches: findings carry the raw line without a GPU
   int n = 0;
-  for (std::string line; n < 47 && std::getline(in, line); ++n) {  // lines 1-47 are Xid lines
+  for (std::string line; n < 47 && std::getline(in, line);
+       ++n) {  // lines 1-47 are Xid lines
     auto event = parse_kernel_log_line(line, pci);
     ASSERT_TRUE(event.has_value()) << "line " << n + 1 << ": " << line;
     ASSERT_EQ(event->kind, "xid") << "line " << n + 1;
@@ -120,10 +133,13 @@ TEST(XidCatalog, EveryRealXidLineBecomesAnXidErrorFinding) {
     });
     auto xid = with_id(run_diagnose(make_header(1), samples), "xid-error");
     ASSERT_EQ(xid.size(), 1u) << "line " << n + 1;
-    EXPECT_NE(xid[0].title.find("Xid " + std::to_string(*event->code)), std::string::npos)
+    EXPECT_NE(xid[0].title.find("Xid " + std::to_string(*event->code)),
+              std::string::npos)
         << "line " << n + 1 << ": " << xid[0].title;
-    EXPECT_NE(find_xid(*event->code), nullptr) << "line " << n + 1 << " code " << *event->code;
-    EXPECT_NE(xid[0].evidence.find(event->text), std::string::npos) << "line " << n + 1;
+    EXPECT_NE(find_xid(*event->code), nullptr)
+        << "line " << n + 1 << " code " << *event->code;
+    EXPECT_NE(xid[0].evidence.find(event->text), std::string::npos)
+        << "line " << n + 1;
   }
   EXPECT_EQ(n, 47);
 }

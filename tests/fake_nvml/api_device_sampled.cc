@@ -16,8 +16,8 @@ using Field = gd::opt<T> gd::GpuSample::*;
 
 // Answers an optional sample field through `out`, converted by `conv`.
 template <typename T, typename Out, typename Conv>
-nvmlReturn_t reading(const char* function, nvmlDevice_t device, Out* out, Field<T> field,
-                     Conv conv) {
+nvmlReturn_t reading(const char* function, nvmlDevice_t device, Out* out,
+                     Field<T> field, Conv conv) {
   DeviceCall call(function, device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -30,9 +30,13 @@ nvmlReturn_t reading(const char* function, nvmlDevice_t device, Out* out, Field<
 unsigned rounded(double v) { return static_cast<unsigned>(std::lround(v)); }
 unsigned as_uint(int v) { return static_cast<unsigned>(v); }
 unsigned long long as_ull(uint64_t v) { return v; }
-unsigned milliwatts(double w) { return static_cast<unsigned>(std::lround(w * 1000.0)); }
+unsigned milliwatts(double w) {
+  return static_cast<unsigned>(std::lround(w * 1000.0));
+}
 // NVML reports PCIe throughput in KB/s (1 KB = 1024 bytes).
-unsigned kilobytes(uint64_t bytes) { return static_cast<unsigned>(bytes / 1024); }
+unsigned kilobytes(uint64_t bytes) {
+  return static_cast<unsigned>(bytes / 1024);
+}
 nvmlEnableState_t enable_state(bool on) {
   return on ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
 }
@@ -45,7 +49,8 @@ unsigned long long reason_bits(const std::vector<std::string>& names) {
   };
   static constexpr Reason kReasons[] = {
       {"gpu_idle", nvmlClocksThrottleReasonGpuIdle},
-      {"applications_clocks_setting", nvmlClocksThrottleReasonApplicationsClocksSetting},
+      {"applications_clocks_setting",
+       nvmlClocksThrottleReasonApplicationsClocksSetting},
       {"sw_power_cap", nvmlClocksThrottleReasonSwPowerCap},
       {"hw_slowdown", nvmlClocksThrottleReasonHwSlowdown},
       {"sync_boost", nvmlClocksThrottleReasonSyncBoost},
@@ -68,7 +73,8 @@ constexpr unsigned long long kAllReasonBits = 0x1FF;
 
 nvmlReturn_t current_reasons(const char* function, nvmlDevice_t device,
                              unsigned long long* reasons) {
-  return reading(function, device, reasons, &gd::GpuSample::clock_event_reasons, reason_bits);
+  return reading(function, device, reasons, &gd::GpuSample::clock_event_reasons,
+                 reason_bits);
 }
 
 nvmlReturn_t supported_reasons(const char* function, nvmlDevice_t device,
@@ -99,21 +105,40 @@ nvmlReturn_t supported_reasons(const char* function, nvmlDevice_t device,
   };
   auto flag = [](bool b) { return b ? 1u : 0u; };
   switch (v.fieldId) {
-    case NVML_FI_DEV_MEMORY_TEMP: set_uint(s.mem_temp_c, as_uint); break;
-    case FAKE_NVML_FI_DEV_ECC_SBE_VOL_TOTAL: set_ull(s.ecc_sbe_volatile_total); break;
-    case FAKE_NVML_FI_DEV_ECC_DBE_VOL_TOTAL: set_ull(s.ecc_dbe_volatile_total); break;
-    case FAKE_NVML_FI_DEV_RETIRED_PENDING: set_uint(s.retired_pages_pending, flag); break;
-    case FAKE_NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION: set_ull(s.energy_mj_total); break;
-    case FAKE_NVML_FI_DEV_PCIE_REPLAY_COUNTER: set_ull(s.pcie_replay_total); break;
-    case FAKE_NVML_FI_DEV_REMAPPED_PENDING: set_uint(s.remapped_rows_pending, flag); break;
-    case FAKE_NVML_FI_DEV_REMAPPED_FAILURE: set_uint(s.remapped_rows_failure, flag); break;
-    default: v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED; break;
+    case NVML_FI_DEV_MEMORY_TEMP:
+      set_uint(s.mem_temp_c, as_uint);
+      break;
+    case FAKE_NVML_FI_DEV_ECC_SBE_VOL_TOTAL:
+      set_ull(s.ecc_sbe_volatile_total);
+      break;
+    case FAKE_NVML_FI_DEV_ECC_DBE_VOL_TOTAL:
+      set_ull(s.ecc_dbe_volatile_total);
+      break;
+    case FAKE_NVML_FI_DEV_RETIRED_PENDING:
+      set_uint(s.retired_pages_pending, flag);
+      break;
+    case FAKE_NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION:
+      set_ull(s.energy_mj_total);
+      break;
+    case FAKE_NVML_FI_DEV_PCIE_REPLAY_COUNTER:
+      set_ull(s.pcie_replay_total);
+      break;
+    case FAKE_NVML_FI_DEV_REMAPPED_PENDING:
+      set_uint(s.remapped_rows_pending, flag);
+      break;
+    case FAKE_NVML_FI_DEV_REMAPPED_FAILURE:
+      set_uint(s.remapped_rows_failure, flag);
+      break;
+    default:
+      v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+      break;
   }
 }
 
 }  // namespace
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
+                                                      nvmlMemory_t* memory) {
   DeviceCall call("nvmlDeviceGetMemoryInfo", device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -127,12 +152,13 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlM
 }
 
 #ifndef FAKE_NVML_OLD_API
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
-                                                         nvmlMemory_v2_t* memory) {
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
   DeviceCall call("nvmlDeviceGetMemoryInfo_v2", device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (memory->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  if (memory->version != nvmlMemory_v2)
+    return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
   const auto& total = call.info().memory_total_bytes;
   const auto& used = call.sample().mem_used_bytes;
   if (!total || !used) return NVML_ERROR_NOT_SUPPORTED;
@@ -144,8 +170,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 }
 #endif
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
-                                                            nvmlUtilization_t* utilization) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(
+    nvmlDevice_t device, nvmlUtilization_t* utilization) {
   DeviceCall call("nvmlDeviceGetUtilizationRates", device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (utilization == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -156,45 +182,56 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
   return NVML_SUCCESS;
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device,
-                                                       nvmlTemperatureSensors_t sensorType,
-                                                       unsigned int* temp) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(
+    nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
+    unsigned int* temp) {
   if (sensorType != NVML_TEMPERATURE_GPU) {
     DeviceCall call("nvmlDeviceGetTemperature", device);
-    return call.status() != NVML_SUCCESS ? call.status() : NVML_ERROR_INVALID_ARGUMENT;
+    return call.status() != NVML_SUCCESS ? call.status()
+                                         : NVML_ERROR_INVALID_ARGUMENT;
   }
-  return reading("nvmlDeviceGetTemperature", device, temp, &gd::GpuSample::temp_c, as_uint);
+  return reading("nvmlDeviceGetTemperature", device, temp,
+                 &gd::GpuSample::temp_c, as_uint);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
-  return reading("nvmlDeviceGetPowerUsage", device, power, &gd::GpuSample::power_w, milliwatts);
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device,
+                                                      unsigned int* power) {
+  return reading("nvmlDeviceGetPowerUsage", device, power,
+                 &gd::GpuSample::power_w, milliwatts);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
-                                                                  unsigned long long* energy) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(
+    nvmlDevice_t device, unsigned long long* energy) {
   return reading("nvmlDeviceGetTotalEnergyConsumption", device, energy,
                  &gd::GpuSample::energy_mj_total, as_ull);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int* speed) {
-  return reading("nvmlDeviceGetFanSpeed", device, speed, &gd::GpuSample::fan_pct, rounded);
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device,
+                                                    unsigned int* speed) {
+  return reading("nvmlDeviceGetFanSpeed", device, speed,
+                 &gd::GpuSample::fan_pct, rounded);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan,
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device,
+                                                       unsigned int fan,
                                                        unsigned int* speed) {
   if (fan != 0) {  // the data model has one fan figure: fan 0
     DeviceCall call("nvmlDeviceGetFanSpeed_v2", device);
-    return call.status() != NVML_SUCCESS ? call.status() : NVML_ERROR_INVALID_ARGUMENT;
+    return call.status() != NVML_SUCCESS ? call.status()
+                                         : NVML_ERROR_INVALID_ARGUMENT;
   }
-  return reading("nvmlDeviceGetFanSpeed_v2", device, speed, &gd::GpuSample::fan_pct, rounded);
+  return reading("nvmlDeviceGetFanSpeed_v2", device, speed,
+                 &gd::GpuSample::fan_pct, rounded);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int* numFans) {
-  return reading("nvmlDeviceGetNumFans", device, numFans, &gd::GpuSample::fan_pct,
-                 [](double) { return 1u; });
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device,
+                                                   unsigned int* numFans) {
+  return reading("nvmlDeviceGetNumFans", device, numFans,
+                 &gd::GpuSample::fan_pct, [](double) { return 1u; });
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device,
+                                                     nvmlClockType_t type,
                                                      unsigned int* clock) {
   const char* fn = "nvmlDeviceGetClockInfo";
   switch (type) {
@@ -214,15 +251,17 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlCl
   }
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device,
-                                                            nvmlPstates_t* pState) {
-  return reading("nvmlDeviceGetPerformanceState", device, pState, &gd::GpuSample::pstate,
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t* pState) {
+  return reading("nvmlDeviceGetPerformanceState", device, pState,
+                 &gd::GpuSample::pstate,
                  [](int p) { return static_cast<nvmlPstates_t>(p); });
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t device,
                                                       nvmlPstates_t* pState) {
-  return reading("nvmlDeviceGetPowerState", device, pState, &gd::GpuSample::pstate,
+  return reading("nvmlDeviceGetPowerState", device, pState,
+                 &gd::GpuSample::pstate,
                  [](int p) { return static_cast<nvmlPstates_t>(p); });
 }
 
@@ -234,66 +273,73 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedClocksThrottleReasons(
     nvmlDevice_t device, unsigned long long* reasons) {
-  return supported_reasons("nvmlDeviceGetSupportedClocksThrottleReasons", device, reasons);
+  return supported_reasons("nvmlDeviceGetSupportedClocksThrottleReasons",
+                           device, reasons);
 }
 
 #ifndef FAKE_NVML_OLD_API
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(
     nvmlDevice_t device, unsigned long long* clocksEventReasons) {
-  return current_reasons("nvmlDeviceGetCurrentClocksEventReasons", device, clocksEventReasons);
+  return current_reasons("nvmlDeviceGetCurrentClocksEventReasons", device,
+                         clocksEventReasons);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(
     nvmlDevice_t device, unsigned long long* reasons) {
-  return supported_reasons("nvmlDeviceGetSupportedClocksEventReasons", device, reasons);
+  return supported_reasons("nvmlDeviceGetSupportedClocksEventReasons", device,
+                           reasons);
 }
 #endif
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device,
-                                                                  unsigned int* currLinkGen) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(
+    nvmlDevice_t device, unsigned int* currLinkGen) {
   return reading("nvmlDeviceGetCurrPcieLinkGeneration", device, currLinkGen,
                  &gd::GpuSample::pcie_gen, as_uint);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device,
-                                                             unsigned int* currLinkWidth) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(
+    nvmlDevice_t device, unsigned int* currLinkWidth) {
   return reading("nvmlDeviceGetCurrPcieLinkWidth", device, currLinkWidth,
                  &gd::GpuSample::pcie_width, as_uint);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device,
-                                                          nvmlPcieUtilCounter_t counter,
-                                                          unsigned int* value) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(
+    nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* value) {
   const char* fn = "nvmlDeviceGetPcieThroughput";
   switch (counter) {
     case NVML_PCIE_UTIL_TX_BYTES:
-      return reading(fn, device, value, &gd::GpuSample::pcie_tx_bytes_per_s, kilobytes);
+      return reading(fn, device, value, &gd::GpuSample::pcie_tx_bytes_per_s,
+                     kilobytes);
     case NVML_PCIE_UTIL_RX_BYTES:
-      return reading(fn, device, value, &gd::GpuSample::pcie_rx_bytes_per_s, kilobytes);
+      return reading(fn, device, value, &gd::GpuSample::pcie_rx_bytes_per_s,
+                     kilobytes);
     default: {
       DeviceCall call(fn, device);
-      return call.status() != NVML_SUCCESS ? call.status() : NVML_ERROR_INVALID_ARGUMENT;
+      return call.status() != NVML_SUCCESS ? call.status()
+                                           : NVML_ERROR_INVALID_ARGUMENT;
     }
   }
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device,
-                                                             unsigned int* value) {
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int* value) {
   return reading("nvmlDeviceGetPcieReplayCounter", device, value,
                  &gd::GpuSample::pcie_replay_total,
                  [](uint64_t v) { return static_cast<unsigned>(v); });
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device,
-                                                          nvmlMemoryErrorType_t errorType,
-                                                          nvmlEccCounterType_t counterType,
-                                                          unsigned long long* eccCounts) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(
+    nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
+    nvmlEccCounterType_t counterType, unsigned long long* eccCounts) {
   const char* fn = "nvmlDeviceGetTotalEccErrors";
-  if (errorType >= NVML_MEMORY_ERROR_TYPE_COUNT || counterType >= NVML_ECC_COUNTER_TYPE_COUNT) {
+  if (errorType >= NVML_MEMORY_ERROR_TYPE_COUNT ||
+      counterType >= NVML_ECC_COUNTER_TYPE_COUNT) {
     DeviceCall call(fn, device);
-    return call.status() != NVML_SUCCESS ? call.status() : NVML_ERROR_INVALID_ARGUMENT;
+    return call.status() != NVML_SUCCESS ? call.status()
+                                         : NVML_ERROR_INVALID_ARGUMENT;
   }
-  if (counterType == NVML_AGGREGATE_ECC) {  // the data model keeps volatile counts only
+  if (counterType ==
+      NVML_AGGREGATE_ECC) {  // the data model keeps volatile counts only
     DeviceCall call(fn, device);
     if (call.status() != NVML_SUCCESS) return call.status();
     return eccCounts ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
@@ -305,22 +351,22 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device,
                  as_ull);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device,
-                                                                     nvmlEnableState_t* isPending) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(
+    nvmlDevice_t device, nvmlEnableState_t* isPending) {
   return reading("nvmlDeviceGetRetiredPagesPendingStatus", device, isPending,
                  &gd::GpuSample::retired_pages_pending, enable_state);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device,
-                                                        unsigned int* corrRows,
-                                                        unsigned int* uncRows,
-                                                        unsigned int* isPending,
-                                                        unsigned int* failureOccurred) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(
+    nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows,
+    unsigned int* isPending, unsigned int* failureOccurred) {
   DeviceCall call("nvmlDeviceGetRemappedRows", device);
   if (call.status() != NVML_SUCCESS) return call.status();
-  if (!corrRows || !uncRows || !isPending || !failureOccurred) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!corrRows || !uncRows || !isPending || !failureOccurred)
+    return NVML_ERROR_INVALID_ARGUMENT;
   const auto& s = call.sample();
-  if (!s.remapped_rows_pending && !s.remapped_rows_failure) return NVML_ERROR_NOT_SUPPORTED;
+  if (!s.remapped_rows_pending && !s.remapped_rows_failure)
+    return NVML_ERROR_NOT_SUPPORTED;
   // The data model has the two flags, not the row counts: report none.
   *corrRows = 0;
   *uncRows = 0;
@@ -330,14 +376,15 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device,
 }
 
 #ifndef FAKE_NVML_OLD_API
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
-                                                       nvmlFieldValue_t* values) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(
+    nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values) {
   DeviceCall call("nvmlDeviceGetFieldValues", device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (valuesCount <= 0 || values == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  const long long now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+  const long long now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count();
   for (int i = 0; i < valuesCount; ++i) {
     values[i].timestamp = now_us;
     values[i].latencyUsec = 0;

@@ -14,10 +14,13 @@ using fake_nvml::DeviceCall;
 
 namespace {
 
-unsigned milliwatts(double watts) { return static_cast<unsigned>(std::lround(watts * 1000.0)); }
+unsigned milliwatts(double watts) {
+  return static_cast<unsigned>(std::lround(watts * 1000.0));
+}
 
-nvmlReturn_t string_property(const char* function, nvmlDevice_t device, char* buf,
-                             unsigned length, std::string gd::GpuInfo::*field) {
+nvmlReturn_t string_property(const char* function, nvmlDevice_t device,
+                             char* buf, unsigned length,
+                             std::string gd::GpuInfo::*field) {
   DeviceCall call(function, device);
   if (call.status() != NVML_SUCCESS) return call.status();
   const std::string& value = call.info().*field;
@@ -27,8 +30,9 @@ nvmlReturn_t string_property(const char* function, nvmlDevice_t device, char* bu
 
 // Answers an optional header number through `out`, converted by `conv`.
 template <typename T, typename Out, typename Conv>
-nvmlReturn_t number_property(const char* function, nvmlDevice_t device, Out* out,
-                             gd::opt<T> gd::GpuInfo::*field, Conv conv) {
+nvmlReturn_t number_property(const char* function, nvmlDevice_t device,
+                             Out* out, gd::opt<T> gd::GpuInfo::*field,
+                             Conv conv) {
   DeviceCall call(function, device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -48,17 +52,20 @@ unsigned pci_device_id(const std::string& name) {
     unsigned device;
   };
   static constexpr Known kKnown[] = {
-      {"A100-SXM4-80GB", 0x20B2}, {"A100-SXM4-40GB", 0x20B0}, {"A100-PCIE-40GB", 0x20F1},
-      {"A100 80GB PCIe", 0x20B5}, {"H100 80GB HBM3", 0x2330}, {"H100 PCIe", 0x2331},
+      {"A100-SXM4-80GB", 0x20B2}, {"A100-SXM4-40GB", 0x20B0},
+      {"A100-PCIE-40GB", 0x20F1}, {"A100 80GB PCIe", 0x20B5},
+      {"H100 80GB HBM3", 0x2330}, {"H100 PCIe", 0x2331},
       {"H200", 0x2335},
   };
   for (const auto& k : kKnown) {
-    if (name.find(k.name_part) != std::string::npos) return (k.device << 16) | 0x10DE;
+    if (name.find(k.name_part) != std::string::npos)
+      return (k.device << 16) | 0x10DE;
   }
   return 0x10DE;
 }
 
-nvmlReturn_t pci_info(const char* function, nvmlDevice_t device, nvmlPciInfo_t* pci) {
+nvmlReturn_t pci_info(const char* function, nvmlDevice_t device,
+                      nvmlPciInfo_t* pci) {
   DeviceCall call(function, device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -67,7 +74,8 @@ nvmlReturn_t pci_info(const char* function, nvmlDevice_t device, nvmlPciInfo_t* 
   nvmlPciInfo_t out{};
   std::snprintf(out.busIdLegacy, sizeof out.busIdLegacy, "%s",
                 fake_nvml::bus_id_legacy(*addr).c_str());
-  std::snprintf(out.busId, sizeof out.busId, "%s", fake_nvml::bus_id(*addr).c_str());
+  std::snprintf(out.busId, sizeof out.busId, "%s",
+                fake_nvml::bus_id(*addr).c_str());
   out.domain = addr->domain;
   out.bus = addr->bus;
   out.device = addr->device;
@@ -86,36 +94,45 @@ struct PciInfoV1 {
   unsigned int reserved0, reserved1, reserved2, reserved3;
 };
 static_assert(sizeof(PciInfoV1) == 52);
-static_assert(offsetof(PciInfoV1, pciSubSystemId) == offsetof(nvmlPciInfo_t, pciSubSystemId));
+static_assert(offsetof(PciInfoV1, pciSubSystemId) ==
+              offsetof(nvmlPciInfo_t, pciSubSystemId));
 
 }  // namespace
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
                                                 unsigned int length) {
-  return string_property("nvmlDeviceGetName", device, name, length, &gd::GpuInfo::name);
+  return string_property("nvmlDeviceGetName", device, name, length,
+                         &gd::GpuInfo::name);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid,
                                                 unsigned int length) {
-  return string_property("nvmlDeviceGetUUID", device, uuid, length, &gd::GpuInfo::uuid);
+  return string_property("nvmlDeviceGetUUID", device, uuid, length,
+                         &gd::GpuInfo::uuid);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial,
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device,
+                                                  char* serial,
                                                   unsigned int length) {
-  return string_property("nvmlDeviceGetSerial", device, serial, length, &gd::GpuInfo::serial);
+  return string_property("nvmlDeviceGetSerial", device, serial, length,
+                         &gd::GpuInfo::serial);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device,
+                                                      nvmlPciInfo_t* pci) {
   return pci_info("nvmlDeviceGetPciInfo_v3", device, pci);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device,
+                                                      nvmlPciInfo_t* pci) {
   return pci_info("nvmlDeviceGetPciInfo_v2", device, pci);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device,
+                                                   nvmlPciInfo_t* pci) {
   nvmlPciInfo_t full{};
-  nvmlReturn_t rc = pci_info("nvmlDeviceGetPciInfo", device, pci ? &full : nullptr);
+  nvmlReturn_t rc =
+      pci_info("nvmlDeviceGetPciInfo", device, pci ? &full : nullptr);
   if (rc != NVML_SUCCESS) return rc;
   PciInfoV1 v1{};
   std::memcpy(v1.busId, full.busIdLegacy, sizeof v1.busId);
@@ -128,49 +145,54 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciI
   return NVML_SUCCESS;
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device,
-                                                                unsigned int* limit) {
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* limit) {
   return number_property("nvmlDeviceGetPowerManagementLimit", device, limit,
                          &gd::GpuInfo::power_limit_w, milliwatts);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
-                                                                       unsigned int* limit) {
-  return number_property("nvmlDeviceGetPowerManagementDefaultLimit", device, limit,
-                         &gd::GpuInfo::power_default_limit_w, milliwatts);
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(
+    nvmlDevice_t device, unsigned int* limit) {
+  return number_property("nvmlDeviceGetPowerManagementDefaultLimit", device,
+                         limit, &gd::GpuInfo::power_default_limit_w,
+                         milliwatts);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device,
-                                                              unsigned int* limit) {
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* limit) {
   return number_property("nvmlDeviceGetEnforcedPowerLimit", device, limit,
                          &gd::GpuInfo::power_limit_w, milliwatts);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device,
-                                                                 unsigned int* maxLinkGen) {
-  return number_property("nvmlDeviceGetMaxPcieLinkGeneration", device, maxLinkGen,
-                         &gd::GpuInfo::pcie_max_gen, as_uint);
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(
+    nvmlDevice_t device, unsigned int* maxLinkGen) {
+  return number_property("nvmlDeviceGetMaxPcieLinkGeneration", device,
+                         maxLinkGen, &gd::GpuInfo::pcie_max_gen, as_uint);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device,
-                                                            unsigned int* maxLinkWidth) {
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* maxLinkWidth) {
   return number_property("nvmlDeviceGetMaxPcieLinkWidth", device, maxLinkWidth,
                          &gd::GpuInfo::pcie_max_width, as_uint);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(
-    nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int* temp) {
+    nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType,
+    unsigned int* temp) {
   const char* fn = "nvmlDeviceGetTemperatureThreshold";
   switch (thresholdType) {
     case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN:
-      return number_property(fn, device, temp, &gd::GpuInfo::temp_shutdown_c, as_uint);
+      return number_property(fn, device, temp, &gd::GpuInfo::temp_shutdown_c,
+                             as_uint);
     case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN:
-      return number_property(fn, device, temp, &gd::GpuInfo::temp_slowdown_c, as_uint);
+      return number_property(fn, device, temp, &gd::GpuInfo::temp_slowdown_c,
+                             as_uint);
     default: {
       DeviceCall call(fn, device);
       if (call.status() != NVML_SUCCESS) return call.status();
-      if (temp == nullptr || static_cast<unsigned>(thresholdType) >=
-                                 static_cast<unsigned>(NVML_TEMPERATURE_THRESHOLD_COUNT)) {
+      if (temp == nullptr ||
+          static_cast<unsigned>(thresholdType) >=
+              static_cast<unsigned>(NVML_TEMPERATURE_THRESHOLD_COUNT)) {
         return NVML_ERROR_INVALID_ARGUMENT;
       }
       return NVML_ERROR_NOT_SUPPORTED;  // the data model has no such threshold
@@ -178,15 +200,18 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(
   }
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device,
+                                                        nvmlClockType_t type,
                                                         unsigned int* clock) {
   const char* fn = "nvmlDeviceGetMaxClockInfo";
   switch (type) {
     case NVML_CLOCK_GRAPHICS:  // graphics and SM run at one clock on these GPUs
     case NVML_CLOCK_SM:
-      return number_property(fn, device, clock, &gd::GpuInfo::sm_clock_max_mhz, as_uint);
+      return number_property(fn, device, clock, &gd::GpuInfo::sm_clock_max_mhz,
+                             as_uint);
     case NVML_CLOCK_MEM:
-      return number_property(fn, device, clock, &gd::GpuInfo::mem_clock_max_mhz, as_uint);
+      return number_property(fn, device, clock, &gd::GpuInfo::mem_clock_max_mhz,
+                             as_uint);
     default: {
       DeviceCall call(fn, device);
       if (call.status() != NVML_SUCCESS) return call.status();
@@ -198,13 +223,14 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvm
   }
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major,
-                                                                 int* minor) {
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(
+    nvmlDevice_t device, int* major, int* minor) {
   DeviceCall call("nvmlDeviceGetCudaComputeCapability", device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (major == nullptr || minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   int ma = 0, mi = 0;
-  if (std::sscanf(call.info().compute_capability.c_str(), "%d.%d", &ma, &mi) != 2) {
+  if (std::sscanf(call.info().compute_capability.c_str(), "%d.%d", &ma, &mi) !=
+      2) {
     return NVML_ERROR_NOT_SUPPORTED;
   }
   *major = ma;
@@ -212,8 +238,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t de
   return NVML_SUCCESS;
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
-                                                        nvmlDeviceArchitecture_t* arch) {
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch) {
   DeviceCall call("nvmlDeviceGetArchitecture", device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (arch == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -224,51 +250,62 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
     unsigned value;
   };
   static constexpr Known kArch[] = {
-      {"kepler", NVML_DEVICE_ARCH_KEPLER}, {"maxwell", NVML_DEVICE_ARCH_MAXWELL},
-      {"pascal", NVML_DEVICE_ARCH_PASCAL}, {"volta", NVML_DEVICE_ARCH_VOLTA},
-      {"turing", NVML_DEVICE_ARCH_TURING}, {"ampere", NVML_DEVICE_ARCH_AMPERE},
-      {"ada", NVML_DEVICE_ARCH_ADA},       {"hopper", NVML_DEVICE_ARCH_HOPPER},
+      {"kepler", NVML_DEVICE_ARCH_KEPLER},
+      {"maxwell", NVML_DEVICE_ARCH_MAXWELL},
+      {"pascal", NVML_DEVICE_ARCH_PASCAL},
+      {"volta", NVML_DEVICE_ARCH_VOLTA},
+      {"turing", NVML_DEVICE_ARCH_TURING},
+      {"ampere", NVML_DEVICE_ARCH_AMPERE},
+      {"ada", NVML_DEVICE_ARCH_ADA},
+      {"hopper", NVML_DEVICE_ARCH_HOPPER},
       {"blackwell", NVML_DEVICE_ARCH_BLACKWELL},
   };
-  *arch = NVML_DEVICE_ARCH_UNKNOWN;  // what NVML says for an architecture it cannot name
+  *arch = NVML_DEVICE_ARCH_UNKNOWN;  // what NVML says for an architecture it
+                                     // cannot name
   for (const auto& k : kArch) {
     if (k.name == name) *arch = k.value;
   }
   return NVML_SUCCESS;
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* current,
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device,
+                                                   nvmlEnableState_t* current,
                                                    nvmlEnableState_t* pending) {
   DeviceCall call("nvmlDeviceGetEccMode", device);
   if (call.status() != NVML_SUCCESS) return call.status();
-  if (current == nullptr || pending == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (current == nullptr || pending == nullptr)
+    return NVML_ERROR_INVALID_ARGUMENT;
   const auto& ecc = call.info().ecc_enabled;
   if (!ecc) return NVML_ERROR_NOT_SUPPORTED;
   *current = *pending = *ecc ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode,
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device,
+                                                   unsigned int* currentMode,
                                                    unsigned int* pendingMode) {
   DeviceCall call("nvmlDeviceGetMigMode", device);
   if (call.status() != NVML_SUCCESS) return call.status();
-  if (currentMode == nullptr || pendingMode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (currentMode == nullptr || pendingMode == nullptr)
+    return NVML_ERROR_INVALID_ARGUMENT;
   const auto& mig = call.info().mig_enabled;
   if (!mig) return NVML_ERROR_NOT_SUPPORTED;
-  *currentMode = *pendingMode = *mig ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+  *currentMode = *pendingMode =
+      *mig ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
   return NVML_SUCCESS;
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device,
-                                                           nvmlEnableState_t* mode) {
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
   return number_property("nvmlDeviceGetPersistenceMode", device, mode,
                          &gd::GpuInfo::persistence_mode, [](bool on) {
-                           return on ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+                           return on ? NVML_FEATURE_ENABLED
+                                     : NVML_FEATURE_DISABLED;
                          });
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device,
-                                                       nvmlComputeMode_t* mode) {
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
   DeviceCall call("nvmlDeviceGetComputeMode", device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -286,8 +323,9 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device,
 }
 
 #ifndef FAKE_NVML_OLD_API
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int* node) {
-  return number_property("nvmlDeviceGetNumaNodeId", device, node, &gd::GpuInfo::numa_node,
-                         as_uint);
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device,
+                                                      unsigned int* node) {
+  return number_property("nvmlDeviceGetNumaNodeId", device, node,
+                         &gd::GpuInfo::numa_node, as_uint);
 }
 #endif

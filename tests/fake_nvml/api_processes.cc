@@ -17,24 +17,27 @@ constexpr unsigned kNoInstance = 0xFFFFFFFFu;
 
 void fill(nvmlProcessInfo_v1_t& out, const gd::GpuProcess& p) {
   out.pid = p.pid;
-  out.usedGpuMemory = p.used_bytes.value_or(static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
+  out.usedGpuMemory = p.used_bytes.value_or(
+      static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
 }
 
 template <typename Info>
 void fill(Info& out, const gd::GpuProcess& p) {  // v2 and v3 layouts
   out.pid = p.pid;
-  out.usedGpuMemory = p.used_bytes.value_or(static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
+  out.usedGpuMemory = p.used_bytes.value_or(
+      static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
   out.gpuInstanceId = kNoInstance;
   out.computeInstanceId = kNoInstance;
 }
 
 bool listed(const gd::GpuProcess& p, bool compute) {
-  return p.type == "compute+graphics" || p.type == (compute ? "compute" : "graphics");
+  return p.type == "compute+graphics" ||
+         p.type == (compute ? "compute" : "graphics");
 }
 
 template <typename Info>
-nvmlReturn_t processes(const char* function, nvmlDevice_t device, unsigned int* infoCount,
-                       Info* infos, bool compute) {
+nvmlReturn_t processes(const char* function, nvmlDevice_t device,
+                       unsigned int* infoCount, Info* infos, bool compute) {
   DeviceCall call(function, device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (infoCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -57,39 +60,41 @@ nvmlReturn_t processes(const char* function, nvmlDevice_t device, unsigned int* 
 }  // namespace
 
 #ifndef FAKE_NVML_OLD_API
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
-                                                                      unsigned int* infoCount,
-                                                                      nvmlProcessInfo_t* infos) {
-  return processes("nvmlDeviceGetComputeRunningProcesses_v3", device, infoCount, infos, true);
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(
+    nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos) {
+  return processes("nvmlDeviceGetComputeRunningProcesses_v3", device, infoCount,
+                   infos, true);
 }
 #endif
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(
     nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos) {
-  return processes("nvmlDeviceGetComputeRunningProcesses_v2", device, infoCount, infos, true);
+  return processes("nvmlDeviceGetComputeRunningProcesses_v2", device, infoCount,
+                   infos, true);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
-                                                                   unsigned int* infoCount,
-                                                                   nvmlProcessInfo_v1_t* infos) {
-  return processes("nvmlDeviceGetComputeRunningProcesses", device, infoCount, infos, true);
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(
+    nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos) {
+  return processes("nvmlDeviceGetComputeRunningProcesses", device, infoCount,
+                   infos, true);
 }
 
 #ifndef FAKE_NVML_OLD_API
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
-                                                                       unsigned int* infoCount,
-                                                                       nvmlProcessInfo_t* infos) {
-  return processes("nvmlDeviceGetGraphicsRunningProcesses_v3", device, infoCount, infos, false);
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(
+    nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos) {
+  return processes("nvmlDeviceGetGraphicsRunningProcesses_v3", device,
+                   infoCount, infos, false);
 }
 #endif
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(
     nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos) {
-  return processes("nvmlDeviceGetGraphicsRunningProcesses_v2", device, infoCount, infos, false);
+  return processes("nvmlDeviceGetGraphicsRunningProcesses_v2", device,
+                   infoCount, infos, false);
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device,
-                                                                    unsigned int* infoCount,
-                                                                    nvmlProcessInfo_v1_t* infos) {
-  return processes("nvmlDeviceGetGraphicsRunningProcesses", device, infoCount, infos, false);
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(
+    nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos) {
+  return processes("nvmlDeviceGetGraphicsRunningProcesses", device, infoCount,
+                   infos, false);
 }

@@ -40,14 +40,17 @@ constexpr CodeInfo kCodes[] = {
     {20, "MEMORY", "Insufficient Memory"},
     {21, "NO_DATA", "No data"},
     {22, "VGPU_ECC_NOT_SUPPORTED",
-     "The requested vgpu operation is not available on target device, because ECC is enabled"},
+     "The requested vgpu operation is not available on target device, because "
+     "ECC is enabled"},
     {23, "INSUFFICIENT_RESOURCES", "Insufficient Resources"},
     {24, "FREQ_NOT_SUPPORTED", "The requested frequency is not supported"},
-    {25, "ARGUMENT_VERSION_MISMATCH", "The provided version is invalid/unsupported"},
+    {25, "ARGUMENT_VERSION_MISMATCH",
+     "The provided version is invalid/unsupported"},
     {26, "DEPRECATED", "The requested functionality has been deprecated"},
     {27, "NOT_READY", "The system is not ready for the request"},
     {28, "GPU_NOT_FOUND", "No GPUs were found"},
-    {29, "INVALID_STATE", "Resource not in correct state to perform requested operation"},
+    {29, "INVALID_STATE",
+     "Resource not in correct state to perform requested operation"},
     {999, "UNKNOWN", "Unknown Error"},
 };
 
@@ -62,7 +65,8 @@ const char* error_string(int code) {
 
 std::optional<int> code_from_name(std::string_view name) {
   int number = 0;
-  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), number);
+  auto [end, ec] =
+      std::from_chars(name.data(), name.data() + name.size(), number);
   if (ec == std::errc() && end == name.data() + name.size()) return number;
   for (std::string_view prefix : {"NVML_ERROR_", "NVML_"}) {
     if (name.starts_with(prefix)) {

@@ -14,20 +14,27 @@ extern "C" {
 
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
 nvmlReturn_t nvmlDeviceGetCount(unsigned int* deviceCount);
-nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device);
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index,
+                                        nvmlDevice_t* device);
 nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device);
-nvmlReturn_t nvmlDeviceGetHandleBySerial(const char* serial, nvmlDevice_t* device);
-nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char* pciBusId, nvmlDevice_t* device);
-nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t* device);
+nvmlReturn_t nvmlDeviceGetHandleBySerial(const char* serial,
+                                         nvmlDevice_t* device);
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char* pciBusId,
+                                           nvmlDevice_t* device);
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId,
+                                              nvmlDevice_t* device);
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index);
-nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* limit);
-nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int* speed);
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device,
+                                             unsigned int* limit);
+nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan,
+                                      unsigned int* speed);
 nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int* numFans);
-nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t device, nvmlPstates_t* pState);
-nvmlReturn_t nvmlDeviceGetSupportedClocksThrottleReasons(nvmlDevice_t device,
-                                                         unsigned long long* reasons);
-nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device,
-                                                      unsigned long long* reasons);
+nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t device,
+                                     nvmlPstates_t* pState);
+nvmlReturn_t nvmlDeviceGetSupportedClocksThrottleReasons(
+    nvmlDevice_t device, unsigned long long* reasons);
+nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(
+    nvmlDevice_t device, unsigned long long* reasons);
 
 #ifdef __cplusplus
 }

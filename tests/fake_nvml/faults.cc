@@ -1,9 +1,8 @@
 #include "faults.h"
 
 #include <cctype>
-#include <stdexcept>
-
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "error_codes.h"
 
@@ -29,7 +28,8 @@ int parse_code(const json& entry, const json& v) {
 
 double parse_number(const json& entry, const char* key) {
   const json& v = entry.at(key);
-  if (!v.is_number() || v.get<double>() < 0) bad(entry, std::string(key) + " must be a number >= 0");
+  if (!v.is_number() || v.get<double>() < 0)
+    bad(entry, std::string(key) + " must be a number >= 0");
   return v.get<double>();
 }
 
@@ -50,9 +50,11 @@ Faults Faults::parse(std::string_view text) {
   Faults f;
   if (text.empty()) return f;
   json list = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (list.is_discarded()) throw std::runtime_error("fake-nvml: \"faults\" is not valid JSON");
+  if (list.is_discarded())
+    throw std::runtime_error("fake-nvml: \"faults\" is not valid JSON");
   if (list.is_null()) return f;
-  if (!list.is_array()) throw std::runtime_error("fake-nvml: \"faults\" must be a list");
+  if (!list.is_array())
+    throw std::runtime_error("fake-nvml: \"faults\" must be a list");
   for (const json& e : list) {
     if (!e.is_object()) bad(e, "not an object");
     if (e.contains("init_return")) {
@@ -100,15 +102,17 @@ Faults Faults::parse(std::string_view text) {
       any = true;
     }
     if (!any) {
-      bad(e, "expected one of return, hang_s, latency_ms, lost_after_s, "
-             "init_return, missing_symbols");
+      bad(e,
+          "expected one of return, hang_s, latency_ms, lost_after_s, "
+          "init_return, missing_symbols");
     }
     f.function_faults_.push_back(std::move(ff));
   }
   return f;
 }
 
-FaultDecision Faults::decide(std::string_view function, int gpu, double s) const {
+FaultDecision Faults::decide(std::string_view function, int gpu,
+                             double s) const {
   FaultDecision d;
   if (symbol_missing(function)) {
     d.return_code = kFunctionNotFound;

@@ -36,8 +36,8 @@ struct FunctionFault {
 
 // What a call should do, decided before it answers.
 struct FaultDecision {
-  double sleep_s = 0;                    // wall time to block first
-  std::optional<int> return_code;        // answer this instead of the value
+  double sleep_s = 0;              // wall time to block first
+  std::optional<int> return_code;  // answer this instead of the value
 };
 
 class Faults {

@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "trace/trace_io.h"
 
@@ -19,7 +18,8 @@ Scenario::Scenario(gd::TraceHeader header, std::vector<double> offsets_s,
       gpus_(std::move(gpus)),
       loop_(loop) {
   if (offsets_.size() != gpus_.size()) {
-    throw std::invalid_argument("scenario: offsets and samples differ in count");
+    throw std::invalid_argument(
+        "scenario: offsets and samples differ in count");
   }
 }
 

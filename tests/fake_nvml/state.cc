@@ -14,9 +14,9 @@ namespace fake_nvml {
 namespace {
 
 std::mutex g_mu;
-int g_refcount = 0;                        // guarded by g_mu
-std::shared_ptr<const World> g_world;      // guarded by g_mu
-nvmlDevice_st g_devices[kMaxDevices];      // handles stay valid forever
+int g_refcount = 0;                    // guarded by g_mu
+std::shared_ptr<const World> g_world;  // guarded by g_mu
+nvmlDevice_st g_devices[kMaxDevices];  // handles stay valid forever
 
 const gd::GpuSample kNoSample{};
 
@@ -39,7 +39,8 @@ bool env_loop() {
 
 // The header's nvml_status says how a real NVML would have failed to start.
 nvmlReturn_t init_code_for_status(const std::string& status) {
-  if (status == gd::kNvmlDriverMismatch) return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+  if (status == gd::kNvmlDriverMismatch)
+    return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
   if (status == gd::kNvmlNoPermission) return NVML_ERROR_NO_PERMISSION;
   if (status == gd::kNvmlNoDriver) return NVML_ERROR_DRIVER_NOT_LOADED;
   if (status == gd::kNvmlError) return NVML_ERROR_UNKNOWN;
@@ -62,13 +63,16 @@ nvmlReturn_t load_world(std::shared_ptr<World>& out) {
     Faults faults = Faults::parse(scenario.header().faults_json);
     if (env_loop()) scenario.set_loop(true);
     if (scenario.header().gpus.size() > kMaxDevices) {
-      std::fprintf(stderr, "fake-nvml: %s: more than %u GPUs\n", path, kMaxDevices);
+      std::fprintf(stderr, "fake-nvml: %s: more than %u GPUs\n", path,
+                   kMaxDevices);
       return NVML_ERROR_UNKNOWN;
     }
     out = std::make_shared<World>(World{std::move(scenario), std::move(faults),
-                                        std::chrono::steady_clock::now(), env_speed()});
+                                        std::chrono::steady_clock::now(),
+                                        env_speed()});
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fake-nvml: cannot load scenario %s: %s\n", path, e.what());
+    std::fprintf(stderr, "fake-nvml: cannot load scenario %s: %s\n", path,
+                 e.what());
     return NVML_ERROR_UNKNOWN;
   }
   return NVML_SUCCESS;
@@ -97,8 +101,10 @@ nvmlReturn_t init(const char* function) {
   // does not block other threads.
   std::shared_ptr<World> world;
   if (nvmlReturn_t rc = load_world(world); rc != NVML_SUCCESS) return rc;
-  if (auto code = world->faults.init_return()) return static_cast<nvmlReturn_t>(*code);
-  if (nvmlReturn_t rc = init_code_for_status(world->scenario.header().nvml_status);
+  if (auto code = world->faults.init_return())
+    return static_cast<nvmlReturn_t>(*code);
+  if (nvmlReturn_t rc =
+          init_code_for_status(world->scenario.header().nvml_status);
       rc != NVML_SUCCESS) {
     return rc;
   }
@@ -155,8 +161,8 @@ DeviceCall::DeviceCall(const char* function, nvmlDevice_t device)
   // this scenario has.
   auto addr = reinterpret_cast<std::uintptr_t>(device);
   auto base = reinterpret_cast<std::uintptr_t>(&g_devices[0]);
-  if (device == nullptr || addr < base ||
-      addr >= base + sizeof(g_devices) || (addr - base) % sizeof(nvmlDevice_st) != 0 ||
+  if (device == nullptr || addr < base || addr >= base + sizeof(g_devices) ||
+      (addr - base) % sizeof(nvmlDevice_st) != 0 ||
       device->slot >= world_->device_count()) {
     status_ = NVML_ERROR_INVALID_ARGUMENT;
     return;
@@ -165,7 +171,8 @@ DeviceCall::DeviceCall(const char* function, nvmlDevice_t device)
   run(function);
 }
 
-DeviceCall::DeviceCall(const char* function, unsigned slot) : world_(current_world()) {
+DeviceCall::DeviceCall(const char* function, unsigned slot)
+    : world_(current_world()) {
   if (!world_) {
     status_ = NVML_ERROR_UNINITIALIZED;
     return;

@@ -16,8 +16,11 @@ using gd::PciIndex;
 
 namespace {
 
-constexpr const char* kXid = "[  10.0] NVRM: Xid (PCI:0000:07:00): 79, pid=77, name=x, GPU has fallen off the bus.\n";
-constexpr const char* kOom = "[  11.0] Out of memory: Killed process 4242 (python) total-vm:1kB\n";
+constexpr const char* kXid =
+    "[  10.0] NVRM: Xid (PCI:0000:07:00): 79, pid=77, name=x, GPU has fallen "
+    "off the bus.\n";
+constexpr const char* kOom =
+    "[  11.0] Out of memory: Killed process 4242 (python) total-vm:1kB\n";
 constexpr const char* kNoise = "[  12.0] e1000e: eth0 NIC Link is Up\n";
 
 class TempLog {
@@ -29,8 +32,12 @@ class TempLog {
     path_ = tmpl;
   }
   ~TempLog() { std::filesystem::remove(path_); }
-  void append(const std::string& s) const { std::ofstream(path_, std::ios::app) << s; }
-  void replace(const std::string& s) const { std::ofstream(path_, std::ios::trunc) << s; }
+  void append(const std::string& s) const {
+    std::ofstream(path_, std::ios::app) << s;
+  }
+  void replace(const std::string& s) const {
+    std::ofstream(path_, std::ios::trunc) << s;
+  }
   const std::string& path() const { return path_; }
 
  private:
@@ -85,7 +92,8 @@ TEST(KernelLogFile, HalfWrittenLineWaitsForItsNewline) {
   auto events = src.poll(pci);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].code, 79);
-  EXPECT_EQ(events[0].text, std::string(kXid).substr(0, std::string(kXid).size() - 1));
+  EXPECT_EQ(events[0].text,
+            std::string(kXid).substr(0, std::string(kXid).size() - 1));
 }
 
 TEST(KernelLogFile, TruncatedFileIsReadAgainFromItsStart) {
@@ -116,7 +124,8 @@ TEST(KernelLogFile, RotatedFileIsFollowedByName) {
 TEST(KernelLogFile, MissingFileIsNotOkAndSaysWhy) {
   KernelLogSource src("/nonexistent-dir/kern.log");
   EXPECT_FALSE(src.ok());
-  EXPECT_NE(src.error().find("/nonexistent-dir/kern.log"), std::string::npos) << src.error();
+  EXPECT_NE(src.error().find("/nonexistent-dir/kern.log"), std::string::npos)
+      << src.error();
   EXPECT_TRUE(src.poll(PciIndex()).empty());
 }
 
@@ -137,7 +146,8 @@ TEST(KernelLogFile, PermissionDeniedIsNotOkAndSaysWhy) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
   if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "cannot drop privileges here";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: opened anyway, 2: error text lacks the reason";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: opened anyway, 2: error text lacks the reason";
 }
 
 TEST(KernelLogKmsg, PollingDevKmsgNeverBlocks) {

@@ -13,9 +13,12 @@
 namespace {
 
 const char* const kSeeds[] = {
-    "[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics",
-    "Dec  2 11:38:47 worker4 kernel: [  219.470994] NVRM: Xid (PCI:0000:07:00): 48, pid=1, name=x, DBE",
-    "6,1234,5678901,-;NVRM: Xid (PCI:0000:07:00): 79, pid=1234, name=python, GPU has fallen off the bus.",
+    "[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, "
+    "pid='<unknown>', name=<unknown>, Graphics",
+    "Dec  2 11:38:47 worker4 kernel: [  219.470994] NVRM: Xid "
+    "(PCI:0000:07:00): 48, pid=1, name=x, DBE",
+    "6,1234,5678901,-;NVRM: Xid (PCI:0000:07:00): 79, pid=1234, name=python, "
+    "GPU has fallen off the bus.",
     "[...] NVRM: Xid (0000:03:00): 14, Channel 00000001",
     "nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 62",
     "Out of memory: Killed process 1234 (python) total-vm:1kB",
@@ -29,11 +32,21 @@ std::string mutate(std::string s, std::mt19937& rng) {
   for (int i = 0; i < edits; ++i) {
     size_t at = s.empty() ? 0 : rng() % s.size();
     switch (op(rng)) {
-      case 0: if (!s.empty()) s[at] = static_cast<char>(byte(rng)); break;
-      case 1: s.insert(at, 1, "():;,[] 9\0"[rng() % 10]); break;
-      case 2: if (!s.empty()) s.erase(at, 1 + rng() % 6); break;
-      case 3: s.resize(at); break;
-      case 4: s.insert(at, s.substr(at, rng() % 16)); break;
+      case 0:
+        if (!s.empty()) s[at] = static_cast<char>(byte(rng));
+        break;
+      case 1:
+        s.insert(at, 1, "():;,[] 9\0"[rng() % 10]);
+        break;
+      case 2:
+        if (!s.empty()) s.erase(at, 1 + rng() % 6);
+        break;
+      case 3:
+        s.resize(at);
+        break;
+      case 4:
+        s.insert(at, s.substr(at, rng() % 16));
+        break;
     }
   }
   return s;

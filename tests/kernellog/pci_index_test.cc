@@ -8,8 +8,9 @@ using gd::PciIndex;
 using gd::kernellog::normalize_pci_address;
 
 TEST(PciAddress, AllSpellingsOfOneDeviceNormaliseAlike) {
-  for (const char* a : {"00000000:07:00.0", "0000:07:00.0", "0000:07:00", "07:00.0", "07:00",
-                        "PCI:0000:07:00", "  0000:07:00.0  "})
+  for (const char* a :
+       {"00000000:07:00.0", "0000:07:00.0", "0000:07:00", "07:00.0", "07:00",
+        "PCI:0000:07:00", "  0000:07:00.0  "})
     EXPECT_EQ(normalize_pci_address(a), "0000:07:00") << a;
 }
 
@@ -22,12 +23,14 @@ TEST(PciAddress, HexIsCaseInsensitive) {
 TEST(PciAddress, NonZeroDomainsStayDistinct) {
   EXPECT_EQ(normalize_pci_address("00000018:01:00.0"), "0018:01:00");
   EXPECT_EQ(normalize_pci_address("0019:01:00"), "0019:01:00");
-  EXPECT_EQ(normalize_pci_address("00010000:01:00.0"), "10000:01:00");  // VMD domains
+  EXPECT_EQ(normalize_pci_address("00010000:01:00.0"),
+            "10000:01:00");  // VMD domains
 }
 
 TEST(PciAddress, RejectsWhatIsNotAnAddress) {
-  for (const char* a : {"", "garbage", "0000:07", "07", "0000:07:00:00.0", "0000:xyz:00",
-                        "0000:07:00.x", "0000:07:20.0", "000000000:07:00.0"})
+  for (const char* a :
+       {"", "garbage", "0000:07", "07", "0000:07:00:00.0", "0000:xyz:00",
+        "0000:07:00.x", "0000:07:20.0", "000000000:07:00.0"})
     EXPECT_FALSE(normalize_pci_address(a)) << a;
 }
 

@@ -1,7 +1,7 @@
 // The acid test: real kernel-log lines from public bug reports
-// (real/xid_lines.txt of the contracts in GD_SHARED_DIR). Its "## sources" section states, for every
-// line, the Xid code or that it is not an Xid; this test reads both at run
-// time and checks every line.
+// (real/xid_lines.txt of the contracts in GD_SHARED_DIR). Its "## sources"
+// section states, for every line, the Xid code or that it is not an Xid; this
+// test reads both at run time and checks every line.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -17,7 +17,7 @@ namespace {
 const std::string kPath = std::string(GD_SHARED_DIR) + "/real/xid_lines.txt";
 
 struct RealLines {
-  std::vector<std::string> lines;             // line 1 = lines[0]
+  std::vector<std::string> lines;              // line 1 = lines[0]
   std::map<int, std::optional<int>> expected;  // line number -> code or not-xid
 };
 
@@ -44,13 +44,15 @@ void parse_source_line(const std::string& row, RealLines& out) {
   if (expect.starts_with("non-xid") || expect.starts_with("not xid")) {
     codes.push_back(std::nullopt);
   } else {
-    for (size_t at = expect.find("xid="); at != std::string::npos; at = expect.find("xid=", at + 1))
+    for (size_t at = expect.find("xid="); at != std::string::npos;
+         at = expect.find("xid=", at + 1))
       codes.push_back(std::stoi(expect.substr(at + 4)));
   }
   ASSERT_FALSE(codes.empty()) << "cannot read expectation: " << row;
   const int n = last - first + 1;
   ASSERT_TRUE(codes.size() == 1 || static_cast<int>(codes.size()) == n) << row;
-  for (int i = 0; i < n; ++i) out.expected[first + i] = codes.size() == 1 ? codes[0] : codes[i];
+  for (int i = 0; i < n; ++i)
+    out.expected[first + i] = codes.size() == 1 ? codes[0] : codes[i];
 }
 
 bool load(RealLines& out) {
@@ -62,7 +64,8 @@ bool load(RealLines& out) {
     if (line.starts_with("## sources")) {
       in_sources = true;
       // The blank line that separates the sections is not a log line.
-      while (!out.lines.empty() && trim(out.lines.back()).empty()) out.lines.pop_back();
+      while (!out.lines.empty() && trim(out.lines.back()).empty())
+        out.lines.pop_back();
       continue;
     }
     if (!in_sources) {
@@ -88,11 +91,13 @@ TEST(RealXidLines, EveryLineMatchesItsDocumentedExpectation) {
     const int n = static_cast<int>(i) + 1;
     const std::string& line = real.lines[i];
     auto want = real.expected.find(n);
-    ASSERT_NE(want, real.expected.end()) << "line " << n << " has no expectation in ## sources";
+    ASSERT_NE(want, real.expected.end())
+        << "line " << n << " has no expectation in ## sources";
     auto e = gd::parse_kernel_log_line(line, pci);
     if (want->second) {
       ++xids;
-      ASSERT_TRUE(e) << "line " << n << " should be Xid " << *want->second << ": " << line;
+      ASSERT_TRUE(e) << "line " << n << " should be Xid " << *want->second
+                     << ": " << line;
       EXPECT_EQ(e->kind, "xid") << "line " << n;
       EXPECT_EQ(e->code, *want->second) << "line " << n << ": " << line;
       EXPECT_EQ(e->text, trim(line)) << "line " << n;
@@ -101,14 +106,17 @@ TEST(RealXidLines, EveryLineMatchesItsDocumentedExpectation) {
       }
     } else {
       ++non_xids;
-      EXPECT_FALSE(e && e->kind == "xid") << "line " << n << " is not an Xid but parsed as code "
-                                         << e->code.value_or(-1) << ": " << line;
+      EXPECT_FALSE(e && e->kind == "xid")
+          << "line " << n << " is not an Xid but parsed as code "
+          << e->code.value_or(-1) << ": " << line;
     }
   }
-  EXPECT_EQ(real.expected.size(), real.lines.size()) << "## sources names lines the file does not have";
+  EXPECT_EQ(real.expected.size(), real.lines.size())
+      << "## sources names lines the file does not have";
   EXPECT_GT(xids, 0);
   EXPECT_GT(non_xids, 0);
-  std::printf("checked %d Xid lines and %d non-Xid lines from %s\n", xids, non_xids, kPath.c_str());
+  std::printf("checked %d Xid lines and %d non-Xid lines from %s\n", xids,
+              non_xids, kPath.c_str());
 }
 
 TEST(RealXidLines, PciAddressesOfRealLinesMapToGpus) {

@@ -44,7 +44,8 @@ std::string describe() {
   if constexpr (std::is_pointer_v<U>) {
     return "p->" + describe_pointee<std::remove_pointer_t<U>>();
   } else if constexpr (std::is_array_v<U>) {
-    return "[" + std::to_string(std::extent_v<U>) + "]" + describe<std::remove_extent_t<U>>();
+    return "[" + std::to_string(std::extent_v<U>) + "]" +
+           describe<std::remove_extent_t<U>>();
   } else if constexpr (std::is_enum_v<U>) {
     return describe<std::underlying_type_t<U>>();
   } else if constexpr (std::is_floating_point_v<U>) {
@@ -86,11 +87,12 @@ struct FieldFacts {
 
 // FieldFacts of T::f, or {present=false} when T has no member f (so a
 // renamed field fails a test rather than the build).
-#define GD_ABI_FIELD(T, f)                                                    \
-  ([]<typename U>() {                                                         \
-    if constexpr (requires { &U::f; }) {                                      \
-      return gd_abi::FieldFacts{true, offsetof(U, f), gd_abi::describe<decltype(U::f)>()}; \
-    } else {                                                                  \
-      return gd_abi::FieldFacts{};                                            \
-    }                                                                         \
+#define GD_ABI_FIELD(T, f)                                           \
+  ([]<typename U>() {                                                \
+    if constexpr (requires { &U::f; }) {                             \
+      return gd_abi::FieldFacts{true, offsetof(U, f),                \
+                                gd_abi::describe<decltype(U::f)>()}; \
+    } else {                                                         \
+      return gd_abi::FieldFacts{};                                   \
+    }                                                                \
   }.template operator()<T>())

@@ -1,10 +1,10 @@
 #include "fake_scenario.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
-
-#include <gtest/gtest.h>
 
 namespace gd_test {
 
@@ -12,7 +12,8 @@ json full_gpu_info(int index) {
   char bus[32];
   std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x07 + 8 * index);
   return json{{"index", index},
-              {"uuid", "GPU-00000000-1111-2222-3333-44444444440" + std::to_string(index)},
+              {"uuid", "GPU-00000000-1111-2222-3333-44444444440" +
+                           std::to_string(index)},
               {"name", "NVIDIA A100-SXM4-80GB"},
               {"pci_bus_id", bus},
               {"serial", "15621210000" + std::to_string(10 + index)},
@@ -35,35 +36,36 @@ json full_gpu_info(int index) {
 }
 
 json full_gpu_sample(int index) {
-  return json{{"index", index},
-              {"util_pct", 97.0},
-              {"mem_util_pct", 61.0},
-              {"mem_used_bytes", 70866960384ULL},
-              {"temp_c", 71},
-              {"mem_temp_c", 64},
-              {"power_w", 312.5},
-              {"energy_mj_total", 912345678ULL},
-              {"fan_pct", 45.0},
-              {"sm_clock_mhz", 1410},
-              {"mem_clock_mhz", 1593},
-              {"pstate", 2},
-              {"clock_event_reasons", {"sw_power_cap", "hw_thermal_slowdown"}},
-              {"pcie_gen", 3},
-              {"pcie_width", 8},
-              // Multiples of 1024: NVML carries KB/s.
-              {"pcie_tx_bytes_per_s", 1200000 * 1024ULL},
-              {"pcie_rx_bytes_per_s", 5400000 * 1024ULL},
-              {"pcie_replay_total", 7},
-              {"ecc_sbe_volatile_total", 5},
-              {"ecc_dbe_volatile_total", 1},
-              {"retired_pages_pending", true},
-              {"remapped_rows_pending", false},
-              {"remapped_rows_failure", true},
-              {"processes",
-               {{{"pid", 4242}, {"used_bytes", 68719476736ULL}, {"type", "compute"}},
-                {{"pid", 4300}, {"used_bytes", 1048576}, {"type", "graphics"}},
-                {{"pid", 4400}, {"used_bytes", 2097152}, {"type", "compute+graphics"}},
-                {{"pid", 4500}, {"used_bytes", nullptr}, {"type", "compute"}}}}};
+  return json{
+      {"index", index},
+      {"util_pct", 97.0},
+      {"mem_util_pct", 61.0},
+      {"mem_used_bytes", 70866960384ULL},
+      {"temp_c", 71},
+      {"mem_temp_c", 64},
+      {"power_w", 312.5},
+      {"energy_mj_total", 912345678ULL},
+      {"fan_pct", 45.0},
+      {"sm_clock_mhz", 1410},
+      {"mem_clock_mhz", 1593},
+      {"pstate", 2},
+      {"clock_event_reasons", {"sw_power_cap", "hw_thermal_slowdown"}},
+      {"pcie_gen", 3},
+      {"pcie_width", 8},
+      // Multiples of 1024: NVML carries KB/s.
+      {"pcie_tx_bytes_per_s", 1200000 * 1024ULL},
+      {"pcie_rx_bytes_per_s", 5400000 * 1024ULL},
+      {"pcie_replay_total", 7},
+      {"ecc_sbe_volatile_total", 5},
+      {"ecc_dbe_volatile_total", 1},
+      {"retired_pages_pending", true},
+      {"remapped_rows_pending", false},
+      {"remapped_rows_failure", true},
+      {"processes",
+       {{{"pid", 4242}, {"used_bytes", 68719476736ULL}, {"type", "compute"}},
+        {{"pid", 4300}, {"used_bytes", 1048576}, {"type", "graphics"}},
+        {{"pid", 4400}, {"used_bytes", 2097152}, {"type", "compute+graphics"}},
+        {{"pid", 4500}, {"used_bytes", nullptr}, {"type", "compute"}}}}};
 }
 
 FakeScenario FakeScenario::with_gpus(int gpus) {
@@ -119,7 +121,8 @@ namespace gd_test {
 namespace {
 
 template <typename T>
-void expect_opt(const std::optional<T>& got, const json& want, const char* field) {
+void expect_opt(const std::optional<T>& got, const json& want,
+                const char* field) {
   if (want.is_null()) {
     EXPECT_FALSE(got.has_value()) << field;
   } else {
@@ -136,9 +139,11 @@ void expect_info_matches(const gd::GpuInfo& i, const json& w) {
   EXPECT_EQ(i.name, w["name"].get<std::string>());
   EXPECT_EQ(i.pci_bus_id, w["pci_bus_id"].get<std::string>());
   EXPECT_EQ(i.serial, w["serial"].get<std::string>());
-  expect_opt(i.memory_total_bytes, w["memory_total_bytes"], "memory_total_bytes");
+  expect_opt(i.memory_total_bytes, w["memory_total_bytes"],
+             "memory_total_bytes");
   expect_opt(i.power_limit_w, w["power_limit_w"], "power_limit_w");
-  expect_opt(i.power_default_limit_w, w["power_default_limit_w"], "power_default_limit_w");
+  expect_opt(i.power_default_limit_w, w["power_default_limit_w"],
+             "power_default_limit_w");
   expect_opt(i.pcie_max_gen, w["pcie_max_gen"], "pcie_max_gen");
   expect_opt(i.pcie_max_width, w["pcie_max_width"], "pcie_max_width");
   expect_opt(i.temp_slowdown_c, w["temp_slowdown_c"], "temp_slowdown_c");
@@ -170,17 +175,25 @@ void expect_sample_matches(const gd::GpuSample& s, const json& w) {
   expect_opt(s.sm_clock_mhz, v("sm_clock_mhz"), "sm_clock_mhz");
   expect_opt(s.mem_clock_mhz, v("mem_clock_mhz"), "mem_clock_mhz");
   expect_opt(s.pstate, v("pstate"), "pstate");
-  expect_opt(s.clock_event_reasons, v("clock_event_reasons"), "clock_event_reasons");
+  expect_opt(s.clock_event_reasons, v("clock_event_reasons"),
+             "clock_event_reasons");
   expect_opt(s.pcie_gen, v("pcie_gen"), "pcie_gen");
   expect_opt(s.pcie_width, v("pcie_width"), "pcie_width");
-  expect_opt(s.pcie_tx_bytes_per_s, v("pcie_tx_bytes_per_s"), "pcie_tx_bytes_per_s");
-  expect_opt(s.pcie_rx_bytes_per_s, v("pcie_rx_bytes_per_s"), "pcie_rx_bytes_per_s");
+  expect_opt(s.pcie_tx_bytes_per_s, v("pcie_tx_bytes_per_s"),
+             "pcie_tx_bytes_per_s");
+  expect_opt(s.pcie_rx_bytes_per_s, v("pcie_rx_bytes_per_s"),
+             "pcie_rx_bytes_per_s");
   expect_opt(s.pcie_replay_total, v("pcie_replay_total"), "pcie_replay_total");
-  expect_opt(s.ecc_sbe_volatile_total, v("ecc_sbe_volatile_total"), "ecc_sbe_volatile_total");
-  expect_opt(s.ecc_dbe_volatile_total, v("ecc_dbe_volatile_total"), "ecc_dbe_volatile_total");
-  expect_opt(s.retired_pages_pending, v("retired_pages_pending"), "retired_pages_pending");
-  expect_opt(s.remapped_rows_pending, v("remapped_rows_pending"), "remapped_rows_pending");
-  expect_opt(s.remapped_rows_failure, v("remapped_rows_failure"), "remapped_rows_failure");
+  expect_opt(s.ecc_sbe_volatile_total, v("ecc_sbe_volatile_total"),
+             "ecc_sbe_volatile_total");
+  expect_opt(s.ecc_dbe_volatile_total, v("ecc_dbe_volatile_total"),
+             "ecc_dbe_volatile_total");
+  expect_opt(s.retired_pages_pending, v("retired_pages_pending"),
+             "retired_pages_pending");
+  expect_opt(s.remapped_rows_pending, v("remapped_rows_pending"),
+             "remapped_rows_pending");
+  expect_opt(s.remapped_rows_failure, v("remapped_rows_failure"),
+             "remapped_rows_failure");
   const json want_procs = v("processes");
   if (want_procs.is_null()) {
     EXPECT_FALSE(s.processes.has_value()) << "processes";
@@ -200,24 +213,33 @@ void expect_sample_matches(const gd::GpuSample& s, const json& w) {
 }
 
 void expect_no_values(const gd::GpuSample& s) {
-  EXPECT_FALSE(s.util_pct || s.mem_util_pct || s.mem_used_bytes || s.temp_c || s.mem_temp_c ||
-               s.power_w || s.energy_mj_total || s.fan_pct || s.sm_clock_mhz ||
-               s.mem_clock_mhz || s.pstate || s.clock_event_reasons || s.pcie_gen ||
-               s.pcie_width || s.pcie_tx_bytes_per_s || s.pcie_rx_bytes_per_s ||
-               s.pcie_replay_total || s.ecc_sbe_volatile_total || s.ecc_dbe_volatile_total ||
-               s.retired_pages_pending || s.remapped_rows_pending || s.remapped_rows_failure ||
+  EXPECT_FALSE(s.util_pct || s.mem_util_pct || s.mem_used_bytes || s.temp_c ||
+               s.mem_temp_c || s.power_w || s.energy_mj_total || s.fan_pct ||
+               s.sm_clock_mhz || s.mem_clock_mhz || s.pstate ||
+               s.clock_event_reasons || s.pcie_gen || s.pcie_width ||
+               s.pcie_tx_bytes_per_s || s.pcie_rx_bytes_per_s ||
+               s.pcie_replay_total || s.ecc_sbe_volatile_total ||
+               s.ecc_dbe_volatile_total || s.retired_pages_pending ||
+               s.remapped_rows_pending || s.remapped_rows_failure ||
                s.processes)
       << "GPU " << s.index << " has a value although none was expected:"
-      << (s.util_pct ? " util_pct" : "") << (s.mem_util_pct ? " mem_util_pct" : "")
-      << (s.mem_used_bytes ? " mem_used_bytes" : "") << (s.temp_c ? " temp_c" : "")
-      << (s.mem_temp_c ? " mem_temp_c" : "") << (s.power_w ? " power_w" : "")
-      << (s.energy_mj_total ? " energy_mj_total" : "") << (s.fan_pct ? " fan_pct" : "")
-      << (s.sm_clock_mhz ? " sm_clock_mhz" : "") << (s.mem_clock_mhz ? " mem_clock_mhz" : "")
-      << (s.pstate ? " pstate" : "") << (s.clock_event_reasons ? " clock_event_reasons" : "")
+      << (s.util_pct ? " util_pct" : "")
+      << (s.mem_util_pct ? " mem_util_pct" : "")
+      << (s.mem_used_bytes ? " mem_used_bytes" : "")
+      << (s.temp_c ? " temp_c" : "") << (s.mem_temp_c ? " mem_temp_c" : "")
+      << (s.power_w ? " power_w" : "")
+      << (s.energy_mj_total ? " energy_mj_total" : "")
+      << (s.fan_pct ? " fan_pct" : "")
+      << (s.sm_clock_mhz ? " sm_clock_mhz" : "")
+      << (s.mem_clock_mhz ? " mem_clock_mhz" : "")
+      << (s.pstate ? " pstate" : "")
+      << (s.clock_event_reasons ? " clock_event_reasons" : "")
       << (s.pcie_gen ? " pcie_gen" : "") << (s.pcie_width ? " pcie_width" : "")
-      << (s.pcie_tx_bytes_per_s ? " pcie_tx" : "") << (s.pcie_rx_bytes_per_s ? " pcie_rx" : "")
+      << (s.pcie_tx_bytes_per_s ? " pcie_tx" : "")
+      << (s.pcie_rx_bytes_per_s ? " pcie_rx" : "")
       << (s.pcie_replay_total ? " pcie_replay_total" : "")
-      << (s.ecc_sbe_volatile_total ? " ecc_sbe" : "") << (s.ecc_dbe_volatile_total ? " ecc_dbe" : "")
+      << (s.ecc_sbe_volatile_total ? " ecc_sbe" : "")
+      << (s.ecc_dbe_volatile_total ? " ecc_dbe" : "")
       << (s.retired_pages_pending ? " retired_pages_pending" : "")
       << (s.remapped_rows_pending ? " remapped_rows_pending" : "")
       << (s.remapped_rows_failure ? " remapped_rows_failure" : "")

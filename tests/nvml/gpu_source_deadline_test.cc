@@ -9,8 +9,8 @@
 
 namespace {
 
-using gd_test::FakeScenario;
 using gd_test::fake_options;
+using gd_test::FakeScenario;
 using gd_test::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -45,7 +45,8 @@ TEST(GpuSourceDeadline, HungCallMakesOnlyThatGpuStaleWithinTheDeadline) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, "nvml_error");
   EXPECT_EQ(events[0].gpu, 0);
-  EXPECT_NE(events[0].text.find("did not return within 200 ms"), std::string::npos)
+  EXPECT_NE(events[0].text.find("did not return within 200 ms"),
+            std::string::npos)
       << events[0].text;
 
   // Still hung: skipped at once (no second thread into the driver), no new
@@ -97,7 +98,8 @@ TEST(GpuSourceDeadline, DestructorDoesNotWaitForAHungCall) {
 
 TEST(GpuSourceDeadline, HungNvmlInitIsBoundedAndReported) {
   FakeScenario s = FakeScenario::with_gpus(1);
-  s.header["faults"] = json::array({json{{"function", "nvmlInit_v2"}, {"hang_s", 30}}});
+  s.header["faults"] =
+      json::array({json{{"function", "nvmlInit_v2"}, {"hang_s", 30}}});
   s.install("hang_init");
   auto o = fake_options();
   o.init_deadline = 300ms;
@@ -105,7 +107,8 @@ TEST(GpuSourceDeadline, HungNvmlInitIsBoundedAndReported) {
   {
     gd::GpuSource c(o);
     EXPECT_EQ(c.status(), gd::kNvmlError);
-    EXPECT_NE(c.error().find("did not return within 300 ms"), std::string::npos) << c.error();
+    EXPECT_NE(c.error().find("did not return within 300 ms"), std::string::npos)
+        << c.error();
     EXPECT_TRUE(c.gpus().empty());
     std::vector<gd::Event> events;
     EXPECT_TRUE(c.sample(events).empty());
@@ -153,8 +156,11 @@ TEST(GpuSourceDeadline, SampleOfEightGpusCostsLittleCpu) {
   const double cpu_per_sample = (process_cpu_ms() - cpu0) / kSamples;
   const double wall_per_sample = ms_since(t0) / kSamples;
   RecordProperty("cpu_ms_per_sample", std::to_string(cpu_per_sample));
-  std::printf("8-GPU sample against the fake: %.3f ms CPU (all threads, fake included), "
-              "%.3f ms wall\n", cpu_per_sample, wall_per_sample);
+  std::printf(
+      "8-GPU sample against the fake: %.3f ms CPU (all threads, fake "
+      "included), "
+      "%.3f ms wall\n",
+      cpu_per_sample, wall_per_sample);
   EXPECT_TRUE(events.empty());
   // Goal is well under 1 ms; the bound leaves room for sanitizer builds.
   EXPECT_LT(cpu_per_sample, 5.0);

@@ -9,8 +9,8 @@
 
 namespace {
 
-using gd_test::FakeScenario;
 using gd_test::fake_options;
+using gd_test::FakeScenario;
 using gd_test::json;
 using namespace std::chrono_literals;
 
@@ -18,7 +18,8 @@ json fault(const std::string& function, int gpu, const std::string& ret) {
   return json{{"function", function}, {"gpu", gpu}, {"return", ret}};
 }
 
-std::vector<gd::Event> events_of_kind(const std::vector<gd::Event>& all, const std::string& kind) {
+std::vector<gd::Event> events_of_kind(const std::vector<gd::Event>& all,
+                                      const std::string& kind) {
   std::vector<gd::Event> out;
   for (const auto& e : all) {
     if (e.kind == kind) out.push_back(e);
@@ -29,16 +30,26 @@ std::vector<gd::Event> events_of_kind(const std::vector<gd::Event>& all, const s
 TEST(GpuSourceFaults, NotSupportedSampleFunctionsGiveUnknownFieldsAndNoEvents) {
   FakeScenario s = FakeScenario::with_gpus(2);
   json faults = json::array();
-  for (const char* f :
-       {"nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetTemperature",
-        "nvmlDeviceGetFieldValues", "nvmlDeviceGetPowerUsage",
-        "nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetFanSpeed", "nvmlDeviceGetClockInfo",
-        "nvmlDeviceGetPerformanceState", "nvmlDeviceGetCurrentClocksEventReasons",
-        "nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetCurrPcieLinkGeneration",
-        "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetPcieThroughput",
-        "nvmlDeviceGetPcieReplayCounter", "nvmlDeviceGetTotalEccErrors",
-        "nvmlDeviceGetRetiredPagesPendingStatus", "nvmlDeviceGetRemappedRows",
-        "nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"}) {
+  for (const char* f : {"nvmlDeviceGetUtilizationRates",
+                        "nvmlDeviceGetMemoryInfo",
+                        "nvmlDeviceGetTemperature",
+                        "nvmlDeviceGetFieldValues",
+                        "nvmlDeviceGetPowerUsage",
+                        "nvmlDeviceGetTotalEnergyConsumption",
+                        "nvmlDeviceGetFanSpeed",
+                        "nvmlDeviceGetClockInfo",
+                        "nvmlDeviceGetPerformanceState",
+                        "nvmlDeviceGetCurrentClocksEventReasons",
+                        "nvmlDeviceGetCurrentClocksThrottleReasons",
+                        "nvmlDeviceGetCurrPcieLinkGeneration",
+                        "nvmlDeviceGetCurrPcieLinkWidth",
+                        "nvmlDeviceGetPcieThroughput",
+                        "nvmlDeviceGetPcieReplayCounter",
+                        "nvmlDeviceGetTotalEccErrors",
+                        "nvmlDeviceGetRetiredPagesPendingStatus",
+                        "nvmlDeviceGetRemappedRows",
+                        "nvmlDeviceGetComputeRunningProcesses",
+                        "nvmlDeviceGetGraphicsRunningProcesses"}) {
     faults.push_back(fault(f, 1, "NOT_SUPPORTED"));
   }
   s.header["faults"] = faults;
@@ -63,25 +74,31 @@ TEST(GpuSourceFaults, NotSupportedStaticFunctionsGiveUnknownFacts) {
   FakeScenario s = FakeScenario::with_gpus(2);
   json faults = json::array();
   for (const char* f :
-       {"nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetSerial", "nvmlDeviceGetPciInfo",
-        "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetPowerManagementLimit",
-        "nvmlDeviceGetPowerManagementDefaultLimit", "nvmlDeviceGetMaxPcieLinkGeneration",
-        "nvmlDeviceGetMaxPcieLinkWidth", "nvmlDeviceGetTemperatureThreshold",
-        "nvmlDeviceGetMaxClockInfo", "nvmlDeviceGetCudaComputeCapability",
-        "nvmlDeviceGetArchitecture", "nvmlDeviceGetEccMode", "nvmlDeviceGetMigMode",
-        "nvmlDeviceGetPersistenceMode", "nvmlDeviceGetComputeMode", "nvmlDeviceGetNumaNodeId"}) {
+       {"nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetSerial",
+        "nvmlDeviceGetPciInfo", "nvmlDeviceGetMemoryInfo",
+        "nvmlDeviceGetPowerManagementLimit",
+        "nvmlDeviceGetPowerManagementDefaultLimit",
+        "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkWidth",
+        "nvmlDeviceGetTemperatureThreshold", "nvmlDeviceGetMaxClockInfo",
+        "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetArchitecture",
+        "nvmlDeviceGetEccMode", "nvmlDeviceGetMigMode",
+        "nvmlDeviceGetPersistenceMode", "nvmlDeviceGetComputeMode",
+        "nvmlDeviceGetNumaNodeId"}) {
     faults.push_back(fault(f, 0, "NOT_SUPPORTED"));
   }
   s.header["faults"] = faults;
   s.install("not_supported_static");
   gd::GpuSource c(fake_options());
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
-  json unknown = {{"index", 0}, {"uuid", ""}, {"name", ""}, {"pci_bus_id", ""}, {"serial", ""},
-                  {"compute_capability", ""}, {"architecture", ""}, {"compute_mode", ""}};
-  for (const char* k : {"memory_total_bytes", "power_limit_w", "power_default_limit_w",
-                        "pcie_max_gen", "pcie_max_width", "temp_slowdown_c", "temp_shutdown_c",
-                        "sm_clock_max_mhz", "mem_clock_max_mhz", "ecc_enabled", "mig_enabled",
-                        "persistence_mode", "numa_node"}) {
+  json unknown = {{"index", 0},         {"uuid", ""},
+                  {"name", ""},         {"pci_bus_id", ""},
+                  {"serial", ""},       {"compute_capability", ""},
+                  {"architecture", ""}, {"compute_mode", ""}};
+  for (const char* k :
+       {"memory_total_bytes", "power_limit_w", "power_default_limit_w",
+        "pcie_max_gen", "pcie_max_width", "temp_slowdown_c", "temp_shutdown_c",
+        "sm_clock_max_mhz", "mem_clock_max_mhz", "ecc_enabled", "mig_enabled",
+        "persistence_mode", "numa_node"}) {
     unknown[k] = nullptr;
   }
   gd_test::expect_info_matches(c.gpus()[0], unknown);
@@ -90,8 +107,9 @@ TEST(GpuSourceFaults, NotSupportedStaticFunctionsGiveUnknownFacts) {
 
 TEST(GpuSourceFaults, OtherErrorsGiveOneNvmlErrorEventPerFunctionPerInterval) {
   FakeScenario s = FakeScenario::with_gpus(2);
-  s.header["faults"] = json::array({fault("nvmlDeviceGetPowerUsage", 0, "UNKNOWN"),
-                                    fault("nvmlDeviceGetTemperature", 0, "UNKNOWN")});
+  s.header["faults"] =
+      json::array({fault("nvmlDeviceGetPowerUsage", 0, "UNKNOWN"),
+                   fault("nvmlDeviceGetTemperature", 0, "UNKNOWN")});
   s.install("errors");
   auto o = fake_options();
   o.error_interval = 1s;
@@ -109,8 +127,10 @@ TEST(GpuSourceFaults, OtherErrorsGiveOneNvmlErrorEventPerFunctionPerInterval) {
     EXPECT_EQ(e.kind, "nvml_error");
     EXPECT_EQ(e.gpu, 0);
   }
-  EXPECT_NE(events[0].text.find("nvmlDeviceGetTemperature"), std::string::npos) << events[0].text;
-  EXPECT_NE(events[1].text.find("nvmlDeviceGetPowerUsage"), std::string::npos) << events[1].text;
+  EXPECT_NE(events[0].text.find("nvmlDeviceGetTemperature"), std::string::npos)
+      << events[0].text;
+  EXPECT_NE(events[1].text.find("nvmlDeviceGetPowerUsage"), std::string::npos)
+      << events[1].text;
   // After the interval the still-failing calls are reported again.
   std::this_thread::sleep_for(1100ms);
   events.clear();
@@ -147,7 +167,8 @@ TEST(GpuSourceFaults, GpuLostMidRunGivesLostSamplesAndOneEvent) {
 TEST(GpuSourceFaults, EachLossOfAGpuThatCameBackIsANewEvent) {
   FakeScenario s = FakeScenario::with_gpus(1);
   json ok = s.samples[0];
-  json lost = json{{"t", 0}, {"gpus", json::array({json{{"index", 0}, {"lost", true}}})}};
+  json lost = json{{"t", 0},
+                   {"gpus", json::array({json{{"index", 0}, {"lost", true}}})}};
   s.samples.clear();
   for (double t : {0.0, 0.3, 0.6, 0.9}) {
     json sample = (t == 0.3 || t == 0.9) ? lost : ok;
@@ -176,7 +197,8 @@ class GpuSourceInitFailure : public ::testing::TestWithParam<InitCase> {};
 
 TEST_P(GpuSourceInitFailure, NvmlInitErrorMapsToTheTraceStatus) {
   FakeScenario s = FakeScenario::with_gpus(1);
-  s.header["faults"] = json::array({json{{"init_return", GetParam().init_return}}});
+  s.header["faults"] =
+      json::array({json{{"init_return", GetParam().init_return}}});
   s.install(std::string("init_") + GetParam().init_return);
   gd::GpuSource c(fake_options());
   EXPECT_EQ(c.status(), GetParam().status);
@@ -191,7 +213,8 @@ INSTANTIATE_TEST_SUITE_P(
     Codes, GpuSourceInitFailure,
     ::testing::Values(InitCase{"DRIVER_NOT_LOADED", "no_driver"},
                       InitCase{"LIBRARY_NOT_FOUND", "no_driver"},
-                      InitCase{"LIB_RM_VERSION_MISMATCH", "driver_library_mismatch"},
+                      InitCase{"LIB_RM_VERSION_MISMATCH",
+                               "driver_library_mismatch"},
                       InitCase{"NO_PERMISSION", "insufficient_permissions"},
                       InitCase{"UNKNOWN", "error"}),
     [](const auto& info) { return std::string(info.param.init_return); });
@@ -208,12 +231,13 @@ TEST(GpuSourceInitFailureText, ErrorStatusCarriesNvmlsOwnText) {
 
 TEST(GpuSourceInitFailureText, DeviceCountFailureIsAnError) {
   FakeScenario s = FakeScenario::with_gpus(1);
-  s.header["faults"] =
-      json::array({json{{"function", "nvmlDeviceGetCount"}, {"return", "UNKNOWN"}}});
+  s.header["faults"] = json::array(
+      {json{{"function", "nvmlDeviceGetCount"}, {"return", "UNKNOWN"}}});
   s.install("count_fails");
   gd::GpuSource c(fake_options());
   EXPECT_EQ(c.status(), gd::kNvmlError);
-  EXPECT_NE(c.error().find("nvmlDeviceGetCount"), std::string::npos) << c.error();
+  EXPECT_NE(c.error().find("nvmlDeviceGetCount"), std::string::npos)
+      << c.error();
   EXPECT_TRUE(c.gpus().empty());
 }
 

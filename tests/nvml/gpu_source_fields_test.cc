@@ -9,8 +9,8 @@
 
 namespace {
 
-using gd_test::FakeScenario;
 using gd_test::fake_options;
+using gd_test::FakeScenario;
 using gd_test::json;
 
 void expect_driver(const gd::GpuSource& c) {
@@ -26,12 +26,14 @@ void expect_everything_matches(gd::GpuSource& c, const FakeScenario& s) {
   expect_driver(c);
   const json& infos = s.header["gpus"];
   ASSERT_EQ(c.gpus().size(), infos.size());
-  for (size_t i = 0; i < infos.size(); ++i) gd_test::expect_info_matches(c.gpus()[i], infos[i]);
+  for (size_t i = 0; i < infos.size(); ++i)
+    gd_test::expect_info_matches(c.gpus()[i], infos[i]);
   std::vector<gd::Event> events;
   auto samples = c.sample(events);
   const json& want = s.samples[0]["gpus"];
   ASSERT_EQ(samples.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) gd_test::expect_sample_matches(samples[i], want[i]);
+  for (size_t i = 0; i < want.size(); ++i)
+    gd_test::expect_sample_matches(samples[i], want[i]);
   EXPECT_TRUE(events.empty()) << events[0].text;
 }
 
@@ -73,11 +75,16 @@ TEST(GpuSourceFields, OldLibraryWithoutNewerSymbolsFallsBackForEveryField) {
 
 // Each newest variant removed one way or another: the next one answers.
 const std::vector<std::string> kNewestVariants = {
-    "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
-    "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2",
-    "nvmlDeviceGetCurrentClocksEventReasons",   "nvmlDeviceGetMemoryInfo_v2",
-    "nvmlDeviceGetPciInfo_v3",                  "nvmlDeviceGetPciInfo_v2",
-    "nvmlSystemGetCudaDriverVersion_v2",        "nvmlInit_v2"};
+    "nvmlDeviceGetComputeRunningProcesses_v3",
+    "nvmlDeviceGetComputeRunningProcesses_v2",
+    "nvmlDeviceGetGraphicsRunningProcesses_v3",
+    "nvmlDeviceGetGraphicsRunningProcesses_v2",
+    "nvmlDeviceGetCurrentClocksEventReasons",
+    "nvmlDeviceGetMemoryInfo_v2",
+    "nvmlDeviceGetPciInfo_v3",
+    "nvmlDeviceGetPciInfo_v2",
+    "nvmlSystemGetCudaDriverVersion_v2",
+    "nvmlInit_v2"};
 
 TEST(GpuSourceFields, MissingSymbolsFallBackToOlderVariants) {
   FakeScenario s = FakeScenario::with_gpus(2);
@@ -91,13 +98,15 @@ TEST(GpuSourceFields, MissingSymbolsFallBackToOlderVariants) {
 TEST(GpuSourceFields, FunctionNotFoundAnswersFallBackToOlderVariants) {
   // The symbol exists but the driver says FUNCTION_NOT_FOUND (too old).
   FakeScenario s = FakeScenario::with_gpus(2);
-  s.header["faults"] = json::array({json{{"missing_symbols", kNewestVariants}}});
+  s.header["faults"] =
+      json::array({json{{"missing_symbols", kNewestVariants}}});
   s.install("function_not_found");
   gd::GpuSource c(fake_options());
   expect_everything_matches(c, s);
   // The chain remembers: later samples still have the values.
   std::vector<gd::Event> events;
-  gd_test::expect_sample_matches(c.sample(events).at(1), s.samples[0]["gpus"][1]);
+  gd_test::expect_sample_matches(c.sample(events).at(1),
+                                 s.samples[0]["gpus"][1]);
 }
 
 TEST(GpuSourceFields, NoVariantAtAllGivesUnknownWithoutEvents) {
@@ -127,14 +136,16 @@ TEST(GpuSourceFields, ManyProcessesAreAllListedDespiteTheSmallFirstBuffer) {
   FakeScenario s = FakeScenario::with_gpus(1);
   json procs = json::array();
   for (int i = 0; i < 37; ++i) {
-    procs.push_back(json{{"pid", 10000 + i}, {"used_bytes", 1048576 * (i + 1)},
+    procs.push_back(json{{"pid", 10000 + i},
+                         {"used_bytes", 1048576 * (i + 1)},
                          {"type", i % 3 == 0 ? "graphics" : "compute"}});
   }
   s.samples[0]["gpus"][0]["processes"] = procs;
   s.install("many_processes");
   gd::GpuSource c(fake_options());
   std::vector<gd::Event> events;
-  gd_test::expect_sample_matches(c.sample(events).at(0), s.samples[0]["gpus"][0]);
+  gd_test::expect_sample_matches(c.sample(events).at(0),
+                                 s.samples[0]["gpus"][0]);
 }
 
 TEST(GpuSourceFields, NoProcessesIsAnEmptyListNotUnknown) {
@@ -169,7 +180,8 @@ TEST(GpuSourceFields, NumaNodeComesFromSysfsWhenNvmlHasNone) {
   fs::create_directories(root / "bus/pci/devices/0000:07:00.0");
   fs::create_directories(root / "bus/pci/devices/0000:0f:00.0");
   std::ofstream(root / "bus/pci/devices/0000:07:00.0/numa_node") << "1\n";
-  std::ofstream(root / "bus/pci/devices/0000:0f:00.0/numa_node") << "-1\n";  // no affinity
+  std::ofstream(root / "bus/pci/devices/0000:0f:00.0/numa_node")
+      << "-1\n";                            // no affinity
   auto o = fake_options(/*old_api=*/true);  // no nvmlDeviceGetNumaNodeId
   o.sysfs_root = root.string();
   gd::GpuSource c(o);

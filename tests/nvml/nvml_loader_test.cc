@@ -34,9 +34,11 @@ TEST(NvmlLoader, DefaultSonameOnAHostWithoutDriverIsNoDriver) {
   // This test machine has no NVIDIA driver; on one that has, the default
   // constructor must come up ok. Either way it must not crash or hang.
   gd::GpuSource c;
-  if (c.status() == gd::kNvmlOk) GTEST_SKIP() << "an NVIDIA driver is installed";
+  if (c.status() == gd::kNvmlOk)
+    GTEST_SKIP() << "an NVIDIA driver is installed";
   EXPECT_EQ(c.status(), gd::kNvmlNoDriver) << c.error();
-  EXPECT_NE(c.error().find("libnvidia-ml.so.1"), std::string::npos) << c.error();
+  EXPECT_NE(c.error().find("libnvidia-ml.so.1"), std::string::npos)
+      << c.error();
 }
 
 TEST(NvmlLoader, FileThatIsNotALibraryIsNoDriver) {
@@ -72,8 +74,10 @@ TEST(NvmlLoader, InitReturnCodesMapToTraceStatuses) {
   EXPECT_STREQ(init_status_for(NVML_SUCCESS), "ok");
   EXPECT_STREQ(init_status_for(NVML_ERROR_LIBRARY_NOT_FOUND), "no_driver");
   EXPECT_STREQ(init_status_for(NVML_ERROR_DRIVER_NOT_LOADED), "no_driver");
-  EXPECT_STREQ(init_status_for(NVML_ERROR_LIB_RM_VERSION_MISMATCH), "driver_library_mismatch");
-  EXPECT_STREQ(init_status_for(NVML_ERROR_NO_PERMISSION), "insufficient_permissions");
+  EXPECT_STREQ(init_status_for(NVML_ERROR_LIB_RM_VERSION_MISMATCH),
+               "driver_library_mismatch");
+  EXPECT_STREQ(init_status_for(NVML_ERROR_NO_PERMISSION),
+               "insufficient_permissions");
   EXPECT_STREQ(init_status_for(NVML_ERROR_UNKNOWN), "error");
   EXPECT_STREQ(init_status_for(NVML_ERROR_IRQ_ISSUE), "error");
 }

@@ -14,13 +14,15 @@ TEST(NvmlVocabulary, ArchitectureIdsNameTheGeneration) {
   EXPECT_EQ(architecture_name(NVML_DEVICE_ARCH_ADA), "ada");
   EXPECT_EQ(architecture_name(NVML_DEVICE_ARCH_HOPPER), "hopper");
   EXPECT_EQ(architecture_name(NVML_DEVICE_ARCH_BLACKWELL), "blackwell");
-  EXPECT_EQ(architecture_name(NVML_DEVICE_ARCH_UNKNOWN), "");  // unknown, not a guess
+  EXPECT_EQ(architecture_name(NVML_DEVICE_ARCH_UNKNOWN),
+            "");  // unknown, not a guess
   EXPECT_EQ(architecture_name(77), "");
 }
 
 TEST(NvmlVocabulary, ComputeModesUseTheTraceWords) {
   EXPECT_EQ(compute_mode_name(NVML_COMPUTEMODE_DEFAULT), "default");
-  EXPECT_EQ(compute_mode_name(NVML_COMPUTEMODE_EXCLUSIVE_PROCESS), "exclusive_process");
+  EXPECT_EQ(compute_mode_name(NVML_COMPUTEMODE_EXCLUSIVE_PROCESS),
+            "exclusive_process");
   EXPECT_EQ(compute_mode_name(NVML_COMPUTEMODE_PROHIBITED), "prohibited");
   EXPECT_EQ(compute_mode_name(static_cast<nvmlComputeMode_t>(9)), "");
 }
@@ -30,7 +32,8 @@ TEST(NvmlVocabulary, ClockEventReasonBitsBecomeNamesInBitOrder) {
   EXPECT_EQ(clock_event_reason_names(nvmlClocksThrottleReasonSwPowerCap |
                                      nvmlClocksThrottleReasonHwThermalSlowdown),
             (std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"}));
-  EXPECT_EQ(clock_event_reason_names(0x1FF).size(), 9u);  // every documented bit
+  EXPECT_EQ(clock_event_reason_names(0x1FF).size(),
+            9u);  // every documented bit
   // Bits NVML may add later are not invented into names.
   EXPECT_TRUE(clock_event_reason_names(1ULL << 40).empty());
 }

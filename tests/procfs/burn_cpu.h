@@ -18,7 +18,8 @@ inline double process_cpu_seconds() {
 inline void burn_cpu(double seconds) {
   double start = process_cpu_seconds();
   volatile uint64_t x = 0;
-  while (process_cpu_seconds() - start < seconds) x = x * 6364136223846793005ull + 1;
+  while (process_cpu_seconds() - start < seconds)
+    x = x * 6364136223846793005ull + 1;
 }
 
 }  // namespace gd::test

@@ -10,11 +10,13 @@ using gd::test::FixtureTree;
 
 namespace {
 
-std::string disk_line(int major, int minor, const std::string& name, uint64_t sectors_read,
-                      uint64_t sectors_written, uint64_t io_ticks) {
-  return std::to_string(major) + " " + std::to_string(minor) + " " + name + " 100 0 " +
-         std::to_string(sectors_read) + " 50 200 0 " + std::to_string(sectors_written) +
-         " 80 0 " + std::to_string(io_ticks) + " 130 0 0 0 0 0 0\n";
+std::string disk_line(int major, int minor, const std::string& name,
+                      uint64_t sectors_read, uint64_t sectors_written,
+                      uint64_t io_ticks) {
+  return std::to_string(major) + " " + std::to_string(minor) + " " + name +
+         " 100 0 " + std::to_string(sectors_read) + " 50 200 0 " +
+         std::to_string(sectors_written) + " 80 0 " + std::to_string(io_ticks) +
+         " 130 0 0 0 0 0 0\n";
 }
 
 }  // namespace
@@ -34,15 +36,20 @@ TEST(FixtureHostInfo, ReadsHostnameKernelCpuAndMemoryTotals) {
 TEST(FixtureHostInfo, PidNamespaceFromSelfNsLink) {
   FixtureTree tree;
   HostSource c(tree.proc(), tree.sys());
-  EXPECT_EQ(c.host_info().pid_namespace, "");  // no ns link, single NSpid: unknown
+  EXPECT_EQ(c.host_info().pid_namespace,
+            "");  // no ns link, single NSpid: unknown
 
-  ASSERT_EQ(symlink("pid:[4026531836]", (tree.proc() + "/self/ns_pid_tmp").c_str()), 0);
+  ASSERT_EQ(
+      symlink("pid:[4026531836]", (tree.proc() + "/self/ns_pid_tmp").c_str()),
+      0);
   std::filesystem::create_directories(tree.proc() + "/self/ns");
-  std::filesystem::rename(tree.proc() + "/self/ns_pid_tmp", tree.proc() + "/self/ns/pid");
+  std::filesystem::rename(tree.proc() + "/self/ns_pid_tmp",
+                          tree.proc() + "/self/ns/pid");
   EXPECT_EQ(c.host_info().pid_namespace, "host");
 
   tree.remove("proc/self/ns/pid");
-  ASSERT_EQ(symlink("pid:[4026532511]", (tree.proc() + "/self/ns/pid").c_str()), 0);
+  ASSERT_EQ(symlink("pid:[4026532511]", (tree.proc() + "/self/ns/pid").c_str()),
+            0);
   EXPECT_EQ(c.host_info().pid_namespace, "container");
 }
 
@@ -68,13 +75,15 @@ TEST(FixtureHostSample, RatesBetweenTwoSnapshots) {
   c.sample(100.0);
 
   // 2 s later: +600 user, +200 system, +1000 idle, +100 iowait, +100 steal.
-  tree.write("proc/stat", "cpu  1600 0 700 9000 400 0 50 250 0 0\nbtime 1700000000\n");
+  tree.write("proc/stat",
+             "cpu  1600 0 700 9000 400 0 50 250 0 0\nbtime 1700000000\n");
   tree.write("proc/vmstat", "pswpin 120\npswpout 250\n");
   // sda +2000 sectors read, +500 ms busy; its partition sda1 moves the same
   // and must not be counted twice. nvme0n1 +4000 written, +1500 ms busy.
   // dm-0 and loop0 move a lot and are not counted at all.
   tree.write("proc/diskstats",
-             disk_line(7, 0, "loop0", 900000, 0, 2000) + disk_line(8, 0, "sda", 12000, 20000, 1500) +
+             disk_line(7, 0, "loop0", 900000, 0, 2000) +
+                 disk_line(8, 0, "sda", 12000, 20000, 1500) +
                  disk_line(8, 1, "sda1", 12000, 20000, 1500) +
                  disk_line(259, 0, "nvme0n1", 30000, 44000, 4500) +
                  disk_line(259, 1, "nvme0n1p1", 30000, 44000, 4500) +
@@ -109,7 +118,8 @@ TEST(FixtureHostSample, MissingFilesGiveUnknownNotZero) {
   tree.remove("proc/loadavg");
   HostSource c(tree.proc(), tree.sys());
   c.sample(1.0);
-  tree.write("proc/stat", "cpu  1100 0 500 8100 300 0 50 150 0 0\nbtime 1700000000\n");
+  tree.write("proc/stat",
+             "cpu  1100 0 500 8100 300 0 50 150 0 0\nbtime 1700000000\n");
   gd::HostSample s = c.sample(2.0);
   EXPECT_FALSE(s.mem_available_bytes);
   EXPECT_FALSE(s.swap_used_bytes);

@@ -16,8 +16,10 @@ using gd::test::FixtureTree;
 
 namespace {
 
-const ProcessSample* find_pid(const std::vector<ProcessSample>& ps, uint32_t pid) {
-  auto it = std::find_if(ps.begin(), ps.end(), [&](const ProcessSample& p) { return p.pid == pid; });
+const ProcessSample* find_pid(const std::vector<ProcessSample>& ps,
+                              uint32_t pid) {
+  auto it = std::find_if(ps.begin(), ps.end(),
+                         [&](const ProcessSample& p) { return p.pid == pid; });
   return it == ps.end() ? nullptr : &*it;
 }
 
@@ -27,11 +29,14 @@ std::vector<uint32_t> pids_of(const std::vector<ProcessSample>& ps) {
   return out;
 }
 
-std::string stat_line(uint32_t pid, const std::string& comm, char state, uint32_t ppid,
-                      uint64_t utime, uint64_t stime, uint64_t starttime) {
-  return std::to_string(pid) + " (" + comm + ") " + state + " " + std::to_string(ppid) +
-         " 1 1 0 -1 4194560 1000 0 5 0 " + std::to_string(utime) + " " + std::to_string(stime) +
-         " 0 0 20 0 1 0 " + std::to_string(starttime) + " 123456789 100 18446744073709551615 1 1 0\n";
+std::string stat_line(uint32_t pid, const std::string& comm, char state,
+                      uint32_t ppid, uint64_t utime, uint64_t stime,
+                      uint64_t starttime) {
+  return std::to_string(pid) + " (" + comm + ") " + state + " " +
+         std::to_string(ppid) + " 1 1 0 -1 4194560 1000 0 5 0 " +
+         std::to_string(utime) + " " + std::to_string(stime) +
+         " 0 0 20 0 1 0 " + std::to_string(starttime) +
+         " 123456789 100 18446744073709551615 1 1 0\n";
 }
 
 std::string name_of_uid(uid_t uid) {
@@ -62,13 +67,16 @@ TEST(FixtureProcesses, MainProcessFields) {
   EXPECT_EQ(p->cmdline, "python train.py --bs 256");
   EXPECT_EQ(p->state, "S");
   EXPECT_EQ(p->threads, 37);
-  EXPECT_EQ(p->rss_bytes, 250000ull * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(p->rss_bytes,
+            250000ull * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
   EXPECT_EQ(p->cgroup, "/kubepods/burstable/pod1a2b/3c4d");
-  EXPECT_EQ(p->libs, (std::vector<std::string>{"libcublas.so.12", "libcublasLt.so.12",
-                                                "libcuda.so.535.129.03", "libcudart.so.12.1.105",
-                                                "libcudnn_ops_infer.so.8", "libnccl.so.2.18.3"}));
+  EXPECT_EQ(p->libs, (std::vector<std::string>{
+                         "libcublas.so.12", "libcublasLt.so.12",
+                         "libcuda.so.535.129.03", "libcudart.so.12.1.105",
+                         "libcudnn_ops_infer.so.8", "libnccl.so.2.18.3"}));
   ASSERT_TRUE(p->start_time);
-  EXPECT_DOUBLE_EQ(*p->start_time, 1700000000.0 + 12345.0 / sysconf(_SC_CLK_TCK));
+  EXPECT_DOUBLE_EQ(*p->start_time,
+                   1700000000.0 + 12345.0 / sysconf(_SC_CLK_TCK));
   EXPECT_FALSE(p->cpu_pct) << "first call has no previous reading";
 }
 
@@ -82,7 +90,8 @@ TEST(FixtureProcesses, WeirdCommZombieAndCgroupV1) {
   EXPECT_EQ(weird->name, "my (weird) name)");
   EXPECT_EQ(weird->ppid, 1000u);
   EXPECT_EQ(weird->threads, 2);
-  EXPECT_EQ(weird->cgroup, "/user.slice/user-1000.slice/session-3.scope");  // hybrid: v2 line
+  EXPECT_EQ(weird->cgroup,
+            "/user.slice/user-1000.slice/session-3.scope");  // hybrid: v2 line
 
   const ProcessSample* zombie = find_pid(ps, 1003);
   ASSERT_NE(zombie, nullptr);
@@ -129,7 +138,8 @@ TEST(FixtureProcesses, PidNotInProcIsMissing) {
 
 TEST(FixtureProcesses, ScanFallbackWithoutChildrenFilesFindsSameTree) {
   FixtureTree tree;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(tree.proc()))
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(tree.proc()))
     if (e.path().filename() == "children") std::filesystem::remove(e.path());
   gd::procfs::ProcessTable table(tree.proc());
   auto ps = table.processes({1000}, 10.0, std::nullopt);
@@ -141,7 +151,8 @@ TEST(FixtureProcesses, ChildrenFilesUsedWhenPresent) {
   FixtureTree tree;
   gd::procfs::ProcessTable table(tree.proc());
   table.processes({1000}, 10.0, std::nullopt);
-  EXPECT_EQ(table.discovery(), gd::procfs::ProcessTable::Discovery::kChildrenFiles);
+  EXPECT_EQ(table.discovery(),
+            gd::procfs::ProcessTable::Discovery::kChildrenFiles);
 }
 
 TEST(FixtureProcesses, CpuPctFromTicksBetweenCalls) {
@@ -151,8 +162,10 @@ TEST(FixtureProcesses, CpuPctFromTicksBetweenCalls) {
   const long hz = sysconf(_SC_CLK_TCK);
   // 1.5 CPU-seconds over 2 s of wall time: 75% of one CPU. Worker 1001 adds
   // 4 CPU-seconds in 2 s (200%: multi-threaded).
-  tree.write("proc/1000/stat", stat_line(1000, "python", 'R', 1, 500 + hz, 100 + hz / 2, 12345));
-  tree.write("proc/1001/stat", stat_line(1001, "pt_data_worker", 'R', 1000, 900 + 4 * hz, 10, 12400));
+  tree.write("proc/1000/stat",
+             stat_line(1000, "python", 'R', 1, 500 + hz, 100 + hz / 2, 12345));
+  tree.write("proc/1001/stat", stat_line(1001, "pt_data_worker", 'R', 1000,
+                                         900 + 4 * hz, 10, 12400));
   auto ps = c.processes({1000}, 12.0);
   ASSERT_TRUE(find_pid(ps, 1000)->cpu_pct);
   EXPECT_NEAR(*find_pid(ps, 1000)->cpu_pct, 75.0, 1e-9);
@@ -166,27 +179,31 @@ TEST(FixtureProcesses, ReusedPidStartsCpuAccountingAfresh) {
   c.processes({1002}, 10.0);
   // Same pid, new starttime: a different process. Its ticks must not be
   // compared with the old process's.
-  tree.write("proc/1002/stat", stat_line(1002, "newproc", 'R', 1, 50000, 0, 99999));
+  tree.write("proc/1002/stat",
+             stat_line(1002, "newproc", 'R', 1, 50000, 0, 99999));
   tree.write("proc/1002/cmdline", std::string("newproc\0", 8));
   auto ps = c.processes({1002}, 11.0);
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_FALSE(ps[0].cpu_pct);
-  EXPECT_EQ(ps[0].cmdline, "newproc") << "cached cmdline of the old process was dropped";
+  EXPECT_EQ(ps[0].cmdline, "newproc")
+      << "cached cmdline of the old process was dropped";
 }
 
 TEST(FixtureProcesses, StaticFieldsCachedThenRefreshedAfterInterval) {
   FixtureTree tree;
   HostSource c(tree.proc(), tree.sys());
   c.processes({1001}, 10.0);
-  tree.write("proc/1001/maps",
-             "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
+  tree.write(
+      "proc/1001/maps",
+      "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
   auto early = c.processes({1001}, 20.0);
   EXPECT_TRUE(find_pid(early, 1001)->libs.empty())
       << "maps is not re-read within the refresh interval";
   // Refreshed once the interval plus its per-pid spread (< kRescanSlices s)
   // has passed.
-  auto late = c.processes({1001}, 10.0 + gd::procfs::ProcessTable::kStaticRefreshSeconds +
-                                       gd::procfs::ProcessTable::kRescanSlices);
+  auto late = c.processes(
+      {1001}, 10.0 + gd::procfs::ProcessTable::kStaticRefreshSeconds +
+                  gd::procfs::ProcessTable::kRescanSlices);
   EXPECT_EQ(find_pid(late, 1001)->libs,
             (std::vector<std::string>{"libcudart.so.12.2.140"}));
 }
@@ -212,11 +229,14 @@ void add_process(const FixtureTree& tree, uint32_t pid, const std::string& comm,
   std::string dir = "proc/" + std::to_string(pid);
   std::filesystem::create_directories(tree.proc() + "/../" + dir + "/task/" +
                                       std::to_string(pid));
-  tree.write(dir + "/stat", stat_line(pid, comm, 'S', ppid, 10, 10, 20000 + pid));
+  tree.write(dir + "/stat",
+             stat_line(pid, comm, 'S', ppid, 10, 10, 20000 + pid));
   std::string argv = cmdline;
   std::replace(argv.begin(), argv.end(), ' ', '\0');
   tree.write(dir + "/cmdline", argv + std::string(1, '\0'));
-  tree.write(dir + "/maps", "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
+  tree.write(
+      dir + "/maps",
+      "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
   tree.write(dir + "/task/" + std::to_string(pid) + "/children", "");
 }
 
@@ -227,7 +247,8 @@ TEST(FixtureProcesses, GpuProcessAncestorsAreListedUpToTheLauncherOrShell) {
   // bash 900 -> torchrun 950 -> python wrapper 955 -> rank 960 (GPU);
   // bash 900 -> job 970 (GPU).
   add_process(tree, 900, "bash", 1, "-bash");
-  add_process(tree, 950, "torchrun", 900, "/usr/bin/python3 /usr/local/bin/torchrun t.py");
+  add_process(tree, 950, "torchrun", 900,
+              "/usr/bin/python3 /usr/local/bin/torchrun t.py");
   add_process(tree, 955, "python3", 950, "python3 wrapper.py");
   add_process(tree, 960, "python3", 955, "python3 t.py --rank 0");
   add_process(tree, 970, "python3", 900, "python3 other.py");
@@ -235,13 +256,16 @@ TEST(FixtureProcesses, GpuProcessAncestorsAreListedUpToTheLauncherOrShell) {
   auto ps = ranks.processes({960}, 10.0);
   // The walk ends at the launcher: the shell above it is not listed.
   ASSERT_EQ(pids_of(ps), (std::vector<uint32_t>{950, 955, 960}));
-  EXPECT_EQ(find_pid(ps, 950)->cmdline, "/usr/bin/python3 /usr/local/bin/torchrun t.py");
+  EXPECT_EQ(find_pid(ps, 950)->cmdline,
+            "/usr/bin/python3 /usr/local/bin/torchrun t.py");
   EXPECT_EQ(find_pid(ps, 950)->ppid, 900u);
-  EXPECT_TRUE(find_pid(ps, 950)->libs.empty()) << "an ancestor's maps is not read";
+  EXPECT_TRUE(find_pid(ps, 950)->libs.empty())
+      << "an ancestor's maps is not read";
   EXPECT_FALSE(find_pid(ps, 960)->libs.empty());
 
   HostSource job(tree.proc(), tree.sys());
-  EXPECT_EQ(pids_of(job.processes({970}, 10.0)), (std::vector<uint32_t>{900, 970}));
+  EXPECT_EQ(pids_of(job.processes({970}, 10.0)),
+            (std::vector<uint32_t>{900, 970}));
 }
 
 TEST(FixtureProcesses, AncestorWalkIsBoundedAndLeavesInitOut) {
@@ -249,7 +273,8 @@ TEST(FixtureProcesses, AncestorWalkIsBoundedAndLeavesInitOut) {
   // 20 nested wrappers under init, none a launcher or shell; the GPU
   // process is the innermost.
   for (uint32_t pid = 900; pid < 920; ++pid)
-    add_process(tree, pid, "python3", pid == 900 ? 1 : pid - 1, "python3 wrap.py");
+    add_process(tree, pid, "python3", pid == 900 ? 1 : pid - 1,
+                "python3 wrap.py");
   HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({919}, 10.0);
   EXPECT_EQ(ps.size(), 1 + gd::procfs::ProcessTable::kMaxJobAncestors);

@@ -28,9 +28,12 @@ class FixtureTree {
   std::string root_for_test_missing_sys() const { return root_ + "/no-sys"; }
 
   void write(const std::string& rel, const std::string& text) const {
-    std::ofstream(root_ + "/" + rel, std::ios::trunc | std::ios::binary) << text;
+    std::ofstream(root_ + "/" + rel, std::ios::trunc | std::ios::binary)
+        << text;
   }
-  void remove(const std::string& rel) const { std::filesystem::remove_all(root_ + "/" + rel); }
+  void remove(const std::string& rel) const {
+    std::filesystem::remove_all(root_ + "/" + rel);
+  }
 
  private:
   std::string root_;

@@ -19,7 +19,9 @@ namespace {
 constexpr auto kShortRead = KeptFile::Ending::kShortRead;
 constexpr auto kZeroRead = KeptFile::Ending::kZeroRead;
 
-std::string stat_path(pid_t pid) { return "/proc/" + std::to_string(pid) + "/stat"; }
+std::string stat_path(pid_t pid) {
+  return "/proc/" + std::to_string(pid) + "/stat";
+}
 
 }  // namespace
 
@@ -35,12 +37,14 @@ TEST(KeptFile, ProcFileIsKeptAndRereadWithFreshContents) {
   auto thread_cpu = [] {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+    return static_cast<double>(ts.tv_sec) +
+           static_cast<double>(ts.tv_nsec) / 1e9;
   };
   volatile uint64_t x = 0;
   for (double start = thread_cpu(); thread_cpu() - start < 0.02;) x = x + 1;
   ASSERT_TRUE(f.read("/this/path/is/not/used/any/more", text, kShortRead));
-  EXPECT_NE(text, first) << "the kept descriptor must show the current contents";
+  EXPECT_NE(text, first)
+      << "the kept descriptor must show the current contents";
   EXPECT_GT(std::stoull(text.substr(0, text.find(' '))), std::stoull(first));
   f.close();
   EXPECT_EQ(gd::procfs::kept_file_count(), before);
@@ -56,12 +60,13 @@ TEST(KeptFile, ReadFailsOnceItsProcessIsGone) {
   KeptFile f;
   std::string text;
   ASSERT_TRUE(f.read(stat_path(pid).c_str(), text, kShortRead));
-  EXPECT_NE(text.find("(" ), std::string::npos);
+  EXPECT_NE(text.find("("), std::string::npos);
   EXPECT_TRUE(f.pins_process());
   kill(pid, SIGKILL);
   ASSERT_EQ(waitpid(pid, nullptr, 0), pid);
   EXPECT_FALSE(f.read(stat_path(pid).c_str(), text, kShortRead));
-  EXPECT_FALSE(f.pins_process()) << "the descriptor is closed once its process is gone";
+  EXPECT_FALSE(f.pins_process())
+      << "the descriptor is closed once its process is gone";
 }
 
 TEST(KeptFile, RegularFilesAreNotKeptSoReplacingThemIsSeen) {
@@ -121,7 +126,8 @@ TEST(KeptFile, MovedFromFileNoLongerOwnsTheDescriptor) {
 TEST(KeptFile, ChildrenListLongerThanAPageIsReadWhole) {
   // Enough children to print more than 4 KiB ("1234 " each): procfs splits
   // the list across reads, and kShortPidList must not stop after the first.
-  std::string path = "/proc/" + std::to_string(getpid()) + "/task/" + std::to_string(getpid()) + "/children";
+  std::string path = "/proc/" + std::to_string(getpid()) + "/task/" +
+                     std::to_string(getpid()) + "/children";
   std::vector<pid_t> kids;
   std::string listed;
   while (kids.size() < 4000) {
@@ -140,16 +146,19 @@ TEST(KeptFile, ChildrenListLongerThanAPageIsReadWhole) {
   }
   KeptFile short_list, zero;
   std::string a, b;
-  bool read_a = short_list.read(path.c_str(), a, KeptFile::Ending::kShortPidList);
+  bool read_a =
+      short_list.read(path.c_str(), a, KeptFile::Ending::kShortPidList);
   bool read_b = zero.read(path.c_str(), b, KeptFile::Ending::kZeroRead);
   // Read again through the kept descriptors: the same whole list.
   std::string a2;
-  bool read_a2 = short_list.read(path.c_str(), a2, KeptFile::Ending::kShortPidList);
+  bool read_a2 =
+      short_list.read(path.c_str(), a2, KeptFile::Ending::kShortPidList);
   for (pid_t pid : kids) kill(pid, SIGKILL);
   for (pid_t pid : kids) waitpid(pid, nullptr, 0);
   ASSERT_TRUE(read_a && read_b && read_a2);
   EXPECT_GT(b.size(), 4096u);
   EXPECT_EQ(a, b);
   EXPECT_EQ(a2, b);
-  for (pid_t pid : kids) EXPECT_NE(b.find(std::to_string(pid) + " "), std::string::npos);
+  for (pid_t pid : kids)
+    EXPECT_NE(b.find(std::to_string(pid) + " "), std::string::npos);
 }

@@ -22,17 +22,25 @@ using gd::ProcessSample;
 namespace {
 
 double wall_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
-const ProcessSample* find_pid(const std::vector<ProcessSample>& ps, uint32_t pid) {
-  auto it = std::find_if(ps.begin(), ps.end(), [&](const ProcessSample& p) { return p.pid == pid; });
+const ProcessSample* find_pid(const std::vector<ProcessSample>& ps,
+                              uint32_t pid) {
+  auto it = std::find_if(ps.begin(), ps.end(),
+                         [&](const ProcessSample& p) { return p.pid == pid; });
   return it == ps.end() ? nullptr : &*it;
 }
 
-void write_all(int fd, const void* p, size_t n) { ASSERT_EQ(write(fd, p, n), static_cast<ssize_t>(n)); }
+void write_all(int fd, const void* p, size_t n) {
+  ASSERT_EQ(write(fd, p, n), static_cast<ssize_t>(n));
+}
 
-bool read_all(int fd, void* p, size_t n) { return read(fd, p, n) == static_cast<ssize_t>(n); }
+bool read_all(int fd, void* p, size_t n) {
+  return read(fd, p, n) == static_cast<ssize_t>(n);
+}
 
 // A child that forks two idle workers, then burns 300 ms of CPU on command.
 // Pipes: `cmd` (test -> child; EOF means "exit"), `stop` (test -> workers,
@@ -59,7 +67,8 @@ struct JobWithWorkers {
         if (wp == 0) {  // worker: idle until the test closes the stop pipe
           close(cmd[0]);
           char c;
-          while (read(stop[0], &c, 1) > 0) {}
+          while (read(stop[0], &c, 1) > 0) {
+          }
           _exit(0);
         }
       }
@@ -146,7 +155,8 @@ TEST(LiveProcesses, ForkedJobListsChildAndBothWorkersWithCpuPct) {
     EXPECT_EQ(find_pid(*ps, child)->ppid, static_cast<uint32_t>(getpid()));
     // Its parent (this test, neither a shell nor a launcher) is listed as
     // the ancestor that tells which job it belongs to.
-    const ProcessSample* parent = find_pid(*ps, static_cast<uint32_t>(getpid()));
+    const ProcessSample* parent =
+        find_pid(*ps, static_cast<uint32_t>(getpid()));
     ASSERT_NE(parent, nullptr);
     EXPECT_FALSE(parent->cmdline.empty());
     EXPECT_TRUE(parent->libs.empty()) << "an ancestor's maps is not read";

@@ -20,8 +20,9 @@ using gd::procfs::ProcessTable;
 namespace {
 
 const ProcessSample* find_pid(const std::vector<ProcessSample>& ps, pid_t pid) {
-  auto it = std::find_if(ps.begin(), ps.end(),
-                         [&](const ProcessSample& p) { return p.pid == static_cast<uint32_t>(pid); });
+  auto it = std::find_if(ps.begin(), ps.end(), [&](const ProcessSample& p) {
+    return p.pid == static_cast<uint32_t>(pid);
+  });
   return it == ps.end() ? nullptr : &*it;
 }
 
@@ -66,7 +67,8 @@ struct JobWithSleepingWorker {
     close(report[1]);
     wake_w = wake[1];
     done_r = done[0];
-    ASSERT_EQ(read(report[0], &worker, sizeof worker), static_cast<ssize_t>(sizeof worker));
+    ASSERT_EQ(read(report[0], &worker, sizeof worker),
+              static_cast<ssize_t>(sizeof worker));
     close(report[0]);
   }
 
@@ -100,12 +102,15 @@ class LiveSamplingEconomy : public ::testing::Test {
     root = static_cast<uint32_t>(job.job);
   }
   // One sample, one second of the table's clock after the last.
-  std::vector<ProcessSample> sample() { return table.processes({root}, t += 1, std::nullopt); }
+  std::vector<ProcessSample> sample() {
+    return table.processes({root}, t += 1, std::nullopt);
+  }
   ProcessTable::ReadCounts counts() const { return table.last_read_counts(); }
   // Samples until the worker has been found asleep often enough to be
   // checked only every 4th sample.
   void sample_until_long_asleep() {
-    for (uint32_t i = 0; i < ProcessTable::kLongAsleepChecks + ProcessTable::kRescanSlices; ++i)
+    for (uint32_t i = 0;
+         i < ProcessTable::kLongAsleepChecks + ProcessTable::kRescanSlices; ++i)
       sample();
   }
 
@@ -130,7 +135,8 @@ TEST_F(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
     }
     auto read = counts();
     quiet_or_unchecked += read.quiet_skips + read.unchecked;
-    worker_stat_reads += read.stat_reads - 1;  // the job's own is read every time
+    worker_stat_reads +=
+        read.stat_reads - 1;  // the job's own is read every time
   }
   // Read twice to set up (stat, then the schedstat baseline), then at most
   // its full reads (one per kRescanSlices samples) and the odd check that
@@ -157,7 +163,8 @@ TEST_F(LiveSamplingEconomy, LongAsleepWorkerThatWakesIsSeenWithinFourSamples) {
   EXPECT_LE(seen_pct, 21.0);
 }
 
-TEST_F(LiveSamplingEconomy, LongAsleepWorkerThatExitsShowsAsZombieWithinFourSamples) {
+TEST_F(LiveSamplingEconomy,
+       LongAsleepWorkerThatExitsShowsAsZombieWithinFourSamples) {
   sample_until_long_asleep();
   ASSERT_NO_FATAL_FAILURE(job.let_worker_exit());
   // The worker closes its pipe end only by exiting; give the kernel a
@@ -192,7 +199,8 @@ TEST(LiveSamplingDescriptors, OfExitedProcessesAreClosed) {
     auto ps = table.processes({root}, t += 1, std::nullopt);
     ASSERT_EQ(ps.size(), 1u);
     EXPECT_EQ(ps[0].state, "missing");
-    EXPECT_EQ(gd::procfs::kept_file_count(), before) << "nothing held for gone processes";
+    EXPECT_EQ(gd::procfs::kept_file_count(), before)
+        << "nothing held for gone processes";
   }
   EXPECT_EQ(gd::procfs::kept_file_count(), before);
 }
@@ -213,5 +221,6 @@ TEST_F(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
     sample();
     if (counts().quiet_skips > 0) break;
   }
-  EXPECT_LT(samples, 2 * ProcessTable::kActiveCheckEvery + 2) << "never found asleep";
+  EXPECT_LT(samples, 2 * ProcessTable::kActiveCheckEvery + 2)
+      << "never found asleep";
 }

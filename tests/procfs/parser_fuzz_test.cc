@@ -20,13 +20,15 @@ namespace {
 
 const char* const kSeeds[] = {
     "cpu  1000 0 500 8000 300 0 50 150 0 0\nbtime 1700000000\n",
-    "MemTotal:       16384000 kB\nMemAvailable:    8192000 kB\nSwapTotal: 1 kB\nSwapFree: 0 kB\n",
+    "MemTotal:       16384000 kB\nMemAvailable:    8192000 kB\nSwapTotal: 1 "
+    "kB\nSwapFree: 0 kB\n",
     "pswpin 100\npswpout 200\n",
     "   8       0 sda 100 0 2048 50 200 0 4096 80 0 700 130 0 0 0 0 0 0\n",
     "1.25 0.80 0.50 3/456 7890\n",
     "some avg10=12.50 avg60=3.00 avg300=1.00 total=6791588\n",
     "processor\t: 0\nmodel name\t: Intel(R) Xeon(R)\n",
-    "1002 (my (weird) name)) S 1000 1002 1002 0 -1 4194560 1000 0 5 0 10 0 0 0 20 0 2 0 12401 1 1000 1\n",
+    "1002 (my (weird) name)) S 1000 1002 1002 0 -1 4194560 1000 0 5 0 10 0 0 0 "
+    "20 0 2 0 12401 1 1000 1\n",
     "Uid:\t1000\t0\t0\t0\nNSpid:\t5\t1\n",
     "12:cpuset:/docker/abc\n0::/kubepods/pod\n",
     "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.1.105\n",
@@ -39,11 +41,21 @@ std::string mutate(std::string s, std::mt19937& rng) {
   for (int i = 0; i < edits; ++i) {
     size_t at = s.empty() ? 0 : rng() % s.size();
     switch (op(rng)) {
-      case 0: if (!s.empty()) s[at] = static_cast<char>(byte(rng)); break;
-      case 1: s.insert(at, 1, "()\n: \0-9"[rng() % 8]); break;
-      case 2: if (!s.empty()) s.erase(at, 1 + rng() % 8); break;
-      case 3: s.resize(at); break;  // truncation, as a short read would give
-      case 4: s.insert(at, s.substr(0, rng() % 32)); break;
+      case 0:
+        if (!s.empty()) s[at] = static_cast<char>(byte(rng));
+        break;
+      case 1:
+        s.insert(at, 1, "()\n: \0-9"[rng() % 8]);
+        break;
+      case 2:
+        if (!s.empty()) s.erase(at, 1 + rng() % 8);
+        break;
+      case 3:
+        s.resize(at);
+        break;  // truncation, as a short read would give
+      case 4:
+        s.insert(at, s.substr(0, rng() % 32));
+        break;
     }
   }
   return s;

@@ -15,7 +15,8 @@ using namespace std::string_literals;
 
 TEST(ProcStatParser, ReadsAggregateCpuLineAndBootTime) {
   ProcStat s = parse_proc_stat(
-      "cpu  10 1 20 300 4 5 6 7 0 0\ncpu0 9 9 9 9 9 9 9 9 0 0\nbtime 1700000000\n");
+      "cpu  10 1 20 300 4 5 6 7 0 0\ncpu0 9 9 9 9 9 9 9 9 0 0\nbtime "
+      "1700000000\n");
   ASSERT_TRUE(s.cpu);
   EXPECT_EQ(s.cpu->user, 10u);
   EXPECT_EQ(s.cpu->nice, 1u);
@@ -27,7 +28,8 @@ TEST(ProcStatParser, ReadsAggregateCpuLineAndBootTime) {
 
 TEST(ProcStatParser, CpuPercentSplitsBusyIowaitAndSteal) {
   CpuTimes a{100, 0, 100, 1000, 0, 0, 0, 0};
-  CpuTimes b{160, 0, 120, 1100, 10, 0, 0, 10};  // busy 80, idle 100, iowait 10, steal 10
+  CpuTimes b{160, 0, 120, 1100,
+             10,  0, 0,   10};  // busy 80, idle 100, iowait 10, steal 10
   auto p = cpu_percent_between(a, b);
   ASSERT_TRUE(p);
   EXPECT_DOUBLE_EQ(p->util, 40.0);
@@ -48,7 +50,8 @@ TEST(ProcStatParser, IowaitGoingBackwardsIsNotNegative) {
 TEST(MeminfoParser, ConvertsKibToBytesAndComputesSwapUsed) {
   MemInfo m = parse_meminfo(
       "MemTotal:       1000 kB\nMemFree: 10 kB\nMemAvailable:    600 kB\n"
-      "SwapTotal:       300 kB\nSwapFree:        100 kB\nHugePages_Total:   4\n");
+      "SwapTotal:       300 kB\nSwapFree:        100 kB\nHugePages_Total:   "
+      "4\n");
   EXPECT_EQ(m.mem_total_bytes, 1000u * 1024);
   EXPECT_EQ(m.mem_available_bytes, 600u * 1024);
   EXPECT_EQ(m.swap_used_bytes(), 200u * 1024);
@@ -61,7 +64,8 @@ TEST(MeminfoParser, MissingMemAvailableStaysUnknown) {
 }
 
 TEST(VmstatParser, ReadsSwapPageCounters) {
-  SwapCounters c = parse_vmstat("pgpgin 5\npswpin 17\npswpout 23\npswpinx 99\n");
+  SwapCounters c =
+      parse_vmstat("pgpgin 5\npswpin 17\npswpout 23\npswpinx 99\n");
   EXPECT_EQ(c.pswpin, 17u);
   EXPECT_EQ(c.pswpout, 23u);
 }
@@ -106,11 +110,13 @@ TEST(LoadavgParser, ReadsOneMinuteLoad) {
 }
 
 TEST(PressureParser, ReadsSomeAvg10NotFull) {
-  EXPECT_EQ(parse_psi_some_avg10("some avg10=1.70 avg60=0.61 avg300=0.24 total=6791588\n"
-                                 "full avg10=9.00 avg60=0.00 avg300=0.00 total=0\n"),
+  EXPECT_EQ(parse_psi_some_avg10(
+                "some avg10=1.70 avg60=0.61 avg300=0.24 total=6791588\n"
+                "full avg10=9.00 avg60=0.00 avg300=0.00 total=0\n"),
             1.70);
-  EXPECT_EQ(parse_psi_some_avg10("full avg10=9.00 avg60=0.00 avg300=0.00 total=0\n"
-                                 "some avg10=0.00 avg60=0.61 avg300=0.24 total=6791588\n"),
+  EXPECT_EQ(parse_psi_some_avg10(
+                "full avg10=9.00 avg60=0.00 avg300=0.00 total=0\n"
+                "some avg10=0.00 avg60=0.61 avg300=0.24 total=6791588\n"),
             0.0);
   EXPECT_FALSE(parse_psi_some_avg10("full avg10=9.00\n"));
 }
@@ -124,8 +130,9 @@ TEST(CpuinfoParser, CountsProcessorsAndTakesModelName) {
 }
 
 TEST(CpuinfoParser, Arm64WithoutModelNameFallsBackToHardware) {
-  CpuInfo c = parse_cpuinfo("processor\t: 0\nBogoMIPS\t: 50.00\nCPU part\t: 0xd0c\n\n"
-                            "Hardware\t: NVIDIA Grace\n");
+  CpuInfo c = parse_cpuinfo(
+      "processor\t: 0\nBogoMIPS\t: 50.00\nCPU part\t: 0xd0c\n\n"
+      "Hardware\t: NVIDIA Grace\n");
   EXPECT_EQ(c.model, "NVIDIA Grace");
   EXPECT_EQ(c.processors, 1);
 }
@@ -144,7 +151,8 @@ TEST(PidNamespace, InitialInodeMeansHostOtherMeansContainer) {
 
 TEST(PidStatParser, CommWithSpacesAndParenthesesIsSplitAtLastParen) {
   auto s = parse_pid_stat(
-      "1002 (my (weird) name)) S 1000 1002 1002 0 -1 4194560 1000 0 5 0 10 3 0 0 20 0 "
+      "1002 (my (weird) name)) S 1000 1002 1002 0 -1 4194560 1000 0 5 0 10 3 0 "
+      "0 20 0 "
       "2 0 12401 123456789 1000 18446744073709551615 1 1 0\n");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->comm, "my (weird) name)");
@@ -163,40 +171,53 @@ TEST(PidStatParser, TruncatedStatIsRejected) {
 }
 
 TEST(StatusParser, ReadsEffectiveUid) {
-  EXPECT_EQ(parse_status_euid("Name:\tx\nUid:\t1000\t0\t0\t0\nGid:\t5\t5\t5\t5\n"), 0u);
+  EXPECT_EQ(
+      parse_status_euid("Name:\tx\nUid:\t1000\t0\t0\t0\nGid:\t5\t5\t5\t5\n"),
+      0u);
   EXPECT_FALSE(parse_status_euid("Name:\tx\n"));
 }
 
 TEST(CmdlineParser, NulsBecomeSpacesAndTrailingOnesGo) {
-  EXPECT_EQ(cmdline_from_raw("python\0train.py\0--bs\0" "256\0"s), "python train.py --bs 256");
+  EXPECT_EQ(cmdline_from_raw("python\0train.py\0--bs\0"
+                             "256\0"s),
+            "python train.py --bs 256");
   EXPECT_EQ(cmdline_from_raw(""), "");
-  EXPECT_EQ(cmdline_from_raw("nginx: worker process\0\0\0"s), "nginx: worker process");
+  EXPECT_EQ(cmdline_from_raw("nginx: worker process\0\0\0"s),
+            "nginx: worker process");
 }
 
 TEST(CgroupParser, PrefersV2LineOverV1) {
-  EXPECT_EQ(parse_cgroup("12:cpuset:/\n1:name=systemd:/user.slice/a.scope\n0::/user.slice/b.scope\n"),
+  EXPECT_EQ(parse_cgroup("12:cpuset:/\n1:name=systemd:/user.slice/a.scope\n0::/"
+                         "user.slice/b.scope\n"),
             "/user.slice/b.scope");
-  EXPECT_EQ(parse_cgroup("0::/kubepods/burstable/pod1a2b/3c4d\n"), "/kubepods/burstable/pod1a2b/3c4d");
+  EXPECT_EQ(parse_cgroup("0::/kubepods/burstable/pod1a2b/3c4d\n"),
+            "/kubepods/burstable/pod1a2b/3c4d");
 }
 
 TEST(CgroupParser, V1OnlyTakesFirstPath) {
-  EXPECT_EQ(parse_cgroup("12:cpuset:/docker/abc\n11:memory:/docker/def\n"), "/docker/abc");
+  EXPECT_EQ(parse_cgroup("12:cpuset:/docker/abc\n11:memory:/docker/def\n"),
+            "/docker/abc");
   EXPECT_FALSE(parse_cgroup(""));
 }
 
 TEST(MapsParser, FindsCudaLibraryFileNamesOnly) {
   auto libs = parse_maps_cuda_libs(
-      "7f00-7f01 r-xp 00000000 fd:01 1 /usr/local/cuda/lib64/libcudart.so.12.1.105\n"
-      "7f01-7f02 r--p 00001000 fd:01 1 /usr/local/cuda/lib64/libcudart.so.12.1.105\n"
+      "7f00-7f01 r-xp 00000000 fd:01 1 "
+      "/usr/local/cuda/lib64/libcudart.so.12.1.105\n"
+      "7f01-7f02 r--p 00001000 fd:01 1 "
+      "/usr/local/cuda/lib64/libcudart.so.12.1.105\n"
       "7f02-7f03 r-xp 00000000 fd:01 2 /usr/lib/libcuda.so.535.129.03\n"
       "7f03-7f04 r-xp 00000000 fd:01 3 /usr/lib/libcudadebugger.so.1\n"
       "7f04-7f05 r-xp 00000000 fd:01 4 /usr/lib/libc.so.6\n"
-      "7f05-7f06 r-xp 00000000 fd:01 5 /site-packages/torch/lib/libcudart-d0da41ae.so.11.0\n"
-      "7f06-7f07 r-xp 00000000 fd:01 6 /site-packages/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8\n"
+      "7f05-7f06 r-xp 00000000 fd:01 5 "
+      "/site-packages/torch/lib/libcudart-d0da41ae.so.11.0\n"
+      "7f06-7f07 r-xp 00000000 fd:01 6 "
+      "/site-packages/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8\n"
       "7f07-7f08 r-xp 00000000 fd:01 7 /lib/libnvrtc-builtins.so.12.1\n"
       "7f08-7f09 rw-p 00000000 00:00 0 [heap]\n");
-  EXPECT_EQ(libs, (std::vector<std::string>{"libcuda.so.535.129.03", "libcudart-d0da41ae.so.11.0",
-                                            "libcudart.so.12.1.105", "libcudnn_cnn_infer.so.8"}));
+  EXPECT_EQ(libs, (std::vector<std::string>{
+                      "libcuda.so.535.129.03", "libcudart-d0da41ae.so.11.0",
+                      "libcudart.so.12.1.105", "libcudnn_cnn_infer.so.8"}));
 }
 
 TEST(ChildrenParser, ReadsSpaceSeparatedPids) {
@@ -211,7 +232,8 @@ TEST(SchedstatParser, ReadsThreeCountersAndRejectsZerosAndJunk) {
   EXPECT_EQ(s->run_ns, 826291u);
   EXPECT_EQ(s->wait_ns, 1200u);
   EXPECT_EQ(s->timeslices, 3u);
-  EXPECT_FALSE(parse_schedstat("0 0 0\n")) << "CONFIG_SCHED_INFO=n prints zeros";
+  EXPECT_FALSE(parse_schedstat("0 0 0\n"))
+      << "CONFIG_SCHED_INFO=n prints zeros";
   EXPECT_FALSE(parse_schedstat("826291 1200\n"));
   EXPECT_FALSE(parse_schedstat("abc 1 2\n"));
 }

@@ -1,10 +1,9 @@
-#include "views/who_render.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "fixture_proc.h"
+#include "views/who_render.h"
 
 namespace gd::procmgmt {
 namespace {

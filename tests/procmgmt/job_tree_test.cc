@@ -1,10 +1,9 @@
-#include "views/job_tree_view.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "fixture_proc.h"
+#include "views/job_tree_view.h"
 
 namespace gd::procmgmt {
 namespace {

@@ -1,10 +1,10 @@
-#include "views/leak_view.h"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <random>
+
+#include "views/leak_view.h"
 
 namespace gd::procmgmt {
 namespace {
@@ -113,8 +113,11 @@ TEST(WatchLeaks, SamplesAtOnceThenEachIntervalWithinTheDuration) {
   double clock = kT0;
   std::vector<size_t> progress;
   watch_leaks(
-      t, [&] { return sample_at(clock++, {{10, 1 << 20}}, 1 << 30); }, 0.02,
-      0.07, stop, [&](size_t n) { progress.push_back(n); });
+      t,
+      [&] {
+        return sample_at(clock++, {{10, 1 << 20}}, 1 << 30);
+      },
+      0.02, 0.07, stop, [&](size_t n) { progress.push_back(n); });
   EXPECT_EQ(t.samples(), 4u);  // at 0, 20, 40, 60 ms; 80 ms is past 70 ms
   EXPECT_EQ(progress, (std::vector<size_t>{1, 2, 3, 4}));
 }

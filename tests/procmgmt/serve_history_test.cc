@@ -1,11 +1,12 @@
 #include "procmgmt/serve_history.h"
-#include "views/ps_history_view.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <chrono>
 #include <thread>
+
+#include "views/ps_history_view.h"
 
 namespace gd::procmgmt {
 namespace {

@@ -33,8 +33,8 @@ class AnyHistory : public History {
 TEST(ApiFuzzRegression, SubnormalSinceIsATimeNotAnException) {
   EXPECT_EQ(parse_since("1e-320", 1.7e9), 1e-320);
   AnyHistory h;
-  auto r = api_history(&h, {{"metric", "gpu.util_pct"}, {"since", "1e-320"}},
-                       1.7e9);
+  auto r =
+      api_history(&h, {{"metric", "gpu.util_pct"}, {"since", "1e-320"}}, 1.7e9);
   EXPECT_EQ(r.status, 200) << r.body;
 }
 

@@ -75,8 +75,7 @@ TEST(ProcessBudget, KeepsTheLauncherOfGpuProcessesBeforeTheirWorkers) {
   std::vector<std::pair<uint32_t, std::string>> procs;
   for (uint32_t pid = 1; pid <= 10; ++pid) procs.push_back({pid, "w"});
   Sample s = sample_with(procs, {9, 10});
-  for (auto& p : s.processes)
-    p.ppid = p.pid >= 9 ? 5 : p.pid == 5 ? 0 : 9;
+  for (auto& p : s.processes) p.ppid = p.pid >= 9 ? 5 : p.pid == 5 ? 0 : 9;
   ProcessBudget b;
   b.max_processes = 4;
   EXPECT_EQ(apply_process_budget(s, b), 6u);

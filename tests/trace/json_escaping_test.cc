@@ -38,8 +38,9 @@ std::string round_trip_name(const std::string& name) {
 }
 
 TEST(TraceEscaping, QuotesBackslashesAndControlCharactersSurvive) {
-  const std::string nasty = std::string("a\"b\\c\nd\re\tf\bg\fh\x01i\x1fj\x7fk") +
-                            std::string(1, '\0') + "end";
+  const std::string nasty =
+      std::string("a\"b\\c\nd\re\tf\bg\fh\x01i\x1fj\x7fk") +
+      std::string(1, '\0') + "end";
   EXPECT_EQ(round_trip_name(nasty), nasty);
 }
 
@@ -50,18 +51,23 @@ TEST(TraceEscaping, ControlCharactersAreWrittenAsEscapes) {
 }
 
 TEST(TraceEscaping, ValidMultiByteUtf8IsKept) {
-  const std::string text = "caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x94\xA5";
+  const std::string text =
+      "caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x94\xA5";
   EXPECT_EQ(round_trip_name(text), text);
 }
 
 TEST(TraceEscaping, InvalidUtf8BytesBecomeReplacementCharacters) {
   const std::string fffd = "\xEF\xBF\xBD";
   // A stray byte that can never start a sequence.
-  EXPECT_EQ(round_trip_name("a\xFF" "b"), "a" + fffd + "b");
+  EXPECT_EQ(round_trip_name("a\xFF"
+                            "b"),
+            "a" + fffd + "b");
   // A lone continuation byte.
   EXPECT_EQ(round_trip_name("\x80"), fffd);
   // A sequence cut short: its valid prefix is one replacement.
-  EXPECT_EQ(round_trip_name("\xE2\x82" "x"), fffd + "x");
+  EXPECT_EQ(round_trip_name("\xE2\x82"
+                            "x"),
+            fffd + "x");
   // Truncated at the very end of the string.
   EXPECT_EQ(round_trip_name("ok\xF0\x9F\x94"), "ok" + fffd);
   // Overlong encoding of '/': both bytes are invalid.

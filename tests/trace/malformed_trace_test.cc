@@ -13,8 +13,10 @@ namespace {
 
 using testing::TempDir;
 
-const char* kHeader = R"({"format": "gpudoctor-trace", "version": 1, "gpus": []})";
-const char* kGoodSample = R"({"t": 100.0, "gpus": [{"index": 0, "util_pct": 5}]})";
+const char* kHeader =
+    R"({"format": "gpudoctor-trace", "version": 1, "gpus": []})";
+const char* kGoodSample =
+    R"({"t": 100.0, "gpus": [{"index": 0, "util_pct": 5}]})";
 
 class MalformedTrace : public ::testing::Test {
  protected:
@@ -63,21 +65,30 @@ TEST_F(MalformedTrace, TrailingGarbageAfterTheObjectIsBadJson) {
 }
 
 TEST_F(MalformedTrace, WrongTypeNamesTheField) {
-  expect_error({kHeader, R"({"t": 101, "gpus": [{"index": 0, "util_pct": "high"}]})"},
-               2, "gpus[0].util_pct: expected a number, got a string");
+  expect_error(
+      {kHeader, R"({"t": 101, "gpus": [{"index": 0, "util_pct": "high"}]})"}, 2,
+      "gpus[0].util_pct: expected a number, got a string");
 }
 
 TEST_F(MalformedTrace, WrongTypeInNestedArraysNamesThePath) {
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 0}, {"index": 1, "processes": [{"pid": 5}, {"pid": "x"}]}]})"},
-               2, "gpus[1].processes[1].pid: expected an integer");
-  expect_error({kHeader, R"({"t": 1, "processes": [{"pid": 5, "libs": ["libcuda.so.1", 7]}]})"},
-               2, "processes[0].libs[1]: expected a string");
+  expect_error(
+      {kHeader,
+       R"({"t": 1, "gpus": [{"index": 0}, {"index": 1, "processes": [{"pid": 5}, {"pid": "x"}]}]})"},
+      2, "gpus[1].processes[1].pid: expected an integer");
+  expect_error(
+      {kHeader,
+       R"({"t": 1, "processes": [{"pid": 5, "libs": ["libcuda.so.1", 7]}]})"},
+      2, "processes[0].libs[1]: expected a string");
   expect_error({kHeader, R"({"t": 1, "host": {"cpu_util_pct": true}})"}, 2,
                "host.cpu_util_pct: expected a number, got a boolean");
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 0, "retired_pages_pending": 1}]})"},
-               2, "gpus[0].retired_pages_pending: expected a boolean");
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 0, "clock_event_reasons": "sw_power_cap"}]})"},
-               2, "gpus[0].clock_event_reasons: expected an array");
+  expect_error(
+      {kHeader,
+       R"({"t": 1, "gpus": [{"index": 0, "retired_pages_pending": 1}]})"},
+      2, "gpus[0].retired_pages_pending: expected a boolean");
+  expect_error(
+      {kHeader,
+       R"({"t": 1, "gpus": [{"index": 0, "clock_event_reasons": "sw_power_cap"}]})"},
+      2, "gpus[0].clock_event_reasons: expected an array");
   expect_error({kHeader, R"({"t": 1, "gpus": {"index": 0}})"}, 2,
                "gpus: expected an array, got an object");
   expect_error({kHeader, R"({"t": 1, "gpus": [5]})"}, 2,
@@ -89,12 +100,14 @@ TEST_F(MalformedTrace, WrongTypeInNestedArraysNamesThePath) {
 TEST_F(MalformedTrace, FractionalOrNegativeIntegersAreErrorsNotRounded) {
   expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 0, "temp_c": 71.5}]})"},
                2, "gpus[0].temp_c: expected an integer");
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 0, "mem_used_bytes": -1}]})"},
-               2, "gpus[0].mem_used_bytes: value -1 is out of range");
+  expect_error(
+      {kHeader, R"({"t": 1, "gpus": [{"index": 0, "mem_used_bytes": -1}]})"}, 2,
+      "gpus[0].mem_used_bytes: value -1 is out of range");
   expect_error({kHeader, R"({"t": 1, "processes": [{"pid": 4294967296}]})"}, 2,
                "processes[0].pid: value 4294967296 is out of range");
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 0, "pstate": 3000000000}]})"},
-               2, "gpus[0].pstate: value 3000000000 is out of range");
+  expect_error(
+      {kHeader, R"({"t": 1, "gpus": [{"index": 0, "pstate": 3000000000}]})"}, 2,
+      "gpus[0].pstate: value 3000000000 is out of range");
 }
 
 TEST_F(MalformedTrace, MissingTimeIsAnError) {
@@ -105,16 +118,21 @@ TEST_F(MalformedTrace, MissingTimeIsAnError) {
 }
 
 TEST_F(MalformedTrace, MissingIdentifiersAreErrors) {
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 0}, {"util_pct": 3}]})"},
-               2, "gpus[1]: missing required field \"index\"");
-  expect_error({kHeader, R"({"t": 1, "processes": [{"pid": 1}, {"name": "x"}]})"},
-               2, "processes[1]: missing required field \"pid\"");
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 0, "processes": [{"used_bytes": 1}]}]})"},
-               2, "gpus[0].processes[0]: missing required field \"pid\"");
+  expect_error(
+      {kHeader, R"({"t": 1, "gpus": [{"index": 0}, {"util_pct": 3}]})"}, 2,
+      "gpus[1]: missing required field \"index\"");
+  expect_error(
+      {kHeader, R"({"t": 1, "processes": [{"pid": 1}, {"name": "x"}]})"}, 2,
+      "processes[1]: missing required field \"pid\"");
+  expect_error(
+      {kHeader,
+       R"({"t": 1, "gpus": [{"index": 0, "processes": [{"used_bytes": 1}]}]})"},
+      2, "gpus[0].processes[0]: missing required field \"pid\"");
   expect_error({kHeader, R"({"t": 1, "events": [{"gpu": 0, "code": 79}]})"}, 2,
                "events[0]: missing required field \"kind\"");
-  expect_error({R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"uuid": "GPU-1"}]})"},
-               1, "gpus[0]: missing required field \"index\"");
+  expect_error(
+      {R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"uuid": "GPU-1"}]})"},
+      1, "gpus[0]: missing required field \"index\"");
 }
 
 TEST_F(MalformedTrace, TimeGoingBackwardsIsAnError) {
@@ -125,9 +143,11 @@ TEST_F(MalformedTrace, TimeGoingBackwardsIsAnError) {
 }
 
 TEST_F(MalformedTrace, NonObjectLineIsAnError) {
-  expect_error({kHeader, "[1, 2, 3]"}, 2, "expected a JSON object, got an array");
+  expect_error({kHeader, "[1, 2, 3]"}, 2,
+               "expected a JSON object, got an array");
   expect_error({kHeader, "42"}, 2, "expected a JSON object, got an integer");
-  expect_error({"\"gpudoctor-trace\""}, 1, "expected a JSON object, got a string");
+  expect_error({"\"gpudoctor-trace\""}, 1,
+               "expected a JSON object, got a string");
 }
 
 TEST_F(MalformedTrace, HeaderWithoutFormatIsNotATrace) {
@@ -143,8 +163,8 @@ TEST_F(MalformedTrace, HeaderOfAnotherFormatIsNotATrace) {
 }
 
 TEST_F(MalformedTrace, NewerVersionIsRefusedByNumber) {
-  expect_error({R"({"format": "gpudoctor-trace", "version": 2})", kGoodSample}, 1,
-               "version 2");
+  expect_error({R"({"format": "gpudoctor-trace", "version": 2})", kGoodSample},
+               1, "version 2");
   expect_error({R"({"format": "gpudoctor-trace", "version": 0})"}, 1,
                "version 0");
   expect_error({R"({"format": "gpudoctor-trace"})"}, 1,
@@ -154,14 +174,18 @@ TEST_F(MalformedTrace, NewerVersionIsRefusedByNumber) {
 }
 
 TEST_F(MalformedTrace, HeaderFieldsOfTheWrongTypeAreNamed) {
-  expect_error({R"({"format": "gpudoctor-trace", "version": 1, "host": {"cpu_count": "128"}})"},
-               1, "host.cpu_count: expected an integer, got a string");
-  expect_error({R"({"format": "gpudoctor-trace", "version": 1, "driver": {"driver_version": 535}})"},
-               1, "driver.driver_version: expected a string");
-  expect_error({R"({"format": "gpudoctor-trace", "version": 1, "driver": "535"})"},
-               1, "driver: expected an object");
-  expect_error({R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"index": 0, "ecc_enabled": "yes"}]})"},
-               1, "gpus[0].ecc_enabled: expected a boolean");
+  expect_error(
+      {R"({"format": "gpudoctor-trace", "version": 1, "host": {"cpu_count": "128"}})"},
+      1, "host.cpu_count: expected an integer, got a string");
+  expect_error(
+      {R"({"format": "gpudoctor-trace", "version": 1, "driver": {"driver_version": 535}})"},
+      1, "driver.driver_version: expected a string");
+  expect_error(
+      {R"({"format": "gpudoctor-trace", "version": 1, "driver": "535"})"}, 1,
+      "driver: expected an object");
+  expect_error(
+      {R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"index": 0, "ecc_enabled": "yes"}]})"},
+      1, "gpus[0].ecc_enabled: expected a boolean");
 }
 
 TEST_F(MalformedTrace, BlankLinesAreIgnoredButCounted) {
@@ -186,8 +210,9 @@ TEST(SampleFromJson, ErrorsArePrefixedWithTheGivenWhere) {
                      "my.jsonl:42");
     FAIL();
   } catch (const TraceError& e) {
-    EXPECT_STREQ(e.what(),
-                 "my.jsonl:42: gpus[0].power_w: expected a number, got an array");
+    EXPECT_STREQ(
+        e.what(),
+        "my.jsonl:42: gpus[0].power_w: expected a number, got an array");
   }
 }
 

@@ -2,11 +2,11 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 namespace gd::testing {
 
@@ -21,7 +21,9 @@ class TempDir {
     std::filesystem::create_directories(dir_);
   }
   ~TempDir() { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string path(const std::string& name) const {
+    return (dir_ / name).string();
+  }
 
   std::string write(const std::string& name, const std::string& content) const {
     std::ofstream(path(name), std::ios::binary) << content;

@@ -107,7 +107,8 @@ TEST(TraceFile, TruncatedZstdFileIsAnErrorNotACrash) {
   TempDir dir;
   write_trace(dir.path("t.zst"), some_samples(200));
   const std::string bytes = TempDir::read(dir.path("t.zst"));
-  const std::string cut = dir.write("cut.zst", bytes.substr(0, bytes.size() / 2));
+  const std::string cut =
+      dir.write("cut.zst", bytes.substr(0, bytes.size() / 2));
   try {
     TraceReader r(cut);
     Sample s;
@@ -126,7 +127,8 @@ TEST(TraceFile, CorruptZstdDataIsAnError) {
   TempDir dir;
   write_trace(dir.path("t.zst"), some_samples(20));
   std::string bytes = TempDir::read(dir.path("t.zst"));
-  for (size_t i = bytes.size() / 3; i < bytes.size() / 3 + 64; ++i) bytes[i] ^= 0x5A;
+  for (size_t i = bytes.size() / 3; i < bytes.size() / 3 + 64; ++i)
+    bytes[i] ^= 0x5A;
   const std::string bad = dir.write("bad.zst", bytes);
   EXPECT_THROW(
       {
@@ -226,9 +228,9 @@ TEST(TraceFile, HeaderOnlyTraceHasNoSamples) {
 
 TEST(TraceFile, LastLineWithoutNewlineIsRead) {
   TempDir dir;
-  const std::string path = dir.write(
-      "t.jsonl", header_to_json(testing::full_header()) + "\n" +
-                     sample_to_json(testing::full_sample()));
+  const std::string path =
+      dir.write("t.jsonl", header_to_json(testing::full_header()) + "\n" +
+                               sample_to_json(testing::full_sample()));
   TraceReader r(path);
   Sample s;
   ASSERT_TRUE(r.next(s));
@@ -238,9 +240,9 @@ TEST(TraceFile, LastLineWithoutNewlineIsRead) {
 
 TEST(TraceFile, CrlfLineEndingsAreRead) {
   TempDir dir;
-  const std::string path = dir.write(
-      "t.jsonl", header_to_json(testing::full_header()) + "\r\n" +
-                     sample_to_json(testing::full_sample()) + "\r\n");
+  const std::string path =
+      dir.write("t.jsonl", header_to_json(testing::full_header()) + "\r\n" +
+                               sample_to_json(testing::full_sample()) + "\r\n");
   TraceReader r(path);
   Sample s;
   ASSERT_TRUE(r.next(s));

@@ -69,8 +69,8 @@ inline GpuSample full_gpu_sample(int i) {
   g.sm_clock_mhz = 1410;
   g.mem_clock_mhz = 1593;
   g.pstate = 0;
-  g.clock_event_reasons = std::vector<std::string>{"sw_power_cap",
-                                                   "hw_thermal_slowdown"};
+  g.clock_event_reasons =
+      std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"};
   g.pcie_gen = 4;
   g.pcie_width = 16;
   g.pcie_tx_bytes_per_s = 1200000000ULL;
@@ -160,9 +160,10 @@ inline Sample realistic_sample(int n_gpus, int n_processes, double t) {
   for (int i = 0; i < n_gpus; ++i) {
     GpuSample g = full_gpu_sample(i);
     g.clock_event_reasons = std::vector<std::string>{"sw_power_cap"};
-    g.processes = std::vector<GpuProcess>{
-        {.pid = 10000 + static_cast<uint32_t>(i), .used_bytes = 68719476736ULL,
-         .type = "compute"}};
+    g.processes =
+        std::vector<GpuProcess>{{.pid = 10000 + static_cast<uint32_t>(i),
+                                 .used_bytes = 68719476736ULL,
+                                 .type = "compute"}};
     g.util_pct = 90.0 + (static_cast<int>(t) + i) % 10;
     g.power_w = 250.0 + 0.1 * ((static_cast<int>(t) * 7 + i) % 1000);
     g.energy_mj_total = 912345678ULL + static_cast<uint64_t>(t) * 300000;

@@ -37,7 +37,9 @@ JobSpec default_job(const World& w, std::vector<int> gpus) {
   return spec;
 }
 
-int last_gpu(const World& w) { return static_cast<int>(w.header.gpus.size()) - 1; }
+int last_gpu(const World& w) {
+  return static_cast<int>(w.header.gpus.size()) - 1;
+}
 
 std::vector<int> all_but_last(const World& w) {
   std::vector<int> g = all_gpus(w);
@@ -79,7 +81,8 @@ struct InputBound : Scenario {
     w.begin_step(st);
     bool busy = std::fmod(st.x, 5.0) < 3.0;
     for (int g : all_gpus(w)) {
-      w.gpu_activity(g, busy ? 97 + w.rng.normal() : clamp_pct(3 + 1.5 * w.rng.normal()) + 1);
+      w.gpu_activity(g, busy ? 97 + w.rng.normal()
+                             : clamp_pct(3 + 1.5 * w.rng.normal()) + 1);
       w.gpu_memory(g);
     }
     w.jitter_cpu();
@@ -102,15 +105,18 @@ struct IoBound : Scenario {
     w.begin_step(st);
     bool busy = std::fmod(st.x, 10.0) < 4.0;
     for (int g : all_gpus(w)) {
-      w.gpu_activity(g, busy ? 95 + w.rng.normal() : clamp_pct(4 + 2 * w.rng.normal()) + 1);
+      w.gpu_activity(g, busy ? 95 + w.rng.normal()
+                             : clamp_pct(4 + 2 * w.rng.normal()) + 1);
       w.gpu_memory(g);
     }
     w.jitter_cpu();
     w.host_baseline();
     HostSample& h = w.s.host;
     h.cpu_iowait_pct = std::round(clamp_pct(35 + 4 * w.rng.normal()) * 10) / 10;
-    h.disk_busy_pct = std::round(clamp_pct(97 + 1.5 * w.rng.normal()) * 10) / 10;
-    h.disk_read_bytes_per_s = static_cast<uint64_t>(180e6 + 15e6 * w.rng.normal());
+    h.disk_busy_pct =
+        std::round(clamp_pct(97 + 1.5 * w.rng.normal()) * 10) / 10;
+    h.disk_read_bytes_per_s =
+        static_cast<uint64_t>(180e6 + 15e6 * w.rng.normal());
   }
 };
 
@@ -134,10 +140,13 @@ struct Swapping : Scenario {
     HostSample& h = w.s.host;
     if (active) {
       for (int g : all_gpus(w)) w.gpu_activity(g, 82 + 5 * w.rng.normal());
-      h.swap_in_pages_per_s = std::round(std::max(0.0, 800 + 200 * w.rng.normal()));
-      h.swap_out_pages_per_s = std::round(std::max(0.0, 1200 + 300 * w.rng.normal()));
+      h.swap_in_pages_per_s =
+          std::round(std::max(0.0, 800 + 200 * w.rng.normal()));
+      h.swap_out_pages_per_s =
+          std::round(std::max(0.0, 1200 + 300 * w.rng.normal()));
       h.swap_used_bytes = static_cast<uint64_t>((8 + 12 * st.frac) * kGiB);
-      h.mem_available_bytes = static_cast<uint64_t>((1.5 + 0.3 * w.rng.normal()) * kGiB);
+      h.mem_available_bytes =
+          static_cast<uint64_t>((1.5 + 0.3 * w.rng.normal()) * kGiB);
     } else {
       // Parked in swap long ago; no traffic now.
       h.swap_used_bytes = 12ull << 30;
@@ -166,13 +175,17 @@ struct MemoryCurve : Scenario {
       case kLeak: {
         // Leaks ~64 MiB/min, or 30% of the card over the trace if slower,
         // grabbed one segment at a time.
-        double rate = std::min(64 * kMiB / 60, 0.3 * total / std::max(1.0, w.opt.duration_s));
+        double rate = std::min(64 * kMiB / 60,
+                               0.3 * total / std::max(1.0, w.opt.duration_s));
         return 20 * kGiB + std::floor(rate * st.x / kSegment) * kSegment;
       }
       case kCaching: {
         double ramp = std::max(30.0, 0.03 * w.opt.duration_s);
         double full = 0.85 * total;
-        if (st.x < ramp) return 2 * kGiB + std::floor((full - 2 * kGiB) * st.x / ramp / (2 * kGiB)) * 2 * kGiB;
+        if (st.x < ramp)
+          return 2 * kGiB +
+                 std::floor((full - 2 * kGiB) * st.x / ramp / (2 * kGiB)) * 2 *
+                     kGiB;
         return full;
       }
       case kStep:
@@ -207,8 +220,8 @@ struct Orphan : Scenario {
     int g = last_gpu(w);
     if (kind == kZombie) {
       w.add_proc(make_proc(9000, 6900, "alice", "python",
-                           "python launcher.py --restart-on-failure", "S", 0.5, 0.2, 3,
-                           400ull << 20));
+                           "python launcher.py --restart-on-failure", "S", 0.5,
+                           0.2, 3, 400ull << 20));
       w.add_proc(make_proc(9100, 9000, "alice", "python", "", "Z", 0, 0, 1, 0));
       w.put_on_gpu(g, 9100, 18ull << 30);
     } else if (kind == kMissing) {
@@ -247,12 +260,14 @@ struct ContainerNamespace : Scenario {
 struct IdleAllocated : Scenario {
   void setup(World& w) override {
     w.add_gpus(w.opt.gpus);
-    w.add_proc(make_proc(4200, 4100, "alice", "jupyter-lab", "/usr/bin/python3 /usr/local/bin/jupyter-lab",
-                         "S", 0.5, 0.3, 8, 600ull << 20));
-    ProcSpec kernel = make_proc(
-        4242, 4200, "alice", "python",
-        "/usr/bin/python3 -m ipykernel_launcher -f /home/alice/.local/share/jupyter/runtime/kernel-1.json",
-        "S", 0.2, 0.1, 24, 6ull << 30);
+    w.add_proc(make_proc(4200, 4100, "alice", "jupyter-lab",
+                         "/usr/bin/python3 /usr/local/bin/jupyter-lab", "S",
+                         0.5, 0.3, 8, 600ull << 20));
+    ProcSpec kernel =
+        make_proc(4242, 4200, "alice", "python",
+                  "/usr/bin/python3 -m ipykernel_launcher -f "
+                  "/home/alice/.local/share/jupyter/runtime/kernel-1.json",
+                  "S", 0.2, 0.1, 24, 6ull << 30);
     kernel.libs = {"libcudart.so.12.1.105"};
     w.add_proc(kernel);
     w.put_on_gpu(0, 4242, 10ull << 30);
@@ -276,7 +291,8 @@ struct IdleGpu : Scenario {
 struct DdpImbalance : Scenario {
   std::string launcher;
   bool visible;
-  explicit DdpImbalance(std::string launcher_ = "torchrun", bool visible_ = true)
+  explicit DdpImbalance(std::string launcher_ = "torchrun",
+                        bool visible_ = true)
       : launcher(std::move(launcher_)), visible(visible_) {}
   void setup(World& w) override {
     w.add_gpus(w.opt.gpus);
@@ -288,7 +304,8 @@ struct DdpImbalance : Scenario {
   void step(World& w, const Step& st) override {
     w.healthy_step(st);
     for (int g : all_gpus(w))
-      w.gpu_activity(g, g == 0 ? 96 + 1.5 * w.rng.normal() : 22 + 4 * w.rng.normal());
+      w.gpu_activity(
+          g, g == 0 ? 96 + 1.5 * w.rng.normal() : 22 + 4 * w.rng.normal());
   }
 };
 
@@ -303,9 +320,11 @@ struct UnrelatedJobs : Scenario {
     JobSpec a = default_job(w, {0});
     a.parent_pid = 6001;
     JobSpec b = default_job(w, {1});
-    b.parent_pid = one_shell ? 6001 : 6002, b.base_pid = 8500, b.script = "finetune.py";
+    b.parent_pid = one_shell ? 6001 : 6002, b.base_pid = 8500,
+    b.script = "finetune.py";
     if (one_shell)
-      w.add_proc(make_proc(6001, 6000, "alice", "bash", "-bash", "S", 0, 0, 1, 8ull << 20));
+      w.add_proc(make_proc(6001, 6000, "alice", "bash", "-bash", "S", 0, 0, 1,
+                           8ull << 20));
     else
       b.user = "bob";
     b.mem_fraction = 0.2;
@@ -324,7 +343,8 @@ struct DdpStrayContexts : Scenario {
   void setup(World& w) override {
     w.add_gpus(w.opt.gpus);
     TrainingJob job = w.add_training_job(default_job(w, all_gpus(w)));
-    for (size_t r = 1; r < job.ranks.size(); ++r) w.put_on_gpu(0, job.ranks[r], 500ull << 20);
+    for (size_t r = 1; r < job.ranks.size(); ++r)
+      w.put_on_gpu(0, job.ranks[r], 500ull << 20);
   }
 };
 
@@ -361,18 +381,22 @@ struct CpuContention : Scenario {
       for (uint32_t pid : ws) w.proc(pid)->state = "R";
     if (!steal) {
       int cpus = w.header.host.cpu_count.value_or(128);
-      ProcSpec other = make_proc(7777, 7700, "bob", "ffmpeg",
-                                 "ffmpeg -i raw/ -c:v libx265 -preset slow out.mkv", "R",
-                                 cpus * 0.93 * 100, 150, cpus, 8ull << 30);
+      ProcSpec other =
+          make_proc(7777, 7700, "bob", "ffmpeg",
+                    "ffmpeg -i raw/ -c:v libx265 -preset slow out.mkv", "R",
+                    cpus * 0.93 * 100, 150, cpus, 8ull << 30);
       w.add_proc(other);
     }
   }
   void step(World& w, const Step& st) override {
     w.healthy_step(st);
-    for (int g : all_gpus(w)) w.gpu_activity(g, (steal ? 50 : 45) + 10 * w.rng.normal());
+    for (int g : all_gpus(w))
+      w.gpu_activity(g, (steal ? 50 : 45) + 10 * w.rng.normal());
     if (steal) {
-      w.s.host.cpu_steal_pct = std::round(clamp_pct(25 + 4 * w.rng.normal()) * 10) / 10;
-      w.s.host.cpu_util_pct = std::round(clamp_pct(70 + 3 * w.rng.normal()) * 10) / 10;
+      w.s.host.cpu_steal_pct =
+          std::round(clamp_pct(25 + 4 * w.rng.normal()) * 10) / 10;
+      w.s.host.cpu_util_pct =
+          std::round(clamp_pct(70 + 3 * w.rng.normal()) * 10) / 10;
     }
   }
 };
@@ -380,7 +404,13 @@ struct CpuContention : Scenario {
 // ---- GPU health (rules of the GPU-health engineer) -------------------------
 
 struct Clocks : Scenario {
-  enum Kind { kThermal, kHotNoThrottle, kPowerBrake, kPowerCap, kPowerCapNearMax } kind;
+  enum Kind {
+    kThermal,
+    kHotNoThrottle,
+    kPowerBrake,
+    kPowerCap,
+    kPowerCapNearMax
+  } kind;
   explicit Clocks(Kind k) : kind(k) {}
   void setup(World& w) override {
     w.add_gpus(w.opt.gpus);
@@ -428,8 +458,10 @@ struct Pcie : Scenario {
   explicit Pcie(bool load) : under_load(load) {}
   void setup(World& w) override {
     w.add_gpus(w.opt.gpus);
-    if (under_load) w.add_training_job(default_job(w, all_gpus(w)));
-    else if (w.opt.gpus > 1) w.add_training_job(default_job(w, all_but_last(w)));
+    if (under_load)
+      w.add_training_job(default_job(w, all_gpus(w)));
+    else if (w.opt.gpus > 1)
+      w.add_training_job(default_job(w, all_but_last(w)));
   }
   void step(World& w, const Step& st) override {
     w.healthy_step(st);
@@ -465,8 +497,11 @@ struct Ecc : Scenario {
       e.kind = "xid";
       e.gpu = 0;
       e.code = 48;
-      e.text = fmt::format("NVRM: Xid (PCI:0000:{}): 48, pid=0, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.",
-                           w.header.gpus[0].pci_bus_id.substr(9, 7));
+      e.text = fmt::format(
+          "NVRM: Xid (PCI:0000:{}): 48, pid=0, An uncorrectable double bit "
+          "error (DBE) has been detected on GPU in the framebuffer at "
+          "partition 6, subpartition 0.",
+          w.header.gpus[0].pci_bus_id.substr(9, 7));
       w.s.events.push_back(e);
     }
   }
@@ -483,15 +518,29 @@ struct Xids : Scenario {
     double prev = st.frac - w.opt.interval_s / w.opt.duration_s;
     std::string bus = w.header.gpus[0].pci_bus_id.substr(9, 7);
     auto at = [&](double f) { return st.frac >= f && prev < f; };
-    auto xid = [&](int code, std::optional<uint32_t> p, const std::string& what) {
+    auto xid = [&](int code, std::optional<uint32_t> p,
+                   const std::string& what) {
       Event e;
       e.kind = "xid", e.gpu = 0, e.code = code, e.pid = p;
       e.text = fmt::format("NVRM: Xid (PCI:0000:{}): {}, {}", bus, code, what);
       w.s.events.push_back(e);
     };
-    if (at(0.2)) xid(13, pid, fmt::format("pid={}, name=python, Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address", pid));
-    if (at(0.4)) xid(31, pid, fmt::format("pid={}, name=python, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f12_3456f000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ", pid));
-    if (at(0.7)) xid(119, std::nullopt, "pid=0, name=, Timeout after 6s of waiting for RPC response from GPU0 GSP!");
+    if (at(0.2))
+      xid(13, pid,
+          fmt::format("pid={}, name=python, Graphics SM Warp Exception on (GPC "
+                      "0, TPC 1, SM 0): Out Of Range Address",
+                      pid));
+    if (at(0.4))
+      xid(31, pid,
+          fmt::format(
+              "pid={}, name=python, Ch 00000008, intr 00000000. MMU Fault: "
+              "ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f12_3456f000. Fault "
+              "is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+              pid));
+    if (at(0.7))
+      xid(119, std::nullopt,
+          "pid=0, name=, Timeout after 6s of waiting for RPC response from "
+          "GPU0 GSP!");
   }
 };
 
@@ -512,8 +561,9 @@ struct GpuLost : Scenario {
       lost.kind = "gpu_lost", lost.gpu = g, lost.text = "GPU is lost";
       Event xid;
       xid.kind = "xid", xid.gpu = g, xid.code = 79;
-      xid.text = fmt::format("NVRM: Xid (PCI:0000:{}): 79, pid=0, GPU has fallen off the bus.",
-                             w.header.gpus[g].pci_bus_id.substr(9, 7));
+      xid.text = fmt::format(
+          "NVRM: Xid (PCI:0000:{}): 79, pid=0, GPU has fallen off the bus.",
+          w.header.gpus[g].pci_bus_id.substr(9, 7));
       w.s.events.push_back(xid);
       w.s.events.push_back(lost);
     } else {
@@ -539,9 +589,11 @@ struct HeaderOnly : Scenario {
     if (kind == kPersistenceOff)
       for (GpuInfo& g : w.header.gpus) g.persistence_mode = false;
     if (kind == kCudaMismatch)
-      w.proc(job.ranks[0])->libs = {"libcudart.so.12.4.127", "libcublas.so.12.4.5.8",
+      w.proc(job.ranks[0])->libs = {"libcudart.so.12.4.127",
+                                    "libcublas.so.12.4.5.8",
                                     "libnccl.so.2.20.5"};
-    victim = job.workers.empty() || job.workers[0].empty() ? job.ranks[0] : job.workers[0][0];
+    victim = job.workers.empty() || job.workers[0].empty() ? job.ranks[0]
+                                                           : job.workers[0][0];
   }
   void step(World& w, const Step& st) override {
     w.healthy_step(st);
@@ -549,7 +601,11 @@ struct HeaderOnly : Scenario {
     if (kind == kOomKill && st.frac >= 0.6 && prev < 0.6) {
       Event e;
       e.kind = "oom_kill", e.pid = victim;
-      e.text = fmt::format("Out of memory: Killed process {} (pt_data_worker) total-vm:52428800kB, anon-rss:41943040kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:90000kB oom_score_adj:0", victim);
+      e.text = fmt::format(
+          "Out of memory: Killed process {} (pt_data_worker) "
+          "total-vm:52428800kB, anon-rss:41943040kB, file-rss:0kB, "
+          "shmem-rss:0kB, UID:1000 pgtables:90000kB oom_score_adj:0",
+          victim);
       w.s.events.push_back(e);
     }
   }
@@ -562,7 +618,8 @@ struct MissingFields : Scenario {
     w.add_gpus(w.opt.gpus);
     w.add_training_job(default_job(w, all_gpus(w)));
     w.header.gpus[0].memory_total_bytes.reset();
-    for (GpuInfo& g : w.header.gpus) g.pcie_max_gen.reset(), g.pcie_max_width.reset();
+    for (GpuInfo& g : w.header.gpus)
+      g.pcie_max_gen.reset(), g.pcie_max_width.reset();
     w.header.host.cpu_count.reset();
   }
   void post(World& w, Sample& out, const Step&) override {
@@ -570,10 +627,14 @@ struct MissingFields : Scenario {
       if (w.rng.chance(p)) field.reset();
     };
     for (GpuSample& g : out.gpus) {
-      drop(g.util_pct), drop(g.mem_util_pct), drop(g.mem_used_bytes), drop(g.temp_c);
-      drop(g.mem_temp_c), drop(g.power_w), drop(g.energy_mj_total), drop(g.sm_clock_mhz);
-      drop(g.mem_clock_mhz), drop(g.pstate), drop(g.clock_event_reasons), drop(g.pcie_gen);
-      drop(g.pcie_width), drop(g.pcie_tx_bytes_per_s), drop(g.pcie_rx_bytes_per_s);
+      drop(g.util_pct), drop(g.mem_util_pct), drop(g.mem_used_bytes),
+          drop(g.temp_c);
+      drop(g.mem_temp_c), drop(g.power_w), drop(g.energy_mj_total),
+          drop(g.sm_clock_mhz);
+      drop(g.mem_clock_mhz), drop(g.pstate), drop(g.clock_event_reasons),
+          drop(g.pcie_gen);
+      drop(g.pcie_width), drop(g.pcie_tx_bytes_per_s),
+          drop(g.pcie_rx_bytes_per_s);
       drop(g.ecc_sbe_volatile_total), drop(g.ecc_dbe_volatile_total);
       drop(g.retired_pages_pending), drop(g.remapped_rows_pending);
       drop(g.remapped_rows_failure), drop(g.pcie_replay_total);
@@ -582,8 +643,10 @@ struct MissingFields : Scenario {
       drop(g.processes, 0.2);
     }
     HostSample& h = out.host;
-    drop(h.cpu_util_pct), drop(h.cpu_iowait_pct), drop(h.cpu_steal_pct), drop(h.load1);
-    drop(h.mem_available_bytes), drop(h.swap_used_bytes), drop(h.swap_in_pages_per_s);
+    drop(h.cpu_util_pct), drop(h.cpu_iowait_pct), drop(h.cpu_steal_pct),
+        drop(h.load1);
+    drop(h.mem_available_bytes), drop(h.swap_used_bytes),
+        drop(h.swap_in_pages_per_s);
     drop(h.swap_out_pages_per_s), drop(h.disk_read_bytes_per_s);
     drop(h.disk_write_bytes_per_s), drop(h.disk_busy_pct);
     for (ProcessSample& p : out.processes) {
@@ -607,137 +670,309 @@ std::function<std::unique_ptr<Scenario>()> make(A... args) {
 // Every finding id of findings.md (the suite in tests/diagnose checks this
 // list against the file).
 const std::vector<std::string>& all_ids() {
-  static const std::vector<std::string> ids = {
-      "gpu-lost", "xid-error", "ecc-uncorrectable", "ecc-reset-required",
-      "thermal-throttling", "power-brake", "power-capping", "pcie-link-degraded",
-      "memory-pressure", "memory-leak", "orphaned-memory", "pid-namespace-blind",
-      "nvml-driver-mismatch", "input-bound", "io-bound", "host-swapping", "cpu-contention",
-      "gpu-idle-allocated", "gpu-imbalance", "gpu-shared-contention", "driver-cuda-mismatch",
-      "persistence-mode-off", "host-oom-kill"};
+  static const std::vector<std::string> ids = {"gpu-lost",
+                                               "xid-error",
+                                               "ecc-uncorrectable",
+                                               "ecc-reset-required",
+                                               "thermal-throttling",
+                                               "power-brake",
+                                               "power-capping",
+                                               "pcie-link-degraded",
+                                               "memory-pressure",
+                                               "memory-leak",
+                                               "orphaned-memory",
+                                               "pid-namespace-blind",
+                                               "nvml-driver-mismatch",
+                                               "input-bound",
+                                               "io-bound",
+                                               "host-swapping",
+                                               "cpu-contention",
+                                               "gpu-idle-allocated",
+                                               "gpu-imbalance",
+                                               "gpu-shared-contention",
+                                               "driver-cuda-mismatch",
+                                               "persistence-mode-off",
+                                               "host-oom-kill"};
   return ids;
 }
 
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> table = {
-      {{"healthy-training", "DDP job at ~95% util on every GPU, loaders keep up", 1, {},
+      {{"healthy-training",
+        "DDP job at ~95% util on every GPU, loaders keep up",
+        1,
+        {},
         all_ids()},
        make<Healthy>()},
-      {{"input-bound", "util cycles 3 s busy / 2 s idle (~5 s) while every loader worker runs at 99% CPU; the job alone saturates the host", 1,
-        {"input-bound"}, {"io-bound", "cpu-contention"}},
+      {{"input-bound",
+        "util cycles 3 s busy / 2 s idle (~5 s) while every loader worker runs "
+        "at 99% CPU; the job alone saturates the host",
+        1,
+        {"input-bound"},
+        {"io-bound", "cpu-contention"}},
        make<InputBound>()},
-      {{"io-bound", "util cycles 4 s busy / 6 s idle while loaders sit in disk sleep: iowait ~35%, disk 97% busy", 1,
-        {"io-bound"}, {"input-bound", "cpu-contention"}},
+      {{"io-bound",
+        "util cycles 4 s busy / 6 s idle while loaders sit in disk sleep: "
+        "iowait ~35%, disk 97% busy",
+        1,
+        {"io-bound"},
+        {"input-bound", "cpu-contention"}},
        make<IoBound>()},
-      {{"host-swapping", "host pages to swap: ~800 in / 1200 out pages/s, loaders with 40 GiB RSS", 1,
-        {"host-swapping"}, {}},
+      {{"host-swapping",
+        "host pages to swap: ~800 in / 1200 out pages/s, loaders with 40 GiB "
+        "RSS",
+        1,
+        {"host-swapping"},
+        {}},
        make<Swapping>(true)},
-      {{"swap-used-idle", "12 GiB parked in swap, no swap traffic", 1, {}, {"host-swapping"}},
+      {{"swap-used-idle",
+        "12 GiB parked in swap, no swap traffic",
+        1,
+        {},
+        {"host-swapping"}},
        make<Swapping>(false)},
-      {{"memory-leak", "rank 0's GPU memory grows one 20 MiB segment at a time, ~64 MiB/min (or 30% of the card over the trace)", 1,
-        {"memory-leak"}, {"memory-pressure"}},
+      {{"memory-leak",
+        "rank 0's GPU memory grows one 20 MiB segment at a time, ~64 MiB/min "
+        "(or 30% of the card over the trace)",
+        1,
+        {"memory-leak"},
+        {"memory-pressure"}},
        make<MemoryCurve>(MemoryCurve::kLeak)},
-      {{"caching-allocator", "rank 0 fills 85% of the card in the first 3% of the trace, then holds it flat", 1,
-        {}, {"memory-leak", "memory-pressure"}},
+      {{"caching-allocator",
+        "rank 0 fills 85% of the card in the first 3% of the trace, then holds "
+        "it flat",
+        1,
+        {},
+        {"memory-leak", "memory-pressure"}},
        make<MemoryCurve>(MemoryCurve::kCaching)},
-      {{"memory-step", "rank 0 steps once from 30 to 50 GiB at 40% of the trace", 1, {}, {"memory-leak"}},
+      {{"memory-step",
+        "rank 0 steps once from 30 to 50 GiB at 40% of the trace",
+        1,
+        {},
+        {"memory-leak"}},
        make<MemoryCurve>(MemoryCurve::kStep)},
-      {{"memory-pressure", "GPU 0 stays at 95% memory used", 1, {"memory-pressure"}, {"memory-leak"}},
+      {{"memory-pressure",
+        "GPU 0 stays at 95% memory used",
+        1,
+        {"memory-pressure"},
+        {"memory-leak"}},
        make<MemoryCurve>(MemoryCurve::kPressure)},
-      {{"zombie-memory", "zombie pid 9100 (parent 9000 launcher.py) holds 18 GiB on the last GPU", 1,
-        {"orphaned-memory"}, {"gpu-idle-allocated", "pid-namespace-blind"}},
+      {{"zombie-memory",
+        "zombie pid 9100 (parent 9000 launcher.py) holds 18 GiB on the last "
+        "GPU",
+        1,
+        {"orphaned-memory"},
+        {"gpu-idle-allocated", "pid-namespace-blind"}},
        make<Orphan>(Orphan::kZombie)},
-      {{"missing-owner", "pid 9200, missing from /proc, holds 12 GiB on the last GPU", 1,
-        {"orphaned-memory"}, {"gpu-idle-allocated", "pid-namespace-blind"}},
+      {{"missing-owner",
+        "pid 9200, missing from /proc, holds 12 GiB on the last GPU",
+        1,
+        {"orphaned-memory"},
+        {"gpu-idle-allocated", "pid-namespace-blind"}},
        make<Orphan>(Orphan::kMissing)},
-      {{"unaccounted-memory", "the last GPU has 22 GiB used and no process listed", 1,
-        {"orphaned-memory"}, {"gpu-idle-allocated"}},
+      {{"unaccounted-memory",
+        "the last GPU has 22 GiB used and no process listed",
+        1,
+        {"orphaned-memory"},
+        {"gpu-idle-allocated"}},
        make<Orphan>(Orphan::kUnaccounted)},
-      {{"container-pid-namespace", "collector in a container: NVML's host pids are missing from its /proc", 1,
-        {"pid-namespace-blind"}, {"orphaned-memory", "gpu-idle-allocated", "input-bound"}},
+      {{"container-pid-namespace",
+        "collector in a container: NVML's host pids are missing from its /proc",
+        1,
+        {"pid-namespace-blind"},
+        {"orphaned-memory", "gpu-idle-allocated", "input-bound"}},
        make<ContainerNamespace>()},
-      {{"gpu-idle-allocated", "a Jupyter kernel holds 10 GiB on GPU 0 at 0% util", 1,
-        {"gpu-idle-allocated"}, {"orphaned-memory"}},
+      {{"gpu-idle-allocated",
+        "a Jupyter kernel holds 10 GiB on GPU 0 at 0% util",
+        1,
+        {"gpu-idle-allocated"},
+        {"orphaned-memory"}},
        make<IdleAllocated>()},
-      {{"idle-gpu", "no process; only the driver's 512 MiB; PCIe down-trained to gen 1 at idle", 1,
-        {}, {"gpu-idle-allocated", "orphaned-memory", "pcie-link-degraded"}},
+      {{"idle-gpu",
+        "no process; only the driver's 512 MiB; PCIe down-trained to gen 1 at "
+        "idle",
+        1,
+        {},
+        {"gpu-idle-allocated", "orphaned-memory", "pcie-link-degraded"}},
        make<IdleGpu>()},
-      {{"ddp-imbalance", "torchrun job: GPU 0 at ~96%, the other GPUs at ~22%", 2,
-        {"gpu-imbalance"}, {"input-bound", "cpu-contention"}},
+      {{"ddp-imbalance",
+        "torchrun job: GPU 0 at ~96%, the other GPUs at ~22%",
+        2,
+        {"gpu-imbalance"},
+        {"input-bound", "cpu-contention"}},
        make<DdpImbalance>()},
-      {{"ddp-imbalance-mpirun", "mpirun job: GPU 0 at ~96%, the other ranks' GPUs at ~22%", 2,
-        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+      {{"ddp-imbalance-mpirun",
+        "mpirun job: GPU 0 at ~96%, the other ranks' GPUs at ~22%",
+        2,
+        {"gpu-imbalance"},
+        {"input-bound", "cpu-contention", "gpu-shared-contention"}},
        make<DdpImbalance>("mpirun")},
-      {{"ddp-imbalance-deepspeed", "deepspeed -> deepspeed.launcher.launch -> ranks: GPU 0 at ~96%, the others ~22%", 2,
-        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+      {{"ddp-imbalance-deepspeed",
+        "deepspeed -> deepspeed.launcher.launch -> ranks: GPU 0 at ~96%, the "
+        "others ~22%",
+        2,
+        {"gpu-imbalance"},
+        {"input-bound", "cpu-contention", "gpu-shared-contention"}},
        make<DdpImbalance>("deepspeed")},
-      {{"ddp-imbalance-accelerate", "accelerate launch job: GPU 0 at ~96%, the others ~22%", 2,
-        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+      {{"ddp-imbalance-accelerate",
+        "accelerate launch job: GPU 0 at ~96%, the others ~22%",
+        2,
+        {"gpu-imbalance"},
+        {"input-bound", "cpu-contention", "gpu-shared-contention"}},
        make<DdpImbalance>("accelerate")},
-      {{"ddp-imbalance-srun", "Slurm step (ranks under slurmstepd): GPU 0 at ~96%, the others ~22%", 2,
-        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+      {{"ddp-imbalance-srun",
+        "Slurm step (ranks under slurmstepd): GPU 0 at ~96%, the others ~22%",
+        2,
+        {"gpu-imbalance"},
+        {"input-bound", "cpu-contention", "gpu-shared-contention"}},
        make<DdpImbalance>("srun")},
-      {{"ddp-imbalance-hidden-launcher", "torchrun job whose launcher is not in processes[] (as older versions recorded it): GPU 0 ~96%, others ~22%", 2,
-        {"gpu-imbalance"}, {"input-bound", "cpu-contention", "gpu-shared-contention"}},
+      {{"ddp-imbalance-hidden-launcher",
+        "torchrun job whose launcher is not in processes[] (as older versions "
+        "recorded it): GPU 0 ~96%, others ~22%",
+        2,
+        {"gpu-imbalance"},
+        {"input-bound", "cpu-contention", "gpu-shared-contention"}},
        make<DdpImbalance>("torchrun", false)},
-      {{"unrelated-jobs", "two single-GPU jobs of two users from two shells: GPU 0 ~95%, GPU 1 ~20%", 2,
-        {}, {"gpu-imbalance", "gpu-shared-contention"}},
+      {{"unrelated-jobs",
+        "two single-GPU jobs of two users from two shells: GPU 0 ~95%, GPU 1 "
+        "~20%",
+        2,
+        {},
+        {"gpu-imbalance", "gpu-shared-contention"}},
        make<UnrelatedJobs>()},
-      {{"unrelated-jobs-one-shell", "two single-GPU jobs started from one tmux bash: GPU 0 ~95%, GPU 1 ~20%", 2,
-        {}, {"gpu-imbalance", "gpu-shared-contention"}},
+      {{"unrelated-jobs-one-shell",
+        "two single-GPU jobs started from one tmux bash: GPU 0 ~95%, GPU 1 "
+        "~20%",
+        2,
+        {},
+        {"gpu-imbalance", "gpu-shared-contention"}},
        make<UnrelatedJobs>(true)},
-      {{"ddp-stray-contexts", "healthy DDP job whose ranks also hold a 500 MiB context on GPU 0", 2,
-        {}, {"gpu-shared-contention", "gpu-imbalance"}},
+      {{"ddp-stray-contexts",
+        "healthy DDP job whose ranks also hold a 500 MiB context on GPU 0",
+        2,
+        {},
+        {"gpu-shared-contention", "gpu-imbalance"}},
        make<DdpStrayContexts>()},
-      {{"shared-gpu", "three users' jobs run on GPU 0 in the default compute mode", 1,
-        {"gpu-shared-contention"}, {}},
+      {{"shared-gpu",
+        "three users' jobs run on GPU 0 in the default compute mode",
+        1,
+        {"gpu-shared-contention"},
+        {}},
        make<SharedGpu>()},
-      {{"cpu-contention", "an ffmpeg of another user takes ~93% of the host's CPUs; the job's GPUs run at ~45%", 1,
-        {"cpu-contention"}, {"input-bound"}},
+      {{"cpu-contention",
+        "an ffmpeg of another user takes ~93% of the host's CPUs; the job's "
+        "GPUs run at ~45%",
+        1,
+        {"cpu-contention"},
+        {"input-bound"}},
        make<CpuContention>(false)},
-      {{"cpu-steal", "VM with ~25% CPU steal; the job's GPUs run at ~50%", 1,
-        {"cpu-contention"}, {"input-bound"}},
+      {{"cpu-steal",
+        "VM with ~25% CPU steal; the job's GPUs run at ~50%",
+        1,
+        {"cpu-contention"},
+        {"input-bound"}},
        make<CpuContention>(true)},
-      {{"thermal-throttling", "GPU 0 at 88-90 C with sw_thermal_slowdown in 90% of samples, SM clock ~1050 MHz", 1,
-        {"thermal-throttling"}, {}},
+      {{"thermal-throttling",
+        "GPU 0 at 88-90 C with sw_thermal_slowdown in 90% of samples, SM clock "
+        "~1050 MHz",
+        1,
+        {"thermal-throttling"},
+        {}},
        make<Clocks>(Clocks::kThermal)},
-      {{"hot-no-throttle", "GPU 0 at 84-85 C, no throttle reason, clocks at max", 1, {}, {"thermal-throttling"}},
+      {{"hot-no-throttle",
+        "GPU 0 at 84-85 C, no throttle reason, clocks at max",
+        1,
+        {},
+        {"thermal-throttling"}},
        make<Clocks>(Clocks::kHotNoThrottle)},
-      {{"power-brake", "GPU 0: hw_slowdown + hw_power_brake_slowdown from 30% to 60% of the trace, SM ~600 MHz", 1,
-        {"power-brake"}, {}},
+      {{"power-brake",
+        "GPU 0: hw_slowdown + hw_power_brake_slowdown from 30% to 60% of the "
+        "trace, SM ~600 MHz",
+        1,
+        {"power-brake"},
+        {}},
        make<Clocks>(Clocks::kPowerBrake)},
-      {{"power-cap", "GPU 0: sw_power_cap at 400 W holds SM at ~1100 of 1410 MHz", 1, {"power-capping"}, {}},
+      {{"power-cap",
+        "GPU 0: sw_power_cap at 400 W holds SM at ~1100 of 1410 MHz",
+        1,
+        {"power-capping"},
+        {}},
        make<Clocks>(Clocks::kPowerCap)},
-      {{"power-cap-near-max", "GPU 0: sw_power_cap active but SM at 1395 of 1410 MHz", 1, {}, {"power-capping"}},
+      {{"power-cap-near-max",
+        "GPU 0: sw_power_cap active but SM at 1395 of 1410 MHz",
+        1,
+        {},
+        {"power-capping"}},
        make<Clocks>(Clocks::kPowerCapNearMax)},
-      {{"pcie-degraded", "GPU 0 runs PCIe gen 3 x8 (max gen 4 x16) under load", 1, {"pcie-link-degraded"}, {}},
+      {{"pcie-degraded",
+        "GPU 0 runs PCIe gen 3 x8 (max gen 4 x16) under load",
+        1,
+        {"pcie-link-degraded"},
+        {}},
        make<Pcie>(true)},
-      {{"pcie-idle-downtrain", "the last GPU is idle and down-trained to gen 1 (power saving)", 1,
-        {}, {"pcie-link-degraded"}},
+      {{"pcie-idle-downtrain",
+        "the last GPU is idle and down-trained to gen 1 (power saving)",
+        1,
+        {},
+        {"pcie-link-degraded"}},
        make<Pcie>(false)},
-      {{"ecc-sbe-only", "GPU 0's correctable (SBE) count grows ~1/min; no DBE", 1, {},
+      {{"ecc-sbe-only",
+        "GPU 0's correctable (SBE) count grows ~1/min; no DBE",
+        1,
+        {},
         {"ecc-uncorrectable", "ecc-reset-required", "xid-error"}},
        make<Ecc>(false)},
-      {{"ecc-dbe", "GPU 0: 2 DBEs (Xid 48) half-way, then retired pages and row remapping pending", 1,
-        {"ecc-uncorrectable", "ecc-reset-required", "xid-error"}, {}},
+      {{"ecc-dbe",
+        "GPU 0: 2 DBEs (Xid 48) half-way, then retired pages and row remapping "
+        "pending",
+        1,
+        {"ecc-uncorrectable", "ecc-reset-required", "xid-error"},
+        {}},
        make<Ecc>(true)},
-      {{"xid-events", "GPU 0: Xid 13 at 20%, Xid 31 at 40% (rank 0), Xid 119 at 70%", 1, {"xid-error"}, {}},
+      {{"xid-events",
+        "GPU 0: Xid 13 at 20%, Xid 31 at 40% (rank 0), Xid 119 at 70%",
+        1,
+        {"xid-error"},
+        {}},
        make<Xids>()},
-      {{"gpu-lost", "the last GPU falls off the bus (Xid 79) half-way; the other ranks stall at 0%", 1,
+      {{"gpu-lost",
+        "the last GPU falls off the bus (Xid 79) half-way; the other ranks "
+        "stall at 0%",
+        1,
         {"gpu-lost", "xid-error"},
-        {"gpu-idle-allocated", "input-bound", "orphaned-memory", "gpu-imbalance", "memory-leak"}},
+        {"gpu-idle-allocated", "input-bound", "orphaned-memory",
+         "gpu-imbalance", "memory-leak"}},
        make<GpuLost>()},
-      {{"nvml-driver-mismatch", "NVML reports a driver/library version mismatch; no GPU data", 1,
-        {"nvml-driver-mismatch"}, {}},
+      {{"nvml-driver-mismatch",
+        "NVML reports a driver/library version mismatch; no GPU data",
+        1,
+        {"nvml-driver-mismatch"},
+        {}},
        make<HeaderOnly>(HeaderOnly::kDriverMismatch)},
-      {{"persistence-off", "healthy job, persistence mode off on every GPU", 1, {"persistence-mode-off"}, {}},
+      {{"persistence-off",
+        "healthy job, persistence mode off on every GPU",
+        1,
+        {"persistence-mode-off"},
+        {}},
        make<HeaderOnly>(HeaderOnly::kPersistenceOff)},
-      {{"driver-cuda-mismatch", "rank 0 loads libcudart 12.4 on a driver that supports CUDA 12.2", 1,
-        {"driver-cuda-mismatch"}, {}},
+      {{"driver-cuda-mismatch",
+        "rank 0 loads libcudart 12.4 on a driver that supports CUDA 12.2",
+        1,
+        {"driver-cuda-mismatch"},
+        {}},
        make<HeaderOnly>(HeaderOnly::kCudaMismatch)},
-      {{"host-oom-kill", "the kernel OOM-kills a loader worker at 60%", 1, {"host-oom-kill"}, {}},
+      {{"host-oom-kill",
+        "the kernel OOM-kills a loader worker at 60%",
+        1,
+        {"host-oom-kill"},
+        {}},
        make<HeaderOnly>(HeaderOnly::kOomKill)},
-      {{"missing-fields", "healthy job; ~30% of optional fields null, GPU 0 total memory and cpu_count unknown", 1,
-        {}, all_ids()},
+      {{"missing-fields",
+        "healthy job; ~30% of optional fields null, GPU 0 total memory and "
+        "cpu_count unknown",
+        1,
+        {},
+        all_ids()},
        make<MissingFields>()},
   };
   return table;
@@ -775,10 +1010,13 @@ struct Generator::Impl {
 
 Generator::Generator(std::string_view name, const Options& options) {
   const Entry* e = find_entry(name);
-  if (!e) throw std::invalid_argument(fmt::format("unknown scenario '{}' (see --list)", name));
+  if (!e)
+    throw std::invalid_argument(
+        fmt::format("unknown scenario '{}' (see --list)", name));
   if (options.gpus < e->info.min_gpus || options.gpus > 64)
-    throw std::invalid_argument(fmt::format("scenario '{}' needs {} to 64 GPUs, got {}", name,
-                                            e->info.min_gpus, options.gpus));
+    throw std::invalid_argument(
+        fmt::format("scenario '{}' needs {} to 64 GPUs, got {}", name,
+                    e->info.min_gpus, options.gpus));
   if (!(options.duration_s > 0) || !(options.interval_s > 0))
     throw std::invalid_argument("duration and interval must be positive");
   impl_ = std::make_unique<Impl>(options);
@@ -786,7 +1024,8 @@ Generator::Generator(std::string_view name, const Options& options) {
   impl_->scenario->setup(impl_->world);
   // duration / interval samples, the first at start_t: 24 h at 1 s = 86400.
   impl_->count = std::max<size_t>(
-      1, static_cast<size_t>(std::floor(options.duration_s / options.interval_s + 1e-9)));
+      1, static_cast<size_t>(
+             std::floor(options.duration_s / options.interval_s + 1e-9)));
 }
 
 Generator::~Generator() = default;
@@ -808,8 +1047,8 @@ bool Generator::next(Sample& out) {
   return true;
 }
 
-std::vector<Sample> generate_all(std::string_view scenario, const Options& options,
-                                 TraceHeader* header) {
+std::vector<Sample> generate_all(std::string_view scenario,
+                                 const Options& options, TraceHeader* header) {
   Generator gen(scenario, options);
   if (header) *header = gen.header();
   std::vector<Sample> out(gen.sample_count());

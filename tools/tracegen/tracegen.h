@@ -62,7 +62,8 @@ class Generator {
 };
 
 // All samples of a (small) scenario in memory, for tests.
-std::vector<Sample> generate_all(std::string_view scenario, const Options& options,
+std::vector<Sample> generate_all(std::string_view scenario,
+                                 const Options& options,
                                  TraceHeader* header = nullptr);
 
 }  // namespace gd::tracegen

@@ -61,8 +61,8 @@ void World::add_gpus(int n) {
     g.index = i;
     uint64_t h = 0x5f0f0000ull + static_cast<uint64_t>(i) * 7919 + opt.seed;
     g.uuid = fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-                         static_cast<uint32_t>(splitmix64(h)), i, 0x4a1c, 0x9e37,
-                         splitmix64(h) & 0xffffffffffffull);
+                         static_cast<uint32_t>(splitmix64(h)), i, 0x4a1c,
+                         0x9e37, splitmix64(h) & 0xffffffffffffull);
     g.name = "NVIDIA A100-SXM4-80GB";
     g.pci_bus_id = fmt::format("00000000:{}:00.0", kBus[i % 8]);
     g.serial = fmt::format("15621210{:05d}", 1000 + i);
@@ -151,38 +151,49 @@ uint64_t World::gpu_total(int g) const {
   return header.gpus.at(g).memory_total_bytes.value_or(kA100Bytes);
 }
 
-uint32_t World::add_launcher(const JobSpec& spec, uint32_t pid, uint32_t& next_pid) {
+uint32_t World::add_launcher(const JobSpec& spec, uint32_t pid,
+                             uint32_t& next_pid) {
   size_t n = spec.gpus.size();
-  auto launcher = [&](uint32_t p, uint32_t ppid, std::string name, std::string cmdline) {
+  auto launcher = [&](uint32_t p, uint32_t ppid, std::string name,
+                      std::string cmdline) {
     if (!spec.launcher_visible) return;
-    add_proc(make_proc(p, ppid, spec.user, std::move(name), std::move(cmdline), "S", 0.3,
-                       0.1, 4, 300ull << 20));
+    add_proc(make_proc(p, ppid, spec.user, std::move(name), std::move(cmdline),
+                       "S", 0.3, 0.1, 4, 300ull << 20));
   };
   const std::string& kind = spec.launcher_kind;
   if (kind == "torchrun") {
-    launcher(pid, spec.parent_pid, "torchrun",
-             fmt::format("/usr/bin/python3 /usr/local/bin/torchrun --nproc_per_node={} {}", n,
-                         spec.script));
+    launcher(
+        pid, spec.parent_pid, "torchrun",
+        fmt::format(
+            "/usr/bin/python3 /usr/local/bin/torchrun --nproc_per_node={} {}",
+            n, spec.script));
   } else if (kind == "mpirun") {
-    launcher(pid, spec.parent_pid, "mpirun",
-             fmt::format("mpirun -np {} --bind-to none python {}", n, spec.script));
+    launcher(
+        pid, spec.parent_pid, "mpirun",
+        fmt::format("mpirun -np {} --bind-to none python {}", n, spec.script));
   } else if (kind == "deepspeed") {
-    // deepspeed (console script) -> python -m deepspeed.launcher.launch -> ranks.
+    // deepspeed (console script) -> python -m deepspeed.launcher.launch ->
+    // ranks.
     launcher(pid, spec.parent_pid, "deepspeed",
-             fmt::format("/usr/bin/python3 /usr/local/bin/deepspeed --num_gpus={} {}", n,
-                         spec.script));
+             fmt::format(
+                 "/usr/bin/python3 /usr/local/bin/deepspeed --num_gpus={} {}",
+                 n, spec.script));
     uint32_t inner = next_pid++;
-    launcher(inner, pid, "python3",
-             fmt::format("/usr/bin/python3 -u -m deepspeed.launcher.launch "
-                         "--world_info=eyJsb2NhbGhvc3QiOiBbMF19 --master_addr=127.0.0.1 "
-                         "--master_port=29500 {}",
-                         spec.script));
+    launcher(
+        inner, pid, "python3",
+        fmt::format(
+            "/usr/bin/python3 -u -m deepspeed.launcher.launch "
+            "--world_info=eyJsb2NhbGhvc3QiOiBbMF19 --master_addr=127.0.0.1 "
+            "--master_port=29500 {}",
+            spec.script));
     return inner;
   } else if (kind == "accelerate") {
-    launcher(pid, spec.parent_pid, "accelerate",
-             fmt::format("/usr/bin/python3 /usr/local/bin/accelerate launch --multi_gpu "
-                         "--num_processes {} {}",
-                         n, spec.script));
+    launcher(
+        pid, spec.parent_pid, "accelerate",
+        fmt::format(
+            "/usr/bin/python3 /usr/local/bin/accelerate launch --multi_gpu "
+            "--num_processes {} {}",
+            n, spec.script));
   } else if (kind == "srun") {
     // On the compute node Slurm's step daemon forks the tasks.
     launcher(pid, 1, "slurmstepd", fmt::format("slurmstepd: [{}.0]", 4242));
@@ -197,8 +208,9 @@ TrainingJob World::add_training_job(const JobSpec& spec) {
   bool multi = spec.gpus.size() > 1 && spec.launcher;
   uint32_t next_pid = spec.base_pid;
   uint32_t rank_parent = spec.parent_pid;
-  const std::vector<std::string> libs = {"libcudart.so.12.1.105", "libcublas.so.12.1.3.1",
-                                         "libcudnn.so.8.9.2", "libnccl.so.2.18.3"};
+  const std::vector<std::string> libs = {
+      "libcudart.so.12.1.105", "libcublas.so.12.1.3.1", "libcudnn.so.8.9.2",
+      "libnccl.so.2.18.3"};
   if (multi) {
     job.launcher = next_pid++;
     rank_parent = add_launcher(spec, job.launcher, next_pid);
@@ -210,16 +222,18 @@ TrainingJob World::add_training_job(const JobSpec& spec) {
   for (int r = 0; r < ranks; ++r) {
     uint32_t pid = next_pid++;
     job.ranks.push_back(pid);
-    ProcSpec rank = make_proc(
-        pid, rank_parent, spec.user, "python",
-        multi ? fmt::format("/usr/bin/python3 -u {} --local_rank={}", spec.script, r)
-              : fmt::format("python {} --bs 256", spec.script),
-        "R", spec.main_cpu, 3, 37, 20ull << 30);
+    ProcSpec rank =
+        make_proc(pid, rank_parent, spec.user, "python",
+                  multi ? fmt::format("/usr/bin/python3 -u {} --local_rank={}",
+                                      spec.script, r)
+                        : fmt::format("python {} --bs 256", spec.script),
+                  "R", spec.main_cpu, 3, 37, 20ull << 30);
     rank.libs = libs;
     add_proc(rank);
     int g = spec.gpus[r];
     put_on_gpu(g, pid,
-               static_cast<uint64_t>(spec.mem_fraction * static_cast<double>(gpu_total(g))));
+               static_cast<uint64_t>(spec.mem_fraction *
+                                     static_cast<double>(gpu_total(g))));
   }
   job.workers.resize(ranks);
   for (int w = 0; w < total_workers; ++w) {
@@ -263,12 +277,13 @@ void World::gpu_activity(int g, double util) {
   gs.pstate = 0;
   gs.clock_event_reasons.emplace();
   if (idle) gs.clock_event_reasons->push_back("gpu_idle");
-  gs.pcie_gen = idle ? 1 : info.pcie_max_gen.value_or(4);  // ASPM down-trains idle links
+  gs.pcie_gen =
+      idle ? 1 : info.pcie_max_gen.value_or(4);  // ASPM down-trains idle links
   gs.pcie_width = info.pcie_max_width.value_or(16);
-  gs.pcie_rx_bytes_per_s =
-      static_cast<uint64_t>(std::max(0.0, u / 100 * 5.4e9 * (1 + 0.1 * rng.normal())));
-  gs.pcie_tx_bytes_per_s =
-      static_cast<uint64_t>(std::max(0.0, u / 100 * 1.2e9 * (1 + 0.1 * rng.normal())));
+  gs.pcie_rx_bytes_per_s = static_cast<uint64_t>(
+      std::max(0.0, u / 100 * 5.4e9 * (1 + 0.1 * rng.normal())));
+  gs.pcie_tx_bytes_per_s = static_cast<uint64_t>(
+      std::max(0.0, u / 100 * 1.2e9 * (1 + 0.1 * rng.normal())));
 }
 
 void World::gpu_memory(int g) {
@@ -276,7 +291,8 @@ void World::gpu_memory(int g) {
   if (gs.lost) return;
   double used = driver_reserve_bytes;
   if (gs.processes)
-    for (const GpuProcess& p : *gs.processes) used += static_cast<double>(p.used_bytes.value_or(0));
+    for (const GpuProcess& p : *gs.processes)
+      used += static_cast<double>(p.used_bytes.value_or(0));
   gs.mem_used_bytes =
       static_cast<uint64_t>(std::min(used, static_cast<double>(gpu_total(g))));
 }
@@ -302,8 +318,13 @@ void World::host_baseline() {
   }
   int cpus = header.host.cpu_count.value_or(128);
   HostSample& h = s.host;
-  h.cpu_util_pct = std::round(std::clamp(cores / cpus * 100 + 0.3 * rng.normal(), 0.0, 100.0) * 10) / 10;
-  h.cpu_iowait_pct = std::round(std::max(0.0, 0.3 + 0.1 * rng.normal()) * 100) / 100;
+  h.cpu_util_pct =
+      std::round(
+          std::clamp(cores / cpus * 100 + 0.3 * rng.normal(), 0.0, 100.0) *
+          10) /
+      10;
+  h.cpu_iowait_pct =
+      std::round(std::max(0.0, 0.3 + 0.1 * rng.normal()) * 100) / 100;
   h.cpu_steal_pct = 0.0;
   h.load1 = std::round(std::max(0.0, cores + 0.5 * rng.normal()) * 100) / 100;
   uint64_t total = header.host.mem_total_bytes.value_or(1024ull << 30);
@@ -312,9 +333,12 @@ void World::host_baseline() {
   h.swap_used_bytes = 0;
   h.swap_in_pages_per_s = 0.0;
   h.swap_out_pages_per_s = 0.0;
-  h.disk_read_bytes_per_s = static_cast<uint64_t>(std::max(0.0, 30e6 + 5e6 * rng.normal()));
-  h.disk_write_bytes_per_s = static_cast<uint64_t>(std::max(0.0, 2e6 + 1e6 * rng.normal()));
-  h.disk_busy_pct = std::round(std::clamp(4 + rng.normal(), 0.0, 100.0) * 10) / 10;
+  h.disk_read_bytes_per_s =
+      static_cast<uint64_t>(std::max(0.0, 30e6 + 5e6 * rng.normal()));
+  h.disk_write_bytes_per_s =
+      static_cast<uint64_t>(std::max(0.0, 2e6 + 1e6 * rng.normal()));
+  h.disk_busy_pct =
+      std::round(std::clamp(4 + rng.normal(), 0.0, 100.0) * 10) / 10;
 }
 
 void World::healthy_step(const Step& st) {

@@ -23,8 +23,8 @@ class Rng {
  public:
   explicit Rng(uint64_t seed);
   uint64_t next();
-  double uniform();                       // [0, 1)
-  double normal() {                       // ~N(0,1): sum of 4 uniforms
+  double uniform();  // [0, 1)
+  double normal() {  // ~N(0,1): sum of 4 uniforms
     return (uniform() + uniform() + uniform() + uniform() - 2.0) * 1.7320508;
   }
   bool chance(double p) { return uniform() < p; }
@@ -51,19 +51,20 @@ struct ProcSpec {
 };
 
 inline ProcSpec make_proc(uint32_t pid, uint32_t ppid, std::string user,
-                          std::string name, std::string cmdline, std::string state,
-                          double cpu, double cpu_noise = 0.5, int threads = 1,
-                          uint64_t rss = 1ull << 30) {
+                          std::string name, std::string cmdline,
+                          std::string state, double cpu, double cpu_noise = 0.5,
+                          int threads = 1, uint64_t rss = 1ull << 30) {
   ProcSpec p;
-  p.pid = pid, p.ppid = ppid, p.user = std::move(user), p.name = std::move(name);
+  p.pid = pid, p.ppid = ppid, p.user = std::move(user),
+  p.name = std::move(name);
   p.cmdline = std::move(cmdline), p.state = std::move(state);
   p.cpu = cpu, p.cpu_noise = cpu_noise, p.threads = threads, p.rss = rss;
   return p;
 }
 
 struct TrainingJob {
-  uint32_t launcher = 0;  // the pid that groups the ranks, 0 for one GPU
-  std::vector<uint32_t> ranks;               // one per GPU, in GPU order
+  uint32_t launcher = 0;        // the pid that groups the ranks, 0 for one GPU
+  std::vector<uint32_t> ranks;  // one per GPU, in GPU order
   std::vector<std::vector<uint32_t>> workers;  // per rank
 };
 
@@ -77,7 +78,7 @@ struct JobSpec {
   double mem_fraction = 0.6;  // of each GPU's memory, held by the rank
   double worker_cpu = 30;     // % of one CPU per worker
   double main_cpu = 100;
-  bool launcher = true;       // a launcher when more than one GPU
+  bool launcher = true;  // a launcher when more than one GPU
   // Which launcher starts the ranks: torchrun, mpirun, deepspeed,
   // accelerate or srun (Slurm: ranks are children of slurmstepd).
   std::string launcher_kind = "torchrun";
@@ -103,7 +104,8 @@ class World {
   size_t add_proc(const ProcSpec& spec);
   ProcessSample* proc(uint32_t pid);
   void set_cpu(uint32_t pid, double mean, double noise);
-  void put_on_gpu(int g, uint32_t pid, uint64_t bytes, const char* type = "compute");
+  void put_on_gpu(int g, uint32_t pid, uint64_t bytes,
+                  const char* type = "compute");
   GpuProcess* gpu_proc(int g, uint32_t pid);
   uint64_t gpu_total(int g) const;
   TrainingJob add_training_job(const JobSpec& spec);

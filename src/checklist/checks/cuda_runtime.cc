@@ -1,9 +1,9 @@
 // cuda-runtime: the CUDA runtime each GPU process maps (libcudart.so.X.Y or
-// pip's libcudart-<hash>.so.X.Y in /proc/PID/maps) against the highest CUDA version the driver supports.
-// A newer major fails ("driver version is insufficient"); a newer minor of
-// the same major runs under CUDA minor version compatibility with limited
-// features (no JIT of newer PTX), so it warns. (diagnose's
-// driver-cuda-mismatch rule has the finer cases, e.g. cuda-compat.)
+// pip's libcudart-<hash>.so.X.Y in /proc/PID/maps) against the highest CUDA
+// version the driver supports. A newer major fails ("driver version is
+// insufficient"); a newer minor of the same major runs under CUDA minor version
+// compatibility with limited features (no JIT of newer PTX), so it warns.
+// (diagnose's driver-cuda-mismatch rule has the finer cases, e.g. cuda-compat.)
 #include <fmt/format.h>
 
 #include <map>

@@ -4,9 +4,9 @@
 // of 64 MiB makes them die with "bus error" or "No space left on device".
 #include <fmt/format.h>
 
-#include "model/process_tree.h"
 #include "checklist/check_util.h"
 #include "common/bytes_text.h"
+#include "model/process_tree.h"
 
 namespace gd {
 

@@ -10,9 +10,9 @@
 #include <set>
 
 #include "diagnose/evidence.h"
-#include "model/process_tree.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -68,7 +68,8 @@ class CpuContentionRule : public Rule {
           any = true;
           if (*g.util_pct < slow_util_pct_) {
             slow_gpus.push_back(gi);
-            if (std::find(slow_pids.begin(), slow_pids.end(), job.pid) == slow_pids.end())
+            if (std::find(slow_pids.begin(), slow_pids.end(), job.pid) ==
+                slow_pids.end())
               slow_pids.push_back(job.pid);
             gpu_util_.add(*g.util_pct);
           }
@@ -83,8 +84,8 @@ class CpuContentionRule : public Rule {
     if (s.host.cpu_util_pct && cpu_count_) {
       double busy = *s.host.cpu_util_pct / 100 * *cpu_count_;
       other_cores = std::max(0.0, busy - job_cores);
-      saturated_by_others = *s.host.cpu_util_pct >= saturated_pct_ && busy > 0 &&
-                            other_cores / busy >= min_other_share_;
+      saturated_by_others = *s.host.cpu_util_pct >= saturated_pct_ &&
+                            busy > 0 && other_cores / busy >= min_other_share_;
     }
     bool stolen = s.host.cpu_steal_pct && *s.host.cpu_steal_pct >= steal_pct_;
     if (!saturated_by_others && !stolen) return;
@@ -107,7 +108,8 @@ class CpuContentionRule : public Rule {
 
   std::vector<Finding> finish() override {
     if (static_cast<double>(tracked_) < min_samples_ || hit_.empty()) return {};
-    double frac = static_cast<double>(hit_.count) / static_cast<double>(tracked_);
+    double frac =
+        static_cast<double>(hit_.count) / static_cast<double>(tracked_);
     if (frac < min_fraction_) return {};
 
     std::vector<std::pair<double, const Offender*>> ranked;
@@ -125,17 +127,19 @@ class CpuContentionRule : public Rule {
     for (const auto& [cpu, o] : ranked) {
       if (cpu < 50) continue;  // not worth naming: under half a CPU
       f.pids.push_back(o->label.pid);
-      top += fmt::format("{}{} {:.0f}%", top.empty() ? "" : ", ", o->label.text(), cpu);
+      top += fmt::format("{}{} {:.0f}%", top.empty() ? "" : ", ",
+                         o->label.text(), cpu);
     }
     for (uint32_t p : job_pids_) f.pids.push_back(p);
     f.start = hit_.first;
     f.end = hit_.last;
     bool mostly_steal = stolen_count_ * 2 > hit_.count;
-    f.title = mostly_steal
-                  ? "The hypervisor steals CPU time from the GPU job"
-                  : "Other processes take the CPUs the GPU job needs";
-    std::string steal = steal_.empty() ? "" : fmt::format(", steal {:.0f}% (peak {:.0f}%)",
-                                                          steal_.mean(), steal_.max);
+    f.title = mostly_steal ? "The hypervisor steals CPU time from the GPU job"
+                           : "Other processes take the CPUs the GPU job needs";
+    std::string steal = steal_.empty()
+                            ? ""
+                            : fmt::format(", steal {:.0f}% (peak {:.0f}%)",
+                                          steal_.mean(), steal_.max);
     f.evidence = fmt::format(
         "in {} of {} samples ({}) GPU {} averaged {:.0f}% util while host CPUs "
         "were {:.0f}% busy{}{}: processes outside the GPU job used ~{:.1f} "
@@ -143,7 +147,8 @@ class CpuContentionRule : public Rule {
         format_fraction(frac), tracked_, format_range(hit_.first, hit_.last),
         join_ints(f.gpus), gpu_util_.mean(), host_util_.mean(),
         cpu_count_ ? fmt::format(" of {} CPUs", *cpu_count_) : "", steal,
-        other_cores_.mean(), top.empty() ? "" : " (" + top + ")", job_cores_.mean());
+        other_cores_.mean(), top.empty() ? "" : " (" + top + ")",
+        job_cores_.mean());
     f.action =
         mostly_steal
             ? "The VM's CPUs are given to other tenants: ask for dedicated or "
@@ -151,11 +156,13 @@ class CpuContentionRule : public Rule {
               "check the host's steal with the cloud provider."
             : fmt::format(
                   "Move the other work off this host, or cap it (renice +19, "
-                  "cgroup cpu.max, systemd CPUQuota), or pin the training job to "
+                  "cgroup cpu.max, systemd CPUQuota), or pin the training job "
+                  "to "
                   "its own cores (cgroup cpuset, taskset, numactl){}.",
-                  ranked.empty() ? ""
-                                 : fmt::format("; start with {}",
-                                               ranked.front().second->label.text()));
+                  ranked.empty()
+                      ? ""
+                      : fmt::format("; start with {}",
+                                    ranked.front().second->label.text()));
     return {f};
   }
 

@@ -47,10 +47,14 @@ std::string_view libcuda_full_version(std::string_view lib) {
 
 int mvc_min_branch(int major) {
   switch (major) {
-    case 11: return 450;
-    case 12: return 525;
-    case 13: return 580;
-    default: return 0;  // later families: assume the driver NVIDIA ships meets it
+    case 11:
+      return 450;
+    case 12:
+      return 525;
+    case 13:
+      return 580;
+    default:
+      return 0;  // later families: assume the driver NVIDIA ships meets it
   }
 }
 
@@ -71,16 +75,19 @@ std::string_view min_linux_driver(const CudaVersion& rt) {
       {12, 6, "560.28.03"}, {12, 8, "570.26"},    {12, 9, "575.51.03"},
       {13, 0, "580.65.06"}};
   for (const Row& r : kRows)
-    if (r.major == rt.major && r.minor == std::max(0, rt.minor)) return r.driver;
+    if (r.major == rt.major && r.minor == std::max(0, rt.minor))
+      return r.driver;
   return {};
 }
 
 // "at least 550.54.14, the first Linux driver for CUDA 12.4" or, for a
 // release the table does not know, "a driver supporting CUDA 12.7".
-std::string driver_to_install(const CudaVersion& rt, const std::string& rt_text) {
+std::string driver_to_install(const CudaVersion& rt,
+                              const std::string& rt_text) {
   std::string_view v = min_linux_driver(rt);
   if (v.empty()) return fmt::format("a driver that supports CUDA {}", rt_text);
-  return fmt::format("at least {} (the first Linux driver for CUDA {})", v, rt_text);
+  return fmt::format("at least {} (the first Linux driver for CUDA {})", v,
+                     rt_text);
 }
 
 class DriverCudaMismatchRule : public Rule {
@@ -93,7 +100,8 @@ class DriverCudaMismatchRule : public Rule {
     auto cuda = parse_cuda_version(header.driver->cuda_driver_version);
     known_ = cuda && cuda->minor >= 0;
     if (cuda) driver_cuda_ = *cuda;
-    std::from_chars(driver_version_.data(), driver_version_.data() + driver_version_.size(),
+    std::from_chars(driver_version_.data(),
+                    driver_version_.data() + driver_version_.size(),
                     driver_branch_);
   }
 
@@ -121,9 +129,12 @@ class DriverCudaMismatchRule : public Rule {
       auto& grp = groups_[{rt_name, severity}];
       grp.rt = rt;
       grp.when.add(s.t);
-      if (grp.pids.size() < kMaxPids && grp.pids.insert(p.pid).second && grp.example.empty())
-        grp.example = fmt::format("{} (pid {})", p.name.empty() ? "process" : p.name, p.pid);
-      if (auto it = gpu_of.find(p.pid); it != gpu_of.end()) grp.gpus.insert(it->second);
+      if (grp.pids.size() < kMaxPids && grp.pids.insert(p.pid).second &&
+          grp.example.empty())
+        grp.example = fmt::format("{} (pid {})",
+                                  p.name.empty() ? "process" : p.name, p.pid);
+      if (auto it = gpu_of.find(p.pid); it != gpu_of.end())
+        grp.gpus.insert(it->second);
     }
   }
 
@@ -138,34 +149,47 @@ class DriverCudaMismatchRule : public Rule {
       f.pids.assign(grp.pids.begin(), grp.pids.end());
       f.start = grp.when.first;
       f.end = grp.when.last;
-      std::string rt = grp.rt.minor >= 0 ? fmt::format("{}.{}", grp.rt.major, grp.rt.minor)
-                                         : fmt::format("{}", grp.rt.major);
-      std::string drv = fmt::format("{}.{}", driver_cuda_.major, driver_cuda_.minor);
-      std::string others = grp.pids.size() > 1 ? fmt::format(" and {} more", grp.pids.size() - 1) : "";
-      f.title = fmt::format("{}{} uses CUDA runtime {} but the driver supports CUDA {}",
-                            grp.example, others, rt, drv);
-      f.evidence = fmt::format("{} mapped by pid {}, {}; driver {} supports CUDA up to {}", lib,
-                               fmt::join(grp.pids, ", "), format_range(grp.when.first, grp.when.last),
-                               driver_version_, drv);
+      std::string rt = grp.rt.minor >= 0
+                           ? fmt::format("{}.{}", grp.rt.major, grp.rt.minor)
+                           : fmt::format("{}", grp.rt.major);
+      std::string drv =
+          fmt::format("{}.{}", driver_cuda_.major, driver_cuda_.minor);
+      std::string others =
+          grp.pids.size() > 1 ? fmt::format(" and {} more", grp.pids.size() - 1)
+                              : "";
+      f.title = fmt::format(
+          "{}{} uses CUDA runtime {} but the driver supports CUDA {}",
+          grp.example, others, rt, drv);
+      f.evidence = fmt::format(
+          "{} mapped by pid {}, {}; driver {} supports CUDA up to {}", lib,
+          fmt::join(grp.pids, ", "),
+          format_range(grp.when.first, grp.when.last), driver_version_, drv);
       if (grp.rt.major > driver_cuda_.major) {
-        f.evidence += "; a newer major version has no compatibility path on this driver";
+        f.evidence +=
+            "; a newer major version has no compatibility path on this driver";
         f.action = fmt::format(
             "Upgrade the NVIDIA driver to {} (or install NVIDIA's cuda-compat "
-            "forward-compatibility package on a data-centre GPU), or run a build "
+            "forward-compatibility package on a data-centre GPU), or run a "
+            "build "
             "of the program for CUDA {}.x (e.g. the matching PyTorch/container "
             "variant).",
             driver_to_install(grp.rt, rt), driver_cuda_.major);
       } else if (severity == "critical") {
-        f.evidence += fmt::format("; CUDA minor version compatibility does not apply ({})",
-                                  grp.rt.major < 11 ? "runtime older than CUDA 11"
-                                                    : "driver branch below the family minimum");
+        f.evidence += fmt::format(
+            "; CUDA minor version compatibility does not apply ({})",
+            grp.rt.major < 11 ? "runtime older than CUDA 11"
+                              : "driver branch below the family minimum");
         f.action = fmt::format(
-            "Upgrade the driver to {} or rebuild/reinstall the program for CUDA {}.",
+            "Upgrade the driver to {} or rebuild/reinstall the program for "
+            "CUDA {}.",
             driver_to_install(grp.rt, rt), drv);
       } else {
-        f.evidence += "; it runs under CUDA minor version compatibility (limited features)";
+        f.evidence +=
+            "; it runs under CUDA minor version compatibility (limited "
+            "features)";
         f.action = fmt::format(
-            "It can run, but PTX JIT of newer PTX (e.g. NVRTC-compiled kernels) "
+            "It can run, but PTX JIT of newer PTX (e.g. NVRTC-compiled "
+            "kernels) "
             "and features newer than CUDA {} fail. If the job reports "
             "'unsupported PTX version' or 'driver version is insufficient', "
             "upgrade the driver to {} or use a build for CUDA {}.",
@@ -180,9 +204,12 @@ class DriverCudaMismatchRule : public Rule {
   // "" when the runtime is supported by the driver.
   std::string classify(const CudaVersion& rt) const {
     if (rt.major > driver_cuda_.major) return "critical";
-    if (rt.major < driver_cuda_.major || rt.minor < 0 || rt.minor <= driver_cuda_.minor) return "";
+    if (rt.major < driver_cuda_.major || rt.minor < 0 ||
+        rt.minor <= driver_cuda_.minor)
+      return "";
     // An unknown driver branch (0) is not held against the program.
-    bool mvc = rt.major >= 11 && (driver_branch_ == 0 || driver_branch_ >= mvc_min_branch(rt.major));
+    bool mvc = rt.major >= 11 && (driver_branch_ == 0 ||
+                                  driver_branch_ >= mvc_min_branch(rt.major));
     return mvc ? "warning" : "critical";
   }
 

@@ -19,7 +19,9 @@ class EccResetRequiredRule : public Rule {
  public:
   const char* id() const override { return "ecc-reset-required"; }
 
-  void begin(const TraceHeader& header, const Config&) override { header_ = &header; }
+  void begin(const TraceHeader& header, const Config&) override {
+    header_ = &header;
+  }
 
   void observe(const Sample& s) override {
     for (const auto& g : s.gpus) {
@@ -34,7 +36,8 @@ class EccResetRequiredRule : public Rule {
       st.last_known_t = s.t;
     }
     for (const auto& e : s.events) {
-      if (e.kind != "xid" || !e.code || !repair_recorded_xid(*e.code) || !e.gpu) continue;
+      if (e.kind != "xid" || !e.code || !repair_recorded_xid(*e.code) || !e.gpu)
+        continue;
       auto& st = gpus_[*e.gpu];
       st.xid.add(s.t);
       st.xid_code = *e.code;
@@ -64,7 +67,8 @@ class EccResetRequiredRule : public Rule {
       auto add = [&](const Span& sp, const std::string& what) {
         if (sp.empty()) return;
         parts.push_back(fmt::format("{} in {} sample{} ({})", what, sp.count,
-                                    sp.count == 1 ? "" : "s", format_range(sp.first, sp.last)));
+                                    sp.count == 1 ? "" : "s",
+                                    format_range(sp.first, sp.last)));
         f.start = have ? std::min(f.start, sp.first) : sp.first;
         f.end = have ? std::max(f.end, sp.last) : sp.last;
         have = true;
@@ -72,8 +76,9 @@ class EccResetRequiredRule : public Rule {
       add(st.rows, "remapped_rows_pending true");
       add(st.pages, "retired_pages_pending true");
       if (!st.xid.empty()) {
-        parts.push_back(fmt::format("Xid {} (repair recorded, applied at reset) at {}",
-                                    st.xid_code, format_time(st.xid.first)));
+        parts.push_back(
+            fmt::format("Xid {} (repair recorded, applied at reset) at {}",
+                        st.xid_code, format_time(st.xid.first)));
         f.start = have ? std::min(f.start, st.xid.first) : st.xid.first;
         f.end = have ? std::max(f.end, st.xid.last) : st.xid.last;
       }

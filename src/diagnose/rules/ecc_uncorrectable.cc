@@ -43,7 +43,8 @@ class EccUncorrectableRule : public Rule {
 
   void begin(const TraceHeader& header, const Config& config) override {
     header_ = &header;
-    min_dbe_growth_ = config.get("ecc-uncorrectable.min_dbe_growth", kMinDbeGrowth);
+    min_dbe_growth_ =
+        config.get("ecc-uncorrectable.min_dbe_growth", kMinDbeGrowth);
   }
 
   void observe(const Sample& s) override {
@@ -52,25 +53,30 @@ class EccUncorrectableRule : public Rule {
       auto& st = gpus_[g.index];
       if (g.ecc_dbe_volatile_total) st.dbe.add(s.t, *g.ecc_dbe_volatile_total);
       if (g.ecc_sbe_volatile_total) st.sbe.add(s.t, *g.ecc_sbe_volatile_total);
-      if (g.remapped_rows_failure && *g.remapped_rows_failure) st.remap_failure.add(s.t);
+      if (g.remapped_rows_failure && *g.remapped_rows_failure)
+        st.remap_failure.add(s.t);
       if (g.retired_pages_pending) {
         st.retired_pending_last = *g.retired_pages_pending;
         if (*g.retired_pages_pending) st.retired_pending.add(s.t);
       }
     }
     for (const auto& e : s.events) {
-      if (e.kind != "xid" || !e.code || !uncorrectable_xid(*e.code) || !e.gpu) continue;
+      if (e.kind != "xid" || !e.code || !uncorrectable_xid(*e.code) || !e.gpu)
+        continue;
       auto& st = gpus_[*e.gpu];
       st.xids.add(s.t);
-      if (st.xid_codes.size() < 8 && st.xid_codes.find(*e.code) == std::string::npos)
-        st.xid_codes += (st.xid_codes.empty() ? "" : ", ") + std::to_string(*e.code);
+      if (st.xid_codes.size() < 8 &&
+          st.xid_codes.find(*e.code) == std::string::npos)
+        st.xid_codes +=
+            (st.xid_codes.empty() ? "" : ", ") + std::to_string(*e.code);
     }
   }
 
   std::vector<Finding> finish() override {
     std::vector<Finding> out;
     for (const auto& [index, st] : gpus_) {
-      bool dbe = static_cast<double>(st.dbe.growth) >= min_dbe_growth_ && st.dbe.growth > 0;
+      bool dbe = static_cast<double>(st.dbe.growth) >= min_dbe_growth_ &&
+                 st.dbe.growth > 0;
       bool failure = !st.remap_failure.empty();
       bool pending = st.retired_pending_last.value_or(false);
       bool xid = !st.xids.empty();
@@ -80,7 +86,8 @@ class EccUncorrectableRule : public Rule {
       f.id = id();
       f.severity = "critical";
       f.gpus = {index};
-      f.title = fmt::format("{} has uncorrectable memory (ECC) errors", gpu_label(*header_, index));
+      f.title = fmt::format("{} has uncorrectable memory (ECC) errors",
+                            gpu_label(*header_, index));
       std::vector<std::string> parts;
       double start = 0, end = 0;
       bool have = false;
@@ -91,29 +98,33 @@ class EccUncorrectableRule : public Rule {
         have = true;
       };
       if (dbe) {
-        parts.push_back(fmt::format(
-            "ecc_dbe_volatile_total grew by {} (from {} to {}), {}", st.dbe.growth,
-            *st.dbe.first, *st.dbe.prev, format_range(st.dbe.grew.first, st.dbe.grew.last)));
+        parts.push_back(
+            fmt::format("ecc_dbe_volatile_total grew by {} (from {} to {}), {}",
+                        st.dbe.growth, *st.dbe.first, *st.dbe.prev,
+                        format_range(st.dbe.grew.first, st.dbe.grew.last)));
         widen(st.dbe.grew);
       }
       if (failure) {
-        parts.push_back(fmt::format("remapped_rows_failure true in {} samples from {}",
-                                    st.remap_failure.count, format_time(st.remap_failure.first)));
+        parts.push_back(fmt::format(
+            "remapped_rows_failure true in {} samples from {}",
+            st.remap_failure.count, format_time(st.remap_failure.first)));
         widen(st.remap_failure);
       }
       if (pending) {
-        parts.push_back(fmt::format("retired_pages_pending true (in {} samples from {})",
-                                    st.retired_pending.count,
-                                    format_time(st.retired_pending.first)));
+        parts.push_back(fmt::format(
+            "retired_pages_pending true (in {} samples from {})",
+            st.retired_pending.count, format_time(st.retired_pending.first)));
         widen(st.retired_pending);
       }
       if (xid) {
-        parts.push_back(fmt::format("uncorrectable-memory Xid {} logged {} time{}", st.xid_codes,
-                                    st.xids.count, st.xids.count == 1 ? "" : "s"));
+        parts.push_back(fmt::format(
+            "uncorrectable-memory Xid {} logged {} time{}", st.xid_codes,
+            st.xids.count, st.xids.count == 1 ? "" : "s"));
         widen(st.xids);
       }
       if (st.sbe.growth > 0)
-        parts.push_back(fmt::format("correctable (single-bit) errors grew by {}", st.sbe.growth));
+        parts.push_back(fmt::format(
+            "correctable (single-bit) errors grew by {}", st.sbe.growth));
       f.evidence = fmt::format("{}", fmt::join(parts, "; "));
       f.start = start;
       f.end = end;

@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "diagnose/evidence.h"
-#include "model/process_tree.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -71,10 +71,12 @@ class GpuIdleAllocatedRule : public Rule {
       if (*g.util_pct <= idle_util_) ++st.idle;
       if (!g.processes) continue;
       for (const GpuProcess& gp : *g.processes) {
-        if (!gp.used_bytes || static_cast<double>(*gp.used_bytes) < min_held_) continue;
+        if (!gp.used_bytes || static_cast<double>(*gp.used_bytes) < min_held_)
+          continue;
         const ProcessSample* p = tree.find(gp.pid);
         if (p && is_dead_state(p->state)) continue;
-        if (!p && !s.processes.empty()) continue;  // not visible: cannot name it
+        if (!p && !s.processes.empty())
+          continue;  // not visible: cannot name it
         Holder& h = st.holders[gp.pid];
         h.label.pid = gp.pid;
         if (p) h.label.update(*p);
@@ -100,15 +102,16 @@ class GpuIdleAllocatedRule : public Rule {
         if (static_cast<double>(h.samples) / n < min_holder_fraction_) continue;
         f.pids.push_back(pid);
         total += h.max_bytes;
-        who += fmt::format("{}{} holds {}", who.empty() ? "" : ", ", h.label.text(),
-                           gib_text(h.max_bytes));
+        who += fmt::format("{}{} holds {}", who.empty() ? "" : ", ",
+                           h.label.text(), gib_text(h.max_bytes));
       }
       if (f.pids.empty()) continue;
       f.start = st.window.start;
       f.end = st.window.end;
       f.title = fmt::format("GPU {} is allocated but idle", index);
       f.evidence = fmt::format(
-          "GPU {} util at or under {:.0f}% in {} of {} samples (mean {:.1f}%, max "
+          "GPU {} util at or under {:.0f}% in {} of {} samples (mean {:.1f}%, "
+          "max "
           "{:.0f}%) over {} while {}",
           index, idle_util_, format_fraction(static_cast<double>(st.idle) / n),
           st.window.samples, st.util.mean(), st.util.max,
@@ -127,8 +130,8 @@ class GpuIdleAllocatedRule : public Rule {
 
  private:
   double idle_util_ = kIdleUtilPct, min_idle_fraction_ = kMinIdleFraction,
-         min_held_ = kMinHeldMiB * kMiB, min_holder_fraction_ = kMinHolderFraction,
-         min_window_s_ = kMinWindowS;
+         min_held_ = kMinHeldMiB * kMiB,
+         min_holder_fraction_ = kMinHolderFraction, min_window_s_ = kMinWindowS;
   std::map<int, PerGpu> gpus_;
 };
 

@@ -12,9 +12,9 @@
 #include <set>
 
 #include "diagnose/evidence.h"
-#include "model/process_tree.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -33,11 +33,11 @@ constexpr double kMinSamples = 30;
 
 struct PerGroup {
   workload::ProcLabel launcher;
-  std::set<uint32_t> ranks;         // root GPU pids seen in the group
-  std::map<int, Stat> util;         // per GPU of the group
-  std::set<int> ever;               // every GPU the group was seen on
+  std::set<uint32_t> ranks;  // root GPU pids seen in the group
+  std::map<int, Stat> util;  // per GPU of the group
+  std::set<int> ever;        // every GPU the group was seen on
   Span seen;
-  size_t skipped = 0;               // samples with one of them lost/stale
+  size_t skipped = 0;  // samples with one of them lost/stale
 };
 
 // A GPU that does not answer (lost, or a read past its deadline).
@@ -97,13 +97,15 @@ class GpuImbalanceRule : public Rule {
     for (const auto& [group, st] : groups_) {
       std::vector<std::pair<int, double>> means;
       for (const auto& [gpu, stat] : st.util)
-        if (static_cast<double>(stat.n) >= min_samples_) means.emplace_back(gpu, stat.mean());
+        if (static_cast<double>(stat.n) >= min_samples_)
+          means.emplace_back(gpu, stat.mean());
       if (means.size() < 2) continue;
       auto [lo, hi] = std::minmax_element(
           means.begin(), means.end(),
           [](const auto& a, const auto& b) { return a.second < b.second; });
       double gap = hi->second - lo->second;
-      if (hi->second < min_busiest_ || gap < min_gap_ || lo->second > max_ratio_ * hi->second)
+      if (hi->second < min_busiest_ || gap < min_gap_ ||
+          lo->second > max_ratio_ * hi->second)
         continue;
 
       Finding f;
@@ -113,7 +115,8 @@ class GpuImbalanceRule : public Rule {
       std::vector<int> idle;
       for (const auto& [gpu, mean] : means) {
         f.gpus.push_back(gpu);
-        per_gpu += fmt::format("{}GPU {} {:.0f}%", per_gpu.empty() ? "" : ", ", gpu, mean);
+        per_gpu += fmt::format("{}GPU {} {:.0f}%", per_gpu.empty() ? "" : ", ",
+                               gpu, mean);
         if (mean < hi->second - gap / 2) idle.push_back(gpu);
       }
       f.pids.push_back(group);
@@ -121,20 +124,27 @@ class GpuImbalanceRule : public Rule {
         if (r != group) f.pids.push_back(r);
       f.start = st.seen.first;
       f.end = st.seen.last;
-      f.title = fmt::format("GPUs of the job under {} are unevenly loaded", st.launcher.text());
+      f.title = fmt::format("GPUs of the job under {} are unevenly loaded",
+                            st.launcher.text());
       f.evidence = fmt::format(
-          "job under {} ({} ranks) on GPUs {}: mean util {} ({}); busiest GPU {} "
+          "job under {} ({} ranks) on GPUs {}: mean util {} ({}); busiest GPU "
+          "{} "
           "at {:.0f}%, idlest GPU {} at {:.0f}% ({:.0f} points apart)",
           st.launcher.text(), st.ranks.size(), join_ints(f.gpus), per_gpu,
-          format_range(st.seen.first, st.seen.last), hi->first, hi->second, lo->first,
-          lo->second, gap);
+          format_range(st.seen.first, st.seen.last), hi->first, hi->second,
+          lo->first, lo->second, gap);
       f.action = fmt::format(
-          "GPU {} carries more work than GPU {}, and synchronous steps wait for "
-          "it. Look for extra work on that rank (logging, metrics, evaluation or "
+          "GPU {} carries more work than GPU {}, and synchronous steps wait "
+          "for "
+          "it. Look for extra work on that rank (logging, metrics, evaluation "
+          "or "
           "checkpointing done only on rank 0, or torch.nn.DataParallel "
-          "gathering outputs on one GPU -- use DistributedDataParallel), uneven "
-          "data sharding (DistributedSampler, variable-length batches: bucket by "
-          "length), or an unbalanced pipeline/model-parallel split. Profile the "
+          "gathering outputs on one GPU -- use DistributedDataParallel), "
+          "uneven "
+          "data sharding (DistributedSampler, variable-length batches: bucket "
+          "by "
+          "length), or an unbalanced pipeline/model-parallel split. Profile "
+          "the "
           "busiest and an idle rank (torch.profiler) to compare their steps.",
           hi->first, join_ints(idle));
       out.push_back(std::move(f));
@@ -143,8 +153,8 @@ class GpuImbalanceRule : public Rule {
   }
 
  private:
-  double min_gap_ = kMinGapPct, max_ratio_ = kMaxRatio, min_busiest_ = kMinBusiestPct,
-         min_samples_ = kMinSamples;
+  double min_gap_ = kMinGapPct, max_ratio_ = kMaxRatio,
+         min_busiest_ = kMinBusiestPct, min_samples_ = kMinSamples;
   std::map<uint32_t, PerGroup> groups_;  // keyed by launcher / group pid
 };
 

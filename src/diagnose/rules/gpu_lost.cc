@@ -95,9 +95,10 @@ class GpuLostRule : public Rule {
       have_time = true;
     };
     if (!st.lost.empty()) {
-      parts.push_back(fmt::format("NVML reported the GPU lost in {} sample{}, {}",
-                                  st.lost.count, st.lost.count == 1 ? "" : "s",
-                                  format_range(st.lost.first, st.lost.last)));
+      parts.push_back(
+          fmt::format("NVML reported the GPU lost in {} sample{}, {}",
+                      st.lost.count, st.lost.count == 1 ? "" : "s",
+                      format_range(st.lost.first, st.lost.last)));
       widen(st.lost);
     }
     if (!st.lost_events.empty()) {
@@ -114,9 +115,11 @@ class GpuLostRule : public Rule {
       widen(st.xid79);
     }
     bool hot = false, high_power = false;
-    const GpuInfo* info = index == kUnknownGpu ? nullptr : find_gpu_info(*header_, index);
+    const GpuInfo* info =
+        index == kUnknownGpu ? nullptr : find_gpu_info(*header_, index);
     if (st.last_good_t && (st.last_temp_c || st.last_power_w)) {
-      std::string last = fmt::format("last good reading at {}:", format_time(*st.last_good_t));
+      std::string last =
+          fmt::format("last good reading at {}:", format_time(*st.last_good_t));
       if (st.last_temp_c) {
         last += fmt::format(" {} C", *st.last_temp_c);
         if (info && info->temp_slowdown_c) {
@@ -128,7 +131,8 @@ class GpuLostRule : public Rule {
         last += fmt::format(" {:.0f} W", *st.last_power_w);
         if (info && info->power_limit_w && *info->power_limit_w > 0) {
           last += fmt::format(" of {:.0f} W limit", *info->power_limit_w);
-          high_power = *st.last_power_w >= high_power_fraction_ * *info->power_limit_w;
+          high_power =
+              *st.last_power_w >= high_power_fraction_ * *info->power_limit_w;
         }
       }
       parts.push_back(last);
@@ -147,13 +151,16 @@ class GpuLostRule : public Rule {
         "kernel log (PCIe AER errors such as 'Surprise Down') and the BMC "
         "event log.";
     if (hot)
-      f.action += " It was at its thermal limit just before: check fans, "
-                  "airflow and inlet temperature.";
+      f.action +=
+          " It was at its thermal limit just before: check fans, "
+          "airflow and inlet temperature.";
     if (high_power)
-      f.action += " It was drawing near its power limit just before: check "
-                  "the power supplies and the GPU's power cables.";
-    f.action += " If it happens again, reseat the card, update the system "
-                "BIOS and driver, and contact the vendor (RMA).";
+      f.action +=
+          " It was drawing near its power limit just before: check "
+          "the power supplies and the GPU's power cables.";
+    f.action +=
+        " If it happens again, reseat the card, update the system "
+        "BIOS and driver, and contact the vendor (RMA).";
     return f;
   }
 
@@ -165,6 +172,8 @@ class GpuLostRule : public Rule {
 
 }  // namespace
 
-std::unique_ptr<Rule> make_gpu_lost_rule() { return std::make_unique<GpuLostRule>(); }
+std::unique_ptr<Rule> make_gpu_lost_rule() {
+  return std::make_unique<GpuLostRule>();
+}
 
 }  // namespace gd

@@ -10,9 +10,9 @@
 #include <set>
 
 #include "diagnose/evidence.h"
-#include "model/process_tree.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -44,7 +44,8 @@ class GpuSharedContentionRule : public Rule {
 
   void begin(const TraceHeader& header, const Config& config) override {
     header_ = header;
-    min_fraction_ = workload::threshold(config, kId, "min_fraction", kMinFraction);
+    min_fraction_ =
+        workload::threshold(config, kId, "min_fraction", kMinFraction);
     min_samples_ = workload::threshold(config, kId, "min_samples", kMinSamples);
   }
 
@@ -54,7 +55,8 @@ class GpuSharedContentionRule : public Rule {
     for (const GpuJob& job : tree.gpu_jobs(100))
       for (uint32_t m : job.members) group_of[m] = job.group;
     for (const GpuSample& g : s.gpus) {
-      if (!workload::readable(g) || !g.processes || !shareable(g.index)) continue;
+      if (!workload::readable(g) || !g.processes || !shareable(g.index))
+        continue;
       PerGpu& st = gpus_[g.index];
       ++st.known;
       std::set<uint32_t> jobs;
@@ -73,7 +75,8 @@ class GpuSharedContentionRule : public Rule {
         sh.label.pid = gp.pid;
         if (const ProcessSample* p = tree.find(gp.pid)) sh.label.update(*p);
         ++sh.samples;
-        if (gp.used_bytes) sh.max_bytes = std::max(sh.max_bytes, *gp.used_bytes);
+        if (gp.used_bytes)
+          sh.max_bytes = std::max(sh.max_bytes, *gp.used_bytes);
       }
     }
   }
@@ -81,8 +84,10 @@ class GpuSharedContentionRule : public Rule {
   std::vector<Finding> finish() override {
     std::vector<Finding> out;
     for (const auto& [index, st] : gpus_) {
-      if (st.known == 0 || static_cast<double>(st.shared.count) < min_samples_) continue;
-      double frac = static_cast<double>(st.shared.count) / static_cast<double>(st.known);
+      if (st.known == 0 || static_cast<double>(st.shared.count) < min_samples_)
+        continue;
+      double frac =
+          static_cast<double>(st.shared.count) / static_cast<double>(st.known);
       if (frac < min_fraction_) continue;
       Finding f;
       f.id = kId;
@@ -97,17 +102,21 @@ class GpuSharedContentionRule : public Rule {
       f.start = st.shared.first;
       f.end = st.shared.last;
       const GpuInfo* info = find_gpu_info(header_, index);
-      std::string mode = info && !info->compute_mode.empty() ? info->compute_mode : "unknown";
+      std::string mode =
+          info && !info->compute_mode.empty() ? info->compute_mode : "unknown";
       f.title = fmt::format("GPU {} is shared by {} jobs", index, st.max_jobs);
       f.evidence = fmt::format(
           "GPU {} (compute mode {}) ran compute processes of {} different jobs "
-          "at once in {} of {} samples ({}); util {:.0f}% meanwhile; processes: {}",
+          "at once in {} of {} samples ({}); util {:.0f}% meanwhile; "
+          "processes: {}",
           index, mode, st.max_jobs, format_fraction(frac), st.known,
           format_range(st.shared.first, st.shared.last), st.util.mean(), who);
       f.action = fmt::format(
-          "These processes time-slice GPU {} and compete for its memory, so each "
+          "These processes time-slice GPU {} and compete for its memory, so "
+          "each "
           "runs slower than alone. Give each job its own GPU "
-          "(CUDA_VISIBLE_DEVICES or the scheduler's GPU allocation); enforce it "
+          "(CUDA_VISIBLE_DEVICES or the scheduler's GPU allocation); enforce "
+          "it "
           "with compute mode EXCLUSIVE_PROCESS (nvidia-smi -i {} -c "
           "EXCLUSIVE_PROCESS); for intended sharing use MPS or MIG.",
           index, index);

@@ -28,7 +28,8 @@ bool parse_killed(std::string_view text, uint32_t& pid, std::string& name) {
   text.remove_prefix(static_cast<size_t>(p - text.data()));
   if (text.size() > 2 && text[0] == ' ' && text[1] == '(') {
     auto close = text.find(')');
-    if (close != std::string_view::npos) name = std::string(text.substr(2, close - 2));
+    if (close != std::string_view::npos)
+      name = std::string(text.substr(2, close - 2));
   }
   return true;
 }
@@ -37,7 +38,9 @@ class HostOomKillRule : public Rule {
  public:
   const char* id() const override { return "host-oom-kill"; }
 
-  void begin(const TraceHeader& header, const Config&) override { header_ = &header; }
+  void begin(const TraceHeader& header, const Config&) override {
+    header_ = &header;
+  }
 
   void observe(const Sample& s) override {
     // Events happened since the previous sample, so the victim is looked up
@@ -57,10 +60,13 @@ class HostOomKillRule : public Rule {
         parsed = true;
       }
       if (!parsed || victims_.size() >= kMaxVictims) continue;
-      if (auto it = prev_names_.find(pid); it != prev_names_.end() && name.empty()) name = it->second;
+      if (auto it = prev_names_.find(pid);
+          it != prev_names_.end() && name.empty())
+        name = it->second;
       for (const auto& p : s.processes)  // still listed while it exits
         if (p.pid == pid && name.empty()) name = p.name;
-      std::string v = name.empty() ? fmt::format("pid {}", pid) : fmt::format("{} (pid {})", name, pid);
+      std::string v = name.empty() ? fmt::format("pid {}", pid)
+                                   : fmt::format("{} (pid {})", name, pid);
       if (auto it = prev_gpu_.find(pid); it != prev_gpu_.end()) {
         v += fmt::format(" using GPU {}", it->second);
         gpus_.insert(it->second);
@@ -73,7 +79,8 @@ class HostOomKillRule : public Rule {
     for (const auto& g : s.gpus)
       if (g.processes)
         for (const auto& p : *g.processes) prev_gpu_.emplace(p.pid, g.index);
-    if (s.host.mem_available_bytes) mem_available_.add(static_cast<double>(*s.host.mem_available_bytes));
+    if (s.host.mem_available_bytes)
+      mem_available_.add(static_cast<double>(*s.host.mem_available_bytes));
   }
 
   std::vector<Finding> finish() override {
@@ -87,17 +94,21 @@ class HostOomKillRule : public Rule {
     f.end = kills_.last;
     std::string who = victims_.empty() ? "a process" : victims_.front();
     if (kills_.count > 1)
-      f.title = fmt::format("The kernel's OOM killer ended {} processes ({}{})", kills_.count, who,
-                            victims_.size() > 1 ? ", ..." : "");
+      f.title =
+          fmt::format("The kernel's OOM killer ended {} processes ({}{})",
+                      kills_.count, who, victims_.size() > 1 ? ", ..." : "");
     else
       f.title = fmt::format("The kernel's OOM killer ended {}", who);
     std::vector<std::string> parts;
-    parts.push_back(fmt::format("{} OOM kill{}, {}", kills_.count, kills_.count == 1 ? "" : "s",
+    parts.push_back(fmt::format("{} OOM kill{}, {}", kills_.count,
+                                kills_.count == 1 ? "" : "s",
                                 format_range(kills_.first, kills_.last)));
-    if (!victims_.empty()) parts.push_back(fmt::format("killed: {}", fmt::join(victims_, "; ")));
+    if (!victims_.empty())
+      parts.push_back(fmt::format("killed: {}", fmt::join(victims_, "; ")));
     if (!mem_available_.empty()) {
-      std::string m = fmt::format("host MemAvailable min {}",
-                                  gib_text(static_cast<uint64_t>(mem_available_.min)));
+      std::string m =
+          fmt::format("host MemAvailable min {}",
+                      gib_text(static_cast<uint64_t>(mem_available_.min)));
       if (header_->host.mem_total_bytes)
         m += fmt::format(" of {}", gib_text(*header_->host.mem_total_bytes));
       parts.push_back(m);
@@ -117,8 +128,10 @@ class HostOomKillRule : public Rule {
           "pinned-memory buffers, or dataset caching in RAM; set memory "
           "limits per job so one job cannot take the node down.";
     if (!gpus_.empty())
-      f.action += " The killed process used a GPU: its GPU memory is released only after "
-                  "it is fully gone — check that no zombie still holds it.";
+      f.action +=
+          " The killed process used a GPU: its GPU memory is released only "
+          "after "
+          "it is fully gone — check that no zombie still holds it.";
     return {f};
   }
 
@@ -138,6 +151,8 @@ class HostOomKillRule : public Rule {
 
 }  // namespace
 
-std::unique_ptr<Rule> make_host_oom_kill_rule() { return std::make_unique<HostOomKillRule>(); }
+std::unique_ptr<Rule> make_host_oom_kill_rule() {
+  return std::make_unique<HostOomKillRule>();
+}
 
 }  // namespace gd

@@ -30,8 +30,10 @@ class HostSwappingRule : public Rule {
 
   void begin(const TraceHeader& header, const Config& config) override {
     mem_total_ = header.host.mem_total_bytes;
-    active_ = workload::threshold(config, kId, "active_pages_per_s", kActivePagesPerS);
-    min_fraction_ = workload::threshold(config, kId, "min_fraction", kMinFraction);
+    active_ = workload::threshold(config, kId, "active_pages_per_s",
+                                  kActivePagesPerS);
+    min_fraction_ =
+        workload::threshold(config, kId, "min_fraction", kMinFraction);
     min_samples_ = workload::threshold(config, kId, "min_samples", kMinSamples);
   }
 
@@ -45,8 +47,10 @@ class HostSwappingRule : public Rule {
     active_span_.add(s.t);
     in_.add(in);
     out_.add(out);
-    if (h.swap_used_bytes) swap_used_.add(static_cast<double>(*h.swap_used_bytes));
-    if (h.mem_available_bytes) avail_.add(static_cast<double>(*h.mem_available_bytes));
+    if (h.swap_used_bytes)
+      swap_used_.add(static_cast<double>(*h.swap_used_bytes));
+    if (h.mem_available_bytes)
+      avail_.add(static_cast<double>(*h.mem_available_bytes));
     if (in + out > peak_) {
       // Who held the memory at the worst moment (bounded: top few).
       peak_ = in + out;
@@ -60,8 +64,10 @@ class HostSwappingRule : public Rule {
   }
 
   std::vector<Finding> finish() override {
-    if (known_ == 0 || static_cast<double>(active_span_.count) < min_samples_) return {};
-    double frac = static_cast<double>(active_span_.count) / static_cast<double>(known_);
+    if (known_ == 0 || static_cast<double>(active_span_.count) < min_samples_)
+      return {};
+    double frac =
+        static_cast<double>(active_span_.count) / static_cast<double>(known_);
     if (frac < min_fraction_) return {};
     Finding f;
     f.id = kId;
@@ -71,7 +77,8 @@ class HostSwappingRule : public Rule {
     f.title = "The host is swapping";
     std::string mem;
     if (!swap_used_.empty())
-      mem += fmt::format("; swap used up to {}", gib_text(static_cast<uint64_t>(swap_used_.max)));
+      mem += fmt::format("; swap used up to {}",
+                         gib_text(static_cast<uint64_t>(swap_used_.max)));
     if (!avail_.empty())
       mem += fmt::format("; available memory down to {}{}",
                          gib_text(static_cast<uint64_t>(avail_.min)),
@@ -79,16 +86,17 @@ class HostSwappingRule : public Rule {
     std::string top;
     for (const Top& t : top_) {
       f.pids.push_back(t.pid);
-      top += fmt::format("{}pid {} ({}) {}", top.empty() ? "" : ", ", t.pid, t.name,
-                         gib_text(t.rss));
+      top += fmt::format("{}pid {} ({}) {}", top.empty() ? "" : ", ", t.pid,
+                         t.name, gib_text(t.rss));
     }
     f.evidence = fmt::format(
         "swap traffic above {:.0f} pages/s in {} of {} samples ({}): swap-in "
         "{:.0f} pages/s, swap-out {:.0f} pages/s on average (peaks {:.0f} / "
         "{:.0f}){}{}",
         active_, format_fraction(frac), known_,
-        format_range(active_span_.first, active_span_.last), in_.mean(), out_.mean(),
-        in_.max, out_.max, mem, top.empty() ? "" : "; largest resident sets: " + top);
+        format_range(active_span_.first, active_span_.last), in_.mean(),
+        out_.mean(), in_.max, out_.max, mem,
+        top.empty() ? "" : "; largest resident sets: " + top);
     f.action = fmt::format(
         "Processes stall on page faults, and pinned-memory transfers to the "
         "GPU slow down. Cut host memory use{}: fewer or lighter DataLoader "
@@ -96,7 +104,9 @@ class HostSwappingRule : public Rule {
         "arrays or shared memory), a smaller prefetch_factor, no in-RAM "
         "dataset caching; or add RAM. On dedicated training nodes consider "
         "disabling swap so an out-of-memory is explicit rather than slow.",
-        top_.empty() ? "" : fmt::format(" (largest: pid {} {})", top_[0].pid, top_[0].name));
+        top_.empty()
+            ? ""
+            : fmt::format(" (largest: pid {} {})", top_[0].pid, top_[0].name));
     return {f};
   }
 

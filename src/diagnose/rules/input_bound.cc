@@ -13,9 +13,9 @@
 #include <set>
 
 #include "diagnose/evidence.h"
-#include "model/process_tree.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -148,7 +148,8 @@ class InputBoundRule : public Rule {
       if (const ProcessSample* p = tree.find(job.pid)) st.label.update(*p);
       st.group = job.group;
       st.gpus.insert(job.gpus.begin(), job.gpus.end());
-      st.max_workers = std::max(st.max_workers, static_cast<int>(job.workers.size()));
+      st.max_workers =
+          std::max(st.max_workers, static_cast<int>(job.workers.size()));
       ++st.samples;
       bool starved = util < starved_util_;
       if (!starved) {
@@ -172,7 +173,8 @@ class InputBoundRule : public Rule {
       }
       if (job.main_cpu_pct >= 0) st.main_cpu.add(job.main_cpu_pct);
       if (s.host.cpu_util_pct) st.host_cpu.add(*s.host.cpu_util_pct);
-      bool io_wait = s.host.cpu_iowait_pct && *s.host.cpu_iowait_pct >= iowait_pct_;
+      bool io_wait =
+          s.host.cpu_iowait_pct && *s.host.cpu_iowait_pct >= iowait_pct_;
       if (s.host.cpu_iowait_pct) st.iowait.add(*s.host.cpu_iowait_pct);
       if (io_wait) ++st.starved_iowait;
       if (saturated && !io_wait) {
@@ -187,10 +189,14 @@ class InputBoundRule : public Rule {
     // ranks that meet the criteria on their own.
     std::map<uint32_t, Group> groups;
     for (const auto& [pid, st] : jobs_) {
-      if (static_cast<double>(st.samples) < min_samples_ || st.starved == 0) continue;
-      double starved_frac = static_cast<double>(st.starved) / static_cast<double>(st.samples);
-      double sat_share = static_cast<double>(st.starved_saturated) / static_cast<double>(st.starved);
-      double io_share = static_cast<double>(st.starved_iowait) / static_cast<double>(st.starved);
+      if (static_cast<double>(st.samples) < min_samples_ || st.starved == 0)
+        continue;
+      double starved_frac =
+          static_cast<double>(st.starved) / static_cast<double>(st.samples);
+      double sat_share = static_cast<double>(st.starved_saturated) /
+                         static_cast<double>(st.starved);
+      double io_share = static_cast<double>(st.starved_iowait) /
+                        static_cast<double>(st.starved);
       if (starved_frac < min_starved_ || sat_share < min_saturated_share_ ||
           io_share >= max_iowait_share_)
         continue;
@@ -211,48 +217,59 @@ class InputBoundRule : public Rule {
     f.start = g.hit.first;
     f.end = g.hit.last;
     bool one_gpu = f.gpus.size() == 1;
-    f.title = one_gpu ? fmt::format("GPU {} is held back by its data loader", f.gpus[0])
-                      : fmt::format("GPUs {} are held back by their data loaders",
-                                    join_ints(f.gpus));
-    double frac = static_cast<double>(g.starved) / static_cast<double>(g.samples);
+    f.title =
+        one_gpu
+            ? fmt::format("GPU {} is held back by its data loader", f.gpus[0])
+            : fmt::format("GPUs {} are held back by their data loaders",
+                          join_ints(f.gpus));
+    double frac =
+        static_cast<double>(g.starved) / static_cast<double>(g.samples);
     std::string pattern;
     if (g.cycle_ranks > 0 && g.cycles > 0 && !g.busy_util.empty()) {
       pattern = fmt::format("in a ~{:.1f} s cycle between {:.0f}% and {:.0f}%",
                             g.cycle_span / static_cast<double>(g.cycles),
                             g.busy_util.mean(), g.starved_util.mean());
     } else {
-      pattern = fmt::format("at {:.0f}% on average while starved", g.starved_util.mean());
+      pattern = fmt::format("at {:.0f}% on average while starved",
+                            g.starved_util.mean());
     }
     std::string who;
     if (g.pids.size() == 1) {
-      who = g.workers > 0 && !g.worker_cpu.empty()
-                ? fmt::format("{} and its {} workers used {:.0f}% CPU each{}",
-                              g.first.text(), g.workers, g.worker_cpu.mean(),
-                              g.main_cpu.empty() ? ""
-                                                 : fmt::format(" (main process {:.0f}%)",
-                                                               g.main_cpu.mean()))
-                : fmt::format("{} (no worker processes) used {:.0f}% of one CPU",
-                              g.first.text(), g.main_cpu.mean());
+      who =
+          g.workers > 0 && !g.worker_cpu.empty()
+              ? fmt::format("{} and its {} workers used {:.0f}% CPU each{}",
+                            g.first.text(), g.workers, g.worker_cpu.mean(),
+                            g.main_cpu.empty()
+                                ? ""
+                                : fmt::format(" (main process {:.0f}%)",
+                                              g.main_cpu.mean()))
+              : fmt::format("{} (no worker processes) used {:.0f}% of one CPU",
+                            g.first.text(), g.main_cpu.mean());
     } else {
       std::vector<int> pids(g.pids.begin(), g.pids.end());
-      who = fmt::format("its {} ranks (pids {}){} used {:.0f}% CPU each{}", g.pids.size(),
-                        join_ints(pids),
-                        g.workers > 0 ? fmt::format(" and their {} workers", g.workers) : "",
-                        g.worker_cpu.empty() ? g.main_cpu.mean() : g.worker_cpu.mean(),
-                        g.workers > 0 && !g.main_cpu.empty()
-                            ? fmt::format(" (ranks {:.0f}%)", g.main_cpu.mean())
-                            : "");
+      who = fmt::format(
+          "its {} ranks (pids {}){} used {:.0f}% CPU each{}", g.pids.size(),
+          join_ints(pids),
+          g.workers > 0 ? fmt::format(" and their {} workers", g.workers) : "",
+          g.worker_cpu.empty() ? g.main_cpu.mean() : g.worker_cpu.mean(),
+          g.workers > 0 && !g.main_cpu.empty()
+              ? fmt::format(" (ranks {:.0f}%)", g.main_cpu.mean())
+              : "");
     }
     if (!g.worker_cpu.empty() && g.worker_cpu.mean() < worker_saturated_)
-      who += " and were runnable (state R) throughout: CPU-bound, getting less than a "
-             "core because the host's CPUs are contended";
+      who +=
+          " and were runnable (state R) throughout: CPU-bound, getting less "
+          "than a "
+          "core because the host's CPUs are contended";
     f.evidence = fmt::format(
-        "{} util fell below {:.0f}% in {} of {} {}samples, {}, while {}; host CPUs "
+        "{} util fell below {:.0f}% in {} of {} {}samples, {}, while {}; host "
+        "CPUs "
         "{:.0f}% busy, iowait {:.1f}% (so not waiting on disk); {}",
-        one_gpu ? fmt::format("GPU {}", f.gpus[0]) : fmt::format("GPUs {}", join_ints(f.gpus)),
-        starved_util_, format_fraction(frac), g.samples, one_gpu ? "" : "GPU ", pattern, who,
-        g.host_cpu.mean(),
-        g.iowait.mean(), format_range(g.hit.first, g.hit.last));
+        one_gpu ? fmt::format("GPU {}", f.gpus[0])
+                : fmt::format("GPUs {}", join_ints(f.gpus)),
+        starved_util_, format_fraction(frac), g.samples, one_gpu ? "" : "GPU ",
+        pattern, who, g.host_cpu.mean(), g.iowait.mean(),
+        format_range(g.hit.first, g.hit.last));
     f.action = action(g);
     return f;
   }
@@ -265,20 +282,24 @@ class InputBoundRule : public Rule {
       double ranks = static_cast<double>(std::max<size_t>(1, st.pids.size()));
       if (idle_cpus >= 2 * ranks) {
         more = fmt::format(
-            "The host still has ~{:.0f} idle CPUs: raise DataLoader num_workers "
+            "The host still has ~{:.0f} idle CPUs: raise DataLoader "
+            "num_workers "
             "(now {}{}) towards {}.",
             idle_cpus, st.max_workers, st.pids.size() > 1 ? " per rank" : "",
-            st.max_workers + static_cast<int>(std::min<double>(
-                                 idle_cpus / ranks, std::max(2, st.max_workers))));
+            st.max_workers +
+                static_cast<int>(std::min<double>(
+                    idle_cpus / ranks, std::max(2, st.max_workers))));
       } else {
         more = fmt::format(
-            "The host has no idle CPU ({:.0f}% busy): more workers will not help; "
+            "The host has no idle CPU ({:.0f}% busy): more workers will not "
+            "help; "
             "make each sample cheaper.",
             st.host_cpu.mean());
       }
     } else {
-      more = fmt::format("Raise DataLoader num_workers (now {}) if CPUs are free.",
-                         st.max_workers);
+      more =
+          fmt::format("Raise DataLoader num_workers (now {}) if CPUs are free.",
+                      st.max_workers);
     }
     return more +
            " Use pin_memory=True, persistent_workers=True and a larger "

@@ -9,9 +9,9 @@
 #include <set>
 
 #include "diagnose/evidence.h"
-#include "model/process_tree.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -53,7 +53,8 @@ class IoBoundRule : public Rule {
   void observe(const Sample& s) override {
     bool any_in_use = false, any_starved = false;
     for (const GpuSample& g : s.gpus) {
-      if (!workload::readable(g) || !g.util_pct || !g.processes || g.processes->empty())
+      if (!workload::readable(g) || !g.util_pct || !g.processes ||
+          g.processes->empty())
         continue;
       any_in_use = true;
       PerGpu& st = gpus_[g.index];
@@ -82,10 +83,13 @@ class IoBoundRule : public Rule {
   }
 
   std::vector<Finding> finish() override {
-    if (static_cast<double>(in_use_samples_) < min_samples_ || starved_samples_ == 0)
+    if (static_cast<double>(in_use_samples_) < min_samples_ ||
+        starved_samples_ == 0)
       return {};
-    double starved_frac = static_cast<double>(starved_samples_) / static_cast<double>(in_use_samples_);
-    double io_share = static_cast<double>(io_.count) / static_cast<double>(starved_samples_);
+    double starved_frac = static_cast<double>(starved_samples_) /
+                          static_cast<double>(in_use_samples_);
+    double io_share =
+        static_cast<double>(io_.count) / static_cast<double>(starved_samples_);
     if (starved_frac < min_starved_ || io_share < min_iowait_share_) return {};
 
     Finding f;
@@ -94,7 +98,8 @@ class IoBoundRule : public Rule {
     std::set<uint32_t> pids;
     std::string per_gpu;
     for (const auto& [index, st] : gpus_) {
-      double frac = static_cast<double>(st.starved) / static_cast<double>(st.samples);
+      double frac =
+          static_cast<double>(st.starved) / static_cast<double>(st.samples);
       if (frac < min_starved_) continue;
       f.gpus.push_back(index);
       pids.insert(st.pids.begin(), st.pids.end());
@@ -104,14 +109,18 @@ class IoBoundRule : public Rule {
     f.pids.assign(pids.begin(), pids.end());
     f.start = io_.first;
     f.end = io_.last;
-    f.title = fmt::format("GPU {} waits for storage (I/O-bound input)", join_ints(f.gpus));
+    f.title = fmt::format("GPU {} waits for storage (I/O-bound input)",
+                          join_ints(f.gpus));
     std::string disk;
-    if (!disk_busy_.empty()) disk += fmt::format(", disk busy {:.0f}%", disk_busy_.mean());
+    if (!disk_busy_.empty())
+      disk += fmt::format(", disk busy {:.0f}%", disk_busy_.mean());
     if (!disk_read_.empty())
       disk += fmt::format(", reading {:.0f} MB/s", disk_read_.mean() / 1e6);
-    if (!psi_io_.empty()) disk += fmt::format(", io pressure {:.0f}%", psi_io_.mean());
+    if (!psi_io_.empty())
+      disk += fmt::format(", io pressure {:.0f}%", psi_io_.mean());
     if (!blocked_.empty() && blocked_.mean() >= 0.5)
-      disk += fmt::format(", {:.1f} processes in disk sleep (D) on average", blocked_.mean());
+      disk += fmt::format(", {:.1f} processes in disk sleep (D) on average",
+                          blocked_.mean());
     f.evidence = fmt::format(
         "GPU util below {:.0f}% in {} of {} samples ({}); in {} of those the "
         "host waited on storage: iowait {:.0f}% (peak {:.0f}%){} ({})",
@@ -120,16 +129,19 @@ class IoBoundRule : public Rule {
         format_range(io_.first, io_.last));
     bool disk_saturated = !disk_busy_.empty() && disk_busy_.mean() >= 80;
     f.action = fmt::format(
-        "{}Stage the dataset on local NVMe or in the page cache (RAM), store it "
+        "{}Stage the dataset on local NVMe or in the page cache (RAM), store "
+        "it "
         "in large sequential shards (WebDataset, TFRecord, FFCV) instead of "
         "many small files, and raise read-ahead. More DataLoader workers only "
         "help while the disk has headroom.",
         disk_saturated
-            ? fmt::format("The disk is at its limit ({:.0f}% busy): it cannot read "
-                          "faster, so cut what is read or move it. ",
-                          disk_busy_.mean())
-            : std::string("Reads are slow rather than the disk full (network or "
-                          "remote storage?): check its latency. "));
+            ? fmt::format(
+                  "The disk is at its limit ({:.0f}% busy): it cannot read "
+                  "faster, so cut what is read or move it. ",
+                  disk_busy_.mean())
+            : std::string(
+                  "Reads are slow rather than the disk full (network or "
+                  "remote storage?): check its latency. "));
     return {f};
   }
 

@@ -157,18 +157,20 @@ class MemoryLeakRule : public Rule {
 
       const workload::ProcLabel& label = labels_[pid];
 
-      std::string exhaustion = "time to exhaustion unknown (GPU total not reported)";
+      std::string exhaustion =
+          "time to exhaustion unknown (GPU total not reported)";
       const GpuInfo* info = find_gpu_info(header_, gpu);
       auto used = last_used_.find(gpu);
       if (info && info->memory_total_bytes && used != last_used_.end()) {
-        double free_mib =
-            (static_cast<double>(*info->memory_total_bytes) -
-             static_cast<double>(std::min(used->second, *info->memory_total_bytes))) /
-            kMiB;
-        exhaustion = fmt::format("{} free of {} -> full in about {} at this rate",
-                                 gib_text(static_cast<uint64_t>(free_mib * kMiB)),
-                                 gib_text(*info->memory_total_bytes),
-                                 elapsed_words(free_mib / rate * 60));
+        double free_mib = (static_cast<double>(*info->memory_total_bytes) -
+                           static_cast<double>(std::min(
+                               used->second, *info->memory_total_bytes))) /
+                          kMiB;
+        exhaustion =
+            fmt::format("{} free of {} -> full in about {} at this rate",
+                        gib_text(static_cast<uint64_t>(free_mib * kMiB)),
+                        gib_text(*info->memory_total_bytes),
+                        elapsed_words(free_mib / rate * 60));
       }
 
       Finding f;
@@ -184,7 +186,8 @@ class MemoryLeakRule : public Rule {
           "GPU {} memory of {} grew from {} to {} over {} ({}): a steady "
           "{:.1f} MiB/min (linear fit R^2 {:.2f}; never more than {:.0f} MiB "
           "below its running peak; largest single jump {} of the growth); {}",
-          gpu, label.text(), gib_text(static_cast<uint64_t>(p.first_mib * kMiB)),
+          gpu, label.text(),
+          gib_text(static_cast<uint64_t>(p.first_mib * kMiB)),
           gib_text(static_cast<uint64_t>(p.last_mib * kMiB)),
           elapsed_words(span), format_range(p.first_t, p.last_t), rate, r2,
           p.max_drawdown, format_fraction(jump_share), exhaustion);

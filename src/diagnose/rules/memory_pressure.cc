@@ -30,9 +30,12 @@ class MemoryPressureRule : public Rule {
 
   void begin(const TraceHeader& header, const Config& config) override {
     header_ = header;
-    used_fraction_ = workload::threshold(config, kId, "used_fraction", kUsedFraction);
-    min_fraction_ = workload::threshold(config, kId, "min_fraction", kMinFraction);
-    min_window_s_ = workload::threshold(config, kId, "min_window_s", kMinWindowS);
+    used_fraction_ =
+        workload::threshold(config, kId, "used_fraction", kUsedFraction);
+    min_fraction_ =
+        workload::threshold(config, kId, "min_fraction", kMinFraction);
+    min_window_s_ =
+        workload::threshold(config, kId, "min_window_s", kMinWindowS);
   }
 
   void observe(const Sample& s) override {
@@ -85,12 +88,14 @@ class MemoryPressureRule : public Rule {
         if (bytes > biggest_bytes) biggest = pid, biggest_bytes = bytes;
       }
       f.evidence = fmt::format(
-          "memory used >= {:.0f}% of {} in {} of {} samples ({}); mean {:.1f}%, "
+          "memory used >= {:.0f}% of {} in {} of {} samples ({}); mean "
+          "{:.1f}%, "
           "peak {:.1f}% ({} free at the peak){}",
           used_fraction_ * 100, gib_text(total), format_fraction(high_frac),
           st.window.samples, format_range(st.window.start, st.window.end),
           st.frac.mean() * 100, st.frac.max * 100,
-          gib_text(static_cast<uint64_t>((1 - st.frac.max) * static_cast<double>(total))),
+          gib_text(static_cast<uint64_t>((1 - st.frac.max) *
+                                         static_cast<double>(total))),
           holders.empty() ? "" : "; held by " + holders);
       f.action = fmt::format(
           "The next allocation may fail with CUDA out of memory. {}Reduce the "

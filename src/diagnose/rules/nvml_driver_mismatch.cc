@@ -14,8 +14,9 @@ namespace gd {
 namespace {
 
 bool says_mismatch(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
+    return static_cast<char>(std::tolower(c));
+  });
   return text.find("mismatch") != std::string::npos;
 }
 
@@ -44,16 +45,18 @@ class NvmlDriverMismatchRule : public Rule {
     f.severity = "critical";
     std::vector<std::string> parts;
     if (from_header_) {
-      std::string p = fmt::format("NVML status at start: {}", header_->nvml_status);
-      if (!header_->nvml_error.empty()) p += fmt::format(" (\"{}\")", header_->nvml_error);
+      std::string p =
+          fmt::format("NVML status at start: {}", header_->nvml_status);
+      if (!header_->nvml_error.empty())
+        p += fmt::format(" (\"{}\")", header_->nvml_error);
       parts.push_back(p + ", so no GPU could be read");
       f.start = window_.first;
       f.end = window_.last;
     }
     if (!events_.empty()) {
-      parts.push_back(fmt::format("{} NVML error{} from {}: \"{}\"", events_.count,
-                                  events_.count == 1 ? "" : "s", format_time(events_.first),
-                                  event_text_));
+      parts.push_back(fmt::format("{} NVML error{} from {}: \"{}\"",
+                                  events_.count, events_.count == 1 ? "" : "s",
+                                  format_time(events_.first), event_text_));
       if (!from_header_) {
         f.start = events_.first;
         f.end = events_.last;
@@ -62,7 +65,9 @@ class NvmlDriverMismatchRule : public Rule {
     if (!header_->host.kernel.empty())
       parts.push_back(fmt::format("running kernel {}", header_->host.kernel));
     f.evidence = fmt::format("{}", fmt::join(parts, "; "));
-    f.title = "NVML cannot talk to the driver: kernel module and NVIDIA library versions differ";
+    f.title =
+        "NVML cannot talk to the driver: kernel module and NVIDIA library "
+        "versions differ";
     f.action =
         "The NVIDIA user-space libraries were upgraded but the old kernel "
         "module is still loaded; every CUDA job on this host fails until they "

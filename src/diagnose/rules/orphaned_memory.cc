@@ -12,9 +12,9 @@
 #include <memory>
 
 #include "diagnose/evidence.h"
-#include "model/process_tree.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -56,10 +56,13 @@ class OrphanedMemoryRule : public Rule {
   void begin(const TraceHeader& header, const Config& config) override {
     header_ = header;
     blind_ = header.host.pid_namespace == "container";
-    reserve_ = workload::threshold(config, kId, "driver_reserve_gib", kDriverReserveGiB) * kGiB;
+    reserve_ = workload::threshold(config, kId, "driver_reserve_gib",
+                                   kDriverReserveGiB) *
+               kGiB;
     min_unaccounted_fraction_ = workload::threshold(
         config, kId, "min_unaccounted_fraction", kMinUnaccountedFraction);
-    min_fraction_ = workload::threshold(config, kId, "min_fraction", kMinFraction);
+    min_fraction_ =
+        workload::threshold(config, kId, "min_fraction", kMinFraction);
     min_samples_ = workload::threshold(config, kId, "min_samples", kMinSamples);
   }
 
@@ -89,7 +92,8 @@ class OrphanedMemoryRule : public Rule {
               d.parent_name = parent->name;
           }
           ++d.samples;
-          if (gp.used_bytes) d.max_bytes = std::max(d.max_bytes, *gp.used_bytes);
+          if (gp.used_bytes)
+            d.max_bytes = std::max(d.max_bytes, *gp.used_bytes);
         } else if (gp.used_bytes) {
           // Live, or simply not in processes[] (unknown: give it the benefit).
           live_bytes += static_cast<double>(*gp.used_bytes);
@@ -117,8 +121,10 @@ class OrphanedMemoryRule : public Rule {
   std::vector<Finding> finish() override {
     std::vector<Finding> out;
     for (const auto& [index, st] : gpus_) {
-      if (st.known == 0 || static_cast<double>(st.orphan.count) < min_samples_) continue;
-      double frac = static_cast<double>(st.orphan.count) / static_cast<double>(st.known);
+      if (st.known == 0 || static_cast<double>(st.orphan.count) < min_samples_)
+        continue;
+      double frac =
+          static_cast<double>(st.orphan.count) / static_cast<double>(st.known);
       if (frac < min_fraction_) continue;
 
       Finding f;
@@ -132,14 +138,17 @@ class OrphanedMemoryRule : public Rule {
       for (const auto& [pid, d] : st.dead) {
         f.pids.push_back(pid);
         holders += fmt::format(
-            "{}pid {}{} (state {}, {} in {} samples{})", holders.empty() ? "" : "; ",
-            pid, d.name.empty() ? "" : " " + d.name, d.state, gib_text(d.max_bytes),
+            "{}pid {}{} (state {}, {} in {} samples{})",
+            holders.empty() ? "" : "; ", pid,
+            d.name.empty() ? "" : " " + d.name, d.state, gib_text(d.max_bytes),
             d.samples,
-            d.ppid ? fmt::format(", parent pid {}{}", *d.ppid,
-                                 d.parent_name.empty() ? "" : " " + d.parent_name)
-                   : "");
+            d.ppid
+                ? fmt::format(", parent pid {}{}", *d.ppid,
+                              d.parent_name.empty() ? "" : " " + d.parent_name)
+                : "");
         if (d.state == "Z" && d.ppid) {
-          if (std::find(parents.begin(), parents.end(), *d.ppid) == parents.end())
+          if (std::find(parents.begin(), parents.end(), *d.ppid) ==
+              parents.end())
             parents.push_back(*d.ppid);
           reap += fmt::format(
               "{}pid {}{} has not reaped its zombie child {}",
@@ -151,13 +160,15 @@ class OrphanedMemoryRule : public Rule {
         if (std::find(f.pids.begin(), f.pids.end(), p) == f.pids.end())
           f.pids.push_back(p);
 
-      f.title = st.dead.empty()
-                    ? fmt::format("GPU {} memory is held by no live process", index)
-                    : fmt::format("GPU {} memory is held by a dead process", index);
+      f.title =
+          st.dead.empty()
+              ? fmt::format("GPU {} memory is held by no live process", index)
+              : fmt::format("GPU {} memory is held by a dead process", index);
       f.evidence = fmt::format(
           "in {} of {} samples ({}): {} used, {} of it not held by any live "
           "process (driver allowance {}){}{}",
-          format_fraction(frac), st.known, format_range(st.orphan.first, st.orphan.last),
+          format_fraction(frac), st.known,
+          format_range(st.orphan.first, st.orphan.last),
           st.used.empty() ? std::string("memory")
                           : gib_text(static_cast<uint64_t>(st.used.max)),
           gib_text(static_cast<uint64_t>(st.unaccounted.max)),
@@ -169,14 +180,16 @@ class OrphanedMemoryRule : public Rule {
             "{}: the parent must wait() for its child. Fix or restart the "
             "parent; killing it hands the zombie to init, which reaps it, and "
             "the driver then frees the memory. If memory stays held, find who "
-            "still has /dev/nvidia* open (fuser -v /dev/nvidia*; the trace does "
+            "still has /dev/nvidia* open (fuser -v /dev/nvidia*; the trace "
+            "does "
             "not record open device files).",
             reap);
       } else {
         f.action = fmt::format(
             "The owner is gone but the driver still holds the memory. Find who "
             "still has /dev/nvidia* open (fuser -v /dev/nvidia* or lsof "
-            "/dev/nvidia*; the trace does not record open device files) and end "
+            "/dev/nvidia*; the trace does not record open device files) and "
+            "end "
             "it; if nobody holds it, the context is stuck in the driver: reset "
             "the idle GPU (nvidia-smi --gpu-reset -i {}) or reboot.",
             index);

@@ -28,8 +28,10 @@ class PcieLinkDegradedRule : public Rule {
 
   void begin(const TraceHeader& header, const Config& config) override {
     header_ = &header;
-    min_traffic_ = config.get("pcie-link-degraded.min_traffic_bytes_per_s", kMinTrafficBytesPerS);
-    busy_util_pct_ = config.get("pcie-link-degraded.busy_util_pct", kBusyUtilPct);
+    min_traffic_ = config.get("pcie-link-degraded.min_traffic_bytes_per_s",
+                              kMinTrafficBytesPerS);
+    busy_util_pct_ =
+        config.get("pcie-link-degraded.busy_util_pct", kBusyUtilPct);
     min_fraction_ = config.get("pcie-link-degraded.min_fraction", kMinFraction);
     min_samples_ = config.get("pcie-link-degraded.min_samples", kMinSamples);
   }
@@ -43,13 +45,15 @@ class PcieLinkDegradedRule : public Rule {
       if (g.pcie_replay_total) st.replays.add(*g.pcie_replay_total);
       opt<double> traffic;
       if (g.pcie_tx_bytes_per_s && g.pcie_rx_bytes_per_s)
-        traffic = static_cast<double>(*g.pcie_tx_bytes_per_s + *g.pcie_rx_bytes_per_s);
+        traffic = static_cast<double>(*g.pcie_tx_bytes_per_s +
+                                      *g.pcie_rx_bytes_per_s);
       bool active = traffic ? *traffic >= min_traffic_
                             : (g.util_pct && *g.util_pct >= busy_util_pct_);
       if (!active) continue;
       ++st.active;
       bool gen_low = info->pcie_max_gen && *g.pcie_gen < *info->pcie_max_gen;
-      bool width_low = info->pcie_max_width && *g.pcie_width < *info->pcie_max_width;
+      bool width_low =
+          info->pcie_max_width && *g.pcie_width < *info->pcie_max_width;
       if (!gen_low && !width_low) continue;
       st.degraded.add(s.t);
       if (gen_low) ++st.gen_low;
@@ -98,20 +102,26 @@ class PcieLinkDegradedRule : public Rule {
     f.start = st.degraded.first;
     f.end = st.degraded.last;
     auto max_text = [&]() {
-      return fmt::format("Gen{} x{}", info.pcie_max_gen ? std::to_string(*info.pcie_max_gen) : "?",
-                         info.pcie_max_width ? std::to_string(*info.pcie_max_width) : "?");
+      return fmt::format(
+          "Gen{} x{}",
+          info.pcie_max_gen ? std::to_string(*info.pcie_max_gen) : "?",
+          info.pcie_max_width ? std::to_string(*info.pcie_max_width) : "?");
     };
-    std::string now = fmt::format("Gen{:.0f} x{:.0f}", st.gen.min, st.width.min);
+    std::string now =
+        fmt::format("Gen{:.0f} x{:.0f}", st.gen.min, st.width.min);
     f.title = fmt::format("{} PCIe link runs at {} instead of {} under load",
                           gpu_label(*header_, index), now, max_text());
     std::vector<std::string> parts;
-    parts.push_back(fmt::format("link at {} (max {}) in {} of {} samples moving data, {}", now,
-                                max_text(), format_fraction(fraction), st.active,
-                                format_range(st.degraded.first, st.degraded.last)));
+    parts.push_back(
+        fmt::format("link at {} (max {}) in {} of {} samples moving data, {}",
+                    now, max_text(), format_fraction(fraction), st.active,
+                    format_range(st.degraded.first, st.degraded.last)));
     if (!st.traffic.empty())
-      parts.push_back(fmt::format("traffic avg {:.2f} GB/s while degraded", st.traffic.mean() / 1e9));
+      parts.push_back(fmt::format("traffic avg {:.2f} GB/s while degraded",
+                                  st.traffic.mean() / 1e9));
     if (st.replays.growth > 0)
-      parts.push_back(fmt::format("PCIe replay counter grew by {}", st.replays.growth));
+      parts.push_back(
+          fmt::format("PCIe replay counter grew by {}", st.replays.growth));
     f.evidence = fmt::format("{}", fmt::join(parts, "; "));
 
     if (st.width_low > 0)
@@ -127,7 +137,8 @@ class PcieLinkDegradedRule : public Rule {
           "log for PCIe AER errors; compare `lspci -vv` LnkSta with LnkCap. "
           "Reseat the card if nothing is configured low.";
     if (st.replays.growth > 0)
-      f.action += " Growing replays point at signal integrity (seating, riser, cable).";
+      f.action +=
+          " Growing replays point at signal integrity (seating, riser, cable).";
     return f;
   }
 

@@ -30,10 +30,12 @@ class PersistenceModeOffRule : public Rule {
     f.gpus = off_;
     f.start = window_.first;
     f.end = window_.last;
-    f.title = off_.size() == 1 ? fmt::format("Persistence mode is off on GPU {}", off_[0])
-                               : fmt::format("Persistence mode is off on {} GPUs", off_.size());
-    f.evidence = fmt::format("persistence_mode false on GPU {} ({} of {} GPUs)", join_ints(off_),
-                             off_.size(), total_);
+    f.title =
+        off_.size() == 1
+            ? fmt::format("Persistence mode is off on GPU {}", off_[0])
+            : fmt::format("Persistence mode is off on {} GPUs", off_.size());
+    f.evidence = fmt::format("persistence_mode false on GPU {} ({} of {} GPUs)",
+                             join_ints(off_), off_.size(), total_);
     f.action =
         "Enable the NVIDIA persistence daemon so the driver keeps the GPUs "
         "initialised between jobs: systemctl enable --now nvidia-persistenced "

@@ -9,9 +9,9 @@
 #include <set>
 
 #include "diagnose/evidence.h"
-#include "model/process_tree.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -39,8 +39,10 @@ class PidNamespaceBlindRule : public Rule {
         if (p && p->state != "missing") continue;
         any = true;
         gpus_.insert(g.index);
-        if (pids_.size() < kMaxNamedPids) pids_.insert(gp.pid);
-        else more_pids_ = true;
+        if (pids_.size() < kMaxNamedPids)
+          pids_.insert(gp.pid);
+        else
+          more_pids_ = true;
       }
     }
     if (any) blind_.add(s.t);

@@ -69,9 +69,12 @@ class PowerBrakeRule : public Rule {
   };
 
   bool thermal_explains(const GpuSample& g) const {
-    if (has_reason(g, "hw_thermal_slowdown") || has_reason(g, "sw_thermal_slowdown")) return true;
+    if (has_reason(g, "hw_thermal_slowdown") ||
+        has_reason(g, "sw_thermal_slowdown"))
+      return true;
     const GpuInfo* info = find_gpu_info(*header_, g.index);
-    return g.temp_c && info && info->temp_slowdown_c && *g.temp_c >= *info->temp_slowdown_c;
+    return g.temp_c && info && info->temp_slowdown_c &&
+           *g.temp_c >= *info->temp_slowdown_c;
   }
 
   Finding make_finding(int index, const State& st) const {
@@ -82,26 +85,32 @@ class PowerBrakeRule : public Rule {
     f.gpus = {index};
     f.start = st.active.first;
     f.end = st.active.last;
-    f.title = fmt::format("{} is slowed by an external power brake", gpu_label(*header_, index));
-    const char* reason = st.brake > 0 ? "hw_power_brake_slowdown" : "hw_slowdown";
+    f.title = fmt::format("{} is slowed by an external power brake",
+                          gpu_label(*header_, index));
+    const char* reason =
+        st.brake > 0 ? "hw_power_brake_slowdown" : "hw_slowdown";
     std::vector<std::string> parts;
     parts.push_back(fmt::format(
-        "{} active in {} of {} samples ({}), longest {} consecutive samples {}", reason,
-        st.active.count, st.known,
-        format_fraction(static_cast<double>(st.active.count) / static_cast<double>(st.known)),
+        "{} active in {} of {} samples ({}), longest {} consecutive samples {}",
+        reason, st.active.count, st.known,
+        format_fraction(static_cast<double>(st.active.count) /
+                        static_cast<double>(st.known)),
         st.longest, format_range(st.longest_start, st.longest_end)));
     if (!st.clock.empty()) {
       std::string c = fmt::format("SM clock avg {:.0f} MHz", st.clock.mean());
-      if (info && info->sm_clock_max_mhz) c += fmt::format(" vs max {} MHz", *info->sm_clock_max_mhz);
+      if (info && info->sm_clock_max_mhz)
+        c += fmt::format(" vs max {} MHz", *info->sm_clock_max_mhz);
       parts.push_back(c);
     }
     if (!st.power.empty()) {
       std::string p = fmt::format("power avg {:.0f} W", st.power.mean());
-      if (info && info->power_limit_w) p += fmt::format(" of {:.0f} W limit", *info->power_limit_w);
+      if (info && info->power_limit_w)
+        p += fmt::format(" of {:.0f} W limit", *info->power_limit_w);
       parts.push_back(p);
     }
     if (!st.temp.empty())
-      parts.push_back(fmt::format("{:.0f} C max, no thermal reason active", st.temp.max));
+      parts.push_back(
+          fmt::format("{:.0f} C max, no thermal reason active", st.temp.max));
     f.evidence = fmt::format("{}", fmt::join(parts, "; "));
     if (st.brake > 0)
       f.action =
@@ -125,6 +134,8 @@ class PowerBrakeRule : public Rule {
 
 }  // namespace
 
-std::unique_ptr<Rule> make_power_brake_rule() { return std::make_unique<PowerBrakeRule>(); }
+std::unique_ptr<Rule> make_power_brake_rule() {
+  return std::make_unique<PowerBrakeRule>();
+}
 
 }  // namespace gd

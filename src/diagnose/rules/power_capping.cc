@@ -36,7 +36,9 @@ class PowerCappingRule : public Rule {
 
   void observe(const Sample& s) override {
     for (const auto& g : s.gpus) {
-      if (!g.clock_event_reasons || !g.sm_clock_mhz || !gpu_busy(g, busy_util_pct_)) continue;
+      if (!g.clock_event_reasons || !g.sm_clock_mhz ||
+          !gpu_busy(g, busy_util_pct_))
+        continue;
       const GpuInfo* info = find_gpu_info(*header_, g.index);
       if (!info || !info->sm_clock_max_mhz) continue;
       auto& st = gpus_[g.index];
@@ -76,26 +78,34 @@ class PowerCappingRule : public Rule {
     f.gpus = {index};
     f.start = st.capped.first;
     f.end = st.capped.last;
-    f.title = fmt::format("{} is held back by its power limit", gpu_label(*header_, index));
+    f.title = fmt::format("{} is held back by its power limit",
+                          gpu_label(*header_, index));
     std::vector<std::string> parts;
-    parts.push_back(fmt::format("sw_power_cap with SM clock under {} of max in {} of {} busy samples, {}",
-                                format_fraction(clock_ratio_), format_fraction(fraction), st.busy,
-                                format_range(st.capped.first, st.capped.last)));
-    parts.push_back(fmt::format("SM clock avg {:.0f} MHz vs max {} MHz", st.clock.mean(),
-                                *info.sm_clock_max_mhz));
+    parts.push_back(
+        fmt::format("sw_power_cap with SM clock under {} of max in {} of {} "
+                    "busy samples, {}",
+                    format_fraction(clock_ratio_), format_fraction(fraction),
+                    st.busy, format_range(st.capped.first, st.capped.last)));
+    parts.push_back(fmt::format("SM clock avg {:.0f} MHz vs max {} MHz",
+                                st.clock.mean(), *info.sm_clock_max_mhz));
     if (!st.power.empty()) {
       std::string p = fmt::format("power avg {:.0f} W", st.power.mean());
-      if (info.power_limit_w) p += fmt::format(" at a {:.0f} W limit", *info.power_limit_w);
-      if (info.power_default_limit_w) p += fmt::format(" (default {:.0f} W)", *info.power_default_limit_w);
+      if (info.power_limit_w)
+        p += fmt::format(" at a {:.0f} W limit", *info.power_limit_w);
+      if (info.power_default_limit_w)
+        p += fmt::format(" (default {:.0f} W)", *info.power_default_limit_w);
       parts.push_back(p);
     }
     f.evidence = fmt::format("{}", fmt::join(parts, "; "));
     if (info.power_limit_w && info.power_default_limit_w &&
         *info.power_limit_w < *info.power_default_limit_w - 1) {
       f.action = fmt::format(
-          "The power limit was lowered from the default {:.0f} W to {:.0f} W. If "
-          "the site's power budget allows, restore it: nvidia-smi -i {} -pl {:.0f}.",
-          *info.power_default_limit_w, *info.power_limit_w, index, *info.power_default_limit_w);
+          "The power limit was lowered from the default {:.0f} W to {:.0f} W. "
+          "If "
+          "the site's power budget allows, restore it: nvidia-smi -i {} -pl "
+          "{:.0f}.",
+          *info.power_default_limit_w, *info.power_limit_w, index,
+          *info.power_default_limit_w);
     } else {
       f.action =
           "The GPU runs at its default power limit and the workload wants "
@@ -115,6 +125,8 @@ class PowerCappingRule : public Rule {
 
 }  // namespace
 
-std::unique_ptr<Rule> make_power_capping_rule() { return std::make_unique<PowerCappingRule>(); }
+std::unique_ptr<Rule> make_power_capping_rule() {
+  return std::make_unique<PowerCappingRule>();
+}
 
 }  // namespace gd

@@ -31,7 +31,8 @@ class ThermalThrottlingRule : public Rule {
 
   void begin(const TraceHeader& header, const Config& config) override {
     header_ = &header;
-    busy_util_pct_ = config.get("thermal-throttling.busy_util_pct", kBusyUtilPct);
+    busy_util_pct_ =
+        config.get("thermal-throttling.busy_util_pct", kBusyUtilPct);
     min_fraction_ = config.get("thermal-throttling.min_fraction", kMinFraction);
     min_samples_ = config.get("thermal-throttling.min_samples", kMinSamples);
     clock_ratio_ = config.get("thermal-throttling.clock_ratio", kClockRatio);
@@ -63,7 +64,8 @@ class ThermalThrottlingRule : public Rule {
       if (n < min_samples_ || fraction < min_fraction_) continue;
       const GpuInfo* info = find_gpu_info(*header_, index);
       opt<int> max_clock = info ? info->sm_clock_max_mhz : std::nullopt;
-      if (max_clock && !st.clock.empty() && st.clock.mean() > clock_ratio_ * *max_clock)
+      if (max_clock && !st.clock.empty() &&
+          st.clock.mean() > clock_ratio_ * *max_clock)
         continue;  // reason set, but clocks are at max: nothing is lost
       hits.emplace_back(index, fraction);
     }
@@ -81,29 +83,35 @@ class ThermalThrottlingRule : public Rule {
     Stat clock, temp, mem_temp;
   };
 
-  Finding make_finding(int index, const State& st, double fraction, const GpuInfo* info,
-                       size_t throttled_gpus) const {
+  Finding make_finding(int index, const State& st, double fraction,
+                       const GpuInfo* info, size_t throttled_gpus) const {
     Finding f;
     f.id = id();
     f.severity = "warning";
     f.gpus = {index};
     f.start = st.throttled.first;
     f.end = st.throttled.last;
-    f.title = fmt::format("{} is thermally throttled", gpu_label(*header_, index));
-    std::string reason = st.hw >= st.sw ? "hw_thermal_slowdown" : "sw_thermal_slowdown";
+    f.title =
+        fmt::format("{} is thermally throttled", gpu_label(*header_, index));
+    std::string reason =
+        st.hw >= st.sw ? "hw_thermal_slowdown" : "sw_thermal_slowdown";
     if (st.hw && st.sw) reason = "sw_thermal_slowdown/hw_thermal_slowdown";
     std::vector<std::string> parts;
-    parts.push_back(fmt::format("{} active in {} of {} busy samples, {}", reason,
-                                format_fraction(fraction), st.busy,
-                                format_range(st.throttled.first, st.throttled.last)));
+    parts.push_back(
+        fmt::format("{} active in {} of {} busy samples, {}", reason,
+                    format_fraction(fraction), st.busy,
+                    format_range(st.throttled.first, st.throttled.last)));
     if (!st.clock.empty()) {
-      std::string c = fmt::format("SM clock avg {:.0f} MHz (min {:.0f})", st.clock.mean(), st.clock.min);
-      if (info && info->sm_clock_max_mhz) c += fmt::format(" vs max {} MHz", *info->sm_clock_max_mhz);
+      std::string c = fmt::format("SM clock avg {:.0f} MHz (min {:.0f})",
+                                  st.clock.mean(), st.clock.min);
+      if (info && info->sm_clock_max_mhz)
+        c += fmt::format(" vs max {} MHz", *info->sm_clock_max_mhz);
       parts.push_back(c);
     }
     bool near_limit = false;
     if (!st.temp.empty()) {
-      std::string t = fmt::format("{:.0f} C avg, {:.0f} C max", st.temp.mean(), st.temp.max);
+      std::string t = fmt::format("{:.0f} C avg, {:.0f} C max", st.temp.mean(),
+                                  st.temp.max);
       if (info && info->temp_slowdown_c) {
         t += fmt::format(" vs slowdown {} C", *info->temp_slowdown_c);
         near_limit = st.temp.max >= *info->temp_slowdown_c - 5;
@@ -125,18 +133,22 @@ class ThermalThrottlingRule : public Rule {
           "target: improve cooling — check fan speed and failures, airflow "
           "(blanking panels, cable clutter), and data-centre inlet "
           "temperature.";
-    if (!near_limit && !st.mem_temp.empty() && !st.temp.empty() && st.mem_temp.max > st.temp.max)
-      f.action += " The GPU core is below its slowdown point but the memory is "
-                  "hotter: memory (HBM) temperature is the likely trigger.";
+    if (!near_limit && !st.mem_temp.empty() && !st.temp.empty() &&
+        st.mem_temp.max > st.temp.max)
+      f.action +=
+          " The GPU core is below its slowdown point but the memory is "
+          "hotter: memory (HBM) temperature is the likely trigger.";
     size_t total = header_->gpus.size();
     if (throttled_gpus == 1 && total > 1)
       f.action += fmt::format(
           " Only this GPU of {} throttles: suspect its own fan, airflow path "
-          "or thermal interface and have it serviced.", total);
+          "or thermal interface and have it serviced.",
+          total);
     else if (throttled_gpus > 1)
       f.action += fmt::format(
           " {} GPUs of this host throttle: look at the chassis cooling and "
-          "room temperature rather than one card.", throttled_gpus);
+          "room temperature rather than one card.",
+          throttled_gpus);
     return f;
   }
 

@@ -41,7 +41,8 @@ class XidErrorRule : public Rule {
       auto& g = groups_[{e.gpu.value_or(kUnknownGpu), code}];
       g.when.add(s.t);
       if (g.first_text.empty()) g.first_text = e.text;
-      std::string sev = code == kUnknownCode ? "warning" : xid_severity(code, e.text);
+      std::string sev =
+          code == kUnknownCode ? "warning" : xid_severity(code, e.text);
       if (severity_rank(sev) > severity_rank(g.severity)) {
         g.severity = sev;
         g.worst_text = e.text;
@@ -52,7 +53,8 @@ class XidErrorRule : public Rule {
 
   std::vector<Finding> finish() override {
     std::vector<Finding> out;
-    for (const auto& [key, g] : groups_) out.push_back(make_finding(key.first, key.second, g));
+    for (const auto& [key, g] : groups_)
+      out.push_back(make_finding(key.first, key.second, g));
     return out;
   }
 
@@ -74,16 +76,20 @@ class XidErrorRule : public Rule {
     f.end = g.when.last;
     std::string who = gpu == kUnknownGpu ? "A GPU (PCI address not matched)"
                                          : gpu_label(*header_, gpu);
-    std::string times = g.when.count == 1
-                            ? fmt::format("once, at {}", format_time(g.when.first))
-                            : fmt::format("{} times, {}", g.when.count,
-                                          format_range(g.when.first, g.when.last));
+    std::string times =
+        g.when.count == 1
+            ? fmt::format("once, at {}", format_time(g.when.first))
+            : fmt::format("{} times, {}", g.when.count,
+                          format_range(g.when.first, g.when.last));
     const XidInfo* info = code == kUnknownCode ? nullptr : find_xid(code);
-    std::string code_text = code == kUnknownCode ? "an Xid with no readable code"
-                                                 : fmt::format("Xid {}", code);
+    std::string code_text = code == kUnknownCode
+                                ? "an Xid with no readable code"
+                                : fmt::format("Xid {}", code);
     if (!info) {
-      f.title = fmt::format("{} logged {} (not in gpudoctor's Xid catalogue)", who, code_text);
-      f.evidence = fmt::format("{} logged {}; raw line: \"{}\"", code_text, times, g.first_text);
+      f.title = fmt::format("{} logged {} (not in gpudoctor's Xid catalogue)",
+                            who, code_text);
+      f.evidence = fmt::format("{} logged {}; raw line: \"{}\"", code_text,
+                               times, g.first_text);
       f.action =
           "Look the code up in NVIDIA's Xid catalogue "
           "(docs.nvidia.com/deploy/xid-errors) and follow its immediate "
@@ -93,9 +99,9 @@ class XidErrorRule : public Rule {
     }
     f.title = fmt::format("{} logged Xid {} ({}): {}", who, code,
                           xid_cause_name(info->cause), info->meaning);
-    f.evidence = fmt::format("Xid {} {} logged {}; cause class: {}; first line: \"{}\"",
-                             code, info->mnemonic, times, xid_cause_name(info->cause),
-                             g.first_text);
+    f.evidence = fmt::format(
+        "Xid {} {} logged {}; cause class: {}; first line: \"{}\"", code,
+        info->mnemonic, times, xid_cause_name(info->cause), g.first_text);
     if (g.worst_text != g.first_text && !g.worst_text.empty())
       f.evidence += fmt::format("; most severe line: \"{}\"", g.worst_text);
     if (!g.pids.empty())
@@ -106,7 +112,8 @@ class XidErrorRule : public Rule {
       for (size_t at = f.action.find("nvidia-smi -r"); at != std::string::npos;
            at = f.action.find("nvidia-smi -r", at + 1)) {
         std::string specific = fmt::format("nvidia-smi -r -i {}", gpu);
-        f.action.replace(at, std::string_view("nvidia-smi -r").size(), specific);
+        f.action.replace(at, std::string_view("nvidia-smi -r").size(),
+                         specific);
         at += specific.size() - 1;
       }
     bool repeating = static_cast<double>(g.when.count) >= repeat_count_;
@@ -116,7 +123,8 @@ class XidErrorRule : public Rule {
           "here but not on other GPUs, suspect the GPU and run DCGM "
           "diagnostics.",
           g.when.count,
-          g.pids.size() > 1 ? fmt::format(" from {} processes", g.pids.size()) : "");
+          g.pids.size() > 1 ? fmt::format(" from {} processes", g.pids.size())
+                            : "");
     }
     return f;
   }
@@ -129,6 +137,8 @@ class XidErrorRule : public Rule {
 
 }  // namespace
 
-std::unique_ptr<Rule> make_xid_error_rule() { return std::make_unique<XidErrorRule>(); }
+std::unique_ptr<Rule> make_xid_error_rule() {
+  return std::make_unique<XidErrorRule>();
+}
 
 }  // namespace gd

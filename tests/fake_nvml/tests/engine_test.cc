@@ -60,27 +60,34 @@ TEST(FaultEngine, ParsesTheWholeVocabulary) {
   EXPECT_TRUE(f.symbol_missing("nvmlDeviceGetMemoryInfo_v2"));
   EXPECT_FALSE(f.symbol_missing("nvmlDeviceGetMemoryInfo"));
 
-  EXPECT_EQ(f.decide("nvmlDeviceGetPowerUsage", 1, 0).return_code, kNotSupported);
+  EXPECT_EQ(f.decide("nvmlDeviceGetPowerUsage", 1, 0).return_code,
+            kNotSupported);
   EXPECT_FALSE(f.decide("nvmlDeviceGetPowerUsage", 0, 0).return_code);
-  EXPECT_DOUBLE_EQ(f.decide("nvmlDeviceGetComputeRunningProcesses_v3", 0, 0).sleep_s, 30.0);
+  EXPECT_DOUBLE_EQ(
+      f.decide("nvmlDeviceGetComputeRunningProcesses_v3", 0, 0).sleep_s, 30.0);
   EXPECT_DOUBLE_EQ(f.decide("nvmlDeviceGetName", 3, 0).sleep_s, 0.005);
-  EXPECT_EQ(f.decide("nvmlDeviceGetMemoryInfo_v2", 0, 0).return_code, kFunctionNotFound);
+  EXPECT_EQ(f.decide("nvmlDeviceGetMemoryInfo_v2", 0, 0).return_code,
+            kFunctionNotFound);
 }
 
 TEST(FaultEngine, RejectsMalformedFaults) {
   EXPECT_THROW(Faults::parse("{}"), std::runtime_error);
   EXPECT_THROW(Faults::parse(R"([{"function": "x"}])"), std::runtime_error);
-  EXPECT_THROW(Faults::parse(R"([{"function": "x", "return": "BOGUS"}])"), std::runtime_error);
+  EXPECT_THROW(Faults::parse(R"([{"function": "x", "return": "BOGUS"}])"),
+               std::runtime_error);
   EXPECT_THROW(Faults::parse(R"([{"lost_after_s": 1}])"), std::runtime_error);
-  EXPECT_THROW(Faults::parse(R"([{"function": "x", "hang_s": -1}])"), std::runtime_error);
+  EXPECT_THROW(Faults::parse(R"([{"function": "x", "hang_s": -1}])"),
+               std::runtime_error);
   EXPECT_NO_THROW(Faults::parse(""));
   EXPECT_NO_THROW(Faults::parse("null"));
 }
 
 TEST(FaultEngine, FunctionNamesMatchTheirVersionedSymbolsOnly) {
   EXPECT_TRUE(function_matches("nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo"));
-  EXPECT_TRUE(function_matches("nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo_v3"));
-  EXPECT_FALSE(function_matches("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo"));
+  EXPECT_TRUE(
+      function_matches("nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo_v3"));
+  EXPECT_FALSE(
+      function_matches("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo"));
   EXPECT_FALSE(function_matches("nvmlInit", "nvmlInitWithFlags"));
   EXPECT_FALSE(function_matches("nvmlDeviceGetCount", "nvmlDeviceGetCount_vX"));
 }

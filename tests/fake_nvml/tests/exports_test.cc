@@ -54,13 +54,15 @@ TEST(Exports, OnlyNvmlSymbolsAreExported) {
   NvmlClient nvml(FAKE_NVML_LIB);
   // Engine internals are linked in but must stay local.
   EXPECT_EQ(nvml.symbol("fake_nvml_stub_call"), nullptr);
-  EXPECT_EQ(nvml.symbol("_ZN9fake_nvml12error_stringEi"), nullptr);  // fake_nvml::error_string(int)
+  EXPECT_EQ(nvml.symbol("_ZN9fake_nvml12error_stringEi"),
+            nullptr);  // fake_nvml::error_string(int)
 }
 
 TEST(OldApiVariant, LacksTheNewerSymbolsButKeepsTheirFallbacks) {
   NvmlClient old_nvml(FAKE_NVML_OLD_LIB);
   for (const char* newer :
-       {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v3",
+       {"nvmlDeviceGetComputeRunningProcesses_v3",
+        "nvmlDeviceGetGraphicsRunningProcesses_v3",
         "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetCurrentClocksEventReasons",
         "nvmlSystemGetCudaDriverVersion_v2", "nvmlDeviceGetNumaNodeId",
         "nvmlDeviceGetFieldValues"}) {
@@ -69,18 +71,22 @@ TEST(OldApiVariant, LacksTheNewerSymbolsButKeepsTheirFallbacks) {
   ScopedEnv scenario("FAKE_NVML_SCENARIO", FAKE_NVML_SCENARIO_4GPU);
   ASSERT_EQ(NVML_FN(old_nvml, nvmlInit_v2)(), NVML_SUCCESS);
   nvmlDevice_t d = nullptr;
-  ASSERT_EQ(NVML_FN(old_nvml, nvmlDeviceGetHandleByIndex_v2)(0, &d), NVML_SUCCESS);
+  ASSERT_EQ(NVML_FN(old_nvml, nvmlDeviceGetHandleByIndex_v2)(0, &d),
+            NVML_SUCCESS);
   unsigned count = 0;
-  EXPECT_EQ(NVML_FN(old_nvml, nvmlDeviceGetComputeRunningProcesses_v2)(d, &count, nullptr),
+  EXPECT_EQ(NVML_FN(old_nvml, nvmlDeviceGetComputeRunningProcesses_v2)(
+                d, &count, nullptr),
             NVML_ERROR_INSUFFICIENT_SIZE);
   EXPECT_EQ(count, 1u);
   nvmlMemory_t m{};
   EXPECT_EQ(NVML_FN(old_nvml, nvmlDeviceGetMemoryInfo)(d, &m), NVML_SUCCESS);
   unsigned long long reasons = 0;
-  EXPECT_EQ(NVML_FN(old_nvml, nvmlDeviceGetCurrentClocksThrottleReasons)(d, &reasons),
-            NVML_SUCCESS);
+  EXPECT_EQ(
+      NVML_FN(old_nvml, nvmlDeviceGetCurrentClocksThrottleReasons)(d, &reasons),
+      NVML_SUCCESS);
   int cuda = 0;
-  EXPECT_EQ(NVML_FN(old_nvml, nvmlSystemGetCudaDriverVersion)(&cuda), NVML_SUCCESS);
+  EXPECT_EQ(NVML_FN(old_nvml, nvmlSystemGetCudaDriverVersion)(&cuda),
+            NVML_SUCCESS);
   NVML_FN(old_nvml, nvmlShutdown)();
 }
 
@@ -89,7 +95,8 @@ TEST(ThreadSafety, ConcurrentCallersAndInitShutdownAgree) {
   ScopedEnv scenario("FAKE_NVML_SCENARIO", FAKE_NVML_SCENARIO_4GPU);
   ScopedEnv speed("FAKE_NVML_SPEED", "50");  // samples change under the readers
   ScopedEnv loop("FAKE_NVML_LOOP", "1");
-  ASSERT_EQ(NVML_FN(nvml, nvmlInit_v2)(), NVML_SUCCESS);  // held for the whole test
+  ASSERT_EQ(NVML_FN(nvml, nvmlInit_v2)(),
+            NVML_SUCCESS);  // held for the whole test
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -99,25 +106,30 @@ TEST(ThreadSafety, ConcurrentCallersAndInitShutdownAgree) {
           if (NVML_FN(nvml, nvmlInit_v2)() != NVML_SUCCESS) ++failures;
         }
         nvmlDevice_t d = nullptr;
-        if (NVML_FN(nvml, nvmlDeviceGetHandleByIndex_v2)(k % 4, &d) != NVML_SUCCESS) ++failures;
+        if (NVML_FN(nvml, nvmlDeviceGetHandleByIndex_v2)(k % 4, &d) !=
+            NVML_SUCCESS)
+          ++failures;
         nvmlMemory_t m{};
-        if (NVML_FN(nvml, nvmlDeviceGetMemoryInfo)(d, &m) != NVML_SUCCESS || m.used > m.total) {
+        if (NVML_FN(nvml, nvmlDeviceGetMemoryInfo)(d, &m) != NVML_SUCCESS ||
+            m.used > m.total) {
           ++failures;
         }
         unsigned count = 8;
         nvmlProcessInfo_t infos[8];
-        if (NVML_FN(nvml, nvmlDeviceGetComputeRunningProcesses_v3)(d, &count, infos) !=
-            NVML_SUCCESS) {
+        if (NVML_FN(nvml, nvmlDeviceGetComputeRunningProcesses_v3)(
+                d, &count, infos) != NVML_SUCCESS) {
           ++failures;
         }
-        if (t % 4 == 0 && NVML_FN(nvml, nvmlShutdown)() != NVML_SUCCESS) ++failures;
+        if (t % 4 == 0 && NVML_FN(nvml, nvmlShutdown)() != NVML_SUCCESS)
+          ++failures;
       }
     });
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures, 0);
   EXPECT_EQ(NVML_FN(nvml, nvmlShutdown)(), NVML_SUCCESS);
-  EXPECT_EQ(NVML_FN(nvml, nvmlShutdown)(), NVML_ERROR_UNINITIALIZED);  // counts balanced
+  EXPECT_EQ(NVML_FN(nvml, nvmlShutdown)(),
+            NVML_ERROR_UNINITIALIZED);  // counts balanced
 }
 
 }  // namespace

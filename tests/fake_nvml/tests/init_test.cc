@@ -15,9 +15,11 @@ class Init : public ::testing::Test {
 TEST_F(Init, CallsBeforeInitAreUninitialized) {
   ScopedEnv scenario("FAKE_NVML_SCENARIO", FAKE_NVML_SCENARIO_4GPU);
   unsigned count = 0;
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetCount_v2)(&count), NVML_ERROR_UNINITIALIZED);
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetCount_v2)(&count),
+            NVML_ERROR_UNINITIALIZED);
   char buf[80];
-  EXPECT_EQ(NVML_FN(nvml_, nvmlSystemGetDriverVersion)(buf, sizeof buf), NVML_ERROR_UNINITIALIZED);
+  EXPECT_EQ(NVML_FN(nvml_, nvmlSystemGetDriverVersion)(buf, sizeof buf),
+            NVML_ERROR_UNINITIALIZED);
   EXPECT_EQ(NVML_FN(nvml_, nvmlShutdown)(), NVML_ERROR_UNINITIALIZED);
   // A generated stub, too.
   auto vbios = nvml_.fn<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(
@@ -33,18 +35,22 @@ TEST_F(Init, InitIsReferenceCountedUntilTheLastShutdown) {
   };
   ASSERT_EQ(NVML_FN(nvml_, nvmlInit_v2)(), NVML_SUCCESS);
   ASSERT_EQ(NVML_FN(nvml_, nvmlInit)(), NVML_SUCCESS);
-  ASSERT_EQ(nvml_.fn<nvmlReturn_t (*)(unsigned)>("nvmlInitWithFlags")(0), NVML_SUCCESS);
+  ASSERT_EQ(nvml_.fn<nvmlReturn_t (*)(unsigned)>("nvmlInitWithFlags")(0),
+            NVML_SUCCESS);
   EXPECT_EQ(NVML_FN(nvml_, nvmlShutdown)(), NVML_SUCCESS);
   EXPECT_EQ(count(), NVML_SUCCESS);
   EXPECT_EQ(NVML_FN(nvml_, nvmlShutdown)(), NVML_SUCCESS);
   EXPECT_EQ(count(), NVML_SUCCESS);
-  EXPECT_EQ(NVML_FN(nvml_, nvmlShutdown)(), NVML_SUCCESS);  // the third, last one
+  EXPECT_EQ(NVML_FN(nvml_, nvmlShutdown)(),
+            NVML_SUCCESS);  // the third, last one
   EXPECT_EQ(count(), NVML_ERROR_UNINITIALIZED);
   EXPECT_EQ(NVML_FN(nvml_, nvmlShutdown)(), NVML_ERROR_UNINITIALIZED);
 }
 
 TEST_F(Init, ErrorStringsAreNvmlsTexts) {
-  auto str = [&](nvmlReturn_t rc) { return std::string(NVML_FN(nvml_, nvmlErrorString)(rc)); };
+  auto str = [&](nvmlReturn_t rc) {
+    return std::string(NVML_FN(nvml_, nvmlErrorString)(rc));
+  };
   // Works without init, like the real one.
   EXPECT_EQ(str(NVML_SUCCESS), "Success");
   EXPECT_EQ(str(NVML_ERROR_UNINITIALIZED), "Uninitialized");
@@ -57,7 +63,8 @@ TEST_F(Init, ErrorStringsAreNvmlsTexts) {
   EXPECT_EQ(str(NVML_ERROR_TIMEOUT), "Timeout");
   EXPECT_EQ(str(NVML_ERROR_FUNCTION_NOT_FOUND), "Function Not Found");
   EXPECT_EQ(str(NVML_ERROR_GPU_IS_LOST), "GPU is lost");
-  EXPECT_EQ(str(NVML_ERROR_LIB_RM_VERSION_MISMATCH), "Driver/library version mismatch");
+  EXPECT_EQ(str(NVML_ERROR_LIB_RM_VERSION_MISMATCH),
+            "Driver/library version mismatch");
   EXPECT_EQ(str(NVML_ERROR_UNKNOWN), "Unknown Error");
   EXPECT_EQ(str(static_cast<nvmlReturn_t>(12345)), "Unknown Error");
   // Every code NVML defines has its own text.
@@ -87,10 +94,12 @@ TEST_F(Init, InitReturnFaultFailsInitWithThatCode) {
     auto header = basic_header(2);
     header["faults"] = {{{"init_return", name}}};
     ScopedEnv scenario("FAKE_NVML_SCENARIO",
-                       write_scenario("init_" + name + ".jsonl", header, {util_sample(0, 2, 5)}));
+                       write_scenario("init_" + name + ".jsonl", header,
+                                      {util_sample(0, 2, 5)}));
     EXPECT_EQ(NVML_FN(nvml_, nvmlInit_v2)(), code) << name;
     unsigned n = 0;
-    EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetCount_v2)(&n), NVML_ERROR_UNINITIALIZED);
+    EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetCount_v2)(&n),
+              NVML_ERROR_UNINITIALIZED);
   }
 }
 
@@ -98,10 +107,12 @@ TEST_F(Init, HeaderNvmlStatusMismatchFailsInitLikeTheRealDriver) {
   auto header = basic_header(0);
   header["nvml_status"] = "driver_library_mismatch";
   header["driver"] = nullptr;
-  ScopedEnv scenario("FAKE_NVML_SCENARIO", write_scenario("mismatch.jsonl", header, {}));
+  ScopedEnv scenario("FAKE_NVML_SCENARIO",
+                     write_scenario("mismatch.jsonl", header, {}));
   nvmlReturn_t rc = NVML_FN(nvml_, nvmlInit_v2)();
   EXPECT_EQ(rc, NVML_ERROR_LIB_RM_VERSION_MISMATCH);
-  EXPECT_STREQ(NVML_FN(nvml_, nvmlErrorString)(rc), "Driver/library version mismatch");
+  EXPECT_STREQ(NVML_FN(nvml_, nvmlErrorString)(rc),
+               "Driver/library version mismatch");
 }
 
 }  // namespace

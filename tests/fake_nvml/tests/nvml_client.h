@@ -6,20 +6,18 @@
 #pragma once
 
 #include <dlfcn.h>
-
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "fake_extra_api.h"
 
@@ -76,7 +74,8 @@ class ScopedEnv {
 
 // Writes a scenario (header + samples as JSON objects) to a file in the
 // test's temporary directory and returns its path.
-inline std::string write_scenario(const std::string& file_name, const nlohmann::json& header,
+inline std::string write_scenario(const std::string& file_name,
+                                  const nlohmann::json& header,
                                   const std::vector<nlohmann::json>& samples) {
   auto dir = std::filesystem::temp_directory_path() /
              ("fake_nvml_test_" + std::to_string(getpid()));
@@ -90,15 +89,15 @@ inline std::string write_scenario(const std::string& file_name, const nlohmann::
 
 // A minimal valid header with `gpus` GPUs (index i, bus 0x10+i).
 inline nlohmann::json basic_header(int gpus) {
-  nlohmann::json h = {
-      {"format", "gpudoctor-trace"},
-      {"version", 1},
-      {"host", {{"hostname", "testhost"}}},
-      {"nvml_status", "ok"},
-      {"driver",
-       {{"driver_version", "550.54.15"}, {"cuda_driver_version", "12.4"},
-        {"nvml_version", "12.550.54.15"}}},
-      {"gpus", nlohmann::json::array()}};
+  nlohmann::json h = {{"format", "gpudoctor-trace"},
+                      {"version", 1},
+                      {"host", {{"hostname", "testhost"}}},
+                      {"nvml_status", "ok"},
+                      {"driver",
+                       {{"driver_version", "550.54.15"},
+                        {"cuda_driver_version", "12.4"},
+                        {"nvml_version", "12.550.54.15"}}},
+                      {"gpus", nlohmann::json::array()}};
   for (int i = 0; i < gpus; ++i) {
     char bus[32];
     std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x10 + i);

@@ -19,7 +19,8 @@ class Processes : public ::testing::Test {
   void TearDown() override { NVML_FN(nvml_, nvmlShutdown)(); }
   nvmlDevice_t device(unsigned i) {
     nvmlDevice_t d = nullptr;
-    EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetHandleByIndex_v2)(i, &d), NVML_SUCCESS);
+    EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetHandleByIndex_v2)(i, &d),
+              NVML_SUCCESS);
     return d;
   }
   // The scenario's processes of GPU i that NVML lists as compute/graphics.
@@ -27,7 +28,8 @@ class Processes : public ::testing::Test {
     std::vector<json> out;
     for (const auto& p : lines_[1]["gpus"][i]["processes"]) {
       std::string t = p["type"];
-      if (t == "compute+graphics" || t == (compute ? "compute" : "graphics")) out.push_back(p);
+      if (t == "compute+graphics" || t == (compute ? "compute" : "graphics"))
+        out.push_back(p);
     }
     return out;
   }
@@ -65,7 +67,8 @@ TEST_F(Processes, NoProcessesIsSuccessWithCountZero) {
   // GPU 0 has only compute processes: its graphics list is empty.
   ASSERT_TRUE(expected(0, false).empty());
   unsigned count = 0;
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetGraphicsRunningProcesses_v3)(device(0), &count, nullptr),
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetGraphicsRunningProcesses_v3)(
+                device(0), &count, nullptr),
             NVML_SUCCESS);
   EXPECT_EQ(count, 0u);
 }
@@ -75,14 +78,16 @@ TEST_F(Processes, ComputePlusGraphicsProcessAppearsInBothLists) {
   ASSERT_EQ(graphics.size(), 1u);
   unsigned count = 4;
   nvmlProcessInfo_v2_t infos[4];
-  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetGraphicsRunningProcesses_v2)(device(2), &count, infos),
+  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetGraphicsRunningProcesses_v2)(
+                device(2), &count, infos),
             NVML_SUCCESS);
   ASSERT_EQ(count, 1u);
   EXPECT_EQ(infos[0].pid, graphics[0]["pid"].get<unsigned>());
   std::set<unsigned> compute_pids;
   count = 4;
   nvmlProcessInfo_t cinfos[4];
-  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(device(2), &count, cinfos),
+  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(
+                device(2), &count, cinfos),
             NVML_SUCCESS);
   for (unsigned k = 0; k < count; ++k) compute_pids.insert(cinfos[k].pid);
   EXPECT_TRUE(compute_pids.count(infos[0].pid));
@@ -92,14 +97,16 @@ TEST_F(Processes, PlainFunctionFillsV1EntriesOfSixteenBytes) {
   // v1 = {pid, usedGpuMemory}: 16 bytes with padding; v2 = 24 bytes. Fill a
   // raw buffer and read entry 1 at offset 16: a v2-sized write would put it
   // at 24.
-  static_assert(sizeof(nvmlProcessInfo_v1_t) == 16 && sizeof(nvmlProcessInfo_v2_t) == 24);
+  static_assert(sizeof(nvmlProcessInfo_v1_t) == 16 &&
+                sizeof(nvmlProcessInfo_v2_t) == 24);
   auto want = expected(2, true);
   unsigned char buf[4 * 24];
   std::memset(buf, 0xAB, sizeof buf);
   unsigned count = 4;
-  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses)(
-                device(2), &count, reinterpret_cast<nvmlProcessInfo_v1_t*>(buf)),
-            NVML_SUCCESS);
+  ASSERT_EQ(
+      NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses)(
+          device(2), &count, reinterpret_cast<nvmlProcessInfo_v1_t*>(buf)),
+      NVML_SUCCESS);
   ASSERT_EQ(count, 2u);
   nvmlProcessInfo_v1_t second;
   std::memcpy(&second, buf + 16, sizeof second);
@@ -109,9 +116,10 @@ TEST_F(Processes, PlainFunctionFillsV1EntriesOfSixteenBytes) {
 
   std::memset(buf, 0xAB, sizeof buf);
   count = 4;
-  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v2)(
-                device(2), &count, reinterpret_cast<nvmlProcessInfo_v2_t*>(buf)),
-            NVML_SUCCESS);
+  ASSERT_EQ(
+      NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v2)(
+          device(2), &count, reinterpret_cast<nvmlProcessInfo_v2_t*>(buf)),
+      NVML_SUCCESS);
   nvmlProcessInfo_v2_t second_v2;
   std::memcpy(&second_v2, buf + 24, sizeof second_v2);
   EXPECT_EQ(second_v2.pid, want[1]["pid"].get<unsigned>());
@@ -124,10 +132,12 @@ TEST_F(Processes, NullUsedBytesIsValueNotAvailable) {
   ASSERT_TRUE(want[0]["used_bytes"].is_null());
   unsigned count = 1;
   nvmlProcessInfo_t info{};
-  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(device(3), &count, &info),
+  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(
+                device(3), &count, &info),
             NVML_SUCCESS);
   EXPECT_EQ(info.pid, want[0]["pid"].get<unsigned>());
-  EXPECT_EQ(info.usedGpuMemory, static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
+  EXPECT_EQ(info.usedGpuMemory,
+            static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
 }
 
 }  // namespace

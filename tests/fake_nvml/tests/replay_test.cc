@@ -21,12 +21,15 @@ class Replay : public ::testing::Test {
   // GPU 0's utilisation now, or -1 if the call fails.
   int util0() {
     nvmlDevice_t d = nullptr;
-    if (NVML_FN(nvml_, nvmlDeviceGetHandleByIndex_v2)(0, &d) != NVML_SUCCESS) return -1;
+    if (NVML_FN(nvml_, nvmlDeviceGetHandleByIndex_v2)(0, &d) != NVML_SUCCESS)
+      return -1;
     nvmlUtilization_t u{};
-    if (NVML_FN(nvml_, nvmlDeviceGetUtilizationRates)(d, &u) != NVML_SUCCESS) return -1;
+    if (NVML_FN(nvml_, nvmlDeviceGetUtilizationRates)(d, &u) != NVML_SUCCESS)
+      return -1;
     return static_cast<int>(u.gpu);
   }
-  void sleep_until(std::chrono::steady_clock::time_point t0, std::chrono::milliseconds ms) {
+  void sleep_until(std::chrono::steady_clock::time_point t0,
+                   std::chrono::milliseconds ms) {
     std::this_thread::sleep_until(t0 + ms);
   }
 
@@ -43,7 +46,8 @@ std::string three_samples(const char* name, bool loop_header) {
 }
 
 TEST_F(Replay, ValuesChangeFromOneSampleToTheNextAtItsOffset) {
-  ScopedEnv scenario("FAKE_NVML_SCENARIO", three_samples("replay.jsonl", false));
+  ScopedEnv scenario("FAKE_NVML_SCENARIO",
+                     three_samples("replay.jsonl", false));
   ScopedEnv speed("FAKE_NVML_SPEED", "4");
   auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(NVML_FN(nvml_, nvmlInit_v2)(), NVML_SUCCESS);
@@ -57,7 +61,8 @@ TEST_F(Replay, ValuesChangeFromOneSampleToTheNextAtItsOffset) {
 }
 
 TEST_F(Replay, LoopEnvStartsOverAfterTheLastSample) {
-  ScopedEnv scenario("FAKE_NVML_SCENARIO", three_samples("loop_env.jsonl", false));
+  ScopedEnv scenario("FAKE_NVML_SCENARIO",
+                     three_samples("loop_env.jsonl", false));
   ScopedEnv speed("FAKE_NVML_SPEED", "4");
   ScopedEnv loop("FAKE_NVML_LOOP", "1");
   auto t0 = std::chrono::steady_clock::now();
@@ -70,7 +75,8 @@ TEST_F(Replay, LoopEnvStartsOverAfterTheLastSample) {
 }
 
 TEST_F(Replay, LoopHeaderFieldLoopsToo) {
-  ScopedEnv scenario("FAKE_NVML_SCENARIO", three_samples("loop_header.jsonl", true));
+  ScopedEnv scenario("FAKE_NVML_SCENARIO",
+                     three_samples("loop_header.jsonl", true));
   ScopedEnv speed("FAKE_NVML_SPEED", "4");
   auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(NVML_FN(nvml_, nvmlInit_v2)(), NVML_SUCCESS);
@@ -79,7 +85,8 @@ TEST_F(Replay, LoopHeaderFieldLoopsToo) {
 }
 
 TEST_F(Replay, TimeRestartsWhenInitAgainAfterTheLastShutdown) {
-  ScopedEnv scenario("FAKE_NVML_SCENARIO", three_samples("restart.jsonl", false));
+  ScopedEnv scenario("FAKE_NVML_SCENARIO",
+                     three_samples("restart.jsonl", false));
   ScopedEnv speed("FAKE_NVML_SPEED", "4");
   ASSERT_EQ(NVML_FN(nvml_, nvmlInit_v2)(), NVML_SUCCESS);
   std::this_thread::sleep_for(400ms);
@@ -95,30 +102,43 @@ TEST_F(Replay, NullFieldsAnswerNotSupported) {
   header["gpus"][0]["serial"] = nullptr;
   json s = {{"t", 5.0},
             {"gpus",
-             {{{"index", 0}, {"util_pct", nullptr}, {"power_w", nullptr},
-               {"temp_c", 50}, {"processes", nullptr}, {"clock_event_reasons", nullptr}}}}};
-  ScopedEnv scenario("FAKE_NVML_SCENARIO", write_scenario("nulls.jsonl", header, {s}));
+             {{{"index", 0},
+               {"util_pct", nullptr},
+               {"power_w", nullptr},
+               {"temp_c", 50},
+               {"processes", nullptr},
+               {"clock_event_reasons", nullptr}}}}};
+  ScopedEnv scenario("FAKE_NVML_SCENARIO",
+                     write_scenario("nulls.jsonl", header, {s}));
   ASSERT_EQ(NVML_FN(nvml_, nvmlInit_v2)(), NVML_SUCCESS);
   nvmlDevice_t d = nullptr;
   ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetHandleByIndex_v2)(0, &d), NVML_SUCCESS);
   unsigned v = 0;
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetPowerUsage)(d, &v), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetPowerUsage)(d, &v),
+            NVML_ERROR_NOT_SUPPORTED);
   nvmlUtilization_t u{};
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetUtilizationRates)(d, &u), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetUtilizationRates)(d, &u),
+            NVML_ERROR_NOT_SUPPORTED);
   nvmlMemory_t m{};
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetMemoryInfo)(d, &m), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetMemoryInfo)(d, &m),
+            NVML_ERROR_NOT_SUPPORTED);
   char buf[64];
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetSerial)(d, buf, sizeof buf), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetSerial)(d, buf, sizeof buf),
+            NVML_ERROR_NOT_SUPPORTED);
   unsigned count = 0;
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(d, &count, nullptr),
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(d, &count,
+                                                                    nullptr),
             NVML_ERROR_NOT_SUPPORTED);
   unsigned long long reasons = 0;
   EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetCurrentClocksEventReasons)(d, &reasons),
             NVML_ERROR_NOT_SUPPORTED);
   // Absent fields (never written) are unknown too.
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetFanSpeed)(d, &v), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetFanSpeed)(d, &v),
+            NVML_ERROR_NOT_SUPPORTED);
   // The one field given still answers.
-  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetTemperature)(d, NVML_TEMPERATURE_GPU, &v), NVML_SUCCESS);
+  ASSERT_EQ(
+      NVML_FN(nvml_, nvmlDeviceGetTemperature)(d, NVML_TEMPERATURE_GPU, &v),
+      NVML_SUCCESS);
   EXPECT_EQ(v, 50u);
 }
 
@@ -127,25 +147,35 @@ TEST_F(Replay, LostGpuSampleMakesEveryDeviceCallGpuIsLost) {
   json s0 = util_sample(0, 2, 50);
   json s1 = util_sample(1, 2, 60);
   s1["gpus"][1] = {{"index", 1}, {"lost", true}};
-  ScopedEnv scenario("FAKE_NVML_SCENARIO", write_scenario("lost.jsonl", header, {s0, s1}));
+  ScopedEnv scenario("FAKE_NVML_SCENARIO",
+                     write_scenario("lost.jsonl", header, {s0, s1}));
   ScopedEnv speed("FAKE_NVML_SPEED", "4");
   auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(NVML_FN(nvml_, nvmlInit_v2)(), NVML_SUCCESS);
   nvmlDevice_t d0 = nullptr, d1 = nullptr;
-  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetHandleByIndex_v2)(0, &d0), NVML_SUCCESS);
-  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetHandleByIndex_v2)(1, &d1), NVML_SUCCESS);
+  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetHandleByIndex_v2)(0, &d0),
+            NVML_SUCCESS);
+  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetHandleByIndex_v2)(1, &d1),
+            NVML_SUCCESS);
   unsigned v = 0;
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetTemperature)(d1, NVML_TEMPERATURE_GPU, &v), NVML_SUCCESS);
+  EXPECT_EQ(
+      NVML_FN(nvml_, nvmlDeviceGetTemperature)(d1, NVML_TEMPERATURE_GPU, &v),
+      NVML_SUCCESS);
   sleep_until(t0, 375ms);
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetTemperature)(d1, NVML_TEMPERATURE_GPU, &v),
-            NVML_ERROR_GPU_IS_LOST);
+  EXPECT_EQ(
+      NVML_FN(nvml_, nvmlDeviceGetTemperature)(d1, NVML_TEMPERATURE_GPU, &v),
+      NVML_ERROR_GPU_IS_LOST);
   char name[96];
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetName)(d1, name, sizeof name), NVML_ERROR_GPU_IS_LOST);
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetName)(d1, name, sizeof name),
+            NVML_ERROR_GPU_IS_LOST);
   unsigned count = 0;
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(d1, &count, nullptr),
+  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(d1, &count,
+                                                                    nullptr),
             NVML_ERROR_GPU_IS_LOST);
   // The other GPU is fine.
-  EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetTemperature)(d0, NVML_TEMPERATURE_GPU, &v), NVML_SUCCESS);
+  EXPECT_EQ(
+      NVML_FN(nvml_, nvmlDeviceGetTemperature)(d0, NVML_TEMPERATURE_GPU, &v),
+      NVML_SUCCESS);
 }
 
 }  // namespace
