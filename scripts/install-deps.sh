@@ -30,6 +30,8 @@ test_pkgs=(
   clang libclang-rt-14-dev
   # serve --web-config e2e test: a self-signed certificate.
   openssl
+  # scripts/check-format.sh: the formatting gate of scripts/test.sh.
+  clang-format
 )
 
 pkgs=("${build_pkgs[@]}")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every dependency and runs every test: a normal build, then the same
+# Installs every dependency, checks the formatting of src/, tests/ and tools/,
+# and runs every test: a normal build, then the same
 # tests under AddressSanitizer + UndefinedBehaviorSanitizer, then every
 # libFuzzer harness for a bounded time (scripts/fuzz.sh, FUZZ_SECONDS each).
 #   scripts/test.sh              all three passes
@@ -9,6 +10,9 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
 scripts/install-deps.sh --test
+
+# Formatting first: it takes a second and names every file to fix.
+scripts/check-format.sh
 
 # ccache, when installed, makes a re-run rebuild only what changed.
 launcher=()
