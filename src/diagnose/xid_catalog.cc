@@ -5,9 +5,28 @@
 // ...); notices that only accompany another Xid are info. Where NVIDIA's
 // immediate action for a non-application code is "ignore" or "restart the
 // app" and nothing about the GPU's health is implied, the code is a warning.
+//
+// Where each severity comes from:
+// - a row's severity: the cause class and the immediate action ("resolution
+//   bucket") of NVIDIA's Xid catalogue (Analyzing Xid Errors with the Xid
+//   Catalog), cross-checked with the cause matrix of NVIDIA's older Xid
+//   error listing and the per-Xid advice of NVIDIA's GPU debug guidelines;
+//   rows whose severity needs more than the code say so beside the row.
+// - by message (xid_severity): Xid 154 follows the recovery action it
+//   announces (NVML's GPU recovery action values, xid_recovery_action.h);
+//   NVLink5 Xids 144-150 say Fatal or Nonfatal.
+// - by context (xid_severity with XidContext): Xid 63 without uncorrectable
+//   errors or a remap failure is a pending remap, a warning (debug
+//   guidelines; NVIDIA's memory error management guide: the remap applies at
+//   the next reset). Xid 119/120 on several GPUs of one host keep their
+//   severity but point at the driver / GSP firmware (the catalogue's
+//   investigatory action is INVESTIGATE_SW; the R525 GSP timeout was a driver
+//   bug fixed in a later release): xid-error says so.
 #include "diagnose/xid_catalog.h"
 
 #include <algorithm>
+
+#include "diagnose/xid_recovery_action.h"
 
 namespace gd {
 namespace {
@@ -117,11 +136,15 @@ const Row kRows[] = {
      "internal micro-controller (PMU) halted",
      "Reset the GPU (often announced by Xid 154 'GPU Reset Required'); if it "
      "repeats, check cooling and contact support."},
+    // Critical with Xid 48 / a remap failure; a warning after correctable
+    // errors only (see xid_severity with context).
     {63, 63, "INFOROM_DRAM_RETIREMENT_EVENT", C::memory, "critical",
      "a bad memory row was recorded for remapping (Ampere+) or a page for "
      "retirement (older GPUs); it takes effect only after a GPU reset",
      "Reset the GPU at the next chance (drain first if it came with Xid 48; "
      "from single-bit errors it can wait for a convenient reboot)."},
+    // The catalogue: RESET_GPU -> CONTACT_SUPPORT; the debug guidelines: a
+    // failed remap is an RMA criterion. Critical in every context.
     {64, 64, "INFOROM_DRAM_RETIREMENT_FAILURE", C::memory, "critical",
      "recording a memory row remap / page retirement FAILED",
      "Drain the node and reset the GPU or reboot now; a remapping failure is "
@@ -200,6 +223,7 @@ const Row kRows[] = {
      "security fault (rare unless the hardware failed)",
      "Undo recent hardware changes and cold-reset the node; contact the "
      "vendor if it persists."},
+    // 119/120 on several GPUs at once: the driver / GSP firmware (xid-error).
     {119, 119, "GSP_RPC_TIMEOUT", C::firmware, "critical",
      "the GPU System Processor firmware (GSP) did not answer a driver call in "
      "time",
@@ -237,6 +261,7 @@ const Row kRows[] = {
      "Decode the first two registers with NVIDIA's Xid 144-150 decode sheet. "
      "Fatal: reset the GPU; for link-down errors also check the peer device. "
      "Repeated on one link: check cabling/tray seating and contact support."},
+    // Severity follows the announced action (xid_recovery_action.h).
     {154, 154, "GPU_RECOVERY_ACTION_CHANGED", C::informational, "critical",
      "the driver announces the recovery action another Xid requires (none, "
      "drain peer-to-peer, drain and reset, GPU reset, node reboot)",
@@ -357,7 +382,11 @@ std::string xid_severity(int code, std::string_view text) {
   if (!info) return "warning";
   // "GPU recovery action changed from 0x0 (None) to 0x0 (None)" or back to
   // None after recovery: nothing is required any more.
+  // Source: the value list of NVML's GPU recovery action; see
+  // recovery_action_severity for the severity of each action.
   if (code == 154) {
+    if (auto change = parse_recovery_action_change(text))
+      return std::string(recovery_action_severity(change->to));
     auto to = text.rfind(" to ");
     if (to != std::string_view::npos && contains(text.substr(to), "(None)"))
       return "info";
@@ -367,6 +396,20 @@ std::string xid_severity(int code, std::string_view text) {
   if (code >= 144 && code <= 150 && contains(text, "Nonfatal"))
     return "warning";
   return info->severity;
+}
+
+bool xid_is_pending_remap(int code, const XidContext& context) {
+  return code == 63 && !context.uncorrectable_ecc && !context.remap_failure;
+}
+
+std::string xid_severity(int code, std::string_view text,
+                         const XidContext& context) {
+  // NVIDIA's catalogue: Xid 63 is IGNORE -> IGNORE; the debug guidelines and
+  // the memory error management guide: a remap recorded from correctable
+  // errors waits for a convenient reset, with Xid 48 (uncorrectable) the GPU
+  // must be drained and reset now.
+  if (xid_is_pending_remap(code, context)) return "warning";
+  return xid_severity(code, text);
 }
 
 }  // namespace gd

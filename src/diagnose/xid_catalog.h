@@ -48,4 +48,23 @@ std::string_view xid_cause_name(XidCause cause);
 // warnings: something the driver thought worth logging, cause unknown.
 std::string xid_severity(int code, std::string_view text);
 
+// What the window shows on the GPU that logged the Xid, for the codes whose
+// severity NVIDIA's guidance makes depend on it (xid-error fills it in).
+struct XidContext {
+  // Uncorrectable ECC counted on this GPU in the window (volatile DBE count,
+  // or an Xid 48/94/95/140/171/172 of its own).
+  bool uncorrectable_ecc = false;
+  // Row remapping failed (NVML's remap failure flag, or Xid 64).
+  bool remap_failure = false;
+};
+
+// As above, refined by the context: Xid 63 (a row recorded for remapping)
+// with neither uncorrectable errors nor a remap failure is a pending remap
+// from correctable errors, a warning; with either it stays critical.
+std::string xid_severity(int code, std::string_view text,
+                         const XidContext& context);
+
+// True for Xid 63 in a context where it only means a remap is pending.
+bool xid_is_pending_remap(int code, const XidContext& context);
+
 }  // namespace gd

@@ -1,0 +1,42 @@
+// The GPU recovery action an Xid 154 line announces:
+//   NVRM: Xid (PCI:0000:17:00): 154, GPU recovery action changed from 0x0
+//   (None) to 0x1 (GPU Reset Required)
+// The values are NVML's GPU recovery action (nvmlDeviceGpuRecoveryAction_t):
+// 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace gd {
+
+enum class RecoveryAction {
+  none = 0,
+  gpu_reset = 1,
+  node_reboot = 2,
+  drain_p2p = 3,
+  drain_and_reset = 4,
+};
+
+struct RecoveryActionChange {
+  std::optional<RecoveryAction> from;  // nullopt: value not readable
+  RecoveryAction to = RecoveryAction::none;
+};
+
+// The change an Xid 154 message announces; nullopt when the message does not
+// say "recovery action changed ... to 0xN" with a known N.
+std::optional<RecoveryActionChange> parse_recovery_action_change(
+    std::string_view message);
+
+// "GPU Reset Required", "Node Reboot Required", ... (the driver's wording).
+std::string_view recovery_action_label(RecoveryAction action);
+// The trace's vocabulary: "none", "gpu_reset", "node_reboot", ...
+std::string_view recovery_action_name(RecoveryAction action);
+// What the operator must do, as one sentence.
+std::string_view recovery_action_fix(RecoveryAction action);
+// info for none; warning for drain P2P (the GPU keeps serving, only
+// peer-to-peer work must stop); critical for a reset, a drain-and-reset or a
+// node reboot (the GPU's work cannot continue until it is done).
+std::string_view recovery_action_severity(RecoveryAction action);
+
+}  // namespace gd
