@@ -3,7 +3,11 @@
 // action, Xid 119/120 on several GPUs of one host (the driver / GSP firmware).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "diagnose/xid_recovery_action.h"
+#include "kernellog/kernel_log.h"
 #include "scenario_builder.h"
 
 namespace gd::test {
@@ -118,6 +122,34 @@ TEST(XidContext, ParsesTheRecoveryActionAnXid154Announces) {
   EXPECT_FALSE(parse_recovery_action_change("154, something else"));
   EXPECT_FALSE(parse_recovery_action_change(
       "154, GPU recovery action changed from 0x0 (None) to 0x9 (Future)"));
+}
+
+// The real Xid 154 lines of the contracts (GD_SHARED_DIR/real/xid_lines.txt,
+// lines 1-47 are Xid lines), through the kernel-log parser as `record` reads
+// them, then into a finding that names the action.
+TEST(XidContext, RealXid154LinesNameTheirRecoveryAction) {
+  const std::string path = std::string(GD_SHARED_DIR) + "/real/xid_lines.txt";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " is absent";
+  std::ifstream in(path);
+  PciIndex pci;
+  int seen = 0, n = 0;
+  for (std::string line; n < 47 && std::getline(in, line); ++n) {
+    auto event = parse_kernel_log_line(line, pci);
+    if (!event || event->code != 154) continue;
+    ++seen;
+    auto change = parse_recovery_action_change(event->text);
+    ASSERT_TRUE(change.has_value()) << line;
+    EXPECT_EQ(change->to, RecoveryAction::gpu_reset) << line;
+    event->gpu = 0;
+    auto samples = make_samples(2, 1.0, [&](size_t i, Sample& s) {
+      if (i == 1) s.events.push_back(*event);
+    });
+    auto xid = with_id(run_diagnose(make_header(1), samples), "xid-error");
+    ASSERT_EQ(xid.size(), 1u);
+    EXPECT_TRUE(contains(xid[0].title, "GPU Reset Required")) << xid[0].title;
+    EXPECT_TRUE(contains(xid[0].action, "nvidia-smi -r -i 0")) << xid[0].action;
+  }
+  EXPECT_GE(seen, 1) << "no Xid 154 line in " << path;
 }
 
 struct Announced {
