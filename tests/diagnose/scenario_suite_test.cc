@@ -219,6 +219,34 @@ TEST(ScenarioFindings, LostGpuMidTraceNamesTheLastGpuAndStallsNothingElse) {
   EXPECT_EQ(diagnose_exit_code(r), 2);
 }
 
+TEST(ScenarioFindings, RowRemapAfterCorrectableErrorsIsAPendingRemapWarning) {
+  DiagnoseResult r = run_scenario("xid-remap-pending", 2);
+  auto xid = with_id(r, "xid-error");
+  ASSERT_EQ(xid.size(), 1u) << ids_of(r);
+  EXPECT_EQ(xid[0]->severity, "warning");
+  EXPECT_EQ(xid[0]->gpus, std::vector<int>{0});
+  EXPECT_NE(xid[0]->action.find("to apply the remap, when it is drained"),
+            std::string::npos)
+      << xid[0]->action;
+  EXPECT_EQ(diagnose_exit_code(r), 1);
+}
+
+TEST(ScenarioFindings, GspTimeoutsOnEveryGpuBlameTheDriverNotEachGpu) {
+  DiagnoseResult r = run_scenario("xid-gsp-several", 4);
+  auto xid = with_id(r, "xid-error");
+  ASSERT_EQ(xid.size(), 4u) << ids_of(r);
+  for (const Finding* f : xid) {
+    EXPECT_NE(f->action.find("Several GPUs, one driver: update the driver"),
+              std::string::npos)
+        << f->action;
+    EXPECT_NE(f->evidence.find("on 4 GPUs"), std::string::npos) << f->evidence;
+  }
+  // The look-alike: one GPU's GSP timeout keeps the per-GPU advice.
+  DiagnoseResult one = run_scenario("xid-events", 4);
+  for (const Finding* f : with_id(one, "xid-error"))
+    EXPECT_EQ(f->action.find("Several GPUs"), std::string::npos) << f->action;
+}
+
 TEST(ScenarioFindings, DdpLaunchersGroupTheRanksIntoOneJob) {
   // Launcher pid 8000; deepspeed's inner launcher is 8001. Ranks follow.
   const std::map<std::string, uint32_t> group_pid = {

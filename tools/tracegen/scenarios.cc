@@ -544,6 +544,57 @@ struct Xids : Scenario {
   }
 };
 
+// GPU 0 collects correctable errors; half-way the driver records a row for
+// remapping (Xid 63) with no uncorrectable error: a pending remap.
+struct RemapPending : Scenario {
+  uint64_t sbe = 0;
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    GpuSample& g = w.s.gpus[0];
+    if (w.rng.chance(w.opt.interval_s / 60)) ++sbe;
+    g.ecc_sbe_volatile_total = sbe;
+    bool after = st.frac >= 0.5;
+    g.remapped_rows_pending = after;
+    if (after && st.frac - w.opt.interval_s / w.opt.duration_s < 0.5) {
+      Event e;
+      e.kind = "xid", e.gpu = 0, e.code = 63;
+      e.text = fmt::format(
+          "NVRM: Xid (PCI:0000:{}): 63, pid='<unknown>', name=<unknown>, Row "
+          "Remapper: New row marked for remapping, reset gpu to activate.",
+          w.header.gpus[0].pci_bus_id.substr(9, 7));
+      w.s.events.push_back(e);
+    }
+  }
+};
+
+// At 60% every GPU of the host logs a GSP RPC timeout (Xid 119), one after
+// the other: one driver, not N failing boards.
+struct GspTimeouts : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    double prev = st.frac - w.opt.interval_s / w.opt.duration_s;
+    if (!(st.frac >= 0.6 && prev < 0.6)) return;
+    for (const auto& info : w.header.gpus) {
+      Event e;
+      e.kind = "xid", e.gpu = info.index, e.code = 119;
+      e.text = fmt::format(
+          "NVRM: Xid (PCI:0000:{}): 119, pid=0, name=, Timeout after 45s of "
+          "waiting for RPC response from GPU{} GSP! Expected function 76 "
+          "(GSP_RM_CONTROL) (0x20801702 0x4).",
+          info.pci_bus_id.substr(9, 7), info.index);
+      w.s.events.push_back(e);
+    }
+  }
+};
+
 // The last GPU falls off the bus half-way; the job's other ranks hang.
 struct GpuLost : Scenario {
   bool gone = false;
@@ -935,6 +986,20 @@ const std::vector<Entry>& entries() {
         {"xid-error"},
         {}},
        make<Xids>()},
+      {{"xid-remap-pending",
+        "GPU 0: correctable errors only, then Xid 63 (row marked for "
+        "remapping) half-way; remap pending",
+        1,
+        {"xid-error", "ecc-reset-required"},
+        {"ecc-uncorrectable"}},
+       make<RemapPending>()},
+      {{"xid-gsp-several",
+        "every GPU logs Xid 119 (GSP RPC timeout) at 60%: one driver, several "
+        "GPUs",
+        2,
+        {"xid-error"},
+        {"ecc-uncorrectable", "gpu-lost"}},
+       make<GspTimeouts>()},
       {{"gpu-lost",
         "the last GPU falls off the bus (Xid 79) half-way; the other ranks "
         "stall at 0%",
