@@ -307,6 +307,69 @@ TEST(ScenarioFindings, InputBoundDdpJobIsOneFindingListingEveryRank) {
       << f[0]->evidence;
 }
 
+TEST(ScenarioFindings, InputBoundOscillationNamesTheCycleAndTheBusyWorkers) {
+  // The real 8-GPU case: util 60-100% with 4 workers per GPU, all pegged,
+  // fixed by more workers. Never below 30%, so "starved" alone missed it.
+  DiagnoseResult r = run_scenario("input-bound-oscillating", 8);
+  auto f = with_id(r, "input-bound");
+  ASSERT_EQ(f.size(), 1u) << ids_of(r);
+  EXPECT_EQ(f[0]->gpus, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(f[0]->pids.size(), 8u);
+  EXPECT_EQ(f[0]->title,
+            "GPUs 0, 1, 2, 3, 4, 5, 6, 7 are held back by their "
+            "data loaders");
+  const std::string& ev = f[0]->evidence;
+  // 3 s at ~98%, 2 s at ~60%: a 5 s cycle, below 75% in 2 of every 5.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      ev, m,
+      std::regex(
+          R"(swung between ~(\d+)% and ~(\d+)% in a regular ~5\.0 s cycle)")))
+      << ev;
+  EXPECT_GE(std::stoi(m[1].str()), 95) << ev;
+  EXPECT_GE(std::stoi(m[2].str()), 45) << ev;
+  EXPECT_LE(std::stoi(m[2].str()), 65) << ev;
+  EXPECT_NE(ev.find("below 75% in 40% of 4800 GPU samples"), std::string::npos)
+      << ev;
+  EXPECT_NE(ev.find("and their 32 workers used 99% CPU each"),
+            std::string::npos)
+      << ev;
+  // 128 CPUs, ~40 busy: more workers per rank is the fix.
+  EXPECT_NE(f[0]->action.find("raise DataLoader num_workers (now 4 per rank)"),
+            std::string::npos)
+      << f[0]->action;
+  EXPECT_NE(f[0]->action.find("prefetch_factor"), std::string::npos);
+  EXPECT_NE(f[0]->action.find("pin_memory=True"), std::string::npos);
+  EXPECT_EQ(diagnose_exit_code(r), 1);
+}
+
+TEST(ScenarioFindings, InputBoundOscillationOnOneGpuNamesTheRankAndWorkers) {
+  DiagnoseResult r = run_scenario("input-bound-oscillating", 1);
+  auto f = with_id(r, "input-bound");
+  ASSERT_EQ(f.size(), 1u) << ids_of(r);
+  EXPECT_EQ(f[0]->pids, std::vector<uint32_t>{8000});
+  EXPECT_NE(f[0]->evidence.find(
+                "pid 8000 (python, alice) and its 4 workers used 99% CPU each"),
+            std::string::npos)
+      << f[0]->evidence;
+  EXPECT_NE(f[0]->evidence.find("below 75% in 40% of 600 samples"),
+            std::string::npos)
+      << f[0]->evidence;
+}
+
+TEST(ScenarioFindings, SwapStormIsHostSwappingNotSlowStorage) {
+  for (int gpus : {1, 4}) {
+    DiagnoseResult r = run_scenario("swap-storm", gpus);
+    EXPECT_TRUE(with_id(r, "io-bound").empty()) << ids_of(r);
+    auto f = with_id(r, "host-swapping");
+    ASSERT_EQ(f.size(), 1u) << ids_of(r);
+    // The fix is less host memory, not faster storage.
+    EXPECT_NE(f[0]->action.find("fewer or lighter DataLoader workers"),
+              std::string::npos)
+        << f[0]->action;
+  }
+}
+
 TEST(ScenarioFindings, CpuContentionNamesTheOtherProcessNotTheJobsWorkers) {
   DiagnoseResult r = run_scenario("cpu-contention", 1);
   auto f = with_id(r, "cpu-contention");
@@ -364,7 +427,8 @@ TEST(ScenarioFindings, OutcomesDoNotDependOnTheNoiseSeed) {
   // A rule that fires by luck of the noise is not a diagnosis.
   for (const char* scenario :
        {"input-bound", "io-bound", "memory-leak", "caching-allocator",
-        "hot-no-throttle", "unrelated-jobs", "cpu-contention"}) {
+        "hot-no-throttle", "unrelated-jobs", "cpu-contention",
+        "input-bound-oscillating", "train-eval-cycle", "swap-storm"}) {
     std::set<std::string> first;
     for (uint64_t seed : {1, 2, 3, 4, 5}) {
       DiagnoseResult r = run_scenario(scenario, 2, nullptr, seed);

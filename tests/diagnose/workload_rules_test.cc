@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "scenario_builder.h"
 
@@ -139,6 +140,79 @@ TEST(InputBound, TooFewSamplesSayNothing) {
   });
   EXPECT_TRUE(
       with_id(run_diagnose(make_header(1), samples), "input-bound").empty());
+}
+
+// GPU 0 at ~96% with a 2-sample dip to ~60% after each busy run of
+// `busy_runs[k]` samples (cycling); rank 4242's 4 workers pegged (R, 99%).
+DiagnoseResult swings(const std::vector<size_t>& busy_runs) {
+  Jitter j;
+  std::vector<double> utils;
+  for (size_t k = 0; utils.size() < 300; ++k) {
+    utils.insert(utils.end(), busy_runs[k % busy_runs.size()], 96);
+    utils.insert(utils.end(), 2, 60);
+  }
+  auto samples = make_samples(300, 1.0, [&](size_t i, Sample& s) {
+    s.gpus.push_back(gpu_with(0, utils[i] + j(3), 4242, 30 * kGiB, j));
+    s.processes.push_back(proc(4242, 4000, "python", 100, "R"));
+    for (uint32_t w = 0; w < 4; ++w)
+      s.processes.push_back(proc(5000 + w, 4242, "pt_data_worker", 99, "R"));
+    s.host.cpu_util_pct = 10;
+    s.host.cpu_iowait_pct = 0.3;
+  });
+  TraceHeader h = make_header(1);
+  h.host.cpu_count = 64;
+  return run_diagnose(h, samples);
+}
+
+TEST(InputBound, RegularShallowSwingsWithPeggedWorkersAreInputBound) {
+  // 4 s at ~96%, 2 s at ~60%: a 6 s cycle that never goes below 50%.
+  auto f = with_id(swings({4}), "input-bound");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_TRUE(contains(f[0].evidence, "in a regular ~6.0 s cycle"))
+      << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "its 4 workers used 99% CPU each"))
+      << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].action, "raise DataLoader num_workers (now 4)"))
+      << f[0].action;
+}
+
+TEST(InputBound, ShallowSwingsAtRandomTimesAreNotACycle) {
+  // The same dips, after busy runs of 1 to 20 samples in no rhythm.
+  EXPECT_TRUE(
+      with_id(swings({1, 12, 2, 20, 3, 1, 9, 2}), "input-bound").empty());
+}
+
+// GPU 0 busy 4 s / starved 6 s, iowait 35%, disks reading `read_mb` MB/s
+// and the host swapping `swap_pages` pages/s (in + out, half each).
+DiagnoseResult starved_on_disk(double read_mb, double swap_pages) {
+  Jitter j;
+  auto samples = make_samples(120, 1.0, [&](size_t i, Sample& s) {
+    s.gpus.push_back(gpu_with(0, i % 10 < 4 ? 95 : 4, 4242, 30 * kGiB, j));
+    s.processes.push_back(proc(4242, 4000, "python", 40, "S"));
+    s.processes.push_back(proc(5000, 4242, "pt_data_worker", 10, "D"));
+    s.host.cpu_util_pct = 20;
+    s.host.cpu_iowait_pct = 35;
+    s.host.disk_busy_pct = 97;
+    s.host.disk_read_bytes_per_s = static_cast<uint64_t>(read_mb * 1e6);
+    s.host.disk_write_bytes_per_s = 0;
+    s.host.swap_in_pages_per_s = swap_pages / 2;
+    s.host.swap_out_pages_per_s = swap_pages / 2;
+  });
+  return run_diagnose(make_header(1), samples);
+}
+
+TEST(IoBound, DiskTrafficThatIsSwapIsHostSwappingNotIoBound) {
+  // 40k pages/s = ~164 MB/s of the 170 MB/s the disks move.
+  auto r = starved_on_disk(170, 40000);
+  EXPECT_TRUE(with_id(r, "io-bound").empty());
+  EXPECT_EQ(with_id(r, "host-swapping").size(), 1u);
+}
+
+TEST(IoBound, LightSwappingBesideDatasetReadsIsStillIoBound) {
+  // 300 pages/s (~1.2 MB/s) against 180 MB/s of dataset reads: storage.
+  auto r = starved_on_disk(180, 300);
+  EXPECT_EQ(with_id(r, "io-bound").size(), 1u);
+  EXPECT_EQ(with_id(r, "host-swapping").size(), 1u);
 }
 
 TEST(GpuImbalance, RanksThatStallAfterAGpuIsLostAreNotImbalanced) {

@@ -90,6 +90,47 @@ struct InputBound : Scenario {
   }
 };
 
+// The real 8-GPU case: util never drops below ~50% but swings 3 s at ~98% /
+// 2 s at ~60% (a ~5 s cycle) while every rank's 4 loader workers are pegged.
+// The host has idle CPUs: more workers fix it.
+struct InputBoundOscillating : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    TrainingJob job = w.add_training_job(default_job(w, all_gpus(w)));
+    for (const auto& ws : job.workers)
+      for (uint32_t pid : ws) {
+        w.proc(pid)->state = "R";
+        w.set_cpu(pid, 99, 0.6);
+      }
+    for (uint32_t r : job.ranks) w.set_cpu(r, 100, 1);
+  }
+  void step(World& w, const Step& st) override {
+    w.begin_step(st);
+    bool busy = std::fmod(st.x, 5.0) < 3.0;
+    for (int g : all_gpus(w)) {
+      w.gpu_activity(g, busy ? 98 + w.rng.normal() : 60 + 4 * w.rng.normal());
+      w.gpu_memory(g);
+    }
+    w.jitter_cpu();
+    w.host_baseline();
+  }
+};
+
+// Its look-alike: a training loop with an eval pass every 30 s. Util drops
+// from ~95% to ~62% for 10 s each time, just as regularly, but the loader
+// workers sleep at ~30% CPU: they keep up, the eval steps are lighter.
+struct TrainEvalCycle : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    if (std::fmod(st.x, 30.0) >= 20.0)
+      for (int g : all_gpus(w)) w.gpu_activity(g, 62 + 4 * w.rng.normal());
+  }
+};
+
 // GPU starved 6 s of every 10 s while the loaders sit in disk sleep.
 struct IoBound : Scenario {
   void setup(World& w) override {
@@ -153,6 +194,57 @@ struct Swapping : Scenario {
       h.swap_in_pages_per_s = w.rng.chance(0.02) ? 0.4 : 0.0;
       h.swap_out_pages_per_s = 0.0;
     }
+  }
+};
+
+// A swap storm that looks I/O-bound: the loader workers' resident sets add
+// up to more than the host's 256 GiB (300 GiB, 24 GiB a worker at least),
+// the host pages ~25k in / 15k out pages/s (~160 MB/s, nearly all the disk
+// traffic), the disk is ~95% busy, iowait ~30%, the workers sit in D on
+// page faults and the GPUs starve 6 s of every 10. The cause is host
+// memory, not storage.
+struct SwapStorm : Scenario {
+  void setup(World& w) override {
+    w.header.host.mem_total_bytes = 256ull << 30;
+    w.header.host.swap_total_bytes = 64ull << 30;
+    w.add_gpus(w.opt.gpus);
+    JobSpec spec = default_job(w, all_gpus(w));
+    spec.worker_cpu = 8;
+    TrainingJob job = w.add_training_job(spec);
+    size_t workers = 0;
+    for (const auto& ws : job.workers) workers += ws.size();
+    for (const auto& ws : job.workers)
+      for (uint32_t pid : ws) {
+        w.proc(pid)->state = "D";
+        w.proc(pid)->rss_bytes = static_cast<uint64_t>(
+            std::max(24 * kGiB, 300 * kGiB / static_cast<double>(workers)));
+      }
+    for (uint32_t r : job.ranks) w.set_cpu(r, 40, 5);
+  }
+  void step(World& w, const Step& st) override {
+    w.begin_step(st);
+    bool busy = std::fmod(st.x, 10.0) < 4.0;
+    for (int g : all_gpus(w)) {
+      w.gpu_activity(g, busy ? 95 + w.rng.normal()
+                             : clamp_pct(4 + 2 * w.rng.normal()) + 1);
+      w.gpu_memory(g);
+    }
+    w.jitter_cpu();
+    w.host_baseline();
+    HostSample& h = w.s.host;
+    double in = std::round(std::max(0.0, 25000 + 3000 * w.rng.normal()));
+    double out = std::round(std::max(0.0, 15000 + 2000 * w.rng.normal()));
+    h.swap_in_pages_per_s = in;
+    h.swap_out_pages_per_s = out;
+    h.swap_used_bytes = static_cast<uint64_t>((30 + 20 * st.frac) * kGiB);
+    h.mem_available_bytes =
+        static_cast<uint64_t>((1.2 + 0.2 * w.rng.normal()) * kGiB);
+    // The dataset itself is small and cached: the disks move swap pages.
+    h.disk_read_bytes_per_s = static_cast<uint64_t>(in * 4096 + 8e6);
+    h.disk_write_bytes_per_s = static_cast<uint64_t>(out * 4096 + 2e6);
+    h.disk_busy_pct =
+        std::round(clamp_pct(95 + 1.5 * w.rng.normal()) * 10) / 10;
+    h.cpu_iowait_pct = std::round(clamp_pct(30 + 4 * w.rng.normal()) * 10) / 10;
   }
 };
 
@@ -762,6 +854,20 @@ const std::vector<Entry>& entries() {
         {"input-bound"},
         {"io-bound", "cpu-contention"}},
        make<InputBound>()},
+      {{"input-bound-oscillating",
+        "util swings 3 s at ~98% / 2 s at ~60% (~5 s cycle, never below 50%) "
+        "while every rank's 4 loader workers run at 99% CPU; idle CPUs left",
+        1,
+        {"input-bound"},
+        {"io-bound", "cpu-contention"}},
+       make<InputBoundOscillating>()},
+      {{"train-eval-cycle",
+        "util drops from ~95% to ~62% for 10 s of every 30 s (eval passes) "
+        "while the loader workers sleep at ~30% CPU",
+        1,
+        {},
+        {"input-bound", "cpu-contention", "io-bound"}},
+       make<TrainEvalCycle>()},
       {{"io-bound",
         "util cycles 4 s busy / 6 s idle while loaders sit in disk sleep: "
         "iowait ~35%, disk 97% busy",
@@ -782,6 +888,14 @@ const std::vector<Entry>& entries() {
         {},
         {"host-swapping"}},
        make<Swapping>(false)},
+      {{"swap-storm",
+        "loader workers hold more than the host's 256 GiB: ~25k in / 15k "
+        "out pages/s of swap are the disks' traffic (95% busy, iowait ~30%); "
+        "GPUs starve 6 s of every 10",
+        1,
+        {"host-swapping"},
+        {"io-bound", "input-bound"}},
+       make<SwapStorm>()},
       {{"memory-leak",
         "rank 0's GPU memory grows one 20 MiB segment at a time, ~64 MiB/min "
         "(or 30% of the card over the trace)",

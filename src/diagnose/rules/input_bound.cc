@@ -1,8 +1,15 @@
 // input-bound: the GPU keeps going idle (utilisation low, or oscillating as
 // it waits for the next batch) while the CPU side of the same job -- the GPU
 // process and its descendants, e.g. DataLoader workers -- is saturated. The
-// input pipeline cannot keep up.
-// Silent when the starved samples are spent waiting on disk (that is
+// input pipeline cannot keep up. Two shapes of "keeps going idle":
+//  - starved: util falls below ~30% in a good share of the samples;
+//  - oscillating: util swings in a regular cycle between full (~100%) and a
+//    shallow trough (~50-70%), the GPU waiting part of every few steps (a
+//    real 8-GPU case ran 60-100% with 4 workers per GPU; more workers fixed
+//    it). The swings must be regular and the workers saturated in the
+//    troughs: a GPU that drops to 60% for an eval phase while its loaders
+//    sleep is not input-bound.
+// Silent when the waiting samples are spent waiting on disk (that is
 // io-bound) and, by construction, when no process uses the GPU.
 #include <fmt/format.h>
 
@@ -14,6 +21,7 @@
 
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
+#include "diagnose/rules/util_cycle.h"
 #include "diagnose/rules/workload_common.h"
 #include "model/process_tree.h"
 
@@ -50,17 +58,45 @@ constexpr double kMaxIowaitShare = 0.5;
 // loader stall in a 10 s window at 500 ms.
 constexpr double kMinSamples = 10;
 
+// The oscillating shape. A fed GPU stays at 90-100% (the healthy baseline);
+// a sample below 75% means it waited a quarter of that interval or more.
+constexpr double kDipUtilPct = 75;
+// At 90%+ it was fed for the whole interval: the swing is back at the top.
+// The gap between the two marks keeps noise around one of them from
+// counting as a swing.
+constexpr double kPeakUtilPct = 90;
+// Troughs in a fifth of the samples: at ~60% each, ~8% of the throughput
+// is lost, which a few more workers win back.
+constexpr double kMinDipFraction = 0.2;
+// Five full swings make a pattern, not an incident (a checkpoint, one
+// validation pass).
+constexpr double kMinCycleCount = 5;
+// A loader that falls behind does so every few batches, so the period
+// barely varies (sampling at 1 Hz rounds a 4.5 s cycle to 4 and 5 s: a
+// spread of ~0.1). Swings at random times spread ~1 (exponential gaps).
+constexpr double kMaxPeriodSpread = 0.5;
+
+// What the job's CPU side did in the samples where its GPU waited.
+struct Waiting {
+  size_t samples = 0, saturated = 0, iowait = 0;
+  Stat util, worker_cpu, main_cpu, host_cpu, iowait_pct;
+  Span hit;  // saturated and not waiting on disk
+};
+
 struct PerJob {
+  PerJob(double dip, double peak) : cycle(dip, peak) {}
   workload::ProcLabel label;
   uint32_t group = 0;
   std::set<int> gpus;
-  size_t samples = 0, starved = 0, starved_saturated = 0, starved_iowait = 0;
+  size_t samples = 0;
   size_t cycles = 0;  // busy -> starved transitions
   bool was_starved = false;
-  Stat busy_util, starved_util, worker_cpu, main_cpu, host_cpu, iowait;
+  Stat busy_util;
   int max_workers = 0;
-  Span hit;  // starved and saturated
   Span starved_span;
+  Waiting starved;  // util below starved_util_pct
+  Waiting dipped;   // util below dip_util_pct (the oscillating shape)
+  UtilCycle cycle;
 };
 
 void merge(Stat& into, const Stat& from) {
@@ -82,31 +118,48 @@ struct Group {
   int workers = 0, max_workers = 0;
   Stat busy_util, starved_util, worker_cpu, main_cpu, host_cpu, iowait;
   Span hit;
+  // Ranks that qualify by the oscillating shape only, and their swings.
+  size_t oscillating = 0, dipped = 0, swings = 0;
+  double period_sum = 0, spread_max = 0;
+  Stat troughs, peaks;
 
-  void add(uint32_t pid, const PerJob& st) {
+  // `by_swing`: the rank qualifies by the oscillating shape, not starved.
+  void add(uint32_t pid, const PerJob& st, bool by_swing) {
     if (pids.empty()) first = st.label;
     pids.push_back(pid);
     gpus.insert(st.gpus.begin(), st.gpus.end());
     samples += st.samples;
-    starved += st.starved;
-    if (st.cycles >= 3) {
-      cycles += st.cycles - 1;
-      cycle_span += st.starved_span.last - st.starved_span.first;
-      ++cycle_ranks;
-    }
+    starved += st.starved.samples;
     workers += st.max_workers;
     max_workers = std::max(max_workers, st.max_workers);
-    merge(busy_util, st.busy_util);
-    merge(starved_util, st.starved_util);
-    merge(worker_cpu, st.worker_cpu);
-    merge(main_cpu, st.main_cpu);
-    merge(host_cpu, st.host_cpu);
-    merge(iowait, st.iowait);
-    if (!st.hit.empty()) {
-      if (hit.empty()) hit = st.hit;
-      hit.first = std::min(hit.first, st.hit.first);
-      hit.last = std::max(hit.last, st.hit.last);
-      hit.count += st.hit.count;
+    if (by_swing) {
+      ++oscillating;
+      dipped += st.dipped.samples;
+      swings += st.cycle.cycles();
+      period_sum +=
+          st.cycle.period_mean() * static_cast<double>(st.cycle.cycles());
+      spread_max = std::max(spread_max, st.cycle.period_spread());
+      merge(troughs, st.cycle.troughs());
+      merge(peaks, st.cycle.peaks());
+    } else {
+      if (st.cycles >= 3) {
+        cycles += st.cycles - 1;
+        cycle_span += st.starved_span.last - st.starved_span.first;
+        ++cycle_ranks;
+      }
+      merge(busy_util, st.busy_util);
+      merge(starved_util, st.starved.util);
+    }
+    const Waiting& w = by_swing ? st.dipped : st.starved;
+    merge(worker_cpu, w.worker_cpu);
+    merge(main_cpu, w.main_cpu);
+    merge(host_cpu, w.host_cpu);
+    merge(iowait, w.iowait_pct);
+    if (!w.hit.empty()) {
+      if (hit.empty()) hit = w.hit;
+      hit.first = std::min(hit.first, w.hit.first);
+      hit.last = std::max(hit.last, w.hit.last);
+      hit.count += w.hit.count;
     }
   }
 };
@@ -129,6 +182,11 @@ class InputBoundRule : public Rule {
     iowait_pct_ = th("iowait_pct", kIowaitPct);
     max_iowait_share_ = th("max_iowait_share", kMaxIowaitShare);
     min_samples_ = th("min_samples", kMinSamples);
+    dip_util_ = th("dip_util_pct", kDipUtilPct);
+    peak_util_ = th("peak_util_pct", kPeakUtilPct);
+    min_dip_ = th("min_dip_fraction", kMinDipFraction);
+    min_cycles_ = th("min_cycle_count", kMinCycleCount);
+    max_period_spread_ = th("max_period_spread", kMaxPeriodSpread);
   }
 
   void observe(const Sample& s) override {
@@ -144,43 +202,27 @@ class InputBoundRule : public Rule {
       if (known == 0) continue;
       util /= known;
 
-      PerJob& st = jobs_[job.pid];
+      PerJob& st =
+          jobs_.try_emplace(job.pid, dip_util_, peak_util_).first->second;
       if (const ProcessSample* p = tree.find(job.pid)) st.label.update(*p);
       st.group = job.group;
       st.gpus.insert(job.gpus.begin(), job.gpus.end());
       st.max_workers =
           std::max(st.max_workers, static_cast<int>(job.workers.size()));
       ++st.samples;
+      st.cycle.add(s.t, util);
       bool starved = util < starved_util_;
-      if (!starved) {
+      bool dipped = util < dip_util_;
+      if (starved) {
+        if (!st.was_starved) ++st.cycles;
+        st.was_starved = true;
+        st.starved_span.add(s.t);
+      } else {
         st.busy_util.add(util);
         st.was_starved = false;
-        continue;
       }
-      if (!st.was_starved) ++st.cycles;
-      st.was_starved = true;
-      ++st.starved;
-      st.starved_span.add(s.t);
-      st.starved_util.add(util);
-
-      bool saturated;
-      if (job.workers_known > 0) {
-        saturated = job.workers_cpu_bound >=
-                    std::ceil(min_saturated_workers_ * job.workers_known);
-        st.worker_cpu.add(job.workers_cpu_pct / job.workers_known);
-      } else {
-        saturated = job.main_cpu_pct >= main_saturated_;
-      }
-      if (job.main_cpu_pct >= 0) st.main_cpu.add(job.main_cpu_pct);
-      if (s.host.cpu_util_pct) st.host_cpu.add(*s.host.cpu_util_pct);
-      bool io_wait =
-          s.host.cpu_iowait_pct && *s.host.cpu_iowait_pct >= iowait_pct_;
-      if (s.host.cpu_iowait_pct) st.iowait.add(*s.host.cpu_iowait_pct);
-      if (io_wait) ++st.starved_iowait;
-      if (saturated && !io_wait) {
-        ++st.starved_saturated;
-        st.hit.add(s.t);
-      }
+      if (starved) note(st.starved, s, job, util);
+      if (dipped) note(st.dipped, s, job, util);
     }
   }
 
@@ -189,18 +231,13 @@ class InputBoundRule : public Rule {
     // ranks that meet the criteria on their own.
     std::map<uint32_t, Group> groups;
     for (const auto& [pid, st] : jobs_) {
-      if (static_cast<double>(st.samples) < min_samples_ || st.starved == 0)
-        continue;
-      double starved_frac =
-          static_cast<double>(st.starved) / static_cast<double>(st.samples);
-      double sat_share = static_cast<double>(st.starved_saturated) /
-                         static_cast<double>(st.starved);
-      double io_share = static_cast<double>(st.starved_iowait) /
-                        static_cast<double>(st.starved);
-      if (starved_frac < min_starved_ || sat_share < min_saturated_share_ ||
-          io_share >= max_iowait_share_)
-        continue;
-      groups[st.group].add(pid, st);
+      if (static_cast<double>(st.samples) < min_samples_) continue;
+      if (waited_on_loader(st, st.starved, min_starved_))
+        groups[st.group].add(pid, st, false);
+      else if (waited_on_loader(st, st.dipped, min_dip_) &&
+               static_cast<double>(st.cycle.cycles()) >= min_cycles_ &&
+               st.cycle.period_spread() <= max_period_spread_)
+        groups[st.group].add(pid, st, true);
     }
     std::vector<Finding> out;
     for (auto& [group, g] : groups) out.push_back(describe(g));
@@ -208,6 +245,44 @@ class InputBoundRule : public Rule {
   }
 
  private:
+  // One sample in which the GPU waited: was the job's CPU side saturated,
+  // and was the host waiting on disk?
+  void note(Waiting& w, const Sample& s, const GpuJob& job, double util) const {
+    ++w.samples;
+    w.util.add(util);
+    bool saturated;
+    if (job.workers_known > 0) {
+      saturated = job.workers_cpu_bound >=
+                  std::ceil(min_saturated_workers_ * job.workers_known);
+      w.worker_cpu.add(job.workers_cpu_pct / job.workers_known);
+    } else {
+      saturated = job.main_cpu_pct >= main_saturated_;
+    }
+    if (job.main_cpu_pct >= 0) w.main_cpu.add(job.main_cpu_pct);
+    if (s.host.cpu_util_pct) w.host_cpu.add(*s.host.cpu_util_pct);
+    bool io_wait =
+        s.host.cpu_iowait_pct && *s.host.cpu_iowait_pct >= iowait_pct_;
+    if (s.host.cpu_iowait_pct) w.iowait_pct.add(*s.host.cpu_iowait_pct);
+    if (io_wait) ++w.iowait;
+    if (saturated && !io_wait) {
+      ++w.saturated;
+      w.hit.add(s.t);
+    }
+  }
+
+  // The GPU waited in `min_fraction` of the job's samples, the job's CPU
+  // side was saturated in most of them, and the host was not waiting on
+  // disk in half of them.
+  bool waited_on_loader(const PerJob& st, const Waiting& w,
+                        double min_fraction) const {
+    if (w.samples == 0) return false;
+    double n = static_cast<double>(w.samples);
+    double frac = n / static_cast<double>(st.samples);
+    return frac >= min_fraction &&
+           static_cast<double>(w.saturated) / n >= min_saturated_share_ &&
+           static_cast<double>(w.iowait) / n < max_iowait_share_;
+  }
+
   Finding describe(const Group& g) const {
     Finding f;
     f.id = kId;
@@ -222,16 +297,44 @@ class InputBoundRule : public Rule {
             ? fmt::format("GPU {} is held back by its data loader", f.gpus[0])
             : fmt::format("GPUs {} are held back by their data loaders",
                           join_ints(f.gpus));
-    double frac =
-        static_cast<double>(g.starved) / static_cast<double>(g.samples);
-    std::string pattern;
-    if (g.cycle_ranks > 0 && g.cycles > 0 && !g.busy_util.empty()) {
-      pattern = fmt::format("in a ~{:.1f} s cycle between {:.0f}% and {:.0f}%",
-                            g.cycle_span / static_cast<double>(g.cycles),
-                            g.busy_util.mean(), g.starved_util.mean());
+    std::string gpus = one_gpu ? fmt::format("GPU {}", f.gpus[0])
+                               : fmt::format("GPUs {}", join_ints(f.gpus));
+    // A group where every rank qualifies by the swings alone is told by its
+    // swings; otherwise by its starved samples (over all its ranks).
+    std::string shape;
+    if (g.oscillating == g.pids.size()) {
+      double ranks = static_cast<double>(g.oscillating);
+      std::string count =
+          g.oscillating == 1
+              ? fmt::format("{} cycles", g.swings)
+              : fmt::format("~{:.0f} cycles per rank",
+                            static_cast<double>(g.swings) / ranks);
+      shape = fmt::format(
+          "{} util swung between ~{:.0f}% and ~{:.0f}% in a regular ~{:.1f} s "
+          "cycle ({}, period ±{:.0f}%), below {:.0f}% in {} of {} {}samples",
+          gpus, g.peaks.mean(), g.troughs.mean(),
+          g.period_sum / static_cast<double>(g.swings), count,
+          100 * g.spread_max, dip_util_,
+          format_fraction(static_cast<double>(g.dipped) /
+                          static_cast<double>(g.samples)),
+          g.samples, one_gpu ? "" : "GPU ");
     } else {
-      pattern = fmt::format("at {:.0f}% on average while starved",
-                            g.starved_util.mean());
+      std::string pattern;
+      if (g.cycle_ranks > 0 && g.cycles > 0 && !g.busy_util.empty()) {
+        pattern =
+            fmt::format("in a ~{:.1f} s cycle between {:.0f}% and {:.0f}%",
+                        g.cycle_span / static_cast<double>(g.cycles),
+                        g.busy_util.mean(), g.starved_util.mean());
+      } else {
+        pattern = fmt::format("at {:.0f}% on average while starved",
+                              g.starved_util.mean());
+      }
+      shape =
+          fmt::format("{} util fell below {:.0f}% in {} of {} {}samples, {}",
+                      gpus, starved_util_,
+                      format_fraction(static_cast<double>(g.starved) /
+                                      static_cast<double>(g.samples)),
+                      g.samples, one_gpu ? "" : "GPU ", pattern);
     }
     std::string who;
     if (g.pids.size() == 1) {
@@ -262,13 +365,9 @@ class InputBoundRule : public Rule {
           "than a "
           "core because the host's CPUs are contended";
     f.evidence = fmt::format(
-        "{} util fell below {:.0f}% in {} of {} {}samples, {}, while {}; host "
-        "CPUs "
-        "{:.0f}% busy, iowait {:.1f}% (so not waiting on disk); {}",
-        one_gpu ? fmt::format("GPU {}", f.gpus[0])
-                : fmt::format("GPUs {}", join_ints(f.gpus)),
-        starved_util_, format_fraction(frac), g.samples, one_gpu ? "" : "GPU ",
-        pattern, who, g.host_cpu.mean(), g.iowait.mean(),
+        "{}, while {}; host CPUs {:.0f}% busy, iowait {:.1f}% (so not waiting "
+        "on disk); {}",
+        shape, who, g.host_cpu.mean(), g.iowait.mean(),
         format_range(g.hit.first, g.hit.last));
     f.action = action(g);
     return f;
@@ -314,7 +413,10 @@ class InputBoundRule : public Rule {
          min_saturated_workers_ = kMinSaturatedWorkers,
          main_saturated_ = kMainSaturatedPct,
          min_saturated_share_ = kMinSaturatedShare, iowait_pct_ = kIowaitPct,
-         max_iowait_share_ = kMaxIowaitShare, min_samples_ = kMinSamples;
+         max_iowait_share_ = kMaxIowaitShare, min_samples_ = kMinSamples,
+         dip_util_ = kDipUtilPct, peak_util_ = kPeakUtilPct,
+         min_dip_ = kMinDipFraction, min_cycles_ = kMinCycleCount,
+         max_period_spread_ = kMaxPeriodSpread;
   std::map<uint32_t, PerJob> jobs_;  // per root GPU pid
 };
 

@@ -1,6 +1,9 @@
 // io-bound: the GPU keeps going idle while the host waits on storage (high
 // iowait, disk busy): the data loaders are blocked reading, not computing.
-// Silent when iowait is low (then it is input-bound or something else).
+// Silent when iowait is low (then it is input-bound or something else), and
+// when the disk traffic is the host swapping: processes then wait on page
+// faults, not on the dataset, and faster storage will not help where fewer
+// workers or less host memory will (host-swapping names that cause).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,6 +32,16 @@ constexpr double kIowaitPct = 10;
 // max_iowait_share.
 constexpr double kMinIowaitShare = 0.5;
 constexpr double kMinSamples = 30;
+// Swap traffic that counts: host-swapping's own line (100 pages/s in+out),
+// below which the kernel is only trimming cold pages.
+constexpr double kSwapActivePagesPerS = 100;
+// A waiting sample whose swap traffic is half the disk traffic or more is
+// the host swapping, not the loaders reading.
+constexpr double kSwapDiskShare = 0.5;
+// /proc/vmstat counts swap in pages; 4 KiB on x86-64 and on most arm64
+// kernels. The trace does not say, so a 64 KiB-page host under-counts swap
+// bytes here (and io-bound then errs towards firing).
+constexpr double kPageBytes = 4096;
 
 struct PerGpu {
   size_t samples = 0, starved = 0;
@@ -48,6 +61,8 @@ class IoBoundRule : public Rule {
     iowait_pct_ = th("iowait_pct", kIowaitPct);
     min_iowait_share_ = th("min_iowait_share", kMinIowaitShare);
     min_samples_ = th("min_samples", kMinSamples);
+    swap_active_ = th("swap_active_pages_per_s", kSwapActivePagesPerS);
+    swap_disk_share_ = th("swap_disk_share", kSwapDiskShare);
   }
 
   void observe(const Sample& s) override {
@@ -70,6 +85,7 @@ class IoBoundRule : public Rule {
     if (!any_starved) return;
     ++starved_samples_;
     if (!s.host.cpu_iowait_pct || *s.host.cpu_iowait_pct < iowait_pct_) return;
+    if (swapping(s.host)) return;
     io_.add(s.t);
     iowait_.add(*s.host.cpu_iowait_pct);
     if (s.host.disk_busy_pct) disk_busy_.add(*s.host.disk_busy_pct);
@@ -146,9 +162,23 @@ class IoBoundRule : public Rule {
   }
 
  private:
+  // The host's disk traffic is mostly swap: active swap traffic that is at
+  // least swap_disk_share of what the disks moved. With the disk rates
+  // unknown, active swap traffic alone says so.
+  bool swapping(const HostSample& h) const {
+    double pages =
+        h.swap_in_pages_per_s.value_or(0) + h.swap_out_pages_per_s.value_or(0);
+    if (pages < swap_active_) return false;
+    if (!h.disk_read_bytes_per_s && !h.disk_write_bytes_per_s) return true;
+    double disk = static_cast<double>(h.disk_read_bytes_per_s.value_or(0) +
+                                      h.disk_write_bytes_per_s.value_or(0));
+    return pages * kPageBytes >= swap_disk_share_ * disk;
+  }
+
   double starved_util_ = kStarvedUtilPct, min_starved_ = kMinStarvedFraction,
          iowait_pct_ = kIowaitPct, min_iowait_share_ = kMinIowaitShare,
-         min_samples_ = kMinSamples;
+         min_samples_ = kMinSamples, swap_active_ = kSwapActivePagesPerS,
+         swap_disk_share_ = kSwapDiskShare;
   std::map<int, PerGpu> gpus_;
   size_t in_use_samples_ = 0, starved_samples_ = 0;
   Span io_;
