@@ -48,7 +48,8 @@ enum class Workers { kIdle, kBusy };
   }
   // Wakes every 100 ms for ~20 us of work: about 0.02% of a core each.
   for (;;) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    auto until =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(20);
     while (std::chrono::steady_clock::now() < until) {
     }
     usleep(100 * 1000);
@@ -63,7 +64,10 @@ pid_t spawn_job(Workers kind, int threads) {
     setpgid(0, 0);
     for (int i = 0; i < kWorkersPerJob; ++i)
       if (fork() == 0) worker_main(kind);
-    for (int i = 1; i < threads; ++i) std::thread([] { for (;;) pause(); }).detach();
+    for (int i = 1; i < threads; ++i)
+      std::thread([] {
+        for (;;) pause();
+      }).detach();
     for (;;) pause();
   }
   return job;
@@ -99,10 +103,12 @@ std::string write_scenario(const std::vector<pid_t>& jobs) {
     gs.pcie_width = 16;
     gs.processes = std::vector<gd::GpuProcess>{};
     if (!jobs.empty())
-      gs.processes->push_back({static_cast<uint32_t>(jobs[i]), 60ull << 30, "compute"});
+      gs.processes->push_back(
+          {static_cast<uint32_t>(jobs[i]), 60ull << 30, "compute"});
     s.gpus.push_back(gs);
   }
-  std::string path = "/tmp/gd_bench_scenario_" + std::to_string(getpid()) + ".jsonl";
+  std::string path =
+      "/tmp/gd_bench_scenario_" + std::to_string(getpid()) + ".jsonl";
   gd::TraceWriter w(path);
   w.write_header(h);
   w.write_sample(s);
@@ -110,7 +116,9 @@ std::string write_scenario(const std::vector<pid_t>& jobs) {
   return path;
 }
 
-double cpu_us(const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e6 + static_cast<double>(tv.tv_usec); }
+double cpu_us(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) * 1e6 + static_cast<double>(tv.tv_usec);
+}
 
 void run_sampler(benchmark::State& state, const std::vector<pid_t>& jobs) {
   std::string scenario = write_scenario(jobs);
@@ -146,8 +154,10 @@ void run_sampler(benchmark::State& state, const std::vector<pid_t>& jobs) {
     getrusage(RUSAGE_SELF, &after);
     double n = static_cast<double>(state.iterations());
     state.counters["tracked_processes"] = static_cast<double>(procs);
-    state.counters["user_us"] = (cpu_us(after.ru_utime) - cpu_us(before.ru_utime)) / n;
-    state.counters["sys_us"] = (cpu_us(after.ru_stime) - cpu_us(before.ru_stime)) / n;
+    state.counters["user_us"] =
+        (cpu_us(after.ru_utime) - cpu_us(before.ru_utime)) / n;
+    state.counters["sys_us"] =
+        (cpu_us(after.ru_stime) - cpu_us(before.ru_stime)) / n;
   }
   std::remove(scenario.c_str());
 }
@@ -201,16 +211,28 @@ void BM_GpusAndHostOnly(benchmark::State& state) { run_sampler(state, {}); }
 // Process CPU time, so the NVML worker threads' time counts; while paused
 // (between paced samples) the sleeping process uses none.
 BENCHMARK_CAPTURE(BM_FullSample, idle_workers, Workers::kIdle, 1)
-    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(60);
 BENCHMARK_CAPTURE(BM_FullSample, busy_workers, Workers::kBusy, 1)
-    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(60);
 BENCHMARK_CAPTURE(BM_FullSample, threaded_jobs, Workers::kIdle, 32)
-    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(60);
 BENCHMARK_CAPTURE(BM_ProcessesOnly, idle_workers, Workers::kIdle)
-    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(60);
 BENCHMARK_CAPTURE(BM_ProcessesOnly, busy_workers, Workers::kBusy)
-    ->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond)->Iterations(60);
-BENCHMARK(BM_GpusAndHostOnly)->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond);
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(60);
+BENCHMARK(BM_GpusAndHostOnly)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

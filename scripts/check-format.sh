@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Fails, naming each file, when clang-format (the .clang-format at the top of
-# the tree) would change a C/C++ file under src/, tests/ or tools/.
+# the tree) would change a C/C++ file under src/, tests/, tools/ or bench/.
 #   scripts/check-format.sh          check
 #   scripts/check-format.sh --fix    reformat those files in place
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t files < <(git ls-files -- 'src/*.cc' 'src/*.h' 'tests/*.cc' \
-    'tests/*.h' 'tools/*.cc' 'tools/*.h')
+    'tests/*.h' 'tools/*.cc' 'tools/*.h' 'bench/*.cc' 'bench/*.h')
 else  # an unpacked tarball
-  mapfile -t files < <(find src tests tools -name '*.cc' -o -name '*.h' | sort)
+  mapfile -t files < <(find src tests tools bench -name '*.cc' -o -name '*.h' | sort)
 fi
 if [[ "${1:-}" == "--fix" ]]; then
   clang-format -i "${files[@]}"

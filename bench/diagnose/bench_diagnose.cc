@@ -51,11 +51,16 @@ void BM_TracegenOnly(benchmark::State& state, const char* scenario) {
 }
 
 BENCHMARK_CAPTURE(BM_DiagnoseHour, input_bound, "input-bound")
-    ->Args({8, 16})->Args({8, 200})->Unit(benchmark::kMillisecond);
+    ->Args({8, 16})
+    ->Args({8, 200})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_DiagnoseHour, healthy, "healthy-training")
-    ->Args({8, 16})->Unit(benchmark::kMillisecond);
+    ->Args({8, 16})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TracegenOnly, input_bound, "input-bound")
-    ->Args({8, 16})->Args({8, 200})->Unit(benchmark::kMillisecond);
+    ->Args({8, 16})
+    ->Args({8, 200})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

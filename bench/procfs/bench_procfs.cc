@@ -25,7 +25,8 @@ std::vector<pid_t> g_fillers;
 int count_processes() {
   int n = 0;
   DIR* d = opendir("/proc");
-  while (dirent* e = readdir(d)) n += (e->d_name[0] >= '1' && e->d_name[0] <= '9');
+  while (dirent* e = readdir(d))
+    n += (e->d_name[0] >= '1' && e->d_name[0] <= '9');
   closedir(d);
   return n;
 }
@@ -47,10 +48,12 @@ void start_processes() {
     _exit(0);
   }
   usleep(100000);
-  for (int n = count_processes(); n < kTargetProcesses; ++n) g_fillers.push_back(spawn_idle());
+  for (int n = count_processes(); n < kTargetProcesses; ++n)
+    g_fillers.push_back(spawn_idle());
   usleep(100000);
-  std::fprintf(stderr, "processes on the machine: %d (job %d with %d workers)\n", count_processes(),
-               g_job, kWorkers);
+  std::fprintf(stderr,
+               "processes on the machine: %d (job %d with %d workers)\n",
+               count_processes(), g_job, kWorkers);
 }
 
 void stop_processes() {
@@ -58,11 +61,14 @@ void stop_processes() {
   if (g_job > 0) {
     // Workers were forked by the job; find them by parent and kill them.
     gd::procfs::ProcessTable table("/proc");
-    for (const auto& p : table.processes({static_cast<uint32_t>(g_job)}, 0, std::nullopt))
-      if (p.pid != static_cast<uint32_t>(g_job)) kill(static_cast<pid_t>(p.pid), SIGKILL);
+    for (const auto& p :
+         table.processes({static_cast<uint32_t>(g_job)}, 0, std::nullopt))
+      if (p.pid != static_cast<uint32_t>(g_job))
+        kill(static_cast<pid_t>(p.pid), SIGKILL);
     kill(g_job, SIGKILL);
   }
-  while (waitpid(-1, nullptr, 0) > 0) {}
+  while (waitpid(-1, nullptr, 0) > 0) {
+  }
 }
 
 void BM_HostSample(benchmark::State& state) {

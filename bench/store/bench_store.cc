@@ -2,8 +2,8 @@
 //
 // Goal: at most 4 bytes on disk per stored numeric value (Prometheus TSDB
 // needs ~1.3) for 8 GPUs sampled at 1 Hz for a day, processes and events
-// included in the file; append fast enough to never slow the 1 Hz sampling loop;
-// history queries answered interactively.
+// included in the file; append fast enough to never slow the 1 Hz sampling
+// loop; history queries answered interactively.
 //
 //   bench_store [--hours 24] [--gpus 8] [--scenario healthy-training]
 //               [--processes N] [--db PATH] [--keep]

@@ -28,7 +28,8 @@ void BM_SampleFromJson(benchmark::State& state) {
     gd::sample_from_json(line, where, s);
     benchmark::DoNotOptimize(s);
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * line.size()));
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * line.size()));
   state.SetItemsProcessed(state.iterations());  // lines
   state.counters["line_bytes"] = static_cast<double>(line.size());
 }
@@ -42,7 +43,8 @@ void BM_SampleToJson(benchmark::State& state) {
     gd::append_sample_json(out, s);
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * out.size()));
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * out.size()));
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SampleToJson);
@@ -59,7 +61,8 @@ void BM_TraceReaderFile(benchmark::State& state) {
     gd::TraceWriter w(path);
     w.write_header(gd::testing::full_header());
     for (int i = 0; i < kLines; ++i) {
-      const gd::Sample s = gd::testing::realistic_sample(8, 16, 1732262400.0 + i);
+      const gd::Sample s =
+          gd::testing::realistic_sample(8, 16, 1732262400.0 + i);
       json_bytes += gd::sample_to_json(s).size() + 1;
       w.write_sample(s);
     }
@@ -73,7 +76,8 @@ void BM_TraceReaderFile(benchmark::State& state) {
     if (n != kLines) state.SkipWithError("wrong number of samples");
   }
   std::remove(path.c_str());
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json_bytes));
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * json_bytes));
   state.SetItemsProcessed(state.iterations() * kLines);
 }
 BENCHMARK(BM_TraceReaderFile)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
