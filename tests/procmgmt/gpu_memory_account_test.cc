@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "a100_header.h"
 #include "fixture_proc.h"
 #include "views/who_render.h"
 
@@ -9,17 +10,6 @@ namespace gd::procmgmt {
 namespace {
 
 constexpr uint64_t kGiB = 1ull << 30, kMiB = 1ull << 20;
-
-TraceHeader header_with_gpu(const std::string& pid_namespace = "host") {
-  TraceHeader h;
-  h.host.pid_namespace = pid_namespace;
-  GpuInfo g;
-  g.index = 0;
-  g.name = "NVIDIA A100-SXM4-80GB";
-  g.memory_total_bytes = 80 * kGiB;
-  h.gpus.push_back(g);
-  return h;
-}
 
 GpuProcess gp(uint32_t pid, std::optional<uint64_t> bytes) {
   GpuProcess p;
@@ -56,7 +46,7 @@ class AccountTest : public ::testing::Test {
 
 TEST_F(AccountTest, EveryByteHasAnOwner) {
   uint64_t used = 30 * kGiB + 2 * kGiB + kGiB + 4 * kGiB + 400 * kMiB;
-  auto a = account_gpu_memory(header_with_gpu(),
+  auto a = account_gpu_memory(test::a100_header(),
                               sample({gp(1001, 30 * kGiB), gp(2001, 2 * kGiB),
                                       gp(3000, kGiB), gp(9999, 4 * kGiB)},
                                      used),
@@ -107,7 +97,7 @@ TEST_F(AccountTest, EveryByteHasAnOwner) {
 
 TEST_F(AccountTest, TextNamesEveryLineAndTheTotal) {
   auto a = account_gpu_memory(
-      header_with_gpu(),
+      test::a100_header(),
       sample({gp(1001, 30 * kGiB), gp(2001, 2 * kGiB)}, 32 * kGiB + 512 * kMiB),
       0, procs, devices);
   std::string text = render_who(a);
@@ -121,7 +111,7 @@ TEST_F(AccountTest, TextNamesEveryLineAndTheTotal) {
 }
 
 TEST_F(AccountTest, TooMuchForADriverIsUnexplainedNotDriver) {
-  auto a = account_gpu_memory(header_with_gpu(),
+  auto a = account_gpu_memory(test::a100_header(),
                               sample({gp(1001, 10 * kGiB)}, 20 * kGiB), 0,
                               procs, devices);
   EXPECT_FALSE(a.driver_reserved_bytes);
@@ -134,13 +124,13 @@ TEST_F(AccountTest, TooMuchForADriverIsUnexplainedNotDriver) {
 
 TEST_F(AccountTest, UnknownSizesLeaveTheDriverShareUnknown) {
   auto a = account_gpu_memory(
-      header_with_gpu(),
+      test::a100_header(),
       sample({gp(1001, 10 * kGiB), gp(1002, std::nullopt)}, 12 * kGiB), 0,
       procs, devices);
   EXPECT_EQ(a.unknown_size_processes, 1);
   EXPECT_FALSE(a.driver_reserved_bytes);
   EXPECT_EQ(a.unexplained_bytes, 2 * kGiB);
-  auto none = account_gpu_memory(header_with_gpu(),
+  auto none = account_gpu_memory(test::a100_header(),
                                  sample({gp(1001, kGiB)}, std::nullopt), 0,
                                  procs, devices);
   EXPECT_FALSE(none.driver_reserved_bytes);
@@ -149,7 +139,7 @@ TEST_F(AccountTest, UnknownSizesLeaveTheDriverShareUnknown) {
 
 TEST_F(AccountTest, InsideAContainerMissingIsNotCalledOrphaned) {
   auto a = account_gpu_memory(
-      header_with_gpu("container"),
+      test::a100_header("container"),
       sample({gp(9999, 4 * kGiB)}, 4 * kGiB + 300 * kMiB), 0, procs, devices);
   ASSERT_EQ(a.processes.size(), 1u);
   EXPECT_EQ(a.processes[0].explanation.find("orphaned"), std::string::npos);
@@ -168,14 +158,14 @@ TEST_F(AccountTest, LostGpuIsNotAccounted) {
   g.index = 0;
   g.lost = true;
   s.gpus.push_back(g);
-  auto a = account_gpu_memory(header_with_gpu(), s, 0, procs, devices);
+  auto a = account_gpu_memory(test::a100_header(), s, 0, procs, devices);
   EXPECT_FALSE(a.readable);
   EXPECT_NE(render_who(a).find("lost"), std::string::npos);
 }
 
 TEST_F(AccountTest, JsonCarriesTheSameFacts) {
   auto a = account_gpu_memory(
-      header_with_gpu(),
+      test::a100_header(),
       sample({gp(2001, 2 * kGiB), gp(9999, kGiB)}, 3 * kGiB + kMiB), 0, procs,
       devices);
   auto j = nlohmann::json::parse(who_to_json(a));

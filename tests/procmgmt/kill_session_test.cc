@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "a100_header.h"
+
 namespace gd::procmgmt {
 namespace {
 
@@ -50,17 +52,6 @@ pid_t spawn_child(bool ignore_term) {
   close(ready[0]);
   close(ready[1]);
   return child;
-}
-
-TraceHeader header_with_gpu0() {
-  TraceHeader h;
-  h.host.pid_namespace = "host";
-  GpuInfo g;
-  g.index = 0;
-  g.name = "NVIDIA A100-SXM4-80GB";
-  g.memory_total_bytes = 80 * kGiB;
-  h.gpus.push_back(g);
-  return h;
 }
 
 // What NVML says about GPU 0: `used` bytes, `pids` listed with 6 GiB each.
@@ -124,8 +115,9 @@ TEST_F(KillSessionTest, TermEndsTheHolderAndNvmlFreesTheMemory) {
   size_t reads = 0;
   auto read_gpus = [&] { return nvml[std::min(reads++, nvml.size() - 1)]; };
   Recorder rec;
-  KillOutcome out = run_kill_session(
-      plan, {}, procs_, before, header_with_gpu0(), read_gpus, options(5), rec);
+  KillOutcome out =
+      run_kill_session(plan, {}, procs_, before, test::a100_header(), read_gpus,
+                       options(5), rec);
   EXPECT_EQ(out.result, KillResult::kReleased);
   EXPECT_EQ(out.exit_code(), kKillExitReleased);
   ASSERT_EQ(rec.sent.size(), 1u);
@@ -155,7 +147,7 @@ TEST_F(KillSessionTest, MemoryTheDriverKeepsIsExplained) {
   };
   Recorder rec;
   KillOutcome out =
-      run_kill_session(plan, {}, procs_, before, header_with_gpu0(), read_gpus,
+      run_kill_session(plan, {}, procs_, before, test::a100_header(), read_gpus,
                        options(0.6), rec);
   EXPECT_EQ(out.result, KillResult::kNotReleased);
   EXPECT_EQ(out.exit_code(), kKillExitNotReleased);
@@ -182,7 +174,7 @@ TEST_F(KillSessionTest, AProcessIgnoringTermIsReportedStillAlive) {
   };
   Recorder rec;
   KillOutcome out =
-      run_kill_session(plan, {}, procs_, Sample{}, header_with_gpu0(),
+      run_kill_session(plan, {}, procs_, Sample{}, test::a100_header(),
                        read_gpus, options(0.3), rec);
   EXPECT_EQ(out.result, KillResult::kStillAlive);
   EXPECT_EQ(out.exit_code(), kKillExitStillAlive);
@@ -204,7 +196,7 @@ TEST_F(KillSessionTest, ForceSendsKillAfterTheTimeout) {
   KillPlan plan = plan_for(child, {0});
   Recorder rec;
   KillOutcome out = run_kill_session(
-      plan, {}, procs_, gpu0(7 * kGiB, {pid}), header_with_gpu0(),
+      plan, {}, procs_, gpu0(7 * kGiB, {pid}), test::a100_header(),
       [] { return gpu0(kGiB, {}); }, options(0.3, true), rec);
   EXPECT_EQ(out.result, KillResult::kReleased);
   ASSERT_EQ(rec.escalations, std::vector<size_t>{1});
@@ -224,7 +216,7 @@ TEST_F(KillSessionTest, NoGpuHolderMeansNothingToVerify) {
   size_t reads = 0;
   Recorder rec;
   KillOutcome out = run_kill_session(
-      plan, {}, procs_, Sample{}, header_with_gpu0(),
+      plan, {}, procs_, Sample{}, test::a100_header(),
       [&] {
         ++reads;
         return Sample{};
