@@ -57,7 +57,6 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     std::signal(SIGINT, on_diagnose_interrupt);
     Sampler sampler(global.sampler_options());
     header = sampler.header();
-    sampler.prime();
     LiveSampleSource::Progress progress;
     if (!f.json && isatty(fileno(stderr))) {
       progress.on_sample = [](long taken, long total) {

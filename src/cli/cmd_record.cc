@@ -52,7 +52,6 @@ void add_record_command(CLI::App& app, const GlobalOptions& global) {
     TraceWriter writer(o->out);
     writer.write_header(sampler.header());
     writer.flush();
-    sampler.prime();
 
     using clock = std::chrono::steady_clock;
     auto interval = std::chrono::duration_cast<clock::duration>(

@@ -87,8 +87,6 @@ const std::string& Sampler::kernel_log_error() const {
   return impl_->kmsg_error;
 }
 
-void Sampler::prime() { impl_->host_read_at = impl_->read_host(); }
-
 Sample Sampler::sample() {
   Sample s;
   s.gpus = impl_->gpu.sample(s.events);

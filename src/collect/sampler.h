@@ -31,11 +31,9 @@ class Sampler {
   // Why the kernel log is not read ("" when it is).
   const std::string& kernel_log_error() const;
   // One sample at the current time. Host rates are averages since the
-  // previous call (unset on the first call: see prime()).
+  // previous reading (the first one is taken when the Sampler is built, so
+  // even the first sample has rates).
   Sample sample();
-  // Takes a throw-away reading so that the next sample() has rates; for
-  // commands that then sample at an interval. Returns immediately.
-  void prime();
   // One sample with real rates for a command that samples once (status, ps,
   // the checklist): the host is read before the GPUs (the Sampler's
   // constructor does, before loading NVML) and again after them, at least

@@ -18,7 +18,7 @@ class LiveSampleSource : public SampleSource {
     std::function<void(long taken, long total)> on_sample;  // after each
     std::function<void(long taken)> on_end;                 // once, at the end
   };
-  // `take` reads the machine once (a sampler already primed).
+  // `take` reads the machine once (a Sampler has rates from its first sample).
   LiveSampleSource(std::function<Sample()> take, double interval_s,
                    double duration_s, const std::atomic<bool>& stop,
                    Progress progress = {});

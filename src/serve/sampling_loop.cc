@@ -69,7 +69,6 @@ SamplingLoop::SamplingLoop(Sampler& sampler, History* history, SnapshotBox& box,
 SamplingLoop::~SamplingLoop() { stop(); }
 
 void SamplingLoop::start() {
-  sampler_.prime();
   thread_ = std::thread([this] { run(); });
 }
 
