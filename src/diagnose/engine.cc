@@ -53,7 +53,8 @@ DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
     if (result.window.samples == 0) result.window.start = sample.t;
     result.window.end = sample.t;
     ++result.window.samples;
-    for (auto& rule : rules) rule->observe(sample);
+    const SampleContext context(sample);
+    for (auto& rule : rules) rule->observe(sample, context);
   }
 
   for (auto& rule : rules) {

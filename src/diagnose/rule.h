@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "diagnose/config.h"
+#include "diagnose/sample_context.h"
 #include "model/sample.h"
 
 namespace gd {
@@ -31,8 +32,9 @@ class Rule {
   virtual const char* id() const = 0;
   // Called once before the first sample.
   virtual void begin(const TraceHeader& header, const Config& config) = 0;
-  // Called for every sample, in time order.
-  virtual void observe(const Sample& sample) = 0;
+  // Called for every sample, in time order. `context` holds what is worked
+  // out once per sample for every rule (the process tree, the GPU jobs).
+  virtual void observe(const Sample& sample, const SampleContext& context) = 0;
   // Called once after the last sample.
   virtual std::vector<Finding> finish() = 0;
 };

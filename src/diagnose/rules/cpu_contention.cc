@@ -12,7 +12,6 @@
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
-#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -50,9 +49,8 @@ class CpuContentionRule : public Rule {
     min_samples_ = th("min_samples", kMinSamples);
   }
 
-  void observe(const Sample& s) override {
-    ProcessTree tree(s);
-    std::vector<GpuJob> jobs = tree.gpu_jobs(100);
+  void observe(const Sample& s, const SampleContext& ctx) override {
+    const std::vector<GpuJob>& jobs = ctx.gpu_jobs(100);
     std::set<uint32_t> members;
     double job_cores = 0;
     std::vector<int> slow_gpus;

@@ -105,7 +105,7 @@ class DriverCudaMismatchRule : public Rule {
                     driver_branch_);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     if (!known_) return;
     std::unordered_map<uint32_t, int> gpu_of;  // this sample's GPU processes
     for (const auto& g : s.gpus)

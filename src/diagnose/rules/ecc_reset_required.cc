@@ -23,7 +23,7 @@ class EccResetRequiredRule : public Rule {
     header_ = &header;
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     for (const auto& g : s.gpus) {
       if (g.lost || g.stale) continue;
       if (!g.remapped_rows_pending && !g.retired_pages_pending) continue;

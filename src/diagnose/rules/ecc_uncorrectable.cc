@@ -47,7 +47,7 @@ class EccUncorrectableRule : public Rule {
         config.get("ecc-uncorrectable.min_dbe_growth", kMinDbeGrowth);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     for (const auto& g : s.gpus) {
       if (g.lost || g.stale) continue;
       auto& st = gpus_[g.index];

@@ -11,7 +11,6 @@
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
-#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -61,8 +60,8 @@ class GpuIdleAllocatedRule : public Rule {
     min_window_s_ = th("min_window_s", kMinWindowS);
   }
 
-  void observe(const Sample& s) override {
-    ProcessTree tree(s);
+  void observe(const Sample& s, const SampleContext& ctx) override {
+    const ProcessTree& tree = ctx.tree();
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g) || !g.util_pct) continue;
       PerGpu& st = gpus_[g.index];

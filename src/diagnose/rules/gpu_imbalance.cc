@@ -14,7 +14,6 @@
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
-#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -61,10 +60,10 @@ class GpuImbalanceRule : public Rule {
     min_samples_ = th("min_samples", kMinSamples);
   }
 
-  void observe(const Sample& s) override {
-    ProcessTree tree(s);
+  void observe(const Sample& s, const SampleContext& ctx) override {
+    const ProcessTree& tree = ctx.tree();
     std::map<uint32_t, std::pair<std::set<int>, std::vector<uint32_t>>> groups;
-    for (const GpuJob& job : tree.gpu_jobs(100)) {
+    for (const GpuJob& job : ctx.gpu_jobs(100)) {
       auto& [gpus, pids] = groups[job.group];
       gpus.insert(job.gpus.begin(), job.gpus.end());
       pids.push_back(job.pid);

@@ -32,7 +32,7 @@ class GpuLostRule : public Rule {
         config.get("gpu-lost.high_power_fraction", kHighPowerFraction);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     for (const auto& g : s.gpus) {
       auto& st = gpus_[g.index];
       if (g.lost) {

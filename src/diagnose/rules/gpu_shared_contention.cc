@@ -12,7 +12,6 @@
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
-#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -49,10 +48,10 @@ class GpuSharedContentionRule : public Rule {
     min_samples_ = workload::threshold(config, kId, "min_samples", kMinSamples);
   }
 
-  void observe(const Sample& s) override {
-    ProcessTree tree(s);
+  void observe(const Sample& s, const SampleContext& ctx) override {
+    const ProcessTree& tree = ctx.tree();
     std::map<uint32_t, uint32_t> group_of;  // GPU-listed pid -> job group
-    for (const GpuJob& job : tree.gpu_jobs(100))
+    for (const GpuJob& job : ctx.gpu_jobs(100))
       for (uint32_t m : job.members) group_of[m] = job.group;
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g) || !g.processes || !shareable(g.index))

@@ -42,7 +42,7 @@ class HostOomKillRule : public Rule {
     header_ = &header;
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     // Events happened since the previous sample, so the victim is looked up
     // in the previous sample's process list before it is replaced.
     for (const auto& e : s.events) {

@@ -37,7 +37,7 @@ class HostSwappingRule : public Rule {
     min_samples_ = workload::threshold(config, kId, "min_samples", kMinSamples);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     const HostSample& h = s.host;
     if (!h.swap_in_pages_per_s && !h.swap_out_pages_per_s) return;
     ++known_;

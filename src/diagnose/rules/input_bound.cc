@@ -23,7 +23,6 @@
 #include "diagnose/rule.h"
 #include "diagnose/rules/util_cycle.h"
 #include "diagnose/rules/workload_common.h"
-#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -189,9 +188,9 @@ class InputBoundRule : public Rule {
     max_period_spread_ = th("max_period_spread", kMaxPeriodSpread);
   }
 
-  void observe(const Sample& s) override {
-    ProcessTree tree(s);
-    for (const GpuJob& job : tree.gpu_jobs(worker_saturated_)) {
+  void observe(const Sample& s, const SampleContext& ctx) override {
+    const ProcessTree& tree = ctx.tree();
+    for (const GpuJob& job : ctx.gpu_jobs(worker_saturated_)) {
       if (!job.visible) continue;  // no CPU side to look at
       double util = 0;
       int known = 0;

@@ -65,7 +65,7 @@ class IoBoundRule : public Rule {
     swap_disk_share_ = th("swap_disk_share", kSwapDiskShare);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     bool any_in_use = false, any_starved = false;
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g) || !g.util_pct || !g.processes ||

@@ -98,7 +98,7 @@ class MemoryLeakRule : public Rule {
     min_rise_spread_ = th("min_rise_spread", kMinRiseSpread);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     window_.add(s.t);
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g)) continue;

@@ -38,7 +38,7 @@ class MemoryPressureRule : public Rule {
         workload::threshold(config, kId, "min_window_s", kMinWindowS);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g) || !g.mem_used_bytes) continue;
       const GpuInfo* info = find_gpu_info(header_, g.index);

@@ -29,7 +29,7 @@ class NvmlDriverMismatchRule : public Rule {
     from_header_ = header.nvml_status == kNvmlDriverMismatch;
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     window_.add(s.t);
     for (const auto& e : s.events) {
       if (e.kind != "nvml_error" || !says_mismatch(e.text)) continue;

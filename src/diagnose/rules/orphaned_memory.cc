@@ -14,7 +14,6 @@
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
-#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -66,11 +65,11 @@ class OrphanedMemoryRule : public Rule {
     min_samples_ = workload::threshold(config, kId, "min_samples", kMinSamples);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext& ctx) override {
     if (blind_) return;
     // A GPU pid without an entry in processes[] is of unknown liveness and
     // counted as live; only "Z" / "missing" entries are dead.
-    ProcessTree tree(s);
+    const ProcessTree& tree = ctx.tree();
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g) || !g.processes) continue;
       PerGpu& st = gpus_[g.index];

@@ -36,7 +36,7 @@ class PcieLinkDegradedRule : public Rule {
     min_samples_ = config.get("pcie-link-degraded.min_samples", kMinSamples);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     for (const auto& g : s.gpus) {
       if (g.lost || g.stale || !g.pcie_gen || !g.pcie_width) continue;
       const GpuInfo* info = find_gpu_info(*header_, g.index);

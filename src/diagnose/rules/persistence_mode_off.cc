@@ -20,7 +20,9 @@ class PersistenceModeOffRule : public Rule {
       if (g.persistence_mode && !*g.persistence_mode) off_.push_back(g.index);
   }
 
-  void observe(const Sample& s) override { window_.add(s.t); }
+  void observe(const Sample& s, const SampleContext&) override {
+    window_.add(s.t);
+  }
 
   std::vector<Finding> finish() override {
     if (off_.empty()) return {};

@@ -11,7 +11,6 @@
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
-#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -28,9 +27,9 @@ class PidNamespaceBlindRule : public Rule {
     container_ = header.host.pid_namespace == "container";
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext& ctx) override {
     if (!container_) return;
-    ProcessTree tree(s);
+    const ProcessTree& tree = ctx.tree();
     bool any = false;
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g) || !g.processes) continue;

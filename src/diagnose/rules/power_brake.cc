@@ -26,7 +26,7 @@ class PowerBrakeRule : public Rule {
     min_run_ = config.get("power-brake.min_run_samples", kMinRunSamples);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     for (const auto& g : s.gpus) {
       if (g.lost || g.stale || !g.clock_event_reasons) continue;
       auto& st = gpus_[g.index];

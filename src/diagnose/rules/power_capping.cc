@@ -34,7 +34,7 @@ class PowerCappingRule : public Rule {
     min_samples_ = config.get("power-capping.min_samples", kMinSamples);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     for (const auto& g : s.gpus) {
       if (!g.clock_event_reasons || !g.sm_clock_mhz ||
           !gpu_busy(g, busy_util_pct_))

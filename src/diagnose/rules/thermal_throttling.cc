@@ -38,7 +38,7 @@ class ThermalThrottlingRule : public Rule {
     clock_ratio_ = config.get("thermal-throttling.clock_ratio", kClockRatio);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     for (const auto& g : s.gpus) {
       if (!g.clock_event_reasons || !gpu_busy(g, busy_util_pct_)) continue;
       auto& st = gpus_[g.index];

@@ -44,7 +44,7 @@ class XidErrorRule : public Rule {
     gsp_gpus_ = config.get("xid-error.gsp_gpus", kGspGpus);
   }
 
-  void observe(const Sample& s) override {
+  void observe(const Sample& s, const SampleContext&) override {
     for (const auto& g : s.gpus) {
       if (g.ecc_dbe_volatile_total.value_or(0) > 0)
         context_[g.index].uncorrectable_ecc = true;
