@@ -15,6 +15,7 @@
 #include "diagnose/config.h"
 #include "diagnose/engine.h"
 #include "diagnose/live_sample_source.h"
+#include "diagnose/read_ahead_sample_source.h"
 #include "trace/trace_io.h"
 #include "views/diagnose_report.h"
 #include "views/format.h"
@@ -51,7 +52,8 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   if (!f.from.empty()) {
     TraceReader reader(f.from);
     header = reader.header();
-    TraceSampleSource source(reader);
+    TraceSampleSource trace(reader);
+    ReadAheadSampleSource source(trace);
     result = diagnose(header, source, options);
   } else {
     std::signal(SIGINT, on_diagnose_interrupt);
