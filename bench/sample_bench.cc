@@ -75,7 +75,7 @@ pid_t spawn_job(Workers kind, int threads) {
 
 std::string write_scenario(const std::vector<pid_t>& jobs) {
   gd::TraceHeader h;
-  h.driver = gd::DriverInfo{"550.54.15", "12.4", "12.550.54.15"};
+  h.driver = gd::DriverInfo{"550.54.15", "12.4", "12.550.54.15", "", ""};
   gd::Sample s;
   s.t = 1.7e9;
   for (int i = 0; i < kGpus; ++i) {

@@ -32,6 +32,17 @@ struct DriverInfo {
   std::string driver_version;       // "535.129.03"
   std::string cuda_driver_version;  // "12.2"
   std::string nvml_version;         // "12.535.129.03"
+  // Additions to version 1: filled even when NVML cannot start, so a
+  // kernel-module / library mismatch shows both numbers.
+  std::string kernel_module_version;  // /proc/driver/nvidia/version
+  std::string library_version;        // of the libnvidia-ml that was loaded
+};
+
+// An NVIDIA display/3D controller on the PCI bus (/sys/bus/pci/devices),
+// whether or not NVML enumerates it.
+struct PciGpu {
+  std::string address;      // "0000:07:00.0"
+  opt<std::string> driver;  // bound driver ("nvidia", "vfio-pci"); none
 };
 
 struct GpuInfo {
@@ -47,6 +58,12 @@ struct GpuInfo {
   opt<bool> ecc_enabled, mig_enabled, persistence_mode;
   std::string compute_mode;  // default|exclusive_process|prohibited|""
   opt<int> numa_node;
+  // Additions to version 1.
+  opt<int> minor_number;  // N of /dev/nvidiaN (not always == index)
+  opt<int> temp_max_operating_c, temp_mem_max_c;
+  opt<uint64_t> bar1_total_bytes;
+  std::string vbios_version;
+  opt<int> nvlink_count;
 };
 
 // nvml_status values of the header.
@@ -63,6 +80,8 @@ struct TraceHeader {
   std::string nvml_error;     // NVML's text when nvml_status == "error"
   opt<DriverInfo> driver;     // nullopt when NVML could not be used
   std::vector<GpuInfo> gpus;  // [] when NVML could not be used
+  // Every NVIDIA GPU the PCI bus lists; nullopt = not looked.
+  opt<std::vector<PciGpu>> pci_gpus;
   // Fake-NVML scenarios only: the raw JSON text of header "faults" (kept
   // verbatim so the fake can interpret it; "" when absent).
   std::string faults_json;
@@ -75,6 +94,20 @@ struct GpuProcess {
   opt<uint64_t> used_bytes;
   std::string type = "compute";  // compute|graphics|compute+graphics
 };
+
+// Banks by remaining spare rows (nvidia-smi "Bank Remap Availability
+// Histogram").
+struct RowRemapHistogram {
+  uint32_t max = 0, high = 0, partial = 0, low = 0, none = 0;
+  bool operator==(const RowRemapHistogram&) const = default;
+};
+
+// NVML's GPU recovery action values (trace-format.md); "" = unknown.
+inline constexpr const char* kRecoveryNone = "none";
+inline constexpr const char* kRecoveryGpuReset = "gpu_reset";
+inline constexpr const char* kRecoveryNodeReboot = "node_reboot";
+inline constexpr const char* kRecoveryDrainP2p = "drain_p2p";
+inline constexpr const char* kRecoveryDrainAndReset = "drain_and_reset";
 
 struct GpuSample {
   int index = 0;
@@ -95,6 +128,28 @@ struct GpuSample {
   opt<uint64_t> ecc_sbe_volatile_total, ecc_dbe_volatile_total;
   opt<bool> retired_pages_pending, remapped_rows_pending, remapped_rows_failure;
   opt<std::vector<GpuProcess>> processes;  // nullopt = could not be listed
+
+  // ---- Additions to version 1 (written only when known) ----
+  opt<uint64_t> mem_reserved_bytes, bar1_used_bytes;
+  // Lifetime ECC counters, and by location where the GPU reports it.
+  opt<uint64_t> ecc_sbe_aggregate_total, ecc_dbe_aggregate_total;
+  opt<uint64_t> ecc_sram_correctable_aggregate_total,
+      ecc_sram_uncorrectable_aggregate_total,
+      ecc_dram_correctable_aggregate_total,
+      ecc_dram_uncorrectable_aggregate_total;
+  opt<uint64_t> ecc_sram_correctable_volatile_total,
+      ecc_sram_uncorrectable_volatile_total,
+      ecc_dram_correctable_volatile_total,
+      ecc_dram_uncorrectable_volatile_total;
+  opt<bool> ecc_sram_threshold_exceeded;  // NVML's SRAM ECC error status
+  opt<uint64_t> remapped_rows_correctable_total,
+      remapped_rows_uncorrectable_total;
+  opt<RowRemapHistogram> row_remap_histogram;
+  std::string recovery_action;   // kRecovery*; "" unknown
+  opt<int> temp_limit_margin_c;  // degrees left before slowdown
+  // Fields whose read FAILED in this sample (nvidia-smi's ERR!), by their
+  // trace name; the field itself is unset either way.
+  std::vector<std::string> read_errors;
 };
 
 struct HostSample {
@@ -106,6 +161,9 @@ struct HostSample {
   // Project extensions (trace-format allows added fields): PSI "some avg10"
   // from /proc/pressure/{cpu,memory,io} where present.
   opt<double> psi_cpu_some_pct, psi_mem_some_pct, psi_io_some_pct;
+  // Project extension: kernel-log lines read that no parser classified,
+  // since the collector started (counted, never silently dropped).
+  opt<uint64_t> kernel_lines_unclassified_total;
 };
 
 struct ProcessSample {
@@ -121,14 +179,34 @@ struct ProcessSample {
   std::vector<std::string> libs;
   // Project extension: process start as Unix seconds (for elapsed time).
   opt<double> start_time;
+  // Additions to version 1.
+  opt<uint64_t> dev_shm_bytes;  // size of /dev/shm as this process sees it
+  opt<uint32_t> ns_pid;         // pid inside its own PID namespace
 };
 
+// A process holding /dev/nvidia* open.
+struct DeviceHolder {
+  uint32_t pid = 0;
+  std::vector<std::string> devices;  // "nvidia0", "nvidiactl", ...
+};
+
+// Event kinds beside xid, oom_kill, gpu_lost and nvml_error.
+inline constexpr const char* kEventNvrm = "nvrm";
+inline constexpr const char* kEventSxid = "sxid";
+inline constexpr const char* kEventPcieAer = "pcie_aer";
+
 struct Event {
-  std::string kind;  // xid | oom_kill | gpu_lost | nvml_error
+  // xid | oom_kill | gpu_lost | nvml_error | nvrm | sxid | pcie_aer
+  std::string kind;
   opt<int> gpu;
   opt<int> code;
   opt<uint32_t> pid;
   std::string text;
+  // pcie_aer: corrected | uncorrected_non_fatal | fatal.
+  std::string severity;
+  // Project extension: the PCI address the line names (nvrm, pcie_aer),
+  // kept when it maps to no GPU of the trace (gpu-missing names it).
+  std::string pci_address;
 };
 
 struct Sample {
@@ -137,6 +215,9 @@ struct Sample {
   HostSample host;
   std::vector<ProcessSample> processes;
   std::vector<Event> events;
+  // Processes holding /dev/nvidia* open, when the collector looked (it may
+  // look only when GPU memory is unaccounted for); nullopt = not looked.
+  opt<std::vector<DeviceHolder>> device_holders;
 };
 
 }  // namespace gd

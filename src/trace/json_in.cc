@@ -344,32 +344,51 @@ void parse_gpu_process(const Loc& loc, object obj, GpuProcess& o) {
   if (!have_pid) missing(loc, "pid");
 }
 
-#define GD_GPU_SAMPLE_FIELDS(X)    \
-  X(index, custom)                 \
-  X(util_pct, plain)               \
-  X(mem_util_pct, plain)           \
-  X(mem_used_bytes, plain)         \
-  X(temp_c, plain)                 \
-  X(mem_temp_c, plain)             \
-  X(power_w, plain)                \
-  X(energy_mj_total, plain)        \
-  X(fan_pct, plain)                \
-  X(sm_clock_mhz, plain)           \
-  X(mem_clock_mhz, plain)          \
-  X(pstate, plain)                 \
-  X(clock_event_reasons, custom)   \
-  X(pcie_gen, plain)               \
-  X(pcie_width, plain)             \
-  X(pcie_tx_bytes_per_s, plain)    \
-  X(pcie_rx_bytes_per_s, plain)    \
-  X(pcie_replay_total, plain)      \
-  X(ecc_sbe_volatile_total, plain) \
-  X(ecc_dbe_volatile_total, plain) \
-  X(retired_pages_pending, plain)  \
-  X(remapped_rows_pending, plain)  \
-  X(remapped_rows_failure, plain)  \
-  X(processes, custom)             \
-  X(lost, custom)                  \
+#define GD_GPU_SAMPLE_FIELDS(X)                    \
+  X(index, custom)                                 \
+  X(util_pct, plain)                               \
+  X(mem_util_pct, plain)                           \
+  X(mem_used_bytes, plain)                         \
+  X(temp_c, plain)                                 \
+  X(mem_temp_c, plain)                             \
+  X(power_w, plain)                                \
+  X(energy_mj_total, plain)                        \
+  X(fan_pct, plain)                                \
+  X(sm_clock_mhz, plain)                           \
+  X(mem_clock_mhz, plain)                          \
+  X(pstate, plain)                                 \
+  X(clock_event_reasons, custom)                   \
+  X(pcie_gen, plain)                               \
+  X(pcie_width, plain)                             \
+  X(pcie_tx_bytes_per_s, plain)                    \
+  X(pcie_rx_bytes_per_s, plain)                    \
+  X(pcie_replay_total, plain)                      \
+  X(ecc_sbe_volatile_total, plain)                 \
+  X(ecc_dbe_volatile_total, plain)                 \
+  X(retired_pages_pending, plain)                  \
+  X(remapped_rows_pending, plain)                  \
+  X(remapped_rows_failure, plain)                  \
+  X(processes, custom)                             \
+  X(mem_reserved_bytes, plain)                     \
+  X(bar1_used_bytes, plain)                        \
+  X(ecc_sbe_aggregate_total, plain)                \
+  X(ecc_dbe_aggregate_total, plain)                \
+  X(ecc_sram_correctable_aggregate_total, plain)   \
+  X(ecc_sram_uncorrectable_aggregate_total, plain) \
+  X(ecc_dram_correctable_aggregate_total, plain)   \
+  X(ecc_dram_uncorrectable_aggregate_total, plain) \
+  X(ecc_sram_correctable_volatile_total, plain)    \
+  X(ecc_sram_uncorrectable_volatile_total, plain)  \
+  X(ecc_dram_correctable_volatile_total, plain)    \
+  X(ecc_dram_uncorrectable_volatile_total, plain)  \
+  X(ecc_sram_threshold_exceeded, plain)            \
+  X(remapped_rows_correctable_total, plain)        \
+  X(remapped_rows_uncorrectable_total, plain)      \
+  X(row_remap_histogram, custom)                   \
+  X(recovery_action, plain)                        \
+  X(temp_limit_margin_c, plain)                    \
+  X(read_errors, custom)                           \
+  X(lost, custom)                                  \
   X(stale, custom)
 
 bool read_flag(const Loc& loc, std::string_view key, element v) {
@@ -378,12 +397,39 @@ bool read_flag(const Loc& loc, std::string_view key, element v) {
   return b.value_or(false);
 }
 
+// {"max": 639, "high": 1, ...}: every bank count is required, so a
+// histogram is never half-known.
+void read_remap_histogram(const Loc& parent, std::string_view key, element v,
+                          std::optional<RowRemapHistogram>& out) {
+  if (v.is_null()) {
+    out.reset();
+    return;
+  }
+  object obj;
+  if (v.get_object().get(obj)) wrong_type(parent, key, "an object", v);
+  const Loc loc = parent.member(key);
+  RowRemapHistogram h;
+  auto bank = [&](const char* name, uint32_t& into) {
+    element e;
+    if (obj[name].get(e)) missing(loc, name);
+    into = integer_of<uint32_t>(loc, name, e);
+  };
+  bank("max", h.max);
+  bank("high", h.high);
+  bank("partial", h.partial);
+  bank("low", h.low);
+  bank("none", h.none);
+  out = h;
+}
+
 void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
   enum class Key { GD_GPU_SAMPLE_FIELDS(GD_KEY_ENUM) };
   static constexpr std::string_view kNames[] = {
       GD_GPU_SAMPLE_FIELDS(GD_KEY_NAME)};
   GD_GPU_SAMPLE_FIELDS(GD_CLEAR)
   o.lost = o.stale = false;
+  o.row_remap_histogram.reset();
+  o.read_errors.clear();
   // The optional vectors are kept (cleared) while parsing so their storage is
   // reused, and dropped at the end if the line did not have them.
   bool have_index = false, have_reasons = false, have_processes = false;
@@ -412,6 +458,12 @@ void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
         if (!o.processes) o.processes.emplace();
         read_object_array(loc, f.key, f.value, *o.processes, parse_gpu_process);
         have_processes = true;
+        break;
+      case Key::row_remap_histogram:
+        read_remap_histogram(loc, f.key, f.value, o.row_remap_histogram);
+        break;
+      case Key::read_errors:
+        read_string_list(loc, f.key, f.value, o.read_errors);
         break;
     }
   }
@@ -442,7 +494,8 @@ void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
   X(disk_busy_pct, plain)          \
   X(psi_cpu_some_pct, plain)       \
   X(psi_mem_some_pct, plain)       \
-  X(psi_io_some_pct, plain)
+  X(psi_io_some_pct, plain)        \
+  X(kernel_lines_unclassified_total, plain)
 
 void clear_host_sample(HostSample& o) { GD_HOST_SAMPLE_FIELDS(GD_CLEAR) }
 
@@ -475,7 +528,9 @@ void parse_host_sample(const Loc& parent, element v, HostSample& o) {
   X(rss_bytes, plain)        \
   X(cgroup, plain)           \
   X(libs, custom)            \
-  X(start_time, plain)
+  X(start_time, plain)       \
+  X(dev_shm_bytes, plain)    \
+  X(ns_pid, plain)
 
 void parse_process(const Loc& loc, object obj, ProcessSample& o) {
   enum class Key { GD_PROCESS_FIELDS(GD_KEY_ENUM) };
@@ -505,7 +560,9 @@ void parse_process(const Loc& loc, object obj, ProcessSample& o) {
   X(gpu, plain)            \
   X(code, plain)           \
   X(pid, plain)            \
-  X(text, plain)
+  X(text, plain)           \
+  X(severity, plain)       \
+  X(pci_address, plain)
 
 void parse_event(const Loc& loc, object obj, Event& o) {
   enum class Key { GD_EVENT_FIELDS(GD_KEY_ENUM) };
@@ -533,7 +590,33 @@ void parse_event(const Loc& loc, object obj, Event& o) {
   X(gpus, custom)           \
   X(host, custom)           \
   X(processes, custom)      \
-  X(events, custom)
+  X(events, custom)         \
+  X(device_holders, custom)
+
+#define GD_DEVICE_HOLDER_FIELDS(X) \
+  X(pid, custom)                   \
+  X(devices, custom)
+
+void parse_device_holder(const Loc& loc, object obj, DeviceHolder& o) {
+  enum class Key { GD_DEVICE_HOLDER_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {
+      GD_DEVICE_HOLDER_FIELDS(GD_KEY_NAME)};
+  bool have_pid = false;
+  o.devices.clear();
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      case Key::pid:
+        o.pid = integer_of<uint32_t>(loc, f.key, f.value);
+        have_pid = true;
+        break;
+      case Key::devices:
+        read_string_list(loc, f.key, f.value, o.devices);
+        break;
+    }
+  }
+  if (!have_pid) missing(loc, "pid");
+}
 
 // ---- header ----------------------------------------------------------------
 
@@ -546,10 +629,12 @@ void parse_event(const Loc& loc, object obj, Event& o) {
   X(swap_total_bytes, plain)   \
   X(pid_namespace, plain)
 
-#define GD_DRIVER_FIELDS(X)     \
-  X(driver_version, plain)      \
-  X(cuda_driver_version, plain) \
-  X(nvml_version, plain)
+#define GD_DRIVER_FIELDS(X)       \
+  X(driver_version, plain)        \
+  X(cuda_driver_version, plain)   \
+  X(nvml_version, plain)          \
+  X(kernel_module_version, plain) \
+  X(library_version, plain)
 
 #define GD_GPU_INFO_FIELDS(X)     \
   X(index, custom)                \
@@ -572,7 +657,13 @@ void parse_event(const Loc& loc, object obj, Event& o) {
   X(mig_enabled, plain)           \
   X(persistence_mode, plain)      \
   X(compute_mode, plain)          \
-  X(numa_node, plain)
+  X(numa_node, plain)             \
+  X(minor_number, plain)          \
+  X(temp_max_operating_c, plain)  \
+  X(temp_mem_max_c, plain)        \
+  X(bar1_total_bytes, plain)      \
+  X(vbios_version, plain)         \
+  X(nvlink_count, plain)
 
 #define GD_HEADER_FIELDS(X) \
   X(format, custom)         \
@@ -582,6 +673,7 @@ void parse_event(const Loc& loc, object obj, Event& o) {
   X(nvml_error, plain)      \
   X(driver, custom)         \
   X(gpus, custom)           \
+  X(pci_gpus, custom)       \
   X(faults, custom)
 
 // Objects whose fields are all `plain`; `loc` names the object.
@@ -626,6 +718,29 @@ void parse_gpu_info(const Loc& loc, object obj, GpuInfo& o) {
   if (!have_index) missing(loc, "index");
 }
 
+#define GD_PCI_GPU_FIELDS(X) \
+  X(address, custom)         \
+  X(driver, plain)
+
+void parse_pci_gpu(const Loc& loc, object obj, PciGpu& o) {
+  enum class Key { GD_PCI_GPU_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {GD_PCI_GPU_FIELDS(GD_KEY_NAME)};
+  bool have_address = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_PCI_GPU_FIELDS(GD_CASE)
+      case Key::address:
+        if (f.value.type() != element_type::STRING)
+          wrong_type(loc, f.key, "a string", f.value);
+        o.address.assign(f.value.get_string().value_unsafe());
+        have_address = true;
+        break;
+    }
+  }
+  if (!have_address) missing(loc, "address");
+}
+
 [[noreturn]] void invalid_json(const std::string& where,
                                simdjson::error_code err) {
   throw TraceError(where + ": invalid JSON: " + simdjson::error_message(err));
@@ -654,7 +769,7 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
   const Loc loc{where, nullptr, {}, 0};
   const object obj = root_object(parser, data, len, loc);
   bool have_t = false, have_gpus = false, have_host = false,
-       have_processes = false, have_events = false;
+       have_processes = false, have_events = false, have_holders = false;
   size_t cursor = 0;
   for (auto f : obj) {
     switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
@@ -681,6 +796,13 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
         read_object_array(loc, f.key, f.value, out.events, parse_event);
         have_events = true;
         break;
+      case Key::device_holders:
+        if (f.value.is_null()) break;
+        if (!out.device_holders) out.device_holders.emplace();
+        read_object_array(loc, f.key, f.value, *out.device_holders,
+                          parse_device_holder);
+        have_holders = true;
+        break;
     }
   }
   if (!have_t) missing(loc, "t");
@@ -688,6 +810,7 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
   if (!have_host) clear_host_sample(out.host);
   if (!have_processes) out.processes.clear();
   if (!have_events) out.events.clear();
+  if (!have_holders) out.device_holders.reset();
   trace_checks::check_sample(out, where);
 }
 
@@ -759,6 +882,14 @@ TraceHeader parse_header(simdjson::dom::parser& parser, const char* data,
       }
       case Key::gpus:
         read_object_array(loc, f.key, f.value, h.gpus, parse_gpu_info);
+        break;
+      case Key::pci_gpus:
+        if (f.value.is_null()) {
+          h.pci_gpus.reset();
+          break;
+        }
+        h.pci_gpus.emplace();
+        read_object_array(loc, f.key, f.value, *h.pci_gpus, parse_pci_gpu);
         break;
       case Key::faults:
         if (f.value.is_null()) {

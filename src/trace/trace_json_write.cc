@@ -12,6 +12,24 @@ namespace {
 
 using namespace json_out;
 
+// Additions to version 1 are written only when known: absent and null mean
+// the same, and a day-long trace of a GPU without them stays as small as
+// before. `key` is the literal ",\"name\":".
+template <size_t N, typename T>
+void if_known(std::string& out, const char (&key)[N],
+              const std::optional<T>& v) {
+  if (!v) return;
+  lit(out, key);
+  value(out, v);
+}
+
+template <size_t N>
+void if_known(std::string& out, const char (&key)[N], const std::string& v) {
+  if (v.empty()) return;
+  lit(out, key);
+  string(out, v);
+}
+
 void append_host_info(std::string& out, const HostInfo& h) {
   lit(out, "{\"hostname\":");
   string_or_null(out, h.hostname);
@@ -41,6 +59,8 @@ void append_driver_info(std::string& out, const std::optional<DriverInfo>& d) {
   string_or_null(out, d->cuda_driver_version);
   lit(out, ",\"nvml_version\":");
   string_or_null(out, d->nvml_version);
+  if_known(out, ",\"kernel_module_version\":", d->kernel_module_version);
+  if_known(out, ",\"library_version\":", d->library_version);
   out.push_back('}');
 }
 
@@ -87,6 +107,12 @@ void append_gpu_info(std::string& out, const GpuInfo& g) {
   string_or_null(out, g.compute_mode);
   lit(out, ",\"numa_node\":");
   value(out, g.numa_node);
+  if_known(out, ",\"minor_number\":", g.minor_number);
+  if_known(out, ",\"temp_max_operating_c\":", g.temp_max_operating_c);
+  if_known(out, ",\"temp_mem_max_c\":", g.temp_mem_max_c);
+  if_known(out, ",\"bar1_total_bytes\":", g.bar1_total_bytes);
+  if_known(out, ",\"vbios_version\":", g.vbios_version);
+  if_known(out, ",\"nvlink_count\":", g.nvlink_count);
   out.push_back('}');
 }
 
@@ -97,6 +123,33 @@ void append_string_list(std::string& out, const std::vector<std::string>& v) {
     string(out, v[i]);
   }
   out.push_back(']');
+}
+
+void append_pci_gpus(std::string& out, const std::vector<PciGpu>& gpus) {
+  out.push_back('[');
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (i) out.push_back(',');
+    lit(out, "{\"address\":");
+    string(out, gpus[i].address);
+    lit(out, ",\"driver\":");
+    value(out, gpus[i].driver);
+    out.push_back('}');
+  }
+  out.push_back(']');
+}
+
+void append_remap_histogram(std::string& out, const RowRemapHistogram& h) {
+  lit(out, "{\"max\":");
+  unsigned_integer(out, h.max);
+  lit(out, ",\"high\":");
+  unsigned_integer(out, h.high);
+  lit(out, ",\"partial\":");
+  unsigned_integer(out, h.partial);
+  lit(out, ",\"low\":");
+  unsigned_integer(out, h.low);
+  lit(out, ",\"none\":");
+  unsigned_integer(out, h.none);
+  out.push_back('}');
 }
 
 void append_gpu_processes(std::string& out,
@@ -182,6 +235,42 @@ void append_gpu_sample(std::string& out, const GpuSample& g) {
   value(out, g.remapped_rows_failure);
   lit(out, ",\"processes\":");
   append_gpu_processes(out, g.processes);
+  if_known(out, ",\"mem_reserved_bytes\":", g.mem_reserved_bytes);
+  if_known(out, ",\"bar1_used_bytes\":", g.bar1_used_bytes);
+  if_known(out, ",\"ecc_sbe_aggregate_total\":", g.ecc_sbe_aggregate_total);
+  if_known(out, ",\"ecc_dbe_aggregate_total\":", g.ecc_dbe_aggregate_total);
+  if_known(out, ",\"ecc_sram_correctable_aggregate_total\":",
+           g.ecc_sram_correctable_aggregate_total);
+  if_known(out, ",\"ecc_sram_uncorrectable_aggregate_total\":",
+           g.ecc_sram_uncorrectable_aggregate_total);
+  if_known(out, ",\"ecc_dram_correctable_aggregate_total\":",
+           g.ecc_dram_correctable_aggregate_total);
+  if_known(out, ",\"ecc_dram_uncorrectable_aggregate_total\":",
+           g.ecc_dram_uncorrectable_aggregate_total);
+  if_known(out, ",\"ecc_sram_correctable_volatile_total\":",
+           g.ecc_sram_correctable_volatile_total);
+  if_known(out, ",\"ecc_sram_uncorrectable_volatile_total\":",
+           g.ecc_sram_uncorrectable_volatile_total);
+  if_known(out, ",\"ecc_dram_correctable_volatile_total\":",
+           g.ecc_dram_correctable_volatile_total);
+  if_known(out, ",\"ecc_dram_uncorrectable_volatile_total\":",
+           g.ecc_dram_uncorrectable_volatile_total);
+  if_known(out,
+           ",\"ecc_sram_threshold_exceeded\":", g.ecc_sram_threshold_exceeded);
+  if_known(out, ",\"remapped_rows_correctable_total\":",
+           g.remapped_rows_correctable_total);
+  if_known(out, ",\"remapped_rows_uncorrectable_total\":",
+           g.remapped_rows_uncorrectable_total);
+  if (g.row_remap_histogram) {
+    lit(out, ",\"row_remap_histogram\":");
+    append_remap_histogram(out, *g.row_remap_histogram);
+  }
+  if_known(out, ",\"recovery_action\":", g.recovery_action);
+  if_known(out, ",\"temp_limit_margin_c\":", g.temp_limit_margin_c);
+  if (!g.read_errors.empty()) {
+    lit(out, ",\"read_errors\":");
+    append_string_list(out, g.read_errors);
+  }
   out.push_back('}');
 }
 
@@ -214,6 +303,8 @@ void append_host_sample(std::string& out, const HostSample& h) {
   value(out, h.psi_mem_some_pct);
   lit(out, ",\"psi_io_some_pct\":");
   value(out, h.psi_io_some_pct);
+  if_known(out, ",\"kernel_lines_unclassified_total\":",
+           h.kernel_lines_unclassified_total);
   out.push_back('}');
 }
 
@@ -244,6 +335,8 @@ void append_process_sample(std::string& out, const ProcessSample& p) {
   append_string_list(out, p.libs);
   lit(out, ",\"start_time\":");
   value(out, p.start_time);
+  if_known(out, ",\"dev_shm_bytes\":", p.dev_shm_bytes);
+  if_known(out, ",\"ns_pid\":", p.ns_pid);
   out.push_back('}');
 }
 
@@ -258,6 +351,8 @@ void append_event(std::string& out, const Event& e) {
   value(out, e.pid);
   lit(out, ",\"text\":");
   string(out, e.text);
+  if_known(out, ",\"severity\":", e.severity);
+  if_known(out, ",\"pci_address\":", e.pci_address);
   out.push_back('}');
 }
 
@@ -279,6 +374,10 @@ void append_header_json(std::string& out, const TraceHeader& h) {
     append_gpu_info(out, h.gpus[i]);
   }
   out.push_back(']');
+  if (h.pci_gpus) {
+    lit(out, ",\"pci_gpus\":");
+    append_pci_gpus(out, *h.pci_gpus);
+  }
   if (!h.faults_json.empty()) {
     lit(out, ",\"faults\":");
     append_faults_json(out, h.faults_json);
@@ -309,7 +408,21 @@ void append_sample_json(std::string& out, const Sample& s) {
     if (i) out.push_back(',');
     append_event(out, s.events[i]);
   }
-  lit(out, "]}");
+  out.push_back(']');
+  if (s.device_holders) {
+    lit(out, ",\"device_holders\":[");
+    for (size_t i = 0; i < s.device_holders->size(); ++i) {
+      const DeviceHolder& d = (*s.device_holders)[i];
+      if (i) out.push_back(',');
+      lit(out, "{\"pid\":");
+      unsigned_integer(out, d.pid);
+      lit(out, ",\"devices\":");
+      append_string_list(out, d.devices);
+      out.push_back('}');
+    }
+    out.push_back(']');
+  }
+  out.push_back('}');
 }
 
 std::string header_to_json(const TraceHeader& h) {

@@ -126,7 +126,7 @@ inline TraceHeader healthy_header() {
   TraceHeader h;
   h.host.hostname = "node07";
   h.host.swap_total_bytes = 8ull << 30;
-  h.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03"};
+  h.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03", "", ""};
   for (int i = 0; i < 2; ++i) {
     GpuInfo g;
     g.index = i;

@@ -104,7 +104,7 @@ TEST(DriverCudaMismatch, NewerMinorUnderMinorVersionCompatibilityIsWarning) {
 
 TEST(DriverCudaMismatch, NewerMinorBeforeCuda11IsCritical) {
   auto h = make_header(1);
-  h.driver = DriverInfo{"418.87.00", "10.1", "10.418.87.00"};
+  h.driver = DriverInfo{"418.87.00", "10.1", "10.418.87.00", "", ""};
   auto f = with_id(run_diagnose(h, job_with_libs({"libcudart.so.10.2.89"})),
                    "driver-cuda-mismatch");
   ASSERT_EQ(f.size(), 1u);
@@ -136,7 +136,7 @@ TEST(DriverCudaMismatch, SilentWithForwardCompatibilityPackage) {
 
 TEST(DriverCudaMismatch, PipWheelRuntimeNewerMajorIsCritical) {
   auto h = make_header(1);
-  h.driver = DriverInfo{"470.223.02", "11.4", "11.470.223.02"};
+  h.driver = DriverInfo{"470.223.02", "11.4", "11.470.223.02", "", ""};
   auto f = with_id(run_diagnose(h, job_with_libs({"libcudart-9335f6a2.so.12"})),
                    "driver-cuda-mismatch");
   ASSERT_EQ(f.size(), 1u);

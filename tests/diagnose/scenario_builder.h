@@ -42,7 +42,7 @@ inline TraceHeader make_header(int n_gpus) {
   h.host.mem_total_bytes = 512 * kGiB;
   h.host.swap_total_bytes = 0;
   h.host.pid_namespace = "host";
-  h.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03"};
+  h.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03", "", ""};
   for (int i = 0; i < n_gpus; ++i) {
     GpuInfo g;
     g.index = i;

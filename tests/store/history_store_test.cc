@@ -68,10 +68,10 @@ TEST(HistoryStore, ExportKeepsOddValuesAndStates) {
   in[8].gpus[0].clock_event_reasons.reset();
   in[8].gpus[0].processes.reset();
   in[9].host = HostSample{};
-  in[10].events.push_back(
-      {"xid", 0, 79, std::nullopt, "NVRM: Xid (PCI:0000:07:00): 79, pid=1"});
-  in[10].events.push_back(
-      {"oom_kill", std::nullopt, std::nullopt, 4242u, "Killed process 4242"});
+  in[10].events.push_back({"xid", 0, 79, std::nullopt,
+                           "NVRM: Xid (PCI:0000:07:00): 79, pid=1", "", ""});
+  in[10].events.push_back({"oom_kill", std::nullopt, std::nullopt, 4242u,
+                           "Killed process 4242", "", ""});
   in[11].processes.clear();
   in[12].t = in[11].t;  // equal times are allowed in a trace
   auto store = open_store(dir.path("h.db"), 4);
@@ -223,7 +223,8 @@ TEST(HistoryStore, OldDataIsDownsampledToMinuteAverages) {
   for (int i = 0; i < n; ++i) {
     in.push_back(make_sample(kT0 + i, i));
     if (i == 70)
-      in.back().events.push_back({"xid", 0, 13, std::nullopt, "xid 13"});
+      in.back().events.push_back(
+          {"xid", 0, 13, std::nullopt, "xid 13", "", ""});
     if (i == 75) in.back().gpus[0].retired_pages_pending = true;
   }
   for (const auto& s : in) store->append(s);

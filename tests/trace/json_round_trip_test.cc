@@ -337,5 +337,82 @@ TEST(TraceJson, KeysInAnyOrderAreRead) {
   EXPECT_EQ(s.host.load1, 2.5);
 }
 
+// "Additions to version 1": the contract's names, written only when known
+// (absent and null both mean unknown, and older traces stay as they were).
+TEST(TraceJson, AdditionsToVersion1UseTheContractNames) {
+  const json s = json::parse(sample_to_json(testing::full_sample()));
+  const json& g = s["gpus"][0];
+  for (const char* k :
+       {"mem_reserved_bytes", "bar1_used_bytes", "ecc_sbe_aggregate_total",
+        "ecc_dbe_aggregate_total", "ecc_sram_correctable_aggregate_total",
+        "ecc_sram_uncorrectable_aggregate_total",
+        "ecc_dram_correctable_aggregate_total",
+        "ecc_dram_uncorrectable_aggregate_total",
+        "ecc_sram_correctable_volatile_total",
+        "ecc_sram_uncorrectable_volatile_total",
+        "ecc_dram_correctable_volatile_total",
+        "ecc_dram_uncorrectable_volatile_total", "ecc_sram_threshold_exceeded",
+        "remapped_rows_correctable_total", "remapped_rows_uncorrectable_total",
+        "row_remap_histogram", "recovery_action", "temp_limit_margin_c",
+        "read_errors"})
+    EXPECT_TRUE(g.contains(k)) << k;
+  EXPECT_EQ(
+      g["row_remap_histogram"],
+      json::parse(
+          R"({"max": 639, "high": 1, "partial": 0, "low": 0, "none": 0})"));
+  EXPECT_EQ(g["read_errors"], json::parse(R"(["fan_pct", "power_w"])"));
+  EXPECT_EQ(s["gpus"][1]["recovery_action"], "drain_and_reset");
+  EXPECT_EQ(s["processes"][0]["dev_shm_bytes"], 67108864);
+  EXPECT_EQ(s["processes"][0]["ns_pid"], 17);
+  EXPECT_EQ(s["events"][1]["kind"], "pcie_aer");
+  EXPECT_EQ(s["events"][1]["severity"], "corrected");
+  EXPECT_EQ(s["device_holders"][0]["devices"][1], "nvidiactl");
+
+  const json h = json::parse(header_to_json(testing::full_header()));
+  EXPECT_EQ(h["driver"]["kernel_module_version"], "535.129.03");
+  EXPECT_EQ(h["driver"]["library_version"], "535.104.05");
+  EXPECT_EQ(h["pci_gpus"][3]["driver"], "vfio-pci");
+  for (const char* k : {"minor_number", "temp_max_operating_c",
+                        "temp_mem_max_c", "bar1_total_bytes", "vbios_version"})
+    EXPECT_TRUE(h["gpus"][0].contains(k)) << k;
+
+  const json u = json::parse(sample_to_json(testing::unknown_sample()));
+  for (const char* k : {"mem_reserved_bytes", "row_remap_histogram",
+                        "recovery_action", "read_errors"})
+    EXPECT_FALSE(u["gpus"][0].contains(k)) << k;
+  EXPECT_FALSE(u.contains("device_holders"));
+}
+
+TEST(TraceJson, RemapHistogramMustHaveEveryBank) {
+  json s = json::parse(sample_to_json(testing::full_sample()));
+  s["gpus"][0]["row_remap_histogram"].erase("low");
+  try {
+    sample_from_json(s.dump(), "t:2");
+    FAIL() << "a histogram without its low bank was accepted";
+  } catch (const TraceError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "gpus[0].row_remap_histogram: missing required field \"low\""),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TraceJson, PciGpuWithoutADriverIsNullAndReadsBackUnbound) {
+  TraceHeader h = testing::full_header();
+  h.pci_gpus = std::vector<PciGpu>{{.address = "0000:0a:00.0", .driver = {}}};
+  const std::string line = header_to_json(h);
+  EXPECT_NE(
+      line.find(R"("pci_gpus":[{"address":"0000:0a:00.0","driver":null}])"),
+      std::string::npos)
+      << line;
+  const TraceHeader back = header_from_json(line, "t:1");
+  ASSERT_TRUE(back.pci_gpus);
+  EXPECT_FALSE((*back.pci_gpus)[0].driver.has_value());
+  TraceHeader none = testing::full_header();
+  none.pci_gpus.reset();
+  EXPECT_FALSE(header_from_json(header_to_json(none), "t:1").pci_gpus);
+}
+
 }  // namespace
 }  // namespace gd

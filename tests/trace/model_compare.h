@@ -40,6 +40,35 @@ inline void expect_same(const GpuSample& a, const GpuSample& b) {
   EXPECT_EQ(a.retired_pages_pending, b.retired_pages_pending);
   EXPECT_EQ(a.remapped_rows_pending, b.remapped_rows_pending);
   EXPECT_EQ(a.remapped_rows_failure, b.remapped_rows_failure);
+  EXPECT_EQ(a.mem_reserved_bytes, b.mem_reserved_bytes);
+  EXPECT_EQ(a.bar1_used_bytes, b.bar1_used_bytes);
+  EXPECT_EQ(a.ecc_sbe_aggregate_total, b.ecc_sbe_aggregate_total);
+  EXPECT_EQ(a.ecc_dbe_aggregate_total, b.ecc_dbe_aggregate_total);
+  EXPECT_EQ(a.ecc_sram_correctable_aggregate_total,
+            b.ecc_sram_correctable_aggregate_total);
+  EXPECT_EQ(a.ecc_sram_uncorrectable_aggregate_total,
+            b.ecc_sram_uncorrectable_aggregate_total);
+  EXPECT_EQ(a.ecc_dram_correctable_aggregate_total,
+            b.ecc_dram_correctable_aggregate_total);
+  EXPECT_EQ(a.ecc_dram_uncorrectable_aggregate_total,
+            b.ecc_dram_uncorrectable_aggregate_total);
+  EXPECT_EQ(a.ecc_sram_correctable_volatile_total,
+            b.ecc_sram_correctable_volatile_total);
+  EXPECT_EQ(a.ecc_sram_uncorrectable_volatile_total,
+            b.ecc_sram_uncorrectable_volatile_total);
+  EXPECT_EQ(a.ecc_dram_correctable_volatile_total,
+            b.ecc_dram_correctable_volatile_total);
+  EXPECT_EQ(a.ecc_dram_uncorrectable_volatile_total,
+            b.ecc_dram_uncorrectable_volatile_total);
+  EXPECT_EQ(a.ecc_sram_threshold_exceeded, b.ecc_sram_threshold_exceeded);
+  EXPECT_EQ(a.remapped_rows_correctable_total,
+            b.remapped_rows_correctable_total);
+  EXPECT_EQ(a.remapped_rows_uncorrectable_total,
+            b.remapped_rows_uncorrectable_total);
+  EXPECT_EQ(a.row_remap_histogram, b.row_remap_histogram);
+  EXPECT_EQ(a.recovery_action, b.recovery_action);
+  EXPECT_EQ(a.temp_limit_margin_c, b.temp_limit_margin_c);
+  EXPECT_EQ(a.read_errors, b.read_errors);
   ASSERT_EQ(a.processes.has_value(), b.processes.has_value());
   if (a.processes) {
     ASSERT_EQ(a.processes->size(), b.processes->size());
@@ -64,6 +93,8 @@ inline void expect_same(const HostSample& a, const HostSample& b) {
   EXPECT_EQ(a.psi_cpu_some_pct, b.psi_cpu_some_pct);
   EXPECT_EQ(a.psi_mem_some_pct, b.psi_mem_some_pct);
   EXPECT_EQ(a.psi_io_some_pct, b.psi_io_some_pct);
+  EXPECT_EQ(a.kernel_lines_unclassified_total,
+            b.kernel_lines_unclassified_total);
 }
 
 inline void expect_same(const ProcessSample& a, const ProcessSample& b) {
@@ -80,6 +111,8 @@ inline void expect_same(const ProcessSample& a, const ProcessSample& b) {
   EXPECT_EQ(a.cgroup, b.cgroup);
   EXPECT_EQ(a.libs, b.libs);
   EXPECT_EQ(a.start_time, b.start_time);
+  EXPECT_EQ(a.dev_shm_bytes, b.dev_shm_bytes);
+  EXPECT_EQ(a.ns_pid, b.ns_pid);
 }
 
 inline void expect_same(const Event& a, const Event& b) {
@@ -88,6 +121,8 @@ inline void expect_same(const Event& a, const Event& b) {
   EXPECT_EQ(a.code, b.code);
   EXPECT_EQ(a.pid, b.pid);
   EXPECT_EQ(a.text, b.text);
+  EXPECT_EQ(a.severity, b.severity);
+  EXPECT_EQ(a.pci_address, b.pci_address);
 }
 
 inline void expect_same(const Sample& a, const Sample& b) {
@@ -102,6 +137,14 @@ inline void expect_same(const Sample& a, const Sample& b) {
   ASSERT_EQ(a.events.size(), b.events.size());
   for (size_t i = 0; i < a.events.size(); ++i) {
     expect_same(a.events[i], b.events[i]);
+  }
+  ASSERT_EQ(a.device_holders.has_value(), b.device_holders.has_value());
+  if (a.device_holders) {
+    ASSERT_EQ(a.device_holders->size(), b.device_holders->size());
+    for (size_t i = 0; i < a.device_holders->size(); ++i) {
+      EXPECT_EQ((*a.device_holders)[i].pid, (*b.device_holders)[i].pid);
+      EXPECT_EQ((*a.device_holders)[i].devices, (*b.device_holders)[i].devices);
+    }
   }
 }
 
@@ -128,6 +171,12 @@ inline void expect_same(const GpuInfo& a, const GpuInfo& b) {
   EXPECT_EQ(a.persistence_mode, b.persistence_mode);
   EXPECT_EQ(a.compute_mode, b.compute_mode);
   EXPECT_EQ(a.numa_node, b.numa_node);
+  EXPECT_EQ(a.minor_number, b.minor_number);
+  EXPECT_EQ(a.temp_max_operating_c, b.temp_max_operating_c);
+  EXPECT_EQ(a.temp_mem_max_c, b.temp_mem_max_c);
+  EXPECT_EQ(a.bar1_total_bytes, b.bar1_total_bytes);
+  EXPECT_EQ(a.vbios_version, b.vbios_version);
+  EXPECT_EQ(a.nvlink_count, b.nvlink_count);
 }
 
 inline void expect_same(const TraceHeader& a, const TraceHeader& b) {
@@ -146,10 +195,20 @@ inline void expect_same(const TraceHeader& a, const TraceHeader& b) {
     EXPECT_EQ(a.driver->driver_version, b.driver->driver_version);
     EXPECT_EQ(a.driver->cuda_driver_version, b.driver->cuda_driver_version);
     EXPECT_EQ(a.driver->nvml_version, b.driver->nvml_version);
+    EXPECT_EQ(a.driver->kernel_module_version, b.driver->kernel_module_version);
+    EXPECT_EQ(a.driver->library_version, b.driver->library_version);
   }
   ASSERT_EQ(a.gpus.size(), b.gpus.size());
   for (size_t i = 0; i < a.gpus.size(); ++i) expect_same(a.gpus[i], b.gpus[i]);
   EXPECT_EQ(a.faults_json, b.faults_json);
+  ASSERT_EQ(a.pci_gpus.has_value(), b.pci_gpus.has_value());
+  if (a.pci_gpus) {
+    ASSERT_EQ(a.pci_gpus->size(), b.pci_gpus->size());
+    for (size_t i = 0; i < a.pci_gpus->size(); ++i) {
+      EXPECT_EQ((*a.pci_gpus)[i].address, (*b.pci_gpus)[i].address);
+      EXPECT_EQ((*a.pci_gpus)[i].driver, (*b.pci_gpus)[i].driver);
+    }
+  }
 }
 
 }  // namespace gd::testing

@@ -23,7 +23,9 @@ inline TraceHeader full_header() {
   h.nvml_error = "Unknown Error";
   h.driver = DriverInfo{.driver_version = "535.129.03",
                         .cuda_driver_version = "12.2",
-                        .nvml_version = "12.535.129.03"};
+                        .nvml_version = "12.535.129.03",
+                        .kernel_module_version = "535.129.03",
+                        .library_version = "535.104.05"};
   for (int i = 0; i < 2; ++i) {
     GpuInfo g;
     g.index = i;
@@ -47,8 +49,19 @@ inline TraceHeader full_header() {
     g.persistence_mode = i == 0;
     g.compute_mode = "exclusive_process";
     g.numa_node = 3 + i;
+    g.minor_number = 1 - i;  // /dev/nvidiaN need not follow the index
+    g.temp_max_operating_c = 87;
+    g.temp_mem_max_c = 95;
+    g.bar1_total_bytes = 137438953472ULL;
+    g.vbios_version = "92.00.45.00.05";
+    g.nvlink_count = 12;
     h.gpus.push_back(g);
   }
+  h.pci_gpus =
+      std::vector<PciGpu>{{.address = "0000:07:00.0", .driver = "nvidia"},
+                          {.address = "0000:08:00.0", .driver = "nvidia"},
+                          {.address = "0000:0a:00.0", .driver = "nouveau"},
+                          {.address = "0000:0b:00.0", .driver = "vfio-pci"}};
   h.faults_json =
       R"([{"function": "nvmlDeviceGetPowerUsage", "gpu": 1, "return": "NOT_SUPPORTED"}, {"gpu": 2, "lost_after_s": 5.0}])";
   return h;
@@ -81,6 +94,26 @@ inline GpuSample full_gpu_sample(int i) {
   g.retired_pages_pending = true;
   g.remapped_rows_pending = false;
   g.remapped_rows_failure = true;
+  g.mem_reserved_bytes = 565182464ULL;
+  g.bar1_used_bytes = 4194304ULL * (1 + static_cast<uint64_t>(i));
+  g.ecc_sbe_aggregate_total = 1234;
+  g.ecc_dbe_aggregate_total = 2;
+  g.ecc_sram_correctable_aggregate_total = 1000;
+  g.ecc_sram_uncorrectable_aggregate_total = 1;
+  g.ecc_dram_correctable_aggregate_total = 234;
+  g.ecc_dram_uncorrectable_aggregate_total = 1;
+  g.ecc_sram_correctable_volatile_total = 15;
+  g.ecc_sram_uncorrectable_volatile_total = 0;
+  g.ecc_dram_correctable_volatile_total = 2;
+  g.ecc_dram_uncorrectable_volatile_total = 1;
+  g.ecc_sram_threshold_exceeded = false;
+  g.remapped_rows_correctable_total = 3;
+  g.remapped_rows_uncorrectable_total = 1;
+  g.row_remap_histogram = RowRemapHistogram{
+      .max = 639, .high = 1, .partial = 0, .low = 0, .none = 0};
+  g.recovery_action = i == 0 ? kRecoveryNone : kRecoveryDrainAndReset;
+  g.temp_limit_margin_c = -2;  // past the slowdown limit
+  g.read_errors = {"fan_pct", "power_w"};
   g.processes = std::vector<GpuProcess>{
       {.pid = 4242 + static_cast<uint32_t>(i),
        .used_bytes = 68719476736ULL,
@@ -103,6 +136,8 @@ inline ProcessSample full_process(uint32_t pid, uint32_t ppid) {
   p.cgroup = "/kubepods/burstable/pod1a2b/3c4d";
   p.libs = {"libcudart.so.12.1.105", "libnccl.so.2.18.3", "libcuda.so.1"};
   p.start_time = 1732260000.37;
+  p.dev_shm_bytes = 67108864ULL;
+  p.ns_pid = 17;
   return p;
 }
 
@@ -124,7 +159,8 @@ inline Sample full_sample(double t = 1732262400.123456) {
                       .disk_busy_pct = 3.0,
                       .psi_cpu_some_pct = 12.34,
                       .psi_mem_some_pct = 0.01,
-                      .psi_io_some_pct = 99.99};
+                      .psi_io_some_pct = 99.99,
+                      .kernel_lines_unclassified_total = 42};
   s.processes = {full_process(4242, 4100), full_process(4300, 4242)};
   s.processes[1].name = "pt_data_worker";
   s.processes[1].state = "Z";
@@ -133,7 +169,19 @@ inline Sample full_sample(double t = 1732262400.123456) {
                     .code = 79,
                     .pid = 1234,
                     .text = "NVRM: Xid (PCI:0000:07:00): 79, pid=1234, GPU "
-                            "has fallen off the bus."}};
+                            "has fallen off the bus.",
+                    .severity = "",
+                    .pci_address = "0000:07:00.0"},
+              Event{.kind = "pcie_aer",
+                    .gpu = 1,
+                    .code = 0,
+                    .pid = 0,
+                    .text = "pcieport 0000:00:03.1: AER: Corrected error "
+                            "received: 0000:08:00.0",
+                    .severity = "corrected",
+                    .pci_address = "0000:08:00.0"}};
+  s.device_holders = std::vector<DeviceHolder>{
+      {.pid = 4242, .devices = {"nvidia0", "nvidiactl", "nvidia-uvm"}}};
   return s;
 }
 

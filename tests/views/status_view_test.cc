@@ -9,7 +9,7 @@ TraceHeader a100_header() {
   TraceHeader h;
   h.host.hostname = "node07";
   h.host.cpu_count = 128;
-  h.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03"};
+  h.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03", "", ""};
   GpuInfo g;
   g.index = 0;
   g.name = "NVIDIA A100-SXM4-80GB";

@@ -51,7 +51,7 @@ World::World(const Options& options) : opt(options), rng(options.seed) {
   header.host.swap_total_bytes = 0;
   header.host.pid_namespace = "host";
   header.nvml_status = kNvmlOk;
-  header.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03"};
+  header.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03", "", ""};
   s.host = HostSample{};
 }
 
