@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "burn_cpu.h"
 #include "job_members.h"
@@ -70,6 +72,39 @@ struct JobWithSleepingWorker {
     ASSERT_EQ(read(report[0], &worker, sizeof worker),
               static_cast<ssize_t>(sizeof worker));
     close(report[0]);
+    wait_until_asleep();
+  }
+
+  // On a loaded machine the worker may not have reached its read() yet
+  // when sampling starts; a worker still starting is running, not asleep.
+  // Asleep = state S and no CPU time gained over 50 ms, twice in a row.
+  void wait_until_asleep() {
+    std::string last;
+    int stable = 0;
+    for (int i = 0; i < 200 && stable < 2; ++i) {
+      usleep(50 * 1000);
+      std::string run =
+          read_small("/proc/" + std::to_string(worker) + "/schedstat");
+      std::string stat =
+          read_small("/proc/" + std::to_string(worker) + "/stat");
+      size_t paren = stat.rfind(')');
+      bool sleeping =
+          paren != std::string::npos && stat.compare(paren + 1, 3, " S ") == 0;
+      stable = sleeping && !run.empty() && run == last ? stable + 1 : 0;
+      last = run;
+    }
+    ASSERT_EQ(stable, 2) << "worker " << worker << " never went to sleep";
+  }
+
+  static std::string read_small(const std::string& path) {
+    std::string out;
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+      char buf[512];
+      size_t n = std::fread(buf, 1, sizeof buf, f);
+      out.assign(buf, n);
+      std::fclose(f);
+    }
+    return out;
   }
 
   void burn() {
