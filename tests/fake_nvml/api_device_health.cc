@@ -82,13 +82,12 @@ nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t* bar1Memory) {
   if (bar1Memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const auto& total = call.info().bar1_total_bytes;
   const auto& used = call.sample().bar1_used_bytes;
-  if (!total && !used) return NVML_ERROR_NOT_SUPPORTED;
-  // One of the two may be unknown to the scenario: the other still answers.
-  const uint64_t t = total.value_or(used.value_or(0));
-  const uint64_t u = used.value_or(0);
-  bar1Memory->bar1Total = t;
-  bar1Memory->bar1Used = u;
-  bar1Memory->bar1Free = u < t ? t - u : 0;
+  // One call answers both, as for nvmlDeviceGetMemoryInfo: a scenario that
+  // lacks either gets NOT_SUPPORTED rather than a made-up zero.
+  if (!total || !used) return NVML_ERROR_NOT_SUPPORTED;
+  bar1Memory->bar1Total = *total;
+  bar1Memory->bar1Used = *used;
+  bar1Memory->bar1Free = *used < *total ? *total - *used : 0;
   return NVML_SUCCESS;
 }
 
