@@ -200,9 +200,11 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
   const auto& used = call.sample().mem_used_bytes;
   if (!total || !used) return NVML_ERROR_NOT_SUPPORTED;
   memory->total = *total;
-  memory->reserved = call.sample().mem_reserved_bytes.value_or(0);
+  // _v2 keeps reserved memory apart: total = reserved + used + free.
+  const uint64_t reserved = call.sample().mem_reserved_bytes.value_or(0);
+  memory->reserved = reserved;
   memory->used = *used;
-  memory->free = *used < *total ? *total - *used : 0;
+  memory->free = *used + reserved < *total ? *total - *used - reserved : 0;
   return NVML_SUCCESS;
 }
 #endif
