@@ -3,10 +3,11 @@ a scenario with every one of them -> `gpudoctor record` against the fake ->
 the recorded trace holds each with the scenario's value -> `diagnose --from`
 reads it. And a read that fails shows in `status --json` as read_errors."""
 import os
+import shutil
 import unittest
 
-from gd_e2e import (E2E, NO_DRIVER, load_scenario, read_trace, run, scenario_4gpu,
-                    write_scenario)
+from gd_e2e import (E2E, FAKE_NVML, NO_DRIVER, load_scenario, read_trace, run,
+                    scenario_4gpu, write_scenario)
 
 NEW_HEADER_FIELDS = {
     "minor_number": lambda i: 7 - i,  # not the index, as on real hosts
@@ -107,6 +108,20 @@ class NewFields(E2E):
         self.assertIsNone(gpus[1].get("fan_pct"))  # N/A, not ERR!
         self.assertIsNone(gpus[0].get("read_errors"))
         self.assertIsNotNone(gpus[0].get("power_w"))
+
+    def test_library_version_is_shown_even_when_nvml_cannot_start(self):
+        # As a driver installs it: libnvidia-ml.so.1 -> libnvidia-ml.so.<version>.
+        real = os.path.join(self.tmp.name, "libnvidia-ml.so.535.104.05")
+        shutil.copyfile(FAKE_NVML, real)
+        lib = os.path.join(self.tmp.name, "libnvidia-ml.so.1")
+        os.symlink(os.path.basename(real), lib)
+        header, samples = load_scenario(scenario_4gpu())
+        header["faults"] = [{"init_return": "LIB_RM_VERSION_MISMATCH"}]
+        path = write_scenario(header, samples, self.tmp.name)
+        p = run(["status", "--json"], scenario=path, nvml=lib)
+        got, _ = read_trace(p.stdout)
+        self.assertEqual(got["nvml_status"], "driver_library_mismatch", p.stderr)
+        self.assertEqual((got.get("driver") or {}).get("library_version"), "535.104.05")
 
 
 if __name__ == "__main__":
