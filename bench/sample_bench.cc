@@ -88,6 +88,9 @@ std::string write_scenario(const std::vector<pid_t>& jobs) {
     g.power_limit_w = 700;
     g.pcie_max_gen = 5;
     g.pcie_max_width = 16;
+    g.minor_number = i;
+    g.bar1_total_bytes = 128ull << 30;
+    g.vbios_version = "96.00.89.00.01";
     h.gpus.push_back(g);
     gd::GpuSample gs;
     gs.index = i;
@@ -101,6 +104,26 @@ std::string write_scenario(const std::vector<pid_t>& jobs) {
     gs.clock_event_reasons = std::vector<std::string>{};
     gs.pcie_gen = 5;
     gs.pcie_width = 16;
+    // The memory-health fields every sample reads since version 1's
+    // additions (one NVML call each, or one per counter).
+    gs.mem_reserved_bytes = 600ull << 20;
+    gs.bar1_used_bytes = 4ull << 20;
+    gs.ecc_sbe_aggregate_total = gs.ecc_dbe_aggregate_total = 0;
+    gs.ecc_sram_correctable_aggregate_total = 0;
+    gs.ecc_sram_uncorrectable_aggregate_total = 0;
+    gs.ecc_dram_correctable_aggregate_total = 0;
+    gs.ecc_dram_uncorrectable_aggregate_total = 0;
+    gs.ecc_sram_correctable_volatile_total = 0;
+    gs.ecc_sram_uncorrectable_volatile_total = 0;
+    gs.ecc_dram_correctable_volatile_total = 0;
+    gs.ecc_dram_uncorrectable_volatile_total = 0;
+    gs.ecc_sram_threshold_exceeded = false;
+    gs.remapped_rows_pending = gs.remapped_rows_failure = false;
+    gs.remapped_rows_correctable_total = 0;
+    gs.remapped_rows_uncorrectable_total = 0;
+    gs.row_remap_histogram = gd::RowRemapHistogram{640, 0, 0, 0, 0};
+    gs.recovery_action = gd::kRecoveryNone;
+    gs.temp_limit_margin_c = 20;
     gs.processes = std::vector<gd::GpuProcess>{};
     if (!jobs.empty())
       gs.processes->push_back(

@@ -28,6 +28,8 @@ struct Sampler::Impl {
     header.nvml_status = gpu.status();
     header.nvml_error = gpu.error();
     header.driver = gpu.driver();
+    if (!header.driver && !gpu.library_version().empty())  // NVML failed
+      header.driver.emplace().library_version = gpu.library_version();
     header.gpus = gpu.gpus();
     pci = PciIndex(header.gpus);
     if (!o.kmsg_path.empty() && o.kmsg_path != "none") {

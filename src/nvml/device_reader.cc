@@ -67,7 +67,39 @@ nvmlReturn_t first_available(int& variant, Calls&&... calls) {
   return rc;
 }
 
+// A read that failed (nvidia-smi's ERR!), as opposed to success, a lost GPU
+// (its own state) or a field this GPU or driver does not have (N/A).
+bool is_failed_read(nvmlReturn_t rc) {
+  switch (rc) {
+    case NVML_SUCCESS:
+    case NVML_ERROR_GPU_IS_LOST:
+    case NVML_ERROR_NOT_SUPPORTED:
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+    case NVML_ERROR_NO_DATA:
+      return false;
+    default:
+      return true;
+  }
+}
+
 }  // namespace
+
+std::string recovery_action_name(unsigned long long action) {
+  switch (action) {
+    case NVML_GPU_RECOVERY_ACTION_NONE:
+      return kRecoveryNone;
+    case NVML_GPU_RECOVERY_ACTION_GPU_RESET:
+      return kRecoveryGpuReset;
+    case NVML_GPU_RECOVERY_ACTION_NODE_REBOOT:
+      return kRecoveryNodeReboot;
+    case NVML_GPU_RECOVERY_ACTION_DRAIN_P2P:
+      return kRecoveryDrainP2p;
+    case NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET:
+      return kRecoveryDrainAndReset;
+    default:
+      return "";  // a newer action this build does not know
+  }
+}
 
 std::string architecture_name(nvmlDeviceArchitecture_t arch) {
   switch (arch) {
@@ -177,6 +209,15 @@ bool DeviceReader::ok(nvmlReturn_t rc, std::string_view function) {
   return false;
 }
 
+bool DeviceReader::read_ok(nvmlReturn_t rc, std::string_view function,
+                           std::initializer_list<const char*> fields) {
+  if (ok(rc, function)) return true;
+  if (read_errors_ && is_failed_read(rc)) {
+    for (const char* f : fields) read_errors_->emplace_back(f);
+  }
+  return false;
+}
+
 bool DeviceReader::acquire_handle() {
   if (dev_) return true;
   if (!f_.nvmlDeviceGetHandleByIndex_v2) return false;
@@ -200,7 +241,7 @@ nvmlReturn_t DeviceReader::read_memory(MemoryInfo& out) {
         nvmlMemory_v2_t mem{};
         mem.version = nvmlMemory_v2;
         nvmlReturn_t r = call_if(f_.nvmlDeviceGetMemoryInfo_v2, dev_, &mem);
-        out = {mem.total, mem.used};
+        out = {mem.total, mem.used, mem.reserved};
         // A library that has _v2 but not this struct version: use plain.
         return r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH
                    ? NVML_ERROR_FUNCTION_NOT_FOUND
@@ -209,7 +250,7 @@ nvmlReturn_t DeviceReader::read_memory(MemoryInfo& out) {
       [&] {
         nvmlMemory_t mem{};
         nvmlReturn_t r = call_if(f_.nvmlDeviceGetMemoryInfo, dev_, &mem);
-        out = {mem.total, mem.used};
+        out = {mem.total, mem.used, std::nullopt};
         return r;
       });
 }
@@ -314,6 +355,31 @@ GpuInfo DeviceReader::read_info() {
            "nvmlDeviceGetTemperatureThreshold")) {
       info.temp_shutdown_c = static_cast<int>(u);
     }
+  }
+  if (f_.nvmlDeviceGetTemperatureThreshold) {
+    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
+               dev_, NVML_TEMPERATURE_THRESHOLD_GPU_MAX, &u),
+           "nvmlDeviceGetTemperatureThreshold")) {
+      info.temp_max_operating_c = static_cast<int>(u);
+    }
+    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
+               dev_, NVML_TEMPERATURE_THRESHOLD_MEM_MAX, &u),
+           "nvmlDeviceGetTemperatureThreshold")) {
+      info.temp_mem_max_c = static_cast<int>(u);
+    }
+  }
+  if (auto v =
+          uint_of(f_.nvmlDeviceGetMinorNumber, "nvmlDeviceGetMinorNumber")) {
+    info.minor_number = static_cast<int>(*v);
+  }
+  info.vbios_version = read_string(f_.nvmlDeviceGetVbiosVersion,
+                                   NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE,
+                                   "nvmlDeviceGetVbiosVersion");
+  nvmlBAR1Memory_t bar1{};
+  if (f_.nvmlDeviceGetBAR1MemoryInfo &&
+      ok(f_.nvmlDeviceGetBAR1MemoryInfo(dev_, &bar1),
+         "nvmlDeviceGetBAR1MemoryInfo")) {
+    info.bar1_total_bytes = bar1.bar1Total;
   }
   if (f_.nvmlDeviceGetMaxClockInfo) {
     if (ok(f_.nvmlDeviceGetMaxClockInfo(dev_, NVML_CLOCK_SM, &u),
@@ -439,6 +505,7 @@ std::optional<std::vector<GpuProcess>> DeviceReader::read_processes() {
   bool any_listed = false;
   std::vector<ProcessEntry>& entries = process_entries_;
 
+  last_process_rc_ = NVML_SUCCESS;
   entries.clear();
   nvmlReturn_t rc = first_available(
       compute_procs_variant_,
@@ -457,6 +524,8 @@ std::optional<std::vector<GpuProcess>> DeviceReader::read_processes() {
   if (ok(rc, "nvmlDeviceGetComputeRunningProcesses")) {
     any_listed = true;
     merge_processes(entries, "compute", procs);
+  } else if (is_failed_read(rc)) {
+    last_process_rc_ = rc;
   }
   if (lost_now_) return std::nullopt;
 
@@ -478,6 +547,8 @@ std::optional<std::vector<GpuProcess>> DeviceReader::read_processes() {
   if (ok(rc, "nvmlDeviceGetGraphicsRunningProcesses")) {
     any_listed = true;
     merge_processes(entries, "graphics", procs);
+  } else if (is_failed_read(rc)) {
+    last_process_rc_ = rc;
   }
   if (!any_listed) return std::nullopt;
   return procs;
@@ -488,7 +559,9 @@ GpuSample DeviceReader::read_sample(std::vector<Event>& events) {
   lost_now_ = false;
   GpuSample s;
   s.index = index_;
+  read_errors_ = &s.read_errors;
   if (acquire_handle()) read_values(s);
+  read_errors_ = nullptr;
   if (lost_now_) {
     if (!lost_reported_) {
       Event e;
@@ -513,17 +586,18 @@ GpuSample DeviceReader::read_sample(std::vector<Event>& events) {
 void DeviceReader::read_values(GpuSample& s) {
   unsigned u = 0;
   // Every read below is skipped once the GPU has reported itself lost.
-  auto read_uint = [&](auto fn, std::string_view name,
+  auto read_uint = [&](auto fn, std::string_view name, const char* field,
                        auto... args) -> std::optional<unsigned> {
     if (!fn || lost_now_) return std::nullopt;
-    if (ok(fn(dev_, args..., &u), name)) return u;
+    if (read_ok(fn(dev_, args..., &u), name, {field})) return u;
     return std::nullopt;
   };
 
   if (f_.nvmlDeviceGetUtilizationRates) {
     nvmlUtilization_t util{};
-    if (ok(f_.nvmlDeviceGetUtilizationRates(dev_, &util),
-           "nvmlDeviceGetUtilizationRates")) {
+    if (read_ok(f_.nvmlDeviceGetUtilizationRates(dev_, &util),
+                "nvmlDeviceGetUtilizationRates",
+                {"util_pct", "mem_util_pct"})) {
       s.util_pct = util.gpu;
       s.mem_util_pct = util.memory;
     }
@@ -532,49 +606,53 @@ void DeviceReader::read_values(GpuSample& s) {
 
   MemoryInfo mem;
   nvmlReturn_t rc = read_memory(mem);
-  if (ok(rc, "nvmlDeviceGetMemoryInfo")) s.mem_used_bytes = mem.used;
+  if (read_ok(rc, "nvmlDeviceGetMemoryInfo",
+              {"mem_used_bytes", "mem_reserved_bytes"})) {
+    s.mem_used_bytes = mem.used;
+    s.mem_reserved_bytes = mem.reserved;
+  }
 
-  if (auto v = read_uint(f_.nvmlDeviceGetTemperature,
-                         "nvmlDeviceGetTemperature", NVML_TEMPERATURE_GPU)) {
+  if (auto v =
+          read_uint(f_.nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature",
+                    "temp_c", NVML_TEMPERATURE_GPU)) {
     s.temp_c = static_cast<int>(*v);
   }
-  if (f_.nvmlDeviceGetFieldValues && !lost_now_) {
-    nvmlFieldValue_t fv;
-    std::memset(&fv, 0, sizeof fv);
-    fv.fieldId = NVML_FI_DEV_MEMORY_TEMP;
-    if (ok(f_.nvmlDeviceGetFieldValues(dev_, 1, &fv),
-           "nvmlDeviceGetFieldValues") &&
-        ok(fv.nvmlReturn,
-           "nvmlDeviceGetFieldValues(NVML_FI_DEV_MEMORY_TEMP)")) {
-      if (auto t = field_as_double(fv)) s.mem_temp_c = static_cast<int>(*t);
+  read_field_values(s);
+  if (f_.nvmlDeviceGetMarginTemperature && !lost_now_) {
+    nvmlMarginTemperature_t margin{};
+    margin.version = nvmlMarginTemperature_v1;
+    if (read_ok(f_.nvmlDeviceGetMarginTemperature(dev_, &margin),
+                "nvmlDeviceGetMarginTemperature", {"temp_limit_margin_c"})) {
+      s.temp_limit_margin_c = margin.marginTemperature;
     }
   }
-  if (auto mw =
-          read_uint(f_.nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage")) {
+  if (auto mw = read_uint(f_.nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage",
+                          "power_w")) {
     s.power_w = *mw / 1000.0;
   }
   if (f_.nvmlDeviceGetTotalEnergyConsumption && !lost_now_) {
     unsigned long long mj = 0;
-    if (ok(f_.nvmlDeviceGetTotalEnergyConsumption(dev_, &mj),
-           "nvmlDeviceGetTotalEnergyConsumption")) {
+    if (read_ok(f_.nvmlDeviceGetTotalEnergyConsumption(dev_, &mj),
+                "nvmlDeviceGetTotalEnergyConsumption", {"energy_mj_total"})) {
       s.energy_mj_total = mj;
     }
   }
-  if (auto pct = read_uint(f_.nvmlDeviceGetFanSpeed, "nvmlDeviceGetFanSpeed")) {
+  if (auto pct = read_uint(f_.nvmlDeviceGetFanSpeed, "nvmlDeviceGetFanSpeed",
+                           "fan_pct")) {
     s.fan_pct = *pct;
   }
   if (auto v = read_uint(f_.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo",
-                         NVML_CLOCK_SM)) {
+                         "sm_clock_mhz", NVML_CLOCK_SM)) {
     s.sm_clock_mhz = static_cast<int>(*v);
   }
   if (auto v = read_uint(f_.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo",
-                         NVML_CLOCK_MEM)) {
+                         "mem_clock_mhz", NVML_CLOCK_MEM)) {
     s.mem_clock_mhz = static_cast<int>(*v);
   }
   if (f_.nvmlDeviceGetPerformanceState && !lost_now_) {
     nvmlPstates_t p = NVML_PSTATE_UNKNOWN;
-    if (ok(f_.nvmlDeviceGetPerformanceState(dev_, &p),
-           "nvmlDeviceGetPerformanceState") &&
+    if (read_ok(f_.nvmlDeviceGetPerformanceState(dev_, &p),
+                "nvmlDeviceGetPerformanceState", {"pstate"}) &&
         p >= NVML_PSTATE_0 && p <= NVML_PSTATE_15) {
       s.pstate = static_cast<int>(p);
     }
@@ -591,62 +669,190 @@ void DeviceReader::read_values(GpuSample& s) {
           return call_if(f_.nvmlDeviceGetCurrentClocksThrottleReasons, dev_,
                          &reasons);
         });
-    if (ok(rc, "nvmlDeviceGetCurrentClocksEventReasons")) {
+    if (read_ok(rc, "nvmlDeviceGetCurrentClocksEventReasons",
+                {"clock_event_reasons"})) {
       s.clock_event_reasons = clock_event_reason_names(reasons);
     }
   }
   if (auto v = read_uint(f_.nvmlDeviceGetCurrPcieLinkGeneration,
-                         "nvmlDeviceGetCurrPcieLinkGeneration")) {
+                         "nvmlDeviceGetCurrPcieLinkGeneration", "pcie_gen")) {
     s.pcie_gen = static_cast<int>(*v);
   }
   if (auto v = read_uint(f_.nvmlDeviceGetCurrPcieLinkWidth,
-                         "nvmlDeviceGetCurrPcieLinkWidth")) {
+                         "nvmlDeviceGetCurrPcieLinkWidth", "pcie_width")) {
     s.pcie_width = static_cast<int>(*v);
   }
-  if (auto kb =
-          read_uint(f_.nvmlDeviceGetPcieThroughput,
-                    "nvmlDeviceGetPcieThroughput", NVML_PCIE_UTIL_TX_BYTES)) {
+  if (auto kb = read_uint(f_.nvmlDeviceGetPcieThroughput,
+                          "nvmlDeviceGetPcieThroughput", "pcie_tx_bytes_per_s",
+                          NVML_PCIE_UTIL_TX_BYTES)) {
     s.pcie_tx_bytes_per_s = uint64_t{*kb} * kBytesPerNvmlKilobyte;
   }
-  if (auto kb =
-          read_uint(f_.nvmlDeviceGetPcieThroughput,
-                    "nvmlDeviceGetPcieThroughput", NVML_PCIE_UTIL_RX_BYTES)) {
+  if (auto kb = read_uint(f_.nvmlDeviceGetPcieThroughput,
+                          "nvmlDeviceGetPcieThroughput", "pcie_rx_bytes_per_s",
+                          NVML_PCIE_UTIL_RX_BYTES)) {
     s.pcie_rx_bytes_per_s = uint64_t{*kb} * kBytesPerNvmlKilobyte;
   }
-  if (auto v = read_uint(f_.nvmlDeviceGetPcieReplayCounter,
-                         "nvmlDeviceGetPcieReplayCounter")) {
+  if (auto v =
+          read_uint(f_.nvmlDeviceGetPcieReplayCounter,
+                    "nvmlDeviceGetPcieReplayCounter", "pcie_replay_total")) {
     s.pcie_replay_total = *v;
   }
-  if (f_.nvmlDeviceGetTotalEccErrors && !lost_now_) {
-    unsigned long long n = 0;
-    if (ok(f_.nvmlDeviceGetTotalEccErrors(
-               dev_, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &n),
-           "nvmlDeviceGetTotalEccErrors")) {
-      s.ecc_sbe_volatile_total = n;
+  if (f_.nvmlDeviceGetBAR1MemoryInfo && !lost_now_) {
+    nvmlBAR1Memory_t bar1{};
+    if (read_ok(f_.nvmlDeviceGetBAR1MemoryInfo(dev_, &bar1),
+                "nvmlDeviceGetBAR1MemoryInfo", {"bar1_used_bytes"})) {
+      s.bar1_used_bytes = bar1.bar1Used;
     }
-    if (!lost_now_ &&
-        ok(f_.nvmlDeviceGetTotalEccErrors(
-               dev_, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &n),
-           "nvmlDeviceGetTotalEccErrors")) {
-      s.ecc_dbe_volatile_total = n;
+  }
+  read_memory_health(s);
+  if (lost_now_) return;
+  s.processes = read_processes();
+  if (!s.processes && read_errors_ && !lost_now_ &&
+      is_failed_read(last_process_rc_)) {
+    read_errors_->emplace_back("processes");
+  }
+}
+
+// nvmlDeviceGetFieldValues, one call for the fields read that way.
+void DeviceReader::read_field_values(GpuSample& s) {
+  if (!f_.nvmlDeviceGetFieldValues || lost_now_) return;
+  nvmlFieldValue_t fv[2];
+  std::memset(fv, 0, sizeof fv);
+  fv[0].fieldId = NVML_FI_DEV_MEMORY_TEMP;
+  fv[1].fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+  if (!read_ok(f_.nvmlDeviceGetFieldValues(dev_, 2, fv),
+               "nvmlDeviceGetFieldValues", {"mem_temp_c", "recovery_action"})) {
+    return;
+  }
+  if (read_ok(fv[0].nvmlReturn,
+              "nvmlDeviceGetFieldValues(NVML_FI_DEV_MEMORY_TEMP)",
+              {"mem_temp_c"})) {
+    if (auto t = field_as_double(fv[0])) s.mem_temp_c = static_cast<int>(*t);
+  }
+  if (read_ok(fv[1].nvmlReturn,
+              "nvmlDeviceGetFieldValues(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)",
+              {"recovery_action"})) {
+    if (auto a = field_as_double(fv[1]); a && *a >= 0) {
+      s.recovery_action =
+          recovery_action_name(static_cast<unsigned long long>(*a));
+    }
+  }
+}
+
+// ECC counters, SRAM status, retired pages and remapped rows.
+void DeviceReader::read_memory_health(GpuSample& s) {
+  if (f_.nvmlDeviceGetTotalEccErrors) {
+    struct EccRead {
+      nvmlMemoryErrorType_t type;
+      nvmlEccCounterType_t counter;
+      const char* field;
+      opt<uint64_t> GpuSample::*out;
+    };
+    static constexpr EccRead kTotals[] = {
+        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC,
+         "ecc_sbe_volatile_total", &GpuSample::ecc_sbe_volatile_total},
+        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+         "ecc_dbe_volatile_total", &GpuSample::ecc_dbe_volatile_total},
+        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
+         "ecc_sbe_aggregate_total", &GpuSample::ecc_sbe_aggregate_total},
+        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+         "ecc_dbe_aggregate_total", &GpuSample::ecc_dbe_aggregate_total},
+    };
+    for (const EccRead& r : kTotals) {
+      unsigned long long n = 0;
+      if (lost_now_) return;
+      if (read_ok(f_.nvmlDeviceGetTotalEccErrors(dev_, r.type, r.counter, &n),
+                  "nvmlDeviceGetTotalEccErrors", {r.field})) {
+        s.*r.out = n;
+      }
+    }
+  }
+  if (f_.nvmlDeviceGetMemoryErrorCounter) {
+    struct LocationRead {
+      nvmlMemoryErrorType_t type;
+      nvmlEccCounterType_t counter;
+      nvmlMemoryLocation_t location;
+      const char* field;
+      opt<uint64_t> GpuSample::*out;
+    };
+    static constexpr LocationRead kByLocation[] = {
+        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
+         NVML_MEMORY_LOCATION_SRAM, "ecc_sram_correctable_aggregate_total",
+         &GpuSample::ecc_sram_correctable_aggregate_total},
+        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+         NVML_MEMORY_LOCATION_SRAM, "ecc_sram_uncorrectable_aggregate_total",
+         &GpuSample::ecc_sram_uncorrectable_aggregate_total},
+        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
+         NVML_MEMORY_LOCATION_DRAM, "ecc_dram_correctable_aggregate_total",
+         &GpuSample::ecc_dram_correctable_aggregate_total},
+        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+         NVML_MEMORY_LOCATION_DRAM, "ecc_dram_uncorrectable_aggregate_total",
+         &GpuSample::ecc_dram_uncorrectable_aggregate_total},
+        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC,
+         NVML_MEMORY_LOCATION_SRAM, "ecc_sram_correctable_volatile_total",
+         &GpuSample::ecc_sram_correctable_volatile_total},
+        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+         NVML_MEMORY_LOCATION_SRAM, "ecc_sram_uncorrectable_volatile_total",
+         &GpuSample::ecc_sram_uncorrectable_volatile_total},
+        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC,
+         NVML_MEMORY_LOCATION_DRAM, "ecc_dram_correctable_volatile_total",
+         &GpuSample::ecc_dram_correctable_volatile_total},
+        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+         NVML_MEMORY_LOCATION_DRAM, "ecc_dram_uncorrectable_volatile_total",
+         &GpuSample::ecc_dram_uncorrectable_volatile_total},
+    };
+    for (const LocationRead& r : kByLocation) {
+      unsigned long long n = 0;
+      if (lost_now_) return;
+      if (read_ok(f_.nvmlDeviceGetMemoryErrorCounter(dev_, r.type, r.counter,
+                                                     r.location, &n),
+                  "nvmlDeviceGetMemoryErrorCounter", {r.field})) {
+        s.*r.out = n;
+      }
+    }
+  }
+  if (f_.nvmlDeviceGetSramEccErrorStatus && !lost_now_) {
+    nvmlEccSramErrorStatus_t st{};
+    st.version = nvmlEccSramErrorStatus_v1;
+    nvmlReturn_t rc = f_.nvmlDeviceGetSramEccErrorStatus(dev_, &st);
+    // A library that has the function but not this struct version: unknown.
+    if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+      rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (read_ok(rc, "nvmlDeviceGetSramEccErrorStatus",
+                {"ecc_sram_threshold_exceeded"})) {
+      s.ecc_sram_threshold_exceeded = st.bThresholdExceeded != 0;
     }
   }
   if (f_.nvmlDeviceGetRetiredPagesPendingStatus && !lost_now_) {
     nvmlEnableState_t pending = NVML_FEATURE_DISABLED;
-    if (ok(f_.nvmlDeviceGetRetiredPagesPendingStatus(dev_, &pending),
-           "nvmlDeviceGetRetiredPagesPendingStatus")) {
+    if (read_ok(f_.nvmlDeviceGetRetiredPagesPendingStatus(dev_, &pending),
+                "nvmlDeviceGetRetiredPagesPendingStatus",
+                {"retired_pages_pending"})) {
       s.retired_pages_pending = pending == NVML_FEATURE_ENABLED;
     }
   }
   if (f_.nvmlDeviceGetRemappedRows && !lost_now_) {
     unsigned corr = 0, unc = 0, pending = 0, failure = 0;
-    if (ok(f_.nvmlDeviceGetRemappedRows(dev_, &corr, &unc, &pending, &failure),
-           "nvmlDeviceGetRemappedRows")) {
+    if (read_ok(
+            f_.nvmlDeviceGetRemappedRows(dev_, &corr, &unc, &pending, &failure),
+            "nvmlDeviceGetRemappedRows",
+            {"remapped_rows_pending", "remapped_rows_failure",
+             "remapped_rows_correctable_total",
+             "remapped_rows_uncorrectable_total"})) {
       s.remapped_rows_pending = pending != 0;
       s.remapped_rows_failure = failure != 0;
+      s.remapped_rows_correctable_total = corr;
+      s.remapped_rows_uncorrectable_total = unc;
     }
   }
-  if (!lost_now_) s.processes = read_processes();
+  if (f_.nvmlDeviceGetRowRemapperHistogram && !lost_now_) {
+    nvmlRowRemapperHistogramValues_t h{};
+    if (read_ok(f_.nvmlDeviceGetRowRemapperHistogram(dev_, &h),
+                "nvmlDeviceGetRowRemapperHistogram", {"row_remap_histogram"})) {
+      s.row_remap_histogram =
+          RowRemapHistogram{h.max, h.high, h.partial, h.low, h.none};
+    }
+  }
 }
 
 }  // namespace gd::nvml

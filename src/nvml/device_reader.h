@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -31,6 +33,10 @@ class DeviceReader {
   // FUNCTION_NOT_FOUND, NO_DATA) are silent; anything else becomes a
   // rate-limited nvml_error event.
   bool ok(nvmlReturn_t rc, std::string_view function);
+  // ok(), and a read that FAILED (not one the GPU does not support) adds
+  // `fields` (trace names) to the sample's read_errors.
+  bool read_ok(nvmlReturn_t rc, std::string_view function,
+               std::initializer_list<const char*> fields);
 
   struct ProcessEntry {
     unsigned pid;
@@ -41,10 +47,13 @@ class DeviceReader {
   void read_pci(GpuInfo& info);
   struct MemoryInfo {
     unsigned long long total = 0, used = 0;
+    std::optional<unsigned long long> reserved;  // _v2 only
   };
   nvmlReturn_t read_memory(MemoryInfo& out);
   std::optional<int> numa_node_from_sysfs(const GpuInfo& info) const;
   void read_values(GpuSample& s);
+  void read_memory_health(GpuSample& s);
+  void read_field_values(GpuSample& s);
   std::optional<std::vector<GpuProcess>> read_processes();
   template <typename Info, typename Fn>
   nvmlReturn_t list_processes(Fn fn, std::vector<Info>& buf,
@@ -62,6 +71,7 @@ class DeviceReader {
   bool lost_now_ = false;       // set during one read
   bool lost_reported_ = false;  // a gpu_lost event was emitted, not yet back
   std::vector<Event>* events_ = nullptr;
+  std::vector<std::string>* read_errors_ = nullptr;  // of the sample read now
   std::unordered_map<std::string_view, std::chrono::steady_clock::time_point>
       last_error_;
 
@@ -77,6 +87,7 @@ class DeviceReader {
   std::vector<nvmlProcessInfo_v2_t> procs_v2_;
   std::vector<nvmlProcessInfo_v1_t> procs_v1_;
   std::vector<ProcessEntry> process_entries_;
+  nvmlReturn_t last_process_rc_ = NVML_SUCCESS;  // a listing that failed
 };
 
 // Vocabulary helpers (exposed for tests).
@@ -85,5 +96,7 @@ std::string compute_mode_name(nvmlComputeMode_t mode);
 std::vector<std::string> clock_event_reason_names(unsigned long long bits);
 // NVML's CUDA version integer (e.g. 12020) -> "12.2".
 std::string cuda_version_string(int version);
+// NVML_GPU_RECOVERY_ACTION_* -> trace vocabulary (kRecovery*); "" unknown.
+std::string recovery_action_name(unsigned long long action);
 
 }  // namespace gd::nvml

@@ -100,6 +100,7 @@ struct InitState {
   nvml::InitOutcome outcome;
   DriverInfo driver;
   unsigned gpu_count = 0;
+  std::string library_version;
 };
 
 void init_library(InitState& st, const GpuSource::Options& o) {
@@ -109,6 +110,7 @@ void init_library(InitState& st, const GpuSource::Options& o) {
   nvml::InitOutcome outcome{kNvmlNoDriver, error};
   DriverInfo driver;
   unsigned count = 0;
+  if (lib) driver.library_version = lib->library_version();
   if (lib) outcome = lib->init();
   if (lib && outcome.status == kNvmlOk) {
     const nvml::NvmlFunctions& f = lib->fn();
@@ -146,6 +148,7 @@ void init_library(InitState& st, const GpuSource::Options& o) {
   st.outcome = std::move(outcome);
   st.driver = std::move(driver);
   st.gpu_count = count;
+  st.library_version = st.driver.library_version;
   st.done = true;
   st.cv.notify_all();
 }
@@ -162,6 +165,7 @@ struct GpuSource::Impl {
   std::string error;
   std::optional<DriverInfo> driver;
   std::vector<GpuInfo> gpus;
+  std::string library_version;
 
   std::shared_ptr<NvmlLibrary> lib;
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
@@ -220,6 +224,7 @@ struct GpuSource::Impl {
     }
     lock.unlock();
     t.join();
+    library_version = st->library_version;
     status = st->outcome.status;
     error = st->outcome.error;
     if (status != kNvmlOk) return false;
@@ -329,6 +334,10 @@ GpuSource::~GpuSource() = default;
 
 const std::string& GpuSource::status() const { return impl_->status; }
 const std::string& GpuSource::error() const { return impl_->error; }
+const std::string& GpuSource::library_version() const {
+  return impl_->library_version;
+}
+
 const std::optional<DriverInfo>& GpuSource::driver() const {
   return impl_->driver;
 }

@@ -44,6 +44,9 @@ class GpuSource {
   const std::string& status() const;
   const std::string& error() const;  // NVML's text for status "error"
   const std::optional<DriverInfo>& driver() const;
+  // Version of the libnvidia-ml file loaded ("" unknown), also when nvmlInit
+  // failed and driver() is empty.
+  const std::string& library_version() const;
   const std::vector<GpuInfo>& gpus() const;
 
   // Reads every GPU. Each GPU's read runs off the caller's thread and is

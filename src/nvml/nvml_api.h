@@ -124,6 +124,29 @@ typedef enum nvmlEccCounterType_enum {
   NVML_ECC_COUNTER_TYPE_COUNT
 } nvmlEccCounterType_t;
 
+/* Where a memory error counter counts (nvmlDeviceGetMemoryErrorCounter). */
+typedef enum nvmlMemoryLocation_enum {
+  NVML_MEMORY_LOCATION_L1_CACHE = 0,
+  NVML_MEMORY_LOCATION_L2_CACHE = 1,
+  NVML_MEMORY_LOCATION_DRAM = 2, /* also NVML_MEMORY_LOCATION_DEVICE_MEMORY */
+  NVML_MEMORY_LOCATION_REGISTER_FILE = 3,
+  NVML_MEMORY_LOCATION_TEXTURE_MEMORY = 4,
+  NVML_MEMORY_LOCATION_TEXTURE_SHM = 5,
+  NVML_MEMORY_LOCATION_CBU = 6,
+  NVML_MEMORY_LOCATION_SRAM = 7,
+  NVML_MEMORY_LOCATION_COUNT
+} nvmlMemoryLocation_t;
+
+/* Value of field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (not in the reference:
+ * r570+). Xid 154 announces a change. */
+typedef enum nvmlDeviceGpuRecoveryAction_s {
+  NVML_GPU_RECOVERY_ACTION_NONE = 0,
+  NVML_GPU_RECOVERY_ACTION_GPU_RESET = 1,
+  NVML_GPU_RECOVERY_ACTION_NODE_REBOOT = 2,
+  NVML_GPU_RECOVERY_ACTION_DRAIN_P2P = 3,
+  NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET = 4
+} nvmlDeviceGpuRecoveryAction_t;
+
 typedef enum nvmlValueType_enum {
   NVML_VALUE_TYPE_DOUBLE = 0,
   NVML_VALUE_TYPE_UNSIGNED_INT = 1,
@@ -165,6 +188,7 @@ typedef unsigned int nvmlDeviceArchitecture_t;
 
 /* Field ids for nvmlDeviceGetFieldValues. */
 #define NVML_FI_DEV_MEMORY_TEMP 82
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230 /* not in the reference */
 
 /* "No value" marker, e.g. nvmlProcessInfo_t.usedGpuMemory under some
  * virtualisation. nvml.h defines it as (-1); compared after conversion to the
@@ -181,6 +205,7 @@ typedef unsigned int nvmlDeviceArchitecture_t;
 #define NVML_DEVICE_SERIAL_BUFFER_SIZE 30
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
 #define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE 80
+#define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE 32
 
 /* ---- structs ------------------------------------------------------------- */
 
@@ -216,6 +241,51 @@ typedef struct nvmlMemory_v2_st {
 #define NVML_STRUCT_VERSION(data, ver) \
   (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
 #define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
+
+typedef struct nvmlBAR1Memory_st {
+  unsigned long long bar1Total;
+  unsigned long long bar1Free;
+  unsigned long long bar1Used;
+} nvmlBAR1Memory_t;
+
+/* Banks by how many spare rows they have left (nvmlDeviceGetRowRemapper-
+ * Histogram). */
+typedef struct nvmlRowRemapperHistogramValues_st {
+  unsigned int max;
+  unsigned int high;
+  unsigned int partial;
+  unsigned int low;
+  unsigned int none;
+} nvmlRowRemapperHistogramValues_t;
+
+/* Not in the reference (r550+): degrees left before the GPU slows down
+ * (nvidia-smi's "GPU T.Limit Temp"). */
+typedef struct nvmlMarginTemperature_v1_st {
+  unsigned int version; /* must be nvmlMarginTemperature_v1 */
+  int marginTemperature;
+} nvmlMarginTemperature_v1_t;
+typedef nvmlMarginTemperature_v1_t nvmlMarginTemperature_t;
+#define nvmlMarginTemperature_v1 NVML_STRUCT_VERSION(MarginTemperature, 1)
+
+/* Not in the reference (r550+): SRAM ECC counters and whether they passed
+ * the threshold at which NVIDIA asks for the board back. */
+typedef struct nvmlEccSramErrorStatus_v1_st {
+  unsigned int version; /* must be nvmlEccSramErrorStatus_v1 */
+  unsigned long long aggregateUncParity;
+  unsigned long long aggregateUncSecDed;
+  unsigned long long aggregateCor;
+  unsigned long long volatileUncParity;
+  unsigned long long volatileUncSecDed;
+  unsigned long long volatileCor;
+  unsigned long long aggregateUncBucketL2;
+  unsigned long long aggregateUncBucketSm;
+  unsigned long long aggregateUncBucketPcie;
+  unsigned long long aggregateUncBucketMcu;
+  unsigned long long aggregateUncBucketOther;
+  unsigned int bThresholdExceeded;
+} nvmlEccSramErrorStatus_v1_t;
+typedef nvmlEccSramErrorStatus_v1_t nvmlEccSramErrorStatus_t;
+#define nvmlEccSramErrorStatus_v1 NVML_STRUCT_VERSION(EccSramErrorStatus, 1)
 
 typedef struct nvmlUtilization_st {
   unsigned int gpu;    /* percent */
@@ -287,6 +357,12 @@ typedef struct nvmlFieldValue_st {
   X(nvmlDeviceGetMemoryInfo_v2,                                                \
     (nvmlDevice_t device, nvmlMemory_v2_t * memory))                           \
   X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t * memory))     \
+  X(nvmlDeviceGetMinorNumber,                                                  \
+    (nvmlDevice_t device, unsigned int* minorNumber))                          \
+  X(nvmlDeviceGetVbiosVersion,                                                 \
+    (nvmlDevice_t device, char* version, unsigned int length))                 \
+  X(nvmlDeviceGetBAR1MemoryInfo,                                               \
+    (nvmlDevice_t device, nvmlBAR1Memory_t * bar1Memory))                      \
   X(nvmlDeviceGetPowerManagementLimit,                                         \
     (nvmlDevice_t device, unsigned int* limit))                                \
   X(nvmlDeviceGetPowerManagementDefaultLimit,                                  \
@@ -347,6 +423,18 @@ typedef struct nvmlFieldValue_st {
   X(nvmlDeviceGetTotalEccErrors,                                               \
     (nvmlDevice_t device, nvmlMemoryErrorType_t errorType,                     \
      nvmlEccCounterType_t counterType, unsigned long long* eccCounts))         \
+  X(nvmlDeviceGetMemoryErrorCounter,                                           \
+    (nvmlDevice_t device, nvmlMemoryErrorType_t errorType,                     \
+     nvmlEccCounterType_t counterType, nvmlMemoryLocation_t locationType,      \
+     unsigned long long* count))                                               \
+  /* not in the reference (r550+) */                                           \
+  X(nvmlDeviceGetSramEccErrorStatus,                                           \
+    (nvmlDevice_t device, nvmlEccSramErrorStatus_t * status))                  \
+  X(nvmlDeviceGetRowRemapperHistogram,                                         \
+    (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values))          \
+  /* not in the reference (r550+) */                                           \
+  X(nvmlDeviceGetMarginTemperature,                                            \
+    (nvmlDevice_t device, nvmlMarginTemperature_t * marginTempInfo))           \
   X(nvmlDeviceGetRetiredPagesPendingStatus,                                    \
     (nvmlDevice_t device, nvmlEnableState_t * isPending))                      \
   X(nvmlDeviceGetRemappedRows,                                                 \

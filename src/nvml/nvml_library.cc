@@ -1,6 +1,10 @@
 #include "nvml/nvml_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
+
+#include <climits>
+#include <cstdlib>
 
 #include "model/sample.h"
 
@@ -16,7 +20,34 @@ void resolve(void* handle, const char* name,
   *out = reinterpret_cast<Fn>(dlsym(handle, name));
 }
 
+// The real file behind a dlopen handle: its link-map name with symlinks
+// resolved (libnvidia-ml.so.1 -> libnvidia-ml.so.535.104.05).
+std::string loaded_file(void* handle) {
+  struct link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name)
+    return "";
+  char real[PATH_MAX];
+  if (!realpath(map->l_name, real)) return map->l_name;
+  return real;
+}
+
 }  // namespace
+
+std::string library_version_from_file_name(const std::string& path) {
+  static constexpr std::string_view kPrefix = "libnvidia-ml.so.";
+  const size_t slash = path.rfind('/');
+  std::string_view name(path);
+  if (slash != std::string::npos) name.remove_prefix(slash + 1);
+  if (!name.starts_with(kPrefix)) return "";
+  std::string_view version = name.substr(kPrefix.size());
+  // Only a driver version (digits and at least one dot) counts: ".so.1" is
+  // the ABI number every driver's library shares.
+  if (version.find('.') == std::string_view::npos) return "";
+  for (char c : version) {
+    if (c != '.' && (c < '0' || c > '9')) return "";
+  }
+  return std::string(version);
+}
 
 std::unique_ptr<NvmlLibrary> NvmlLibrary::open(
     const std::string& path, std::string* error,
@@ -33,6 +64,7 @@ std::unique_ptr<NvmlLibrary> NvmlLibrary::open(
   }
   std::unique_ptr<NvmlLibrary> lib(new NvmlLibrary());
   lib->handle_ = handle;
+  lib->library_version_ = library_version_from_file_name(loaded_file(handle));
 #define GD_NVML_RESOLVE(name, params) \
   resolve(handle, #name, hidden, &lib->fn_.name);
   GD_NVML_FUNCTIONS(GD_NVML_RESOLVE)

@@ -41,6 +41,11 @@ class NvmlLibrary {
 
   const NvmlFunctions& fn() const { return fn_; }
 
+  // Version of the file that was loaded, from its real name
+  // (libnvidia-ml.so.535.104.05 -> "535.104.05"); "" when the name carries
+  // no driver version. Known before nvmlInit, so also when it fails.
+  const std::string& library_version() const { return library_version_; }
+
   // nvmlInit_v2, else nvmlInit, mapped to nvml_status.
   InitOutcome init();
 
@@ -56,8 +61,13 @@ class NvmlLibrary {
   void* handle_ = nullptr;
   bool initialised_ = false;
   bool leaked_ = false;
+  std::string library_version_;
   NvmlFunctions fn_;
 };
+
+// "libnvidia-ml.so.535.104.05" (a path or a file name) -> "535.104.05";
+// "" for names without a dotted driver version (libnvidia-ml.so.1).
+std::string library_version_from_file_name(const std::string& path);
 
 // nvmlInit's return code -> nvml_status vocabulary (trace-format.md).
 const char* init_status_for(nvmlReturn_t code);

@@ -83,6 +83,25 @@ nvmlReturn_t supported_reasons(const char* function, nvmlDevice_t device,
                  [](const auto&) { return kAllReasonBits; });
 }
 
+// trace-format recovery_action -> NVML_GPU_RECOVERY_ACTION_*; "" (unknown)
+// and words this build does not know -> nullopt (NOT_SUPPORTED).
+gd::opt<unsigned> recovery_action_value(const std::string& action) {
+  static constexpr struct {
+    std::string_view name;
+    unsigned value;
+  } kActions[] = {
+      {gd::kRecoveryNone, NVML_GPU_RECOVERY_ACTION_NONE},
+      {gd::kRecoveryGpuReset, NVML_GPU_RECOVERY_ACTION_GPU_RESET},
+      {gd::kRecoveryNodeReboot, NVML_GPU_RECOVERY_ACTION_NODE_REBOOT},
+      {gd::kRecoveryDrainP2p, NVML_GPU_RECOVERY_ACTION_DRAIN_P2P},
+      {gd::kRecoveryDrainAndReset, NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET},
+  };
+  for (const auto& a : kActions) {
+    if (a.name == action) return a.value;
+  }
+  return std::nullopt;
+}
+
 // One field of nvmlDeviceGetFieldValues, answered from the sample.
 [[maybe_unused]] void field_value(const gd::GpuSample& s, nvmlFieldValue_t& v) {
   auto set_uint = [&](const auto& opt_value, auto conv) {
@@ -129,6 +148,24 @@ nvmlReturn_t supported_reasons(const char* function, nvmlDevice_t device,
     case FAKE_NVML_FI_DEV_REMAPPED_FAILURE:
       set_uint(s.remapped_rows_failure, flag);
       break;
+    case FAKE_NVML_FI_DEV_ECC_SBE_AGG_TOTAL:
+      set_ull(s.ecc_sbe_aggregate_total);
+      break;
+    case FAKE_NVML_FI_DEV_ECC_DBE_AGG_TOTAL:
+      set_ull(s.ecc_dbe_aggregate_total);
+      break;
+    case FAKE_NVML_FI_DEV_REMAPPED_COR:
+      set_uint(s.remapped_rows_correctable_total,
+               [](uint64_t n) { return static_cast<unsigned>(n); });
+      break;
+    case FAKE_NVML_FI_DEV_REMAPPED_UNC:
+      set_uint(s.remapped_rows_uncorrectable_total,
+               [](uint64_t n) { return static_cast<unsigned>(n); });
+      break;
+    case NVML_FI_DEV_GET_GPU_RECOVERY_ACTION:
+      set_uint(recovery_action_value(s.recovery_action),
+               [](unsigned a) { return a; });
+      break;
     default:
       v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
       break;
@@ -163,9 +200,11 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
   const auto& used = call.sample().mem_used_bytes;
   if (!total || !used) return NVML_ERROR_NOT_SUPPORTED;
   memory->total = *total;
-  memory->reserved = 0;  // the data model has no reserved amount
+  // _v2 keeps reserved memory apart: total = reserved + used + free.
+  const uint64_t reserved = call.sample().mem_reserved_bytes.value_or(0);
+  memory->reserved = reserved;
   memory->used = *used;
-  memory->free = *used < *total ? *total - *used : 0;
+  memory->free = *used + reserved < *total ? *total - *used - reserved : 0;
   return NVML_SUCCESS;
 }
 #endif
@@ -338,16 +377,16 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(
     return call.status() != NVML_SUCCESS ? call.status()
                                          : NVML_ERROR_INVALID_ARGUMENT;
   }
-  if (counterType ==
-      NVML_AGGREGATE_ECC) {  // the data model keeps volatile counts only
-    DeviceCall call(fn, device);
-    if (call.status() != NVML_SUCCESS) return call.status();
-    return eccCounts ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
+  const bool corrected = errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED;
+  if (counterType == NVML_AGGREGATE_ECC) {
+    return reading(fn, device, eccCounts,
+                   corrected ? &gd::GpuSample::ecc_sbe_aggregate_total
+                             : &gd::GpuSample::ecc_dbe_aggregate_total,
+                   as_ull);
   }
   return reading(fn, device, eccCounts,
-                 errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED
-                     ? &gd::GpuSample::ecc_sbe_volatile_total
-                     : &gd::GpuSample::ecc_dbe_volatile_total,
+                 corrected ? &gd::GpuSample::ecc_sbe_volatile_total
+                           : &gd::GpuSample::ecc_dbe_volatile_total,
                  as_ull);
 }
 
@@ -365,11 +404,16 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(
   if (!corrRows || !uncRows || !isPending || !failureOccurred)
     return NVML_ERROR_INVALID_ARGUMENT;
   const auto& s = call.sample();
-  if (!s.remapped_rows_pending && !s.remapped_rows_failure)
+  if (!s.remapped_rows_pending && !s.remapped_rows_failure &&
+      !s.remapped_rows_correctable_total &&
+      !s.remapped_rows_uncorrectable_total) {
     return NVML_ERROR_NOT_SUPPORTED;
-  // The data model has the two flags, not the row counts: report none.
-  *corrRows = 0;
-  *uncRows = 0;
+  }
+  // A scenario without the row counts (written before they existed): none.
+  *corrRows =
+      static_cast<unsigned>(s.remapped_rows_correctable_total.value_or(0));
+  *uncRows =
+      static_cast<unsigned>(s.remapped_rows_uncorrectable_total.value_or(0));
   *isPending = s.remapped_rows_pending.value_or(false) ? 1 : 0;
   *failureOccurred = s.remapped_rows_failure.value_or(false) ? 1 : 0;
   return NVML_SUCCESS;

@@ -187,6 +187,12 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(
     case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN:
       return number_property(fn, device, temp, &gd::GpuInfo::temp_slowdown_c,
                              as_uint);
+    case NVML_TEMPERATURE_THRESHOLD_GPU_MAX:
+      return number_property(fn, device, temp,
+                             &gd::GpuInfo::temp_max_operating_c, as_uint);
+    case NVML_TEMPERATURE_THRESHOLD_MEM_MAX:
+      return number_property(fn, device, temp, &gd::GpuInfo::temp_mem_max_c,
+                             as_uint);
     default: {
       DeviceCall call(fn, device);
       if (call.status() != NVML_SUCCESS) return call.status();
@@ -329,3 +335,16 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device,
                          &gd::GpuInfo::numa_node, as_uint);
 }
 #endif
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device,
+                                                       unsigned int* minor) {
+  return number_property("nvmlDeviceGetMinorNumber", device, minor,
+                         &gd::GpuInfo::minor_number, as_uint);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device,
+                                                        char* version,
+                                                        unsigned int length) {
+  return string_property("nvmlDeviceGetVbiosVersion", device, version, length,
+                         &gd::GpuInfo::vbios_version);
+}

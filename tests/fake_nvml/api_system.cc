@@ -35,7 +35,7 @@ nvmlReturn_t device_count(const char* function, unsigned int* count) {
   SystemCall call(function);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  *count = call.world().device_count();
+  *count = call.world().enumerated_count();
   return NVML_SUCCESS;
 }
 
@@ -45,7 +45,7 @@ nvmlReturn_t handle_by_index(const char* function, unsigned int index,
     auto world =
         fake_nvml::current_world();  // init check before argument checks
     if (!world) return NVML_ERROR_UNINITIALIZED;
-    if (device == nullptr || index >= world->device_count())
+    if (device == nullptr || index >= world->enumerated_count())
       return NVML_ERROR_INVALID_ARGUMENT;
   }
   DeviceCall call(function, index);

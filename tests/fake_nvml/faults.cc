@@ -80,6 +80,11 @@ Faults Faults::parse(std::string_view text) {
       f.lost_after_.emplace_back(*gpu, parse_number(e, "lost_after_s"));
       continue;
     }
+    if (e.contains("gone_after_s")) {
+      if (!gpu) bad(e, "gone_after_s needs a gpu");
+      f.gone_after_.emplace_back(*gpu, parse_number(e, "gone_after_s"));
+      continue;
+    }
     FunctionFault ff;
     ff.gpu = gpu;
     if (e.contains("function")) {
@@ -104,7 +109,7 @@ Faults Faults::parse(std::string_view text) {
     if (!any) {
       bad(e,
           "expected one of return, hang_s, latency_ms, lost_after_s, "
-          "init_return, missing_symbols");
+          "gone_after_s, init_return, missing_symbols");
     }
     f.function_faults_.push_back(std::move(ff));
   }
@@ -135,6 +140,22 @@ std::optional<double> Faults::lost_after_s(int gpu) const {
     if (g == gpu && (!earliest || s < *earliest)) earliest = s;
   }
   return earliest;
+}
+
+std::optional<double> Faults::gone_after_s(int gpu) const {
+  std::optional<double> earliest;
+  for (const auto& [g, s] : gone_after_) {
+    if (g == gpu && (!earliest || s < *earliest)) earliest = s;
+  }
+  return earliest;
+}
+
+unsigned Faults::gone_count(double s) const {
+  std::set<int> gone;
+  for (const auto& [g, after] : gone_after_) {
+    if (s >= after) gone.insert(g);
+  }
+  return static_cast<unsigned>(gone.size());
 }
 
 bool Faults::symbol_missing(std::string_view function) const {

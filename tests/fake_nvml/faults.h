@@ -8,6 +8,10 @@
 //   {"function": F, "gpu": N, "latency_ms": M}  F takes M wall ms longer
 //   {"gpu": N, "lost_after_s": S}   GPU N answers GPU_IS_LOST from scenario
 //        time S on
+//   {"gpu": N, "gone_after_s": S}   GPU N drops out of enumeration from
+//        scenario time S on: nvmlDeviceGetCount answers one GPU fewer, the
+//        last index no longer has a handle, and N's handle answers
+//        GPU_IS_LOST (a GPU that fell off the bus)
 //   {"init_return": CODE}           nvmlInit* fails with CODE
 //   {"missing_symbols": [F, ...]}   each F returns FUNCTION_NOT_FOUND
 // Optional on the first three: "gpu" (absent: every GPU, and the system-level
@@ -54,6 +58,10 @@ class Faults {
   std::optional<int> init_return() const { return init_return_; }
   // Scenario time from which GPU `gpu` is lost, if a fault says so.
   std::optional<double> lost_after_s(int gpu) const;
+  // Scenario time from which GPU `gpu` is gone from enumeration, if any.
+  std::optional<double> gone_after_s(int gpu) const;
+  // How many GPUs are gone from enumeration at scenario time `s`.
+  unsigned gone_count(double s) const;
   bool symbol_missing(std::string_view function) const;
 
   size_t function_fault_count() const { return function_faults_.size(); }
@@ -61,6 +69,7 @@ class Faults {
  private:
   std::vector<FunctionFault> function_faults_;
   std::vector<std::pair<int, double>> lost_after_;
+  std::vector<std::pair<int, double>> gone_after_;
   std::optional<int> init_return_;
   std::set<std::string, std::less<>> missing_symbols_;
 };

@@ -6,8 +6,10 @@ with ctypes and prints what it reads as JSON:
   pynvml_style_client.py [--lib PATH]   (default: libnvidia-ml.so.1)
 
 Output: {"driver_version", "device_count", "gpus": [{"index", "name", "uuid",
-"memory": {"total", "free", "used"}, "utilization": {"gpu", "memory"},
-"temperature_c", "power_mw", "compute_processes": [{"pid", "used_gpu_memory"}]}]}.
+"memory": {"total", "free", "used"}, "memory_v2": {"total", "reserved", "free",
+"used"}, "utilization": {"gpu", "memory"}, "temperature_c", "power_mw",
+"remapped_rows": {"correctable", "uncorrectable", "pending", "failure"},
+"compute_processes": [{"pid", "used_gpu_memory"}]}]}.
 A call that fails gives {"error": NVML's error string} in place of its value;
 used_gpu_memory is null where NVML says NVML_VALUE_NOT_AVAILABLE.
 """
@@ -26,6 +28,16 @@ NVML_VALUE_NOT_AVAILABLE_ULL = 2**64 - 1
 class NvmlMemory(ctypes.Structure):
     _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong),
                 ("used", ctypes.c_ulonglong)]
+
+
+class NvmlMemoryV2(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint), ("total", ctypes.c_ulonglong),
+                ("reserved", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong),
+                ("used", ctypes.c_ulonglong)]
+
+
+# NVML's versioned-struct rule: the struct's size | version << 24.
+NVML_MEMORY_V2 = ctypes.sizeof(NvmlMemoryV2) | (2 << 24)
 
 
 class NvmlUtilization(ctypes.Structure):
@@ -93,6 +105,18 @@ def read_gpu(nvml, index):
         nvml.call("nvmlDeviceGetMemoryInfo", handle, ctypes.byref(m))
         return {"total": m.total, "free": m.free, "used": m.used}
 
+    def memory_v2():
+        m = NvmlMemoryV2(version=NVML_MEMORY_V2)
+        nvml.call("nvmlDeviceGetMemoryInfo_v2", handle, ctypes.byref(m))
+        return {"total": m.total, "reserved": m.reserved, "free": m.free, "used": m.used}
+
+    def remapped_rows():
+        corr, unc, pending, failure = (ctypes.c_uint() for _ in range(4))
+        nvml.call("nvmlDeviceGetRemappedRows", handle, ctypes.byref(corr), ctypes.byref(unc),
+                  ctypes.byref(pending), ctypes.byref(failure))
+        return {"correctable": corr.value, "uncorrectable": unc.value,
+                "pending": pending.value, "failure": failure.value}
+
     def utilization():
         u = NvmlUtilization()
         nvml.call("nvmlDeviceGetUtilizationRates", handle, ctypes.byref(u))
@@ -110,6 +134,8 @@ def read_gpu(nvml, index):
         return p.value
 
     gpu["memory"] = guarded(memory)
+    gpu["memory_v2"] = guarded(memory_v2)
+    gpu["remapped_rows"] = guarded(remapped_rows)
     gpu["utilization"] = guarded(utilization)
     gpu["temperature_c"] = guarded(temperature)
     gpu["power_mw"] = guarded(power)

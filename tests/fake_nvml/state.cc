@@ -89,6 +89,11 @@ unsigned World::device_count() const {
   return static_cast<unsigned>(scenario.header().gpus.size());
 }
 
+unsigned World::enumerated_count() const {
+  const unsigned gone = faults.gone_count(now_s());
+  return gone < device_count() ? device_count() - gone : 0;
+}
+
 nvmlReturn_t init(const char* function) {
   {
     std::lock_guard lock(g_mu);
@@ -200,7 +205,9 @@ void DeviceCall::run(const char* function) {
   const gd::GpuSample* s = idx ? world_->scenario.gpu(*idx, gpu) : nullptr;
   sample_ = s ? s : &kNoSample;
   auto lost_after = faults.lost_after_s(gpu);
-  if (sample_->lost || (lost_after && now >= *lost_after)) {
+  auto gone_after = faults.gone_after_s(gpu);
+  if (sample_->lost || (lost_after && now >= *lost_after) ||
+      (gone_after && now >= *gone_after)) {
     status_ = NVML_ERROR_GPU_IS_LOST;
     return;
   }

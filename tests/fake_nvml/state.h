@@ -30,8 +30,10 @@ struct World {
   std::chrono::steady_clock::time_point t0;
   double speed = 1.0;  // scenario seconds per wall second (FAKE_NVML_SPEED)
 
-  double now_s() const;  // scenario time since init
-  unsigned device_count() const;
+  double now_s() const;           // scenario time since init
+  unsigned device_count() const;  // header GPUs: the valid handle slots
+  // GPUs that nvmlDeviceGetCount lists now (gone_after_s faults removed).
+  unsigned enumerated_count() const;
 };
 
 // nvmlInit*: loads FAKE_NVML_SCENARIO on the first reference.

@@ -32,7 +32,13 @@ json full_gpu_info(int index) {
               {"mig_enabled", false},
               {"persistence_mode", true},
               {"compute_mode", "exclusive_process"},
-              {"numa_node", 3}};
+              {"numa_node", 3},
+              // Additions to version 1 (minor number deliberately != index).
+              {"minor_number", 4 + index},
+              {"temp_max_operating_c", 87},
+              {"temp_mem_max_c", 95},
+              {"bar1_total_bytes", 137438953472ULL},
+              {"vbios_version", "92.00.45.00.0" + std::to_string(index)}};
 }
 
 json full_gpu_sample(int index) {
@@ -61,6 +67,26 @@ json full_gpu_sample(int index) {
       {"retired_pages_pending", true},
       {"remapped_rows_pending", false},
       {"remapped_rows_failure", true},
+      // Additions to version 1.
+      {"mem_reserved_bytes", 659554304ULL},
+      {"bar1_used_bytes", 4194304ULL},
+      {"ecc_sbe_aggregate_total", 120},
+      {"ecc_dbe_aggregate_total", 3},
+      {"ecc_sram_correctable_aggregate_total", 20},
+      {"ecc_sram_uncorrectable_aggregate_total", 2},
+      {"ecc_dram_correctable_aggregate_total", 100},
+      {"ecc_dram_uncorrectable_aggregate_total", 1},
+      {"ecc_sram_correctable_volatile_total", 4},
+      {"ecc_sram_uncorrectable_volatile_total", 1},
+      {"ecc_dram_correctable_volatile_total", 1},
+      {"ecc_dram_uncorrectable_volatile_total", 0},
+      {"ecc_sram_threshold_exceeded", true},
+      {"remapped_rows_correctable_total", 6},
+      {"remapped_rows_uncorrectable_total", 2},
+      {"row_remap_histogram",
+       {{"max", 630}, {"high", 8}, {"partial", 1}, {"low", 1}, {"none", 0}}},
+      {"recovery_action", "drain_and_reset"},
+      {"temp_limit_margin_c", 18},
       {"processes",
        {{{"pid", 4242}, {"used_bytes", 68719476736ULL}, {"type", "compute"}},
         {{"pid", 4300}, {"used_bytes", 1048576}, {"type", "graphics"}},
@@ -157,6 +183,13 @@ void expect_info_matches(const gd::GpuInfo& i, const json& w) {
   expect_opt(i.persistence_mode, w["persistence_mode"], "persistence_mode");
   EXPECT_EQ(i.compute_mode, w["compute_mode"].get<std::string>());
   expect_opt(i.numa_node, w.value("numa_node", json()), "numa_node");
+  auto v = [&](const char* k) { return w.value(k, json()); };
+  expect_opt(i.minor_number, v("minor_number"), "minor_number");
+  expect_opt(i.temp_max_operating_c, v("temp_max_operating_c"),
+             "temp_max_operating_c");
+  expect_opt(i.temp_mem_max_c, v("temp_mem_max_c"), "temp_mem_max_c");
+  expect_opt(i.bar1_total_bytes, v("bar1_total_bytes"), "bar1_total_bytes");
+  EXPECT_EQ(i.vbios_version, w.value("vbios_version", std::string()));
 }
 
 void expect_sample_matches(const gd::GpuSample& s, const json& w) {
@@ -194,6 +227,60 @@ void expect_sample_matches(const gd::GpuSample& s, const json& w) {
              "remapped_rows_pending");
   expect_opt(s.remapped_rows_failure, v("remapped_rows_failure"),
              "remapped_rows_failure");
+  expect_opt(s.mem_reserved_bytes, v("mem_reserved_bytes"),
+             "mem_reserved_bytes");
+  expect_opt(s.bar1_used_bytes, v("bar1_used_bytes"), "bar1_used_bytes");
+  expect_opt(s.ecc_sbe_aggregate_total, v("ecc_sbe_aggregate_total"),
+             "ecc_sbe_aggregate_total");
+  expect_opt(s.ecc_dbe_aggregate_total, v("ecc_dbe_aggregate_total"),
+             "ecc_dbe_aggregate_total");
+  expect_opt(s.ecc_sram_correctable_aggregate_total,
+             v("ecc_sram_correctable_aggregate_total"),
+             "ecc_sram_correctable_aggregate_total");
+  expect_opt(s.ecc_sram_uncorrectable_aggregate_total,
+             v("ecc_sram_uncorrectable_aggregate_total"),
+             "ecc_sram_uncorrectable_aggregate_total");
+  expect_opt(s.ecc_dram_correctable_aggregate_total,
+             v("ecc_dram_correctable_aggregate_total"),
+             "ecc_dram_correctable_aggregate_total");
+  expect_opt(s.ecc_dram_uncorrectable_aggregate_total,
+             v("ecc_dram_uncorrectable_aggregate_total"),
+             "ecc_dram_uncorrectable_aggregate_total");
+  expect_opt(s.ecc_sram_correctable_volatile_total,
+             v("ecc_sram_correctable_volatile_total"),
+             "ecc_sram_correctable_volatile_total");
+  expect_opt(s.ecc_sram_uncorrectable_volatile_total,
+             v("ecc_sram_uncorrectable_volatile_total"),
+             "ecc_sram_uncorrectable_volatile_total");
+  expect_opt(s.ecc_dram_correctable_volatile_total,
+             v("ecc_dram_correctable_volatile_total"),
+             "ecc_dram_correctable_volatile_total");
+  expect_opt(s.ecc_dram_uncorrectable_volatile_total,
+             v("ecc_dram_uncorrectable_volatile_total"),
+             "ecc_dram_uncorrectable_volatile_total");
+  expect_opt(s.ecc_sram_threshold_exceeded, v("ecc_sram_threshold_exceeded"),
+             "ecc_sram_threshold_exceeded");
+  expect_opt(s.remapped_rows_correctable_total,
+             v("remapped_rows_correctable_total"),
+             "remapped_rows_correctable_total");
+  expect_opt(s.remapped_rows_uncorrectable_total,
+             v("remapped_rows_uncorrectable_total"),
+             "remapped_rows_uncorrectable_total");
+  expect_opt(s.temp_limit_margin_c, v("temp_limit_margin_c"),
+             "temp_limit_margin_c");
+  if (v("row_remap_histogram").is_null()) {
+    EXPECT_FALSE(s.row_remap_histogram.has_value()) << "row_remap_histogram";
+  } else {
+    const json h = v("row_remap_histogram");
+    EXPECT_EQ(s.row_remap_histogram,
+              (gd::RowRemapHistogram{h["max"], h["high"], h["partial"],
+                                     h["low"], h["none"]}))
+        << "row_remap_histogram";
+  }
+  EXPECT_EQ(s.recovery_action, w.value("recovery_action", std::string()))
+      << "recovery_action";
+  EXPECT_TRUE(s.read_errors.empty())
+      << "read_errors: " << json(s.read_errors).dump();
   const json want_procs = v("processes");
   if (want_procs.is_null()) {
     EXPECT_FALSE(s.processes.has_value()) << "processes";
@@ -213,15 +300,27 @@ void expect_sample_matches(const gd::GpuSample& s, const json& w) {
 }
 
 void expect_no_values(const gd::GpuSample& s) {
-  EXPECT_FALSE(s.util_pct || s.mem_util_pct || s.mem_used_bytes || s.temp_c ||
-               s.mem_temp_c || s.power_w || s.energy_mj_total || s.fan_pct ||
-               s.sm_clock_mhz || s.mem_clock_mhz || s.pstate ||
-               s.clock_event_reasons || s.pcie_gen || s.pcie_width ||
-               s.pcie_tx_bytes_per_s || s.pcie_rx_bytes_per_s ||
-               s.pcie_replay_total || s.ecc_sbe_volatile_total ||
-               s.ecc_dbe_volatile_total || s.retired_pages_pending ||
-               s.remapped_rows_pending || s.remapped_rows_failure ||
-               s.processes)
+  EXPECT_FALSE(
+      s.util_pct || s.mem_util_pct || s.mem_used_bytes || s.temp_c ||
+      s.mem_temp_c || s.power_w || s.energy_mj_total || s.fan_pct ||
+      s.sm_clock_mhz || s.mem_clock_mhz || s.pstate || s.clock_event_reasons ||
+      s.pcie_gen || s.pcie_width || s.pcie_tx_bytes_per_s ||
+      s.pcie_rx_bytes_per_s || s.pcie_replay_total ||
+      s.ecc_sbe_volatile_total || s.ecc_dbe_volatile_total ||
+      s.retired_pages_pending || s.remapped_rows_pending ||
+      s.remapped_rows_failure || s.processes || s.mem_reserved_bytes ||
+      s.bar1_used_bytes || s.ecc_sbe_aggregate_total ||
+      s.ecc_dbe_aggregate_total || s.ecc_sram_correctable_aggregate_total ||
+      s.ecc_sram_uncorrectable_aggregate_total ||
+      s.ecc_dram_correctable_aggregate_total ||
+      s.ecc_dram_uncorrectable_aggregate_total ||
+      s.ecc_sram_correctable_volatile_total ||
+      s.ecc_sram_uncorrectable_volatile_total ||
+      s.ecc_dram_correctable_volatile_total ||
+      s.ecc_dram_uncorrectable_volatile_total ||
+      s.ecc_sram_threshold_exceeded || s.remapped_rows_correctable_total ||
+      s.remapped_rows_uncorrectable_total || s.row_remap_histogram ||
+      !s.recovery_action.empty() || s.temp_limit_margin_c)
       << "GPU " << s.index << " has a value although none was expected:"
       << (s.util_pct ? " util_pct" : "")
       << (s.mem_util_pct ? " mem_util_pct" : "")

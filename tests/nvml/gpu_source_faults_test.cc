@@ -49,7 +49,12 @@ TEST(GpuSourceFaults, NotSupportedSampleFunctionsGiveUnknownFieldsAndNoEvents) {
                         "nvmlDeviceGetRetiredPagesPendingStatus",
                         "nvmlDeviceGetRemappedRows",
                         "nvmlDeviceGetComputeRunningProcesses",
-                        "nvmlDeviceGetGraphicsRunningProcesses"}) {
+                        "nvmlDeviceGetGraphicsRunningProcesses",
+                        "nvmlDeviceGetMemoryErrorCounter",
+                        "nvmlDeviceGetSramEccErrorStatus",
+                        "nvmlDeviceGetRowRemapperHistogram",
+                        "nvmlDeviceGetMarginTemperature",
+                        "nvmlDeviceGetBAR1MemoryInfo"}) {
     faults.push_back(fault(f, 1, "NOT_SUPPORTED"));
   }
   s.header["faults"] = faults;
@@ -63,27 +68,40 @@ TEST(GpuSourceFaults, NotSupportedSampleFunctionsGiveUnknownFieldsAndNoEvents) {
   EXPECT_FALSE(samples[1].lost || samples[1].stale);
   gd_test::expect_sample_matches(samples[0], s.samples[0]["gpus"][0]);
   EXPECT_TRUE(events.empty());
+  // N/A is not ERR!: nothing failed.
+  EXPECT_TRUE(samples[1].read_errors.empty());
   // Static facts are not affected by faults on sample functions, except the
-  // memory total, which comes from the same call as the used memory.
+  // memory and BAR1 totals, which come from the same calls as their use.
   json info = s.header["gpus"][1];
   info["memory_total_bytes"] = nullptr;
+  info["bar1_total_bytes"] = nullptr;
   gd_test::expect_info_matches(c.gpus()[1], info);
 }
 
 TEST(GpuSourceFaults, NotSupportedStaticFunctionsGiveUnknownFacts) {
   FakeScenario s = FakeScenario::with_gpus(2);
   json faults = json::array();
-  for (const char* f :
-       {"nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetSerial",
-        "nvmlDeviceGetPciInfo", "nvmlDeviceGetMemoryInfo",
-        "nvmlDeviceGetPowerManagementLimit",
-        "nvmlDeviceGetPowerManagementDefaultLimit",
-        "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkWidth",
-        "nvmlDeviceGetTemperatureThreshold", "nvmlDeviceGetMaxClockInfo",
-        "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetArchitecture",
-        "nvmlDeviceGetEccMode", "nvmlDeviceGetMigMode",
-        "nvmlDeviceGetPersistenceMode", "nvmlDeviceGetComputeMode",
-        "nvmlDeviceGetNumaNodeId"}) {
+  for (const char* f : {"nvmlDeviceGetName",
+                        "nvmlDeviceGetUUID",
+                        "nvmlDeviceGetSerial",
+                        "nvmlDeviceGetPciInfo",
+                        "nvmlDeviceGetMemoryInfo",
+                        "nvmlDeviceGetPowerManagementLimit",
+                        "nvmlDeviceGetPowerManagementDefaultLimit",
+                        "nvmlDeviceGetMaxPcieLinkGeneration",
+                        "nvmlDeviceGetMaxPcieLinkWidth",
+                        "nvmlDeviceGetTemperatureThreshold",
+                        "nvmlDeviceGetMaxClockInfo",
+                        "nvmlDeviceGetCudaComputeCapability",
+                        "nvmlDeviceGetArchitecture",
+                        "nvmlDeviceGetEccMode",
+                        "nvmlDeviceGetMigMode",
+                        "nvmlDeviceGetPersistenceMode",
+                        "nvmlDeviceGetComputeMode",
+                        "nvmlDeviceGetNumaNodeId",
+                        "nvmlDeviceGetMinorNumber",
+                        "nvmlDeviceGetVbiosVersion",
+                        "nvmlDeviceGetBAR1MemoryInfo"}) {
     faults.push_back(fault(f, 0, "NOT_SUPPORTED"));
   }
   s.header["faults"] = faults;
@@ -98,9 +116,11 @@ TEST(GpuSourceFaults, NotSupportedStaticFunctionsGiveUnknownFacts) {
        {"memory_total_bytes", "power_limit_w", "power_default_limit_w",
         "pcie_max_gen", "pcie_max_width", "temp_slowdown_c", "temp_shutdown_c",
         "sm_clock_max_mhz", "mem_clock_max_mhz", "ecc_enabled", "mig_enabled",
-        "persistence_mode", "numa_node"}) {
+        "persistence_mode", "numa_node", "minor_number", "temp_max_operating_c",
+        "temp_mem_max_c", "bar1_total_bytes"}) {
     unknown[k] = nullptr;
   }
+  unknown["vbios_version"] = "";
   gd_test::expect_info_matches(c.gpus()[0], unknown);
   gd_test::expect_info_matches(c.gpus()[1], s.header["gpus"][1]);
 }
