@@ -52,11 +52,12 @@ std::optional<uint64_t> read_hex(const std::string& path, std::string& buf) {
 
 }  // namespace
 
-std::vector<PciGpuDevice> scan_pci_gpus(const std::string& sys_root) {
+std::optional<std::vector<PciGpuDevice>> scan_pci_gpus(
+    const std::string& sys_root) {
   std::vector<PciGpuDevice> out;
   const std::string dir = sys_root + "/bus/pci/devices";
   DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
+  if (!d) return std::nullopt;
   std::string buf;
   while (dirent* ent = ::readdir(d)) {
     std::string_view name = ent->d_name;

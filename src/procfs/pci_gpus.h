@@ -2,6 +2,7 @@
 // enumerates them, for the header's pci_gpus. Read once at start.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,10 @@ struct PciGpuDevice {
 
 // Devices of vendor 0x10de with a display class (0x03xxxx: VGA 0x0300,
 // 3D 0x0302, other display 0x0380): not the GPUs' audio (0x0403) or USB
-// functions, nor NVSwitches (0x0680). In address order; empty when the
-// directory cannot be read. `sys_root` is "/sys" or a fixture tree.
-std::vector<PciGpuDevice> scan_pci_gpus(const std::string& sys_root);
+// functions, nor NVSwitches (0x0680). In address order; nullopt when the
+// directory cannot be read (not looked, rather than "none").
+// `sys_root` is "/sys" or a fixture tree.
+std::optional<std::vector<PciGpuDevice>> scan_pci_gpus(
+    const std::string& sys_root);
 
 }  // namespace gd::procfs

@@ -76,7 +76,9 @@ TEST(PciGpus, NvidiaDisplayFunctionsWithTheirDriverAndPort) {
   r.device("pci0000:00/0000:00:07.0/0000:08:00.0", "0x10de", "0x068000",
            "nvidia-nvswitch");  // an NVSwitch is a bridge, not a GPU
 
-  auto gpus = gd::procfs::scan_pci_gpus(r.sys());
+  auto found = gd::procfs::scan_pci_gpus(r.sys());
+  ASSERT_TRUE(found);
+  const auto& gpus = *found;
   ASSERT_EQ(gpus.size(), 4u);
   EXPECT_EQ(gpus[0].gpu.address, "0000:00:05.0");
   EXPECT_EQ(gpus[0].gpu.driver, "nvidia");
@@ -92,9 +94,13 @@ TEST(PciGpus, NvidiaDisplayFunctionsWithTheirDriverAndPort) {
   EXPECT_EQ(gpus[3].upstream_port, "0000:00:04.0");
 }
 
-TEST(PciGpus, NoPciDirectoryIsNoGpus) {
+TEST(PciGpus, NoPciDirectoryIsNotLookedNotNoGpus) {
   FakeRoot r;
-  EXPECT_TRUE(gd::procfs::scan_pci_gpus(r.sys()).empty());
+  EXPECT_FALSE(gd::procfs::scan_pci_gpus(r.sys()));
+  r.write("sys/bus/pci/devices/.keep", "");
+  auto none = gd::procfs::scan_pci_gpus(r.sys());
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
 }
 
 TEST(NvidiaVersion, ProprietaryAndOpenModuleFiles) {
