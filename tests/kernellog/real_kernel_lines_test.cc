@@ -256,3 +256,17 @@ TEST(RealNvrmLines, ApiMismatchOnOneLineOrOnFourIsOneEvent) {
   EXPECT_EQ(r.events[0].kind, "nvrm");
   EXPECT_EQ(r.unclassified, 0);
 }
+
+TEST(RealNvrmLines, FallenOffTheBusAsOneKmsgRecord) {
+  // /dev/kmsg keeps the three lines of the message above in one record and
+  // escapes its newlines as "\x0a".
+  auto e = gd::parse_kernel_log_line(
+      "3,812,1843308145,-;NVRM: The NVIDIA GPU 0000:b3:00.0\\x0aNVRM: (PCI ID: "
+      "10de:26b5) installed in this system has\\x0aNVRM: fallen off the bus "
+      "and is not responding to commands.",
+      gd::PciIndex());
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, "nvrm");
+  EXPECT_EQ(e->pci_address, "0000:b3:00.0");
+  EXPECT_TRUE(e->text.starts_with("NVRM: The NVIDIA GPU")) << e->text;
+}
