@@ -7,6 +7,8 @@
 #include "kernellog/kernel_log.h"
 #include "nvml/gpu_source.h"
 #include "procfs/host_source.h"
+#include "procfs/nvidia_version.h"
+#include "procfs/pci_gpus.h"
 
 namespace gd {
 
@@ -32,6 +34,7 @@ struct Sampler::Impl {
       header.driver.emplace().library_version = gpu.library_version();
     header.gpus = gpu.gpus();
     pci = PciIndex(header.gpus);
+    read_pci_facts(o);
     if (!o.kmsg_path.empty() && o.kmsg_path != "none") {
       kmsg = std::make_unique<KernelLogSource>(o.kmsg_path, o.kmsg_from_start);
       if (!kmsg->ok()) kmsg_error = kmsg->error();
@@ -48,6 +51,25 @@ struct Sampler::Impl {
     return g;
   }
 
+  // Read once at start: the NVIDIA GPUs the PCI bus lists (with the port
+  // above each, whose AER lines are about the GPU's link) and the loaded
+  // kernel module's version; both are there even when NVML cannot start.
+  void read_pci_facts(const SamplerOptions& o) {
+    if (auto devices = procfs::scan_pci_gpus(o.sys_root)) {
+      header.pci_gpus.emplace();
+      for (auto& d : *devices) {
+        pci.add_pci_gpu(d.gpu.address);
+        if (!d.upstream_port.empty())
+          pci.add_port(d.upstream_port, d.gpu.address);
+        header.pci_gpus->push_back(std::move(d.gpu));
+      }
+    }
+    if (auto v = procfs::read_nvidia_kernel_module_version(o.proc_root)) {
+      if (!header.driver) header.driver.emplace();
+      header.driver->kernel_module_version = *v;
+    }
+  }
+
   // The processes of interest are the ones NVML lists on any GPU; the host
   // source adds their descendants (data-loader workers).
   static std::vector<uint32_t> gpu_pids(const std::vector<GpuSample>& gpus) {
@@ -61,6 +83,7 @@ struct Sampler::Impl {
   void poll_kernel_log(Sample& s) {
     if (!kmsg || !kmsg->ok()) return;
     auto ev = kmsg->poll(pci);
+    s.host.kernel_lines_unclassified_total = kmsg->unclassified_total();
     s.events.insert(s.events.end(), std::make_move_iterator(ev.begin()),
                     std::make_move_iterator(ev.end()));
   }

@@ -29,6 +29,18 @@ struct KernelLogSource::Impl {
   std::string partial;  // plain file: text after the last newline, capped
   size_t partial_left_out = 0;  // bytes of that line past kKernelLineMax
   std::string buf = std::string(kReadBuffer, '\0');
+  KernelLogClassifier classifier;
+  uint64_t unclassified = 0;
+
+  // One line of the log; `left_out` bytes of it were cut off.
+  void take(std::string_view line, size_t left_out, const PciIndex& pci,
+            std::vector<Event>& out) {
+    auto r = classifier.classify(line, pci);
+    if (!r.classified) ++unclassified;
+    if (!r.event) return;
+    if (left_out) cap_text(r.event->text, kKernelLineMax, left_out);
+    out.push_back(std::move(*r.event));
+  }
 
   bool open_file(bool from_start) {
     fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -69,8 +81,7 @@ struct KernelLogSource::Impl {
         // "PRI,SEQ,USEC,FLAGS;message\n KEY=VALUE\n...": keep the first line.
         std::string_view rec(buf.data(), static_cast<size_t>(n));
         rec = rec.substr(0, rec.find('\n'));
-        if (auto e = parse_kernel_log_line(rec, pci))
-          out.push_back(std::move(*e));
+        take(rec, 0, pci, out);
         continue;
       }
       if (n == 0) return;
@@ -124,11 +135,7 @@ struct KernelLogSource::Impl {
       partial.append(piece.substr(0, room));
       partial_left_out += piece.size() - std::min(room, piece.size());
       if (nl == std::string_view::npos) return;
-      if (auto e = parse_kernel_log_line(partial, pci)) {
-        if (partial_left_out)
-          cap_text(e->text, kKernelLineMax, partial_left_out);
-        out.push_back(std::move(*e));
-      }
+      take(partial, partial_left_out, pci, out);
       partial.clear();
       partial_left_out = 0;
       in.remove_prefix(nl + 1);
@@ -149,6 +156,10 @@ KernelLogSource::~KernelLogSource() {
 bool KernelLogSource::ok() const { return impl_->fd >= 0; }
 
 const std::string& KernelLogSource::error() const { return impl_->error; }
+
+uint64_t KernelLogSource::unclassified_total() const {
+  return impl_->unclassified;
+}
 
 std::vector<Event> KernelLogSource::poll(const PciIndex& pci) {
   std::vector<Event> out;

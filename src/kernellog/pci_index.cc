@@ -74,6 +74,27 @@ PciIndex::PciIndex(const std::vector<GpuInfo>& gpus) {
 void PciIndex::add(std::string_view pci_bus_id, int gpu_index) {
   if (auto key = kernellog::normalize_pci_address(pci_bus_id))
     by_domain_bus_dev_[*key] = gpu_index;
+  add_pci_gpu(pci_bus_id);
+}
+
+void PciIndex::add_pci_gpu(std::string_view address) {
+  if (auto a = kernellog::normalize_pci_function_address(address))
+    gpu_by_address_[*a] = *a;
+}
+
+void PciIndex::add_port(std::string_view port_address,
+                        std::string_view gpu_address) {
+  auto port = kernellog::normalize_pci_function_address(port_address);
+  auto gpu = kernellog::normalize_pci_function_address(gpu_address);
+  if (port && gpu) gpu_by_address_[*port] = *gpu;
+}
+
+std::optional<std::string> PciIndex::gpu_at(std::string_view address) const {
+  auto a = kernellog::normalize_pci_function_address(address);
+  if (!a) return std::nullopt;
+  auto it = gpu_by_address_.find(*a);
+  if (it == gpu_by_address_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<int> PciIndex::find(std::string_view kernel_pci) const {

@@ -81,6 +81,67 @@ class Record(E2E):
         self.assertEqual(header["nvml_status"], "no_driver")
         self.assertIsNotNone(samples[1]["host"]["cpu_util_pct"])
 
+    def test_pci_gpus_kernel_module_and_kernel_log_without_nvml(self):
+        # NVML cannot start; a fake /sys lists one GPU bound to nvidia below
+        # root port 0000:00:03.0 (and its audio function), a fake /proc has
+        # the open kernel module's version file, and the kernel log gets a
+        # real AER burst of that port (rwth-i6/returnn#1500) and noise.
+        sys_root = os.path.join(self.tmp.name, "sys")
+        devices = os.path.join(sys_root, "bus", "pci", "devices")
+        os.makedirs(devices)
+        for name, cls, driver in [("0000:03:00.0", "0x030200", "nvidia"),
+                                  ("0000:03:00.1", "0x040300", "snd_hda_intel")]:
+            tree = os.path.join("pci0000:00", "0000:00:03.0", name)
+            dev = os.path.join(sys_root, "devices", tree)
+            os.makedirs(dev)
+            for f, v in (("vendor", "0x10de"), ("class", cls)):
+                with open(os.path.join(dev, f), "w") as fh:
+                    fh.write(v + "\n")
+            os.symlink("../../../../bus/pci/drivers/" + driver, os.path.join(dev, "driver"))
+            os.symlink("../../../devices/" + tree, os.path.join(devices, name))
+        proc_root = os.path.join(self.tmp.name, "proc")
+        os.makedirs(os.path.join(proc_root, "driver", "nvidia"))
+        with open(os.path.join(proc_root, "driver", "nvidia", "version"), "w") as f:
+            f.write("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  "
+                    "Release Build  (dvs-builder@U16-A24-9-2)  Thu Oct 10 12:15:00 UTC 2024\n")
+        kmsg = os.path.join(self.tmp.name, "kern.log")
+        open(kmsg, "w").close()
+        out = os.path.join(self.tmp.name, "pci.jsonl")
+        p = subprocess.Popen([GPUDOCTOR, "--nvml-lib", NO_DRIVER, "--kmsg", kmsg,
+                              "--sys-root", sys_root, "--proc-root", proc_root,
+                              "--interval", "250ms", "record", "-o", out, "--count", "8"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            # The header is written once the log is open: lines after it count.
+            deadline = time.time() + 20
+            while time.time() < deadline and not (os.path.exists(out) and os.path.getsize(out)):
+                time.sleep(0.05)
+            with open(kmsg, "a") as f:
+                f.write("[  +0.000008] pcieport 0000:00:03.0: AER: device recovery failed\n"
+                        "[  +0.000001] pcieport 0000:00:03.0: AER: Multiple Uncorrected (Fatal) "
+                        "error received: 0000:00:03.0\n"
+                        "[  +0.000004] pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected "
+                        "(Fatal), type=Transaction Layer, (Requester ID)\n"
+                        "[  +0.000898] pcieport 0000:00:03.0:   device [8086:6f08] error "
+                        "status/mask=00004020/00000000\n"
+                        "[  +0.000889] pcieport 0000:00:03.0:    [ 5] SDES                  \n"
+                        "[  12.0] e1000e: eth0 NIC Link is Up\n")
+            _, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        self.assertEqual(p.returncode, 0, err)
+        header, samples = load_scenario(out)
+        self.assertEqual(header["nvml_status"], "no_driver")
+        self.assertEqual(header["driver"]["kernel_module_version"], "565.57.01")
+        self.assertEqual(header["pci_gpus"], [{"address": "0000:03:00.0", "driver": "nvidia"}])
+        aer = [e for s in samples for e in s.get("events") or [] if e["kind"] == "pcie_aer"]
+        self.assertEqual(len(aer), 1, aer)
+        self.assertEqual(aer[0]["severity"], "fatal")
+        self.assertEqual(aer[0]["pci_address"], "0000:03:00.0")
+        # "device recovery failed" and the NIC line: read, not understood.
+        self.assertEqual(samples[-1]["host"]["kernel_lines_unclassified_total"], 2)
+
     def test_unwritable_output_is_a_clear_error(self):
         p = run(["record", "-o", "/nonexistent-dir/x.jsonl", "--count", "1"], nvml=NO_DRIVER)
         self.assertNotEqual(p.returncode, 0)

@@ -161,3 +161,27 @@ TEST(KernelLogKmsg, PollingDevKmsgNeverBlocks) {
   tail.poll(PciIndex());
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
+
+TEST(KernelLogFile, EveryLineNoParserRecognisedIsCounted) {
+  TempLog log;
+  KernelLogSource src(log.path(), true);
+  EXPECT_EQ(src.unclassified_total(), 0u);
+  PciIndex pci = one_gpu();
+  // An Xid, a NIC line, an OOM kill, a blank line (nothing to miss), and
+  // an AER error of the GPU: its detail lines belong to the event.
+  log.append(std::string(kXid) + kNoise + kOom + "\n" +
+             "[  13.0] nvidia 0000:07:00.0: PCIe Bus Error: "
+             "severity=Corrected, type=Physical Layer, (Receiver ID)\n"
+             "[  13.0] nvidia 0000:07:00.0:   device [10de:20b0] error "
+             "status/mask=00000001/0000e000\n"
+             "[  13.0] nvidia 0000:07:00.0:    [ 0] RxErr\n");
+  auto events = src.poll(pci);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[2].kind, "pcie_aer");
+  EXPECT_EQ(events[2].gpu, 3);
+  EXPECT_EQ(src.unclassified_total(), 1u) << "the NIC line";
+  // Cumulative since start, across polls.
+  log.append(std::string(kNoise) + kNoise);
+  EXPECT_TRUE(src.poll(pci).empty());
+  EXPECT_EQ(src.unclassified_total(), 3u);
+}

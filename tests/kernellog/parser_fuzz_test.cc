@@ -68,7 +68,16 @@ TEST(KernelLogFuzz, MutatedLinesNeverCrashAndEventsAreWellFormed) {
       auto e = gd::parse_kernel_log_line(line, pci);
       if (!e) continue;
       ++events;
-      ASSERT_TRUE(e->kind == "xid" || e->kind == "oom_kill") << line;
+      ASSERT_TRUE(e->kind == "xid" || e->kind == "oom_kill" ||
+                  e->kind == "nvrm" || e->kind == "sxid" ||
+                  e->kind == "pcie_aer")
+          << line;
+      if (e->kind == "pcie_aer") {
+        EXPECT_TRUE(e->severity == "corrected" ||
+                    e->severity == "uncorrected_non_fatal" ||
+                    e->severity == "fatal")
+            << line;
+      }
       if (e->kind == "xid") {
         ASSERT_TRUE(e->code);
         EXPECT_GE(*e->code, 0);

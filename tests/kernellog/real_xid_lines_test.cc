@@ -138,3 +138,21 @@ TEST(RealXidLines, PciAddressesOfRealLinesMapToGpus) {
   EXPECT_EQ(gpu_seen[1], 1) << "PCI:0018:01:00 (not 0019:01:00)";
   EXPECT_EQ(gpu_seen[2], 1) << "PCI:0000:10:1c";
 }
+
+TEST(RealXidLines, NonXidDriverLinesWorthKeepingAreNvrmOrSxidEvents) {
+  RealLines real;
+  ASSERT_TRUE(load(real)) << "cannot read " << kPath;
+  // Lines 48-71 in order, as a log: the fallen-off message on 48-50 and 53
+  // (no Xid), the API mismatches (58, 59), RmInitAdapter failed (61), the
+  // fallen-off line 64, the GSP timeout (65) and missing GSP firmware (66),
+  // and the NVSwitch SXid (69). The rest is chatter.
+  gd::KernelLogClassifier c;
+  gd::PciIndex pci;
+  std::map<int, std::string> kinds;
+  for (int n = 48; n <= 71 && n <= static_cast<int>(real.lines.size()); ++n)
+    if (auto e = c.classify(real.lines[n - 1], pci).event) kinds[n] = e->kind;
+  const std::map<int, std::string> want = {
+      {50, "nvrm"}, {53, "nvrm"}, {58, "nvrm"}, {59, "nvrm"}, {61, "nvrm"},
+      {64, "nvrm"}, {65, "nvrm"}, {66, "nvrm"}, {69, "sxid"}};
+  EXPECT_EQ(kinds, want);
+}
