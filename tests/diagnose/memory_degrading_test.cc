@@ -102,6 +102,21 @@ TEST(MemoryDegrading, RemapFailureAndSramThresholdEachFire) {
   EXPECT_TRUE(contains(f[0].evidence, "4 SRAM uncorrectable")) << f[0].evidence;
 }
 
+TEST(MemoryDegrading, APendingRemapAfterAFailedOneHandsOverToRma) {
+  auto r = run_gpu0([](size_t i, GpuSample& g) {
+    g.remapped_rows_pending = i >= 60;
+    g.remapped_rows_failure = i >= 60;
+  });
+  ASSERT_EQ(with_id(r, "memory-degrading").size(), 1u);
+  auto reset = with_id(r, "ecc-reset-required");
+  ASSERT_EQ(reset.size(), 1u);
+  // A reset applies the pending repair but never clears a failed remap.
+  EXPECT_FALSE(contains(reset[0].action, "Remapping Failure: No"))
+      << reset[0].action;
+  EXPECT_TRUE(contains(reset[0].action, "see memory-degrading"))
+      << reset[0].action;
+}
+
 TEST(MemoryDegrading, ThresholdsComeFromTheConfig) {
   auto h = make_header(1);
   Jitter j;
