@@ -78,6 +78,18 @@ TEST(ThermalOutlier, AFewDegreesOfSpreadIsNormal) {
   EXPECT_TRUE(with_id(r, "thermal-outlier").empty());
 }
 
+TEST(ThermalOutlier, AThrottledGpuIsThermalThrottlingsFinding) {
+  auto h = make_header(2);
+  auto r = run_gpus(h, [](GpuSample& g) {
+    if (g.index != 1) return;
+    *g.temp_c += 18;
+    g.clock_event_reasons = std::vector<std::string>{"sw_thermal_slowdown"};
+    g.sm_clock_mhz = 1005;
+  });
+  EXPECT_TRUE(with_id(r, "thermal-outlier").empty());
+  EXPECT_EQ(with_id(r, "thermal-throttling").size(), 1u);
+}
+
 TEST(ThermalOutlier, IdleGpuDrawingFarMorePowerThanIdlePeers) {
   auto h = make_header(3);
   auto r = run_gpus(

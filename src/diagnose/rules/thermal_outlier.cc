@@ -4,7 +4,9 @@
 // boards doing the same work heat alike; one that does not has a cooling
 // problem (fan, airflow, thermal paste) or a failing board, often before it
 // falls off the bus. Different models, different loads, or a GPU without
-// peers are never compared.
+// peers are never compared. A sample where the GPU is already thermally
+// throttled belongs to thermal-throttling (one hot GPU, one warning): this
+// finding is the early one, while it still runs at full clocks.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -116,7 +118,9 @@ class ThermalOutlierRule : public Rule {
         powers_.push_back(*peer.gpu->power_w);
     }
     auto& st = gpus_[g.index];
-    if (!temps_.empty()) {
+    bool throttled = has_reason(g, "sw_thermal_slowdown") ||
+                     has_reason(g, "hw_thermal_slowdown");
+    if (!temps_.empty() && !throttled) {
       double peers = median(temps_);
       double n = static_cast<double>(temps_.size());
       record(st.hot, *g.temp_c, peers, util, n, t,
