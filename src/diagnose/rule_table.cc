@@ -19,6 +19,9 @@ std::unique_ptr<Rule> make_nvml_driver_mismatch_rule();
 std::unique_ptr<Rule> make_persistence_mode_off_rule();
 std::unique_ptr<Rule> make_driver_cuda_mismatch_rule();
 std::unique_ptr<Rule> make_host_oom_kill_rule();
+std::unique_ptr<Rule> make_memory_degrading_rule();
+std::unique_ptr<Rule> make_recovery_action_required_rule();
+std::unique_ptr<Rule> make_thermal_outlier_rule();
 
 // --- workload rules --------------------------------------------------------
 // (declare the factory, then add a row to the table below)
@@ -49,6 +52,9 @@ const std::vector<RuleEntry>& rule_table() {
       {"persistence-mode-off", make_persistence_mode_off_rule},
       {"driver-cuda-mismatch", make_driver_cuda_mismatch_rule},
       {"host-oom-kill", make_host_oom_kill_rule},
+      {"memory-degrading", make_memory_degrading_rule},
+      {"recovery-action-required", make_recovery_action_required_rule},
+      {"thermal-outlier", make_thermal_outlier_rule},
       // --- workload rules ---
       {"memory-pressure", make_memory_pressure_rule},
       {"memory-leak", make_memory_leak_rule},

@@ -69,6 +69,14 @@ std::string_view recovery_action_name(RecoveryAction action) {
   return "none";
 }
 
+std::optional<RecoveryAction> recovery_action_from_name(std::string_view name) {
+  for (int v = 0; v <= static_cast<int>(RecoveryAction::drain_and_reset); ++v) {
+    auto action = static_cast<RecoveryAction>(v);
+    if (recovery_action_name(action) == name) return action;
+  }
+  return std::nullopt;
+}
+
 std::string_view recovery_action_fix(RecoveryAction action) {
   switch (action) {
     case RecoveryAction::none:
@@ -80,8 +88,9 @@ std::string_view recovery_action_fix(RecoveryAction action) {
       return "Reboot the node: drain it, let running work finish or "
              "checkpoint, then reboot (a GPU reset is not enough).";
     case RecoveryAction::drain_p2p:
-      return "Drain peer-to-peer traffic: stop the jobs that use P2P/NVLink "
-             "with this GPU; other work may continue.";
+      return "Drain peer-to-peer traffic: stop the multi-GPU jobs that use "
+             "P2P/NVLink with this GPU, then reset it (nvidia-smi -r); "
+             "single-GPU work may continue until then.";
     case RecoveryAction::drain_and_reset:
       return "Drain the GPU and reset it: schedule no new work on it, let "
              "running work finish (it runs at reduced capacity), then "
@@ -95,7 +104,6 @@ std::string_view recovery_action_severity(RecoveryAction action) {
     case RecoveryAction::none:
       return "info";
     case RecoveryAction::drain_p2p:
-      return "warning";
     case RecoveryAction::gpu_reset:
     case RecoveryAction::node_reboot:
     case RecoveryAction::drain_and_reset:

@@ -32,11 +32,14 @@ std::optional<RecoveryActionChange> parse_recovery_action_change(
 std::string_view recovery_action_label(RecoveryAction action);
 // The trace's vocabulary: "none", "gpu_reset", "node_reboot", ...
 std::string_view recovery_action_name(RecoveryAction action);
+// The action a trace's `recovery_action` names; nullopt for "" (unknown) or
+// a value this version does not know.
+std::optional<RecoveryAction> recovery_action_from_name(std::string_view name);
 // What the operator must do, as one sentence.
 std::string_view recovery_action_fix(RecoveryAction action);
-// info for none; warning for drain P2P (the GPU keeps serving, only
-// peer-to-peer work must stop); critical for a reset, a drain-and-reset or a
-// node reboot (the GPU's work cannot continue until it is done).
+// info for none; critical for every other action (findings.md: each one
+// means the GPU cannot serve its work as it should until it is done; a P2P
+// drain stops every multi-GPU job on it).
 std::string_view recovery_action_severity(RecoveryAction action);
 
 }  // namespace gd

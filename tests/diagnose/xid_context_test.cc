@@ -163,7 +163,7 @@ TEST(XidContext, Xid154FindingNamesTheActionAndItsSeverityFollowsIt) {
   const Announced cases[] = {
       {"0x1", "GPU Reset Required", "critical", "nvidia-smi -r -i 0"},
       {"0x2", "Node Reboot Required", "critical", "Reboot the node"},
-      {"0x3", "Drain P2P", "warning", "Drain peer-to-peer traffic"},
+      {"0x3", "Drain P2P", "critical", "Drain peer-to-peer traffic"},
       {"0x4", "Drain and Reset", "critical", "Drain the GPU and reset it"},
       {"0x0", "None", "info", "No recovery action is required"},
   };

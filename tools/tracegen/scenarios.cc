@@ -798,6 +798,154 @@ struct MissingFields : Scenario {
   }
 };
 
+// ---- memory wear, recovery action, thermal outliers, failed reads ----------
+
+// True in the one step where the trace crosses `f` (0..1) of its duration.
+bool crossed(const World& w, const Step& st, double f) {
+  return st.frac >= f && st.frac - w.opt.interval_s / w.opt.duration_s < f;
+}
+
+// GPU 0's memory wears out: correctable remaps 2 -> 6 over the trace, one
+// uncorrectable remap at 70%, and a bank falls to `low` spare rows at 60%.
+// The other GPUs report their remapper counts as healthy.
+struct RowsRemapping : Scenario {
+  bool growing;
+  explicit RowsRemapping(bool g) : growing(g) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    for (GpuSample& g : w.s.gpus) {
+      if (g.lost) continue;
+      g.remapped_rows_correctable_total = 0;
+      g.remapped_rows_uncorrectable_total = 0;
+      g.row_remap_histogram = RowRemapHistogram{640, 0, 0, 0, 0};
+    }
+    GpuSample& g = w.s.gpus[0];
+    if (growing) {
+      uint64_t rows = 2 + static_cast<uint64_t>(std::floor(st.frac * 5));
+      g.remapped_rows_correctable_total = rows;
+      g.remapped_rows_uncorrectable_total = st.frac >= 0.7 ? 1 : 0;
+      g.row_remap_histogram = st.frac >= 0.6
+                                  ? RowRemapHistogram{632, 5, 1, 1, 0}
+                                  : RowRemapHistogram{634, 5, 1, 0, 0};
+      return;
+    }
+    // One correctable remap half-way, pending until a reset; plenty of
+    // spare rows left.
+    bool after = st.frac >= 0.5;
+    g.remapped_rows_correctable_total = after ? 1 : 0;
+    g.remapped_rows_pending = after;
+    g.row_remap_histogram = after ? RowRemapHistogram{639, 1, 0, 0, 0}
+                                  : RowRemapHistogram{640, 0, 0, 0, 0};
+  }
+};
+
+// Every GPU reports its recovery action. With `reset`, GPU 0's changes to
+// GPU Reset Required half-way, announced by Xid 154; otherwise it stays
+// None while GPU 0 logs an application fault (Xid 13).
+struct RecoveryActionScenario : Scenario {
+  bool reset;
+  uint32_t pid = 0;
+  explicit RecoveryActionScenario(bool r) : reset(r) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    pid = w.add_training_job(default_job(w, all_gpus(w))).ranks[0];
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    for (GpuSample& g : w.s.gpus) g.recovery_action = kRecoveryNone;
+    std::string bus = w.header.gpus[0].pci_bus_id.substr(9, 7);
+    if (reset && st.frac >= 0.5)
+      w.s.gpus[0].recovery_action = kRecoveryGpuReset;
+    if (!crossed(w, st, 0.5)) return;
+    Event e;
+    e.kind = "xid", e.gpu = 0;
+    if (reset) {
+      e.code = 154;
+      e.text = fmt::format(
+          "NVRM: Xid (PCI:0000:{}): 154, GPU recovery action changed from "
+          "0x0 (None) to 0x1 (GPU Reset Required)",
+          bus);
+    } else {
+      e.code = 13, e.pid = pid;
+      e.text = fmt::format(
+          "NVRM: Xid (PCI:0000:{}): 13, pid={}, name=python, Graphics SM "
+          "Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address",
+          bus, pid);
+    }
+    w.s.events.push_back(e);
+  }
+};
+
+// Every GPU runs the same job; the last one runs 16 C hotter than the
+// others. kMixedModels: the last one is another model (an H100), so it is
+// no peer of the A100s. kDifferentLoad: the last GPU runs at ~95% while the
+// others idle along at ~40%, and it is hotter because it works harder.
+struct ThermalOutlier : Scenario {
+  enum Kind { kOutlier, kMixedModels, kDifferentLoad } kind;
+  explicit ThermalOutlier(Kind k) : kind(k) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    if (kind == kMixedModels) {
+      GpuInfo& g = w.header.gpus[static_cast<size_t>(last_gpu(w))];
+      g.name = "NVIDIA H100 80GB HBM3";
+      g.temp_slowdown_c = 90;
+    }
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    if (kind != kDifferentLoad) return w.healthy_step(st);
+    w.begin_step(st);
+    for (int g : all_gpus(w)) {
+      w.gpu_activity(
+          g, g == last_gpu(w) ? w.busy_util() : 40 + 2 * w.rng.normal());
+      w.gpu_memory(g);
+    }
+    w.jitter_cpu();
+    w.host_baseline();
+  }
+  void post(World& w, Sample& out, const Step&) override {
+    for (GpuSample& g : out.gpus) {
+      if (!g.temp_c) continue;
+      if (kind != kDifferentLoad && g.index == last_gpu(w)) *g.temp_c += 16;
+      const GpuInfo& info = w.header.gpus[static_cast<size_t>(g.index)];
+      g.temp_limit_margin_c = info.temp_slowdown_c.value_or(89) - *g.temp_c;
+    }
+  }
+};
+
+// A healthy GPU whose reads fail now and then: temperature and power read
+// ERR! at 30% and 70%, one reading misses its deadline (stale) at 40%, and
+// NVML says "GPU is lost" for one sample at 60%, answering again the next.
+struct TransientReadErrors : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void post(World& w, Sample& out, const Step& st) override {
+    GpuSample& g = out.gpus[static_cast<size_t>(last_gpu(w))];
+    if (crossed(w, st, 0.3) || crossed(w, st, 0.7)) {
+      g.temp_c.reset(), g.power_w.reset();
+      g.read_errors = {"temp_c", "power_w"};
+    } else if (crossed(w, st, 0.4)) {
+      GpuSample stale;
+      stale.index = g.index, stale.stale = true;
+      g = stale;
+    } else if (crossed(w, st, 0.6)) {
+      GpuSample lost;
+      lost.index = g.index, lost.lost = true;
+      g = lost;
+      Event e;
+      e.kind = "gpu_lost", e.gpu = lost.index;
+      e.text = fmt::format("GPU {}: NVML reports the GPU is lost", lost.index);
+      out.events.push_back(e);
+    }
+  }
+};
+
 // ---- the catalogue ----------------------------------------------------------
 
 struct Entry {
@@ -835,7 +983,10 @@ const std::vector<std::string>& all_ids() {
                                                "gpu-shared-contention",
                                                "driver-cuda-mismatch",
                                                "persistence-mode-off",
-                                               "host-oom-kill"};
+                                               "host-oom-kill",
+                                               "memory-degrading",
+                                               "recovery-action-required",
+                                               "thermal-outlier"};
   return ids;
 }
 
@@ -1153,6 +1304,62 @@ const std::vector<Entry>& entries() {
         {},
         all_ids()},
        make<MissingFields>()},
+      {{"rows-remapping-growing",
+        "GPU 0's memory wears out: correctable remapped rows 2 -> 6, one "
+        "uncorrectable remap at 70%, a bank at low spare rows from 60%",
+        1,
+        {"memory-degrading"},
+        {"recovery-action-required"}},
+       make<RowsRemapping>(true)},
+      {{"one-remap-pending",
+        "GPU 0: one correctable row remap half-way, pending until a reset; "
+        "639 of 640 banks with all spare rows",
+        1,
+        {"ecc-reset-required"},
+        {"memory-degrading", "ecc-uncorrectable"}},
+       make<RowsRemapping>(false)},
+      {{"recovery-reset",
+        "GPU 0's recovery action changes from None to GPU Reset Required "
+        "half-way (Xid 154)",
+        1,
+        {"recovery-action-required", "xid-error"},
+        {"memory-degrading"}},
+       make<RecoveryActionScenario>(true)},
+      {{"recovery-none-xid-13",
+        "every GPU's recovery action stays None while GPU 0 logs Xid 13 "
+        "half-way",
+        1,
+        {"xid-error"},
+        {"recovery-action-required"}},
+       make<RecoveryActionScenario>(false)},
+      {{"thermal-outlier",
+        "identical A100s under one job at ~95%: the last GPU runs 16 C above "
+        "the others",
+        2,
+        {"thermal-outlier"},
+        {"thermal-throttling"}},
+       make<ThermalOutlier>(ThermalOutlier::kOutlier)},
+      {{"thermal-mixed-models",
+        "the last GPU is an H100 among A100s and runs 16 C above them",
+        2,
+        {},
+        {"thermal-outlier"}},
+       make<ThermalOutlier>(ThermalOutlier::kMixedModels)},
+      {{"thermal-different-load",
+        "the last GPU runs at ~95% and ~20 C above the others, which run "
+        "at ~40%",
+        2,
+        {},
+        {"thermal-outlier"}},
+       make<ThermalOutlier>(ThermalOutlier::kDifferentLoad)},
+      {{"transient-read-errors",
+        "the last GPU's temperature and power read ERR! twice, one reading "
+        "goes stale, and NVML says 'GPU is lost' for one sample, then it "
+        "answers again",
+        1,
+        {},
+        {"gpu-lost", "xid-error"}},
+       make<TransientReadErrors>()},
   };
   return table;
 }

@@ -28,6 +28,7 @@ class EccResetRequiredRule : public Rule {
       if (g.lost || g.stale) continue;
       if (!g.remapped_rows_pending && !g.retired_pages_pending) continue;
       auto& st = gpus_[g.index];
+      if (g.remapped_rows_failure.value_or(false)) st.remap_failed = true;
       bool rows = g.remapped_rows_pending.value_or(false);
       bool pages = g.retired_pages_pending.value_or(false);
       if (rows) st.rows.add(s.t);
@@ -89,6 +90,14 @@ class EccResetRequiredRule : public Rule {
           "takes effect only then. Afterwards `nvidia-smi -q -d ROW_REMAPPER` "
           "should show Pending: No and Remapping Failure: No.",
           index);
+      // A failed remap stays failed after any reset: the memory is worn out
+      // and memory-degrading says what to do (drain, RMA).
+      if (st.remap_failed)
+        f.action = fmt::format(
+            "Reset GPU {0} (nvidia-smi -r -i {0}) only to apply the pending "
+            "repairs; a row remap has already failed, which no reset undoes: "
+            "see memory-degrading (drain the GPU, plan its replacement).",
+            index);
       out.push_back(std::move(f));
     }
     return out;
@@ -100,6 +109,7 @@ class EccResetRequiredRule : public Rule {
     int xid_code = 63;
     opt<bool> last_known_pending;
     double last_known_t = 0;
+    bool remap_failed = false;  // the remap-failure flag was seen
   };
   const TraceHeader* header_ = nullptr;
   std::map<int, State> gpus_;  // bounded by the number of GPUs

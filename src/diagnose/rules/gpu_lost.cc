@@ -2,6 +2,11 @@
 // lost, or a gpu_lost event) or the kernel logged Xid 79 "fallen off the
 // bus". The last good reading before the loss (temperature, power) hints at
 // the cause (overheating and power are the usual suspects).
+//
+// A loss must persist: one failed read (nvidia-smi's ERR!, `read_errors`),
+// a stale reading, or a "lost" that answers again within a couple of
+// samples is a transient, not a GPU that fell off the bus. Xid 79 is always
+// a loss.
 #include <fmt/format.h>
 
 #include <map>
@@ -19,6 +24,11 @@ constexpr double kHotMarginC = 5;
 // makes the power supply a plausible cause.
 constexpr double kHighPowerFraction = 0.9;
 
+// A loss seen in this many consecutive samples (or lasting to the end of the
+// window) is a lost GPU; shorter, followed by a good reading, is a transient
+// failed read: a real loss does not heal without a reset.
+constexpr double kMinLostSamples = 3;
+
 constexpr int kUnknownGpu = -1;  // Xid 79 whose PCI address matched no GPU
 
 class GpuLostRule : public Rule {
@@ -30,6 +40,8 @@ class GpuLostRule : public Rule {
     hot_margin_c_ = config.get("gpu-lost.hot_margin_c", kHotMarginC);
     high_power_fraction_ =
         config.get("gpu-lost.high_power_fraction", kHighPowerFraction);
+    min_lost_samples_ = static_cast<size_t>(
+        config.get("gpu-lost.min_lost_samples", kMinLostSamples));
   }
 
   void observe(const Sample& s, const SampleContext&) override {
@@ -37,7 +49,11 @@ class GpuLostRule : public Rule {
       auto& st = gpus_[g.index];
       if (g.lost) {
         st.lost.add(s.t);
+        st.in_episode = true;
+        if (++st.episode_samples >= min_lost_samples_) st.persistent = true;
       } else if (!g.stale) {
+        st.in_episode = false;  // answered again: the episode is over
+        st.episode_samples = 0;
         if (!st.lost.empty()) st.answered_again.add(s.t);
         st.last_good_t = s.t;
         if (g.temp_c) st.last_temp_c = g.temp_c;
@@ -53,6 +69,7 @@ class GpuLostRule : public Rule {
         if (st.xid_text.empty()) st.xid_text = e.text;
       } else {
         st.lost_events.add(s.t);
+        st.in_episode = true;
       }
     }
   }
@@ -60,8 +77,10 @@ class GpuLostRule : public Rule {
   std::vector<Finding> finish() override {
     std::vector<Finding> out;
     for (const auto& [index, st] : gpus_) {
-      if (st.lost.empty() && st.xid79.empty() && st.lost_events.empty())
-        continue;
+      // Lost to the end of the window counts as persistent: it never
+      // answered again.
+      bool lost = st.persistent || st.in_episode || !st.xid79.empty();
+      if (!lost) continue;
       out.push_back(make_finding(index, st));
     }
     return out;
@@ -70,6 +89,9 @@ class GpuLostRule : public Rule {
  private:
   struct State {
     Span lost, answered_again, xid79, lost_events;
+    bool in_episode = false;     // lost (sample or event), not answered since
+    size_t episode_samples = 0;  // lost samples in the current episode
+    bool persistent = false;     // some episode reached min_lost_samples
     std::string xid_text;
     opt<double> last_good_t;
     opt<int> last_temp_c;
@@ -167,6 +189,7 @@ class GpuLostRule : public Rule {
   const TraceHeader* header_ = nullptr;
   double hot_margin_c_ = kHotMarginC;
   double high_power_fraction_ = kHighPowerFraction;
+  size_t min_lost_samples_ = static_cast<size_t>(kMinLostSamples);
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
