@@ -19,6 +19,8 @@ std::unique_ptr<Rule> make_nvml_driver_mismatch_rule();
 std::unique_ptr<Rule> make_persistence_mode_off_rule();
 std::unique_ptr<Rule> make_driver_cuda_mismatch_rule();
 std::unique_ptr<Rule> make_host_oom_kill_rule();
+std::unique_ptr<Rule> make_gpu_missing_rule();
+std::unique_ptr<Rule> make_pcie_aer_errors_rule();
 
 // --- workload rules --------------------------------------------------------
 // (declare the factory, then add a row to the table below)
@@ -33,6 +35,7 @@ std::unique_ptr<Rule> make_cpu_contention_rule();
 std::unique_ptr<Rule> make_gpu_idle_allocated_rule();
 std::unique_ptr<Rule> make_gpu_imbalance_rule();
 std::unique_ptr<Rule> make_gpu_shared_contention_rule();
+std::unique_ptr<Rule> make_dev_shm_small_rule();
 
 const std::vector<RuleEntry>& rule_table() {
   static const std::vector<RuleEntry> table = {
@@ -49,6 +52,8 @@ const std::vector<RuleEntry>& rule_table() {
       {"persistence-mode-off", make_persistence_mode_off_rule},
       {"driver-cuda-mismatch", make_driver_cuda_mismatch_rule},
       {"host-oom-kill", make_host_oom_kill_rule},
+      {"gpu-missing", make_gpu_missing_rule},
+      {"pcie-aer-errors", make_pcie_aer_errors_rule},
       // --- workload rules ---
       {"memory-pressure", make_memory_pressure_rule},
       {"memory-leak", make_memory_leak_rule},
@@ -61,6 +66,7 @@ const std::vector<RuleEntry>& rule_table() {
       {"gpu-idle-allocated", make_gpu_idle_allocated_rule},
       {"gpu-imbalance", make_gpu_imbalance_rule},
       {"gpu-shared-contention", make_gpu_shared_contention_rule},
+      {"dev-shm-small", make_dev_shm_small_rule},
   };
   return table;
 }
