@@ -4,6 +4,7 @@
 #include <set>
 #include <thread>
 
+#include "collect/device_holder_watch.h"
 #include "kernellog/kernel_log.h"
 #include "nvml/gpu_source.h"
 #include "procfs/host_source.h"
@@ -23,7 +24,8 @@ struct Sampler::Impl {
   explicit Impl(const SamplerOptions& o)
       : host(o.proc_root, o.sys_root),
         host_read_at(read_host()),
-        gpu(gpu_options(o)) {
+        gpu(gpu_options(o)),
+        holders(o.proc_root) {
     header.host = host.host_info();
     header.nvml_status = gpu.status();
     header.nvml_error = gpu.error();
@@ -74,6 +76,7 @@ struct Sampler::Impl {
   GpuSource gpu;
   std::unique_ptr<KernelLogSource> kmsg;
   std::string kmsg_error;
+  DeviceHolderWatch holders;
   PciIndex pci;
   TraceHeader header;
 };
@@ -95,6 +98,7 @@ Sample Sampler::sample() {
   impl_->host_read_at = Impl::Clock::now();
   s.processes = impl_->host.processes(Impl::gpu_pids(s.gpus), s.t);
   impl_->poll_kernel_log(s);
+  impl_->holders.attach(s, s.t);
   return s;
 }
 
@@ -116,6 +120,7 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   impl_->host_read_at = Clock::now();
   s.processes = impl_->host.processes(pids, s.t);
   impl_->poll_kernel_log(s);
+  impl_->holders.attach(s, s.t);
   return s;
 }
 
