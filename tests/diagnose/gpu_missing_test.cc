@@ -82,7 +82,9 @@ TEST(GpuMissing, GpuThatDropsOutOfEnumerationIsNamed) {
   auto f = with_id(run_diagnose(h, samples), "gpu-missing");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].gpus, std::vector<int>{1});
-  EXPECT_TRUE(contains(f[0].evidence, "(PCI 0000:08:00.0)")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "00000000:08:00.0")) << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].action, "lspci -s 0000:08:00.0 -vv"))
+      << f[0].action;
   EXPECT_TRUE(contains(f[0].evidence, "missing from 30 of 60 samples"))
       << f[0].evidence;
 }

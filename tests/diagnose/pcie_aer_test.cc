@@ -56,6 +56,8 @@ TEST(PcieAerErrors, RepeatingCorrectedErrorsAreAWarningWithTheirRate) {
                        "corrected (corrected: 6.1 a minute)"))
       << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "riser")) << f[0].action;
+  EXPECT_TRUE(contains(f[0].action, "lspci -s 0000:07:00.0 -vv"))
+      << f[0].action;
 }
 
 TEST(PcieAerErrors, OneUncorrectedErrorOnThePortAboveIsCritical) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
@@ -27,12 +28,15 @@ constexpr double kMinMibPerWorker = 256;
 // no part here).
 constexpr double kSaturatedPct = 85;
 
+// One job (all its ranks, which share a container or a launcher): the
+// first rank found names it.
 struct JobState {
   workload::ProcLabel label;
-  std::vector<int> gpus;
+  std::set<uint32_t> pids;
+  std::set<int> gpus;
   uint64_t shm_bytes = 0;
   opt<uint32_t> ns_pid;
-  size_t workers = 0;
+  size_t workers = 0;  // the most any rank had
   Span small;
 };
 
@@ -57,29 +61,33 @@ class DevShmSmallRule : public Rule {
       double shm = static_cast<double>(*root->dev_shm_bytes);
       double workers = static_cast<double>(job.workers.size());
       if (shm >= small_bytes_ || shm >= workers * per_worker_bytes_) continue;
-      JobState& st = jobs_[job.pid];
-      st.label.update(*root);
-      st.gpus = job.gpus;
-      st.shm_bytes = *root->dev_shm_bytes;
-      st.ns_pid = root->ns_pid;
+      JobState& st = jobs_[job.group];
+      if (st.pids.empty() || st.label.pid == job.pid) {
+        st.label.update(*root);
+        st.shm_bytes = *root->dev_shm_bytes;
+        st.ns_pid = root->ns_pid;
+      }
+      st.pids.insert(job.pid);
+      st.gpus.insert(job.gpus.begin(), job.gpus.end());
       st.workers = std::max(st.workers, job.workers.size());
-      st.small.add(s.t);
+      if (st.small.last != s.t || st.small.empty()) st.small.add(s.t);
     }
   }
 
   std::vector<Finding> finish() override {
     std::vector<Finding> out;
-    for (const auto& [pid, st] : jobs_) out.push_back(describe(pid, st));
+    for (const auto& [group, st] : jobs_) out.push_back(describe(st));
     return out;
   }
 
  private:
-  Finding describe(uint32_t pid, const JobState& st) const {
+  Finding describe(const JobState& st) const {
     Finding f;
     f.id = kId;
     f.severity = "warning";
-    f.gpus = st.gpus;
-    f.pids = {pid};
+    f.gpus.assign(st.gpus.begin(), st.gpus.end());
+    f.pids.assign(st.pids.begin(), st.pids.end());
+    uint32_t pid = st.label.pid;
     f.start = st.small.first;
     f.end = st.small.last;
     double mib = static_cast<double>(st.shm_bytes) / workload::kMiB;
@@ -87,16 +95,20 @@ class DevShmSmallRule : public Rule {
         "/dev/shm is only {:.0f} MiB for {} and its {} "
         "data-loader workers",
         mib, st.label.text(), st.workers);
+    std::string ranks =
+        st.pids.size() == 1
+            ? std::string()
+            : fmt::format(" (each of its {} ranks alike)", st.pids.size());
     f.evidence = fmt::format(
-        "{}{} on GPU {} sees a {:.0f} MiB /dev/shm with {} worker "
-        "processes: {:.0f} MiB a worker, below {:.0f} MiB a worker and below "
-        "{:.0f} MiB in all; {}",
+        "{}{} on GPU{} {} sees a {:.0f} MiB /dev/shm with {} worker "
+        "processes{}: {:.0f} MiB a worker, below {:.0f} MiB a worker and "
+        "below {:.0f} MiB in all; {}",
         st.label.text(),
         st.ns_pid && *st.ns_pid != pid
             ? fmt::format(" (pid {} in its container)", *st.ns_pid)
             : std::string(),
-        join_ints(st.gpus), mib, st.workers,
-        mib / static_cast<double>(st.workers),
+        f.gpus.size() == 1 ? "" : "s", join_ints(f.gpus), mib, st.workers,
+        ranks, mib / static_cast<double>(st.workers),
         per_worker_bytes_ / workload::kMiB, small_bytes_ / workload::kMiB,
         format_range(st.small.first, st.small.last));
     f.action =

@@ -12,8 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +19,7 @@
 
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
+#include "diagnose/rules/pci_key.h"
 #include "diagnose/rules/workload_common.h"
 
 namespace gd {
@@ -33,24 +32,6 @@ constexpr const char* kId = "gpu-missing";
 constexpr double kMinAbsentSamples = 1;
 // Driver lines quoted per GPU in the evidence; the rest are counted.
 constexpr size_t kMaxQuotedLines = 3;
-
-// "00000000:07:00.0" (NVML) and "0000:07:00.0" (sysfs, kernel log) -> the
-// same key "0000:07:00.0": the domain as a number, the rest lower-case.
-std::optional<std::string> pci_key(std::string_view address) {
-  size_t colon = address.find(':');
-  if (colon == std::string_view::npos || address.size() - colon < 8)
-    return std::nullopt;
-  std::string_view domain = address.substr(0, colon);
-  unsigned value = 0;
-  auto [end, ec] =
-      std::from_chars(domain.data(), domain.data() + domain.size(), value, 16);
-  if (ec != std::errc() || end != domain.data() + domain.size())
-    return std::nullopt;
-  std::string rest(address.substr(colon + 1));
-  std::transform(rest.begin(), rest.end(), rest.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return fmt::format("{:04x}:{}", value, rest);
-}
 
 // Driver lines (nvrm, Xid, gpu_lost) seen about one GPU or address.
 struct Lines {
@@ -192,10 +173,9 @@ class GpuMissingRule : public Rule {
     f.end = p.absent.last;
     f.title = fmt::format("GPU {} dropped out of NVML's enumeration", index);
     f.evidence = fmt::format(
-        "{} (PCI {}) was listed until {}, then missing from {} of {} "
-        "samples{}; {}",
-        gpu_label(*header_, index), address.empty() ? "unknown" : address,
-        format_time(p.seen.last), p.absent.count, window_.count, quote(lines),
+        "{} was listed until {}, then missing from {} of {} samples{}; {}",
+        gpu_label(*header_, index), format_time(p.seen.last), p.absent.count,
+        window_.count, quote(lines),
         format_range(p.absent.first, p.absent.last));
     f.action = action(address.empty() ? "<address>" : address);
     return f;
