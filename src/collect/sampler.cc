@@ -4,6 +4,7 @@
 #include <set>
 #include <thread>
 
+#include "collect/device_holder_watch.h"
 #include "kernellog/kernel_log.h"
 #include "nvml/gpu_source.h"
 #include "procfs/host_source.h"
@@ -25,7 +26,8 @@ struct Sampler::Impl {
   explicit Impl(const SamplerOptions& o)
       : host(o.proc_root, o.sys_root),
         host_read_at(read_host()),
-        gpu(gpu_options(o)) {
+        gpu(gpu_options(o)),
+        holders(o.proc_root) {
     header.host = host.host_info();
     header.nvml_status = gpu.status();
     header.nvml_error = gpu.error();
@@ -99,6 +101,7 @@ struct Sampler::Impl {
   GpuSource gpu;
   std::unique_ptr<KernelLogSource> kmsg;
   std::string kmsg_error;
+  DeviceHolderWatch holders;
   PciIndex pci;
   TraceHeader header;
 };
@@ -120,6 +123,7 @@ Sample Sampler::sample() {
   impl_->host_read_at = Impl::Clock::now();
   s.processes = impl_->host.processes(Impl::gpu_pids(s.gpus), s.t);
   impl_->poll_kernel_log(s);
+  impl_->holders.attach(s, s.t);
   return s;
 }
 
@@ -141,6 +145,7 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   impl_->host_read_at = Clock::now();
   s.processes = impl_->host.processes(pids, s.t);
   impl_->poll_kernel_log(s);
+  impl_->holders.attach(s, s.t);
   return s;
 }
 

@@ -22,6 +22,8 @@ std::unique_ptr<Rule> make_host_oom_kill_rule();
 std::unique_ptr<Rule> make_memory_degrading_rule();
 std::unique_ptr<Rule> make_recovery_action_required_rule();
 std::unique_ptr<Rule> make_thermal_outlier_rule();
+std::unique_ptr<Rule> make_gpu_missing_rule();
+std::unique_ptr<Rule> make_pcie_aer_errors_rule();
 
 // --- workload rules --------------------------------------------------------
 // (declare the factory, then add a row to the table below)
@@ -36,6 +38,7 @@ std::unique_ptr<Rule> make_cpu_contention_rule();
 std::unique_ptr<Rule> make_gpu_idle_allocated_rule();
 std::unique_ptr<Rule> make_gpu_imbalance_rule();
 std::unique_ptr<Rule> make_gpu_shared_contention_rule();
+std::unique_ptr<Rule> make_dev_shm_small_rule();
 
 const std::vector<RuleEntry>& rule_table() {
   static const std::vector<RuleEntry> table = {
@@ -55,6 +58,8 @@ const std::vector<RuleEntry>& rule_table() {
       {"memory-degrading", make_memory_degrading_rule},
       {"recovery-action-required", make_recovery_action_required_rule},
       {"thermal-outlier", make_thermal_outlier_rule},
+      {"gpu-missing", make_gpu_missing_rule},
+      {"pcie-aer-errors", make_pcie_aer_errors_rule},
       // --- workload rules ---
       {"memory-pressure", make_memory_pressure_rule},
       {"memory-leak", make_memory_leak_rule},
@@ -67,6 +72,7 @@ const std::vector<RuleEntry>& rule_table() {
       {"gpu-idle-allocated", make_gpu_idle_allocated_rule},
       {"gpu-imbalance", make_gpu_imbalance_rule},
       {"gpu-shared-contention", make_gpu_shared_contention_rule},
+      {"dev-shm-small", make_dev_shm_small_rule},
   };
   return table;
 }

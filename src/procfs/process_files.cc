@@ -1,5 +1,7 @@
 #include "procfs/process_files.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -74,6 +76,29 @@ std::optional<uint32_t> parse_status_euid(std::string_view text) {
     return static_cast<uint32_t>(*euid);
   }
   return std::nullopt;
+}
+
+std::optional<uint32_t> parse_status_ns_pid(std::string_view text) {
+  std::string_view line;
+  while (next_line(text, line)) {
+    auto v = value_after_key(line, "NSpid");
+    if (!v) continue;
+    std::optional<uint64_t> last;
+    for (std::string_view field = next_field(*v); !field.empty();
+         field = next_field(*v)) {
+      last = parse_u64(field);
+      if (!last) return std::nullopt;
+    }
+    if (!last || *last > UINT32_MAX) return std::nullopt;
+    return static_cast<uint32_t>(*last);
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> filesystem_size(const char* path) {
+  struct statvfs fs {};
+  if (statvfs(path, &fs) != 0) return std::nullopt;
+  return static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize;
 }
 
 std::string cmdline_from_raw(std::string_view raw) {

@@ -36,6 +36,16 @@ std::optional<SchedStat> parse_schedstat(std::string_view text);
 // Effective uid from the "Uid:" line of /proc/<pid>/status.
 std::optional<uint32_t> parse_status_euid(std::string_view text);
 
+// The last value of the "NSpid:" line of /proc/<pid>/status: the process's
+// pid inside its own (innermost) PID namespace, e.g. 1 for a container's
+// first process. nullopt when the line is missing (kernels before 4.1).
+std::optional<uint32_t> parse_status_ns_pid(std::string_view text);
+
+// Size in bytes of the filesystem mounted at `path` (statvfs); nullopt when
+// it cannot be looked at. /proc/<pid>/root/dev/shm gives the /dev/shm the
+// process sees, inside its container.
+std::optional<uint64_t> filesystem_size(const char* path);
+
 // /proc/<pid>/cmdline: NUL-separated argv -> space-separated, trailing NULs
 // and blanks removed. Empty for kernel threads and zombies.
 std::string cmdline_from_raw(std::string_view raw);

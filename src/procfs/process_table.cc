@@ -140,6 +140,7 @@ void ProcessTable::read_static(uint32_t pid, Cached& c, double now,
   c.ran_since_static = false;
   if (read_file(pid_path(pid, "status"), buf_)) {
     if (auto uid = parse_status_euid(buf_)) c.user = user_name(*uid);
+    c.ns_pid = parse_status_ns_pid(buf_);
   }
   // Capped where read: a 1 MiB command line costs 4 KiB from here on.
   c.cmdline = read_cmdline(pid_path(pid, "cmdline")).value_or("");
@@ -284,6 +285,7 @@ void ProcessTable::describe(const Cached& c, std::optional<uint64_t> btime,
   p.threads = st.num_threads;
   p.rss_bytes = st.rss_pages * static_cast<uint64_t>(page_size_);
   p.cgroup = c.cgroup;
+  p.ns_pid = c.ns_pid;
   if (btime)
     p.start_time =
         static_cast<double>(*btime) +
@@ -387,10 +389,19 @@ std::vector<ProcessSample> ProcessTable::processes(
     const PidStat& st = c.stat;
     if (discovery_ == Discovery::kStatScan) parent_of_[pid].ppid = st.ppid;
     double static_age = now - c.static_read_at;
+    bool static_read = false;
     if (fresh || static_age < 0 ||
         (c.ran_since_static &&
-         static_age >= kStaticRefreshSeconds + pid % kRescanSlices))
+         static_age >= kStaticRefreshSeconds + pid % kRescanSlices)) {
       read_static(pid, c, now);
+      static_read = true;
+    }
+    // Only GPU processes: a statvfs through their root is cheap, but not
+    // for every descendant every 30 s.
+    if (is_root && (static_read || !c.dev_shm_read)) {
+      c.dev_shm_bytes = filesystem_size(pid_path(pid, "root/dev/shm"));
+      c.dev_shm_read = true;
+    }
 
     if (need == StatNeed::kUnchecked) {
       // Asleep at its last check. Its CPU time since then, if any, is
@@ -408,6 +419,7 @@ std::vector<ProcessSample> ProcessTable::processes(
 
     describe(c, btime, p);
     p.libs = c.libs;
+    if (is_root) p.dev_shm_bytes = c.dev_shm_bytes;
     c.listed_round = scan_round_;
     out.push_back(std::move(p));
   }

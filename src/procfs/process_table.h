@@ -89,6 +89,11 @@ class ProcessTable {
     std::string user, cmdline;
     std::optional<std::string> cgroup;
     std::vector<std::string> libs;
+    std::optional<uint32_t> ns_pid;
+    // GPU processes only: the /dev/shm they see, read with the other static
+    // facts (it changes only with a remount).
+    std::optional<uint64_t> dev_shm_bytes;
+    bool dev_shm_read = false;
     // kChildrenFiles, as last read: the main thread's, the other threads'.
     std::vector<uint32_t> main_children, thread_children;
     uint32_t quiet_checks = 0;       // schedstat unchanged, in a row

@@ -1,13 +1,9 @@
 #include "procmgmt/device_holders.h"
 
-#include <dirent.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 
-#include "procmgmt/proc_entry.h"
+#include "procfs/device_fd_scan.h"
 
 namespace gd::procmgmt {
 
@@ -24,49 +20,18 @@ bool DeviceHolder::gpu_unknown() const {
 
 std::string nvidia_device_name(const std::string& target,
                                const std::string& dev_prefix) {
-  std::string prefix = dev_prefix;
-  while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
-  prefix += "/nvidia";
-  if (!target.starts_with(prefix)) return {};
-  std::string name = target.substr(prefix.size() - 6);  // keep "nvidia"
-  // "nvidia0", "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset",
-  // "nvidia-caps/nvidia-cap1"; a longer path below is not a device.
-  if (name.find(' ') != std::string::npos) return {};  // "(deleted)" etc.
-  return name;
+  return procfs::nvidia_device_name(target, dev_prefix);
 }
 
 DeviceScan scan_device_holders(const std::string& proc_root,
                                const std::string& dev_prefix) {
+  procfs::DeviceFdScan fds =
+      procfs::scan_nvidia_device_fds(proc_root, dev_prefix);
   DeviceScan scan;
-  const pid_t self = getpid();
-  char target[4096];
-  for (uint32_t pid : list_pids(proc_root)) {
-    std::string fd_dir = proc_root + "/" + std::to_string(pid) + "/fd";
-    DIR* d = opendir(fd_dir.c_str());
-    if (!d) {
-      if (errno == EACCES || errno == EPERM) scan.unreadable.push_back(pid);
-      continue;
-    }
-    DeviceHolder h;
-    h.pid = pid;
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      std::string link = fd_dir + "/" + e->d_name;
-      ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
-      if (n <= 0) continue;
-      target[n] = '\0';
-      std::string name = nvidia_device_name(target, dev_prefix);
-      if (!name.empty()) h.devices.push_back(std::move(name));
-    }
-    closedir(d);
-    // Our own scan opens nothing under dev_prefix, but the NVML library we
-    // loaded does: gpudoctor is not a holder worth reporting.
-    if (h.devices.empty() || static_cast<pid_t>(pid) == self) continue;
-    std::sort(h.devices.begin(), h.devices.end());
-    h.devices.erase(std::unique(h.devices.begin(), h.devices.end()),
-                    h.devices.end());
-    scan.holders.push_back(std::move(h));
-  }
+  scan.unreadable = std::move(fds.unreadable);
+  scan.holders.reserve(fds.holders.size());
+  for (gd::DeviceHolder& h : fds.holders)
+    scan.holders.push_back({h.pid, std::move(h.devices)});
   return scan;
 }
 

@@ -1,5 +1,6 @@
 // Processes that hold NVIDIA device files open (/dev/nvidia0, /dev/nvidiactl,
-// /dev/nvidia-uvm, ...), found from /proc/*/fd links. They hold GPU state
+// /dev/nvidia-uvm, ...), found from /proc/*/fd links (the scan itself is
+// procfs/device_fd_scan.h, which the sampler uses too). They hold GPU state
 // even when NVML does not list them (another PID namespace, a process that
 // only opened the device, a CUDA context NVML has not reported yet).
 #pragma once

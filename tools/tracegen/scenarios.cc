@@ -946,6 +946,127 @@ struct TransientReadErrors : Scenario {
   }
 };
 
+// ---- enumeration, PCIe AER and /dev/shm ------------------------------------
+
+// "00000000:07:00.0" (NVML) -> "0000:07:00.0" (sysfs and the kernel log).
+std::string sysfs_address(const GpuInfo& info) {
+  return "0000:" + info.pci_bus_id.substr(9);
+}
+
+// The PCI bus lists one NVIDIA GPU more than NVML enumerates. kMissing: it
+// is bound to nvidia and the driver logged RmInitAdapter failed for it (it
+// failed to initialise); kPassthrough: it is bound to vfio-pci (handed to a
+// VM on purpose); kDropped: every GPU is listed at start, then the last one
+// drops out of NVML's enumeration half-way (its count fell by one).
+struct PciEnumeration : Scenario {
+  enum Kind { kMissing, kPassthrough, kDropped } kind;
+  explicit PciEnumeration(Kind k) : kind(k) {}
+  static constexpr const char* kExtra = "0000:e1:00.0";
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+    std::vector<PciGpu> bus;
+    for (const GpuInfo& g : w.header.gpus)
+      bus.push_back({sysfs_address(g), std::string("nvidia")});
+    if (kind == kMissing) bus.push_back({kExtra, std::string("nvidia")});
+    if (kind == kPassthrough) bus.push_back({kExtra, std::string("vfio-pci")});
+    w.header.pci_gpus = bus;
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    double prev = st.frac - w.opt.interval_s / w.opt.duration_s;
+    if (kind == kMissing && st.i == 0) {
+      Event e;
+      e.kind = kEventNvrm, e.pci_address = kExtra;
+      e.text = fmt::format(
+          "NVRM: GPU {}: RmInitAdapter failed! (0x23:0x56:515)", kExtra);
+      w.s.events.push_back(e);
+    }
+    if (kind == kDropped && st.frac >= 0.5 && prev < 0.5) {
+      Event e;
+      e.kind = kEventNvrm, e.gpu = last_gpu(w);
+      e.text = fmt::format(
+          "NVRM: GPU {}: GPU has fallen off the bus.",
+          sysfs_address(w.header.gpus[static_cast<size_t>(last_gpu(w))]));
+      w.s.events.push_back(e);
+    }
+  }
+  void post(World& w, Sample& out, const Step& st) override {
+    if (kind != kDropped || st.frac < 0.5) return;
+    int gone = last_gpu(w);
+    std::erase_if(out.gpus,
+                  [&](const GpuSample& g) { return g.index == gone; });
+  }
+};
+
+// PCIe AER lines for GPU 0's link. kStorm: a corrected error (physical
+// layer, receiver error) every ~10 s through the trace; kFatal: one fatal
+// uncorrected error half-way; kSingle: one corrected error half-way.
+struct PcieAer : Scenario {
+  enum Kind { kStorm, kFatal, kSingle } kind;
+  explicit PcieAer(Kind k) : kind(k) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    w.add_training_job(default_job(w, all_gpus(w)));
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    double prev = st.frac - w.opt.interval_s / w.opt.duration_s;
+    bool half = st.frac >= 0.5 && prev < 0.5;
+    std::string address = sysfs_address(w.header.gpus[0]);
+    Event e;
+    e.kind = kEventPcieAer, e.gpu = 0;
+    if (kind == kStorm && w.rng.chance(w.opt.interval_s / 10)) {
+      e.severity = "corrected";
+      e.text = fmt::format(
+          "nvidia {}: PCIe Bus Error: severity=Corrected, type=Physical "
+          "Layer, (Receiver ID)",
+          address);
+    } else if (kind == kFatal && half) {
+      e.severity = "fatal";
+      e.text = fmt::format(
+          "nvidia {}: PCIe Bus Error: severity=Uncorrected (Fatal), "
+          "type=Transaction Layer, (Receiver ID)",
+          address);
+    } else if (kind == kSingle && half) {
+      e.severity = "corrected";
+      e.text = fmt::format(
+          "nvidia {}: PCIe Bus Error: severity=Corrected, type=Data Link "
+          "Layer, (Transmitter ID)",
+          address);
+    } else {
+      return;
+    }
+    w.s.events.push_back(e);
+  }
+};
+
+// The job's processes see a /dev/shm of `shm_mib` (inside a container, as
+// pid 1 + n of their own namespace). kWorkers: the usual 4 loader workers
+// per rank; kNoWorkers: the ranks load their own data.
+struct DevShm : Scenario {
+  double shm_mib;
+  bool workers;
+  DevShm(double mib, bool with_workers) : shm_mib(mib), workers(with_workers) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    JobSpec spec = default_job(w, all_gpus(w));
+    if (!workers) spec.workers_per_rank = 0;
+    TrainingJob job = w.add_training_job(spec);
+    uint32_t ns_pid = 1;
+    auto in_container = [&](uint32_t pid) {
+      ProcessSample* p = w.proc(pid);
+      p->dev_shm_bytes = static_cast<uint64_t>(shm_mib * kMiB);
+      p->ns_pid = ns_pid++;
+    };
+    for (size_t r = 0; r < job.ranks.size(); ++r) {
+      in_container(job.ranks[r]);
+      if (r < job.workers.size())
+        for (uint32_t worker : job.workers[r]) in_container(worker);
+    }
+  }
+};
+
 // ---- the catalogue ----------------------------------------------------------
 
 struct Entry {
@@ -986,7 +1107,10 @@ const std::vector<std::string>& all_ids() {
                                                "host-oom-kill",
                                                "memory-degrading",
                                                "recovery-action-required",
-                                               "thermal-outlier"};
+                                               "thermal-outlier",
+                                               "gpu-missing",
+                                               "pcie-aer-errors",
+                                               "dev-shm-small"};
   return ids;
 }
 
@@ -1360,6 +1484,67 @@ const std::vector<Entry>& entries() {
         {},
         {"gpu-lost", "xid-error"}},
        make<TransientReadErrors>()},
+      {{"gpu-missing",
+        "the PCI bus lists a GPU at 0000:e1:00.0 bound to nvidia that NVML "
+        "does not enumerate (RmInitAdapter failed)",
+        1,
+        {"gpu-missing"},
+        {"gpu-lost", "pcie-aer-errors"}},
+       make<PciEnumeration>(PciEnumeration::kMissing)},
+      {{"gpu-vfio-passthrough",
+        "the PCI bus lists a GPU at 0000:e1:00.0 bound to vfio-pci (passed "
+        "through to a VM); NVML lists the others",
+        1,
+        {},
+        {"gpu-missing"}},
+       make<PciEnumeration>(PciEnumeration::kPassthrough)},
+      {{"gpu-dropped",
+        "the last GPU drops out of NVML's enumeration half-way (NVRM: fallen "
+        "off the bus); it is not reported lost",
+        1,
+        {"gpu-missing"},
+        {"pcie-aer-errors"}},
+       make<PciEnumeration>(PciEnumeration::kDropped)},
+      {{"pcie-aer-corrected-storm",
+        "GPU 0's link logs a corrected PCIe AER error (physical layer) every "
+        "~10 s",
+        1,
+        {"pcie-aer-errors"},
+        {"gpu-missing"}},
+       make<PcieAer>(PcieAer::kStorm)},
+      {{"pcie-aer-fatal",
+        "GPU 0's link logs one fatal uncorrected PCIe AER error half-way",
+        1,
+        {"pcie-aer-errors"},
+        {}},
+       make<PcieAer>(PcieAer::kFatal)},
+      {{"pcie-aer-single",
+        "GPU 0's link logs one corrected PCIe AER error half-way",
+        1,
+        {},
+        {"pcie-aer-errors"}},
+       make<PcieAer>(PcieAer::kSingle)},
+      {{"dev-shm-small",
+        "the job runs in a container with Docker's default 64 MiB /dev/shm "
+        "and 4 loader workers per rank",
+        1,
+        {"dev-shm-small"},
+        {}},
+       make<DevShm>(64, true)},
+      {{"dev-shm-ok",
+        "the job runs in a container with a 16 GiB /dev/shm and 4 loader "
+        "workers per rank",
+        1,
+        {},
+        {"dev-shm-small"}},
+       make<DevShm>(16384, true)},
+      {{"dev-shm-no-workers",
+        "the job runs in a container with a 64 MiB /dev/shm; the ranks load "
+        "their own data (no workers)",
+        1,
+        {},
+        {"dev-shm-small"}},
+       make<DevShm>(64, false)},
   };
   return table;
 }
