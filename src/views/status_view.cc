@@ -165,7 +165,6 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
                           static_cast<double>(*info.memory_total_bytes));
   else if (s->mem_used_bytes)
     mem = human_bytes(*s->mem_used_bytes);
-
   else if (read_failed(*s, "mem_used_bytes"))
     mem = kReadFailed;
 
@@ -196,7 +195,8 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
                      or_na(info.mem_clock_max_mhz), " MHz"),
       value_of(*s, "pstate", s->pstate, "P{}"));
 
-  std::string reasons = kUnknown;
+  std::string reasons =
+      read_failed(*s, "clock_event_reasons") ? kReadFailed : kUnknown;
   if (s->clock_event_reasons) {
     if (s->clock_event_reasons->empty()) {
       reasons = "none";

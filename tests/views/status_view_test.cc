@@ -212,16 +212,19 @@ TEST(StatusView, FailedReadIsErrNotUnknown) {
   GpuSample g;
   g.index = 0;
   g.util_pct = 40;
-  g.read_errors = {"power_w", "temp_c", "ecc_sbe_aggregate_total"};
+  g.read_errors = {"power_w", "temp_c", "ecc_sbe_aggregate_total",
+                   "clock_event_reasons"};
   g.ecc_dbe_aggregate_total = 0;
   s.gpus.push_back(g);
   std::string out = render_status(a100_header(), s);
   EXPECT_NE(out.find("power ERR! / 400 W"), std::string::npos) << out;
   EXPECT_NE(out.find("temp ERR! (slowdown 89 C"), std::string::npos) << out;
   EXPECT_NE(out.find("mem temp n/a"), std::string::npos) << out;
+  EXPECT_NE(out.find("clock events: ERR!\n"), std::string::npos) << out;
   EXPECT_NE(out.find("ECC lifetime SBE ERR! DBE 0"), std::string::npos) << out;
   EXPECT_NE(out.find("ERR! read failed (not unsupported; NVML returned an "
-                     "error): power_w, temp_c, ecc_sbe_aggregate_total\n"),
+                     "error): power_w, temp_c, ecc_sbe_aggregate_total, "
+                     "clock_event_reasons\n"),
             std::string::npos)
       << out;
 }
