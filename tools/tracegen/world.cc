@@ -413,10 +413,14 @@ void World::lose_gpu(int g) {
 void World::end_step() {
   for (GpuSample& gs : s.gpus) {
     if (gs.lost || gs.stale) continue;
-    const GpuInfo& info = header.gpus.at(static_cast<size_t>(gs.index));
+    // By index, not position: a scenario may drop a GPU from the header
+    // (it left enumeration) while its sample is still being built.
+    const GpuInfo* info = nullptr;
+    for (const GpuInfo& g : header.gpus)
+      if (g.index == gs.index) info = &g;
     // nvidia-smi's T.Limit: degrees left before the slowdown temperature.
-    if (gs.temp_c && info.temp_slowdown_c)
-      gs.temp_limit_margin_c = *info.temp_slowdown_c - *gs.temp_c;
+    if (info && gs.temp_c && info->temp_slowdown_c)
+      gs.temp_limit_margin_c = *info->temp_slowdown_c - *gs.temp_c;
     else
       gs.temp_limit_margin_c.reset();
   }
