@@ -18,8 +18,12 @@ echo "== host source"
 "$build/bench/procfs/bench_procfs" --benchmark_min_time=0.2
 echo "== trace read/write"
 "$build/bench/trace/bench_trace" --benchmark_min_time=0.2
-echo "== status wall time from process start; goal < 50 ms"
 gd="$build/src/cli/gpudoctor"
+echo "== diagnose --from a 24 h, 8-GPU, 1 Hz trace with 16 processes (every"
+echo "   field of trace-format version 1 and its additions); goal < 2 s, < 200 MB"
+python3 "$root/bench/diagnose/diagnose_24h.py" \
+  "$build/tools/tracegen/gpudoctor-tracegen" "$gd" --dir "$build"
+echo "== status wall time from process start; goal < 50 ms"
 fake="$build/tests/fake_nvml/lib/libnvidia-ml.so.1"
 python3 "$root/bench/status_wall.py" "$gd"
 python3 "$root/bench/status_wall.py" "$gd" "$fake" "$root/tests/data/scenario_4gpu.jsonl"

@@ -12,6 +12,9 @@ std::vector<CheckItem> check_cuda_runtime(const CheckContext& ctx);
 std::vector<CheckItem> check_persistence_mode(const CheckContext& ctx);
 std::vector<CheckItem> check_ecc_mode(const CheckContext& ctx);
 std::vector<CheckItem> check_ecc_pending(const CheckContext& ctx);
+std::vector<CheckItem> check_ecc_sram(const CheckContext& ctx);
+std::vector<CheckItem> check_row_remap(const CheckContext& ctx);
+std::vector<CheckItem> check_recovery_action(const CheckContext& ctx);
 std::vector<CheckItem> check_pcie_link(const CheckContext& ctx);
 std::vector<CheckItem> check_power_limit(const CheckContext& ctx);
 std::vector<CheckItem> check_pcie_acs(const CheckContext& ctx);
@@ -34,6 +37,9 @@ const std::vector<CheckEntry>& check_table() {
       {"persistence-mode", check_persistence_mode},
       {"ecc-mode", check_ecc_mode},
       {"ecc-pending", check_ecc_pending},
+      {"ecc-sram", check_ecc_sram},
+      {"row-remap", check_row_remap},
+      {"recovery-action", check_recovery_action},
       {"pcie-link", check_pcie_link},
       {"power-limit", check_power_limit},
       {"pcie-acs", check_pcie_acs},

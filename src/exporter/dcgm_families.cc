@@ -29,7 +29,10 @@ struct Family {
   Value (*value)(const GpuRow&, const MetricsInput&);
 };
 
-// Order as in default-counters.csv, extra fields after.
+// Order as in default-counters.csv, extra fields after. The aggregate ECC,
+// remapped-row and reserved-FB families are those of dcgm-exporter's
+// etc/dcp-metrics-included.csv (names, types and help as there). DCGM's
+// BAR1 fields are in no dcgm-exporter counter file: native series only.
 const Family kFamilies[] = {
     {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).",
      [](const GpuRow& r, const MetricsInput&) {
@@ -94,6 +97,13 @@ const Family kFamilies[] = {
        return std::floor(static_cast<double>(*r.info->memory_total_bytes) /
                          kMiB);
      }},
+    {"DCGM_FI_DEV_FB_RESERVED", "gauge",
+     "Framebuffer memory reserved (in MiB).",
+     [](const GpuRow& r, const MetricsInput&) -> Value {
+       if (!r.sample->mem_reserved_bytes) return std::nullopt;
+       return std::floor(static_cast<double>(*r.sample->mem_reserved_bytes) /
+                         kMiB);
+     }},
     {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter",
      "Total number of single-bit volatile ECC errors.",
      [](const GpuRow& r, const MetricsInput&) {
@@ -103,6 +113,26 @@ const Family kFamilies[] = {
      "Total number of double-bit volatile ECC errors.",
      [](const GpuRow& r, const MetricsInput&) {
        return opt_num(r.sample->ecc_dbe_volatile_total);
+     }},
+    {"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter",
+     "Total number of single-bit persistent ECC errors.",
+     [](const GpuRow& r, const MetricsInput&) {
+       return opt_num(r.sample->ecc_sbe_aggregate_total);
+     }},
+    {"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter",
+     "Total number of double-bit persistent ECC errors.",
+     [](const GpuRow& r, const MetricsInput&) {
+       return opt_num(r.sample->ecc_dbe_aggregate_total);
+     }},
+    {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter",
+     "Number of remapped rows for uncorrectable errors",
+     [](const GpuRow& r, const MetricsInput&) {
+       return opt_num(r.sample->remapped_rows_uncorrectable_total);
+     }},
+    {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter",
+     "Number of remapped rows for correctable errors",
+     [](const GpuRow& r, const MetricsInput&) {
+       return opt_num(r.sample->remapped_rows_correctable_total);
      }},
     {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge",
      "Whether remapping of rows has failed",

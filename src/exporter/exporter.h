@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "exporter/metrics_input.h"
 
@@ -31,6 +32,16 @@ inline std::string render_metrics(const MetricsInput& in) {
 // Internal pieces, one per family group (exposed for tests).
 void render_dcgm_families(const MetricsInput& in, std::string& out);
 void render_native_families(const MetricsInput& in, std::string& out);
+// Part of the native families: memory health (ECC, row remapper, recovery
+// action) and failed reads of the answered GPUs, `labels[i]` being row i's
+// label set (memory_health_families.cc).
+struct GpuRow;
+void render_memory_health_families(const std::vector<GpuRow>& rows,
+                                   const std::vector<std::string>& labels,
+                                   std::string& out);
+void render_read_error_family(const std::vector<GpuRow>& rows,
+                              const std::vector<std::string>& labels,
+                              std::string& out);
 
 // DCGM_FI_DEV_CLOCK_THROTTLE_REASONS bit mask of the model's reason names
 // (NVML's nvmlClocksThrottleReason* values); unknown names are ignored.

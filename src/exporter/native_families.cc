@@ -9,14 +9,14 @@
 
 #include "common/int_list.h"
 #include "exporter/exporter.h"
+#include "exporter/family_writer.h"
 #include "exporter/gpu_rows.h"
 #include "exporter/prom_text.h"
 
 namespace gd {
 namespace {
 
-using prom::append_family_header;
-using prom::append_sample;
+using prom::FamilyWriter;
 using prom::Labels;
 
 // The reason vocabulary of trace-format.md: one 0/1 series per reason.
@@ -29,39 +29,6 @@ constexpr const char* kClockEventReasons[] = {"gpu_idle",
                                               "hw_thermal_slowdown",
                                               "hw_power_brake_slowdown",
                                               "display_clock_setting"};
-
-// Writes a family whose series are produced by `emit`; the header is
-// written only if at least one series is (an empty family is noise).
-class FamilyWriter {
- public:
-  FamilyWriter(std::string& out, const char* name, const char* type,
-               const char* help)
-      : out_(out), name_(name), type_(type), help_(help) {}
-  void add(std::string_view label_body, double v) {
-    header();
-    append_sample(out_, name_, label_body, v);
-  }
-  void add(std::string_view label_body, uint64_t v) {
-    header();
-    append_sample(out_, name_, label_body, v);
-  }
-  template <typename T>
-  void add_opt(std::string_view label_body, const std::optional<T>& v) {
-    if (v) add(label_body, static_cast<double>(*v));
-  }
-
- private:
-  void header() {
-    if (written_) return;
-    append_family_header(out_, name_, type_, help_);
-    written_ = true;
-  }
-  std::string& out_;
-  const char* name_;
-  const char* type_;
-  const char* help_;
-  bool written_ = false;
-};
 
 std::string gpu_labels(const GpuRow& r) {
   Labels l;
@@ -116,6 +83,8 @@ void render_build_and_collection(const MetricsInput& in, std::string& out) {
       l.add("model_name", g.name);
       l.add("architecture", g.architecture);
       l.add("compute_capability", g.compute_capability);
+      // Added with the additions to version 1; "" when unknown, as above.
+      l.add("vbios_version", g.vbios_version);
       f.add(l.body(), 1.0);
     }
   }
@@ -230,12 +199,39 @@ void render_gpu_families(const MetricsInput& in, std::string& out) {
       {"gpudoctor_remapped_rows_pending", "gauge",
        "1 if remapped rows wait for a GPU reset.",
        flag(&GpuSample::remapped_rows_pending)},
+      {"gpudoctor_gpu_memory_reserved_bytes", "gauge",
+       "GPU memory reserved by the driver and firmware (nvidia-smi "
+       "Reserved).",
+       num(&GpuSample::mem_reserved_bytes)},
+      {"gpudoctor_gpu_bar1_used_bytes", "gauge", "BAR1 memory in use.",
+       num(&GpuSample::bar1_used_bytes)},
+      {"gpudoctor_gpu_bar1_total_bytes", "gauge", "BAR1 memory in all.",
+       info_num(&GpuInfo::bar1_total_bytes)},
+      {"gpudoctor_gpu_minor_number", "gauge",
+       "N of the GPU's /dev/nvidiaN (not always its index).",
+       info_num(&GpuInfo::minor_number)},
+      {"gpudoctor_gpu_temperature_limit_margin_celsius", "gauge",
+       "Degrees left before the slowdown temperature (nvidia-smi T.Limit).",
+       num(&GpuSample::temp_limit_margin_c)},
+      {"gpudoctor_gpu_temperature_max_operating_celsius", "gauge",
+       "Highest GPU temperature for normal operation.",
+       info_num(&GpuInfo::temp_max_operating_c)},
+      {"gpudoctor_gpu_memory_temperature_max_celsius", "gauge",
+       "Highest memory temperature for normal operation.",
+       info_num(&GpuInfo::temp_mem_max_c)},
+      {"gpudoctor_ecc_sram_threshold_exceeded", "gauge",
+       "1 if the SRAM uncorrectable ECC errors passed NVIDIA's threshold "
+       "(the GPU needs service).",
+       flag(&GpuSample::ecc_sram_threshold_exceeded)},
   };
   for (const auto& s : simple) {
     FamilyWriter f(out, s.name, s.type, s.help);
     for (size_t i = 0; i < rows.size(); ++i)
       if (auto v = s.value(rows[i])) f.add(labels[i], *v);
   }
+
+  render_memory_health_families(rows, labels, out);
+  render_read_error_family(rows, labels, out);
 
   FamilyWriter reasons(out, "gpudoctor_clock_event_reason", "gauge",
                        "1 while this clock event (throttle) reason holds the "

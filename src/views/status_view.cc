@@ -6,6 +6,7 @@
 
 #include "common/terminal_text.h"
 #include "views/format.h"
+#include "views/status_gpu_health.h"
 
 namespace gd {
 namespace {
@@ -62,27 +63,38 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
                           static_cast<double>(*info.memory_total_bytes));
   else if (s->mem_used_bytes)
     mem = human_bytes(*s->mem_used_bytes);
+  else if (read_failed(*s, "mem_used_bytes"))
+    mem = kReadFailed;
 
   out += fmt::format("     util {}  mem-util {}  memory {}\n",
-                     or_na(s->util_pct, "{:.0f}%"),
-                     or_na(s->mem_util_pct, "{:.0f}%"), mem);
+                     value_of(*s, "util_pct", s->util_pct, "{:.0f}%"),
+                     value_of(*s, "mem_util_pct", s->mem_util_pct, "{:.0f}%"),
+                     mem);
+  // nvidia-smi's "T.Limit": degrees left before the slowdown temperature.
+  std::string margin;
+  if (s->temp_limit_margin_c)
+    margin = fmt::format("  {} C to slowdown", *s->temp_limit_margin_c);
+  else if (read_failed(*s, "temp_limit_margin_c"))
+    margin = fmt::format("  T.Limit {}", kReadFailed);
   out += fmt::format(
-      "     temp {} (slowdown {}, shutdown {})  mem temp {}  fan {}\n",
-      or_na(s->temp_c, "{} C"), or_na(info.temp_slowdown_c, "{} C"),
-      or_na(info.temp_shutdown_c, "{} C"), or_na(s->mem_temp_c, "{} C"),
-      or_na(s->fan_pct, "{:.0f}%"));
-  out +=
-      fmt::format("     power {} (default {})  SM clock {}  mem clock {}  {}\n",
-                  pair_with_unit(or_na(s->power_w, "{:.1f}"), " / ",
-                                 or_na(info.power_limit_w, "{:.0f}"), " W"),
-                  or_na(info.power_default_limit_w, "{:.0f} W"),
-                  pair_with_unit(or_na(s->sm_clock_mhz), " / ",
-                                 or_na(info.sm_clock_max_mhz), " MHz"),
-                  pair_with_unit(or_na(s->mem_clock_mhz), " / ",
-                                 or_na(info.mem_clock_max_mhz), " MHz"),
-                  or_na(s->pstate, "P{}"));
+      "     temp {} (slowdown {}, shutdown {}){}  mem temp {}  fan {}\n",
+      value_of(*s, "temp_c", s->temp_c, "{} C"),
+      or_na(info.temp_slowdown_c, "{} C"), or_na(info.temp_shutdown_c, "{} C"),
+      margin, value_of(*s, "mem_temp_c", s->mem_temp_c, "{} C"),
+      value_of(*s, "fan_pct", s->fan_pct, "{:.0f}%"));
+  out += fmt::format(
+      "     power {} (default {})  SM clock {}  mem clock {}  {}\n",
+      pair_with_unit(value_of(*s, "power_w", s->power_w, "{:.1f}"), " / ",
+                     or_na(info.power_limit_w, "{:.0f}"), " W"),
+      or_na(info.power_default_limit_w, "{:.0f} W"),
+      pair_with_unit(value_of(*s, "sm_clock_mhz", s->sm_clock_mhz), " / ",
+                     or_na(info.sm_clock_max_mhz), " MHz"),
+      pair_with_unit(value_of(*s, "mem_clock_mhz", s->mem_clock_mhz), " / ",
+                     or_na(info.mem_clock_max_mhz), " MHz"),
+      value_of(*s, "pstate", s->pstate, "P{}"));
 
-  std::string reasons = kUnknown;
+  std::string reasons =
+      read_failed(*s, "clock_event_reasons") ? kReadFailed : kUnknown;
   if (s->clock_event_reasons) {
     if (s->clock_event_reasons->empty()) {
       reasons = "none";
@@ -111,9 +123,13 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
   out += fmt::format(
       "     ECC {}  SBE {}  DBE {}  retired pages pending {}  row remap "
       "pending {} failed {}\n",
-      on_off(info.ecc_enabled), or_na(s->ecc_sbe_volatile_total),
-      or_na(s->ecc_dbe_volatile_total), on_off(s->retired_pages_pending),
-      on_off(s->remapped_rows_pending), on_off(s->remapped_rows_failure));
+      on_off(info.ecc_enabled),
+      value_of(*s, "ecc_sbe_volatile_total", s->ecc_sbe_volatile_total),
+      value_of(*s, "ecc_dbe_volatile_total", s->ecc_dbe_volatile_total),
+      on_off(s->retired_pages_pending), on_off(s->remapped_rows_pending),
+      on_off(s->remapped_rows_failure));
+  out += memory_health_lines(*s);
+  out += recovery_line(*s);
   out += fmt::format(
       "     persistence {}  compute mode {}  MIG {}  arch {} (cc {})  NUMA {}  "
       "processes {}\n",
@@ -126,6 +142,7 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
       or_na(info.numa_node),
       s->processes ? fmt::format("{}", s->processes->size())
                    : std::string(kUnknown));
+  out += read_errors_line(*s);
   return out;
 }
 

@@ -160,6 +160,11 @@ inline Sample healthy_sample() {
     g.retired_pages_pending = false;
     g.remapped_rows_pending = false;
     g.remapped_rows_failure = false;
+    // An A100's memory health as nvidia-smi -q shows it on a good board.
+    g.ecc_sram_uncorrectable_aggregate_total = 0;
+    g.ecc_sram_threshold_exceeded = false;
+    g.row_remap_histogram = RowRemapHistogram{640, 0, 0, 0, 0};
+    g.recovery_action = kRecoveryNone;
     g.processes = std::vector<GpuProcess>{};
     s.gpus.push_back(g);
   }

@@ -50,6 +50,9 @@ TEST(Checklist, EveryCheckWarnsOrFailsOnAMisconfiguredMachine) {
   s.processes[0].libs = {"libcudart.so.12.4.99"};
   s.gpus[1].remapped_rows_pending = true;
   s.gpus[1].pcie_width = 8;
+  s.gpus[1].ecc_sram_uncorrectable_aggregate_total = 1;
+  s.gpus[1].row_remap_histogram = RowRemapHistogram{630, 0, 8, 2, 0};
+  s.gpus[1].recovery_action = kRecoveryGpuReset;
   CheckContext ctx(h, s, tree.proc(), tree.sys());
   ctx.fs_size_bytes = shm_64m;
   auto items = run_checks(ctx);

@@ -1,5 +1,5 @@
-// persistence-mode, ecc-mode, ecc-pending, pcie-link, power-limit,
-// pcie-acs, iommu.
+// persistence-mode, ecc-mode, ecc-pending, ecc-sram, row-remap,
+// recovery-action, pcie-link, power-limit, pcie-acs, iommu.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -64,6 +64,78 @@ TEST_F(GpuChecks, EccPendingWarnsOnPendingRemapAndFailsOnRemapFailure) {
   EXPECT_EQ(items[0].detail, "GPU is lost");
 }
 
+TEST_F(GpuChecks, EccSramFailsOnAnyUncorrectableSramError) {
+  auto items = run_check(ctx, "ecc-sram");
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].status, CheckStatus::kPass);
+  EXPECT_EQ(items[0].value, "GPU 0,1: no uncorrectable SRAM errors");
+
+  s.gpus[0].ecc_sram_uncorrectable_aggregate_total = 2;
+  s.gpus[1].ecc_sram_uncorrectable_aggregate_total.reset();
+  s.gpus[1].ecc_sram_threshold_exceeded = true;
+  items = run_check(ctx, "ecc-sram");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].status, CheckStatus::kFail);
+  EXPECT_EQ(items[0].value, "GPU 0: 2 uncorrectable SRAM error(s)");
+  EXPECT_THAT(items[0].detail, HasSubstr("RMA"));
+  EXPECT_EQ(items[1].status, CheckStatus::kFail);
+  EXPECT_EQ(items[1].value,
+            "GPU 1: uncorrectable SRAM errors, threshold exceeded");
+
+  // A GPU that does not report ECC by location: skip, not pass.
+  s.gpus[0].ecc_sram_uncorrectable_aggregate_total.reset();
+  s.gpus[0].ecc_sram_threshold_exceeded.reset();
+  items = run_check(ctx, "ecc-sram");
+  EXPECT_EQ(items[0].status, CheckStatus::kSkip);
+  EXPECT_EQ(items[0].value, "GPU 0: unknown");
+}
+
+TEST_F(GpuChecks, RowRemapWarnsOnPartialOrLowBanksAndFailsOnNone) {
+  auto items = run_check(ctx, "row-remap");
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].status, CheckStatus::kPass);
+  EXPECT_EQ(items[0].value, "GPU 0,1: spare rows in every bank");
+
+  s.gpus[0].row_remap_histogram = RowRemapHistogram{630, 7, 2, 1, 0};
+  s.gpus[1].row_remap_histogram = RowRemapHistogram{630, 7, 1, 1, 1};
+  items = run_check(ctx, "row-remap");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].status, CheckStatus::kWarn);
+  EXPECT_EQ(items[0].value,
+            "GPU 0: banks with few spare rows: 1 low, 2 partial");
+  EXPECT_EQ(items[1].status, CheckStatus::kFail);
+  EXPECT_EQ(items[1].value, "GPU 1: 1 bank(s) without spare rows");
+  EXPECT_THAT(items[1].detail, HasSubstr("nvidia-smi -q -d ROW_REMAPPER"));
+
+  // "high" banks have most of their spares left: still a pass.
+  s.gpus[0].row_remap_histogram = RowRemapHistogram{600, 40, 0, 0, 0};
+  s.gpus[1].row_remap_histogram.reset();
+  s.gpus[1].remapped_rows_failure = true;
+  items = run_check(ctx, "row-remap");
+  EXPECT_THAT(statuses(items),
+              ElementsAre(CheckStatus::kPass, CheckStatus::kFail));
+  EXPECT_EQ(items[1].value, "GPU 1: row remapping failed");
+}
+
+TEST_F(GpuChecks, RecoveryActionFailsUnlessNone) {
+  auto items = run_check(ctx, "recovery-action");
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].status, CheckStatus::kPass);
+  EXPECT_EQ(items[0].value, "GPU 0,1: none");
+
+  s.gpus[1].recovery_action = kRecoveryDrainAndReset;
+  items = run_check(ctx, "recovery-action");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[1].status, CheckStatus::kFail);
+  EXPECT_EQ(items[1].value, "GPU 1: drain_and_reset");
+  EXPECT_THAT(items[1].detail, HasSubstr("reset"));
+
+  s.gpus[1].recovery_action.clear();  // an older driver: unknown
+  items = run_check(ctx, "recovery-action");
+  EXPECT_THAT(statuses(items),
+              ElementsAre(CheckStatus::kPass, CheckStatus::kSkip));
+}
+
 TEST_F(GpuChecks, PcieLinkLowGenerationIsNormalAtIdle) {
   auto items = run_check(ctx, "pcie-link");
   ASSERT_EQ(items.size(), 1u);
@@ -126,8 +198,9 @@ TEST_F(GpuChecks, GpuChecksSkipWithoutDriver) {
   none.nvml_status = kNvmlNoDriver;
   Sample empty;
   CheckContext c(none, empty, "/nonexistent", "/nonexistent");
-  for (auto* id : {"persistence-mode", "ecc-mode", "ecc-pending", "pcie-link",
-                   "power-limit", "pcie-acs", "numa-placement"}) {
+  for (auto* id : {"persistence-mode", "ecc-mode", "ecc-pending", "ecc-sram",
+                   "row-remap", "recovery-action", "pcie-link", "power-limit",
+                   "pcie-acs", "numa-placement"}) {
     auto items = run_check(c, id);
     ASSERT_EQ(items.size(), 1u) << id;
     EXPECT_EQ(items[0].status, CheckStatus::kSkip) << id;

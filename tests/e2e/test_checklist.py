@@ -10,8 +10,9 @@ from gd_e2e import (E2E, NO_DRIVER, TRAINER, load_scenario, run, scenario_4gpu,
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "checklist",
                         "fixtures")
-GPU_CHECKS = ["persistence-mode", "ecc-mode", "ecc-pending", "pcie-link", "power-limit",
-              "pcie-acs", "numa-placement", "cuda-runtime"]
+GPU_CHECKS = ["persistence-mode", "ecc-mode", "ecc-pending", "ecc-sram", "row-remap",
+              "recovery-action", "pcie-link", "power-limit", "pcie-acs", "numa-placement",
+              "cuda-runtime"]
 
 
 def checks(stdout):

@@ -275,12 +275,120 @@ TEST(Exporter, HostileProcessNameIsEscapedCappedAndValidUtf8) {
 // dcgm-exporter names (upper case, counters without _total, camelCase
 // labels) are kept on purpose for compatibility, so lint remarks about
 // DCGM_* families are accepted; gpudoctor_* families must be clean.
+// GPU 0 of the scenario as an A100 that has seen memory errors (the
+// additions to version 1); GPU 1 reports none of them.
+void add_memory_health(Scenario& s) {
+  GpuSample& g = s.sample.gpus.at(0);
+  g.ecc_sbe_aggregate_total = 14;
+  g.ecc_dbe_aggregate_total = 1;
+  g.ecc_sram_correctable_aggregate_total = 4;
+  g.ecc_sram_uncorrectable_aggregate_total = 1;
+  g.ecc_dram_correctable_aggregate_total = 10;
+  g.ecc_dram_uncorrectable_aggregate_total = 0;
+  g.ecc_sram_uncorrectable_volatile_total = 1;
+  g.ecc_sram_threshold_exceeded = true;
+  g.remapped_rows_correctable_total = 3;
+  g.remapped_rows_uncorrectable_total = 2;
+  g.row_remap_histogram = RowRemapHistogram{630, 6, 2, 1, 1};
+  g.recovery_action = kRecoveryDrainAndReset;
+  g.temp_limit_margin_c = 17;
+  g.mem_reserved_bytes = 519ull << 20;
+  g.bar1_used_bytes = 5ull << 20;
+  g.read_errors = {"power_w", "fan_pct"};
+  GpuInfo& info = s.header.gpus.at(0);
+  info.bar1_total_bytes = 128ull << 30;
+  info.minor_number = 4;
+  info.temp_max_operating_c = 87;
+  info.temp_mem_max_c = 95;
+  info.vbios_version = "92.00.45.00.06";
+}
+
+TEST(Exporter, DcgmAggregateEccRemappedRowsAndReservedFbAsDcgmNamesThem) {
+  Scenario s = load_scenario();
+  add_memory_health(s);
+  const Page page = parse(render_metrics(input_for(s)));
+  const std::string g0 = "{" + dcgm_labels(s.header, s.header.gpus[0]) + "}";
+  const std::string g1 = "{" + dcgm_labels(s.header, s.header.gpus[1]) + "}";
+  const std::map<std::string, std::pair<double, std::string>> want = {
+      {"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", {14, "counter"}},
+      {"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", {1, "counter"}},
+      {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", {3, "counter"}},
+      {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", {2, "counter"}},
+      {"DCGM_FI_DEV_FB_RESERVED", {519, "gauge"}},
+  };
+  for (const auto& [name, v] : want) {
+    ASSERT_TRUE(page.series.count(name + g0)) << name << "\n" << page.text;
+    EXPECT_EQ(page.series.at(name + g0), v.first) << name;
+    EXPECT_EQ(page.types.at(name), v.second) << name;
+    // Unknown on GPU 1: no series, never 0.
+    EXPECT_FALSE(page.series.count(name + g1)) << name;
+  }
+}
+
+TEST(Exporter, NativeMemoryHealthRecoveryActionAndFailedReads) {
+  Scenario s = load_scenario();
+  add_memory_health(s);
+  const Page page = parse(render_metrics(input_for(s)));
+  const std::string uuid = s.header.gpus[0].uuid;
+  auto g0 = [&](const std::string& extra) {
+    return "{gpu=\"0\",UUID=\"" + uuid + "\"" +
+           (extra.empty() ? "" : "," + extra) + "}";
+  };
+  const std::map<std::string, double> want = {
+      {"gpudoctor_ecc_aggregate_errors_total" + g0("type=\"correctable\""), 14},
+      {"gpudoctor_ecc_aggregate_errors_total" + g0("type=\"uncorrectable\""),
+       1},
+      {"gpudoctor_ecc_aggregate_errors_by_location_total" +
+           g0("location=\"sram\",type=\"uncorrectable\""),
+       1},
+      {"gpudoctor_ecc_aggregate_errors_by_location_total" +
+           g0("location=\"dram\",type=\"correctable\""),
+       10},
+      {"gpudoctor_ecc_volatile_errors_by_location_total" +
+           g0("location=\"sram\",type=\"uncorrectable\""),
+       1},
+      {"gpudoctor_ecc_sram_threshold_exceeded" + g0(""), 1},
+      {"gpudoctor_remapped_rows_total" + g0("type=\"uncorrectable\""), 2},
+      {"gpudoctor_row_remap_banks" + g0("bank=\"max\""), 630},
+      {"gpudoctor_row_remap_banks" + g0("bank=\"partial\""), 2},
+      {"gpudoctor_row_remap_banks" + g0("bank=\"none\""), 1},
+      {"gpudoctor_gpu_recovery_action" + g0("action=\"drain_and_reset\""), 1},
+      {"gpudoctor_gpu_recovery_action" + g0("action=\"none\""), 0},
+      {"gpudoctor_gpu_temperature_limit_margin_celsius" + g0(""), 17},
+      {"gpudoctor_gpu_memory_reserved_bytes" + g0(""), 519.0 * 1024 * 1024},
+      {"gpudoctor_gpu_bar1_used_bytes" + g0(""), 5.0 * 1024 * 1024},
+      {"gpudoctor_gpu_bar1_total_bytes" + g0(""), 128.0 * 1024 * 1024 * 1024},
+      {"gpudoctor_gpu_minor_number" + g0(""), 4},
+      {"gpudoctor_gpu_temperature_max_operating_celsius" + g0(""), 87},
+      {"gpudoctor_gpu_memory_temperature_max_celsius" + g0(""), 95},
+      {"gpudoctor_gpu_read_failed" + g0("field=\"power_w\""), 1},
+      {"gpudoctor_gpu_read_failed" + g0("field=\"fan_pct\""), 1},
+  };
+  for (const auto& [series, value] : want) {
+    ASSERT_TRUE(page.series.count(series)) << series << "\n" << page.text;
+    EXPECT_EQ(page.series.at(series), value) << series;
+  }
+  EXPECT_EQ(page.types.at("gpudoctor_ecc_aggregate_errors_total"), "counter");
+  EXPECT_EQ(page.types.at("gpudoctor_row_remap_banks"), "gauge");
+  EXPECT_NE(page.text.find("vbios_version=\"92.00.45.00.06\""),
+            std::string::npos);
+  // GPU 1 reports none of these: no series at all.
+  for (const auto& [series, value] : page.series) {
+    if (series.rfind("gpudoctor_row_remap_banks", 0) == 0 ||
+        series.rfind("gpudoctor_gpu_recovery_action", 0) == 0 ||
+        series.rfind("gpudoctor_gpu_read_failed", 0) == 0) {
+      EXPECT_EQ(series.find("gpu=\"1\""), std::string::npos) << series;
+    }
+  }
+}
+
 TEST(Exporter, PromtoolAcceptsThePageWithAHostileProcess) {
   // A prerequisite (scripts/install-deps.sh --test installs it), never a skip.
   ASSERT_STRNE(GD_PROMTOOL, "")
       << "promtool not found: install the Debian package prometheus and "
          "re-run cmake";
-  const Scenario s = hostile_scenario();
+  Scenario s = hostile_scenario();
+  add_memory_health(s);  // the lint covers the memory-health families too
   MetricsInput in = input_for(s);
   in.findings = {{"thermal-throttling", "warning", {2}, "firing"}};
   const std::string text = render_metrics(in);

@@ -145,5 +145,103 @@ TEST(StatusView, DriverMismatchIsExplained) {
   EXPECT_EQ(explain_nvml_status(h), "");
 }
 
+// nvidia-smi -q's aggregate ECC, remapped rows and bank histogram, and its
+// T.Limit margin, on one compact line each.
+TEST(StatusView, ShowsLifetimeEccRemappedRowsAndTemperatureMargin) {
+  Sample s;
+  GpuSample g = busy_gpu();
+  s.gpus.push_back(g);
+  // Without these fields (an older trace, an older GPU) no line is added.
+  std::string old = render_status(a100_header(), s);
+  EXPECT_EQ(old.find("ECC lifetime"), std::string::npos) << old;
+  EXPECT_EQ(old.find("remapped rows"), std::string::npos) << old;
+  EXPECT_EQ(old.find("to slowdown"), std::string::npos) << old;
+  s.gpus.clear();
+  g.ecc_sbe_aggregate_total = 12;
+  g.ecc_dbe_aggregate_total = 0;
+  g.ecc_sram_correctable_aggregate_total = 2;
+  g.ecc_sram_uncorrectable_aggregate_total = 0;
+  g.ecc_dram_correctable_aggregate_total = 10;
+  g.ecc_dram_uncorrectable_aggregate_total = 0;
+  g.remapped_rows_correctable_total = 1;
+  g.remapped_rows_uncorrectable_total = 0;
+  g.row_remap_histogram = RowRemapHistogram{639, 1, 0, 0, 0};
+  g.recovery_action = kRecoveryNone;
+  g.temp_limit_margin_c = 18;
+  s.gpus.push_back(g);
+  std::string out = render_status(a100_header(), s);
+  EXPECT_NE(out.find("ECC lifetime SBE 12 DBE 0  SRAM corr 2 uncorr 0  DRAM "
+                     "corr 10 uncorr 0\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("remapped rows corr 1 uncorr 0  bank remap availability "
+                     "max 639 high 1 partial 0 low 0 none 0\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("temp 71 C (slowdown 89 C, shutdown n/a)  18 C to "
+                     "slowdown"),
+            std::string::npos)
+      << out;
+  // Recovery action "none" is the normal state: not shown.
+  EXPECT_EQ(out.find("RECOVERY"), std::string::npos) << out;
+  EXPECT_EQ(out.find("ERR!"), std::string::npos) << out;
+}
+
+TEST(StatusView, AbnormalMemoryHealthIsHighlighted) {
+  Sample s;
+  GpuSample g = busy_gpu();
+  g.ecc_sram_uncorrectable_aggregate_total = 3;
+  g.ecc_sram_threshold_exceeded = true;
+  g.row_remap_histogram = RowRemapHistogram{600, 20, 10, 8, 2};
+  g.recovery_action = kRecoveryDrainAndReset;
+  s.gpus.push_back(g);
+  std::string out = render_status(a100_header(), s);
+  EXPECT_NE(out.find("SRAM corr n/a uncorr 3"), std::string::npos) << out;
+  EXPECT_NE(out.find("SRAM ECC THRESHOLD EXCEEDED"), std::string::npos) << out;
+  EXPECT_NE(out.find("none 2  (BANKS WITHOUT SPARE ROWS)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("!! RECOVERY ACTION REQUIRED: DRAIN AND RESET"),
+            std::string::npos)
+      << out;
+}
+
+// nvidia-smi prints ERR! for a failed read and N/A for an unsupported one;
+// so does status (n/a being the project's unknown mark).
+TEST(StatusView, FailedReadIsErrNotUnknown) {
+  Sample s;
+  GpuSample g;
+  g.index = 0;
+  g.util_pct = 40;
+  g.read_errors = {"power_w", "temp_c", "ecc_sbe_aggregate_total",
+                   "clock_event_reasons"};
+  g.ecc_dbe_aggregate_total = 0;
+  s.gpus.push_back(g);
+  std::string out = render_status(a100_header(), s);
+  EXPECT_NE(out.find("power ERR! / 400 W"), std::string::npos) << out;
+  EXPECT_NE(out.find("temp ERR! (slowdown 89 C"), std::string::npos) << out;
+  EXPECT_NE(out.find("mem temp n/a"), std::string::npos) << out;
+  EXPECT_NE(out.find("clock events: ERR!\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("ECC lifetime SBE ERR! DBE 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("ERR! read failed (not unsupported; NVML returned an "
+                     "error): power_w, temp_c, ecc_sbe_aggregate_total, "
+                     "clock_event_reasons\n"),
+            std::string::npos)
+      << out;
+}
+
+// Field names and the recovery action come from a trace: sanitised.
+TEST(StatusView, NewTextFieldsAreSanitised) {
+  Sample s;
+  GpuSample g = busy_gpu();
+  g.recovery_action = "evil\x1b[2J";
+  g.read_errors = {"bad\x1b]0;title\x07"};
+  s.gpus.push_back(g);
+  std::string out = render_status(a100_header(), s);
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  EXPECT_NE(out.find("RECOVERY ACTION REQUIRED: evil"), std::string::npos)
+      << out;
+}
+
 }  // namespace
 }  // namespace gd

@@ -1613,6 +1613,7 @@ bool Generator::next(Sample& out) {
   st.t = m.world.opt.start_t + st.x;
   st.frac = st.x / m.world.opt.duration_s;
   m.scenario->step(m.world, st);
+  m.world.end_step();
   out = m.world.s;
   m.scenario->post(m.world, out, st);
   return true;

@@ -21,6 +21,18 @@ constexpr const char* kBus[] = {"07", "0F", "47", "4E", "87", "90", "B7", "BD"};
 
 constexpr uint64_t kA100Bytes = 85899345920ull;  // 80 GiB
 
+// What nvidia-smi -q shows on a healthy A100-SXM4-80GB: BAR1 total, the
+// memory the driver reserves, banks of the row remapper (all with their
+// spare rows), the maximum operating temperatures and a VBIOS.
+constexpr uint64_t kA100Bar1Bytes = 128ull << 30;
+constexpr uint64_t kA100ReservedBytes = 519ull << 20;
+constexpr uint32_t kA100RemapBanks = 640;
+constexpr int kA100MaxOperatingC = 85, kA100MemMaxC = 95;
+constexpr const char* kA100Vbios = "92.00.45.00.06";
+// BAR1 the driver maps for itself, and per CUDA context.
+constexpr uint64_t kBar1BaseBytes = 2ull << 20,
+                   kBar1PerProcessBytes = 4ull << 20;
+
 }  // namespace
 
 Rng::Rng(uint64_t seed) {
@@ -51,7 +63,9 @@ World::World(const Options& options) : opt(options), rng(options.seed) {
   header.host.swap_total_bytes = 0;
   header.host.pid_namespace = "host";
   header.nvml_status = kNvmlOk;
-  header.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03", "", ""};
+  // Kernel module and library of one release: no mismatch.
+  header.driver = DriverInfo{"535.129.03", "12.2", "12.535.129.03",
+                             "535.129.03", "535.129.03"};
   s.host = HostSample{};
 }
 
@@ -82,6 +96,15 @@ void World::add_gpus(int n) {
     g.persistence_mode = true;
     g.compute_mode = "default";
     g.numa_node = i < 4 ? 3 : 7;
+    g.minor_number = i;
+    g.temp_max_operating_c = kA100MaxOperatingC;
+    g.temp_mem_max_c = kA100MemMaxC;
+    g.bar1_total_bytes = kA100Bar1Bytes;
+    g.vbios_version = kA100Vbios;
+    // Every GPU NVML lists is on the PCI bus, bound to nvidia.
+    if (!header.pci_gpus) header.pci_gpus.emplace();
+    header.pci_gpus->push_back(
+        PciGpu{fmt::format("0000:{}:00.0", kBus[i % 8]), "nvidia"});
     header.gpus.push_back(g);
 
     GpuSample gs;
@@ -94,6 +117,25 @@ void World::add_gpus(int n) {
     gs.retired_pages_pending = false;
     gs.remapped_rows_pending = false;
     gs.remapped_rows_failure = false;
+    // A healthy board: no lifetime ECC errors anywhere, nothing remapped,
+    // every bank with all its spare rows, no recovery action.
+    gs.ecc_sbe_aggregate_total = 0;
+    gs.ecc_dbe_aggregate_total = 0;
+    gs.ecc_sram_correctable_aggregate_total = 0;
+    gs.ecc_sram_uncorrectable_aggregate_total = 0;
+    gs.ecc_dram_correctable_aggregate_total = 0;
+    gs.ecc_dram_uncorrectable_aggregate_total = 0;
+    gs.ecc_sram_correctable_volatile_total = 0;
+    gs.ecc_sram_uncorrectable_volatile_total = 0;
+    gs.ecc_dram_correctable_volatile_total = 0;
+    gs.ecc_dram_uncorrectable_volatile_total = 0;
+    gs.ecc_sram_threshold_exceeded = false;
+    gs.remapped_rows_correctable_total = 0;
+    gs.remapped_rows_uncorrectable_total = 0;
+    gs.row_remap_histogram = RowRemapHistogram{kA100RemapBanks, 0, 0, 0, 0};
+    gs.recovery_action = kRecoveryNone;
+    gs.mem_reserved_bytes = kA100ReservedBytes;
+    gs.bar1_used_bytes = kBar1BaseBytes;
     s.gpus.push_back(gs);
     thermal_.emplace_back();
     thermal_.back().energy_mj = 9.1e8 + i * 1.3e7;
@@ -137,6 +179,11 @@ void World::put_on_gpu(int g, uint32_t pid, uint64_t bytes, const char* type) {
   gp.used_bytes = bytes;
   gp.type = type;
   s.gpus.at(g).processes->push_back(gp);
+  // A process on the host sees the host's /dev/shm: tmpfs defaults to half
+  // of the memory (a container's 64 MiB default is what dev-shm-small is
+  // about; scenarios set that themselves).
+  if (ProcessSample* p = proc(pid); p && !p->dev_shm_bytes)
+    p->dev_shm_bytes = header.host.mem_total_bytes.value_or(1024ull << 30) / 2;
 }
 
 GpuProcess* World::gpu_proc(int g, uint32_t pid) {
@@ -295,6 +342,9 @@ void World::gpu_memory(int g) {
       used += static_cast<double>(p.used_bytes.value_or(0));
   gs.mem_used_bytes =
       static_cast<uint64_t>(std::min(used, static_cast<double>(gpu_total(g))));
+  gs.bar1_used_bytes =
+      kBar1BaseBytes +
+      kBar1PerProcessBytes * (gs.processes ? gs.processes->size() : 0);
 }
 
 void World::jitter_cpu() {
@@ -358,6 +408,22 @@ void World::lose_gpu(int g) {
   lost.index = g;
   lost.lost = true;
   s.gpus.at(g) = lost;
+}
+
+void World::end_step() {
+  for (GpuSample& gs : s.gpus) {
+    if (gs.lost || gs.stale) continue;
+    // By index, not position: a scenario may drop a GPU from the header
+    // (it left enumeration) while its sample is still being built.
+    const GpuInfo* info = nullptr;
+    for (const GpuInfo& g : header.gpus)
+      if (g.index == gs.index) info = &g;
+    // nvidia-smi's T.Limit: degrees left before the slowdown temperature.
+    if (info && gs.temp_c && info->temp_slowdown_c)
+      gs.temp_limit_margin_c = *info->temp_slowdown_c - *gs.temp_c;
+    else
+      gs.temp_limit_margin_c.reset();
+  }
 }
 
 }  // namespace gd::tracegen

@@ -126,6 +126,9 @@ class World {
   // The healthy step: every GPU with a process at ~95%, idle otherwise.
   void healthy_step(const Step& st);
   void lose_gpu(int g);
+  // After the scenario's step: what follows from the values it set (the
+  // T.Limit margin from the temperature a scenario may have overridden).
+  void end_step();
 
   double busy_util() { return std::clamp(95 + 2 * rng.normal(), 0.0, 100.0); }
 
