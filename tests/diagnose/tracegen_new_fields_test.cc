@@ -21,6 +21,17 @@ tracegen::Options small(int gpus) {
 TEST(TracegenNewFields, EveryScenarioCarriesTheHealthyDefaults) {
   for (const auto& info : tracegen::scenarios()) {
     SCOPED_TRACE(info.name);
+    // Scenarios built around these fields (a failing memory, a recovery
+    // action, a GPU missing from the bus) and their look-alikes set them on
+    // purpose.
+    bool about_new_fields = false;
+    for (const auto* ids : {&info.fires, &info.silent})
+      for (const std::string& id : *ids)
+        for (const char* own :
+             {"memory-degrading", "recovery-action-required", "gpu-missing",
+              "pcie-aer-errors", "dev-shm-small"})
+          about_new_fields |= id == own;
+    if (about_new_fields) continue;
     TraceHeader h;
     const auto samples = tracegen::generate_all(
         info.name, small(std::max(2, info.min_gpus)), &h);

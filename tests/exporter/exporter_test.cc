@@ -278,6 +278,19 @@ TEST(Exporter, HostileProcessNameIsEscapedCappedAndValidUtf8) {
 // GPU 0 of the scenario as an A100 that has seen memory errors (the
 // additions to version 1); GPU 1 reports none of them.
 void add_memory_health(Scenario& s) {
+  // The scenario file's GPUs may carry some of these already: GPU 1 is made
+  // to know none of them.
+  GpuSample& none = s.sample.gpus.at(1);
+  none.mem_reserved_bytes.reset();
+  none.bar1_used_bytes.reset();
+  none.remapped_rows_correctable_total.reset();
+  none.remapped_rows_uncorrectable_total.reset();
+  none.ecc_sbe_aggregate_total.reset();
+  none.ecc_dbe_aggregate_total.reset();
+  none.row_remap_histogram.reset();
+  none.recovery_action.clear();
+  none.temp_limit_margin_c.reset();
+  none.read_errors.clear();
   GpuSample& g = s.sample.gpus.at(0);
   g.ecc_sbe_aggregate_total = 14;
   g.ecc_dbe_aggregate_total = 1;
