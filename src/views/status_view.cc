@@ -216,11 +216,23 @@ std::string render_status(const TraceHeader& h, const Sample& s) {
 
   std::string out =
       fmt::format("gpudoctor status — {} — {}\n", safe(h.host.hostname), when);
-  if (h.driver)
+  if (h.driver && !h.driver->driver_version.empty())
     out += fmt::format("Driver {}  CUDA {}  NVML {}  GPUs {}\n",
                        safe(h.driver->driver_version),
                        safe(h.driver->cuda_driver_version),
                        safe(h.driver->nvml_version), h.gpus.size());
+  // Without NVML, what the kernel module and the library say still tells a
+  // version mismatch at a glance.
+  if (h.driver && h.driver->driver_version.empty() &&
+      (!h.driver->kernel_module_version.empty() ||
+       !h.driver->library_version.empty()))
+    out += fmt::format("Kernel module {}  libnvidia-ml {}\n",
+                       h.driver->kernel_module_version.empty()
+                           ? std::string("unknown")
+                           : safe(h.driver->kernel_module_version),
+                       h.driver->library_version.empty()
+                           ? std::string("unknown")
+                           : safe(h.driver->library_version));
   std::string why = explain_nvml_status(h);
   if (!why.empty()) out += "!! " + why + "\n";
   out += "\n";

@@ -243,5 +243,21 @@ TEST(StatusView, NewTextFieldsAreSanitised) {
       << out;
 }
 
+TEST(StatusView, WithoutNvmlTheModuleAndLibraryVersionsAreShown) {
+  TraceHeader h;
+  h.host.hostname = "node07";
+  h.nvml_status = kNvmlDriverMismatch;
+  h.driver = DriverInfo{"", "", "", "535.129.03", "535.104.05"};
+  Sample s;
+  s.t = 1732262400;
+  const std::string out = render_status(h, s);
+  EXPECT_NE(out.find("Kernel module 535.129.03  libnvidia-ml 535.104.05"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("Driver "), std::string::npos)
+      << "no empty NVML driver line\n"
+      << out;
+}
+
 }  // namespace
 }  // namespace gd
