@@ -35,7 +35,7 @@ gd::TraceHeader header(FuzzedDataProvider& in, int gpus) {
   gd::TraceHeader h;
   h.host.hostname = text(in);
   h.nvml_status = text(in);
-  h.driver = gd::DriverInfo{text(in), text(in), text(in)};
+  h.driver = gd::DriverInfo{text(in), text(in), text(in), text(in), text(in)};
   for (int i = 0; i < gpus; ++i) {
     gd::GpuInfo g;
     g.index = i;
