@@ -62,6 +62,11 @@ typedef enum nvmlReturn_enum {
  */
 
 typedef struct nvmlDevice_st* nvmlDevice_t;
+/* MIG: a GPU instance and a compute instance of a MIG-enabled GPU. */
+typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
+/* GPM: an opaque sample buffer (nvmlGpmSampleAlloc/Free). */
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
 
 typedef enum nvmlEnableState_enum {
   NVML_FEATURE_DISABLED = 0,
@@ -91,6 +96,25 @@ typedef enum nvmlClockType_enum {
   NVML_CLOCK_VIDEO = 3,
   NVML_CLOCK_COUNT
 } nvmlClockType_t;
+
+/* Which value of a clock nvmlDeviceGetClock answers. */
+typedef enum nvmlClockId_enum {
+  NVML_CLOCK_ID_CURRENT = 0,
+  NVML_CLOCK_ID_APP_CLOCK_TARGET = 1,
+  NVML_CLOCK_ID_APP_CLOCK_DEFAULT = 2,
+  NVML_CLOCK_ID_CUSTOMER_BOOST_MAX = 3,
+  NVML_CLOCK_ID_COUNT
+} nvmlClockId_t;
+
+/* NVLink error counters (nvmlDeviceGetNvLinkErrorCounter). */
+typedef enum nvmlNvLinkErrorCounter_enum {
+  NVML_NVLINK_ERROR_DL_REPLAY = 0,   /* data link replays */
+  NVML_NVLINK_ERROR_DL_RECOVERY = 1, /* data link recoveries */
+  NVML_NVLINK_ERROR_DL_CRC_FLIT = 2, /* flow-control (flit) CRC errors */
+  NVML_NVLINK_ERROR_DL_CRC_DATA = 3, /* data CRC errors */
+  NVML_NVLINK_ERROR_DL_ECC_DATA = 4,
+  NVML_NVLINK_ERROR_COUNT
+} nvmlNvLinkErrorCounter_t;
 
 typedef enum nvmlPStates_enum {
   NVML_PSTATE_0 = 0,
@@ -173,6 +197,60 @@ typedef unsigned int nvmlDeviceArchitecture_t;
 #define NVML_DEVICE_MIG_DISABLE 0x0
 #define NVML_DEVICE_MIG_ENABLE 0x1
 
+/* GPU instance profile indices (the `profile` argument of
+ * nvmlDeviceGetGpuInstanceProfileInfo*; the profile's own id is in the
+ * answer). */
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE 0x0
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE 0x1
+#define NVML_GPU_INSTANCE_PROFILE_3_SLICE 0x2
+#define NVML_GPU_INSTANCE_PROFILE_4_SLICE 0x3
+#define NVML_GPU_INSTANCE_PROFILE_7_SLICE 0x4
+#define NVML_GPU_INSTANCE_PROFILE_8_SLICE 0x5
+#define NVML_GPU_INSTANCE_PROFILE_6_SLICE 0x6
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1 0x7
+#define NVML_GPU_INSTANCE_PROFILE_COUNT 0x8
+
+/* NVLink: the most links a GPU has (H100: 18). */
+#define NVML_NVLINK_MAX_LINKS 18
+
+/* Value of nvmlDeviceGetNvLinkVersion (and NVML_FI_DEV_NVLINK_GET_VERSION):
+ * an enum, not the NVLink generation (an A100's NVLink 3 answers 5). Not in
+ * the reference. */
+#define NVML_NVLINK_VERSION_INVALID 0
+#define NVML_NVLINK_VERSION_1_0 1
+#define NVML_NVLINK_VERSION_2_0 2
+#define NVML_NVLINK_VERSION_2_2 3
+#define NVML_NVLINK_VERSION_3_0 4
+#define NVML_NVLINK_VERSION_3_1 5
+#define NVML_NVLINK_VERSION_4_0 6
+#define NVML_NVLINK_VERSION_5_0 7
+
+/* GPU fabric (NVSwitch / fabric manager) state, nvmlGpuFabricInfo_t.state.
+ * Not in the reference (r525+). */
+#define NVML_GPU_FABRIC_UUID_LEN 16
+#define NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0
+#define NVML_GPU_FABRIC_STATE_NOT_STARTED 1
+#define NVML_GPU_FABRIC_STATE_IN_PROGRESS 2
+#define NVML_GPU_FABRIC_STATE_COMPLETED 3
+
+/* GPM (Hopper and newer). */
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define NVML_GPM_SUPPORT_VERSION 1
+
+/* GPM metric ids; values are percentages (0..100) over the interval
+ * between two samples. */
+typedef enum nvmlGpmMetricId_enum {
+  NVML_GPM_METRIC_GRAPHICS_UTIL = 1,   /* graphics engine active */
+  NVML_GPM_METRIC_SM_UTIL = 2,         /* SMs active */
+  NVML_GPM_METRIC_SM_OCCUPANCY = 3,    /* warps resident of the maximum */
+  NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5, /* any tensor pipe active */
+  NVML_GPM_METRIC_DRAM_BW_UTIL = 10,   /* DRAM bandwidth of peak */
+  NVML_GPM_METRIC_FP64_UTIL = 11,
+  NVML_GPM_METRIC_FP32_UTIL = 12,
+  NVML_GPM_METRIC_FP16_UTIL = 13,
+  NVML_GPM_METRIC_MAX = 98 /* one more than the largest id */
+} nvmlGpmMetricId_t;
+
 /* Clock event ("throttle") reason bits (unsigned long long bit mask).
  * Newer nvml.h renames them nvmlClocksEventReason*, same values. */
 #define nvmlClocksThrottleReasonGpuIdle 0x0000000000000001ULL
@@ -188,6 +266,21 @@ typedef unsigned int nvmlDeviceArchitecture_t;
 
 /* Field ids for nvmlDeviceGetFieldValues. */
 #define NVML_FI_DEV_MEMORY_TEMP 82
+/* NVLink, all links: error totals, link count, and cumulative data
+ * throughput in KiB (scopeId UINT_MAX = every link). */
+#define NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL 38
+#define NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL 45
+#define NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL 52
+#define NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL 59
+#define NVML_FI_DEV_NVLINK_LINK_COUNT 91
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
+/* NVLink, one link (scopeId = the link): counters, state, version. */
+#define NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY 161
+#define NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY 162
+#define NVML_FI_DEV_NVLINK_ERROR_DL_CRC 163
+#define NVML_FI_DEV_NVLINK_GET_STATE 165
+#define NVML_FI_DEV_NVLINK_GET_VERSION 166
 #define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230 /* not in the reference */
 
 /* "No value" marker, e.g. nvmlProcessInfo_t.usedGpuMemory under some
@@ -332,6 +425,116 @@ typedef struct nvmlFieldValue_st {
   nvmlValue_t value;         /* out */
 } nvmlFieldValue_t;
 
+/* Per-process utilisation samples (nvmlDeviceGetProcessUtilization). */
+typedef struct nvmlProcessUtilizationSample_st {
+  unsigned int pid;
+  unsigned long long timeStamp; /* CPU time of the sample, microseconds */
+  unsigned int smUtil;          /* percent */
+  unsigned int memUtil;         /* percent */
+  unsigned int encUtil;
+  unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
+/* ---- MIG ---- */
+
+typedef struct nvmlGpuInstancePlacement_st {
+  unsigned int start;
+  unsigned int size;
+} nvmlGpuInstancePlacement_t;
+
+typedef struct nvmlGpuInstanceProfileInfo_st {
+  unsigned int id; /* the profile id (nvmlGpuInstanceInfo_t.profileId) */
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
+/* nvmlDeviceGetGpuInstanceProfileInfoV: the same with a version and the
+ * profile's name ("MIG 3g.40gb"). */
+typedef struct nvmlGpuInstanceProfileInfo_v2_st {
+  unsigned int version; /* must be nvmlGpuInstanceProfileInfo_v2 */
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+  char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+} nvmlGpuInstanceProfileInfo_v2_t;
+#define nvmlGpuInstanceProfileInfo_v2 \
+  NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2)
+
+typedef struct nvmlGpuInstanceInfo_st {
+  nvmlDevice_t device;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+typedef struct nvmlComputeInstancePlacement_st {
+  unsigned int start;
+  unsigned int size;
+} nvmlComputeInstancePlacement_t;
+
+typedef struct nvmlComputeInstanceInfo_st {
+  nvmlDevice_t device;
+  nvmlGpuInstance_t gpuInstance;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlComputeInstancePlacement_t placement;
+} nvmlComputeInstanceInfo_t;
+
+/* ---- GPM ---- */
+
+/* Names of a metric, filled by nvmlGpmMetricsGet (the library's strings). */
+typedef struct nvmlGpmMetricInfo_st {
+  char* shortName;
+  char* longName;
+  char* unit;
+} nvmlGpmMetricInfo_t;
+
+typedef struct nvmlGpmMetric_t {
+  unsigned int metricId;   /* in: NVML_GPM_METRIC_* */
+  nvmlReturn_t nvmlReturn; /* out: status of this metric */
+  double value;            /* out */
+  nvmlGpmMetricInfo_t metricInfo;
+} nvmlGpmMetric_t;
+
+typedef struct nvmlGpmMetricsGet_t {
+  unsigned int version; /* must be NVML_GPM_METRICS_GET_VERSION */
+  unsigned int numMetrics;
+  nvmlGpmSample_t sample1; /* the earlier sample */
+  nvmlGpmSample_t sample2; /* the later sample */
+  nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct nvmlGpmSupport_t {
+  unsigned int version; /* must be NVML_GPM_SUPPORT_VERSION */
+  unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
+/* Not in the reference (r525+): the GPU's place in an NVSwitch fabric, as
+ * the fabric manager set it up (nvmlDeviceGetGpuFabricInfo). */
+typedef unsigned char nvmlGpuFabricState_t;
+typedef struct nvmlGpuFabricInfo_st {
+  unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+  nvmlReturn_t status; /* of the fabric registration */
+  unsigned int cliqueId;
+  nvmlGpuFabricState_t state; /* NVML_GPU_FABRIC_STATE_* */
+} nvmlGpuFabricInfo_t;
+
 /* ---- functions ----------------------------------------------------------- */
 
 /* Every function gpudoctor resolves, as X(name, (parameters)). All return
@@ -455,18 +658,100 @@ typedef struct nvmlFieldValue_st {
      nvmlProcessInfo_v2_t* infos))                                             \
   X(nvmlDeviceGetGraphicsRunningProcesses,                                     \
     (nvmlDevice_t device, unsigned int* infoCount,                             \
-     nvmlProcessInfo_v1_t* infos))
+     nvmlProcessInfo_v1_t* infos))                                             \
+  X(nvmlDeviceGetProcessUtilization,                                           \
+    (nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization,        \
+     unsigned int* processSamplesCount, unsigned long long lastSeenTimeStamp)) \
+  X(nvmlDeviceGetEncoderUtilization,                                           \
+    (nvmlDevice_t device, unsigned int* utilization,                           \
+     unsigned int* samplingPeriodUs))                                          \
+  X(nvmlDeviceGetDecoderUtilization,                                           \
+    (nvmlDevice_t device, unsigned int* utilization,                           \
+     unsigned int* samplingPeriodUs))                                          \
+  /* MIG */                                                                    \
+  X(nvmlDeviceGetMaxMigDeviceCount,                                            \
+    (nvmlDevice_t device, unsigned int* count))                                \
+  X(nvmlDeviceGetMigDeviceHandleByIndex,                                       \
+    (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice))        \
+  X(nvmlDeviceIsMigDeviceHandle,                                               \
+    (nvmlDevice_t device, unsigned int* isMigDevice))                          \
+  X(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int* id))       \
+  X(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int* id))   \
+  X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle,                              \
+    (nvmlDevice_t migDevice, nvmlDevice_t * device))                           \
+  X(nvmlDeviceGetGpuInstanceProfileInfoV,                                      \
+    (nvmlDevice_t device, unsigned int profile,                                \
+     nvmlGpuInstanceProfileInfo_v2_t* info))                                   \
+  X(nvmlDeviceGetGpuInstanceProfileInfo,                                       \
+    (nvmlDevice_t device, unsigned int profile,                                \
+     nvmlGpuInstanceProfileInfo_t* info))                                      \
+  X(nvmlDeviceGetGpuInstanceById,                                              \
+    (nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gpuInstance))    \
+  X(nvmlGpuInstanceGetInfo,                                                    \
+    (nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t * info))             \
+  /* NVLink */                                                                 \
+  X(nvmlDeviceGetNvLinkState,                                                  \
+    (nvmlDevice_t device, unsigned int link, nvmlEnableState_t* isActive))     \
+  X(nvmlDeviceGetNvLinkVersion,                                                \
+    (nvmlDevice_t device, unsigned int link, unsigned int* version))           \
+  X(nvmlDeviceGetNvLinkErrorCounter,                                           \
+    (nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter, \
+     unsigned long long* counterValue))                                        \
+  /* not in the reference (r525+) */                                           \
+  X(nvmlDeviceGetGpuFabricInfo,                                                \
+    (nvmlDevice_t device, nvmlGpuFabricInfo_t * gpuFabricInfo))                \
+  /* GPM */                                                                    \
+  X(nvmlGpmQueryDeviceSupport,                                                 \
+    (nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport))                      \
+  X(nvmlGpmSampleAlloc, (nvmlGpmSample_t * gpmSample))                         \
+  X(nvmlGpmSampleFree, (nvmlGpmSample_t gpmSample))                            \
+  X(nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t gpmSample))        \
+  /* not in the reference (r525+) */                                           \
+  X(nvmlGpmMigSampleGet, (nvmlDevice_t device, unsigned int gpuInstanceId,     \
+                          nvmlGpmSample_t gpmSample))                          \
+  X(nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * metricsGet))
+
+/* Functions gpudoctor does not call but other NVML clients do, which the
+ * fake library (tests/fake_nvml) answers like a real A100/H100. Declared
+ * here so that their signatures are checked against the reference too; the
+ * loader does not resolve them. */
+#define GD_NVML_OTHER_FUNCTIONS(X)                                             \
+  X(nvmlDeviceGetGpuInstances,                                                 \
+    (nvmlDevice_t device, unsigned int profileId,                              \
+     nvmlGpuInstance_t* gpuInstances, unsigned int* count))                    \
+  X(nvmlGpuInstanceGetComputeInstances,                                        \
+    (nvmlGpuInstance_t gpuInstance, unsigned int profileId,                    \
+     nvmlComputeInstance_t* computeInstances, unsigned int* count))            \
+  X(nvmlComputeInstanceGetInfo_v2,                                             \
+    (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info)) \
+  X(nvmlDeviceGetSupportedMemoryClocks,                                        \
+    (nvmlDevice_t device, unsigned int* count, unsigned int* clocksMHz))       \
+  X(nvmlDeviceGetSupportedGraphicsClocks,                                      \
+    (nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int* count,    \
+     unsigned int* clocksMHz))                                                 \
+  X(nvmlDeviceGetDisplayActive,                                                \
+    (nvmlDevice_t device, nvmlEnableState_t * isActive))                       \
+  X(nvmlDeviceGetDisplayMode,                                                  \
+    (nvmlDevice_t device, nvmlEnableState_t * display))                        \
+  X(nvmlDeviceGetClock, (nvmlDevice_t device, nvmlClockType_t clockType,       \
+                         nvmlClockId_t clockId, unsigned int* clockMHz))       \
+  X(nvmlUnitGetCount, (unsigned int* unitCount))                               \
+  X(nvmlGetExcludedDeviceCount, (unsigned int* deviceCount))                   \
+  X(nvmlSystemGetProcessName,                                                  \
+    (unsigned int pid, char* name, unsigned int length))
 
 /* Pointer typedefs: nvmlDeviceGetName_fn etc. */
 #define GD_NVML_DECLARE_FN_TYPE(name, params) \
   typedef nvmlReturn_t(*name##_fn) params;
 GD_NVML_FUNCTIONS(GD_NVML_DECLARE_FN_TYPE)
+GD_NVML_OTHER_FUNCTIONS(GD_NVML_DECLARE_FN_TYPE)
 #undef GD_NVML_DECLARE_FN_TYPE
 typedef const char* (*nvmlErrorString_fn)(nvmlReturn_t result);
 
 #ifdef GD_NVML_DECLARE_PROTOTYPES
 #define GD_NVML_DECLARE_PROTOTYPE(name, params) nvmlReturn_t name params;
 GD_NVML_FUNCTIONS(GD_NVML_DECLARE_PROTOTYPE)
+GD_NVML_OTHER_FUNCTIONS(GD_NVML_DECLARE_PROTOTYPE)
 #undef GD_NVML_DECLARE_PROTOTYPE
 const char* nvmlErrorString(nvmlReturn_t result);
 #endif

@@ -177,8 +177,11 @@ class ProjectHeader:
         for m in re.finditer(r"^#define\s+((?:NVML|nvml)\w*)[ \t]+\S", text, re.M):
             self.constants.append(m.group(1))
         self.typedefs = sorted(set(re.findall(r"\b(nvml\w+_t)\b", text)))
-        body = re.search(r"#define GD_NVML_FUNCTIONS\(X\)(.*?)\n\s*\n", text, re.S)
-        self.functions = re.findall(r"X\((nvml\w+),", body.group(1)) if body else []
+        self.functions = []
+        for macro in ("GD_NVML_FUNCTIONS", "GD_NVML_OTHER_FUNCTIONS"):
+            body = re.search(r"#define " + macro + r"\(X\)(.*?)\n\s*\n", text, re.S)
+            if body:
+                self.functions += re.findall(r"X\((nvml\w+),", body.group(1))
         self.functions.append("nvmlErrorString")
 
 
@@ -248,10 +251,12 @@ def generate(ref, hdr, newer, bindings_path):
         if c in ref.constants:
             w("  EXPECT_EQ(static_cast<long long>(%s), %dLL) << \"%s\";" %
               (c, ref.constants[c], c))
-        elif c == "nvmlMemory_v2":
-            size = ref.record_layout("nvmlMemory_v2_st")[0]
-            w("  EXPECT_EQ(static_cast<long long>(nvmlMemory_v2), %dLL)"
-              " << \"nvmlMemory_v2 = sizeof(nvmlMemory_v2_t) | 2 << 24\";" % (size | (2 << 24)))
+        elif re.fullmatch(r"nvml\w+_v\d+", c) and c + "_st" in ref.records:
+            # A versioned struct's version: sizeof(struct) | version << 24.
+            ver = int(c.rsplit("_v", 1)[1])
+            size = ref.record_layout(c + "_st")[0]
+            w("  EXPECT_EQ(static_cast<long long>(%s), %dLL)"
+              " << \"%s = sizeof(%s_t) | %d << 24\";" % (c, size | (ver << 24), c, c, ver))
         elif c not in newer:
             unchecked.append(c)
     w("}\n")
