@@ -16,6 +16,43 @@ namespace gd {
 template <typename T>
 using opt = std::optional<T>;
 
+// ---- parts of GPU facts and samples ---------------------------------------
+
+// What the SMs and tensor cores really do (NVML GPM, Hopper and newer):
+// percentages, averaged over the interval between two GPM samples.
+struct GpmActivity {
+  opt<double> sm_active_pct{}, sm_occupancy_pct{}, tensor_active_pct{},
+      dram_active_pct{}, fp64_active_pct{}, fp32_active_pct{},
+      fp16_active_pct{};
+  // Project extension: graphics engine active (DCGM's GR_ENGINE_ACTIVE).
+  opt<double> gr_engine_active_pct{};
+  bool any() const {
+    return sm_active_pct || sm_occupancy_pct || tensor_active_pct ||
+           dram_active_pct || fp64_active_pct || fp32_active_pct ||
+           fp16_active_pct || gr_engine_active_pct;
+  }
+  bool operator==(const GpmActivity&) const = default;
+};
+
+// One NVLink of a GPU.
+struct NvLink {
+  int link = 0;
+  opt<bool> active{};
+  opt<int> version{};  // NVLink generation (H100: 4)
+  opt<uint64_t> crc_errors_total{}, replay_total{}, recovery_total{};
+  bool operator==(const NvLink&) const = default;
+};
+
+// One MIG instance: a GPU instance and the compute instance in it.
+struct MigInstance {
+  uint32_t gi_id = 0, ci_id = 0;
+  std::string profile{};  // "3g.40gb" (the GPU instance profile)
+  std::string uuid{};     // "MIG-..."
+  opt<uint64_t> mem_total_bytes{}, mem_used_bytes{};
+  GpmActivity gpm{};  // per instance, where the GPU has GPM
+  bool operator==(const MigInstance&) const = default;
+};
+
 // ---- header (trace line 1) -------------------------------------------------
 
 struct HostInfo {
@@ -64,6 +101,12 @@ struct GpuInfo {
   opt<uint64_t> bar1_total_bytes;
   std::string vbios_version;
   opt<int> nvlink_count;
+  // MIG-enabled GPUs: the instances that existed when the header was
+  // written (static fields of MigInstance only); nullopt = not MIG.
+  opt<std::vector<MigInstance>> mig_profiles{};
+  // Project extension: MIG mode after the next GPU reset (NVML's pending
+  // mode); differs from mig_enabled while a change waits for a reset.
+  opt<bool> mig_enabled_pending{};
 };
 
 // nvml_status values of the header.
@@ -93,6 +136,10 @@ struct GpuProcess {
   uint32_t pid = 0;
   opt<uint64_t> used_bytes;
   std::string type = "compute";  // compute|graphics|compute+graphics
+  // Additions to version 1: NVML's per-process utilisation samples (averaged
+  // over the interval), and the MIG instance the process runs on.
+  opt<double> sm_util_pct{}, mem_util_pct{};
+  opt<uint32_t> gi_id{}, ci_id{};
 };
 
 // Banks by remaining spare rows (nvidia-smi "Bank Remap Availability
@@ -150,7 +197,28 @@ struct GpuSample {
   // Fields whose read FAILED in this sample (nvidia-smi's ERR!), by their
   // trace name; the field itself is unset either way.
   std::vector<std::string> read_errors;
+  // Activity beyond "util" (GPM; Hopper and newer), the GPU as a whole.
+  GpmActivity gpm{};
+  // NVLink: data throughput of all links, and each link; nullopt = the GPU
+  // has no NVLink (or the driver cannot say).
+  opt<uint64_t> nvlink_tx_bytes_per_s{}, nvlink_rx_bytes_per_s{};
+  opt<std::vector<NvLink>> nvlinks{};
+  // MIG-enabled GPUs: the instances now; nullopt = not MIG (or unknown).
+  opt<std::vector<MigInstance>> mig_instances{};
+  // Project extensions: encoder/decoder utilisation, and the GPU's NVSwitch
+  // fabric state (kFabric*; "" = not reported).
+  opt<double> enc_util_pct{}, dec_util_pct{};
+  std::string fabric_state{};
 };
+
+// Values of GpuSample::fabric_state (NVML's GPU fabric state).
+inline constexpr const char* kFabricNotSupported = "not_supported";
+inline constexpr const char* kFabricNotStarted = "not_started";
+inline constexpr const char* kFabricInProgress = "in_progress";
+inline constexpr const char* kFabricCompleted = "completed";
+// Registration finished with an error (the fabric manager could not add
+// the GPU to its NVLink partition).
+inline constexpr const char* kFabricFailed = "failed";
 
 struct HostSample {
   opt<double> cpu_util_pct, cpu_iowait_pct, cpu_steal_pct, load1;

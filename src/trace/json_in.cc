@@ -302,6 +302,21 @@ void read_object_array(const Loc& loc, std::string_view key, element v,
     break;
 #define GD_CASE_custom(name)
 #define GD_CASE(name, how) GD_CASE_##how(name)
+// `gpm` fields: flat in JSON, members of the object's GpmActivity `gpm`.
+#define GD_CLEAR_gpm(name) clear(o.gpm.name);
+#define GD_CASE_gpm(name)                  \
+  case Key::name:                          \
+    read(loc, f.key, f.value, o.gpm.name); \
+    break;
+#define GD_GPM_FIELDS(X)    \
+  X(sm_active_pct, gpm)     \
+  X(sm_occupancy_pct, gpm)  \
+  X(tensor_active_pct, gpm) \
+  X(dram_active_pct, gpm)   \
+  X(fp64_active_pct, gpm)   \
+  X(fp32_active_pct, gpm)   \
+  X(fp16_active_pct, gpm)   \
+  X(gr_engine_active_pct, gpm)
 
 // Finds a key's position in `names`. Lines written by our writer have their
 // keys in table order, so the next expected key is tried first.
@@ -323,7 +338,11 @@ int find_key(const std::string_view (&names)[N], std::string_view key,
 #define GD_GPU_PROCESS_FIELDS(X) \
   X(pid, custom)                 \
   X(used_bytes, plain)           \
-  X(type, plain)
+  X(type, plain)                 \
+  X(sm_util_pct, plain)          \
+  X(mem_util_pct, plain)         \
+  X(gi_id, plain)                \
+  X(ci_id, plain)
 
 void parse_gpu_process(const Loc& loc, object obj, GpuProcess& o) {
   enum class Key { GD_GPU_PROCESS_FIELDS(GD_KEY_ENUM) };
@@ -388,8 +407,86 @@ void parse_gpu_process(const Loc& loc, object obj, GpuProcess& o) {
   X(recovery_action, plain)                        \
   X(temp_limit_margin_c, plain)                    \
   X(read_errors, custom)                           \
+  GD_GPM_FIELDS(X)                                 \
+  X(nvlink_tx_bytes_per_s, plain)                  \
+  X(nvlink_rx_bytes_per_s, plain)                  \
+  X(nvlinks, custom)                               \
+  X(mig_instances, custom)                         \
+  X(enc_util_pct, plain)                           \
+  X(dec_util_pct, plain)                           \
+  X(fabric_state, plain)                           \
   X(lost, custom)                                  \
   X(stale, custom)
+
+#define GD_NVLINK_FIELDS(X)  \
+  X(link, custom)            \
+  X(active, plain)           \
+  X(version, plain)          \
+  X(crc_errors_total, plain) \
+  X(replay_total, plain)     \
+  X(recovery_total, plain)
+
+void parse_nvlink(const Loc& loc, object obj, NvLink& o) {
+  enum class Key { GD_NVLINK_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {GD_NVLINK_FIELDS(GD_KEY_NAME)};
+  GD_NVLINK_FIELDS(GD_CLEAR)
+  bool have_link = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_NVLINK_FIELDS(GD_CASE)
+      case Key::link:
+        o.link = integer_of<int>(loc, f.key, f.value);
+        have_link = true;
+        break;
+    }
+  }
+  if (!have_link) missing(loc, "link");
+}
+
+#define GD_MIG_INSTANCE_FIELDS(X) \
+  X(gi_id, custom)                \
+  X(ci_id, custom)                \
+  X(profile, plain)               \
+  X(uuid, plain)                  \
+  X(mem_total_bytes, plain)       \
+  X(mem_used_bytes, plain)        \
+  GD_GPM_FIELDS(X)
+
+void parse_mig_instance(const Loc& loc, object obj, MigInstance& o) {
+  enum class Key { GD_MIG_INSTANCE_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {
+      GD_MIG_INSTANCE_FIELDS(GD_KEY_NAME)};
+  GD_MIG_INSTANCE_FIELDS(GD_CLEAR)
+  bool have_gi = false, have_ci = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_MIG_INSTANCE_FIELDS(GD_CASE)
+      case Key::gi_id:
+        o.gi_id = integer_of<uint32_t>(loc, f.key, f.value);
+        have_gi = true;
+        break;
+      case Key::ci_id:
+        o.ci_id = integer_of<uint32_t>(loc, f.key, f.value);
+        have_ci = true;
+        break;
+    }
+  }
+  if (!have_gi) missing(loc, "gi_id");
+  if (!have_ci) missing(loc, "ci_id");
+}
+
+// An optional array of objects: null or absent = nullopt.
+template <typename T, typename ParseOne>
+void read_optional_array(const Loc& loc, std::string_view key, element v,
+                         std::optional<std::vector<T>>& out, bool& have,
+                         ParseOne parse_one) {
+  if (v.is_null()) return;
+  if (!out) out.emplace();
+  read_object_array(loc, key, v, *out, parse_one);
+  have = true;
+}
 
 bool read_flag(const Loc& loc, std::string_view key, element v) {
   std::optional<bool> b;
@@ -432,11 +529,20 @@ void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
   o.read_errors.clear();
   // The optional vectors are kept (cleared) while parsing so their storage is
   // reused, and dropped at the end if the line did not have them.
-  bool have_index = false, have_reasons = false, have_processes = false;
+  bool have_index = false, have_reasons = false, have_processes = false,
+       have_nvlinks = false, have_mig = false;
   size_t cursor = 0;
   for (auto f : obj) {
     switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
       GD_GPU_SAMPLE_FIELDS(GD_CASE)
+      case Key::nvlinks:
+        read_optional_array(loc, f.key, f.value, o.nvlinks, have_nvlinks,
+                            parse_nvlink);
+        break;
+      case Key::mig_instances:
+        read_optional_array(loc, f.key, f.value, o.mig_instances, have_mig,
+                            parse_mig_instance);
+        break;
       case Key::index:
         o.index = integer_of<int>(loc, f.key, f.value);
         have_index = true;
@@ -470,6 +576,8 @@ void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
   if (!have_index) missing(loc, "index");
   if (!have_reasons) o.clock_event_reasons.reset();
   if (!have_processes) o.processes.reset();
+  if (!have_nvlinks) o.nvlinks.reset();
+  if (!have_mig) o.mig_instances.reset();
   if (o.lost || o.stale) {
     // A lost/stale GPU has no readings, whatever else the line holds.
     GpuSample marker;
@@ -663,7 +771,9 @@ void parse_device_holder(const Loc& loc, object obj, DeviceHolder& o) {
   X(temp_mem_max_c, plain)        \
   X(bar1_total_bytes, plain)      \
   X(vbios_version, plain)         \
-  X(nvlink_count, plain)
+  X(nvlink_count, plain)          \
+  X(mig_profiles, custom)         \
+  X(mig_enabled_pending, plain)
 
 #define GD_HEADER_FIELDS(X) \
   X(format, custom)         \
@@ -704,7 +814,7 @@ void parse_gpu_info(const Loc& loc, object obj, GpuInfo& o) {
   enum class Key { GD_GPU_INFO_FIELDS(GD_KEY_ENUM) };
   static constexpr std::string_view kNames[] = {
       GD_GPU_INFO_FIELDS(GD_KEY_NAME)};
-  bool have_index = false;
+  bool have_index = false, have_mig = false;
   size_t cursor = 0;
   for (auto f : obj) {
     switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
@@ -713,8 +823,13 @@ void parse_gpu_info(const Loc& loc, object obj, GpuInfo& o) {
         o.index = integer_of<int>(loc, f.key, f.value);
         have_index = true;
         break;
+      case Key::mig_profiles:
+        read_optional_array(loc, f.key, f.value, o.mig_profiles, have_mig,
+                            parse_mig_instance);
+        break;
     }
   }
+  if (!have_mig) o.mig_profiles.reset();
   if (!have_index) missing(loc, "index");
 }
 

@@ -64,6 +64,63 @@ void append_driver_info(std::string& out, const std::optional<DriverInfo>& d) {
   out.push_back('}');
 }
 
+// The GPM fields, flat in the object they belong to (trace-format.md).
+void append_gpm(std::string& out, const GpmActivity& a) {
+  if_known(out, ",\"sm_active_pct\":", a.sm_active_pct);
+  if_known(out, ",\"sm_occupancy_pct\":", a.sm_occupancy_pct);
+  if_known(out, ",\"tensor_active_pct\":", a.tensor_active_pct);
+  if_known(out, ",\"dram_active_pct\":", a.dram_active_pct);
+  if_known(out, ",\"fp64_active_pct\":", a.fp64_active_pct);
+  if_known(out, ",\"fp32_active_pct\":", a.fp32_active_pct);
+  if_known(out, ",\"fp16_active_pct\":", a.fp16_active_pct);
+  if_known(out, ",\"gr_engine_active_pct\":", a.gr_engine_active_pct);
+}
+
+// Header mig_profiles and sample mig_instances: the same objects (the
+// header's carry no used memory or activity).
+void append_mig_instances(std::string& out, const std::vector<MigInstance>& v) {
+  out.push_back('[');
+  for (size_t i = 0; i < v.size(); ++i) {
+    const MigInstance& m = v[i];
+    if (i) out.push_back(',');
+    lit(out, "{\"gi_id\":");
+    unsigned_integer(out, m.gi_id);
+    lit(out, ",\"ci_id\":");
+    unsigned_integer(out, m.ci_id);
+    lit(out, ",\"profile\":");
+    string_or_null(out, m.profile);
+    lit(out, ",\"uuid\":");
+    string_or_null(out, m.uuid);
+    if_known(out, ",\"mem_total_bytes\":", m.mem_total_bytes);
+    if_known(out, ",\"mem_used_bytes\":", m.mem_used_bytes);
+    append_gpm(out, m.gpm);
+    out.push_back('}');
+  }
+  out.push_back(']');
+}
+
+void append_nvlinks(std::string& out, const std::vector<NvLink>& v) {
+  out.push_back('[');
+  for (size_t i = 0; i < v.size(); ++i) {
+    const NvLink& l = v[i];
+    if (i) out.push_back(',');
+    lit(out, "{\"link\":");
+    integer(out, l.link);
+    lit(out, ",\"active\":");
+    value(out, l.active);
+    lit(out, ",\"version\":");
+    value(out, l.version);
+    lit(out, ",\"crc_errors_total\":");
+    value(out, l.crc_errors_total);
+    lit(out, ",\"replay_total\":");
+    value(out, l.replay_total);
+    lit(out, ",\"recovery_total\":");
+    value(out, l.recovery_total);
+    out.push_back('}');
+  }
+  out.push_back(']');
+}
+
 void append_gpu_info(std::string& out, const GpuInfo& g) {
   lit(out, "{\"index\":");
   integer(out, g.index);
@@ -113,6 +170,11 @@ void append_gpu_info(std::string& out, const GpuInfo& g) {
   if_known(out, ",\"bar1_total_bytes\":", g.bar1_total_bytes);
   if_known(out, ",\"vbios_version\":", g.vbios_version);
   if_known(out, ",\"nvlink_count\":", g.nvlink_count);
+  if (g.mig_profiles) {
+    lit(out, ",\"mig_profiles\":");
+    append_mig_instances(out, *g.mig_profiles);
+  }
+  if_known(out, ",\"mig_enabled_pending\":", g.mig_enabled_pending);
   out.push_back('}');
 }
 
@@ -168,6 +230,10 @@ void append_gpu_processes(std::string& out,
     value(out, p.used_bytes);
     lit(out, ",\"type\":");
     string_or_null(out, p.type);
+    if_known(out, ",\"sm_util_pct\":", p.sm_util_pct);
+    if_known(out, ",\"mem_util_pct\":", p.mem_util_pct);
+    if_known(out, ",\"gi_id\":", p.gi_id);
+    if_known(out, ",\"ci_id\":", p.ci_id);
     out.push_back('}');
   }
   out.push_back(']');
@@ -271,6 +337,20 @@ void append_gpu_sample(std::string& out, const GpuSample& g) {
     lit(out, ",\"read_errors\":");
     append_string_list(out, g.read_errors);
   }
+  append_gpm(out, g.gpm);
+  if_known(out, ",\"nvlink_tx_bytes_per_s\":", g.nvlink_tx_bytes_per_s);
+  if_known(out, ",\"nvlink_rx_bytes_per_s\":", g.nvlink_rx_bytes_per_s);
+  if (g.nvlinks) {
+    lit(out, ",\"nvlinks\":");
+    append_nvlinks(out, *g.nvlinks);
+  }
+  if (g.mig_instances) {
+    lit(out, ",\"mig_instances\":");
+    append_mig_instances(out, *g.mig_instances);
+  }
+  if_known(out, ",\"enc_util_pct\":", g.enc_util_pct);
+  if_known(out, ",\"dec_util_pct\":", g.dec_util_pct);
+  if_known(out, ",\"fabric_state\":", g.fabric_state);
   out.push_back('}');
 }
 

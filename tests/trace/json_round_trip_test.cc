@@ -383,6 +383,61 @@ TEST(TraceJson, AdditionsToVersion1UseTheContractNames) {
   EXPECT_FALSE(u.contains("device_holders"));
 }
 
+// Issue 13's fields: GPM activity (flat, on the GPU and on each MIG
+// instance), NVLink, MIG instances, per-process utilisation and instance.
+TEST(TraceJson, MigNvlinkAndGpmUseTheContractNames) {
+  const json s = json::parse(sample_to_json(testing::full_sample()));
+  const json& g = s["gpus"][0];
+  for (const char* k :
+       {"sm_active_pct", "sm_occupancy_pct", "tensor_active_pct",
+        "dram_active_pct", "fp64_active_pct", "fp32_active_pct",
+        "fp16_active_pct", "nvlink_tx_bytes_per_s", "nvlink_rx_bytes_per_s",
+        "nvlinks", "mig_instances"})
+    EXPECT_TRUE(g.contains(k)) << k;
+  EXPECT_EQ(g["nvlinks"][1],
+            json::parse(R"({"link": 17, "active": false, "version": 4,
+                            "crc_errors_total": 1234567, "replay_total": 0,
+                            "recovery_total": 0})"));
+  EXPECT_EQ(g["mig_instances"][0]["profile"], "3g.40gb");
+  EXPECT_EQ(g["mig_instances"][0]["gi_id"], 1);
+  EXPECT_EQ(g["mig_instances"][0]["sm_active_pct"], 50.0);
+  EXPECT_FALSE(g["mig_instances"][1].contains("sm_active_pct"));
+  const json& p = g["processes"][0];
+  EXPECT_EQ(p["sm_util_pct"], 87.5);
+  EXPECT_EQ(p["mem_util_pct"], 40.0);
+  EXPECT_EQ(p["gi_id"], 1);
+  EXPECT_EQ(p["ci_id"], 0);
+  const json h = json::parse(header_to_json(testing::full_header()));
+  EXPECT_EQ(h["gpus"][0]["mig_profiles"][0]["profile"], "3g.40gb");
+  EXPECT_FALSE(h["gpus"][0]["mig_profiles"][0].contains("mem_used_bytes"));
+
+  const json u = json::parse(sample_to_json(testing::unknown_sample()));
+  for (const char* k : {"sm_active_pct", "nvlinks", "mig_instances",
+                        "nvlink_tx_bytes_per_s", "fabric_state"})
+    EXPECT_FALSE(u["gpus"][0].contains(k)) << k;
+}
+
+TEST(TraceJson, MigInstanceAndNvlinkNeedTheirIds) {
+  for (const auto& [path, key] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"mig_instances", "gi_id"},
+           {"mig_instances", "ci_id"},
+           {"nvlinks", "link"}}) {
+    json s = json::parse(sample_to_json(testing::full_sample()));
+    s["gpus"][0][path][0].erase(key);
+    try {
+      sample_from_json(s.dump(), "t:2");
+      ADD_FAILURE() << path << " without " << key << " was accepted";
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("gpus[0]." + path +
+                                           "[0]: missing required field \"" +
+                                           key + "\""),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(TraceJson, RemapHistogramMustHaveEveryBank) {
   json s = json::parse(sample_to_json(testing::full_sample()));
   s["gpus"][0]["row_remap_histogram"].erase("low");

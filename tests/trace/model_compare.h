@@ -11,6 +11,10 @@ inline void expect_same(const GpuProcess& a, const GpuProcess& b) {
   EXPECT_EQ(a.pid, b.pid);
   EXPECT_EQ(a.used_bytes, b.used_bytes);
   EXPECT_EQ(a.type, b.type);
+  EXPECT_EQ(a.sm_util_pct, b.sm_util_pct);
+  EXPECT_EQ(a.mem_util_pct, b.mem_util_pct);
+  EXPECT_EQ(a.gi_id, b.gi_id);
+  EXPECT_EQ(a.ci_id, b.ci_id);
 }
 
 inline void expect_same(const GpuSample& a, const GpuSample& b) {
@@ -69,6 +73,14 @@ inline void expect_same(const GpuSample& a, const GpuSample& b) {
   EXPECT_EQ(a.recovery_action, b.recovery_action);
   EXPECT_EQ(a.temp_limit_margin_c, b.temp_limit_margin_c);
   EXPECT_EQ(a.read_errors, b.read_errors);
+  EXPECT_EQ(a.gpm, b.gpm);
+  EXPECT_EQ(a.nvlink_tx_bytes_per_s, b.nvlink_tx_bytes_per_s);
+  EXPECT_EQ(a.nvlink_rx_bytes_per_s, b.nvlink_rx_bytes_per_s);
+  EXPECT_EQ(a.nvlinks, b.nvlinks);
+  EXPECT_EQ(a.mig_instances, b.mig_instances);
+  EXPECT_EQ(a.enc_util_pct, b.enc_util_pct);
+  EXPECT_EQ(a.dec_util_pct, b.dec_util_pct);
+  EXPECT_EQ(a.fabric_state, b.fabric_state);
   ASSERT_EQ(a.processes.has_value(), b.processes.has_value());
   if (a.processes) {
     ASSERT_EQ(a.processes->size(), b.processes->size());
@@ -177,6 +189,8 @@ inline void expect_same(const GpuInfo& a, const GpuInfo& b) {
   EXPECT_EQ(a.bar1_total_bytes, b.bar1_total_bytes);
   EXPECT_EQ(a.vbios_version, b.vbios_version);
   EXPECT_EQ(a.nvlink_count, b.nvlink_count);
+  EXPECT_EQ(a.mig_profiles, b.mig_profiles);
+  EXPECT_EQ(a.mig_enabled_pending, b.mig_enabled_pending);
 }
 
 inline void expect_same(const TraceHeader& a, const TraceHeader& b) {

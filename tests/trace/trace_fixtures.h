@@ -55,6 +55,13 @@ inline TraceHeader full_header() {
     g.bar1_total_bytes = 137438953472ULL;
     g.vbios_version = "92.00.45.00.05";
     g.nvlink_count = 12;
+    g.mig_profiles = std::vector<MigInstance>{
+        {.gi_id = 1,
+         .ci_id = 0,
+         .profile = "3g.40gb",
+         .uuid = "MIG-1b2c3d4e-5f60-5718-9a0b-1c2d3e4f5a6" + std::to_string(i),
+         .mem_total_bytes = 42949672960ULL}};
+    g.mig_enabled_pending = i == 1;
     h.gpus.push_back(g);
   }
   h.pci_gpus =
@@ -114,11 +121,67 @@ inline GpuSample full_gpu_sample(int i) {
   g.recovery_action = i == 0 ? kRecoveryNone : kRecoveryDrainAndReset;
   g.temp_limit_margin_c = -2;  // past the slowdown limit
   g.read_errors = {"fan_pct", "power_w"};
-  g.processes = std::vector<GpuProcess>{
-      {.pid = 4242 + static_cast<uint32_t>(i),
-       .used_bytes = 68719476736ULL,
-       .type = "compute"},
-      {.pid = 4294967295U, .used_bytes = 1, .type = "compute+graphics"}};
+  g.processes = std::vector<GpuProcess>{{.pid = 4242 + static_cast<uint32_t>(i),
+                                         .used_bytes = 68719476736ULL,
+                                         .type = "compute",
+                                         .sm_util_pct = 87.5,
+                                         .mem_util_pct = 40.0,
+                                         .gi_id = 1,
+                                         .ci_id = 0},
+                                        {.pid = 4294967295U,
+                                         .used_bytes = 1,
+                                         .type = "compute+graphics",
+                                         .sm_util_pct = 0.0,
+                                         .mem_util_pct = 0.0,
+                                         .gi_id = 4294967294U,
+                                         .ci_id = 7}};
+  g.gpm = GpmActivity{.sm_active_pct = 71.5,
+                      .sm_occupancy_pct = 33.25,
+                      .tensor_active_pct = 48.0,
+                      .dram_active_pct = 55.5,
+                      .fp64_active_pct = 0.0,
+                      .fp32_active_pct = 12.5,
+                      .fp16_active_pct = 3.75,
+                      .gr_engine_active_pct = 96.0};
+  g.nvlink_tx_bytes_per_s = 123456789012ULL;
+  g.nvlink_rx_bytes_per_s = 98765432109ULL;
+  g.nvlinks = std::vector<NvLink>{{.link = 0,
+                                   .active = true,
+                                   .version = 4,
+                                   .crc_errors_total = 0,
+                                   .replay_total = 1,
+                                   .recovery_total = 2},
+                                  {.link = 17,
+                                   .active = false,
+                                   .version = 4,
+                                   .crc_errors_total = 1234567,
+                                   .replay_total = 0,
+                                   .recovery_total = 0}};
+  g.mig_instances = std::vector<MigInstance>{
+      {.gi_id = 1,
+       .ci_id = 0,
+       .profile = "3g.40gb",
+       .uuid = "MIG-1b2c3d4e-5f60-5718-9a0b-1c2d3e4f5a60",
+       .mem_total_bytes = 42949672960ULL,
+       .mem_used_bytes = 21474836480ULL,
+       .gpm = GpmActivity{.sm_active_pct = 50.0,
+                          .sm_occupancy_pct = 25.0,
+                          .tensor_active_pct = 10.0,
+                          .dram_active_pct = 20.0,
+                          .fp64_active_pct = 0.0,
+                          .fp32_active_pct = 5.0,
+                          .fp16_active_pct = 1.0,
+                          .gr_engine_active_pct = 80.0}},
+      {.gi_id = 5,
+       .ci_id = 0,
+       .profile = "2g.20gb",
+       .uuid = "MIG-aa2c3d4e-5f60-5718-9a0b-1c2d3e4f5a61",
+       .mem_total_bytes = 21474836480ULL,
+       .mem_used_bytes = 0,
+       .gpm = {}}};
+  g.enc_util_pct = 0.0;
+  g.dec_util_pct = 12.0;
+  g.fabric_state = kFabricCompleted;
   return g;
 }
 
@@ -207,6 +270,15 @@ inline Sample realistic_sample(int n_gpus, int n_processes, double t) {
   s.t = t;
   for (int i = 0; i < n_gpus; ++i) {
     GpuSample g = full_gpu_sample(i);
+    // The node of this benchmark predates MIG, NVLink and GPM fields.
+    g.gpm = {};
+    g.nvlink_tx_bytes_per_s.reset();
+    g.nvlink_rx_bytes_per_s.reset();
+    g.nvlinks.reset();
+    g.mig_instances.reset();
+    g.enc_util_pct.reset();
+    g.dec_util_pct.reset();
+    g.fabric_state.clear();
     g.clock_event_reasons = std::vector<std::string>{"sw_power_cap"};
     g.processes =
         std::vector<GpuProcess>{{.pid = 10000 + static_cast<uint32_t>(i),
