@@ -4,7 +4,9 @@
 #include <cmath>
 #include <string>
 #include <string_view>
+#include <utility>
 
+#include "nvlink_fields.h"
 #include "state.h"
 
 using fake_nvml::DeviceCall;
@@ -172,15 +174,22 @@ gd::opt<unsigned> recovery_action_value(const std::string& action) {
   }
 }
 
+// Total and used memory of a GPU, or of a MIG device (its instance).
+std::pair<gd::opt<uint64_t>, gd::opt<uint64_t>> memory_of(
+    const DeviceCall& call) {
+  if (call.is_mig())
+    return {call.mig().mem_total_bytes, call.mig().mem_used_bytes};
+  return {call.info().memory_total_bytes, call.sample().mem_used_bytes};
+}
+
 }  // namespace
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
                                                       nvmlMemory_t* memory) {
-  DeviceCall call("nvmlDeviceGetMemoryInfo", device);
+  DeviceCall call("nvmlDeviceGetMemoryInfo", device, DeviceCall::Mig::kAccept);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  const auto& total = call.info().memory_total_bytes;
-  const auto& used = call.sample().mem_used_bytes;
+  const auto [total, used] = memory_of(call);
   if (!total || !used) return NVML_ERROR_NOT_SUPPORTED;
   memory->total = *total;
   memory->used = *used;
@@ -191,17 +200,19 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
 #ifndef FAKE_NVML_OLD_API
 FAKE_NVML_EXPORT nvmlReturn_t
 nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
-  DeviceCall call("nvmlDeviceGetMemoryInfo_v2", device);
+  DeviceCall call("nvmlDeviceGetMemoryInfo_v2", device,
+                  DeviceCall::Mig::kAccept);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (memory->version != nvmlMemory_v2)
     return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-  const auto& total = call.info().memory_total_bytes;
-  const auto& used = call.sample().mem_used_bytes;
+  const auto [total, used] = memory_of(call);
   if (!total || !used) return NVML_ERROR_NOT_SUPPORTED;
   memory->total = *total;
-  // _v2 keeps reserved memory apart: total = reserved + used + free.
-  const uint64_t reserved = call.sample().mem_reserved_bytes.value_or(0);
+  // _v2 keeps reserved memory apart: total = reserved + used + free. A MIG
+  // instance's reserve is part of the GPU's.
+  const uint64_t reserved =
+      call.is_mig() ? 0 : call.sample().mem_reserved_bytes.value_or(0);
   memory->reserved = reserved;
   memory->used = *used;
   memory->free = *used + reserved < *total ? *total - *used - reserved : 0;
@@ -432,7 +443,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(
   for (int i = 0; i < valuesCount; ++i) {
     values[i].timestamp = now_us;
     values[i].latencyUsec = 0;
-    field_value(call.sample(), values[i]);
+    if (!fake_nvml::nvlink_field_value(call, values[i]))
+      field_value(call.sample(), values[i]);
   }
   return NVML_SUCCESS;
 }

@@ -99,16 +99,26 @@ static_assert(offsetof(PciInfoV1, pciSubSystemId) ==
 
 }  // namespace
 
+// Name and UUID also answer for a MIG device: "NVIDIA A100-SXM4-80GB MIG
+// 3g.40gb" and the instance's MIG-... UUID.
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
                                                 unsigned int length) {
-  return string_property("nvmlDeviceGetName", device, name, length,
-                         &gd::GpuInfo::name);
+  DeviceCall call("nvmlDeviceGetName", device, DeviceCall::Mig::kAccept);
+  if (call.status() != NVML_SUCCESS) return call.status();
+  if (call.info().name.empty()) return NVML_ERROR_NOT_SUPPORTED;
+  if (call.is_mig())
+    return fake_nvml::copy_string(
+        call.info().name + " MIG " + call.mig().profile, name, length);
+  return fake_nvml::copy_string(call.info().name, name, length);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid,
                                                 unsigned int length) {
-  return string_property("nvmlDeviceGetUUID", device, uuid, length,
-                         &gd::GpuInfo::uuid);
+  DeviceCall call("nvmlDeviceGetUUID", device, DeviceCall::Mig::kAccept);
+  if (call.status() != NVML_SUCCESS) return call.status();
+  const std::string& value = call.is_mig() ? call.mig().uuid : call.info().uuid;
+  if (value.empty()) return NVML_ERROR_NOT_SUPPORTED;
+  return fake_nvml::copy_string(value, uuid, length);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device,
@@ -296,8 +306,11 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device,
     return NVML_ERROR_INVALID_ARGUMENT;
   const auto& mig = call.info().mig_enabled;
   if (!mig) return NVML_ERROR_NOT_SUPPORTED;
-  *currentMode = *pendingMode =
-      *mig ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+  *currentMode = *mig ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+  // A mode change waits for the next GPU reset.
+  *pendingMode = call.info().mig_enabled_pending.value_or(*mig)
+                     ? NVML_DEVICE_MIG_ENABLE
+                     : NVML_DEVICE_MIG_DISABLE;
   return NVML_SUCCESS;
 }
 

@@ -11,8 +11,7 @@ using fake_nvml::DeviceCall;
 
 namespace {
 
-// The instance ids NVML reports when MIG is off (and that the data model
-// does not carry for MIG-enabled GPUs either).
+// The instance ids NVML reports for a process on no MIG instance.
 constexpr unsigned kNoInstance = 0xFFFFFFFFu;
 
 void fill(nvmlProcessInfo_v1_t& out, const gd::GpuProcess& p) {
@@ -26,8 +25,8 @@ void fill(Info& out, const gd::GpuProcess& p) {  // v2 and v3 layouts
   out.pid = p.pid;
   out.usedGpuMemory = p.used_bytes.value_or(
       static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
-  out.gpuInstanceId = kNoInstance;
-  out.computeInstanceId = kNoInstance;
+  out.gpuInstanceId = p.gi_id.value_or(kNoInstance);
+  out.computeInstanceId = p.ci_id.value_or(kNoInstance);
 }
 
 bool listed(const gd::GpuProcess& p, bool compute) {
@@ -38,13 +37,17 @@ bool listed(const gd::GpuProcess& p, bool compute) {
 template <typename Info>
 nvmlReturn_t processes(const char* function, nvmlDevice_t device,
                        unsigned int* infoCount, Info* infos, bool compute) {
-  DeviceCall call(function, device);
+  // A MIG device lists the processes on its instance; the GPU lists all.
+  DeviceCall call(function, device, DeviceCall::Mig::kAccept);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (infoCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const auto& all = call.sample().processes;
   if (!all) return NVML_ERROR_NOT_SUPPORTED;
   std::vector<const gd::GpuProcess*> mine;
   for (const auto& p : *all) {
+    if (call.is_mig() &&
+        (p.gi_id != call.mig().gi_id || p.ci_id != call.mig().ci_id))
+      continue;
     if (listed(p, compute)) mine.push_back(&p);
   }
   if (*infoCount < mine.size()) {

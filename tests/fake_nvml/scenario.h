@@ -37,6 +37,8 @@ class Scenario {
 
   // Loop period in seconds (see sample_at).
   double period_s() const;
+  // Offset of sample `i` from the first sample, in seconds.
+  double offset(size_t i) const { return offsets_[i]; }
 
  private:
   gd::TraceHeader header_;

@@ -1,5 +1,8 @@
 #include "state.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +20,17 @@ std::mutex g_mu;
 int g_refcount = 0;                    // guarded by g_mu
 std::shared_ptr<const World> g_world;  // guarded by g_mu
 nvmlDevice_st g_devices[kMaxDevices];  // handles stay valid forever
+nvmlDevice_st g_mig_devices[kMaxDevices][kMaxMigDevices];
+const std::vector<gd::MigInstance> kNoInstances;
+
+// Whether `device` points at one of the handles of `table`.
+template <typename Table>
+bool in_table(nvmlDevice_t device, const Table& table) {
+  auto addr = reinterpret_cast<std::uintptr_t>(device);
+  auto base = reinterpret_cast<std::uintptr_t>(&table);
+  return device != nullptr && addr >= base && addr < base + sizeof(table) &&
+         (addr - base) % sizeof(nvmlDevice_st) == 0;
+}
 
 const gd::GpuSample kNoSample{};
 
@@ -139,7 +153,21 @@ std::shared_ptr<const World> current_world() {
 
 nvmlDevice_t handle_for_slot(unsigned slot) {
   g_devices[slot].slot = slot;
+  g_devices[slot].mig = -1;
   return &g_devices[slot];
+}
+
+nvmlDevice_t mig_handle_for(unsigned slot, unsigned index) {
+  nvmlDevice_st& h = g_mig_devices[slot][index];
+  h.slot = slot;
+  h.mig = static_cast<int>(index);
+  return &h;
+}
+
+long long now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 SystemCall::SystemCall(const char* function) : world_(current_world()) {
@@ -156,24 +184,69 @@ SystemCall::SystemCall(const char* function) : world_(current_world()) {
   if (d.return_code) status_ = static_cast<nvmlReturn_t>(*d.return_code);
 }
 
-DeviceCall::DeviceCall(const char* function, nvmlDevice_t device)
+DeviceCall::DeviceCall(const char* function, nvmlDevice_t device, Mig mig)
     : world_(current_world()) {
   if (!world_) {
     status_ = NVML_ERROR_UNINITIALIZED;
     return;
   }
   // A handle is valid only if it points at one of our slots of a GPU that
-  // this scenario has.
-  auto addr = reinterpret_cast<std::uintptr_t>(device);
-  auto base = reinterpret_cast<std::uintptr_t>(&g_devices[0]);
-  if (device == nullptr || addr < base || addr >= base + sizeof(g_devices) ||
-      (addr - base) % sizeof(nvmlDevice_st) != 0 ||
-      device->slot >= world_->device_count()) {
+  // this scenario has (or, where accepted, at a MIG device handle of one).
+  const bool physical = in_table(device, g_devices);
+  const bool mig_handle =
+      mig == Mig::kAccept && in_table(device, g_mig_devices);
+  if ((!physical && !mig_handle) || device->slot >= world_->device_count()) {
     status_ = NVML_ERROR_INVALID_ARGUMENT;
     return;
   }
   slot_ = device->slot;
+  if (mig_handle) mig_index_ = device->mig;
   run(function);
+  if (status_ != NVML_SUCCESS || mig_index_ < 0) return;
+  const auto& instances = mig_instances();
+  if (static_cast<size_t>(mig_index_) >= instances.size()) {
+    status_ = NVML_ERROR_INVALID_ARGUMENT;  // that instance was destroyed
+    return;
+  }
+  mig_ = &instances[static_cast<size_t>(mig_index_)];
+}
+
+const std::vector<gd::MigInstance>& DeviceCall::mig_instances() const {
+  if (!info().mig_enabled.value_or(false) || !sample_->mig_instances)
+    return kNoInstances;
+  return *sample_->mig_instances;
+}
+
+std::optional<double> scenario_average(const World& world, int gpu, double t1,
+                                       double t2, const SampleValue& value_of,
+                                       bool integral) {
+  const Scenario& sc = world.scenario;
+  if (!(t2 > t1) || sc.sample_count() == 0) return std::nullopt;
+  const double period = sc.period_s();
+  double sum = 0, t = t1;
+  // Each step covers one sample's stretch of time; bounded, whatever the
+  // scenario or the interval.
+  for (int steps = 0; t < t2 && steps < 1000000; ++steps) {
+    auto idx = sc.sample_at(t);
+    if (!idx) return std::nullopt;
+    const gd::GpuSample* g = sc.gpu(*idx, gpu);
+    std::optional<double> v;
+    if (g && !g->lost && !g->stale) v = value_of(*g);
+    if (!v) return std::nullopt;
+    double base = 0, local = std::max(t, 0.0);
+    if (sc.loop() && period > 0) {
+      base = std::floor(local / period) * period;
+      local -= base;
+    }
+    double end = *idx + 1 < sc.sample_count() ? base + sc.offset(*idx + 1)
+                 : sc.loop()                  ? base + period
+                                              : t2;
+    if (end <= t) end = t2;  // guard against a zero-length stretch
+    const double until = std::min(end, t2);
+    sum += *v * (until - t);
+    t = until;
+  }
+  return integral ? sum : sum / (t2 - t1);
 }
 
 DeviceCall::DeviceCall(const char* function, unsigned slot)

@@ -8,21 +8,28 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "fake_extra_api.h"
 #include "faults.h"
 #include "model/sample.h"
 #include "scenario.h"
 
-// The opaque type behind nvmlDevice_t: one static slot per header GPU.
+// The opaque type behind nvmlDevice_t: one static slot per header GPU, and
+// per GPU one handle per MIG device index (`mig` >= 0).
 struct nvmlDevice_st {
   unsigned slot;
+  int mig;  // -1: the physical GPU
 };
 
 namespace fake_nvml {
 
 inline constexpr unsigned kMaxDevices = 64;
+// MIG devices per GPU (A100/H100: at most 7 instances).
+inline constexpr unsigned kMaxMigDevices = 7;
 
 struct World {
   Scenario scenario;
@@ -41,6 +48,8 @@ nvmlReturn_t init(const char* function);
 nvmlReturn_t shutdown();
 
 nvmlDevice_t handle_for_slot(unsigned slot);
+// The handle of MIG device `index` (0..kMaxMigDevices-1) of GPU `slot`.
+nvmlDevice_t mig_handle_for(unsigned slot, unsigned index);
 
 // The loaded World, or nullptr before nvmlInit / after the last nvmlShutdown.
 // No faults apply (for argument checks that precede a call's prologue).
@@ -64,7 +73,10 @@ class SystemCall {
 // of the sample in effect now (all fields unset when the sample lacks it).
 class DeviceCall {
  public:
-  DeviceCall(const char* function, nvmlDevice_t device);
+  // Whether the function accepts MIG device handles (most do not: they
+  // answer INVALID_ARGUMENT for one, as for any handle they do not know).
+  enum class Mig { kReject, kAccept };
+  DeviceCall(const char* function, nvmlDevice_t device, Mig mig = Mig::kReject);
   // For handle lookups, which name a GPU by its slot.
   DeviceCall(const char* function, unsigned slot);
   nvmlReturn_t status() const { return status_; }
@@ -72,14 +84,36 @@ class DeviceCall {
   const gd::GpuSample& sample() const { return *sample_; }
   unsigned slot() const { return slot_; }
   const World& world() const { return *world_; }
+  // A MIG device handle: its instance in the sample now (the handle of a
+  // MIG device index that no instance fills any more is INVALID_ARGUMENT).
+  bool is_mig() const { return mig_ != nullptr; }
+  const gd::MigInstance& mig() const { return *mig_; }
+  // The GPU's MIG instances now (empty when MIG is off or unknown).
+  const std::vector<gd::MigInstance>& mig_instances() const;
 
  private:
   void run(const char* function);
   std::shared_ptr<const World> world_;
   nvmlReturn_t status_ = NVML_SUCCESS;
   unsigned slot_ = 0;
+  int mig_index_ = -1;
   const gd::GpuSample* sample_ = nullptr;
+  const gd::MigInstance* mig_ = nullptr;
 };
+
+// Time-weighted average, over scenario seconds [t1, t2), of a value of GPU
+// `gpu` that `value_of` picks from each sample (nullopt: the value is
+// unknown somewhere in the interval). Follows the replay rule, looping
+// included. With t1 == 0 and `integral` set, the integral instead (value x
+// seconds), e.g. bytes moved from a rate.
+using SampleValue =
+    std::function<std::optional<double>(const gd::GpuSample& gpu_sample)>;
+std::optional<double> scenario_average(const World& world, int gpu, double t1,
+                                       double t2, const SampleValue& value_of,
+                                       bool integral = false);
+
+// Wall-clock microseconds (the CPU timestamps NVML puts on samples).
+long long now_us();
 
 // Copies `value` and its NUL into buf[length]; INSUFFICIENT_SIZE if it does
 // not fit (NVML's rule for every string out-parameter).

@@ -65,7 +65,8 @@ TEST(OldApiVariant, LacksTheNewerSymbolsButKeepsTheirFallbacks) {
         "nvmlDeviceGetGraphicsRunningProcesses_v3",
         "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetCurrentClocksEventReasons",
         "nvmlSystemGetCudaDriverVersion_v2", "nvmlDeviceGetNumaNodeId",
-        "nvmlDeviceGetFieldValues"}) {
+        "nvmlDeviceGetFieldValues", "nvmlGpmSampleGet", "nvmlGpmMetricsGet",
+        "nvmlGpmMigSampleGet", "nvmlDeviceGetGpuFabricInfo"}) {
     EXPECT_EQ(old_nvml.symbol(newer), nullptr) << newer;
   }
   ScopedEnv scenario("FAKE_NVML_SCENARIO", FAKE_NVML_SCENARIO_4GPU);
