@@ -5,6 +5,8 @@
 #include <fstream>
 #include <limits>
 
+#include "nvml/nvml_util.h"
+
 namespace gd::nvml {
 
 namespace {
@@ -20,33 +22,6 @@ constexpr int kProcessListAttempts = 4;
 // usedGpuMemory == NVML_VALUE_NOT_AVAILABLE (-1 as unsigned long long).
 constexpr unsigned long long kNotAvailable =
     static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE);
-
-std::string from_buffer(const char* buf, size_t size) {
-  return std::string(buf, strnlen(buf, size));
-}
-
-std::optional<double> field_as_double(const nvmlFieldValue_t& v) {
-  switch (v.valueType) {
-    case NVML_VALUE_TYPE_DOUBLE:
-      return v.value.dVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT:
-      return v.value.uiVal;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG:
-      return static_cast<double>(v.value.ulVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-      return static_cast<double>(v.value.ullVal);
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
-      return static_cast<double>(v.value.sllVal);
-    default:
-      return std::nullopt;
-  }
-}
-
-// Calls fn(args...) if the library has it; FUNCTION_NOT_FOUND otherwise.
-template <typename Fn, typename... Args>
-nvmlReturn_t call_if(Fn fn, Args... args) {
-  return fn ? fn(args...) : NVML_ERROR_FUNCTION_NOT_FOUND;
-}
 
 // Tries the variants of one function newest first, starting at `variant`
 // (variants found missing earlier are skipped), and returns the first answer
@@ -65,21 +40,6 @@ nvmlReturn_t first_available(int& variant, Calls&&... calls) {
   };
   (try_one(calls) || ...);
   return rc;
-}
-
-// A read that failed (nvidia-smi's ERR!), as opposed to success, a lost GPU
-// (its own state) or a field this GPU or driver does not have (N/A).
-bool is_failed_read(nvmlReturn_t rc) {
-  switch (rc) {
-    case NVML_SUCCESS:
-    case NVML_ERROR_GPU_IS_LOST:
-    case NVML_ERROR_NOT_SUPPORTED:
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
-    case NVML_ERROR_NO_DATA:
-      return false;
-    default:
-      return true;
-  }
 }
 
 }  // namespace
@@ -179,6 +139,11 @@ DeviceReader::DeviceReader(const NvmlLibrary& lib, int index,
       index_(index),
       sysfs_root_(std::move(sysfs_root)),
       error_interval_(error_interval) {}
+
+DeviceReader::~DeviceReader() {
+  free_gpm(gpm_gpu_);
+  for (auto& [gi, pair] : gpm_instances_) free_gpm(pair);
+}
 
 bool DeviceReader::ok(nvmlReturn_t rc, std::string_view function) {
   switch (rc) {
@@ -416,6 +381,8 @@ GpuInfo DeviceReader::read_info() {
       ok(f_.nvmlDeviceGetMigMode(dev_, &mig_current, &mig_pending),
          "nvmlDeviceGetMigMode")) {
     info.mig_enabled = mig_current == NVML_DEVICE_MIG_ENABLE;
+    info.mig_enabled_pending = mig_pending == NVML_DEVICE_MIG_ENABLE;
+    mig_enabled_ = *info.mig_enabled;
   }
   nvmlEnableState_t persistence = NVML_FEATURE_DISABLED;
   if (f_.nvmlDeviceGetPersistenceMode &&
@@ -439,6 +406,9 @@ GpuInfo DeviceReader::read_info() {
   } else {
     info.numa_node = numa_node_from_sysfs(info);
   }
+  read_gpm_info(info);
+  read_mig_info(info);
+  read_nvlink_info(info);
   return info;
 }
 
@@ -462,7 +432,12 @@ nvmlReturn_t DeviceReader::list_processes(Fn fn, std::vector<Info>& buf,
     if (rc == NVML_SUCCESS) {
       count = std::min<unsigned>(count, static_cast<unsigned>(buf.size()));
       for (unsigned i = 0; i < count; ++i) {
-        out.push_back({buf[i].pid, buf[i].usedGpuMemory});
+        ProcessEntry e{buf[i].pid, buf[i].usedGpuMemory};
+        if constexpr (requires { buf[i].gpuInstanceId; }) {
+          e.gi = buf[i].gpuInstanceId;
+          e.ci = buf[i].computeInstanceId;
+        }
+        out.push_back(e);
       }
     }
     return rc;
@@ -482,7 +457,13 @@ void DeviceReader::merge_processes(const std::vector<ProcessEntry>& entries,
       if (q.pid == p.pid) found = &q;
     }
     if (!found) {
-      out.push_back(GpuProcess{p.pid, used, type});
+      GpuProcess gp;
+      gp.pid = p.pid;
+      gp.used_bytes = used;
+      gp.type = type;
+      if (p.gi != kNoInstance) gp.gi_id = p.gi;
+      if (p.ci != kNoInstance) gp.ci_id = p.ci;
+      out.push_back(std::move(gp));
     } else if (found >= out.data() + before) {
       // Listed more than once by one call (one entry per MIG instance): the
       // memory adds up; unknown stays unknown.
@@ -706,11 +687,19 @@ void DeviceReader::read_values(GpuSample& s) {
   }
   read_memory_health(s);
   if (lost_now_) return;
+  read_engine_utilization(s);
+  read_nvlinks(s);
+  read_fabric(s);
+  if (lost_now_) return;
+  if (mig_enabled_) s.mig_instances = read_mig_instances(true);
+  if (gpm_supported_ && !lost_now_) read_gpm(gpm_gpu_, nullptr, s.gpm, true);
+  if (lost_now_) return;
   s.processes = read_processes();
   if (!s.processes && read_errors_ && !lost_now_ &&
       is_failed_read(last_process_rc_)) {
     read_errors_->emplace_back("processes");
   }
+  if (s.processes && !lost_now_) read_process_utilization(*s.processes);
 }
 
 // nvmlDeviceGetFieldValues, one call for the fields read that way.

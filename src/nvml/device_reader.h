@@ -22,6 +22,9 @@ class DeviceReader {
   // `sysfs_root` is where /sys is (tests point it elsewhere).
   DeviceReader(const NvmlLibrary& lib, int index, std::string sysfs_root,
                std::chrono::seconds error_interval = std::chrono::seconds(60));
+  ~DeviceReader();  // frees the GPM sample buffers
+  DeviceReader(const DeviceReader&) = delete;
+  DeviceReader& operator=(const DeviceReader&) = delete;
 
   GpuInfo read_info();
   // Events (gpu_lost, nvml_error) are appended to `events`.
@@ -41,7 +44,10 @@ class DeviceReader {
   struct ProcessEntry {
     unsigned pid;
     unsigned long long used;
+    unsigned gi = kNoInstance, ci = kNoInstance;  // MIG instance, if any
   };
+  // NVML's instance id of a process that runs on no MIG instance.
+  static constexpr unsigned kNoInstance = 0xFFFFFFFFu;
 
   bool acquire_handle();
   void read_pci(GpuInfo& info);
@@ -60,6 +66,35 @@ class DeviceReader {
                               std::vector<ProcessEntry>& out);
   static void merge_processes(const std::vector<ProcessEntry>& entries,
                               const char* type, std::vector<GpuProcess>& out);
+  // Per-process SM and memory utilisation (device_reader_processes.cc).
+  void read_process_utilization(std::vector<GpuProcess>& procs);
+  void read_engine_utilization(GpuSample& s);
+
+  // ---- MIG (device_reader_mig.cc) ----
+  void read_mig_info(GpuInfo& info);
+  std::optional<std::vector<MigInstance>> read_mig_instances(bool with_used);
+  const std::string& gi_profile_name(unsigned gi_id);
+
+  // ---- NVLink and fabric (device_reader_nvlink.cc) ----
+  void read_nvlink_info(GpuInfo& info);
+  void read_nvlinks(GpuSample& s);
+  bool read_nvlinks_by_field(GpuSample& s);
+  void read_nvlinks_by_function(GpuSample& s);
+  void read_fabric(GpuSample& s);
+
+  // ---- GPM (device_reader_gpm.cc) ----
+  // Two sample buffers (the interval's start and end) of the whole GPU or
+  // of one GPU instance.
+  struct GpmPair {
+    nvmlGpmSample_t prev = nullptr, cur = nullptr;
+    bool prev_valid = false;
+  };
+  void read_gpm_info(const GpuInfo& info);
+  // Takes a new GPM sample into `pair` (whole GPU, or GPU instance `gi`)
+  // and, if an earlier one exists, fills `out` with the interval's averages.
+  void read_gpm(GpmPair& pair, const unsigned* gi, GpmActivity& out,
+                bool report_errors);
+  void free_gpm(GpmPair& pair);
 
   const NvmlLibrary& lib_;
   const NvmlFunctions& f_;
@@ -88,7 +123,51 @@ class DeviceReader {
   std::vector<nvmlProcessInfo_v1_t> procs_v1_;
   std::vector<ProcessEntry> process_entries_;
   nvmlReturn_t last_process_rc_ = NVML_SUCCESS;  // a listing that failed
+
+  // Per-process utilisation: the newest sample time seen, so each read
+  // gets only newer samples; false once the GPU answers NOT_SUPPORTED.
+  unsigned long long util_last_seen_us_ = 0;
+  bool process_util_supported_ = true;
+  std::vector<nvmlProcessUtilizationSample_t> util_buf_;
+  bool enc_supported_ = true, dec_supported_ = true;
+
+  // MIG: mode from the static facts; GPU instance id -> profile name
+  // ("3g.40gb"), and profile id -> name, both learnt once.
+  bool mig_enabled_ = false;
+  std::unordered_map<unsigned, std::string> profile_names_;
+  std::unordered_map<unsigned, std::string> gi_profiles_;
+  struct MigIdentity {
+    unsigned gi, ci;
+    std::string uuid;
+  };
+  std::vector<MigIdentity> mig_uuids_;
+
+  // NVLink: links the GPU has (0: none); field-values batch vs the per-link
+  // functions; cumulative throughput (KiB) at its timestamp (us).
+  int nvlink_count_ = 0;
+  int nvlink_variant_ = 0;  // 0: nvmlDeviceGetFieldValues 1: per-link calls
+  std::vector<nvmlFieldValue_t> nvlink_fields_;
+  struct Throughput {
+    bool valid = false;
+    unsigned long long tx_kib = 0, rx_kib = 0;
+    long long at_us = 0;
+  } nvlink_prev_;
+  bool fabric_supported_ = true;
+
+  // GPM: supported by this GPU (Hopper and newer); the whole GPU's pair and
+  // one pair per GPU instance id.
+  bool gpm_supported_ = false;
+  bool gpm_mig_supported_ = true;
+  GpmPair gpm_gpu_;
+  std::unordered_map<unsigned, GpmPair> gpm_instances_;
+  nvmlGpmMetricsGet_t gpm_request_{};
 };
+
+// NVML's NVLink version enum (nvmlDeviceGetNvLinkVersion) -> the NVLink
+// generation (1..5); nullopt for INVALID or a value this build does not know.
+std::optional<int> nvlink_generation(unsigned nvml_version);
+// "MIG 3g.40gb" (NVML's profile name) -> "3g.40gb".
+std::string mig_profile_short_name(std::string_view nvml_name);
 
 // Vocabulary helpers (exposed for tests).
 std::string architecture_name(nvmlDeviceArchitecture_t arch);

@@ -37,12 +37,13 @@ json dc_header() {
 
 json mig(unsigned gi, const char* profile, unsigned long long total,
          unsigned long long used) {
-  return {{"gi_id", gi},
-          {"ci_id", 0},
-          {"profile", profile},
-          {"uuid", "MIG-aaaaaaaa-bbbb-5ccc-8ddd-00000000000" + std::to_string(gi)},
-          {"mem_total_bytes", total},
-          {"mem_used_bytes", used}};
+  return {
+      {"gi_id", gi},
+      {"ci_id", 0},
+      {"profile", profile},
+      {"uuid", "MIG-aaaaaaaa-bbbb-5ccc-8ddd-00000000000" + std::to_string(gi)},
+      {"mem_total_bytes", total},
+      {"mem_used_bytes", used}};
 }
 
 json dc_sample(double t) {
@@ -52,13 +53,21 @@ json dc_sample(double t) {
   a100["mig_instances"] = {mig(1, "3g.40gb", 40 * kGiB, 10 * kGiB),
                            mig(5, "2g.20gb", 20 * kGiB, 4 * kGiB),
                            mig(6, "2g.20gb", 20 * kGiB, 2 * kGiB)};
-  a100["processes"] = {
-      {{"pid", 101}, {"used_bytes", 10 * kGiB}, {"type", "compute"},
-       {"gi_id", 1}, {"ci_id", 0}},
-      {{"pid", 105}, {"used_bytes", 4 * kGiB}, {"type", "compute"},
-       {"gi_id", 5}, {"ci_id", 0}},
-      {{"pid", 106}, {"used_bytes", 2 * kGiB}, {"type", "compute"},
-       {"gi_id", 6}, {"ci_id", 0}}};
+  a100["processes"] = {{{"pid", 101},
+                        {"used_bytes", 10 * kGiB},
+                        {"type", "compute"},
+                        {"gi_id", 1},
+                        {"ci_id", 0}},
+                       {{"pid", 105},
+                        {"used_bytes", 4 * kGiB},
+                        {"type", "compute"},
+                        {"gi_id", 5},
+                        {"ci_id", 0}},
+                       {{"pid", 106},
+                        {"used_bytes", 2 * kGiB},
+                        {"type", "compute"},
+                        {"gi_id", 6},
+                        {"ci_id", 0}}};
   json& h100 = s["gpus"][1];
   json links = json::array();
   for (int l = 0; l < 18; ++l) {
@@ -159,9 +168,8 @@ TEST_F(Datacenter, MigDevicesAreEnumeratedWithTheirIdsMemoryAndUuid) {
     char uuid[96];
     ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetUUID)(m, uuid, sizeof uuid),
               NVML_SUCCESS);
-    EXPECT_EQ(std::string(uuid),
-              "MIG-aaaaaaaa-bbbb-5ccc-8ddd-00000000000" +
-                  std::to_string(want[i].gi));
+    EXPECT_EQ(std::string(uuid), "MIG-aaaaaaaa-bbbb-5ccc-8ddd-00000000000" +
+                                     std::to_string(want[i].gi));
     char name[96];
     ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetName)(m, name, sizeof name),
               NVML_SUCCESS);
@@ -175,8 +183,8 @@ TEST_F(Datacenter, MigDevicesAreEnumeratedWithTheirIdsMemoryAndUuid) {
     // The MIG device lists only its own instance's process.
     unsigned count = 4;
     nvmlProcessInfo_t procs[4];
-    ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(
-                  m, &count, procs),
+    ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetComputeRunningProcesses_v3)(m, &count,
+                                                                      procs),
               NVML_SUCCESS);
     ASSERT_EQ(count, 1u);
     EXPECT_EQ(procs[0].gpuInstanceId, want[i].gi);
@@ -184,7 +192,7 @@ TEST_F(Datacenter, MigDevicesAreEnumeratedWithTheirIdsMemoryAndUuid) {
     // A physical-GPU-only call refuses a MIG handle.
     unsigned temp = 0;
     EXPECT_EQ(NVML_FN(nvml_, nvmlDeviceGetTemperature)(m, NVML_TEMPERATURE_GPU,
-                                                      &temp),
+                                                       &temp),
               NVML_ERROR_INVALID_ARGUMENT);
   }
 }
@@ -386,7 +394,7 @@ TEST_F(Datacenter, GpmMetricsAverageTheIntervalBetweenTwoSamples) {
 TEST_F(Datacenter, ProcessUtilizationSamplesNewerThanLastSeen) {
   unsigned count = 0;
   ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetProcessUtilization)(h100_, nullptr,
-                                                           &count, 0),
+                                                            &count, 0),
             NVML_ERROR_INSUFFICIENT_SIZE);
   ASSERT_EQ(count, 1u);
   nvmlProcessUtilizationSample_t u[2]{};
@@ -421,9 +429,9 @@ TEST_F(Datacenter, WhatARealH100AnswersBeyondTheBasics) {
       NVML_ERROR_INSUFFICIENT_SIZE);
   ASSERT_EQ(n, 1u);
   unsigned mem_clock = 0;
-  ASSERT_EQ(NVML_FN(nvml_, nvmlDeviceGetSupportedMemoryClocks)(h100_, &n,
-                                                              &mem_clock),
-            NVML_SUCCESS);
+  ASSERT_EQ(
+      NVML_FN(nvml_, nvmlDeviceGetSupportedMemoryClocks)(h100_, &n, &mem_clock),
+      NVML_SUCCESS);
   EXPECT_EQ(mem_clock, 2619u);
   std::vector<unsigned> clocks(200);
   n = 200;
@@ -456,12 +464,11 @@ TEST_F(Datacenter, WhatARealH100AnswersBeyondTheBasics) {
             NVML_SUCCESS);
   EXPECT_EQ(units, 0u);
   EXPECT_EQ(excluded, 0u);
-  char name[64];
+  char name[1024];
   ASSERT_EQ(NVML_FN(nvml_, nvmlSystemGetProcessName)(
                 static_cast<unsigned>(getpid()), name, sizeof name),
             NVML_SUCCESS);
-  EXPECT_NE(std::string(name).find("fake_nvml_client_tests"),
-            std::string::npos)
+  EXPECT_NE(std::string(name).find("fake_nvml_client_tests"), std::string::npos)
       << name;
   char tiny[4];
   ASSERT_EQ(NVML_FN(nvml_, nvmlSystemGetProcessName)(
