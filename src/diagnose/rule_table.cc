@@ -24,6 +24,7 @@ std::unique_ptr<Rule> make_recovery_action_required_rule();
 std::unique_ptr<Rule> make_thermal_outlier_rule();
 std::unique_ptr<Rule> make_gpu_missing_rule();
 std::unique_ptr<Rule> make_pcie_aer_errors_rule();
+std::unique_ptr<Rule> make_nvlink_degraded_rule();
 
 // --- workload rules --------------------------------------------------------
 // (declare the factory, then add a row to the table below)
@@ -39,6 +40,7 @@ std::unique_ptr<Rule> make_gpu_idle_allocated_rule();
 std::unique_ptr<Rule> make_gpu_imbalance_rule();
 std::unique_ptr<Rule> make_gpu_shared_contention_rule();
 std::unique_ptr<Rule> make_dev_shm_small_rule();
+std::unique_ptr<Rule> make_low_sm_efficiency_rule();
 
 const std::vector<RuleEntry>& rule_table() {
   static const std::vector<RuleEntry> table = {
@@ -60,6 +62,7 @@ const std::vector<RuleEntry>& rule_table() {
       {"thermal-outlier", make_thermal_outlier_rule},
       {"gpu-missing", make_gpu_missing_rule},
       {"pcie-aer-errors", make_pcie_aer_errors_rule},
+      {"nvlink-degraded", make_nvlink_degraded_rule},
       // --- workload rules ---
       {"memory-pressure", make_memory_pressure_rule},
       {"memory-leak", make_memory_leak_rule},
@@ -73,6 +76,7 @@ const std::vector<RuleEntry>& rule_table() {
       {"gpu-imbalance", make_gpu_imbalance_rule},
       {"gpu-shared-contention", make_gpu_shared_contention_rule},
       {"dev-shm-small", make_dev_shm_small_rule},
+      {"low-sm-efficiency", make_low_sm_efficiency_rule},
   };
   return table;
 }

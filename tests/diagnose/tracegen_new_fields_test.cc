@@ -23,13 +23,14 @@ TEST(TracegenNewFields, EveryScenarioCarriesTheHealthyDefaults) {
     SCOPED_TRACE(info.name);
     // Scenarios built around these fields (a failing memory, a recovery
     // action, a GPU missing from the bus) and their look-alikes set them on
-    // purpose.
+    // purpose; so do the datacenter scenarios (H100s, MIG).
     bool about_new_fields = false;
     for (const auto* ids : {&info.fires, &info.silent})
       for (const std::string& id : *ids)
         for (const char* own :
              {"memory-degrading", "recovery-action-required", "gpu-missing",
-              "pcie-aer-errors", "dev-shm-small"})
+              "pcie-aer-errors", "dev-shm-small", "nvlink-degraded",
+              "low-sm-efficiency"})
           about_new_fields |= id == own;
     if (about_new_fields) continue;
     TraceHeader h;

@@ -6,40 +6,12 @@
 #include <functional>
 #include <stdexcept>
 
+#include "tracegen/scenario_base.h"
 #include "tracegen/tracegen.h"
 #include "tracegen/world.h"
 
 namespace gd::tracegen {
 namespace {
-
-class Scenario {
- public:
-  virtual ~Scenario() = default;
-  virtual void setup(World& w) = 0;
-  virtual void step(World& w, const Step& st) { w.healthy_step(st); }
-  // Last touch on the emitted copy (e.g. knock out fields), leaving the
-  // world's own state intact for the next step.
-  virtual void post(World&, Sample&, const Step&) {}
-};
-
-std::vector<int> all_gpus(const World& w) {
-  std::vector<int> g(w.header.gpus.size());
-  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<int>(i);
-  return g;
-}
-
-// The healthy DDP job every scenario starts from. With --processes N the
-// workers are spread so that the job has N process entries.
-JobSpec default_job(const World& w, std::vector<int> gpus) {
-  JobSpec spec;
-  spec.gpus = std::move(gpus);
-  spec.workers_per_rank = w.opt.processes > 0 ? -1 : 4;
-  return spec;
-}
-
-int last_gpu(const World& w) {
-  return static_cast<int>(w.header.gpus.size()) - 1;
-}
 
 std::vector<int> all_but_last(const World& w) {
   std::vector<int> g = all_gpus(w);
@@ -1069,16 +1041,6 @@ struct DevShm : Scenario {
 
 // ---- the catalogue ----------------------------------------------------------
 
-struct Entry {
-  ScenarioInfo info;
-  std::function<std::unique_ptr<Scenario>()> make;
-};
-
-template <typename T, typename... A>
-std::function<std::unique_ptr<Scenario>()> make(A... args) {
-  return [=] { return std::unique_ptr<Scenario>(new T(args...)); };
-}
-
 // Every finding id of findings.md (the suite in tests/diagnose checks this
 // list against the file).
 const std::vector<std::string>& all_ids() {
@@ -1110,12 +1072,14 @@ const std::vector<std::string>& all_ids() {
                                                "thermal-outlier",
                                                "gpu-missing",
                                                "pcie-aer-errors",
-                                               "dev-shm-small"};
+                                               "dev-shm-small",
+                                               "nvlink-degraded",
+                                               "low-sm-efficiency"};
   return ids;
 }
 
 const std::vector<Entry>& entries() {
-  static const std::vector<Entry> table = {
+  static const std::vector<Entry> table = with_datacenter_entries({
       {{"healthy-training",
         "DDP job at ~95% util on every GPU, loaders keep up",
         1,
@@ -1545,7 +1509,7 @@ const std::vector<Entry>& entries() {
         {},
         {"dev-shm-small"}},
        make<DevShm>(64, false)},
-  };
+  });
   return table;
 }
 

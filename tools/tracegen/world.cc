@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace gd::tracegen {
@@ -32,6 +33,32 @@ constexpr const char* kA100Vbios = "92.00.45.00.06";
 // BAR1 the driver maps for itself, and per CUDA context.
 constexpr uint64_t kBar1BaseBytes = 2ull << 20,
                    kBar1PerProcessBytes = 4ull << 20;
+
+// An H100 SXM5 80GB as nvidia-smi -q shows it.
+constexpr uint64_t kH100Bytes = 85520809984ull;  // 81559 MiB
+constexpr int kH100NvLinks = 18;
+// NVLink traffic of a DDP job's all-reduce at full utilisation (of the
+// 450 GB/s each way an H100's 18 links carry).
+constexpr double kNvlinkBytesPerSAtFullUtil = 120e9;
+// Per instance the driver keeps a little memory of its own.
+constexpr uint64_t kMigInstanceReserveBytes = 36ull << 20;
+
+double tenth(double v) { return std::round(v * 10) / 10; }
+
+// GPM activity of a training job that keeps the GPU busy `u` percent of the
+// time: SMs active a little less than "util", tensor cores half of it.
+GpmActivity gpm_of(double u) {
+  GpmActivity a;
+  a.sm_active_pct = tenth(0.9 * u);
+  a.sm_occupancy_pct = tenth(0.45 * u);
+  a.tensor_active_pct = tenth(0.55 * u);
+  a.dram_active_pct = tenth(0.5 * u);
+  a.fp64_active_pct = 0.0;
+  a.fp32_active_pct = tenth(0.12 * u);
+  a.fp16_active_pct = tenth(0.35 * u);
+  a.gr_engine_active_pct = tenth(u);
+  return a;
+}
 
 }  // namespace
 
@@ -331,6 +358,30 @@ void World::gpu_activity(int g, double util) {
       std::max(0.0, u / 100 * 5.4e9 * (1 + 0.1 * rng.normal())));
   gs.pcie_tx_bytes_per_s = static_cast<uint64_t>(
       std::max(0.0, u / 100 * 1.2e9 * (1 + 0.1 * rng.normal())));
+  // Hopper and newer: what the SMs really did, and each process's share.
+  // (No random draws here: scenarios of older GPUs keep their streams.)
+  if (info.architecture == "hopper") {
+    gs.gpm = gpm_of(u);
+    if (gs.mig_instances)
+      for (MigInstance& m : *gs.mig_instances) m.gpm = gpm_of(u);
+    if (gs.processes && !info.mig_enabled.value_or(false)) {
+      for (GpuProcess& p : *gs.processes) {
+        p.sm_util_pct =
+            tenth(0.9 * u / static_cast<double>(gs.processes->size()));
+        p.mem_util_pct = *gs.mem_util_pct;
+      }
+    }
+  }
+  if (gs.nvlinks) {
+    const double bytes = u / 100 * kNvlinkBytesPerSAtFullUtil;
+    gs.nvlink_tx_bytes_per_s = static_cast<uint64_t>(bytes);
+    gs.nvlink_rx_bytes_per_s = static_cast<uint64_t>(bytes);
+  }
+  // A MIG-enabled GPU has no utilisation of its own in NVML.
+  if (info.mig_enabled.value_or(false)) {
+    gs.util_pct.reset();
+    gs.mem_util_pct.reset();
+  }
 }
 
 void World::gpu_memory(int g) {
@@ -345,6 +396,87 @@ void World::gpu_memory(int g) {
   gs.bar1_used_bytes =
       kBar1BaseBytes +
       kBar1PerProcessBytes * (gs.processes ? gs.processes->size() : 0);
+  if (gs.mig_instances) {
+    for (MigInstance& m : *gs.mig_instances) {
+      uint64_t mine = kMigInstanceReserveBytes;
+      if (gs.processes)
+        for (const GpuProcess& p : *gs.processes)
+          if (p.gi_id == m.gi_id) mine += p.used_bytes.value_or(0);
+      m.mem_used_bytes = std::min(mine, m.mem_total_bytes.value_or(mine));
+    }
+  }
+}
+
+void World::make_h100(int g) {
+  GpuInfo& info = header.gpus.at(g);
+  info.name = "NVIDIA H100 80GB HBM3";
+  info.memory_total_bytes = kH100Bytes;
+  info.power_limit_w = 700.0;
+  info.power_default_limit_w = 700.0;
+  info.pcie_max_gen = 5;
+  info.sm_clock_max_mhz = 1980;
+  info.mem_clock_max_mhz = 2619;
+  info.temp_slowdown_c = 87;
+  info.temp_shutdown_c = 90;
+  info.compute_capability = "9.0";
+  info.architecture = "hopper";
+  info.vbios_version = "96.00.89.00.01";
+  info.temp_max_operating_c = 87;
+  info.nvlink_count = kH100NvLinks;
+  GpuSample& gs = s.gpus.at(g);
+  gs.nvlinks.emplace();
+  for (int l = 0; l < kH100NvLinks; ++l) {
+    NvLink link;
+    link.link = l;
+    link.active = true;
+    link.version = 4;
+    link.crc_errors_total = 0;
+    link.replay_total = 0;
+    link.recovery_total = 0;
+    gs.nvlinks->push_back(link);
+  }
+  gs.fabric_state = kFabricCompleted;
+  gs.enc_util_pct = 0.0;
+  gs.dec_util_pct = 0.0;
+}
+
+void World::enable_mig(
+    int g, const std::vector<std::pair<uint32_t, std::string>>& instances) {
+  GpuInfo& info = header.gpus.at(g);
+  info.mig_enabled = true;
+  info.mig_enabled_pending = true;
+  const double total = static_cast<double>(gpu_total(g));
+  std::vector<MigInstance> list;
+  for (const auto& [gi, profile] : instances) {
+    MigInstance m;
+    m.gi_id = gi;
+    m.ci_id = 0;
+    m.profile = profile;
+    m.uuid = fmt::format(
+        "MIG-{:08x}-{:04x}-5{:03x}-8{:03x}-{:012x}",
+        0x7c0ffee0u + static_cast<unsigned>(g), gi, static_cast<unsigned>(g),
+        gi, 0x1a2b3c4d5e00ull + gi + 16ull * static_cast<unsigned>(g));
+    // "<slices>g.<GB>gb": the memory share is in the name (of 8 slices).
+    unsigned gb = 0;
+    if (auto dot = profile.find('.'); dot != std::string::npos)
+      gb = static_cast<unsigned>(std::atoi(profile.c_str() + dot + 1));
+    const double total_gb = std::round(total / kGiB);
+    m.mem_total_bytes = static_cast<uint64_t>(
+        total_gb > 0 ? total * gb / total_gb * 0.985 : 0);  // less reserve
+    m.mem_used_bytes = kMigInstanceReserveBytes;
+    list.push_back(std::move(m));
+  }
+  info.mig_profiles = list;
+  for (MigInstance& m : *info.mig_profiles) m.mem_used_bytes.reset();
+  s.gpus.at(g).mig_instances = std::move(list);
+}
+
+MigInstance* World::mig(int g, uint32_t gi) {
+  auto& list = s.gpus.at(g).mig_instances;
+  if (!list) return nullptr;
+  for (MigInstance& m : *list)
+    if (m.gi_id == gi) return &m;
+  return nullptr;
 }
 
 void World::jitter_cpu() {

@@ -132,6 +132,18 @@ class World {
 
   double busy_util() { return std::clamp(95 + 2 * rng.normal(), 0.0, 100.0); }
 
+  // ---- datacenter GPUs: Hopper, NVLink, MIG ------------------------------
+  // GPU g becomes an H100 SXM5 80GB: Hopper (so its samples carry GPM
+  // activity and per-process utilisation), 18 NVLink 4 links, registered in
+  // its NVSwitch fabric.
+  void make_h100(int g);
+  // MIG on GPU g with one GPU instance (and one compute instance filling
+  // it) per profile name, with the given GPU instance ids.
+  void enable_mig(
+      int g, const std::vector<std::pair<uint32_t, std::string>>& instances);
+  // The MIG instance `gi` of GPU g (nullptr if there is none).
+  MigInstance* mig(int g, uint32_t gi);
+
  private:
   struct Thermal {
     double temp = 38, power = 60;
