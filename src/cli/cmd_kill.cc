@@ -1,4 +1,5 @@
-// gpudoctor kill PID...|--gpu N [--user U] [--signal TERM] [--timeout 10s]
+// gpudoctor kill PID...|--gpu N [--mig GI] [--user U] [--signal TERM]
+// [--timeout 10s]
 //                [--force] [--dry-run] [--yes] [--tree] [--any]
 // Frees GPU memory by ending its holders, safely: shows the plan and asks,
 // never signals PID 1, kernel threads, itself or its ancestors, unrelated
@@ -32,6 +33,7 @@ constexpr DurationRange kTimeoutRange{0, 3600};
 struct KillFlags {
   std::vector<uint32_t> pids;
   std::optional<int> gpu;
+  std::optional<uint32_t> mig;  // a MIG GPU instance of --gpu
   std::string user;
   std::string signal = "TERM";
   double timeout_s = 10;
@@ -80,6 +82,12 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
                  "gpudoctor: kill: name the PIDs or --gpu N (see --help)\n");
     return kKillExitUsage;
   }
+  if (f.mig && !f.gpu) {
+    std::fprintf(stderr,
+                 "gpudoctor: kill: --mig GI selects an instance of --gpu N: "
+                 "give --gpu too\n");
+    return kKillExitUsage;
+  }
   Sampler sampler(g.sampler_options());
   const TraceHeader& header = sampler.header();
   if (header.nvml_status != kNvmlOk)
@@ -88,9 +96,17 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
                  "anyway)\n";
   Sample before = sampler.sample();
 
-  KillRequest req{f.pids, f.gpu, f.user, f.tree, f.any};
+  KillRequest req{f.pids, f.gpu, f.mig, f.user, f.tree, f.any};
   KillContext ctx{static_cast<uint32_t>(getpid()),
                   static_cast<uint32_t>(geteuid()), nvml_gpu_pids(before)};
+  add_mig_instances(before, ctx);
+  if (f.mig && f.gpu && !ctx.instance_profile.count({*f.gpu, *f.mig})) {
+    std::fprintf(stderr,
+                 "gpudoctor: kill: --mig %u: GPU %d has no MIG instance with "
+                 "that GPU instance id\n",
+                 *f.mig, *f.gpu);
+    return kKillExitUsage;
+  }
   auto procs = ProcSnapshot::read(g.proc_root);
   KillPlan plan = plan_kill(req, ctx, procs);
 
@@ -140,6 +156,10 @@ void add_kill_command(CLI::App& app, const GlobalOptions& global) {
       ->transform(decimal_in(1, kMaxPid));
   cmd->add_option("--gpu", f->gpu, "every process NVML lists on this GPU")
       ->transform(decimal_in(0, kMaxGpuIndex));
+  cmd->add_option("--mig", f->mig,
+                  "with --gpu: only the processes on this MIG GPU instance "
+                  "(its GI id, as `status` and `who` show it)")
+      ->transform(decimal_in(0, kMaxMigInstanceId));
   cmd->add_option("--user", f->user,
                   "only processes of this user (name or uid)");
   cmd->add_option("--signal,-s", f->signal,

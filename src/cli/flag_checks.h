@@ -44,6 +44,9 @@ inline CLI::Validator decimal_in(uint64_t min, uint64_t max) {
 inline constexpr uint64_t kMaxGpuIndex = 1023;
 // Linux pid_max is at most 2^22 (PID_MAX_LIMIT).
 inline constexpr uint64_t kMaxPid = 4194304;
+// MIG GPU instance ids (an A100/H100 hands out ids below 15; NVML's field
+// is 32 bits, but no GPU has more than a few dozen).
+inline constexpr uint64_t kMaxMigInstanceId = 1023;
 
 // A duration option ("500ms", "10m", ...) in `range`, stored as seconds.
 inline CLI::Option* add_duration_option(CLI::App& app, const std::string& name,

@@ -28,24 +28,60 @@ std::string host_pid_visibility_hint() {
          "a Kubernetes pod spec";
 }
 
+std::string mig_reset_clause(int gpu,
+                             const std::vector<MigInstanceAccount>& instances) {
+  if (instances.empty()) return "";
+  std::string names;
+  for (const auto& m : instances)
+    names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", m.gi_id,
+                         m.profile.empty() ? "?" : m.profile);
+  return fmt::format(
+      "MIG is enabled: destroy its instances first (GPU instances {1}: "
+      "`nvidia-smi mig -i {0} -dci` then `nvidia-smi mig -i {0} -dgi`) and "
+      "re-create them after the reset",
+      gpu, names);
+}
+
+std::string mig_instance_advice(int gpu, const MigInstanceAccount& m) {
+  return fmt::format(
+      "the memory is on MIG instance GI {1} ({2}); destroying and "
+      "re-creating that instance frees it without touching the other "
+      "instances, once no process uses it: `nvidia-smi mig -i {0} -gi {1} "
+      "-dci && nvidia-smi mig -i {0} -gi {1} -dgi`, then `nvidia-smi mig -i "
+      "{0} -cgi {2} -C` (root)",
+      gpu, m.gi_id, m.profile.empty() ? "<profile>" : m.profile);
+}
+
+const MigInstanceAccount* find_instance(
+    const std::vector<MigInstanceAccount>& instances,
+    std::optional<uint32_t> gi) {
+  if (!gi) return nullptr;
+  for (const auto& m : instances)
+    if (m.gi_id == *gi) return &m;
+  return nullptr;
+}
+
 namespace {
 
-std::string reset_hint(int gpu) {
+std::string reset_hint(int gpu,
+                       const std::vector<MigInstanceAccount>& instances) {
+  const std::string mig = mig_reset_clause(gpu, instances);
   return fmt::format(
       "if no process holds GPU {0} any more, reset it: `nvidia-smi --gpu-reset "
       "-i {0}` "
       "(root; nothing may have the GPU open, so stop nvidia-persistenced, DCGM "
       "and "
-      "monitoring agents first; with MIG enabled destroy the instances first; "
+      "monitoring agents first; {1}; "
       "not every "
       "model or VM supports it, and NVLink-connected GPUs may have to be reset "
       "together; "
       "otherwise reboot)",
-      gpu);
+      gpu, mig.empty() ? "with MIG enabled destroy the instances first" : mig);
 }
 
 void explain(AccountedProcess& ap, int gpu, bool in_container,
-             const ProcSnapshot& procs) {
+             const ProcSnapshot& procs,
+             const std::vector<MigInstanceAccount>& instances) {
   switch (ap.status) {
     case HolderStatus::kMissing:
       if (in_container) {
@@ -60,7 +96,9 @@ void explain(AccountedProcess& ap, int gpu, bool in_container,
             "holds its "
             "memory (orphaned), or it runs in a PID namespace NVML does not "
             "translate";
-        ap.action = reset_hint(gpu);
+        const MigInstanceAccount* m = find_instance(instances, ap.gi_id);
+        ap.action =
+            m ? mig_instance_advice(gpu, *m) : reset_hint(gpu, instances);
       }
       break;
     case HolderStatus::kZombie: {
@@ -131,6 +169,24 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
   }
   a.used_bytes = g->mem_used_bytes;
   a.processes_known = g->processes.has_value();
+  if (g->mig_instances) {
+    for (const MigInstance& m : *g->mig_instances) {
+      MigInstanceAccount mi;
+      mi.gi_id = m.gi_id;
+      mi.ci_id = m.ci_id;
+      mi.profile = m.profile;
+      mi.uuid = m.uuid;
+      mi.total_bytes = m.mem_total_bytes;
+      mi.used_bytes = m.mem_used_bytes;
+      if (g->processes)
+        for (const GpuProcess& gp : *g->processes)
+          if (gp.gi_id == m.gi_id && (!gp.ci_id || gp.ci_id == m.ci_id)) {
+            mi.pids.push_back(gp.pid);
+            mi.listed_bytes += gp.used_bytes.value_or(0);
+          }
+      a.mig_instances.push_back(std::move(mi));
+    }
+  }
 
   auto devices_of = [&](uint32_t pid) {
     for (const DeviceHolder& h : devices.holders)
@@ -148,6 +204,8 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
       ap.pid = gp.pid;
       ap.used_bytes = gp.used_bytes;
       ap.type = gp.type;
+      ap.gi_id = gp.gi_id;
+      ap.ci_id = gp.ci_id;
       if (const ProcEntry* p = procs.find(gp.pid)) {
         ap.proc = *p;
         ap.status = p->zombie()            ? HolderStatus::kZombie
@@ -159,7 +217,7 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
       } else {
         ap.status = HolderStatus::kMissing;
       }
-      explain(ap, gpu, a.in_container, procs);
+      explain(ap, gpu, a.in_container, procs, a.mig_instances);
       if (gp.used_bytes) {
         a.listed_bytes += *gp.used_bytes;
         if (ap.status == HolderStatus::kMissing)
@@ -248,7 +306,18 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
                     "as root to see every "
                     "device holder",
                     a.unreadable_fd_pids.size()));
-  if (any_missing && !a.in_container) add(reset_hint(gpu));
+  // A missing owner on a MIG instance: that instance can be re-created
+  // alone; the whole GPU needs a reset only for the others.
+  bool missing_off_instance = false;
+  for (const auto& ap : a.processes) {
+    if (ap.status != HolderStatus::kMissing) continue;
+    if (!a.in_container && find_instance(a.mig_instances, ap.gi_id))
+      add(ap.action);
+    else
+      missing_off_instance = true;
+  }
+  if (missing_off_instance && !a.in_container)
+    add(reset_hint(gpu, a.mig_instances));
   return a;
 }
 

@@ -30,6 +30,8 @@ struct AccountedProcess {
   uint32_t pid = 0;
   std::optional<uint64_t> used_bytes;
   std::string type;  // compute|graphics|...
+  // The MIG instance it runs on (MIG-enabled GPUs).
+  std::optional<uint32_t> gi_id, ci_id;
   HolderStatus status = HolderStatus::kLive;
   std::optional<ProcEntry> proc;    // what /proc says (absent when missing)
   std::optional<ProcEntry> parent;  // for zombies: who must reap it
@@ -44,6 +46,15 @@ struct OtherHolder {  // has NVIDIA device files open, not listed by NVML here
   ContainerRef container;
   std::vector<std::string> devices;
   bool this_gpu = false;  // has /dev/nvidia<index> open (minor assumed = index)
+};
+
+// One MIG instance of the GPU: its own memory, and who uses it.
+struct MigInstanceAccount {
+  uint32_t gi_id = 0, ci_id = 0;
+  std::string profile, uuid;  // "3g.40gb", "MIG-..."
+  std::optional<uint64_t> total_bytes, used_bytes;
+  uint64_t listed_bytes = 0;  // of the processes on it
+  std::vector<uint32_t> pids;
 };
 
 struct GpuMemoryAccount {
@@ -67,6 +78,8 @@ struct GpuMemoryAccount {
   std::vector<OtherHolder> other_holders;
   std::vector<uint32_t> unreadable_fd_pids;
   std::vector<std::string> advice;  // what to do, most important first
+  // MIG-enabled GPUs: each instance's memory (empty otherwise).
+  std::vector<MigInstanceAccount> mig_instances;
 };
 
 // `sample` must come from a sampler whose header is `header`.
@@ -77,5 +90,18 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
 
 // "how to see host PIDs" text shared by who and kill.
 std::string host_pid_visibility_hint();
+
+// What a GPU reset of `gpu` needs first when MIG is enabled: its instances
+// destroyed, named with the commands; "" when `instances` is empty (MIG
+// off, or its instances unknown).
+std::string mig_reset_clause(int gpu,
+                             const std::vector<MigInstanceAccount>& instances);
+// Freeing memory kept on one MIG instance without touching the others:
+// destroy and re-create that instance ("" for a process on no instance).
+std::string mig_instance_advice(int gpu, const MigInstanceAccount& instance);
+// The instance of `instances` with GPU instance id `gi`, or nullptr.
+const MigInstanceAccount* find_instance(
+    const std::vector<MigInstanceAccount>& instances,
+    std::optional<uint32_t> gi);
 
 }  // namespace gd::procmgmt

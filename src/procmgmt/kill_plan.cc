@@ -40,6 +40,8 @@ class Planner {
       auto it = ctx_.gpu_pids.find(*req_.gpu);
       if (it != ctx_.gpu_pids.end()) {
         for (uint32_t pid : it->second) {
+          if (req_.mig_gi && !on_instance(*req_.gpu, pid, *req_.mig_gi))
+            continue;
           if (!procs_.find(pid)) {
             plan_.notes.push_back(
                 fmt::format("pid {} is listed on GPU {} but is not in /proc "
@@ -48,8 +50,7 @@ class Planner {
                             pid, *req_.gpu));
             continue;
           }
-          selected.emplace_back(
-              pid, fmt::format("GPU process on GPU {}", *req_.gpu));
+          selected.emplace_back(pid, gpu_role(*req_.gpu, pid));
         }
       }
     }
@@ -91,6 +92,23 @@ class Planner {
   }
 
   bool is_gpu_process(uint32_t pid) const { return gpus_of_.count(pid) > 0; }
+
+  bool on_instance(int gpu, uint32_t pid, uint32_t gi) const {
+    auto it = ctx_.gpu_instance.find({gpu, pid});
+    return it != ctx_.gpu_instance.end() && it->second == gi;
+  }
+
+  // "GPU process on GPU 0", or on a MIG instance "GPU process on GPU 0 MIG
+  // 1 (3g.40gb)".
+  std::string gpu_role(int gpu, uint32_t pid) const {
+    auto it = ctx_.gpu_instance.find({gpu, pid});
+    if (it == ctx_.gpu_instance.end())
+      return fmt::format("GPU process on GPU {}", gpu);
+    auto prof = ctx_.instance_profile.find({gpu, it->second});
+    return fmt::format(
+        "GPU process on GPU {} MIG {}{}", gpu, it->second,
+        prof == ctx_.instance_profile.end() ? "" : " (" + prof->second + ")");
+  }
 
   void keep_requested_user(std::vector<std::pair<uint32_t, std::string>>& v) {
     if (req_.user.empty()) return;

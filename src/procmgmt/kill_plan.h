@@ -27,15 +27,21 @@ inline constexpr int kKillExitStillAlive = 5;  // processes still alive
 struct KillRequest {
   std::vector<uint32_t> pids{};  // explicit PIDs
   std::optional<int> gpu{};      // every process NVML lists on this GPU
-  std::string user{};            // only processes of this user ("" any)
-  bool tree = false;             // the whole job: launcher, ranks, workers
-  bool any = false;              // allow processes unrelated to a GPU
+  // With `gpu`: only the processes on this MIG GPU instance.
+  std::optional<uint32_t> mig_gi{};
+  std::string user{};  // only processes of this user ("" any)
+  bool tree = false;   // the whole job: launcher, ranks, workers
+  bool any = false;    // allow processes unrelated to a GPU
 };
 
 struct KillContext {
   uint32_t self_pid = 0;
   uint32_t euid = 0;
   std::map<int, std::vector<uint32_t>> gpu_pids;  // what NVML lists, per GPU
+  // MIG: (GPU, pid) -> the GPU instance NVML lists it on.
+  std::map<std::pair<int, uint32_t>, uint32_t> gpu_instance{};
+  // MIG: (GPU, GPU instance) -> its profile ("3g.40gb"), for the plan.
+  std::map<std::pair<int, uint32_t>, std::string> instance_profile{};
 };
 
 struct KillTarget {

@@ -88,7 +88,15 @@ std::map<uint32_t, std::vector<int>> gpu_holders(const KillPlan& plan,
   return held;
 }
 
-std::string reset_advice(int gpu, const std::vector<uint32_t>& users) {
+std::string reset_advice(int gpu, const std::vector<uint32_t>& users,
+                         const GpuMemoryAccount& account, uint32_t pid) {
+  // Memory kept on one MIG instance: that instance can be re-created alone.
+  for (const auto& ap : account.processes)
+    if (ap.pid == pid)
+      if (const MigInstanceAccount* m =
+              find_instance(account.mig_instances, ap.gi_id))
+        return mig_instance_advice(gpu, *m);
+  const std::string mig = mig_reset_clause(gpu, account.mig_instances);
   if (!users.empty()) {
     std::string pids;
     for (uint32_t p : users)
@@ -97,17 +105,16 @@ std::string reset_advice(int gpu, const std::vector<uint32_t>& users) {
         "only a GPU reset frees memory the driver kept, and a reset needs GPU "
         "{0} unused: pid(s) {1} still use it; let them finish or end them "
         "(`gpudoctor kill --gpu {0}`), then `nvidia-smi --gpu-reset -i {0}` "
-        "(root)",
-        gpu, pids);
+        "(root){2}",
+        gpu, pids, mig.empty() ? "" : "; " + mig);
   }
   return fmt::format(
       "no process holds GPU {0} any more; reset it: `nvidia-smi --gpu-reset "
       "-i {0}` (needs root and a GPU no process has open: stop "
-      "nvidia-persistenced, DCGM and monitoring agents first; with MIG "
-      "enabled destroy the instances first; not supported on every model or "
-      "in every VM; NVLink-connected GPUs may need to be reset together; "
-      "otherwise reboot)",
-      gpu);
+      "nvidia-persistenced, DCGM and monitoring agents first; {1}; not "
+      "supported on every model or in every VM; NVLink-connected GPUs may "
+      "need to be reset together; otherwise reboot)",
+      gpu, mig.empty() ? "with MIG enabled destroy the instances first" : mig);
 }
 
 // Why `pid`, which NVML still lists on `gpu` in `after`, holds memory.
@@ -125,7 +132,7 @@ HeldMemory explain_held(const KillSessionOptions& o, uint32_t pid, int gpu,
       h.gpu_users.push_back(ap.pid);
   for (const auto& other : h.account.other_holders)
     h.gpu_users.push_back(other.proc.pid);
-  h.next = reset_advice(gpu, h.gpu_users);
+  h.next = reset_advice(gpu, h.gpu_users, h.account, pid);
   return h;
 }
 
@@ -156,6 +163,17 @@ std::map<int, std::vector<uint32_t>> nvml_gpu_pids(const Sample& s) {
     if (g.processes)
       for (const GpuProcess& p : *g.processes) out[g.index].push_back(p.pid);
   return out;
+}
+
+void add_mig_instances(const Sample& s, KillContext& context) {
+  for (const GpuSample& g : s.gpus) {
+    if (g.processes)
+      for (const GpuProcess& p : *g.processes)
+        if (p.gi_id) context.gpu_instance[{g.index, p.pid}] = *p.gi_id;
+    if (g.mig_instances)
+      for (const MigInstance& m : *g.mig_instances)
+        context.instance_profile[{g.index, m.gi_id}] = m.profile;
+  }
 }
 
 KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,

@@ -81,6 +81,8 @@ struct KillOutcome {
 
 // What NVML lists, per GPU index.
 std::map<int, std::vector<uint32_t>> nvml_gpu_pids(const Sample& s);
+// The MIG instance of each listed process, and each instance's profile.
+void add_mig_instances(const Sample& s, KillContext& context);
 
 // Runs the approved `plan` (made from `before`, `context` and `procs`).
 // `read_gpus` takes a fresh sample (NVML is re-read through it while

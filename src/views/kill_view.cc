@@ -42,7 +42,7 @@ std::string render_held(const HeldMemory& h) {
         "  pid {} ({}, {}) still has NVIDIA device files open{}\n", o.proc.pid,
         terminal_fit(o.proc.user, 32), terminal_fit(o.proc.command(), 50),
         o.proc.uninterruptible() ? " and is stuck in D state" : "");
-  out += "    next: " + h.next + "\n";
+  out += "    next: " + terminal_safe(h.next, kTerminalSentenceMax) + "\n";
   return out;
 }
 

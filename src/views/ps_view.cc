@@ -101,8 +101,14 @@ std::string elapsed_text(const Sample& s, const ProcessSample* p) {
   return p && p->start_time ? elapsed_compact(s.t - *p->start_time) : kUnknown;
 }
 
+// The GPU process's own columns: memory, NVML's per-process SM and memory
+// utilisation, and its MIG instance ("GI/CI"); empty for worker rows.
+struct GpuCols {
+  std::string mem, sm, mem_util, mig;
+};
+
 std::string line_for(const Sample& s, const std::string& gpu_col,
-                     const std::string& pid_col, const std::string& mem,
+                     const std::string& pid_col, const GpuCols& g,
                      const ProcessSample* p, const std::string& note) {
   std::string user = p ? terminal_cell(p->user, 10) : "?";
   std::string state = p ? terminal_cell(p->state, 7) : "missing";
@@ -112,19 +118,45 @@ std::string line_for(const Sample& s, const std::string& gpu_col,
   std::string cmd =
       p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : "";
   return fmt::format(
-      "{:<4} {:<16} {:<10} {:>10} {:>7} {:<7} {:>8} {:<20} {:<6} {}{}\n",
-      gpu_col, pid_col, user, mem, cpu_text(p), state, elapsed_text(s, p),
-      container.empty() ? "-" : container, cuda.empty() ? "-" : cuda,
-      terminal_fit(cmd, 80), note);
+      "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} {:>7} {:<7} {:>8} {:<20} "
+      "{:<6} {}{}\n",
+      gpu_col, g.mig, pid_col, user, g.mem, g.sm, g.mem_util, cpu_text(p),
+      state, elapsed_text(s, p), container.empty() ? "-" : container,
+      cuda.empty() ? "-" : cuda, terminal_fit(cmd, 80), note);
+}
+
+std::string util_text(const std::optional<double>& v) {
+  return v ? fmt::format("{:.0f}", *v) : std::string(kUnknown);
+}
+
+// "1/0" for a process on GPU instance 1, compute instance 0; "-" off MIG.
+std::string mig_text(const GpuProcess& p) {
+  if (!p.gi_id) return "-";
+  return p.ci_id ? fmt::format("{}/{}", *p.gi_id, *p.ci_id)
+                 : fmt::format("{}/?", *p.gi_id);
+}
+
+// The MIG profile of the instance a process runs on, from its GPU's sample.
+const MigInstance* instance_of(const Sample& s, int gpu, const GpuProcess& p) {
+  if (!p.gi_id) return nullptr;
+  for (const GpuSample& g : s.gpus) {
+    if (g.index != gpu || !g.mig_instances) continue;
+    for (const MigInstance& m : *g.mig_instances)
+      if (m.gi_id == *p.gi_id && (!p.ci_id || m.ci_id == *p.ci_id)) return &m;
+  }
+  return nullptr;
 }
 
 }  // namespace
 
 std::string render_ps(const Sample& s, const std::vector<PsRow>& rows) {
+  // SM% and MEM% are NVML's per-process utilisation (nvidia-smi pmon);
+  // MIG is the process's GPU/compute instance.
   std::string out = fmt::format(
-      "{:<4} {:<16} {:<10} {:>10} {:>7} {:<7} {:>8} {:<20} {:<6} {}\n", "GPU",
-      "PID", "USER", "GPU-MEM", "CPU%", "STATE", "ELAPSED", "CONTAINER", "CUDA",
-      "COMMAND");
+      "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} {:>7} {:<7} {:>8} {:<20} "
+      "{:<6} {}\n",
+      "GPU", "MIG", "PID", "USER", "GPU-MEM", "SM%", "MEM%", "CPU%", "STATE",
+      "ELAPSED", "CONTAINER", "CUDA", "COMMAND");
   int problems = 0;
   for (const auto& r : rows) {
     std::string mem = r.gpu_process.used_bytes
@@ -141,13 +173,16 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows) {
                       r.proc->ppid ? fmt::format("{}", *r.proc->ppid) : "?");
       ++problems;
     }
+    const GpuCols cols{mem, util_text(r.gpu_process.sm_util_pct),
+                       util_text(r.gpu_process.mem_util_pct),
+                       mig_text(r.gpu_process)};
     out += line_for(s, std::to_string(r.gpu), std::to_string(r.gpu_process.pid),
-                    mem, r.missing() ? nullptr : r.proc, note);
+                    cols, r.missing() ? nullptr : r.proc, note);
     for (size_t i = 0; i < r.children.size(); ++i) {
       std::string indent(static_cast<size_t>(2 * r.child_depth[i]), ' ');
       out +=
           line_for(s, "", indent + "`- " + std::to_string(r.children[i]->pid),
-                   "", r.children[i], "");
+                   GpuCols{}, r.children[i], "");
     }
   }
   if (rows.empty()) out += "(no GPU processes)\n";
@@ -198,6 +233,16 @@ std::string ps_to_json(const Sample& s, const std::vector<PsRow>& rows) {
     j["used_bytes"] = r.gpu_process.used_bytes
                           ? nlohmann::json(*r.gpu_process.used_bytes)
                           : nlohmann::json();
+    auto opt_json = [](const auto& v) {
+      return v ? nlohmann::json(*v) : nlohmann::json();
+    };
+    j["sm_util_pct"] = opt_json(r.gpu_process.sm_util_pct);
+    j["mem_util_pct"] = opt_json(r.gpu_process.mem_util_pct);
+    j["gi_id"] = opt_json(r.gpu_process.gi_id);
+    j["ci_id"] = opt_json(r.gpu_process.ci_id);
+    const MigInstance* m = instance_of(s, r.gpu, r.gpu_process);
+    j["mig_profile"] = m ? nlohmann::json(m->profile) : nlohmann::json();
+    j["mig_uuid"] = m ? nlohmann::json(m->uuid) : nlohmann::json();
     nlohmann::json kids = nlohmann::json::array();
     for (size_t i = 0; i < r.children.size(); ++i) {
       auto k = process_json(s, *r.children[i]);

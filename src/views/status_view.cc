@@ -6,6 +6,7 @@
 
 #include "common/terminal_text.h"
 #include "views/format.h"
+#include "views/status_datacenter.h"
 #include "views/status_gpu_health.h"
 
 namespace gd {
@@ -44,7 +45,8 @@ std::string pcie(const std::optional<int>& gen, const std::optional<int>& w) {
   return fmt::format("{} {}", or_na(gen, "Gen{}"), or_na(w, "x{}"));
 }
 
-std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
+std::string gpu_block(const GpuInfo& info, const GpuSample* s,
+                      const Sample& sample) {
   std::string out =
       fmt::format("GPU {}  {}  {}  {}\n", info.index, safe(info.name),
                   safe(info.pci_bus_id), safe(info.uuid));
@@ -128,6 +130,8 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
       value_of(*s, "ecc_dbe_volatile_total", s->ecc_dbe_volatile_total),
       on_off(s->retired_pages_pending), on_off(s->remapped_rows_pending),
       on_off(s->remapped_rows_failure));
+  out += activity_line(*s);
+  out += nvlink_lines(info, *s);
   out += memory_health_lines(*s);
   out += recovery_line(*s);
   out += fmt::format(
@@ -142,6 +146,7 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s) {
       or_na(info.numa_node),
       s->processes ? fmt::format("{}", s->processes->size())
                    : std::string(kUnknown));
+  out += mig_lines(info, *s, sample);
   out += read_errors_line(*s);
   return out;
 }
@@ -240,7 +245,7 @@ std::string render_status(const TraceHeader& h, const Sample& s) {
     const GpuSample* gs = nullptr;
     for (const auto& g : s.gpus)
       if (g.index == info.index) gs = &g;
-    out += gpu_block(info, gs) + "\n";
+    out += gpu_block(info, gs, s) + "\n";
   }
   out += host_block(h.host, s.host);
   for (const auto& e : s.events)

@@ -105,6 +105,22 @@ std::string render_who(const GpuMemoryAccount& a) {
     out += fmt::format(
         "\n  {} of it belongs to processes no visible process accounts for\n",
         human_bytes_brief(a.missing_bytes));
+  if (!a.mig_instances.empty()) {
+    out += "\nMIG instances (each has its own memory):\n";
+    out += fmt::format("  {:<7} {:<12} {:>10} {:>10} {:>10}  {}\n", "GI/CI",
+                       "PROFILE", "USED", "TOTAL", "PROCESSES", "PIDS");
+    for (const auto& m : a.mig_instances) {
+      std::string pids;
+      for (uint32_t p : m.pids)
+        pids += (pids.empty() ? "" : ",") + std::to_string(p);
+      out += fmt::format(
+          "  {:<7} {:<12} {:>10} {:>10} {:>10}  {}\n",
+          fmt::format("{}/{}", m.gi_id, m.ci_id), cell(m.profile, 12),
+          m.used_bytes ? human_bytes_brief(*m.used_bytes) : "n/a",
+          m.total_bytes ? human_bytes_brief(*m.total_bytes) : "n/a",
+          human_bytes_brief(m.listed_bytes), pids.empty() ? "-" : pids);
+    }
+  }
 
   if (!a.other_holders.empty()) {
     out +=
@@ -154,7 +170,9 @@ std::string who_to_json(const GpuMemoryAccount& a) {
         {"container", container_json(ap.container)},
         {"devices", ap.devices},
         {"explanation", ap.explanation},
-        {"action", ap.action}};
+        {"action", ap.action},
+        {"gi_id", ap.gi_id ? nlohmann::json(*ap.gi_id) : nlohmann::json()},
+        {"ci_id", ap.ci_id ? nlohmann::json(*ap.ci_id) : nlohmann::json()}};
     procs.push_back(std::move(p));
   }
   j["processes"] = std::move(procs);
@@ -174,6 +192,17 @@ std::string who_to_json(const GpuMemoryAccount& a) {
   j["other_holders"] = std::move(others);
   j["unreadable_fd_pids"] = a.unreadable_fd_pids;
   j["advice"] = a.advice;
+  nlohmann::json instances = nlohmann::json::array();
+  for (const auto& m : a.mig_instances)
+    instances.push_back({{"gi_id", m.gi_id},
+                         {"ci_id", m.ci_id},
+                         {"profile", m.profile},
+                         {"uuid", m.uuid},
+                         {"total_bytes", opt_u64(m.total_bytes)},
+                         {"used_bytes", opt_u64(m.used_bytes)},
+                         {"listed_bytes", m.listed_bytes},
+                         {"pids", m.pids}});
+  j["mig_instances"] = std::move(instances);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
