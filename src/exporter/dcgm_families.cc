@@ -27,7 +27,27 @@ struct Family {
   const char* type;
   const char* help;
   Value (*value)(const GpuRow&, const MetricsInput&);
+  // For a MIG-enabled GPU, the value of each instance instead of the GPU's
+  // (labelled GPU_I_PROFILE/GPU_I_ID, as dcgm-exporter does for GPU
+  // instances); nullptr: the GPU's value.
+  Value (*instance_value)(const MigInstance&) = nullptr;
 };
+
+Value instance_fb_used(const MigInstance& m) {
+  if (!m.mem_used_bytes) return std::nullopt;
+  return std::floor(static_cast<double>(*m.mem_used_bytes) / kMiB);
+}
+
+Value instance_fb_free(const MigInstance& m) {
+  if (!m.mem_used_bytes || !m.mem_total_bytes) return std::nullopt;
+  uint64_t used = std::min(*m.mem_used_bytes, *m.mem_total_bytes);
+  return std::floor(static_cast<double>(*m.mem_total_bytes - used) / kMiB);
+}
+
+Value instance_fb_total(const MigInstance& m) {
+  if (!m.mem_total_bytes) return std::nullopt;
+  return std::floor(static_cast<double>(*m.mem_total_bytes) / kMiB);
+}
 
 // Order as in default-counters.csv, extra fields after. The aggregate ECC,
 // remapped-row and reserved-FB families are those of dcgm-exporter's
@@ -72,6 +92,14 @@ const Family kFamilies[] = {
      [](const GpuRow& r, const MetricsInput&) {
        return opt_num(r.sample->mem_util_pct);
      }},
+    {"DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %).",
+     [](const GpuRow& r, const MetricsInput&) {
+       return opt_num(r.sample->enc_util_pct);
+     }},
+    {"DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %).",
+     [](const GpuRow& r, const MetricsInput&) {
+       return opt_num(r.sample->dec_util_pct);
+     }},
     {"DCGM_FI_DEV_XID_ERRORS", "gauge",
      "Value of the last XID error encountered.",
      [](const GpuRow& r, const MetricsInput& in) -> Value {
@@ -85,18 +113,21 @@ const Family kFamilies[] = {
        uint64_t total = *r.info->memory_total_bytes;
        uint64_t used = std::min(*r.sample->mem_used_bytes, total);
        return std::floor(static_cast<double>(total - used) / kMiB);
-     }},
+     },
+     instance_fb_free},
     {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).",
      [](const GpuRow& r, const MetricsInput&) -> Value {
        if (!r.sample->mem_used_bytes) return std::nullopt;
        return std::floor(static_cast<double>(*r.sample->mem_used_bytes) / kMiB);
-     }},
+     },
+     instance_fb_used},
     {"DCGM_FI_DEV_FB_TOTAL", "gauge", "Framebuffer memory total (in MiB).",
      [](const GpuRow& r, const MetricsInput&) -> Value {
        if (!r.info || !r.info->memory_total_bytes) return std::nullopt;
        return std::floor(static_cast<double>(*r.info->memory_total_bytes) /
                          kMiB);
-     }},
+     },
+     instance_fb_total},
     {"DCGM_FI_DEV_FB_RESERVED", "gauge",
      "Framebuffer memory reserved (in MiB).",
      [](const GpuRow& r, const MetricsInput&) -> Value {
@@ -162,8 +193,10 @@ const Family kFamilies[] = {
      }},
 };
 
-// dcgm-exporter's label set for one GPU, in its order.
-std::string dcgm_labels(const GpuRow& row, const MetricsInput& in) {
+}  // namespace
+
+std::string dcgm_labels(const GpuRow& row, const MetricsInput& in,
+                        const MigInstance* instance) {
   prom::Labels l;
   const int index = row.sample->index;
   l.add("gpu", int64_t{index});
@@ -171,13 +204,15 @@ std::string dcgm_labels(const GpuRow& row, const MetricsInput& in) {
   l.add("pci_bus_id", row.info ? row.info->pci_bus_id : "");
   l.add("device", "nvidia" + std::to_string(index));
   l.add("modelName", row.info ? row.info->name : "");
+  if (instance) {
+    l.add_untrusted("GPU_I_PROFILE", instance->profile);
+    l.add("GPU_I_ID", int64_t{instance->gi_id});
+  }
   l.add("Hostname", in.header->host.hostname);
   l.add("DCGM_FI_DRIVER_VERSION",
         in.header->driver ? in.header->driver->driver_version : "");
   return l.body();
 }
-
-}  // namespace
 
 uint64_t clock_event_reason_mask(const std::vector<std::string>& reasons) {
   // NVML's nvmlClocksThrottleReason* bits for trace-format.md's names.
@@ -208,16 +243,25 @@ void render_dcgm_families(const MetricsInput& in, std::string& out) {
 
   for (const auto& fam : kFamilies) {
     bool header_written = false;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      Value v = fam.value(rows[i], in);
-      if (!v) continue;
+    auto emit = [&](std::string_view label_body, double v) {
       if (!header_written) {
         prom::append_family_header(out, fam.name, fam.type, fam.help);
         header_written = true;
       }
-      prom::append_sample(out, fam.name, labels[i], *v);
+      prom::append_sample(out, fam.name, label_body, v);
+    };
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& mig = rows[i].sample->mig_instances;
+      if (fam.instance_value && mig && !mig->empty()) {
+        for (const MigInstance& m : *mig)
+          if (Value v = fam.instance_value(m))
+            emit(dcgm_labels(rows[i], in, &m), *v);
+        continue;
+      }
+      if (Value v = fam.value(rows[i], in)) emit(labels[i], *v);
     }
   }
+  render_dcgm_datacenter_families(rows, labels, in, out);
 }
 
 }  // namespace gd

@@ -43,6 +43,23 @@ void render_read_error_family(const std::vector<GpuRow>& rows,
                               const std::vector<std::string>& labels,
                               std::string& out);
 
+// dcgm-exporter's label set of a GPU (gpu, UUID, pci_bus_id, device,
+// modelName, Hostname, DCGM_FI_DRIVER_VERSION), with GPU_I_PROFILE and
+// GPU_I_ID after modelName for one of its MIG instances.
+std::string dcgm_labels(const GpuRow& row, const MetricsInput& in,
+                        const MigInstance* instance = nullptr);
+// The dcgm-exporter families of datacenter GPUs (datacenter_families.cc):
+// profiling (DCGM_FI_PROF_*, ratios 0..1, per MIG instance where the GPU is
+// split) and NVLink.
+void render_dcgm_datacenter_families(const std::vector<GpuRow>& rows,
+                                     const std::vector<std::string>& labels,
+                                     const MetricsInput& in, std::string& out);
+// Native gpudoctor_* families of datacenter GPUs: GPM activity, NVLink
+// links, the fabric, MIG mode and instances.
+void render_native_datacenter_families(const std::vector<GpuRow>& rows,
+                                       const std::vector<std::string>& labels,
+                                       std::string& out);
+
 // DCGM_FI_DEV_CLOCK_THROTTLE_REASONS bit mask of the model's reason names
 // (NVML's nvmlClocksThrottleReason* values); unknown names are ignored.
 uint64_t clock_event_reason_mask(const std::vector<std::string>& reasons);

@@ -232,6 +232,7 @@ void render_gpu_families(const MetricsInput& in, std::string& out) {
 
   render_memory_health_families(rows, labels, out);
   render_read_error_family(rows, labels, out);
+  render_native_datacenter_families(rows, labels, out);
 
   FamilyWriter reasons(out, "gpudoctor_clock_event_reason", "gauge",
                        "1 while this clock event (throttle) reason holds the "
@@ -291,6 +292,31 @@ void render_process_families(const MetricsInput& in, std::string& out) {
                    "Host memory (RSS) of a GPU process.");
     for (const auto& r : rows)
       if (r.ps) f.add_opt(r.labels, r.ps->rss_bytes);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_process_sm_utilization_percent", "gauge",
+                   "Share of time a process's kernels ran on the GPU's SMs "
+                   "(NVML process utilisation; none on MIG-enabled GPUs).");
+    for (const auto& r : rows) f.add_opt(r.labels, r.gp->sm_util_pct);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_process_memory_utilization_percent", "gauge",
+                   "Share of time a process read or wrote GPU memory (NVML "
+                   "process utilisation).");
+    for (const auto& r : rows) f.add_opt(r.labels, r.gp->mem_util_pct);
+  }
+  {
+    FamilyWriter f(out, "gpudoctor_process_mig_instance", "gauge",
+                   "The MIG instance a GPU process runs on (always 1).");
+    for (const auto& r : rows)
+      if (r.gp->gi_id)
+        f.add(Labels()
+                  .add_raw(r.labels)
+                  .add("gpu_instance", int64_t{*r.gp->gi_id})
+                  .add("compute_instance",
+                       r.gp->ci_id ? std::to_string(*r.gp->ci_id) : "")
+                  .body(),
+              1.0);
   }
 }
 
