@@ -15,6 +15,9 @@ std::vector<CheckItem> check_ecc_pending(const CheckContext& ctx);
 std::vector<CheckItem> check_ecc_sram(const CheckContext& ctx);
 std::vector<CheckItem> check_row_remap(const CheckContext& ctx);
 std::vector<CheckItem> check_recovery_action(const CheckContext& ctx);
+std::vector<CheckItem> check_mig_mode(const CheckContext& ctx);
+std::vector<CheckItem> check_nvlink(const CheckContext& ctx);
+std::vector<CheckItem> check_fabric_manager(const CheckContext& ctx);
 std::vector<CheckItem> check_pcie_link(const CheckContext& ctx);
 std::vector<CheckItem> check_power_limit(const CheckContext& ctx);
 std::vector<CheckItem> check_pcie_acs(const CheckContext& ctx);
@@ -40,6 +43,9 @@ const std::vector<CheckEntry>& check_table() {
       {"ecc-sram", check_ecc_sram},
       {"row-remap", check_row_remap},
       {"recovery-action", check_recovery_action},
+      {"mig-mode", check_mig_mode},
+      {"nvlink", check_nvlink},
+      {"fabric-manager", check_fabric_manager},
       {"pcie-link", check_pcie_link},
       {"power-limit", check_power_limit},
       {"pcie-acs", check_pcie_acs},

@@ -139,6 +139,9 @@ inline TraceHeader healthy_header() {
     g.ecc_enabled = true;
     g.persistence_mode = true;
     g.numa_node = 0;
+    g.mig_enabled = false;
+    g.mig_enabled_pending = false;
+    g.nvlink_count = 12;
     h.gpus.push_back(g);
   }
   return h;
@@ -166,6 +169,16 @@ inline Sample healthy_sample() {
     g.row_remap_histogram = RowRemapHistogram{640, 0, 0, 0, 0};
     g.recovery_action = kRecoveryNone;
     g.processes = std::vector<GpuProcess>{};
+    // Every NVLink up, the GPU registered in its NVSwitch fabric.
+    g.nvlinks.emplace();
+    for (int l = 0; l < 12; ++l) {
+      NvLink link;
+      link.link = l;
+      link.active = true;
+      link.version = 3;
+      g.nvlinks->push_back(link);
+    }
+    g.fabric_state = kFabricCompleted;
     s.gpus.push_back(g);
   }
   s.gpus[0].processes->push_back({kTrainerPid, 30ull << 30, "compute"});

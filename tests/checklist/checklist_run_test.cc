@@ -53,6 +53,9 @@ TEST(Checklist, EveryCheckWarnsOrFailsOnAMisconfiguredMachine) {
   s.gpus[1].ecc_sram_uncorrectable_aggregate_total = 1;
   s.gpus[1].row_remap_histogram = RowRemapHistogram{630, 0, 8, 2, 0};
   s.gpus[1].recovery_action = kRecoveryGpuReset;
+  h.gpus[1].mig_enabled_pending = true;  // waits for a GPU reset
+  (*s.gpus[1].nvlinks)[3].active = false;
+  s.gpus[1].fabric_state = kFabricNotStarted;
   CheckContext ctx(h, s, tree.proc(), tree.sys());
   ctx.fs_size_bytes = shm_64m;
   auto items = run_checks(ctx);
