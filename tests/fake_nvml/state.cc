@@ -224,6 +224,9 @@ std::optional<double> scenario_average(const World& world, int gpu, double t1,
   if (!(t2 > t1) || sc.sample_count() == 0) return std::nullopt;
   const double period = sc.period_s();
   double sum = 0, t = t1;
+  // A value that holds over the whole interval is its average exactly.
+  std::optional<double> same;
+  bool constant = true;
   // Each step covers one sample's stretch of time; bounded, whatever the
   // scenario or the interval.
   for (int steps = 0; t < t2 && steps < 1000000; ++steps) {
@@ -233,6 +236,8 @@ std::optional<double> scenario_average(const World& world, int gpu, double t1,
     std::optional<double> v;
     if (g && !g->lost && !g->stale) v = value_of(*g);
     if (!v) return std::nullopt;
+    if (same && *same != *v) constant = false;
+    same = v;
     double base = 0, local = std::max(t, 0.0);
     if (sc.loop() && period > 0) {
       base = std::floor(local / period) * period;
@@ -246,7 +251,9 @@ std::optional<double> scenario_average(const World& world, int gpu, double t1,
     sum += *v * (until - t);
     t = until;
   }
-  return integral ? sum : sum / (t2 - t1);
+  if (integral) return sum;
+  if (constant && same) return same;
+  return sum / (t2 - t1);
 }
 
 DeviceCall::DeviceCall(const char* function, unsigned slot)
