@@ -53,8 +53,7 @@ TEST(NvlinkDegraded, GrowingCrcErrorsAreAWarningNamingTheLink) {
   EXPECT_TRUE(contains(f[0].title, "NVLink 7 is logging errors")) << f[0].title;
   EXPECT_TRUE(contains(f[0].evidence, "+5950 CRC errors")) << f[0].evidence;
   EXPECT_TRUE(contains(f[0].evidence, "50.0 CRC errors/s")) << f[0].evidence;
-  EXPECT_TRUE(contains(f[0].evidence, "the GPU has 18 links"))
-      << f[0].evidence;
+  EXPECT_TRUE(contains(f[0].evidence, "the GPU has 18 links")) << f[0].evidence;
   EXPECT_TRUE(contains(f[0].action, "nvidia-smi nvlink -e -i 1"))
       << f[0].action;
 }

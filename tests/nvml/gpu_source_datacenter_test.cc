@@ -19,20 +19,20 @@ constexpr unsigned long long kGiB = 1ULL << 30;
 
 json mig(unsigned gi, const char* profile, unsigned long long total,
          unsigned long long used) {
-  return {{"gi_id", gi},
-          {"ci_id", 0},
-          {"profile", profile},
-          {"uuid", "MIG-5c1e2d3f-0000-5111-8222-00000000000" +
-                       std::to_string(gi)},
-          {"mem_total_bytes", total},
-          {"mem_used_bytes", used}};
+  return {
+      {"gi_id", gi},
+      {"ci_id", 0},
+      {"profile", profile},
+      {"uuid", "MIG-5c1e2d3f-0000-5111-8222-00000000000" + std::to_string(gi)},
+      {"mem_total_bytes", total},
+      {"mem_used_bytes", used}};
 }
 
 json gpm(double sm) {
-  return {{"sm_active_pct", sm},         {"sm_occupancy_pct", 25.0},
-          {"tensor_active_pct", 30.0},   {"dram_active_pct", 60.0},
-          {"fp64_active_pct", 0.0},      {"fp32_active_pct", 12.0},
-          {"fp16_active_pct", 20.0},     {"gr_engine_active_pct", 95.0}};
+  return {{"sm_active_pct", sm},       {"sm_occupancy_pct", 25.0},
+          {"tensor_active_pct", 30.0}, {"dram_active_pct", 60.0},
+          {"fp64_active_pct", 0.0},    {"fp32_active_pct", 12.0},
+          {"fp16_active_pct", 20.0},   {"gr_engine_active_pct", 95.0}};
 }
 
 // GPU 0: A100 80GB split 3g.40gb + 2 x 2g.20gb; GPU 1: H100 with 18
@@ -56,12 +56,21 @@ FakeScenario datacenter() {
   g[0]["mig_instances"] = {mig(1, "3g.40gb", 40 * kGiB, 10 * kGiB),
                            mig(5, "2g.20gb", 20 * kGiB, 4 * kGiB),
                            mig(6, "2g.20gb", 20 * kGiB, 2 * kGiB)};
-  g[0]["processes"] = {{{"pid", 101}, {"used_bytes", 10 * kGiB},
-                        {"type", "compute"}, {"gi_id", 1}, {"ci_id", 0}},
-                       {{"pid", 105}, {"used_bytes", 4 * kGiB},
-                        {"type", "compute"}, {"gi_id", 5}, {"ci_id", 0}},
-                       {{"pid", 106}, {"used_bytes", 2 * kGiB},
-                        {"type", "compute"}, {"gi_id", 6}, {"ci_id", 0}}};
+  g[0]["processes"] = {{{"pid", 101},
+                        {"used_bytes", 10 * kGiB},
+                        {"type", "compute"},
+                        {"gi_id", 1},
+                        {"ci_id", 0}},
+                       {{"pid", 105},
+                        {"used_bytes", 4 * kGiB},
+                        {"type", "compute"},
+                        {"gi_id", 5},
+                        {"ci_id", 0}},
+                       {{"pid", 106},
+                        {"used_bytes", 2 * kGiB},
+                        {"type", "compute"},
+                        {"gi_id", 6},
+                        {"ci_id", 0}}};
   json links = json::array();
   for (int l = 0; l < 18; ++l) {
     links.push_back({{"link", l},
@@ -93,8 +102,8 @@ FakeScenario datacenter() {
   return s;
 }
 
-std::vector<gd::GpuSample> one_sample(gd::GpuSource& c,
-                                      std::vector<gd::Event>* events = nullptr) {
+std::vector<gd::GpuSample> one_sample(
+    gd::GpuSource& c, std::vector<gd::Event>* events = nullptr) {
   std::vector<gd::Event> local;
   auto out = c.sample(events ? *events : local);
   if (!events) {
@@ -229,7 +238,8 @@ TEST(GpuSourceDatacenter, NvlinksReadLinkByLinkWithoutFieldValues) {
   o.hidden_symbols = {"nvmlDeviceGetFieldValues"};
   gd::GpuSource c(o);
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
-  EXPECT_EQ(c.gpus()[1].nvlink_count, 18);  // counted by nvmlDeviceGetNvLinkState
+  EXPECT_EQ(c.gpus()[1].nvlink_count,
+            18);  // counted by nvmlDeviceGetNvLinkState
   auto g = one_sample(c)[1];
   ASSERT_TRUE(g.nvlinks);
   ASSERT_EQ(g.nvlinks->size(), 18u);
@@ -260,9 +270,9 @@ TEST(GpuSourceDatacenter, FailedGpmReadIsAReadErrorAndTheFieldsUnknown) {
   std::vector<gd::Event> events;
   auto g = c.sample(events)[1];
   EXPECT_FALSE(g.gpm.sm_active_pct);
-  EXPECT_NE(std::find(g.read_errors.begin(), g.read_errors.end(),
-                      "sm_active_pct"),
-            g.read_errors.end());
+  EXPECT_NE(
+      std::find(g.read_errors.begin(), g.read_errors.end(), "sm_active_pct"),
+      g.read_errors.end());
   EXPECT_FALSE(events.empty());
 }
 

@@ -68,7 +68,8 @@ struct NvlinkNode : Scenario {
     for (int g : all_gpus(w)) w.make_h100(g);
     if (kind != kIdle) w.add_training_job(default_job(w, all_gpus(w)));
     if (kind == kFlat) {
-      NvLink& l = (*w.s.gpus[static_cast<size_t>(bad_gpu(w))].nvlinks)[kBadLink];
+      NvLink& l =
+          (*w.s.gpus[static_cast<size_t>(bad_gpu(w))].nvlinks)[kBadLink];
       l.crc_errors_total = 48213;
       l.replay_total = 977;
       l.recovery_total = 3;
@@ -90,7 +91,8 @@ struct NvlinkNode : Scenario {
   }
 };
 
-// ---- GPM activity -------------------------------------------------------------
+// ---- GPM activity
+// -------------------------------------------------------------
 
 // H100s at ~95% util. kBusy: the SMs are busy too (~85%); kLaunchBound: SMs
 // active only ~20% (small kernels, launch/sync bound); kLowUtil: util ~30%

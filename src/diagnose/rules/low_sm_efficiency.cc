@@ -86,8 +86,8 @@ class LowSmEfficiencyRule : public Rule {
     if (!st.occupancy.empty())
       f.evidence += fmt::format("; SM occupancy {:.0f}%", st.occupancy.mean());
     if (!st.tensor.empty())
-      f.evidence += fmt::format("; tensor cores active {:.0f}%",
-                                st.tensor.mean());
+      f.evidence +=
+          fmt::format("; tensor cores active {:.0f}%", st.tensor.mean());
     f.evidence += "; " + format_range(st.when.first, st.when.last);
     f.action =
         "The GPU runs kernels most of the time, but they leave most SMs "

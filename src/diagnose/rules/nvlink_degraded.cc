@@ -42,7 +42,8 @@ class NvlinkDegradedRule : public Rule {
         config.get("nvlink-degraded.min_down_samples", kMinDownSamples);
     min_down_fraction_ =
         config.get("nvlink-degraded.min_down_fraction", kMinDownFraction);
-    min_crc_ = config.get("nvlink-degraded.min_crc_errors_count", kMinCrcErrors);
+    min_crc_ =
+        config.get("nvlink-degraded.min_crc_errors_count", kMinCrcErrors);
     min_replays_ = config.get("nvlink-degraded.min_replays_count", kMinReplays);
     min_recoveries_ =
         config.get("nvlink-degraded.min_recoveries_count", kMinRecoveries);
@@ -83,7 +84,8 @@ class NvlinkDegradedRule : public Rule {
       if (is_down(st) || is_erroring(st))
         bad[key.first].push_back({key.second, &st});
     std::vector<Finding> out;
-    for (const auto& [gpu, links] : bad) out.push_back(make_finding(gpu, links));
+    for (const auto& [gpu, links] : bad)
+      out.push_back(make_finding(gpu, links));
     return out;
   }
 
@@ -120,10 +122,10 @@ class NvlinkDegradedRule : public Rule {
   }
 
   bool is_erroring(const LinkState& st) const {
-    const bool enough = static_cast<double>(st.crc.growth) >= min_crc_ ||
-                        static_cast<double>(st.replay.growth) >= min_replays_ ||
-                        static_cast<double>(st.recovery.growth) >=
-                            min_recoveries_;
+    const bool enough =
+        static_cast<double>(st.crc.growth) >= min_crc_ ||
+        static_cast<double>(st.replay.growth) >= min_replays_ ||
+        static_cast<double>(st.recovery.growth) >= min_recoveries_;
     return enough &&
            static_cast<double>(st.growth.count) >= min_growth_samples_;
   }
@@ -153,8 +155,7 @@ class NvlinkDegradedRule : public Rule {
       if (is_erroring(*st)) {
         erroring.push_back(link);
         // The rate over the time the counters were watched.
-        const double secs =
-            std::max(1.0, st->counted.last - st->counted.first);
+        const double secs = std::max(1.0, st->counted.last - st->counted.first);
         parts.push_back(fmt::format(
             "link {}: +{} CRC errors, +{} replays, +{} recoveries ({:.1f} "
             "CRC errors/s, growing in {} samples, {})",
