@@ -740,11 +740,9 @@ FAKE_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
   CUresult rc = enqueue(
       ctx, hStream,
       [e](CUctx_st& c) {
-        const double now = std::max(c.clock_s, c.op_submitted_s);
-        c.clock_s = now;
         Driver& drv = driver();
         std::lock_guard<std::mutex> lock(drv.mu);
-        if (drv.events.count(e)) e->time_s = now;
+        if (drv.events.count(e)) e->time_s = c.clock_s;
         return CUDA_SUCCESS;
       },
       &seq);

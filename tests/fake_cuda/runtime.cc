@@ -71,7 +71,6 @@ uint64_t submit(CUctx_st& ctx, std::function<CUresult(CUctx_st&)> run,
   }
   Op op;
   op.seq = ++ctx.submitted;
-  op.submitted_s = ctx.wall_s();
   op.run = std::move(run);
   ctx.queue.push_back(std::move(op));
   ctx.cv.notify_all();
@@ -86,13 +85,12 @@ CUresult wait_for(CUctx_st& ctx, uint64_t seq) {
 }
 
 void spend_gpu_time(CUctx_st& ctx, double seconds) {
-  const double start = std::max(ctx.clock_s, ctx.op_submitted_s);
-  ctx.clock_s = start + seconds;
-  const double behind = ctx.clock_s - ctx.wall_s();
-  if (behind > 0) {
-    // Sleep in slices so that a context being destroyed is not held up.
+  ctx.clock_s += seconds;
+  const double left = ctx.op_started_s + seconds - ctx.wall_s();
+  if (left > 0) {
+    // Woken early when the context is being destroyed.
     std::unique_lock<std::mutex> lock(ctx.mu);
-    ctx.cv.wait_for(lock, std::chrono::duration<double>(behind),
+    ctx.cv.wait_for(lock, std::chrono::duration<double>(left),
                     [&] { return ctx.stopping; });
   }
 }
@@ -140,7 +138,7 @@ void worker_loop(CUctx_st* ctx) {
           ctx->sticky = static_cast<CUresult>(*ctx->dev->model.faults.error);
           break;
         case FaultNow::none: {
-          ctx->op_submitted_s = op.submitted_s;
+          ctx->op_started_s = ctx->wall_s();
           lock.unlock();
           CUresult rc = op.run(*ctx);
           lock.lock();

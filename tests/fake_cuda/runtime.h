@@ -15,9 +15,9 @@
 //    which like injected errors is sticky: every later call in that context
 //    returns it;
 //  - work on a stream runs asynchronously, in order; events time it with
-//    the modelled GPU clock (so cuEventElapsedTime gives the modelled GPU
-//    time, e.g. FLOPs / the GPU's rate), and the worker sleeps so that wall
-//    time keeps up with that clock.
+//    the modelled GPU clock (cuEventElapsedTime gives the modelled time of
+//    the work between two events, e.g. FLOPs / the GPU's rate), and each
+//    piece of work takes at least its modelled time in wall time too.
 #pragma once
 
 #include <condition_variable>
@@ -73,7 +73,6 @@ struct Allocation {
 
 struct Op {
   uint64_t seq = 0;
-  double submitted_s = 0;  // wall time the client queued it (ctx clock)
   std::function<CUresult(CUctx_st&)> run;
 };
 
@@ -89,8 +88,8 @@ struct CUctx_st : fake_cuda::DeviceMemory {
   uint64_t submitted = 0, completed = 0;
   CUresult sticky = CUDA_SUCCESS;
   bool stopping = false;
-  double clock_s = 0;         // modelled GPU time (worker only)
-  double op_submitted_s = 0;  // when the client queued the running op
+  double clock_s = 0;  // modelled GPU time: the sum of the work's (worker only)
+  double op_started_s = 0;  // wall time the running op was taken up
   std::map<uint64_t, fake_cuda::Allocation> allocs;  // guarded by mu
   std::map<void*, size_t> pinned;                    // guarded by mu
   std::thread worker;
@@ -157,10 +156,10 @@ CUresult wait_for(CUctx_st& ctx, uint64_t seq);
 void start_worker(CUctx_st& ctx);
 void stop_worker(CUctx_st& ctx);
 
-// Advances ctx's GPU clock by `seconds` of work that starts when the GPU is
-// free, but not before the client queued it (so the clock is the model's,
-// whatever the CPU emulation costs), and sleeps until the wall clock has
-// caught up (worker only).
+// Advances ctx's GPU clock by `seconds` of modelled work, and sleeps so that
+// the op takes at least that long in wall time (worker only). The clock
+// counts work only, never idle time or the CPU emulation's cost, so events
+// time the work between them exactly as modelled however busy the host is.
 void spend_gpu_time(CUctx_st& ctx, double seconds);
 // Forces the device's stuck bits inside ctx's allocations (after a write).
 void apply_stuck_bits(CUctx_st& ctx);
