@@ -343,7 +343,7 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
     shared->cublas = Cublas::open(o.cublas_lib, &shared->no_cublas);
     report.cublas = shared->cublas ? shared->cublas->name() : shared->no_cublas;
   }
-  shared->reference = FmaReference::make();
+  if (o.compute) shared->reference = FmaReference::make();
 
   std::vector<std::shared_ptr<Worker>> workers;
   for (const auto& t : targets) {

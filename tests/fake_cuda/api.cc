@@ -359,9 +359,7 @@ FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
     d->allocated += size;
   }
   Allocation a;
-  a.bytes = bytesize;
-  a.host.reset(new (std::nothrow) uint8_t[bytesize]());
-  if (!a.host) {
+  if (!a.map(bytesize)) {
     std::lock_guard<std::mutex> lock(d->mu);
     d->used.erase(at);
     d->allocated -= size;

@@ -1,6 +1,7 @@
 #include "runtime.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
@@ -53,6 +54,31 @@ uint8_t* CUctx_st::map(uint64_t ptr, uint64_t bytes) {
 
 namespace fake_cuda {
 
+Allocation::Allocation(Allocation&& other) noexcept
+    : bytes(other.bytes), host(other.host) {
+  other.host = nullptr;
+  other.bytes = 0;
+}
+
+Allocation& Allocation::operator=(Allocation&& other) noexcept {
+  std::swap(bytes, other.bytes);
+  std::swap(host, other.host);
+  return *this;
+}
+
+Allocation::~Allocation() {
+  if (host) munmap(host, bytes);
+}
+
+bool Allocation::map(uint64_t size) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  host = static_cast<uint8_t*>(p);
+  bytes = size;
+  return true;
+}
+
 uint8_t* device_bytes(CUctx_st& ctx, CUdeviceptr ptr, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(ctx.mu);
   auto it = ctx.allocs.upper_bound(ptr);
@@ -61,7 +87,7 @@ uint8_t* device_bytes(CUctx_st& ctx, CUdeviceptr ptr, uint64_t bytes) {
   const uint64_t offset = ptr - it->first;
   if (offset > it->second.bytes || bytes > it->second.bytes - offset)
     return nullptr;
-  return it->second.host.get() + offset;
+  return it->second.host + offset;
 }
 
 uint64_t submit(CUctx_st& ctx, std::function<CUresult(CUctx_st&)> run,

@@ -66,9 +66,17 @@ struct Device {
   std::vector<StuckBit> stuck;
 };
 
+// Backing memory of one allocation: anonymous pages, zero until written, so
+// the cost of touching them falls on whoever first writes (the fake GPU's
+// worker, as a GPU writes its own memory), not on cuMemAlloc's caller.
 struct Allocation {
+  Allocation() = default;
+  Allocation(Allocation&& other) noexcept;
+  Allocation& operator=(Allocation&& other) noexcept;
+  ~Allocation();
+  bool map(uint64_t size);  // false when the host has no memory for it
   uint64_t bytes = 0;
-  std::unique_ptr<uint8_t[]> host;
+  uint8_t* host = nullptr;
 };
 
 struct Op {
