@@ -83,8 +83,7 @@ std::string instance_labels(const std::string& gpu_labels,
 
 void render_dcgm_datacenter_families(const std::vector<GpuRow>& rows,
                                      const std::vector<std::string>& labels,
-                                     const MetricsInput& in,
-                                     std::string& out) {
+                                     const MetricsInput& in, std::string& out) {
   for (const ProfFamily& fam : kProf) {
     FamilyWriter f(out, fam.dcgm_name, "gauge", fam.help);
     for (size_t i = 0; i < rows.size(); ++i) {

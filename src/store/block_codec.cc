@@ -296,14 +296,12 @@ EncodedBlock encode_block(std::span<const Sample> samples, int zstd_level) {
     for (const auto& f : gpu_fields()) {
       for (size_t i = 0; i < n; ++i)
         col[i] = rows[i] ? get_cell(*rows[i], f) : Cell{};
-      write_column(w, col,
-                   std::holds_alternative<opt<double> GpuSample::*>(f.member));
+      write_column(w, col, is_double_field(f));
     }
   }
   for (const auto& f : host_fields()) {
     for (size_t i = 0; i < n; ++i) col[i] = get_cell(samples[i].host, f);
-    write_column(w, col,
-                 std::holds_alternative<opt<double> HostSample::*>(f.member));
+    write_column(w, col, is_double_field(f));
   }
 
   std::string rest;

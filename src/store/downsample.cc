@@ -38,8 +38,8 @@ void accumulate(const S& s, const std::vector<NumericField<S>>& fields,
                 std::vector<Acc>& acc) {
   for (size_t f = 0; f < fields.size(); ++f) {
     std::visit(
-        [&](auto member) {
-          const auto& v = s.*member;
+        [&](const auto& member) {
+          const auto& v = field_value(s, member);
           if (!v) return;
           using T = typename std::decay_t<decltype(v)>::value_type;
           if constexpr (std::is_same_v<T, bool>) acc[f].any_true |= *v;
@@ -56,8 +56,8 @@ void store_averages(S& s, const std::vector<NumericField<S>>& fields,
                     const std::vector<Acc>& acc) {
   for (size_t f = 0; f < fields.size(); ++f) {
     std::visit(
-        [&](auto member) {
-          auto& v = s.*member;
+        [&](const auto& member) {
+          auto& v = field_value(s, member);
           using T = typename std::decay_t<decltype(v)>::value_type;
           const Acc& a = acc[f];
           if (a.n == 0) {

@@ -57,6 +57,28 @@ const std::vector<NumericField<GpuSample>>& gpu_fields() {
       {"remapped_rows_uncorrectable_total",
        &G::remapped_rows_uncorrectable_total},
       {"temp_limit_margin_c", &G::temp_limit_margin_c},
+      // Datacenter GPUs (GPM activity, NVLink throughput, video engines).
+      // NVLink links, MIG instances, per-process utilisation and the fabric
+      // state are not single numbers: they travel in the rest blob.
+      {"sm_active_pct", GpmFieldRef<G>{&G::gpm, &GpmActivity::sm_active_pct}},
+      {"sm_occupancy_pct",
+       GpmFieldRef<G>{&G::gpm, &GpmActivity::sm_occupancy_pct}},
+      {"tensor_active_pct",
+       GpmFieldRef<G>{&G::gpm, &GpmActivity::tensor_active_pct}},
+      {"dram_active_pct",
+       GpmFieldRef<G>{&G::gpm, &GpmActivity::dram_active_pct}},
+      {"fp64_active_pct",
+       GpmFieldRef<G>{&G::gpm, &GpmActivity::fp64_active_pct}},
+      {"fp32_active_pct",
+       GpmFieldRef<G>{&G::gpm, &GpmActivity::fp32_active_pct}},
+      {"fp16_active_pct",
+       GpmFieldRef<G>{&G::gpm, &GpmActivity::fp16_active_pct}},
+      {"gr_engine_active_pct",
+       GpmFieldRef<G>{&G::gpm, &GpmActivity::gr_engine_active_pct}},
+      {"nvlink_tx_bytes_per_s", &G::nvlink_tx_bytes_per_s},
+      {"nvlink_rx_bytes_per_s", &G::nvlink_rx_bytes_per_s},
+      {"enc_util_pct", &G::enc_util_pct},
+      {"dec_util_pct", &G::dec_util_pct},
   };
   return fields;
 }
@@ -107,8 +129,8 @@ double Cell::as_double() const {
 template <typename S>
 void set_cell(S& s, const NumericField<S>& f, const Cell& c) {
   std::visit(
-      [&](auto member) {
-        auto& v = s.*member;
+      [&](const auto& member) {
+        auto& v = field_value(s, member);
         using T = typename std::decay_t<decltype(v)>::value_type;
         if (!c.present) {
           v.reset();

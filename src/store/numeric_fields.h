@@ -14,9 +14,28 @@
 
 namespace gd::store {
 
+// A GPM activity field (GpuSample::gpm.sm_active_pct, ...): the member of
+// S that holds the GpmActivity, then the field in it.
+template <typename S>
+struct GpmFieldRef {
+  GpmActivity S::*activity;
+  opt<double> GpmActivity::*field;
+};
+
 template <typename S>
 using FieldMember = std::variant<opt<double> S::*, opt<uint64_t> S::*,
-                                 opt<int> S::*, opt<bool> S::*>;
+                                 opt<int> S::*, opt<bool> S::*, GpmFieldRef<S>>;
+
+// The optional value a field names in `s`, whichever kind of member it is
+// (`s` may be const).
+template <typename T, typename S>
+auto& field_value(T& s, const GpmFieldRef<S>& m) {
+  return (s.*m.activity).*m.field;
+}
+template <typename T, typename M>
+auto& field_value(T& s, M member) {
+  return s.*member;
+}
 
 template <typename S>
 struct NumericField {
@@ -41,12 +60,19 @@ struct Cell {
   double as_double() const;
 };
 
+// Whether the field holds doubles (its column is encoded as doubles).
+template <typename S>
+bool is_double_field(const NumericField<S>& f) {
+  return std::holds_alternative<opt<double> S::*>(f.member) ||
+         std::holds_alternative<GpmFieldRef<S>>(f.member);
+}
+
 template <typename S>
 Cell get_cell(const S& s, const NumericField<S>& f) {
   Cell c;
   std::visit(
-      [&](auto member) {
-        const auto& v = s.*member;
+      [&](const auto& member) {
+        const auto& v = field_value(s, member);
         if (!v) return;
         c.present = true;
         using T = typename std::decay_t<decltype(v)>::value_type;

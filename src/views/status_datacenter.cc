@@ -31,9 +31,9 @@ std::string instance_processes(const MigInstance& m, const GpuSample& s,
     for (const ProcessSample& ps : sample.processes)
       if (ps.pid == p.pid) name = " " + terminal_safe(ps.name);
     if (!out.empty()) out += ", ";
-    out += fmt::format("{}{} {}", p.pid, name,
-                       p.used_bytes ? human_bytes(*p.used_bytes)
-                                    : std::string(kUnknown));
+    out += fmt::format(
+        "{}{} {}", p.pid, name,
+        p.used_bytes ? human_bytes(*p.used_bytes) : std::string(kUnknown));
   }
   return out.empty() ? "none" : out;
 }
@@ -81,8 +81,7 @@ std::string nvlink_lines(const GpuInfo& info, const GpuSample& s) {
     std::string state = fmt::format("{} up", up);
     if (!down.empty())
       state += fmt::format(", {} DOWN ({})", down.size(), join_ints(down));
-    if (!unknown.empty())
-      state += fmt::format(", {} unknown", unknown.size());
+    if (!unknown.empty()) state += fmt::format(", {} unknown", unknown.size());
     out += fmt::format("     NVLink{} {} links: {}  tx {} rx {}\n",
                        version ? fmt::format(" {}", *version) : "", links,
                        state, rate(s.nvlink_tx_bytes_per_s),
@@ -119,9 +118,9 @@ std::string mig_lines(const GpuInfo& info, const GpuSample& s,
   std::string out;
   if (info.mig_enabled && info.mig_enabled_pending &&
       *info.mig_enabled != *info.mig_enabled_pending)
-    out += fmt::format(
-        "     !! MIG mode {} after the next GPU reset (pending)\n",
-        *info.mig_enabled_pending ? "on" : "off");
+    out +=
+        fmt::format("     !! MIG mode {} after the next GPU reset (pending)\n",
+                    *info.mig_enabled_pending ? "on" : "off");
   if (!s.mig_instances) return out;
   if (s.mig_instances->empty())
     return out + "     MIG enabled, no instances (nvidia-smi mig -cgi ...)\n";
@@ -135,11 +134,11 @@ std::string mig_lines(const GpuInfo& info, const GpuSample& s,
     std::string sm;
     if (m.gpm.sm_active_pct)
       sm = fmt::format("  SMs active {}", pct(m.gpm.sm_active_pct));
-    out += fmt::format(
-        "     MIG {}  GI {} CI {}  {}  memory {}{}  processes {}\n",
-        m.profile.empty() ? kUnknown : terminal_safe(m.profile), m.gi_id,
-        m.ci_id, terminal_safe(m.uuid), mem, sm,
-        instance_processes(m, s, sample));
+    out +=
+        fmt::format("     MIG {}  GI {} CI {}  {}  memory {}{}  processes {}\n",
+                    m.profile.empty() ? kUnknown : terminal_safe(m.profile),
+                    m.gi_id, m.ci_id, terminal_safe(m.uuid), mem, sm,
+                    instance_processes(m, s, sample));
   }
   return out;
 }

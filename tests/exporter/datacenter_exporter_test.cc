@@ -95,9 +95,9 @@ TEST(ExporterDatacenter, MigInstancesCarryDcgmLabelsAndTheirOwnMemory) {
     auto used = r.page.series.find("DCGM_FI_DEV_FB_USED" + labels);
     ASSERT_NE(used, r.page.series.end()) << labels << "\n" << r.page.text;
     EXPECT_DOUBLE_EQ(used->second, std::floor(*m.mem_used_bytes / kMiB));
-    EXPECT_DOUBLE_EQ(r.page.series.at("DCGM_FI_DEV_FB_FREE" + labels),
-                     std::floor((*m.mem_total_bytes - *m.mem_used_bytes) /
-                                kMiB));
+    EXPECT_DOUBLE_EQ(
+        r.page.series.at("DCGM_FI_DEV_FB_FREE" + labels),
+        std::floor((*m.mem_total_bytes - *m.mem_used_bytes) / kMiB));
     auto native = find(r.page, "gpudoctor_mig_memory_used_bytes",
                        {"gpu_instance=\"" + std::to_string(m.gi_id) + "\"",
                         "profile=\"" + m.profile + "\"", m.uuid});
@@ -143,9 +143,9 @@ TEST(ExporterDatacenter, ProfilingSeriesAreRatiosUnderDcgmNames) {
   }
   EXPECT_EQ(r.page.help.at("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"),
             "Ratio of cycles the tensor (HMMA) pipe is active.");
-  EXPECT_EQ(find(r.page, "gpudoctor_gpu_activity_percent",
-                 {"engine=\"sm_active\""}),
-            std::vector<double>{*a.sm_active_pct});
+  EXPECT_EQ(
+      find(r.page, "gpudoctor_gpu_activity_percent", {"engine=\"sm_active\""}),
+      std::vector<double>{*a.sm_active_pct});
   // Per-process utilisation of a Hopper job.
   const auto& p = (*r.sample.gpus[0].processes)[0];
   EXPECT_EQ(find(r.page, "gpudoctor_process_sm_utilization_percent",
@@ -173,12 +173,11 @@ TEST(ExporterDatacenter, NvlinkTotalsPerGpuAndErrorsPerLink) {
                  {"gpu=\"2\""}),
             std::vector<double>{0.0});
   EXPECT_EQ(r.page.types.at("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"), "counter");
-  EXPECT_EQ(
-      find(r.page, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", {"gpu=\"3\""}),
-      std::vector<double>{std::floor(
-          static_cast<double>(*g3.nvlink_tx_bytes_per_s +
-                              *g3.nvlink_rx_bytes_per_s) /
-          1e6)});
+  EXPECT_EQ(find(r.page, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", {"gpu=\"3\""}),
+            std::vector<double>{
+                std::floor(static_cast<double>(*g3.nvlink_tx_bytes_per_s +
+                                               *g3.nvlink_rx_bytes_per_s) /
+                           1e6)});
   EXPECT_EQ(find(r.page, "gpudoctor_nvlink_errors_total",
                  {"gpu=\"3\"", "link=\"7\"", "type=\"replay\""}),
             std::vector<double>{static_cast<double>(*l7.replay_total)});

@@ -80,9 +80,9 @@ Sample mig_sample() {
   g.mem_used_bytes = 16 * kGiB;
   g.mig_instances.emplace();
   uint32_t pid = 100;
-  for (auto [gi, profile, used] :
-       {std::tuple{1u, "3g.40gb", 10 * kGiB}, std::tuple{5u, "2g.20gb", 4 * kGiB},
-        std::tuple{6u, "2g.20gb", 2 * kGiB}}) {
+  for (auto [gi, profile, used] : {std::tuple{1u, "3g.40gb", 10 * kGiB},
+                                   std::tuple{5u, "2g.20gb", 4 * kGiB},
+                                   std::tuple{6u, "2g.20gb", 2 * kGiB}}) {
     MigInstance m;
     m.gi_id = gi;
     m.ci_id = 0;
@@ -115,14 +115,17 @@ bool has(const std::string& out, const std::string& part) {
 
 TEST(StatusDatacenter, ShowsGpmActivityLinksAndTheFabric) {
   const std::string out = render_status(header(false), h100_sample());
-  EXPECT_TRUE(has(out, "activity (GPM): SMs active 41%  occupancy 22%  "
-                       "tensor 30%  DRAM 58%  FP64 0% FP32 12% FP16 20%"))
+  EXPECT_TRUE(has(out,
+                  "activity (GPM): SMs active 41%  occupancy 22%  "
+                  "tensor 30%  DRAM 58%  FP64 0% FP32 12% FP16 20%"))
       << out;
-  EXPECT_TRUE(has(out, "NVLink 4 18 links: 17 up, 1 DOWN (5)  tx 100.0 GiB/s "
-                       "rx 50.0 GiB/s"))
+  EXPECT_TRUE(has(out,
+                  "NVLink 4 18 links: 17 up, 1 DOWN (5)  tx 100.0 GiB/s "
+                  "rx 50.0 GiB/s"))
       << out;
-  EXPECT_TRUE(has(out, "!! NVLink 7: 1234 CRC errors, 56 replays, 0 "
-                       "recoveries"))
+  EXPECT_TRUE(has(out,
+                  "!! NVLink 7: 1234 CRC errors, 56 replays, 0 "
+                  "recoveries"))
       << out;
   EXPECT_FALSE(has(out, "NVLink 8:")) << out;  // a clean link says nothing
   EXPECT_TRUE(has(out, "NVSwitch fabric: not started")) << out;
@@ -132,8 +135,9 @@ TEST(StatusDatacenter, MigInstancesWithMemoryAndProcesses) {
   TraceHeader h = header(true);
   h.gpus[0].mig_enabled_pending = false;
   const std::string out = render_status(h, mig_sample());
-  EXPECT_TRUE(has(out, "MIG 3g.40gb  GI 1 CI 0  MIG-test-1  memory 10.0 GiB / "
-                       "40.0 GiB (25%)  processes 101 job1 10.0 GiB"))
+  EXPECT_TRUE(has(out,
+                  "MIG 3g.40gb  GI 1 CI 0  MIG-test-1  memory 10.0 GiB / "
+                  "40.0 GiB (25%)  processes 101 job1 10.0 GiB"))
       << out;
   EXPECT_TRUE(has(out, "MIG 2g.20gb  GI 6 CI 0")) << out;
   EXPECT_TRUE(has(out, "!! MIG mode off after the next GPU reset")) << out;
