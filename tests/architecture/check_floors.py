@@ -26,9 +26,14 @@ BELOW = {
     # serve composes consumers through their public headers.
     "serve": {"common", "model", "trace", "collect", "diagnose", "exporter",
               "store"},
-    "views": {"common", "model", "diagnose", "checklist", "procmgmt"},
+    # top's data: feeds (live, replay, remote), window diagnosis, kill jobs.
+    "monitor": {"common", "model", "trace", "collect", "diagnose",
+                "procmgmt"},
+    "views": {"common", "model", "diagnose", "checklist", "procmgmt",
+              "monitor"},
     "cli": {"common", "model", "trace", "procfs", "collect", "diagnose",
-            "checklist", "procmgmt", "exporter", "store", "serve", "views"},
+            "checklist", "procmgmt", "exporter", "store", "serve", "monitor",
+            "views"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
 
