@@ -128,8 +128,7 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
                   "user:password for a serve with basic auth (--web-config)");
   cmd->add_flag("--readonly", f->readonly,
                 "no key acts on processes (k is refused)");
-  cmd->add_flag("--mono", f->mono,
-                "no colours (also when NO_COLOR is set)");
+  cmd->add_flag("--mono", f->mono, "no colours (also when NO_COLOR is set)");
   cmd->add_option("--config", f->config_path,
                   "diagnosis thresholds, as `diagnose --config`");
   add_duration_option(*cmd, "--kill-timeout", f->kill_timeout_s,

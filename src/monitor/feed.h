@@ -14,7 +14,13 @@
 namespace gd::monitor {
 
 // Replay controls (a feed that is not a replay ignores them).
-enum class ReplayCommand { kTogglePause, kFaster, kSlower, kSeekBack, kSeekForward };
+enum class ReplayCommand {
+  kTogglePause,
+  kFaster,
+  kSlower,
+  kSeekBack,
+  kSeekForward
+};
 
 class Feed {
  public:

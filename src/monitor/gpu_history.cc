@@ -32,9 +32,9 @@ void GpuHistory::add(const TraceHeader& header, const Sample& s) {
       for (const auto& info : header.gpus)
         if (info.index == series.index) total = info.memory_total_bytes;
       if (g->mem_used_bytes && total && *total > 0)
-        v[static_cast<size_t>(Metric::kMemUsed)] = static_cast<float>(
-            100.0 * static_cast<double>(*g->mem_used_bytes) /
-            static_cast<double>(*total));
+        v[static_cast<size_t>(Metric::kMemUsed)] =
+            static_cast<float>(100.0 * static_cast<double>(*g->mem_used_bytes) /
+                               static_cast<double>(*total));
       v[static_cast<size_t>(Metric::kTemp)] = value(g->temp_c);
       v[static_cast<size_t>(Metric::kPower)] = value(g->power_w);
       v[static_cast<size_t>(Metric::kSmClock)] = value(g->sm_clock_mhz);

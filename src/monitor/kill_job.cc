@@ -69,9 +69,9 @@ void KillJob::plan_now() {
     // As `gpudoctor kill PID...`: the processes the user chose, no --tree,
     // no --any, no --user; every safety rule of the plan applies.
     KillRequest request{pids_, std::nullopt, "", false, false};
-    context_ = KillContext{static_cast<uint32_t>(getpid()),
-                           static_cast<uint32_t>(geteuid()),
-                           nvml_gpu_pids(before_)};
+    context_ =
+        KillContext{static_cast<uint32_t>(getpid()),
+                    static_cast<uint32_t>(geteuid()), nvml_gpu_pids(before_)};
     procs_ = ProcSnapshot::read(options_.proc_root);
     plan_ = plan_kill(request, context_, procs_);
   } catch (const std::exception& e) {

@@ -102,16 +102,15 @@ void RemoteFeed::poll_once() {
   auto get = [&](const std::string& path) -> std::optional<std::string> {
     std::string body;
     bool too_big = false;
-    auto res = client.Get(
-        url_.prefix + path, httplib::Headers{},
-        [&](const char* data, size_t len) {
-          if (body.size() + len > kMaxReplyBytes) {
-            too_big = true;
-            return false;
-          }
-          body.append(data, len);
-          return true;
-        });
+    auto res = client.Get(url_.prefix + path, httplib::Headers{},
+                          [&](const char* data, size_t len) {
+                            if (body.size() + len > kMaxReplyBytes) {
+                              too_big = true;
+                              return false;
+                            }
+                            body.append(data, len);
+                            return true;
+                          });
     if (too_big) {
       problem = path + ": the reply is larger than 16 MiB";
       return std::nullopt;

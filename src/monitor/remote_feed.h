@@ -17,15 +17,15 @@ struct RemoteOptions {
   std::string url;  // http[s]://host[:port][/prefix]
   // Basic auth for a serve started with --web-config ("" none).
   std::string user, password;
-  double interval_s = 0;          // 0: serve's own interval
-  double request_timeout_s = 2;   // per request
+  double interval_s = 0;         // 0: serve's own interval
+  double request_timeout_s = 2;  // per request
 };
 
 // The URL split for the HTTP client; throws std::invalid_argument naming
 // what is wrong (only http and https, no query, no user info).
 struct RemoteUrl {
   std::string scheme_host_port;  // "http://127.0.0.1:9856"
-  std::string prefix;            // "" or "/gpu07" (reverse proxy), no slash at end
+  std::string prefix;  // "" or "/gpu07" (reverse proxy), no slash at end
 };
 RemoteUrl parse_remote_url(const std::string& url);
 

@@ -18,8 +18,9 @@ constexpr size_t kMaxFindingText = 64 * 1024;
 json parse_object(std::string_view body, const char* what) {
   json j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    throw std::runtime_error(std::string(what) + ": the reply is not a JSON "
-                                                 "object");
+    throw std::runtime_error(std::string(what) +
+                             ": the reply is not a JSON "
+                             "object");
   return j;
 }
 

@@ -56,7 +56,7 @@ class ReplayFeed : public Feed {
   // Shared with control() under mu_.
   bool paused_ = false;
   double speed_ = 1;
-  double seek_by_ = 0;  // requested, not yet done
+  double seek_by_ = 0;    // requested, not yet done
   bool changed_ = false;  // a command came since the thread last looked
   std::thread thread_;
 };

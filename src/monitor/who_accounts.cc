@@ -29,7 +29,8 @@ GpuMemoryAccount who_account(const TraceHeader& header, const Sample& sample,
                              int gpu, bool live, const std::string& proc_root,
                              const std::string& dev_prefix) {
   if (live)
-    return account_gpu_memory(header, sample, gpu, ProcSnapshot::read(proc_root),
+    return account_gpu_memory(header, sample, gpu,
+                              ProcSnapshot::read(proc_root),
                               scan_device_holders(proc_root, dev_prefix));
   DeviceScan devices;
   if (sample.device_holders)

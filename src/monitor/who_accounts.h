@@ -18,8 +18,8 @@ procmgmt::ProcSnapshot snapshot_from_sample(const Sample& s);
 // The account of `gpu`; `live` reads proc_root and dev_prefix instead of
 // the sample's processes.
 procmgmt::GpuMemoryAccount who_account(const TraceHeader& header,
-                                       const Sample& sample, int gpu,
-                                       bool live, const std::string& proc_root,
+                                       const Sample& sample, int gpu, bool live,
+                                       const std::string& proc_root,
                                        const std::string& dev_prefix);
 
 }  // namespace gd::monitor

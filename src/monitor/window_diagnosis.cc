@@ -47,8 +47,8 @@ std::shared_ptr<const FindingsState> WindowDiagnosis::evaluate_if_due(
     return nullptr;
   last_eval_ = now;
   auto state = std::make_shared<FindingsState>();
-  state->source = fmt::format("diagnosis of the last {:.0f} s",
-                              options_.window_s);
+  state->source =
+      fmt::format("diagnosis of the last {:.0f} s", options_.window_s);
   state->evaluated_at = now;
   DiagnoseOptions o;
   o.config = options_.config;

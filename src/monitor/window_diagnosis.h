@@ -13,9 +13,9 @@
 namespace gd::monitor {
 
 struct WindowOptions {
-  double window_s = 60;       // what the rules see (serve's default)
+  double window_s = 60;         // what the rules see (serve's default)
   double evaluate_every_s = 5;  // how often they run
-  Config config;              // diagnose --config thresholds
+  Config config;                // diagnose --config thresholds
 };
 
 class WindowDiagnosis {

@@ -148,8 +148,8 @@ TEST(TopKeys, TabFocusesFindingsAndEnterOpensOne) {
 TEST(TopKeys, MouseClickSelectsARowAndSortsByAHeading) {
   Keys k;
   k.screen.hits.push_back({Hit::Kind::kProcessRow, 10, 0, 80, 2});
-  k.screen.hits.push_back({Hit::Kind::kColumn, 9, 20, 28,
-                           static_cast<size_t>(Column::kCpu)});
+  k.screen.hits.push_back(
+      {Hit::Kind::kColumn, 9, 20, 28, static_cast<size_t>(Column::kCpu)});
   k.press({Key::Kind::kMouseClick, 0, 10, 5});
   EXPECT_EQ(k.st.selected->pid, 300u);
   k.press({Key::Kind::kMouseClick, 0, 9, 22});

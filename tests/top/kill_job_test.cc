@@ -57,9 +57,10 @@ TEST(KillJob, PlansAsksThenEndsTheProcessAndChecksTheMemory) {
   });
   KillJobOptions o;
   o.timeout_s = 3;
-  KillJob job({static_cast<uint32_t>(child)},
-              [&] { return gpu_sample(static_cast<uint32_t>(child), alive); },
-              header_with(1), o, [&] { ++wakes; });
+  KillJob job(
+      {static_cast<uint32_t>(child)},
+      [&] { return gpu_sample(static_cast<uint32_t>(child), alive); },
+      header_with(1), o, [&] { ++wakes; });
   ASSERT_TRUE(wait_stage(job, Stage::kPlanned));
   EXPECT_TRUE(job.can_proceed());
   ASSERT_EQ(job.plan().targets.size(), 1u);
@@ -79,9 +80,9 @@ TEST(KillJob, PlansAsksThenEndsTheProcessAndChecksTheMemory) {
 
 TEST(KillJob, RefusesPidOneAndProcessesThatAreNotOnAGpu) {
   pid_t bystander = spawn_sleeper();
-  KillJob job({1, static_cast<uint32_t>(bystander)},
-              [] { return gpu_sample(0, false); }, header_with(1), {},
-              [] {});
+  KillJob job(
+      {1, static_cast<uint32_t>(bystander)},
+      [] { return gpu_sample(0, false); }, header_with(1), {}, [] {});
   ASSERT_TRUE(wait_stage(job, Stage::kPlanned));
   EXPECT_FALSE(job.can_proceed());
   EXPECT_EQ(job.plan().refusals.size(), 2u);

@@ -1,9 +1,9 @@
 #include "views/top/layout.h"
-#include "views/top/parts.h"
 
 #include <gtest/gtest.h>
 
 #include "top_fixture.h"
+#include "views/top/parts.h"
 
 namespace gd::top {
 namespace {
@@ -17,7 +17,8 @@ struct Shown {
   std::map<int, std::pair<GpuSample, double>> last_good;
   Screen screen;
 
-  Shown(TraceHeader h, Sample s) : frame(frame_of(std::move(h), std::move(s))) {}
+  Shown(TraceHeader h, Sample s)
+      : frame(frame_of(std::move(h), std::move(s))) {}
 
   const std::string& draw(int w, int hgt) {
     rows = build_rows(*frame->sample, state);
@@ -88,7 +89,8 @@ TEST(TopLayout, OrphanedMemoryHasItsOwnMarkOnTheBar) {
   bool found = false;
   for (const auto& l : v.screen.lines)
     for (const auto& sp : l.spans)
-      if (sp.style == Style::kBarOrphan && sp.text.find('#') != std::string::npos)
+      if (sp.style == Style::kBarOrphan &&
+          sp.text.find('#') != std::string::npos)
         found = true;
   EXPECT_TRUE(found) << v.text_;
 }
@@ -97,11 +99,24 @@ TEST(TopLayout, FindingsStripMostSevereFirstWithIdAndTitle) {
   Shown v(header_with(2), two_jobs());
   auto fs = std::make_shared<monitor::FindingsState>();
   fs->source = "diagnosis of the last 60 s";
-  fs->findings.push_back({"xid-error", "critical", {1}, {}, "GPU 1 hit Xid 79",
-                          "e", "a", kT0, kT0});
-  fs->findings.push_back({"input-bound", "warning", {0}, {100},
-                          "GPU 0 is held back by its data loader", "e", "a",
-                          kT0, kT0});
+  fs->findings.push_back({"xid-error",
+                          "critical",
+                          {1},
+                          {},
+                          "GPU 1 hit Xid 79",
+                          "e",
+                          "a",
+                          kT0,
+                          kT0});
+  fs->findings.push_back({"input-bound",
+                          "warning",
+                          {0},
+                          {100},
+                          "GPU 0 is held back by its data loader",
+                          "e",
+                          "a",
+                          kT0,
+                          kT0});
   v.frame->findings = fs;
   const std::string& t = v.draw(100, 30);
   auto crit = t.find("CRIT xid-error");
@@ -113,7 +128,8 @@ TEST(TopLayout, FindingsStripMostSevereFirstWithIdAndTitle) {
 
 TEST(TopLayout, HostileProcessNamesNeverReachTheScreenRaw) {
   Sample s = two_jobs();
-  s.processes[0].cmdline = "evil\x1b]0;pwned\x07\nrm -rf /\r\xff\xfe \xe2\x80\xae";
+  s.processes[0].cmdline =
+      "evil\x1b]0;pwned\x07\nrm -rf /\r\xff\xfe \xe2\x80\xae";
   s.processes[0].user = "\x1b[31mroot";
   Shown v(header_with(2), s);
   v.state.tree = true;
@@ -173,7 +189,8 @@ TEST(TopLayout, ManyGpusOnASmallTerminalGoCompact) {
   expect_exact_size(v.screen, 80, 24);
   for (int i = 0; i < 8; ++i)
     EXPECT_NE(t.find(" " + std::to_string(i) + " A100"), std::string::npos)
-        << i << "\n" << t;
+        << i << "\n"
+        << t;
 }
 
 TEST(TopLayout, ReadonlyFooterHasNoKillAndHeaderSaysSo) {
@@ -202,8 +219,8 @@ TEST(TopLayout, TinyTerminalsDoNotBreak) {
 
 TEST(TopLayout, WrapKeepsWordsAndCutsLongOnes) {
   auto lines = wrap_text("aa bb cc dddddddddd", 5);
-  EXPECT_EQ(lines, (std::vector<std::string>{"aa bb", "cc", "dddd", "dddd",
-                                             "dd"}));
+  EXPECT_EQ(lines,
+            (std::vector<std::string>{"aa bb", "cc", "dddd", "dddd", "dd"}));
 }
 
 }  // namespace

@@ -71,13 +71,16 @@ TEST(GpuHistory, KeepsTheNewestPointsPerGpuWithNanForUnknown) {
     hist.add(h, s);
   }
   EXPECT_EQ(hist.size(), GpuHistory::kCapacity);
-  const auto& util = hist.series()[0].points[static_cast<size_t>(Metric::kUtil)];
-  EXPECT_FLOAT_EQ(util.back(), static_cast<float>((GpuHistory::kCapacity + 4) % 100));
+  const auto& util =
+      hist.series()[0].points[static_cast<size_t>(Metric::kUtil)];
+  EXPECT_FLOAT_EQ(util.back(),
+                  static_cast<float>((GpuHistory::kCapacity + 4) % 100));
   s.gpus[1].stale = true;
   hist.add(h, s);
   EXPECT_TRUE(std::isnan(
       hist.series()[1].points[static_cast<size_t>(Metric::kUtil)].back()));
-  const auto& mem = hist.series()[0].points[static_cast<size_t>(Metric::kMemUsed)];
+  const auto& mem =
+      hist.series()[0].points[static_cast<size_t>(Metric::kMemUsed)];
   EXPECT_NEAR(mem.back(), 100.0 * 21 / 80, 1e-3);
 }
 

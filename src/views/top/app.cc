@@ -73,6 +73,7 @@ class Loop {
         bool resized = false;
         for (const Key& k : term_.read_keys(resized)) {
           if (!on_key(k)) return finish();
+          refresh_rows();
         }
         dirty = true;
       }
@@ -90,8 +91,7 @@ class Loop {
     frame_ = std::move(f);
     if (frame_->sample)
       for (const auto& g : frame_->sample->gpus)
-        if (!g.stale && !g.lost)
-          last_good_[g.index] = {g, frame_->sample->t};
+        if (!g.stale && !g.lost) last_good_[g.index] = {g, frame_->sample->t};
     // The who overlay follows the machine while it is open.
     if (st_.overlay == Overlay::kWho && frame_->sample) open_who(st_.who_gpu);
   }
@@ -109,14 +109,22 @@ class Loop {
     return in;
   }
 
-  void redraw() {
+  // The rows as the state now asks; after every key, so that keys typed
+  // ahead (several in one read) each see what the one before did.
+  void refresh_rows() {
     static const Sample kEmpty;
-    const Sample& s = frame_->sample ? *frame_->sample : kEmpty;
+    const Sample& s = frame_ && frame_->sample ? *frame_->sample : kEmpty;
     rows_ = build_rows(s, st_);
-    LayoutInput in = input();
-    page_ = std::max(1, table_rows(in, term_.width(), term_.height()));
+    if (frame_) {
+      LayoutInput in = input();
+      page_ = std::max(1, table_rows(in, term_.width(), term_.height()));
+    }
     settle_selection(st_, rows_, page_);
-    screen_ = layout(in, term_.width(), term_.height());
+  }
+
+  void redraw() {
+    refresh_rows();
+    screen_ = layout(input(), term_.width(), term_.height());
     term_.draw(screen_);
   }
 
@@ -135,8 +143,8 @@ class Loop {
     KeyContext ctx;
     ctx.rows = &rows_;
     ctx.screen = &screen_;
-    ctx.findings = frame_ && frame_->findings ? frame_->findings->findings.size()
-                                              : 0;
+    ctx.findings =
+        frame_ && frame_->findings ? frame_->findings->findings.size() : 0;
     ctx.page = page_;
     if (frame_)
       for (const auto& g : frame_->header->gpus) ctx.gpus.push_back(g.index);
@@ -159,9 +167,9 @@ class Loop {
           break;
         }
         kill_.reset();
-        kill_ = std::make_unique<monitor::KillJob>(
-            a.pids, o_.take_sample, *frame_->header, o_.kill,
-            [this] { feed_.wake(); });
+        kill_ = std::make_unique<monitor::KillJob>(a.pids, o_.take_sample,
+                                                   *frame_->header, o_.kill,
+                                                   [this] { feed_.wake(); });
         break;
       case K::kConfirmKill:
         if (kill_) kill_->confirm();

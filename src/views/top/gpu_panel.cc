@@ -120,7 +120,8 @@ std::vector<Piece> detail_pieces(const GpuInfo& info, const GpuSample& g,
     }
     p.push_back({words, st(reasons_style(*g.clock_event_reasons))});
   }
-  if (g.fan_pct) p.push_back({fmt::format("fan {:.0f}%", *g.fan_pct), st(Style::kNormal)});
+  if (g.fan_pct)
+    p.push_back({fmt::format("fan {:.0f}%", *g.fan_pct), st(Style::kNormal)});
   return p;
 }
 
@@ -171,10 +172,11 @@ Style temp_style(const GpuInfo* info, const GpuSample& g) {
   if (!margin && info && info->temp_slowdown_c)
     margin = *info->temp_slowdown_c - *g.temp_c;
   // 15 C of margin is comfortable; under 5 C the GPU is about to slow down.
-  if (margin) return *margin < 5 ? Style::kCrit
-                     : *margin < 15 ? Style::kWarn
-                                    : Style::kGood;
-  return *g.temp_c >= 85 ? Style::kCrit
+  if (margin)
+    return *margin < 5    ? Style::kCrit
+           : *margin < 15 ? Style::kWarn
+                          : Style::kGood;
+  return *g.temp_c >= 85   ? Style::kCrit
          : *g.temp_c >= 75 ? Style::kWarn
                            : Style::kGood;
 }
@@ -208,7 +210,7 @@ void add_bar(LineBuilder& b, const std::string& title, double fill,
   };
   (void)unicode;
   for (int i = 0; i < inner; ++i) {
-    Style s = i < n_fill              ? style
+    Style s = i < n_fill             ? style
               : i < n_fill + n_extra ? Style::kBarOrphan
                                      : Style::kDim;
     if (i >= label_at) {
@@ -242,8 +244,8 @@ void add_gpu_panel(std::vector<Line>& out, const LayoutInput& in,
   LineBuilder b(width);
   b.cell(fmt::format("{}", info.index), 2, Style::kBold, true);
   b.add(" ");
-  int name_w = compact ? std::min(16, width / 6)
-                       : std::clamp(width / 5, 12, 24);
+  int name_w =
+      compact ? std::min(16, width / 6) : std::clamp(width / 5, 12, 24);
   b.cell(short_name(info.name), name_w, stale ? Style::kDim : Style::kNormal);
   if (!compact && width >= 120) {
     b.add(" ");
@@ -290,11 +292,11 @@ void add_gpu_panel(std::vector<Line>& out, const LayoutInput& in,
                     ? fmt::format("{:.1f}/{:.0f}G", used / kGiB, total / kGiB)
                     : fmt::format("{:.0f}%", 100 * used / total);
   }
-  Style mem_style = stale ? Style::kDim
+  Style mem_style = stale                               ? Style::kDim
                     : total > 0 && used / total >= 0.95 ? Style::kCrit
                                                         : Style::kBarMem;
-  add_bar(b, "MEM", live_share, orphan_share, mem_label,
-          b.left() - tail - 5, mem_style, in.unicode);
+  add_bar(b, "MEM", live_share, orphan_share, mem_label, b.left() - tail - 5,
+          mem_style, in.unicode);
   if (compact && tail > 0) {
     std::vector<Piece> p = detail_pieces(info, v, stale);
     if (p.size() > 2) p.resize(2);
@@ -321,8 +323,7 @@ void add_gpu_panel(std::vector<Line>& out, const LayoutInput& in,
   }
 }
 
-void add_host_strip(std::vector<Line>& out, const LayoutInput& in,
-                    int width) {
+void add_host_strip(std::vector<Line>& out, const LayoutInput& in, int width) {
   LineBuilder b(width);
   const Sample* s = in.frame->sample.get();
   if (!s) {
@@ -333,29 +334,27 @@ void add_host_strip(std::vector<Line>& out, const LayoutInput& in,
   const HostSample& h = s->host;
   const HostInfo& hi = in.frame->header->host;
   int inner = std::clamp(width / 10, 6, 20);
-  std::string cpu = h.cpu_util_pct ? fmt::format("{:.0f}%", *h.cpu_util_pct)
-                                   : "n/a";
+  std::string cpu =
+      h.cpu_util_pct ? fmt::format("{:.0f}%", *h.cpu_util_pct) : "n/a";
   add_bar(b, "CPU", h.cpu_util_pct.value_or(0) / 100, 0, cpu, inner,
           h.cpu_util_pct ? level_style(*h.cpu_util_pct / 100, 0.8, 0.95)
                          : Style::kDim,
           in.unicode);
   std::vector<Piece> p;
   if (h.cpu_iowait_pct || h.cpu_steal_pct)
-    p.push_back({fmt::format("io {:.1f} st {:.1f}", h.cpu_iowait_pct.value_or(0),
-                             h.cpu_steal_pct.value_or(0)),
-                 h.cpu_iowait_pct.value_or(0) >= 10 ||
-                         h.cpu_steal_pct.value_or(0) >= 5
-                     ? Style::kWarn
-                     : Style::kDim});
+    p.push_back(
+        {fmt::format("io {:.1f} st {:.1f}", h.cpu_iowait_pct.value_or(0),
+                     h.cpu_steal_pct.value_or(0)),
+         h.cpu_iowait_pct.value_or(0) >= 10 || h.cpu_steal_pct.value_or(0) >= 5
+             ? Style::kWarn
+             : Style::kDim});
   // The memory bar comes after the CPU's small print.
   add_pieces(b, p);
   p.clear();
-  if (hi.mem_total_bytes && h.mem_available_bytes &&
-      b.left() > inner + 8) {
+  if (hi.mem_total_bytes && h.mem_available_bytes && b.left() > inner + 8) {
     double total = static_cast<double>(*hi.mem_total_bytes);
-    double used =
-        total - static_cast<double>(std::min(*h.mem_available_bytes,
-                                             *hi.mem_total_bytes));
+    double used = total - static_cast<double>(std::min(*h.mem_available_bytes,
+                                                       *hi.mem_total_bytes));
     b.add("  ");
     add_bar(b, "MEM", used / total, 0,
             inner >= 14 ? human_bytes_brief(static_cast<uint64_t>(used)) + "/" +
@@ -371,15 +370,15 @@ void add_host_strip(std::vector<Line>& out, const LayoutInput& in,
                              h.swap_in_pages_per_s.value_or(0),
                              h.swap_out_pages_per_s.value_or(0)),
                  swap_rate > 0 ? Style::kWarn : Style::kNormal});
-  if (h.load1) p.push_back({fmt::format("load {:.2f}", *h.load1), Style::kNormal});
+  if (h.load1)
+    p.push_back({fmt::format("load {:.2f}", *h.load1), Style::kNormal});
   if (h.disk_read_bytes_per_s || h.disk_write_bytes_per_s)
-    p.push_back({"disk r " + rate_text(h.disk_read_bytes_per_s) + " w " +
-                     rate_text(h.disk_write_bytes_per_s) +
-                     (h.disk_busy_pct
-                          ? fmt::format(" {:.0f}% busy", *h.disk_busy_pct)
-                          : ""),
-                 h.disk_busy_pct.value_or(0) >= 90 ? Style::kWarn
-                                                   : Style::kNormal});
+    p.push_back(
+        {"disk r " + rate_text(h.disk_read_bytes_per_s) + " w " +
+             rate_text(h.disk_write_bytes_per_s) +
+             (h.disk_busy_pct ? fmt::format(" {:.0f}% busy", *h.disk_busy_pct)
+                              : ""),
+         h.disk_busy_pct.value_or(0) >= 90 ? Style::kWarn : Style::kNormal});
   if (h.psi_cpu_some_pct || h.psi_mem_some_pct || h.psi_io_some_pct)
     p.push_back({fmt::format("PSI cpu {:.0f} mem {:.0f} io {:.0f}",
                              h.psi_cpu_some_pct.value_or(0),
@@ -424,7 +423,7 @@ double chart_scale(monitor::Metric m, const GpuInfo& info,
     case Metric::kMemUsed:
       return 100;
     case Metric::kTemp:
-      return info.temp_shutdown_c ? *info.temp_shutdown_c
+      return info.temp_shutdown_c   ? *info.temp_shutdown_c
              : info.temp_slowdown_c ? *info.temp_slowdown_c + 10
                                     : 100;
     case Metric::kPower:
@@ -450,8 +449,7 @@ double chart_scale(monitor::Metric m, const GpuInfo& info,
 void add_chart_row(LineBuilder& b, const std::vector<float>& points,
                    double scale, int cols, int row, int rows, Style style,
                    bool unicode) {
-  static const char* kBlocks[] = {" ", "▁", "▂", "▃", "▄",
-                                  "▅", "▆", "▇", "█"};
+  static const char* kBlocks[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
   static const char* kAscii[] = {" ", " ", ".", ".", "-", "-", "=", "=", "#"};
   const char** glyphs = unicode ? kBlocks : kAscii;
   std::string text;

@@ -99,8 +99,8 @@ Action overlay_key(TopState& st, const Key& key, const KeyContext& ctx) {
       ++st.overlay_scroll;
       return {};
     case Key::Kind::kPageUp:
-      st.overlay_scroll -= std::min<size_t>(st.overlay_scroll,
-                                            static_cast<size_t>(ctx.page));
+      st.overlay_scroll -=
+          std::min<size_t>(st.overlay_scroll, static_cast<size_t>(ctx.page));
       return {};
     case Key::Kind::kPageDown:
       st.overlay_scroll += static_cast<size_t>(ctx.page);
@@ -296,8 +296,9 @@ Action handle_key(TopState& st, const Key& key, const KeyContext& ctx) {
     case 't':
     case 'T':
       st.tree = !st.tree;
-      say(st, ctx, st.tree ? "tree: each worker on its own row"
-                           : "folded: workers counted in their GPU process");
+      say(st, ctx,
+          st.tree ? "tree: each worker on its own row"
+                  : "folded: workers counted in their GPU process");
       return {};
     case '/':
       st.typing = st.text_filter;
@@ -320,15 +321,16 @@ Action handle_key(TopState& st, const Key& key, const KeyContext& ctx) {
       else
         st.user_filter = *(it + 1);
       st.scroll = 0;
-      say(st, ctx, st.user_filter ? "user filter: " + *st.user_filter
-                                  : "user filter off");
+      say(st, ctx,
+          st.user_filter ? "user filter: " + *st.user_filter
+                         : "user filter off");
       return {};
     }
     case 'g': {
       if (ctx.gpus.empty()) return {};
-      auto it = st.gpu_filter
-                    ? std::find(ctx.gpus.begin(), ctx.gpus.end(), *st.gpu_filter)
-                    : ctx.gpus.end();
+      auto it = st.gpu_filter ? std::find(ctx.gpus.begin(), ctx.gpus.end(),
+                                          *st.gpu_filter)
+                              : ctx.gpus.end();
       if (!st.gpu_filter)
         st.gpu_filter = ctx.gpus.front();
       else if (it == ctx.gpus.end() || it + 1 == ctx.gpus.end())
@@ -336,8 +338,9 @@ Action handle_key(TopState& st, const Key& key, const KeyContext& ctx) {
       else
         st.gpu_filter = *(it + 1);
       st.scroll = 0;
-      say(st, ctx, st.gpu_filter ? fmt::format("GPU filter: {}", *st.gpu_filter)
-                                 : "GPU filter off");
+      say(st, ctx,
+          st.gpu_filter ? fmt::format("GPU filter: {}", *st.gpu_filter)
+                        : "GPU filter off");
       return {};
     }
     case ' ':
@@ -383,7 +386,8 @@ Action handle_key(TopState& st, const Key& key, const KeyContext& ctx) {
           for (const auto& o : rows)
             if (o.key.pid == r.owner && o.depth == 0) gpu = o.key.gpu;
       }
-      if (gpu < 0) gpu = st.gpu_filter.value_or(ctx.gpus.empty() ? -1 : ctx.gpus.front());
+      if (gpu < 0)
+        gpu = st.gpu_filter.value_or(ctx.gpus.empty() ? -1 : ctx.gpus.front());
       if (gpu < 0) {
         say(st, ctx, "no GPU to account for");
         return {};

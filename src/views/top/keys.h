@@ -16,11 +16,25 @@ namespace gd::top {
 struct Key {
   enum class Kind {
     kChar,  // ch
-    kUp, kDown, kLeft, kRight, kPageUp, kPageDown, kHome, kEnd,
-    kEnter, kEscape, kBackspace, kTab, kBackTab, kF1, kF10,
+    kUp,
+    kDown,
+    kLeft,
+    kRight,
+    kPageUp,
+    kPageDown,
+    kHome,
+    kEnd,
+    kEnter,
+    kEscape,
+    kBackspace,
+    kTab,
+    kBackTab,
+    kF1,
+    kF10,
     kMouseClick,  // y, x
-    kWheelUp, kWheelDown,
-    kInterrupt,   // Ctrl-C
+    kWheelUp,
+    kWheelDown,
+    kInterrupt,  // Ctrl-C
   };
   Kind kind = Kind::kChar;
   char32_t ch = 0;
@@ -35,7 +49,11 @@ struct Action {
     kConfirmKill,  // y in the kill dialog
     kCloseKill,    // the dialog closed
     kWho,          // gpu: open who for it
-    kReplayPause, kReplayFaster, kReplaySlower, kReplayBack, kReplayForward,
+    kReplayPause,
+    kReplayFaster,
+    kReplaySlower,
+    kReplayBack,
+    kReplayForward,
   };
   Kind kind = Kind::kNone;
   std::vector<uint32_t> pids{};
@@ -57,7 +75,6 @@ Action handle_key(TopState& st, const Key& key, const KeyContext& ctx);
 
 // After the rows changed: keep the selection on its process (or the first
 // row) and in view.
-void settle_selection(TopState& st, const std::vector<ProcRow>& rows,
-                      int page);
+void settle_selection(TopState& st, const std::vector<ProcRow>& rows, int page);
 
 }  // namespace gd::top

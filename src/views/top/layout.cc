@@ -32,12 +32,13 @@ std::vector<ColumnPlan> visible_columns(int width) {
       {Column::kCommand, 0, false}};
   // Narrow terminals lose the container, then SM% (n/a on drivers that do
   // not report it), before COMMAND gets too short to read.
-  if (width < 110) std::erase_if(cols, [](const ColumnPlan& c) {
+  if (width < 110)
+    std::erase_if(cols, [](const ColumnPlan& c) {
       return c.column == Column::kContainer;
     });
-  if (width < 90) std::erase_if(cols, [](const ColumnPlan& c) {
-      return c.column == Column::kSm;
-    });
+  if (width < 90)
+    std::erase_if(cols,
+                  [](const ColumnPlan& c) { return c.column == Column::kSm; });
   return cols;
 }
 
@@ -63,7 +64,9 @@ std::string source_text(const LayoutInput& in) {
   const Frame& f = *in.frame;
   switch (f.kind) {
     case SourceKind::kLive:
-      return fmt::format("live {}", elapsed_decimal(f.interval_s));
+      return f.interval_s < 1
+                 ? fmt::format("live {:.0f}ms", f.interval_s * 1000)
+                 : fmt::format("live {:g}s", f.interval_s);
     case SourceKind::kRemote:
       return "remote " + f.source_name;
     case SourceKind::kReplay: {
@@ -148,7 +151,8 @@ void add_findings(std::vector<Line>& out, std::vector<Hit>& hits,
               title;
     b.add(title, sel ? Style::kSelected : Style::kNormal);
     out.push_back(b.done(sel ? Style::kSelected : Style::kNormal));
-    hits.push_back({Hit::Kind::kFinding, y0 + static_cast<int>(k), 0, width, i});
+    hits.push_back(
+        {Hit::Kind::kFinding, y0 + static_cast<int>(k), 0, width, i});
   }
 }
 
@@ -177,8 +181,7 @@ Line table_heading(const LayoutInput& in, int width,
     bool sorted = c.column == in.state->sort;
     std::string title = column_title(c.column);
     if (sorted) {
-      bool desc =
-          column_descending_by_default(c.column) != in.state->reverse;
+      bool desc = column_descending_by_default(c.column) != in.state->reverse;
       title += in.unicode ? (desc ? "▼" : "▲") : (desc ? "v" : "^");
     }
     int x0 = b.used();
@@ -187,8 +190,8 @@ Line table_heading(const LayoutInput& in, int width,
       b.add(title, s);
     else
       b.cell(title, std::max(c.width, columns_of(title)), s, c.right);
-    hits.push_back({Hit::Kind::kColumn, y, x0, b.used(),
-                    static_cast<size_t>(c.column)});
+    hits.push_back(
+        {Hit::Kind::kColumn, y, x0, b.used(), static_cast<size_t>(c.column)});
     if (i + 1 < cols.size()) b.add(" ", Style::kHeading);
   }
   return b.done(Style::kHeading);
@@ -199,11 +202,11 @@ Line table_row(const LayoutInput& in, const ProcRow& r, int width,
   const TopState& st = *in.state;
   const double now = in.frame->sample ? in.frame->sample->t : 0;
   bool tagged = st.tagged.count(r.key.pid) > 0;
-  Style base = selected ? Style::kSelected
-               : tagged ? Style::kTagged
+  Style base = selected                ? Style::kSelected
+               : tagged                ? Style::kTagged
                : r.missing || r.zombie ? Style::kCrit
-               : r.depth > 0 ? Style::kDim
-                             : Style::kNormal;
+               : r.depth > 0           ? Style::kDim
+                                       : Style::kNormal;
   auto sty = [&](Style s) {
     return selected || tagged || r.missing || r.zombie ? base : s;
   };
@@ -325,7 +328,8 @@ Line footer_line(const LayoutInput& in, int width) {
   if (st.gpu_filter) filters += fmt::format(" gpu={}", *st.gpu_filter);
   if (st.user_filter) filters += " user=" + *st.user_filter;
   if (!st.text_filter.empty()) filters += " /" + st.text_filter;
-  if (!st.tagged.empty()) filters += fmt::format(" tagged={}", st.tagged.size());
+  if (!st.tagged.empty())
+    filters += fmt::format(" tagged={}", st.tagged.size());
   if (!filters.empty() && columns_of(filters) + 2 <= b.left()) {
     b.spaces(b.left() - columns_of(filters));
     b.add(filters, Style::kWarn);

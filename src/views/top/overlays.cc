@@ -38,9 +38,8 @@ void add_wrapped(std::vector<Text>& out, const std::string& label,
                  const std::string& text, int width, Style style) {
   auto lines = wrap_text(text, std::max(10, width - 4));
   for (size_t i = 0; i < lines.size(); ++i)
-    out.push_back({(i == 0 ? label : std::string(label.size(), ' ')) +
-                       lines[i],
-                   style});
+    out.push_back(
+        {(i == 0 ? label : std::string(label.size(), ' ')) + lines[i], style});
 }
 
 std::vector<Text> help_text(const LayoutInput& in) {
@@ -49,7 +48,8 @@ std::vector<Text> help_text(const LayoutInput& in) {
     t.push_back({fmt::format("  {:<14} {}", k, what)});
   };
   t.push_back({"Keys", Style::kBold});
-  key("Up/Down PgUp/Dn", "select a process (or a finding after Tab); mouse: click a row");
+  key("Up/Down PgUp/Dn",
+      "select a process (or a finding after Tab); mouse: click a row");
   key("Home/End", "first / last process");
   key("s  >  <", "sort by the next / previous column (click a heading too)");
   key("r", "reverse the sort");
@@ -57,11 +57,13 @@ std::vector<Text> help_text(const LayoutInput& in) {
   key("u", "filter by user: cycles through the users of GPU processes");
   key("g", "filter by GPU: cycles through the GPUs");
   key("t", "tree: show each data-loader worker under its GPU process");
-  key("Space", in.state->replay ? "pause / resume the replay"
-                                : "tag the process (k then ends every tagged one)");
-  key("k", "kill the tagged processes, or the selected one: SIGTERM, then "
-           "SIGKILL after 10 s; the same checks as `gpudoctor kill`, asked "
-           "first, and whether the GPU memory was freed");
+  key("Space", in.state->replay
+                   ? "pause / resume the replay"
+                   : "tag the process (k then ends every tagged one)");
+  key("k",
+      "kill the tagged processes, or the selected one: SIGTERM, then "
+      "SIGKILL after 10 s; the same checks as `gpudoctor kill`, asked "
+      "first, and whether the GPU memory was freed");
   key("w", "who holds the selected process's GPU memory (`gpudoctor who`)");
   key("d  Enter", "details of the selected process, or of the finding");
   key("Tab", "move between the process table and the findings strip");
@@ -74,16 +76,21 @@ std::vector<Text> help_text(const LayoutInput& in) {
   key("q  Ctrl-C  F10", "quit");
   t.push_back({""});
   t.push_back({"Colours and marks", Style::kBold});
-  t.push_back({"  temperature: green 15 C or more below the slowdown limit, "
-               "yellow 5-15 C, red under 5 C"});
-  t.push_back({"  power: yellow from 95% of the limit, red at the limit; "
-               "memory: red from 95% used"});
-  t.push_back({"  MEM bar: | memory of live processes, # memory held by no "
-               "live process (owner gone or a zombie)"});
-  t.push_back({"  ! a process whose owner is gone or a zombie; * tagged; a "
-               "stale GPU (no answer within the deadline) is greyed"});
-  t.push_back({"  CPU% of a folded row includes its workers (+N); t shows "
-               "each on its own row"});
+  t.push_back(
+      {"  temperature: green 15 C or more below the slowdown limit, "
+       "yellow 5-15 C, red under 5 C"});
+  t.push_back(
+      {"  power: yellow from 95% of the limit, red at the limit; "
+       "memory: red from 95% used"});
+  t.push_back(
+      {"  MEM bar: | memory of live processes, # memory held by no "
+       "live process (owner gone or a zombie)"});
+  t.push_back(
+      {"  ! a process whose owner is gone or a zombie; * tagged; a "
+       "stale GPU (no answer within the deadline) is greyed"});
+  t.push_back(
+      {"  CPU% of a folded row includes its workers (+N); t shows "
+       "each on its own row"});
   t.push_back({""});
   const auto* fs = in.frame->findings.get();
   t.push_back({"Findings: " + (fs ? fs->source : std::string("none yet")) +
@@ -130,10 +137,10 @@ std::vector<Text> details_text(const LayoutInput& in, int width) {
                 width, Style::kNormal);
   } else {
     t.push_back({fmt::format("PID {}  {}", pid, p->name), Style::kBold});
-    t.push_back({fmt::format(
-        "  user {}  state {}  ppid {}  threads {}", p->user, p->state,
-        p->ppid ? std::to_string(*p->ppid) : "?",
-        p->threads ? std::to_string(*p->threads) : "?")});
+    t.push_back(
+        {fmt::format("  user {}  state {}  ppid {}  threads {}", p->user,
+                     p->state, p->ppid ? std::to_string(*p->ppid) : "?",
+                     p->threads ? std::to_string(*p->threads) : "?")});
     t.push_back({fmt::format(
         "  CPU {}  RSS {}  elapsed {}",
         p->cpu_pct ? fmt::format("{:.1f}%", *p->cpu_pct) : "n/a",
@@ -149,7 +156,8 @@ std::vector<Text> details_text(const LayoutInput& in, int width) {
                               p->ppid ? std::to_string(*p->ppid) : "?"),
                   width, Style::kCrit);
     if (p->ns_pid && *p->ns_pid != pid)
-      t.push_back({fmt::format("  pid {} in its own PID namespace", *p->ns_pid)});
+      t.push_back(
+          {fmt::format("  pid {} in its own PID namespace", *p->ns_pid)});
     ContainerRef c = container_from_cgroup(p->cgroup);
     if (!c.empty()) t.push_back({"  container: " + c.describe()});
     if (p->cgroup) add_wrapped(t, "  cgroup: ", *p->cgroup, width, Style::kDim);
@@ -162,22 +170,24 @@ std::vector<Text> details_text(const LayoutInput& in, int width) {
     if (g.processes)
       for (const auto& gp : *g.processes)
         if (gp.pid == pid)
-          t.push_back({fmt::format("  GPU {}: {} ({})", g.index,
-                                   gp.used_bytes ? human_bytes(*gp.used_bytes)
-                                                 : "n/a",
-                                   gp.type)});
+          t.push_back({fmt::format(
+              "  GPU {}: {} ({})", g.index,
+              gp.used_bytes ? human_bytes(*gp.used_bytes) : "n/a", gp.type)});
   if (row && row->depth == 0 && row->workers > 0) {
     std::string pids;
     size_t n = 0;
     for (const auto& q : s->processes)
-      if (q.ppid && *q.ppid == pid && n++ < 32) pids += std::to_string(q.pid) + " ";
-    t.push_back({fmt::format("  workers: {} (children: {})", row->workers, pids)});
+      if (q.ppid && *q.ppid == pid && n++ < 32)
+        pids += std::to_string(q.pid) + " ";
+    t.push_back(
+        {fmt::format("  workers: {} (children: {})", row->workers, pids)});
   } else if (row && row->depth > 0) {
     t.push_back({fmt::format("  worker of GPU process {}", row->owner)});
   }
   if (p && p->state != "missing") {
     t.push_back({"  command line:"});
-    add_wrapped(t, "    ", p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline,
+    add_wrapped(t, "    ",
+                p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline,
                 width - 2, Style::kNormal);
   }
   return t;
@@ -214,8 +224,9 @@ std::vector<Text> finding_text(const LayoutInput& in, int width) {
   t.push_back({""});
   add_wrapped(t, "action:   ", f.action, width, Style::kGood);
   t.push_back({""});
-  t.push_back({"From " + fs->source + "; `gpudoctor diagnose` explains the "
-                                      "same finding.",
+  t.push_back({"From " + fs->source +
+                   "; `gpudoctor diagnose` explains the "
+                   "same finding.",
                Style::kDim});
   return t;
 }
@@ -244,18 +255,18 @@ std::vector<Text> kill_text(const LayoutInput& in) {
   const auto& o = job->options();
   for (uint32_t pid : plan.not_found)
     t.push_back({fmt::format("pid {}: no such process", pid), Style::kCrit});
-  add_lines(t, render_kill_plan(plan, job->before(),
-                                procmgmt::signal_name(o.signal), o.force,
-                                o.timeout_s));
+  add_lines(
+      t, render_kill_plan(plan, job->before(), procmgmt::signal_name(o.signal),
+                          o.force, o.timeout_s));
   if (!plan.refusals.empty()) {
     add_lines(t, render_kill_refusals(plan, job->procs()), Style::kCrit);
     t.push_back({"Esc: close", Style::kDim});
     return t;
   }
   if (!job->can_proceed()) {
-    t.push_back({plan.not_found.empty() ? "Nothing to signal."
-                                        : "Nothing was sent.",
-                 Style::kWarn});
+    t.push_back(
+        {plan.not_found.empty() ? "Nothing to signal." : "Nothing was sent.",
+         Style::kWarn});
     return t;
   }
   if (stage == Stage::kPlanned) {
@@ -273,9 +284,10 @@ std::vector<Text> kill_text(const LayoutInput& in) {
                      ? render_escalation(step.alive, step.timeout_s)
                      : render_signal_sent(step.pid, step.sig, step.error));
   if (stage == Stage::kRunning) {
-    t.push_back({"waiting for the processes to exit and NVML to free "
-                 "their memory ...",
-                 Style::kDim});
+    t.push_back(
+        {"waiting for the processes to exit and NVML to free "
+         "their memory ...",
+         Style::kDim});
   } else if (stage == Stage::kDone) {
     const auto& out = job->outcome();
     add_lines(t, render_kill_outcome(out),

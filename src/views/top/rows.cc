@@ -149,10 +149,9 @@ std::vector<ProcRow> build_rows(const Sample& s, const TopState& st) {
     if (st.user_filter && row_user(g.head) != *st.user_filter) return true;
     if (st.text_filter.empty()) return false;
     if (matches_text(g.head, st.text_filter)) return false;
-    return std::none_of(g.workers.begin(), g.workers.end(),
-                        [&](const ProcRow& w) {
-                          return matches_text(w, st.text_filter);
-                        });
+    return std::none_of(
+        g.workers.begin(), g.workers.end(),
+        [&](const ProcRow& w) { return matches_text(w, st.text_filter); });
   });
 
   const double now = s.t;
@@ -161,20 +160,20 @@ std::vector<ProcRow> build_rows(const Sample& s, const TopState& st) {
   keyed.reserve(groups.size());
   for (size_t i = 0; i < groups.size(); ++i)
     keyed.emplace_back(sort_value(groups[i].head, st.sort, now), i);
-  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a,
-                                                   const auto& b) {
-    const SortValue &x = a.first, &y = b.first;
-    if (x.known != y.known) return x.known;  // unknown last
-    if (x.known) {
-      int cmp = x.text != y.text ? (x.text < y.text ? -1 : 1)
-                : x.number != y.number ? (x.number < y.number ? -1 : 1)
-                                       : 0;
-      if (cmp != 0) return desc ? cmp > 0 : cmp < 0;
-    }
-    const ProcRow &ra = groups[a.second].head, &rb = groups[b.second].head;
-    if (ra.key.gpu != rb.key.gpu) return ra.key.gpu < rb.key.gpu;
-    return ra.key.pid < rb.key.pid;
-  });
+  std::stable_sort(
+      keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+        const SortValue &x = a.first, &y = b.first;
+        if (x.known != y.known) return x.known;  // unknown last
+        if (x.known) {
+          int cmp = x.text != y.text       ? (x.text < y.text ? -1 : 1)
+                    : x.number != y.number ? (x.number < y.number ? -1 : 1)
+                                           : 0;
+          if (cmp != 0) return desc ? cmp > 0 : cmp < 0;
+        }
+        const ProcRow &ra = groups[a.second].head, &rb = groups[b.second].head;
+        if (ra.key.gpu != rb.key.gpu) return ra.key.gpu < rb.key.gpu;
+        return ra.key.pid < rb.key.pid;
+      });
 
   std::vector<ProcRow> rows;
   for (const auto& [value, i] : keyed) {
@@ -220,17 +219,28 @@ std::vector<std::string> users_of(const Sample& s) {
 
 const char* column_title(Column c) {
   switch (c) {
-    case Column::kGpu: return "GPU";
-    case Column::kPid: return "PID";
-    case Column::kUser: return "USER";
-    case Column::kGpuMem: return "GPU-MEM";
-    case Column::kSm: return "SM%";
-    case Column::kCpu: return "CPU%";
-    case Column::kRss: return "RSS";
-    case Column::kState: return "S";
-    case Column::kTime: return "TIME";
-    case Column::kContainer: return "CONTAINER";
-    case Column::kCommand: return "COMMAND";
+    case Column::kGpu:
+      return "GPU";
+    case Column::kPid:
+      return "PID";
+    case Column::kUser:
+      return "USER";
+    case Column::kGpuMem:
+      return "GPU-MEM";
+    case Column::kSm:
+      return "SM%";
+    case Column::kCpu:
+      return "CPU%";
+    case Column::kRss:
+      return "RSS";
+    case Column::kState:
+      return "S";
+    case Column::kTime:
+      return "TIME";
+    case Column::kContainer:
+      return "CONTAINER";
+    case Column::kCommand:
+      return "COMMAND";
   }
   return "?";
 }
@@ -250,10 +260,14 @@ bool column_descending_by_default(Column c) {
 
 const char* chart_set_name(ChartSet c) {
   switch (c) {
-    case ChartSet::kUtilMem: return "util / memory";
-    case ChartSet::kTempPower: return "temperature / power";
-    case ChartSet::kClocks: return "SM / memory clock";
-    case ChartSet::kPcie: return "PCIe tx / rx";
+    case ChartSet::kUtilMem:
+      return "util / memory";
+    case ChartSet::kTempPower:
+      return "temperature / power";
+    case ChartSet::kClocks:
+      return "SM / memory clock";
+    case ChartSet::kPcie:
+      return "PCIe tx / rx";
   }
   return "?";
 }

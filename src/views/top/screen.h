@@ -16,21 +16,21 @@ namespace gd::top {
 // underline in monochrome.
 enum class Style : uint8_t {
   kNormal,
-  kDim,       // secondary text, and every value of a stale GPU
+  kDim,  // secondary text, and every value of a stale GPU
   kBold,
-  kTitle,     // the header line
-  kHeading,   // table header and overlay titles (reverse video)
-  kSorted,    // the sort column's heading
-  kGood,      // well within limits
-  kWarn,      // near a limit
-  kCrit,      // at or past a limit; critical findings
-  kInfo,      // info findings
-  kBarUtil,   // the filled part of a utilisation bar
-  kBarMem,    // memory held by live processes
-  kBarOrphan, // memory held by no live process
-  kSelected,  // the selected row (reverse video)
-  kTagged,    // a tagged row
-  kKey,       // a key in the footer
+  kTitle,      // the header line
+  kHeading,    // table header and overlay titles (reverse video)
+  kSorted,     // the sort column's heading
+  kGood,       // well within limits
+  kWarn,       // near a limit
+  kCrit,       // at or past a limit; critical findings
+  kInfo,       // info findings
+  kBarUtil,    // the filled part of a utilisation bar
+  kBarMem,     // memory held by live processes
+  kBarOrphan,  // memory held by no live process
+  kSelected,   // the selected row (reverse video)
+  kTagged,     // a tagged row
+  kKey,        // a key in the footer
   kChart,
   kChartAlt,  // the second chart of a pair
 };
@@ -52,9 +52,9 @@ struct Line {
 struct Hit {
   enum class Kind { kProcessRow, kFinding, kColumn };
   Kind kind = Kind::kProcessRow;
-  int y = 0;          // screen line
-  int x0 = 0, x1 = 0; // columns [x0, x1) (whole line for rows)
-  size_t index = 0;   // row, finding or column index
+  int y = 0;           // screen line
+  int x0 = 0, x1 = 0;  // columns [x0, x1) (whole line for rows)
+  size_t index = 0;    // row, finding or column index
 };
 
 struct Screen {

@@ -73,7 +73,7 @@ struct TopState {
 
   bool readonly = false;  // --readonly, a replay, or a remote without opt-in
   std::string readonly_reason;
-  bool replay = false;    // Space pauses, arrows left/right seek
+  bool replay = false;  // Space pauses, arrows left/right seek
 };
 
 }  // namespace gd::top

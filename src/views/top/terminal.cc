@@ -30,8 +30,8 @@ volatile sig_atomic_t g_active = 0;
 volatile sig_atomic_t g_quit = 0;
 int g_signal_pipe[2] = {-1, -1};
 
-constexpr std::array<int, 5> kCrashSignals = {SIGSEGV, SIGABRT, SIGBUS,
-                                              SIGFPE, SIGILL};
+constexpr std::array<int, 5> kCrashSignals = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE,
+                                              SIGILL};
 constexpr std::array<int, 3> kQuitSignals = {SIGTERM, SIGHUP, SIGINT};
 
 void restore_from_handler() {
@@ -93,7 +93,8 @@ void save_reset_sequences() {
 }
 
 void install_handlers() {
-  if (g_signal_pipe[0] < 0 && ::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+  if (g_signal_pipe[0] < 0 &&
+      ::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
     throw TerminalError("pipe2 failed");
   struct sigaction sa {};
   sigemptyset(&sa.sa_mask);
@@ -201,9 +202,9 @@ Terminal::Terminal(bool monochrome) {
   nodelay(stdscr, TRUE);
   curs_set(0);
   set_escdelay(25);
-  mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED |
-                BUTTON5_PRESSED,
-            nullptr);
+  mousemask(
+      BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
+      nullptr);
   mouseinterval(0);
   colour_ = !monochrome && has_colors();
   if (colour_) {
@@ -260,19 +261,45 @@ std::vector<Key> Terminal::read_keys(bool& resized) {
     Key k;
     if (r == KEY_CODE_YES) {
       switch (ch) {
-        case KEY_UP: k.kind = Key::Kind::kUp; break;
-        case KEY_DOWN: k.kind = Key::Kind::kDown; break;
-        case KEY_LEFT: k.kind = Key::Kind::kLeft; break;
-        case KEY_RIGHT: k.kind = Key::Kind::kRight; break;
-        case KEY_PPAGE: k.kind = Key::Kind::kPageUp; break;
-        case KEY_NPAGE: k.kind = Key::Kind::kPageDown; break;
-        case KEY_HOME: k.kind = Key::Kind::kHome; break;
-        case KEY_END: k.kind = Key::Kind::kEnd; break;
-        case KEY_ENTER: k.kind = Key::Kind::kEnter; break;
-        case KEY_BACKSPACE: k.kind = Key::Kind::kBackspace; break;
-        case KEY_BTAB: k.kind = Key::Kind::kBackTab; break;
-        case KEY_F(1): k.kind = Key::Kind::kF1; break;
-        case KEY_F(10): k.kind = Key::Kind::kF10; break;
+        case KEY_UP:
+          k.kind = Key::Kind::kUp;
+          break;
+        case KEY_DOWN:
+          k.kind = Key::Kind::kDown;
+          break;
+        case KEY_LEFT:
+          k.kind = Key::Kind::kLeft;
+          break;
+        case KEY_RIGHT:
+          k.kind = Key::Kind::kRight;
+          break;
+        case KEY_PPAGE:
+          k.kind = Key::Kind::kPageUp;
+          break;
+        case KEY_NPAGE:
+          k.kind = Key::Kind::kPageDown;
+          break;
+        case KEY_HOME:
+          k.kind = Key::Kind::kHome;
+          break;
+        case KEY_END:
+          k.kind = Key::Kind::kEnd;
+          break;
+        case KEY_ENTER:
+          k.kind = Key::Kind::kEnter;
+          break;
+        case KEY_BACKSPACE:
+          k.kind = Key::Kind::kBackspace;
+          break;
+        case KEY_BTAB:
+          k.kind = Key::Kind::kBackTab;
+          break;
+        case KEY_F(1):
+          k.kind = Key::Kind::kF1;
+          break;
+        case KEY_F(10):
+          k.kind = Key::Kind::kF10;
+          break;
         case KEY_RESIZE:
           resized = true;
           continue;
@@ -296,13 +323,23 @@ std::vector<Key> Terminal::read_keys(bool& resized) {
       }
     } else {
       switch (ch) {
-        case 27: k.kind = Key::Kind::kEscape; break;
-        case 3: k.kind = Key::Kind::kInterrupt; break;
-        case '\t': k.kind = Key::Kind::kTab; break;
+        case 27:
+          k.kind = Key::Kind::kEscape;
+          break;
+        case 3:
+          k.kind = Key::Kind::kInterrupt;
+          break;
+        case '\t':
+          k.kind = Key::Kind::kTab;
+          break;
         case '\r':
-        case '\n': k.kind = Key::Kind::kEnter; break;
+        case '\n':
+          k.kind = Key::Kind::kEnter;
+          break;
         case 8:
-        case 127: k.kind = Key::Kind::kBackspace; break;
+        case 127:
+          k.kind = Key::Kind::kBackspace;
+          break;
         default:
           k.kind = Key::Kind::kChar;
           k.ch = static_cast<char32_t>(ch);
