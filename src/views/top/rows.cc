@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <unordered_map>
 
 #include "common/container_ref.h"
 #include "views/ps_view.h"
@@ -86,7 +87,16 @@ std::string row_command(const ProcRow& r) {
 }
 
 std::string row_container(const ProcRow& r) {
-  return r.proc ? container_from_cgroup(r.proc->cgroup).short_text() : "";
+  if (!r.proc || !r.proc->cgroup) return "";
+  // Every frame asks again for the same few cgroups; the parse (a regular
+  // expression) is remembered per path, in a bounded table.
+  thread_local std::unordered_map<std::string, std::string> known;
+  auto it = known.find(*r.proc->cgroup);
+  if (it != known.end()) return it->second;
+  if (known.size() >= 4096) known.clear();
+  std::string text = container_from_cgroup(r.proc->cgroup).short_text();
+  known.emplace(*r.proc->cgroup, text);
+  return text;
 }
 
 std::string row_state(const ProcRow& r) {

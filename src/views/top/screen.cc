@@ -18,14 +18,29 @@ std::string Screen::text() const {
   return out;
 }
 
+namespace {
+
+// Printable ASCII is already terminal-safe and one column per byte: most
+// spans of a frame are, and skip the sanitiser's work.
+bool plain_ascii(std::string_view text) {
+  for (char c : text)
+    if (c < 0x20 || c > 0x7e) return false;
+  return true;
+}
+
+}  // namespace
+
 int columns_of(std::string_view text) {
+  if (plain_ascii(text)) return static_cast<int>(text.size());
   return static_cast<int>(terminal_width(terminal_safe(text)));
 }
 
 int LineBuilder::add(std::string_view text, Style style) {
   if (text.empty() || used_ >= width_) return 0;
-  std::string safe = terminal_safe(text);
-  int w = static_cast<int>(terminal_width(safe));
+  const bool ascii = plain_ascii(text);
+  std::string safe = ascii ? std::string(text) : terminal_safe(text);
+  int w = ascii ? static_cast<int>(safe.size())
+                : static_cast<int>(terminal_width(safe));
   if (w > width_ - used_) {
     safe = terminal_fit(safe, static_cast<size_t>(width_ - used_));
     w = static_cast<int>(terminal_width(safe));
@@ -41,8 +56,12 @@ int LineBuilder::add(std::string_view text, Style style) {
 void LineBuilder::cell(std::string_view text, int columns, Style style,
                        bool right) {
   if (columns <= 0) return;
-  std::string fit = terminal_fit(text, static_cast<size_t>(columns));
-  int pad = columns - static_cast<int>(terminal_width(fit));
+  std::string fit;
+  if (plain_ascii(text) && text.size() <= static_cast<size_t>(columns))
+    fit = std::string(text);
+  else
+    fit = terminal_fit(text, static_cast<size_t>(columns));
+  int pad = columns - columns_of(fit);
   if (right) spaces(pad, style);
   add(fit, style);
   if (!right) spaces(pad, style);

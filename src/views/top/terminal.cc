@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace gd::top {
 namespace {
@@ -214,11 +215,33 @@ Terminal::Terminal(bool monochrome) {
   setup_styles(colour_);
 }
 
+Terminal::Terminal(bool monochrome, std::FILE* out, const char* term, int width,
+                   int height)
+    : handlers_(false) {
+  unicode_ = true;
+  use_env(FALSE);  // the size below, not the caller's terminal's
+  std::string lines = std::to_string(height), cols = std::to_string(width);
+  setenv("LINES", lines.c_str(), 1);
+  setenv("COLUMNS", cols.c_str(), 1);
+  SCREEN* scr = newterm(term, out, stdin);
+  if (!scr) throw TerminalError(std::string("cannot start terminal ") + term);
+  screen_ = scr;
+  resizeterm(height, width);
+  colour_ = !monochrome && has_colors();
+  if (colour_) {
+    start_color();
+    use_default_colors();
+  }
+  setup_styles(colour_);
+}
+
 Terminal::~Terminal() {
   endwin();
-  g_active = 0;
   delscreen(static_cast<SCREEN*>(screen_));
-  uninstall_handlers();
+  if (handlers_) {
+    g_active = 0;
+    uninstall_handlers();
+  }
 }
 
 int Terminal::width() const { return COLS; }
@@ -234,21 +257,75 @@ bool Terminal::quit_requested() {
   return g_quit != 0;
 }
 
-void Terminal::draw(const Screen& s) {
-  erase();
-  const int rows = std::min(static_cast<int>(s.lines.size()), LINES);
-  for (int y = 0; y < rows; ++y) {
-    move(y, 0);
-    for (const Span& span : s.lines[static_cast<size_t>(y)].spans) {
-      attrset(g_attrs[static_cast<size_t>(span.style)]);
-      if (unicode_)
-        addstr(span.text.c_str());
-      else
-        addstr(ascii_only(span.text).c_str());
+namespace {
+
+// UTF-8 (already validated by terminal_safe) to wide characters, without
+// the C library's multibyte machinery: most of what ncurses' own addstr
+// spends per character.
+void to_wide(const std::string& in, std::wstring& out) {
+  out.clear();
+  for (size_t i = 0; i < in.size();) {
+    unsigned char c = static_cast<unsigned char>(in[i]);
+    char32_t cp;
+    size_t n;
+    if (c < 0x80) {
+      cp = c, n = 1;
+    } else if ((c & 0xE0) == 0xC0) {
+      cp = c & 0x1F, n = 2;
+    } else if ((c & 0xF0) == 0xE0) {
+      cp = c & 0x0F, n = 3;
+    } else {
+      cp = c & 0x07, n = 4;
     }
+    if (i + n > in.size()) break;
+    for (size_t k = 1; k < n; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(in[i + k]) & 0x3F);
+    out += static_cast<wchar_t>(cp);
+    i += n;
+  }
+}
+
+bool same_line(const Line& a, const Line& b) {
+  if (a.spans.size() != b.spans.size() || a.fill != b.fill) return false;
+  for (size_t i = 0; i < a.spans.size(); ++i)
+    if (a.spans[i].style != b.spans[i].style ||
+        a.spans[i].text != b.spans[i].text)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+void Terminal::draw(const Screen& s) {
+  // Lines that did not change since the last frame are left as they are
+  // (ncurses keeps them); after a resize everything is drawn again.
+  const bool same_size = last_.width == s.width && last_.height == s.height &&
+                         last_.width == COLS && last_.height == LINES;
+  if (!same_size) erase();
+  const int rows = std::min(static_cast<int>(s.lines.size()), LINES);
+  std::wstring wide;
+  for (int y = 0; y < rows; ++y) {
+    const Line& line = s.lines[static_cast<size_t>(y)];
+    if (same_size && static_cast<size_t>(y) < last_.lines.size() &&
+        same_line(line, last_.lines[static_cast<size_t>(y)]))
+      continue;
+    move(y, 0);
+    for (const Span& span : line.spans) {
+      attrset(g_attrs[static_cast<size_t>(span.style)]);
+      if (unicode_) {
+        to_wide(span.text, wide);
+        addnwstr(wide.c_str(), static_cast<int>(wide.size()));
+      } else {
+        addstr(ascii_only(span.text).c_str());
+      }
+    }
+    // A full line leaves the cursor on the next one: clear only a short
+    // line's rest (lines are full width, so this is for safety).
+    if (getcury(stdscr) == y) clrtoeol();
   }
   attrset(A_NORMAL);
   refresh();
+  last_ = s;
 }
 
 std::vector<Key> Terminal::read_keys(bool& resized) {

@@ -8,6 +8,7 @@
 // async-signal-safe calls only before the default action runs.
 #pragma once
 
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -25,6 +26,10 @@ class Terminal {
   // Throws TerminalError when stdin/stdout is not a terminal or ncurses
   // cannot start on it.
   explicit Terminal(bool monochrome);
+  // On `out` (a file, /dev/null) with terminal type `term`, no tty needed
+  // and no signal handlers: for benchmarks of the drawing.
+  Terminal(bool monochrome, std::FILE* out, const char* term, int width,
+           int height);
   ~Terminal();
   Terminal(const Terminal&) = delete;
   Terminal& operator=(const Terminal&) = delete;
@@ -49,6 +54,8 @@ class Terminal {
  private:
   bool unicode_ = true;
   bool colour_ = false;
+  bool handlers_ = true;
+  Screen last_;             // as drawn, for drawing only what changed
   void* screen_ = nullptr;  // SCREEN*
 };
 
