@@ -70,15 +70,18 @@ std::shared_ptr<monitor::Frame> busy_frame(int shift = 0) {
       ps.ppid = parent;
       ps.user = "alice";
       ps.name = "python";
-      ps.cmdline = "/opt/conda/bin/python -u train.py --config configs/llm.yaml "
-                   "--rank " + std::to_string(i);
+      ps.cmdline =
+          "/opt/conda/bin/python -u train.py --config configs/llm.yaml "
+          "--rank " +
+          std::to_string(i);
       ps.state = "S";
       ps.cpu_pct = 12.5 + shift;
       ps.threads = 1;
       ps.rss_bytes = 2 * kGiB;
       ps.start_time = s.t - 7200;
-      ps.cgroup = "/kubepods/burstable/pod1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d/"
-                  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+      ps.cgroup =
+          "/kubepods/burstable/pod1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d/"
+          "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
       s.processes.push_back(ps);
     };
     proc(job, 1);
@@ -97,9 +100,15 @@ std::shared_ptr<monitor::Frame> busy_frame(int shift = 0) {
   f->sample = std::make_shared<const Sample>(s);
   auto fs = std::make_shared<monitor::FindingsState>();
   fs->source = "diagnosis of the last 60 s";
-  fs->findings.push_back({"power-capping", "warning", {0, 1, 2, 3}, {},
-                          "GPUs 0-3 are held at their power limit", "e", "a",
-                          s.t, s.t});
+  fs->findings.push_back({"power-capping",
+                          "warning",
+                          {0, 1, 2, 3},
+                          {},
+                          "GPUs 0-3 are held at their power limit",
+                          "e",
+                          "a",
+                          s.t,
+                          s.t});
   f->findings = fs;
   return f;
 }
@@ -154,8 +163,11 @@ void BM_ModelOnly(benchmark::State& state) {
     benchmark::DoNotOptimize(top::layout(in, 200, 60));
   }
 }
-BENCHMARK(BM_ModelOnly)->ArgNames({"tree"})->Arg(0)->Arg(1)->Unit(
-    benchmark::kMicrosecond);
+BENCHMARK(BM_ModelOnly)
+    ->ArgNames({"tree"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_DrawOnly(benchmark::State& state) {
   static auto frame = busy_frame();

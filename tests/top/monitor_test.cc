@@ -49,6 +49,9 @@ TEST(WindowDiagnosis, RunsTheEngineOverTheLastMinuteEveryFewSeconds) {
   EXPECT_FALSE(d.evaluate_if_due(h, kT0 + 1));  // not due yet
   for (int i = 2; i <= 70; ++i) d.add(at(kT0 + i));
   EXPECT_EQ(d.samples(), 61u);  // 60 s of window
+  // Kept compressed: far less than the samples themselves.
+  EXPECT_GT(d.bytes(), 0u);
+  EXPECT_LT(d.bytes(), 61u * 2000);
   auto later = d.evaluate_if_due(h, kT0 + 70);
   ASSERT_TRUE(later);
   for (const auto& f : later->findings) EXPECT_NE(f.id, "xid-error");
