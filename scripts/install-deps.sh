@@ -13,6 +13,9 @@ build_pkgs=(
   libmicrohttpd-dev
   # serve --web-config: the YAML file, bcrypt via libxcrypt.
   libyaml-cpp-dev libcrypt-dev
+  # burn: its GPU kernels (LLVM IR) are compiled to PTX by llc's NVPTX
+  # backend at build time (no CUDA toolkit).
+  llvm
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux

@@ -314,6 +314,7 @@ EncodedBlock encode_block(std::span<const Sample> samples, int zstd_level) {
     for (auto& g : r.gpus) clear_numeric(g, gpu_fields());
     r.processes = s.processes;
     r.events = s.events;
+    r.device_holders = s.device_holders;
     append_sample_json(rest, r);
     rest += '\n';
   }

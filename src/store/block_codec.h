@@ -10,7 +10,8 @@
 // stream is zstd-compressed. Lossless: decoding gives back the same doubles.
 //
 // rest blob: what is not a number -- GPU lost/stale flags, clock event
-// reasons, GPU process lists, host processes, events -- as one trace-format
+// reasons, GPU process lists, the row-remap histogram, the recovery action,
+// read errors, host processes, events, device holders -- as one trace-format
 // JSON line per sample with the numeric fields nulled, zstd-compressed as a
 // whole (the lines repeat from sample to sample, which zstd squeezes out).
 #pragma once
