@@ -11,7 +11,7 @@ import time
 import unittest
 
 from gd_e2e import (E2E, FAKE_NVML, GPUDOCTOR, TRAINER, load_scenario, scenario_4gpu,
-                    spawn_python, write_scenario)
+                    spawn_python, unused_pid, write_scenario)
 from gd_tmux import Tmux
 from test_hostile_text import HOLDER, HOSTILE_ARGV, HOSTILE_NAMES, spawn as spawn_hostile
 from test_export import TRACEGEN
@@ -209,6 +209,32 @@ class TopLive(TopE2E):
         self.assertIn("PID 1 (init) is never signalled", s)
         self.assertTrue(alive(cpid))
         self.assertFalse(os.path.exists(log), "the canary received a signal")
+
+    def test_who_details_and_monochrome(self):
+        a = self.trainer(workers=0)
+        b = self.trainer(workers=0)
+        gone = unused_pid()
+        path = Scenario(self.tmp.name).write(
+            {0: [(a[0], 10 * GiB), (gone, 3 * GiB)], 1: [(b[0], 20 * GiB)]})
+        pane = self.top(path, env={"NO_COLOR": "1"})
+        s = pane.wait_for(lambda t: self.row_of(t, a[0]) and self.row_of(t, b[0]))
+        # NO_COLOR: no colour in what reaches the terminal (attributes only).
+        ansi = pane.tmux("capture-pane", "-p", "-e", "-t", "t").stdout
+        self.assertNotRegex(ansi, r"\x1b\[[0-9;]*3[0-7]m")
+        self.assertRegex(ansi, r"\x1b\[[0-9;]*7m")  # reverse video headings
+        pane.keys("/")
+        pane.type(str(a[0]))
+        pane.keys("Enter", "d")
+        s = pane.wait_for(r"Process details")
+        self.assertIn(f"PID {a[0]}", s)
+        pane.keys("Escape")
+        # w: who holds the selected process's GPU, every byte explained.
+        pane.keys("w")
+        s = pane.wait_for(r"Who holds GPU 0")
+        self.assertIn(str(a[0]), s)
+        self.assertIn(str(gone), s)
+        self.assertIn("missing", s)
+        self.assertIn("= used, as NVML reports it", s)
 
     def test_readonly_refuses_kill(self):
         job = self.trainer(workers=0)
