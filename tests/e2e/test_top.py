@@ -36,10 +36,11 @@ class TopE2E(E2E):
             p.close()
         super().tearDown()
 
-    def top(self, scenario, *args, width=120, height=40, env=None):
+    def top(self, scenario, *args, width=120, height=40, env=None, interval="500ms"):
         e = {"FAKE_NVML_SCENARIO": scenario, "LANG": "C.UTF-8"}
         e.update(env or {})
-        pane = Tmux(self.tmp.name, top_argv(*args), env=e, width=width, height=height)
+        pane = Tmux(self.tmp.name, top_argv(*args, interval=interval), env=e, width=width,
+                    height=height)
         self.panes.append(pane)
         return pane
 
@@ -250,7 +251,9 @@ class TopLive(TopE2E):
     def test_resize_80x24_and_200x60(self):
         job = self.trainer(workers=0)
         path = Scenario(self.tmp.name).write({0: [(job[0], 3 * GiB)]})
-        pane = self.top(path, width=120, height=40)
+        # One sample an hour: each resize must redraw by itself, not with
+        # the next sample.
+        pane = self.top(path, width=120, height=40, interval="1h")
         pane.wait_for(rf"\b{job[0]}\b")
         for w, h in ((80, 24), (200, 60), (80, 24)):
             pane.resize(w, h)

@@ -36,6 +36,7 @@ class Loop {
     int frames_drawn = 0;
     for (;;) {
       if (Terminal::quit_requested()) break;
+      if (term_.take_resize()) dirty = true;
       auto f = feed_.latest();
       if (f && (!frame_ || f->seq != frame_->seq)) {
         take(std::move(f));

@@ -7,6 +7,7 @@
 #include <langinfo.h>
 #include <ncursesw/curses.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ bool g_have_modes = false;
 int g_tty_fd = -1;
 volatile sig_atomic_t g_active = 0;
 volatile sig_atomic_t g_quit = 0;
+volatile sig_atomic_t g_resized = 0;
 int g_signal_pipe[2] = {-1, -1};
 
 constexpr std::array<int, 5> kCrashSignals = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE,
@@ -60,6 +62,18 @@ void on_quit(int) {
   const int saved = errno;
   g_quit = 1;
   const char c = 'q';
+  if (g_signal_pipe[1] >= 0) {
+    [[maybe_unused]] ssize_t n = ::write(g_signal_pipe[1], &c, 1);
+  }
+  errno = saved;
+}
+
+// SIGWINCH: ours rather than ncurses' (which only acts inside getch), so a
+// resize wakes the screen loop even while nothing else happens.
+void on_winch(int) {
+  const int saved = errno;
+  g_resized = 1;
+  const char c = 'w';
   if (g_signal_pipe[1] >= 0) {
     [[maybe_unused]] ssize_t n = ::write(g_signal_pipe[1], &c, 1);
   }
@@ -105,11 +119,14 @@ void install_handlers() {
   sa.sa_handler = on_quit;
   sa.sa_flags = SA_RESTART;
   for (int s : kQuitSignals) ::sigaction(s, &sa, nullptr);
+  sa.sa_handler = on_winch;
+  ::sigaction(SIGWINCH, &sa, nullptr);
 }
 
 void uninstall_handlers() {
   for (int s : kCrashSignals) ::signal(s, SIG_DFL);
   for (int s : kQuitSignals) ::signal(s, SIG_DFL);
+  ::signal(SIGWINCH, SIG_DFL);
 }
 
 // ---- styles ---------------------------------------------------------------
@@ -248,6 +265,17 @@ int Terminal::width() const { return COLS; }
 int Terminal::height() const { return LINES; }
 int Terminal::input_fd() const { return STDIN_FILENO; }
 int Terminal::signal_fd() { return g_signal_pipe[0]; }
+bool Terminal::take_resize() {
+  if (!g_resized) return false;
+  g_resized = 0;
+  struct winsize ws {};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0 ||
+      ws.ws_col == 0)
+    return false;
+  resizeterm(ws.ws_row, ws.ws_col);
+  return true;
+}
+
 bool Terminal::quit_requested() {
   if (g_signal_pipe[0] >= 0) {
     char buf[16];

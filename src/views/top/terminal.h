@@ -50,6 +50,9 @@ class Terminal {
   // says so.
   static int signal_fd();
   static bool quit_requested();
+  // After SIGWINCH (signal_fd readable): takes the terminal's new size;
+  // true when it changed.
+  bool take_resize();
 
  private:
   bool unicode_ = true;
