@@ -35,6 +35,8 @@ test_pkgs=(
   openssl
   # scripts/check-format.sh: the formatting gate of scripts/test.sh.
   clang-format
+  # `top` e2e tests: the TUI runs in a real terminal (tests/e2e/gd_tmux.py).
+  tmux
 )
 
 pkgs=("${build_pkgs[@]}")

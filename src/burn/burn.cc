@@ -397,8 +397,15 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
   auto on_sample = [&](const Sample& s) {
     for (auto& [gpu, watch] : watches) watch.add(gpu, s);
     if (trace) {
-      trace->write_sample(s);
-      trace->flush();
+      // A trace that cannot be written (disk full) ends the recording, not
+      // the burn: the GPUs' verdicts matter more than the file.
+      try {
+        trace->write_sample(s);
+        trace->flush();
+      } catch (const TraceError& e) {
+        report.record_error = e.what();
+        trace.reset();
+      }
     }
     BurnTick tick;
     tick.elapsed_s =
@@ -467,7 +474,13 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
   }
   done.store(true);
   watcher.join();
-  if (trace) trace->close();
+  if (trace) {
+    try {
+      trace->close();
+    } catch (const TraceError& e) {
+      report.record_error = e.what();
+    }
+  }
   if (watcher_error) std::rethrow_exception(watcher_error);
   report.diagnosis = std::move(diagnosis);
 

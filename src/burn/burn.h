@@ -93,6 +93,9 @@ struct BurnReport {
   double duration_s = 0;     // asked for
   double ran_s = 0;          // wall time of the tests
   bool interrupted = false;  // Ctrl-C
+  // --record: why the trace stopped being written (a full disk, say); the
+  // burn itself goes on. Empty when the trace is complete or not asked for.
+  std::string record_error;
   bool compute = true, memory = true, pcie = true;
   std::string cublas;  // loaded library, or why none
   std::string driver_version;

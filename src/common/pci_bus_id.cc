@@ -18,6 +18,11 @@ bool hex_field(std::string_view text, size_t max_digits, unsigned* out) {
 }  // namespace
 
 std::optional<std::string> canonical_pci_bus_id(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  if (text.size() >= 4 &&
+      (text.substr(0, 4) == "PCI:" || text.substr(0, 4) == "pci:"))
+    text.remove_prefix(4);
   unsigned function = 0;
   if (size_t dot = text.rfind('.'); dot != std::string_view::npos) {
     if (!hex_field(text.substr(dot + 1), 1, &function) || function > 7)
@@ -44,6 +49,12 @@ std::optional<std::string> canonical_pci_bus_id(std::string_view text) {
   std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain, bus, device,
                 function);
   return std::string(buf);
+}
+
+std::optional<std::string> canonical_pci_device(std::string_view text) {
+  auto full = canonical_pci_bus_id(text);
+  if (full) full->resize(full->size() - 2);  // drop ".F"
+  return full;
 }
 
 }  // namespace gd

@@ -5,8 +5,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <new>
 #include <utility>

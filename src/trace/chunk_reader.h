@@ -79,7 +79,7 @@ class ChunkReader {
   std::condition_variable ready_, room_;
   std::deque<Chunk> queue_;
   std::vector<std::unique_ptr<char[]>> free_;
-  bool done_ = false;      // the producer reached the end
+  bool done_ = false;  // the producer reached the end
   // The consumer is gone. Written under mu_ (so a waiting producer wakes),
   // read without it while the producer waits for input.
   std::atomic<bool> stopping_{false};

@@ -128,6 +128,9 @@ std::string format_burn_report(const burn::BurnReport& r) {
         "!! stopped early (Ctrl-C) after {} of {}: the figures cover what "
         "ran\n",
         elapsed_words(r.ran_s), elapsed_words(r.duration_s));
+  if (!r.record_error.empty())
+    out +=
+        "!! the trace stopped being recorded: " + safe(r.record_error) + "\n";
   int counts[3] = {0, 0, 0};
   for (const auto& g : r.gpus) {
     const int rank = g.verdict == "fail" ? 2 : g.verdict == "warn" ? 1 : 0;
@@ -223,6 +226,8 @@ std::string format_burn_json(const burn::BurnReport& r) {
               {"duration_s", r.duration_s},
               {"ran_s", r.ran_s},
               {"interrupted", r.interrupted},
+              {"record_error",
+               r.record_error.empty() ? Json(nullptr) : Json(r.record_error)},
               {"cuda_driver", r.driver_version},
               {"cublas", r.cublas},
               {"exit_code", burn::burn_exit_code(r)}};

@@ -30,9 +30,14 @@ BELOW = {
     # burn drives the GPUs through cuda, watches them through collect and
     # runs the diagnosis over its window.
     "burn": {"common", "model", "trace", "cuda", "collect", "diagnose"},
-    "views": {"common", "model", "diagnose", "checklist", "procmgmt", "burn"},
+    # top's data: feeds (live, replay, remote), window diagnosis, kill jobs.
+    "monitor": {"common", "model", "trace", "collect", "diagnose",
+                "procmgmt"},
+    "views": {"common", "model", "diagnose", "checklist", "procmgmt", "burn",
+              "monitor"},
     "cli": {"common", "model", "trace", "procfs", "collect", "diagnose",
             "checklist", "procmgmt", "exporter", "store", "serve", "burn",
+            "monitor",
             "views"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)

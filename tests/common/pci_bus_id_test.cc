@@ -21,4 +21,32 @@ TEST(CanonicalPciBusId, RejectsWhatIsNotAnAddress) {
     EXPECT_EQ(canonical_pci_bus_id(bad), std::nullopt) << bad;
 }
 
+// The kernel prints a device without its function ("PCI:0000:07:00").
+TEST(CanonicalPciDevice, AllSpellingsOfOneDeviceNormaliseAlike) {
+  for (const char* a :
+       {"00000000:07:00.0", "0000:07:00.0", "0000:07:00", "07:00.0", "07:00",
+        "PCI:0000:07:00", "  0000:07:00.0  "})
+    EXPECT_EQ(canonical_pci_device(a), "0000:07:00") << a;
+}
+
+TEST(CanonicalPciDevice, HexIsCaseInsensitive) {
+  EXPECT_EQ(canonical_pci_device("00000000:CB:00.0"), "0000:cb:00");
+  EXPECT_EQ(canonical_pci_device("0000:cb:00"), "0000:cb:00");
+  EXPECT_EQ(canonical_pci_device("0000:10:1C"), "0000:10:1c");
+}
+
+TEST(CanonicalPciDevice, NonZeroDomainsStayDistinct) {
+  EXPECT_EQ(canonical_pci_device("00000018:01:00.0"), "0018:01:00");
+  EXPECT_EQ(canonical_pci_device("0019:01:00"), "0019:01:00");
+  EXPECT_EQ(canonical_pci_device("00010000:01:00.0"),
+            "10000:01:00");  // VMD domains
+}
+
+TEST(CanonicalPciDevice, RejectsWhatIsNotAnAddress) {
+  for (const char* a :
+       {"", "garbage", "0000:07", "07", "0000:07:00:00.0", "0000:xyz:00",
+        "0000:07:00.x", "0000:07:20.0", "000000000:07:00.0"})
+    EXPECT_FALSE(canonical_pci_device(a)) << a;
+}
+
 }  // namespace gd

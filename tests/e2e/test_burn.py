@@ -291,6 +291,29 @@ class TextAndLive(BurnE2E):
             self.assertGreater(g["h2d_bytes_per_s"], 20e9)
 
 
+    def test_a_trace_that_cannot_be_written_does_not_lose_the_report(self):
+        # The file may grow to 16 KiB (the header and a few samples fit);
+        # then writes fail with EFBIG, as on a full disk. The burn goes on,
+        # the verdicts come out, and the report says the trace stopped.
+        scenario = self.node(2)
+        trace = os.path.join(self.tmp.name, "burn.jsonl")
+
+        def limit_file_size():
+            import resource
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 10, 16 << 10))
+
+        p = subprocess.run(burn_cmd(interval="100ms") + ["--duration", "3s", "--tests", "pcie",
+                                                         "--record", trace, "--json"],
+                           env=burn_env(scenario), capture_output=True, text=True, timeout=60,
+                           preexec_fn=limit_file_size)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual([g["verdict"] for g in doc["gpus"]], ["pass", "pass"])
+        self.assertIn("burn.jsonl", doc["record_error"])
+        self.assertGreater(os.path.getsize(trace), 0)
+
+
 class CannotRun(BurnE2E):
     def test_without_a_driver_it_says_so_and_exits_3(self):
         p = subprocess.run([GPUDOCTOR, "--nvml-lib", "/nonexistent/libnvidia-ml.so.1", "--kmsg",

@@ -126,9 +126,9 @@ TEST(LineSource, CorruptZstdNamesTheLineAfterTheIntactOnes) {
     FAIL() << "corrupt zstd read without error";
   } catch (const TraceError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("bad.zst:" + std::to_string(src.line_number() + 1) +
-                        ": "),
-              std::string::npos)
+    EXPECT_NE(
+        what.find("bad.zst:" + std::to_string(src.line_number() + 1) + ": "),
+        std::string::npos)
         << what;
   }
 }
@@ -151,9 +151,9 @@ TEST(LineSource, DestroyedWhileAPipeStaysOpen) {
     ASSERT_TRUE(src.next(line));
     EXPECT_EQ(line, "two");
   }
-  const double s = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ::dup2(saved, 0);
   ::close(saved);
   ::close(fds[1]);
