@@ -14,6 +14,11 @@
 //                             per sample (stat_reads, quiet, unchecked)
 //   GpusAndHostOnly           the same 8 GPUs with no processes: what the
 //                             NVML worker threads and host files cost
+//   FullSample/datacenter     idle workers, and every GPU an H100 split into
+//                             7 MIG instances with GPM per instance and 18
+//                             NVLinks (tracegen's mig-h100-full): goal
+//                             < 3 ms CPU
+//   DatacenterGpusAndHostOnly those GPUs with no processes
 // Counters: user_us and sys_us per sample (getrusage of the whole process,
 // so the NVML worker threads count).
 #include <benchmark/benchmark.h>
@@ -33,6 +38,7 @@
 #include "procfs/kept_file.h"
 #include "procfs/process_table.h"
 #include "trace/trace_io.h"
+#include "tracegen/tracegen.h"
 
 namespace {
 
@@ -71,6 +77,33 @@ pid_t spawn_job(Workers kind, int threads) {
     for (;;) pause();
   }
   return job;
+}
+
+// tracegen's mig-h100-full node (8 H100s x 7 MIG instances, GPM, 18
+// NVLinks), each GPU's first instance running jobs[i].
+std::string write_datacenter_scenario(const std::vector<pid_t>& jobs) {
+  gd::tracegen::Options o;
+  o.gpus = kGpus;
+  o.duration_s = 1;
+  gd::TraceHeader h;
+  gd::Sample s = gd::tracegen::generate_all("mig-h100-full", o, &h).back();
+  s.processes.clear();
+  for (auto& g : s.gpus) {
+    std::vector<gd::GpuProcess> keep;
+    if (!jobs.empty()) {
+      gd::GpuProcess p = g.processes->front();
+      p.pid = static_cast<uint32_t>(jobs[static_cast<size_t>(g.index)]);
+      keep.push_back(p);
+    }
+    g.processes = keep;
+  }
+  std::string path =
+      "/tmp/gd_bench_dc_scenario_" + std::to_string(getpid()) + ".jsonl";
+  gd::TraceWriter w(path);
+  w.write_header(h);
+  w.write_sample(s);
+  w.close();
+  return path;
 }
 
 std::string write_scenario(const std::vector<pid_t>& jobs) {
@@ -143,8 +176,10 @@ double cpu_us(const timeval& tv) {
   return static_cast<double>(tv.tv_sec) * 1e6 + static_cast<double>(tv.tv_usec);
 }
 
-void run_sampler(benchmark::State& state, const std::vector<pid_t>& jobs) {
-  std::string scenario = write_scenario(jobs);
+void run_sampler(benchmark::State& state, const std::vector<pid_t>& jobs,
+                 bool datacenter = false) {
+  std::string scenario =
+      datacenter ? write_datacenter_scenario(jobs) : write_scenario(jobs);
   setenv("FAKE_NVML_SCENARIO", scenario.c_str(), 1);
   {
     gd::SamplerOptions o;
@@ -231,6 +266,15 @@ void BM_ProcessesOnly(benchmark::State& state, Workers kind) {
 
 void BM_GpusAndHostOnly(benchmark::State& state) { run_sampler(state, {}); }
 
+void BM_DatacenterSample(benchmark::State& state) {
+  Jobs jobs(Workers::kIdle, 1);
+  run_sampler(state, jobs.pids, /*datacenter=*/true);
+}
+
+void BM_DatacenterGpusAndHostOnly(benchmark::State& state) {
+  run_sampler(state, {}, /*datacenter=*/true);
+}
+
 // Process CPU time, so the NVML worker threads' time counts; while paused
 // (between paced samples) the sleeping process uses none.
 BENCHMARK_CAPTURE(BM_FullSample, idle_workers, Workers::kIdle, 1)
@@ -254,6 +298,14 @@ BENCHMARK_CAPTURE(BM_ProcessesOnly, busy_workers, Workers::kBusy)
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(60);
 BENCHMARK(BM_GpusAndHostOnly)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DatacenterSample)
+    ->Name("FullSample/datacenter")
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(60);
+BENCHMARK(BM_DatacenterGpusAndHostOnly)
     ->MeasureProcessCPUTime()
     ->Unit(benchmark::kMicrosecond);
 

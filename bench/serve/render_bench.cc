@@ -7,6 +7,7 @@
 #include "exporter/exporter.h"
 #include "serve/api.h"
 #include "trace/trace_io.h"
+#include "tracegen/tracegen.h"
 
 namespace {
 
@@ -68,6 +69,36 @@ void BM_RenderMetrics8Gpus(benchmark::State& state) {
   state.counters["page_bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_RenderMetrics8Gpus)->Unit(benchmark::kMicrosecond);
+
+// The datacenter node: 8 H100s x 7 MIG instances with GPM, 18 NVLinks each
+// (tracegen's mig-h100-full).
+std::shared_ptr<gd::Snapshot> datacenter_snapshot() {
+  gd::tracegen::Options o;
+  o.gpus = 8;
+  o.duration_s = 1;
+  auto header = std::make_shared<gd::TraceHeader>();
+  auto sample = std::make_shared<gd::Sample>(
+      gd::tracegen::generate_all("mig-h100-full", o, header.get()).back());
+  auto s = std::make_shared<gd::Snapshot>();
+  s->header = header;
+  s->sample = sample;
+  for (const auto& g : sample->gpus)
+    s->gpu_health.push_back({g.index, true, false, sample->t});
+  s->version = "bench";
+  return s;
+}
+
+void BM_RenderMetricsDatacenter(benchmark::State& state) {
+  auto snap = datacenter_snapshot();
+  size_t bytes = 0;
+  for (auto _ : state) {
+    auto reply = gd::api_metrics(*snap, snap->sample->t + 1);
+    bytes = reply.body.size();
+    benchmark::DoNotOptimize(reply);
+  }
+  state.counters["page_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_RenderMetricsDatacenter)->Unit(benchmark::kMicrosecond);
 
 void BM_StatusJson8Gpus(benchmark::State& state) {
   auto snap = eight_gpu_snapshot();

@@ -123,6 +123,27 @@ wrk_run "gpudoctor serve /metrics" "http://127.0.0.1:$port/metrics"
 echo "  RSS after load: $(( $(rss_kib "$serve_pid" VmRSS) / 1024 )) MiB (peak $(( $(rss_kib "$serve_pid" VmHWM) / 1024 )) MiB)"
 wrk_run "gpudoctor serve /healthz" "http://127.0.0.1:$port/healthz"
 
+# The datacenter node: 8 H100s, each split into 7 MIG instances with a job
+# on each, GPM per instance and 18 NVLinks (goal: /metrics >= 5000 req/s,
+# p99 < 5 ms).
+"$tracegen" --scenario mig-h100-full --gpus "$GPUS" --duration 1m --interval 1s \
+  --seed 7 -q -o "$tmp/dc.jsonl"
+dc_port=$(free_port)
+FAKE_NVML_SCENARIO=$tmp/dc.jsonl FAKE_NVML_LOOP=1 \
+  "$gpudoctor" --nvml-lib "$fake" --kmsg none --interval 1s \
+  serve --listen "127.0.0.1:$dc_port" --no-db >"$tmp/serve-dc.log" 2>&1 &
+dc_pid=$!
+pids+=("$dc_pid")
+wait_http "http://127.0.0.1:$dc_port/healthz"
+sleep 3
+dc_bytes=$(python3 -c "import sys,urllib.request; print(len(urllib.request.urlopen(sys.argv[1]).read()))" \
+  "http://127.0.0.1:$dc_port/metrics")
+dc_series=$(python3 -c "import sys,urllib.request; print(sum(1 for l in urllib.request.urlopen(sys.argv[1]).read().decode().splitlines() if l and l[0] != '#'))" \
+  "http://127.0.0.1:$dc_port/metrics")
+echo "gpudoctor serve, $GPUS H100s x 7 MIG instances, GPM, 18 NVLinks: /metrics $dc_bytes bytes, $dc_series series"
+wrk_run "gpudoctor serve /metrics (MIG+NVLink)" "http://127.0.0.1:$dc_port/metrics"
+echo "  RSS after load: $(( $(rss_kib "$dc_pid" VmRSS) / 1024 )) MiB"
+
 if command -v prometheus-node-exporter >/dev/null; then
   ne_port=$(free_port)
   prometheus-node-exporter --web.listen-address="127.0.0.1:$ne_port" >"$tmp/ne.log" 2>&1 &

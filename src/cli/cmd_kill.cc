@@ -96,7 +96,7 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
                  "anyway)\n";
   Sample before = sampler.sample();
 
-  KillRequest req{f.pids, f.gpu, f.mig, f.user, f.tree, f.any};
+  KillRequest req{f.pids, f.gpu, f.user, f.tree, f.any, f.mig};
   KillContext ctx{static_cast<uint32_t>(getpid()),
                   static_cast<uint32_t>(geteuid()), nvml_gpu_pids(before)};
   add_mig_instances(before, ctx);

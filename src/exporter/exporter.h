@@ -23,6 +23,12 @@ inline constexpr const char* kPrometheusContentType =
 
 // Appends the whole page to `out` (cleared first).
 void render_metrics(const MetricsInput& in, std::string& out);
+// The page in two parts, for a server that renders the first once per
+// sample and the second per scrape: everything but `in.now` (`out` cleared
+// first), then the families that depend on the scrape time (the sample
+// ages; appended). render_metrics() is the two in a row.
+void render_metrics_of_snapshot(const MetricsInput& in, std::string& out);
+void render_age_families(const MetricsInput& in, std::string& out);
 inline std::string render_metrics(const MetricsInput& in) {
   std::string out;
   render_metrics(in, out);

@@ -104,14 +104,6 @@ void render_build_and_collection(const MetricsInput& in, std::string& out) {
     for (const auto& gh : in.gpu_health)
       f.add(Labels().add("gpu", int64_t{gh.index}).body(), gh.lost ? 1.0 : 0.0);
   }
-  {
-    FamilyWriter f(out, "gpudoctor_gpu_sample_age_seconds", "gauge",
-                   "Seconds since this GPU last answered a collection.");
-    for (const auto& gh : in.gpu_health)
-      if (gh.last_success_t)
-        f.add(Labels().add("gpu", int64_t{gh.index}).body(),
-              std::max(0.0, in.now - *gh.last_success_t));
-  }
   FamilyWriter(out, "gpudoctor_collect_duration_seconds", "gauge",
                "Wall time of the latest collection (all GPUs and the host).")
       .add("", in.collect_duration_s);
@@ -122,10 +114,6 @@ void render_build_and_collection(const MetricsInput& in, std::string& out) {
                "Processes left out of samples over the per-sample budget "
                "(GPU processes are kept first).")
       .add("", in.processes_left_out_total);
-  FamilyWriter(out, "gpudoctor_sample_age_seconds", "gauge",
-               "Seconds since the latest sample was taken (staleness of "
-               "everything on this page).")
-      .add("", std::max(0.0, in.now - in.sample->t));
   FamilyWriter(out, "gpudoctor_sample_timestamp_seconds", "gauge",
                "Unix time of the latest sample.")
       .add("", in.sample->t);
@@ -399,6 +387,22 @@ void render_finding_families(const MetricsInput& in, std::string& out) {
 }
 
 }  // namespace
+
+void render_age_families(const MetricsInput& in, std::string& out) {
+  if (in.header == nullptr || in.sample == nullptr) return;
+  {
+    FamilyWriter f(out, "gpudoctor_gpu_sample_age_seconds", "gauge",
+                   "Seconds since this GPU last answered a collection.");
+    for (const auto& gh : in.gpu_health)
+      if (gh.last_success_t)
+        f.add(Labels().add("gpu", int64_t{gh.index}).body(),
+              std::max(0.0, in.now - *gh.last_success_t));
+  }
+  FamilyWriter(out, "gpudoctor_sample_age_seconds", "gauge",
+               "Seconds since the latest sample was taken (staleness of "
+               "everything on this page).")
+      .add("", std::max(0.0, in.now - in.sample->t));
+}
 
 void render_native_families(const MetricsInput& in, std::string& out) {
   render_build_and_collection(in, out);

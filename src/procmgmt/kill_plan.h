@@ -27,11 +27,11 @@ inline constexpr int kKillExitStillAlive = 5;  // processes still alive
 struct KillRequest {
   std::vector<uint32_t> pids{};  // explicit PIDs
   std::optional<int> gpu{};      // every process NVML lists on this GPU
+  std::string user{};            // only processes of this user ("" any)
+  bool tree = false;             // the whole job: launcher, ranks, workers
+  bool any = false;              // allow processes unrelated to a GPU
   // With `gpu`: only the processes on this MIG GPU instance.
   std::optional<uint32_t> mig_gi{};
-  std::string user{};  // only processes of this user ("" any)
-  bool tree = false;   // the whole job: launcher, ranks, workers
-  bool any = false;    // allow processes unrelated to a GPU
 };
 
 struct KillContext {

@@ -104,6 +104,28 @@ ApiReply api_metrics(const Snapshot& s, double now) {
   return r;
 }
 
+ApiReply MetricsPageCache::reply(const std::shared_ptr<const Snapshot>& s,
+                                 double now) {
+  std::shared_ptr<const std::string> page;
+  {
+    std::lock_guard lock(mu_);
+    const bool same = page_ && !of_.owner_before(s) && !s.owner_before(of_);
+    if (!same) {
+      auto fresh = std::make_shared<std::string>();
+      render_metrics_of_snapshot(metrics_input(*s, now), *fresh);
+      page_ = std::move(fresh);
+      of_ = s;
+    }
+    page = page_;
+  }
+  ApiReply r;
+  r.content_type = kPrometheusContentType;
+  r.body.reserve(page->size() + 512);
+  r.body = *page;
+  if (!page->empty()) render_age_families(metrics_input(*s, now), r.body);
+  return r;
+}
+
 ApiReply api_status(const Snapshot& s, double now) {
   std::string body = "{\"header\":";
   append_header_json(body, *s.header);

@@ -53,6 +53,7 @@ struct HttpServer::Impl {
   BoundedPool* slow_pool = nullptr;
   WebConfig web;
   std::unique_ptr<BasicAuth> auth;  // null: no basic auth
+  mutable MetricsPageCache metrics_page;
 };
 
 namespace {
@@ -79,7 +80,7 @@ bool is_route(std::string_view path) {
 
 ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   const double now = unix_now();
-  if (path == "/metrics") return api_metrics(*s.box.get(), now);
+  if (path == "/metrics") return s.metrics_page.reply(s.box.get(), now);
   if (path == "/api/v1/status") return api_status(*s.box.get(), now);
   if (path == "/api/v1/processes") return api_processes(*s.box.get(), q);
   if (path == "/api/v1/findings") return api_findings(*s.box.get());
@@ -283,8 +284,14 @@ unsigned connection_cap() {
 
 HttpServer::HttpServer(const SnapshotBox& box, const History* history,
                        std::vector<std::string> allowed_hosts)
-    : impl_(new Impl{
-          box, history, std::move(allowed_hosts), {}, nullptr, {}, nullptr}) {}
+    : impl_(new Impl{box,
+                     history,
+                     std::move(allowed_hosts),
+                     {},
+                     nullptr,
+                     {},
+                     nullptr,
+                     {}}) {}
 
 HttpServer::~HttpServer() {
   stop();

@@ -157,6 +157,33 @@ TEST(Api, MetricsHaveThePrometheusContentType) {
   EXPECT_NE(r.body.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\""), std::string::npos);
 }
 
+TEST(Api, MetricsPageCacheAnswersWhatApiMetricsRenders) {
+  MetricsPageCache cache;
+  std::shared_ptr<const Snapshot> s = scenario_snapshot();
+  const double t = s->sample->t;
+  // The same snapshot scraped later: only the sample ages move.
+  for (double now : {t, t + 0.25, t + 7})
+    EXPECT_EQ(cache.reply(s, now).body, api_metrics(*s, now).body) << now;
+  EXPECT_NE(cache.reply(s, t + 7).body.find("gpudoctor_sample_age_seconds 7"),
+            std::string::npos);
+  // A new snapshot (a new sample) is rendered afresh, also when the old one
+  // is gone.
+  auto next = std::make_shared<Snapshot>(*s);
+  auto sample = std::make_shared<Sample>(*s->sample);
+  sample->t += 1;
+  sample->gpus[0].temp_c = 99;
+  next->sample = sample;
+  next->collections_total = 4;
+  s.reset();
+  std::shared_ptr<const Snapshot> n = next;
+  EXPECT_EQ(cache.reply(n, t + 2).body, api_metrics(*n, t + 2).body);
+  EXPECT_NE(cache.reply(n, t + 2).body.find("gpudoctor_collections_total 4"),
+            std::string::npos);
+  // No sample yet: no page, as api_metrics.
+  auto empty = std::make_shared<Snapshot>();
+  EXPECT_EQ(cache.reply(empty, t).body, api_metrics(*empty, t).body);
+}
+
 TEST(Api, ListenAddressForms) {
   std::string host;
   int port = 0;

@@ -13,8 +13,8 @@
 namespace gd::store {
 namespace {
 
-using testing::kT0;
 using testing::export_all;
+using testing::kT0;
 using testing::make_sample;
 using testing::open_store;
 using testing::StoreDir;
@@ -57,10 +57,11 @@ TEST(StoreDatacenter, BlocksKeepEveryDatacenterField) {
   auto enc = encode_block(in, 3);
   auto out = decode_block(enc.numeric, enc.rest);
   ASSERT_EQ(out.size(), in.size());
-  for (size_t k = 0; k < in.size(); ++k) gd::testing::expect_same(in[k], out[k]);
-  for (const char* f : {"sm_active_pct", "tensor_active_pct",
-                        "gr_engine_active_pct", "nvlink_tx_bytes_per_s",
-                        "dec_util_pct"})
+  for (size_t k = 0; k < in.size(); ++k)
+    gd::testing::expect_same(in[k], out[k]);
+  for (const char* f :
+       {"sm_active_pct", "tensor_active_pct", "gr_engine_active_pct",
+        "nvlink_tx_bytes_per_s", "dec_util_pct"})
     EXPECT_GE(find_gpu_field(f), 0) << f;
   // One column read back alone, as a history query does.
   const int f = find_gpu_field("sm_active_pct");

@@ -1,6 +1,8 @@
 // Datacenter GPUs: MIG-split A100s, NVLinked H100s, and Hopper's GPM
 // activity; the scenarios behind nvlink-degraded and low-sm-efficiency and
 // the look-alikes that must stay silent.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -130,6 +132,33 @@ struct HopperActivity : Scenario {
   }
 };
 
+// The largest datacenter node: H100s each split into 7 x 1g.10gb (GPU
+// instance ids 7..13, as an H100 hands them out), a job on every instance,
+// all 18 NVLinks of every GPU up, GPM per instance.
+struct MigH100Full : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    uint32_t pid = 8000;
+    for (int g : all_gpus(w)) {
+      w.make_h100(g);
+      std::vector<std::pair<uint32_t, std::string>> instances;
+      for (uint32_t gi = 7; gi < 14; ++gi)
+        instances.emplace_back(gi, "1g.10gb");
+      w.enable_mig(g, instances);
+      for (uint32_t gi = 7; gi < 14; ++gi, ++pid) {
+        w.add_proc(make_proc(
+            pid, 6900, "svc", "python",
+            fmt::format("python serve_model.py --shard {}", pid - 8000), "S",
+            40, 5, 24, 6ull << 30));
+        w.put_on_gpu(g, pid, 7ull << 30);
+        GpuProcess* p = w.gpu_proc(g, pid);
+        p->gi_id = gi;
+        p->ci_id = 0;
+      }
+    }
+  }
+};
+
 }  // namespace
 
 std::vector<Entry> with_datacenter_entries(std::vector<Entry> entries) {
@@ -189,6 +218,13 @@ std::vector<Entry> with_datacenter_entries(std::vector<Entry> entries) {
         {"low-sm-efficiency"},
         {"nvlink-degraded", "input-bound"}},
        make<HopperActivity>(HopperActivity::kLaunchBound)},
+      {{"mig-h100-full",
+        "every GPU an H100 split into 7 x 1g.10gb with a job on each "
+        "instance, 18 NVLinks up, GPM per instance (the benchmarks' node)",
+        1,
+        {},
+        {"nvlink-degraded", "low-sm-efficiency", "orphaned-memory"}},
+       make<MigH100Full>()},
       {{"low-sm-low-util",
         "H100s at ~30% util with SMs ~10% active: not busy, not inefficient",
         1,
