@@ -97,6 +97,11 @@ Stmt& Stmt::bind_text(int i, std::string_view v) {
   return *this;
 }
 
+Stmt& Stmt::bind_null(int i) {
+  if (sqlite3_bind_null(st_, i) != SQLITE_OK) db_->fail("bind");
+  return *this;
+}
+
 bool Stmt::step() {
   int rc = sqlite3_step(st_);
   if (rc == SQLITE_ROW) return true;

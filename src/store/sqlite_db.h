@@ -49,6 +49,7 @@ class Stmt {
   Stmt& bind(int i, int64_t v);
   Stmt& bind_blob(int i, std::string_view v);
   Stmt& bind_text(int i, std::string_view v);
+  Stmt& bind_null(int i);
   // true while a row is available; resets the statement at the end.
   bool step();
   void run();  // step() to completion, then reset
