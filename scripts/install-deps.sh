@@ -13,6 +13,11 @@ build_pkgs=(
   libmicrohttpd-dev
   # serve --web-config: the YAML file, bcrypt via libxcrypt.
   libyaml-cpp-dev libcrypt-dev
+  # serve's dashboard: its charting library (uPlot) is installed from npm at
+  # build time (`npm ci` of web/package-lock.json). Skipped below when an npm
+  # is already on PATH (e.g. a NodeSource nodejs, which bundles npm and
+  # conflicts with Debian's npm package).
+  nodejs npm
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux
@@ -32,6 +37,9 @@ test_pkgs=(
   openssl
   # scripts/check-format.sh: the formatting gate of scripts/test.sh.
   clang-format
+  # The dashboard's e2e test and web benchmark: a real headless Chromium
+  # driven over the DevTools protocol from Debian's python3.
+  chromium python3-websocket
 )
 
 pkgs=("${build_pkgs[@]}")
@@ -39,6 +47,7 @@ if [[ "${1:-}" == "--test" ]]; then pkgs+=("${test_pkgs[@]}"); fi
 
 missing=()
 for p in "${pkgs[@]}"; do
+  if [[ ($p == nodejs || $p == npm) ]] && command -v npm >/dev/null; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
