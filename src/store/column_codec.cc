@@ -39,7 +39,8 @@ constexpr uint8_t kConstant = 3;
 void write_ints(ByteWriter& w, const std::vector<uint64_t>& xs,
                 bool allow_constant) {
   if (allow_constant && xs.size() > 1 &&
-      std::all_of(xs.begin(), xs.end(), [&](uint64_t x) { return x == xs[0]; })) {
+      std::all_of(xs.begin(), xs.end(),
+                  [&](uint64_t x) { return x == xs[0]; })) {
     w.byte(kConstant);
     w.varint(zigzag(xs[0]));
     return;

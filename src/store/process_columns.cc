@@ -46,10 +46,10 @@ std::optional<T> value_of(const Cell& c) {
 // What makes a process entry: everything kept per process that is not a
 // per-sample number. A process whose strings change (exec, a library
 // loaded) continues as a new entry.
-using Identity = std::tuple<uint32_t, std::string, std::string, std::string,
-                            std::optional<std::string>,
-                            std::vector<std::string>, std::optional<uint64_t>,
-                            std::optional<uint32_t>>;
+using Identity =
+    std::tuple<uint32_t, std::string, std::string, std::string,
+               std::optional<std::string>, std::vector<std::string>,
+               std::optional<uint64_t>, std::optional<uint32_t>>;
 
 Identity identity_of(const ProcessSample& p) {
   std::optional<uint64_t> start;
@@ -94,8 +94,8 @@ std::optional<std::vector<uint32_t>> read_list(
 
 // Entry e's sample positions, from the lists.
 template <typename Lists, typename Get>
-std::vector<std::vector<uint32_t>> positions(const Lists& lists,
-                                             size_t entries, Get get) {
+std::vector<std::vector<uint32_t>> positions(const Lists& lists, size_t entries,
+                                             Get get) {
   std::vector<std::vector<uint32_t>> at(entries);
   for (size_t i = 0; i < lists.size(); ++i)
     if (const std::vector<uint32_t>* l = get(lists[i]))
@@ -291,8 +291,7 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     auto gat = positions(gpu.lists, gpu.entries.size(), maybe);
     for (size_t e = 0; e < gpu.entries.size(); ++e) {
       gpu.entries[e].at = std::move(gat[e]);
-      gpu.entries[e].used =
-          read_column(r, gpu.entries[e].at.size(), keep);
+      gpu.entries[e].used = read_column(r, gpu.entries[e].at.size(), keep);
     }
     pc.gpus.push_back(std::move(gpu));
   }
@@ -315,8 +314,10 @@ void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
       size_t k = next[e];
       // A process listed twice in one sample (corrupt input) repeats the
       // same cells.
-      if (k >= proc.at.size() || proc.at[k] != i) k = k > 0 ? k - 1 : 0;
-      else ++next[e];
+      if (k >= proc.at.size() || proc.at[k] != i)
+        k = k > 0 ? k - 1 : 0;
+      else
+        ++next[e];
       if (k < proc.at.size()) {
         p.ppid = value_of<uint32_t>(proc.ppid[k]);
         if (auto s = value_of<uint64_t>(proc.state[k]))
@@ -348,8 +349,10 @@ void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
         p.pid = entry.pid;
         p.type = entry.type;
         size_t k = gnext[e];
-        if (k >= entry.at.size() || entry.at[k] != i) k = k > 0 ? k - 1 : 0;
-        else ++gnext[e];
+        if (k >= entry.at.size() || entry.at[k] != i)
+          k = k > 0 ? k - 1 : 0;
+        else
+          ++gnext[e];
         if (k < entry.used.size())
           p.used_bytes = value_of<uint64_t>(entry.used[k]);
         gs->processes->push_back(std::move(p));

@@ -31,7 +31,7 @@ namespace gd::store {
 
 struct ProcessColumns {
   struct Proc {
-    ProcessSample statics;  // pid and strings; numbers are in the columns
+    ProcessSample statics;     // pid and strings; numbers are in the columns
     std::vector<uint32_t> at;  // sample positions listing it, ascending
     // One cell per position of `at`.
     std::vector<Cell> ppid, state, cpu_pct, threads, rss, dev_shm;

@@ -124,6 +124,10 @@ void Stmt::reset() {
   sqlite3_clear_bindings(st_);
 }
 
+bool Stmt::col_is_null(int i) const {
+  return sqlite3_column_type(st_, i) == SQLITE_NULL;
+}
+
 double Stmt::col_double(int i) const { return sqlite3_column_double(st_, i); }
 int64_t Stmt::col_int(int i) const { return sqlite3_column_int64(st_, i); }
 std::string_view Stmt::col_blob(int i) const {

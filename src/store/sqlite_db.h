@@ -55,6 +55,7 @@ class Stmt {
   void run();  // step() to completion, then reset
   void reset();
   double col_double(int i) const;
+  bool col_is_null(int i) const;
   int64_t col_int(int i) const;
   std::string_view col_blob(int i) const;  // valid until the next step()
 

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <limits>
 #include <map>
@@ -203,15 +204,17 @@ class SqliteHistoryStore final : public HistoryStore {
           "excluded.evidence, action = excluded.action");
     }
     sel_num_ = Stmt(rdb_,
-                    "SELECT t0, num FROM blocks WHERE t1 >= ?1 AND t0 <= ?2 "
+                    "SELECT t0, num, id, tier FROM blocks WHERE t1 >= ?1 AND "
+                    "t0 <= ?2 "
                     "ORDER BY t0, tier DESC");
     sel_all_ =
         Stmt(rdb_,
-             "SELECT t0, num, rest FROM blocks WHERE t1 >= ?1 AND t0 <= ?2 "
-             "ORDER BY t0, tier DESC");
+             "SELECT t0, num, rest, id, tier FROM blocks WHERE t1 >= ?1 AND "
+             "t0 <= ?2 ORDER BY t0, tier DESC");
     sel_meta_ = Stmt(rdb_, "SELECT value FROM meta WHERE key = ?1");
     load_pending();
     if (!opt_.read_only) close_orphan_alerts();
+    rolled_id_ = meta_int("rolled_id");
   }
 
   ~SqliteHistoryStore() override {
@@ -278,25 +281,27 @@ class SqliteHistoryStore final : public HistoryStore {
                       "DELETE FROM alerts WHERE resolved_at IS NOT NULL AND "
                       "resolved_at < ?1");
       del_alerts.bind(1, now - opt_.retention_s).run();
+      trim_tier1_locked(now - opt_.retention_s);
       tx.commit();
     }
+    // Every sealed raw block is rolled up into minute averages (tier 1)
+    // soon after it is sealed, not only when it ages out: a day's chart at
+    // one point a minute then reads 24 small blocks instead of 144 raw
+    // ones. The raw block stays for kRawKeepS; 'rolled_id' in meta is the
+    // newest raw block already rolled up.
     struct Raw {
       int64_t id;
-      double t0;
       std::string num, rest;
     };
     std::vector<Raw> raws;
     {
-      Stmt sel(
-          wdb_,
-          "SELECT id, t0, num, rest FROM blocks WHERE tier = 0 AND t1 < ?1 "
-          "ORDER BY t0 LIMIT ?2");
-      sel.bind(1, now - store::kRawKeepS)
-          .bind(2, int64_t{kMaxBlocksPerMaintain});
+      Stmt sel(wdb_,
+               "SELECT id, num, rest FROM blocks WHERE tier = 0 AND id > ?1 "
+               "ORDER BY id LIMIT ?2");
+      sel.bind(1, rolled_id_).bind(2, int64_t{kMaxBlocksPerMaintain});
       while (sel.step())
-        raws.push_back({sel.col_int(0), sel.col_double(1),
-                        std::string(sel.col_blob(2)),
-                        std::string(sel.col_blob(3))});
+        raws.push_back({sel.col_int(0), std::string(sel.col_blob(1)),
+                        std::string(sel.col_blob(2))});
     }
     for (const auto& raw : raws) {
       auto samples = try_decode(raw.num, raw.rest);
@@ -304,25 +309,32 @@ class SqliteHistoryStore final : public HistoryStore {
       if (!samples) {
         store::quarantine_row(wdb_, "blocks", raw.id,
                               "block does not decode (seen by downsampling)");
-        tx.commit();
         ++quarantined_;
-        continue;
+      } else {
+        auto averaged = store::downsample(*samples, store::kTier1StepS);
+        size_t begin = 0;
+        while (begin < averaged.size()) {
+          double win = window_of(averaged[begin].t, store::kTier1BlockSpanS);
+          size_t end = begin;
+          while (end < averaged.size() &&
+                 window_of(averaged[end].t, store::kTier1BlockSpanS) == win)
+            ++end;
+          merge_into_tier1(win, std::vector<Sample>(averaged.begin() + begin,
+                                                    averaged.begin() + end));
+          begin = end;
+        }
       }
-      auto averaged = store::downsample(*samples, store::kTier1StepS);
-      size_t begin = 0;
-      while (begin < averaged.size()) {
-        double win = window_of(averaged[begin].t, store::kTier1BlockSpanS);
-        size_t end = begin;
-        while (end < averaged.size() &&
-               window_of(averaged[end].t, store::kTier1BlockSpanS) == win)
-          ++end;
-        merge_into_tier1(win, std::vector<Sample>(averaged.begin() + begin,
-                                                  averaged.begin() + end));
-        begin = end;
-      }
-      Stmt del(wdb_, "DELETE FROM blocks WHERE id = ?1");
-      del.bind(1, raw.id).run();
+      set_meta_.bind_text(1, "rolled_id")
+          .bind_text(2, std::to_string(raw.id))
+          .run();
       tx.commit();
+      rolled_id_ = raw.id;
+    }
+    // Raw blocks past kRawKeepS go once their minutes are in tier 1.
+    {
+      Stmt del(wdb_,
+               "DELETE FROM blocks WHERE tier = 0 AND t1 < ?1 AND id <= ?2");
+      del.bind(1, now - store::kRawKeepS).bind(2, rolled_id_).run();
     }
   }
 
@@ -365,10 +377,19 @@ class SqliteHistoryStore final : public HistoryStore {
     });
     // Format-2 blocks answer process metrics from their process columns;
     // older blocks are decoded whole.
+    const TierView tiers = tier_view(rdb_);
+    const bool minute =
+        step >= store::kTier1StepS && std::fmod(step, store::kTier1StepS) == 0;
     Stmt& sel = need_samples ? sel_all_ : sel_num_;
+    const int id_col = need_samples ? 3 : 2;
     sel.reset();
     sel.bind(1, since).bind(2, until);
     while (sel.step()) {
+      double hi = until;
+      if (!block_range(tiers, minute, sel.col_int(id_col),
+                       sel.col_int(id_col + 1), until, hi) ||
+          hi < since)
+        continue;
       store::NumericColumns cols;
       try {
         cols = store::decode_numeric_fields(sel.col_blob(1), gpu_keep,
@@ -378,17 +399,17 @@ class SqliteHistoryStore final : public HistoryStore {
         continue;
       }
       for (size_t i = 0; i < ms.size(); ++i)
-        add_points(sets[i], ms[i], gpu, cols, since, until);
+        add_points(sets[i], ms[i], gpu, cols, since, hi);
       if (!need_samples) continue;
       if (cols.has_processes) {
         for (size_t i = 0; i < ms.size(); ++i)
-          add_process_points(sets[i], ms[i], gpu, pid, cols, since, until);
+          add_process_points(sets[i], ms[i], gpu, pid, cols, since, hi);
         continue;
       }
       auto samples = try_decode(sel.col_blob(1), sel.col_blob(2));
       if (!samples) ++skipped;
       for (const auto& s : samples.value_or(std::vector<Sample>{})) {
-        if (s.t < since || s.t > until) continue;
+        if (s.t < since || s.t > hi) continue;
         for (size_t i = 0; i < ms.size(); ++i)
           if (ms[i].kind == Metric::kProcessUsed ||
               ms[i].kind == Metric::kProcessCpu)
@@ -475,14 +496,19 @@ class SqliteHistoryStore final : public HistoryStore {
       ++passed;
       go_on = fn(s);
     };
+    const TierView tiers = tier_view(db);
     Stmt sel(db,
-             "SELECT t0, num, rest FROM blocks WHERE t1 >= ?1 AND t0 <= ?2 "
-             "ORDER BY t0, tier DESC");
+             "SELECT t0, num, rest, id, tier FROM blocks WHERE t1 >= ?1 AND "
+             "t0 <= ?2 ORDER BY t0, tier DESC");
     sel.bind(1, since).bind(2, until);
     while (go_on && sel.step()) {
+      double hi = until;
+      block_range(tiers, false, sel.col_int(3), sel.col_int(4), until, hi);
+      if (hi < since) continue;
       auto samples = try_decode(sel.col_blob(1), sel.col_blob(2));
       if (!samples) ++skipped;
-      for (const auto& s : samples.value_or(std::vector<Sample>{})) pass(s);
+      for (const auto& s : samples.value_or(std::vector<Sample>{}))
+        if (s.t <= hi) pass(s);
     }
     sel.reset();
     db.exec("COMMIT");
@@ -822,6 +848,42 @@ class SqliteHistoryStore final : public HistoryStore {
     }
   }
 
+  // A tier-1 block (an hour) that straddles the retention cutoff loses its
+  // minutes before it, so that what is older than retention is gone even
+  // where the raw blocks that covered it were deleted.
+  void trim_tier1_locked(double cutoff) {
+    Stmt sel(wdb_,
+             "SELECT id, num, rest FROM blocks WHERE tier = 1 AND t0 < ?1 AND "
+             "t1 >= ?1");
+    sel.bind(1, cutoff);
+    struct Row {
+      int64_t id;
+      std::string num, rest;
+    };
+    std::vector<Row> rows;
+    while (sel.step())
+      rows.push_back({sel.col_int(0), std::string(sel.col_blob(1)),
+                      std::string(sel.col_blob(2))});
+    sel.reset();
+    for (const auto& row : rows) {
+      auto samples = try_decode(row.num, row.rest);
+      if (!samples) continue;  // maintain's decode pass quarantines it
+      std::erase_if(*samples, [&](const Sample& x) { return x.t < cutoff; });
+      if (samples->empty()) continue;
+      auto enc = store::encode_block(*samples, kSealZstdLevel);
+      Stmt up(wdb_,
+              "UPDATE blocks SET t0 = ?1, t1 = ?2, n = ?3, num = ?4, rest = ?5 "
+              "WHERE id = ?6");
+      up.bind(1, samples->front().t)
+          .bind(2, samples->back().t)
+          .bind(3, static_cast<int64_t>(samples->size()))
+          .bind_blob(4, enc.numeric)
+          .bind_blob(5, enc.rest)
+          .bind(6, row.id)
+          .run();
+    }
+  }
+
   // Adds averaged samples (all in tier-1 window `win`) to that window's
   // block, creating it if needed. Runs inside the caller's transaction.
   void merge_into_tier1(double win, std::vector<Sample> added) {
@@ -894,6 +956,48 @@ class SqliteHistoryStore final : public HistoryStore {
     } catch (const std::exception&) {  // CodecError, or bad JSON in rest
       return std::nullopt;
     }
+  }
+
+  int64_t meta_int(const char* key) const {
+    sel_meta_.reset();
+    sel_meta_.bind_text(1, key);
+    int64_t v = 0;
+    if (sel_meta_.step()) {
+      const std::string text(sel_meta_.col_blob(0));
+      v = std::strtoll(text.c_str(), nullptr, 10);
+    }
+    sel_meta_.reset();
+    return v;
+  }
+
+  // Where the tiers overlap (a read transaction must be open on `db`):
+  // raw blocks up to rolled_id are also in tier 1; tier 1 is only needed
+  // before raw_from, the first raw sample kept.
+  struct TierView {
+    int64_t rolled_id = 0;
+    double raw_from = std::numeric_limits<double>::infinity();
+  };
+  static TierView tier_view(const Db& db) {
+    TierView v;
+    Stmt rolled(db, "SELECT value FROM meta WHERE key = 'rolled_id'");
+    if (rolled.step())
+      v.rolled_id =
+          std::strtoll(std::string(rolled.col_blob(0)).c_str(), nullptr, 10);
+    Stmt first(db, "SELECT min(t0) FROM blocks WHERE tier = 0");
+    if (first.step() && !first.col_is_null(0)) v.raw_from = first.col_double(0);
+    return v;
+  }
+
+  // The part [since, hi] of a block a read uses, or false to skip it:
+  // minute-step reads take tier 1 and only the raw blocks not rolled up
+  // yet; every other read takes raw data, and tier 1 only before it.
+  static bool block_range(const TierView& v, bool minute, int64_t id,
+                          int64_t tier, double until, double& hi) {
+    hi = until;
+    if (minute) return tier != 0 || id > v.rolled_id;
+    if (tier == 0) return true;
+    hi = std::min(until, std::nextafter(v.raw_from, -1e308));
+    return true;
   }
 
   TraceHeader read_header() const {
@@ -1083,6 +1187,7 @@ class SqliteHistoryStore final : public HistoryStore {
   Db wdb_;
   Stmt ins_pending_, del_pending_, ins_block_, set_meta_, upsert_alert_;
   std::deque<StoredAlert> pending_alerts_;  // not yet written (disk full)
+  int64_t rolled_id_ = 0;     // newest raw block rolled up into tier 1
   std::vector<Sample> open_;  // flushed to `pending` except the last unflushed_
   double open_window_ = 0;
   size_t unflushed_ = 0;

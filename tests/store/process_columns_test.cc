@@ -65,7 +65,8 @@ TEST(ProcessColumns, ProcessesThatComeGoChangeAndRepeatTheirPid) {
     // GPU 1 cannot list its processes for a while; GPU 2 has none at 100+.
     if (i >= 20 && i < 30) s.gpus[1].processes.reset();
     if (i >= 100) s.gpus[2].processes->clear();
-    if (i % 3 == 0) s.gpus[0].processes->push_back({900, std::nullopt, "graphics"});
+    if (i % 3 == 0)
+      s.gpus[0].processes->push_back({900, std::nullopt, "graphics"});
     if (i == 70) std::reverse(procs.begin(), procs.end());
     in.push_back(s);
   }
@@ -127,7 +128,8 @@ TEST(ProcessColumns, NumericOnlyDecodeSkipsThem) {
   auto with = decode_numeric_fields(enc.numeric, none, none, true);
   ASSERT_TRUE(with.has_processes);
   ASSERT_EQ(with.processes.procs.size(), 2u);
-  EXPECT_EQ(with.processes.procs[0].statics.cmdline, "python train.py --rank 0");
+  EXPECT_EQ(with.processes.procs[0].statics.cmdline,
+            "python train.py --rank 0");
   EXPECT_EQ(with.processes.procs[0].at.size(), 50u);
   ASSERT_EQ(with.processes.gpus.size(), 2u);
   EXPECT_EQ(with.processes.gpus[1].entries[0].pid, 101u);
