@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,18 @@
 
 namespace gd {
 namespace {
+
+// A finite double in its shortest round-trip form (JSON has no NaN or Inf:
+// those are null).
+void append_number(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ec == std::errc() ? end : buf);
+}
 
 class StoreHistory : public History {
  public:
@@ -24,7 +38,6 @@ class StoreHistory : public History {
   void maintain(double now) override { store_->maintain(now); }
 
   std::string query_json(const HistoryQuery& q) const override {
-    using nlohmann::json;
     const auto known = store_->metrics();
     std::vector<std::string> metrics = q.metrics;
     if (metrics.empty()) metrics.push_back(q.metric);
@@ -50,32 +63,53 @@ class StoreHistory : public History {
           "msg=\"history query skipped corrupt blocks\" skipped_blocks={} "
           "hint=\"gpudoctor db check\"",
           report.skipped_blocks);
-    auto series_json = [](const std::vector<HistorySeries>& series) {
-      json arr = json::array();
-      for (const auto& s : series) {
-        json points = json::array();
-        for (const auto& p : s.points) points.push_back({p.t, p.v});
-        arr.push_back({{"gpu", s.gpu ? json(*s.gpu) : json(nullptr)},
-                       {"pid", s.pid ? json(*s.pid) : json(nullptr)},
-                       {"points", std::move(points)}});
+    // Written directly (a day of 8 GPUs is ~100k points; a JSON tree of
+    // them costs more than the query).
+    std::string out = "{\"since\":";
+    append_number(out, q.since);
+    out += ",\"until\":";
+    append_number(out, q.until);
+    out += ",\"step\":";
+    append_number(out, q.step);
+    out += ",\"skipped_blocks\":" + std::to_string(report.skipped_blocks);
+    auto append_series = [&](const std::vector<HistorySeries>& series) {
+      out += '[';
+      for (size_t k = 0; k < series.size(); ++k) {
+        const auto& s = series[k];
+        if (k) out += ',';
+        out += "{\"gpu\":";
+        out += s.gpu ? std::to_string(*s.gpu) : "null";
+        out += ",\"pid\":";
+        out += s.pid ? std::to_string(*s.pid) : "null";
+        out += ",\"points\":[";
+        for (size_t i = 0; i < s.points.size(); ++i) {
+          if (i) out += ',';
+          out += '[';
+          append_number(out, s.points[i].t);
+          out += ',';
+          append_number(out, s.points[i].v);
+          out += ']';
+        }
+        out += "]}";
       }
-      return arr;
+      out += ']';
     };
-    json out = {{"since", q.since},
-                {"until", q.until},
-                {"step", q.step},
-                {"skipped_blocks", report.skipped_blocks}};
     if (q.multi) {
-      json arr = json::array();
-      for (size_t i = 0; i < metrics.size(); ++i)
-        arr.push_back(
-            {{"metric", metrics[i]}, {"series", series_json(results[i])}});
-      out["results"] = std::move(arr);
+      out += ",\"results\":[";
+      for (size_t i = 0; i < metrics.size(); ++i) {
+        if (i) out += ',';
+        // Metric names are from the store's own list (checked above).
+        out += "{\"metric\":\"" + metrics[i] + "\",\"series\":";
+        append_series(results[i]);
+        out += '}';
+      }
+      out += ']';
     } else {
-      out["metric"] = metrics.front();
-      out["series"] = series_json(results.front());
+      out += ",\"metric\":\"" + metrics.front() + "\",\"series\":";
+      append_series(results.front());
     }
-    return out.dump(-1, ' ', false, json::error_handler_t::replace);
+    out += '}';
+    return out;
   }
 
   TraceHeader header() const override {

@@ -18,8 +18,8 @@ constexpr int kZstdLevel = 3;
 
 }  // namespace
 
-TraceDownload::TraceDownload(const History& history, double since,
-                             double until, bool zstd, size_t max_buffered)
+TraceDownload::TraceDownload(const History& history, double since, double until,
+                             bool zstd, size_t max_buffered)
     : history_(history),
       since_(since),
       until_(until),

@@ -14,7 +14,7 @@ struct WebAsset {
   std::string_view body;          // identity bytes
   std::string_view gzip;          // the same, gzip-compressed (level 9)
   std::string_view etag;          // quoted: "\"<content hash>\""
-  bool immutable;  // true: the URL changes with the content
+  bool immutable;                 // true: the URL changes with the content
 };
 
 // Every embedded file (generated source).

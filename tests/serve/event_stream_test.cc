@@ -56,7 +56,8 @@ std::vector<json> events(const std::string& text, const std::string& name) {
   for (size_t at = text.find(tag); at != std::string::npos;
        at = text.find(tag, at + 1)) {
     const size_t begin = at + tag.size();
-    out.push_back(json::parse(text.substr(begin, text.find('\n', begin) - begin)));
+    out.push_back(
+        json::parse(text.substr(begin, text.find('\n', begin) - begin)));
   }
   return out;
 }

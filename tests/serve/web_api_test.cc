@@ -33,8 +33,8 @@ Sample sample_at(double t, int gpus, double util) {
     g.index = i;
     g.util_pct = util + i;
     g.temp_c = 40 + i;
-    g.processes = std::vector<GpuProcess>{{static_cast<uint32_t>(100 + i),
-                                           uint64_t{1} << 30, "compute"}};
+    g.processes = std::vector<GpuProcess>{
+        {static_cast<uint32_t>(100 + i), uint64_t{1} << 30, "compute"}};
     s.gpus.push_back(g);
   }
   s.host.cpu_util_pct = 12.5;
@@ -132,7 +132,8 @@ TEST(WebApi, AlertHistoryRecordsFiredAndCleared) {
                   t0 + 60,
                   0};
     h->record_alert(a);
-    auto open = json::parse(api_alerts(h.get(), {{"since", "2h"}}, t0 + 100).body);
+    auto open =
+        json::parse(api_alerts(h.get(), {{"since", "2h"}}, t0 + 100).body);
     ASSERT_EQ(open["alerts"].size(), 1u);
     EXPECT_EQ(open["alerts"][0]["resolved_at"], nullptr);
     EXPECT_EQ(open["alerts"][0]["evidence"],
@@ -140,8 +141,16 @@ TEST(WebApi, AlertHistoryRecordsFiredAndCleared) {
     a.resolved_at = t0 + 300;
     h->record_alert(a);  // the same alert, now cleared: updated, not added
     // A second one that is still firing when serve stops.
-    h->record_alert({"gpu-lost/1", "gpu-lost", "critical", "GPU 1 is lost",
-                     "", "", {1}, t0 + 400, t0 + 400, 0});
+    h->record_alert({"gpu-lost/1",
+                     "gpu-lost",
+                     "critical",
+                     "GPU 1 is lost",
+                     "",
+                     "",
+                     {1},
+                     t0 + 400,
+                     t0 + 400,
+                     0});
     h->append(sample_at(t0 + 500, 1, 1));
     auto j = json::parse(api_alerts(h.get(), {{"since", "2h"}}, t0 + 600).body);
     ASSERT_EQ(j["alerts"].size(), 2u);

@@ -27,7 +27,8 @@ TEST(WebPage, EmbedsThePageAndItsAssets) {
     ASSERT_NE(at, std::string::npos) << name;
     const size_t start = html.rfind("\"/assets/", at);
     ASSERT_NE(start, std::string::npos) << name;
-    const std::string url = html.substr(start + 1, at - start + std::string(name).size());
+    const std::string url =
+        html.substr(start + 1, at - start + std::string(name).size());
     const WebAsset* a = find_web_asset(url);
     ASSERT_NE(a, nullptr) << url;
     EXPECT_TRUE(a->immutable);
@@ -47,8 +48,8 @@ TEST(WebPage, GzipOnlyWhenAccepted) {
   EXPECT_EQ(header(gz, "Content-Encoding"), "gzip");
   EXPECT_EQ(gz.static_body, a.gzip);
   EXPECT_EQ(header(gz, "Vary"), "Accept-Encoding");
-  for (const char* no : {"", "identity", "br", "gzip;q=0", "gzip; q=0.000",
-                         "*;q=0"}) {
+  for (const char* no :
+       {"", "identity", "br", "gzip;q=0", "gzip; q=0.000", "*;q=0"}) {
     auto plain = web_asset_reply(a, no, "");
     EXPECT_EQ(header(plain, "Content-Encoding"), "") << no;
     EXPECT_EQ(plain.static_body, a.body) << no;

@@ -38,8 +38,7 @@ TEST(Rollup, FreshDataIsReadFromTheMinuteTierAtMinuteSteps) {
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM blocks WHERE tier = 0"), 18);
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM blocks WHERE tier = 1"), 3);
 
-  auto minute = store->query("gpu.util_pct", 1, std::nullopt, kT0,
-                             kT0 + n, 60);
+  auto minute = store->query("gpu.util_pct", 1, std::nullopt, kT0, kT0 + n, 60);
   ASSERT_EQ(minute.size(), 1u);
   ASSERT_EQ(minute[0].points.size(), 180u);
   // util of GPU 1 is (i % 10) * 2: every minute averages to 9.
@@ -49,8 +48,8 @@ TEST(Rollup, FreshDataIsReadFromTheMinuteTierAtMinuteSteps) {
   auto five = store->query("gpu.util_pct", 1, std::nullopt, kT0, kT0 + n, 5);
   EXPECT_EQ(five[0].points.size(), static_cast<size_t>(n / 5));
   // Process metrics at minute steps come from the minutes too.
-  auto used = store->query("process.used_bytes", 0, std::nullopt, kT0,
-                           kT0 + n, 60);
+  auto used =
+      store->query("process.used_bytes", 0, std::nullopt, kT0, kT0 + n, 60);
   ASSERT_EQ(used.size(), 1u);
   EXPECT_EQ(used[0].points.size(), 180u);
 
@@ -73,16 +72,16 @@ TEST(Rollup, AMaintainRollsUpOnlyWhatIsNew) {
   store->flush();
   store->maintain(kT0 + 3000);
   store->maintain(kT0 + 3000);
-  auto minute = store->query("gpu.util_pct", 0, std::nullopt, kT0,
-                             kT0 + 2400, 60);
+  auto minute =
+      store->query("gpu.util_pct", 0, std::nullopt, kT0, kT0 + 2400, 60);
   ASSERT_EQ(minute[0].points.size(), 40u);
   for (size_t m = 0; m < 40; ++m)
     EXPECT_EQ(minute[0].points[m].t, kT0 + 60 * m);
   // A day later the raw blocks go; the minutes stay.
   store->maintain(kT0 + store::kRawKeepS + 3600);
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM blocks WHERE tier = 0"), 0);
-  auto later = store->query("gpu.util_pct", 0, std::nullopt, kT0,
-                            kT0 + 2400, 0);
+  auto later =
+      store->query("gpu.util_pct", 0, std::nullopt, kT0, kT0 + 2400, 0);
   EXPECT_EQ(later[0].points.size(), 40u);
 }
 

@@ -392,10 +392,10 @@
   // Puts history results into each chart: one x array (the union of the
   // series' times) and a column per series, null where a series has no
   // point (so a GPU that was stale shows a gap).
-  function fillCharts(results) {
+  function fillCharts(results, only) {
     const byMetric = {};
     for (const r of results) byMetric[r.metric] = r.series;
-    for (const c of charts) {
+    for (const c of only || charts) {
       const cols = c.keys.map(k => {
         const s = (byMetric[k.metric] || []).find(x => (k.gpu === null ? x.gpu === null : x.gpu === k.gpu));
         return s ? s.points : [];
@@ -458,26 +458,31 @@
   }
 
   let historySeq = 0, lastHistoryAt = 0;
-  async function loadHistory() {
+  function historyUrl(only) {
+    const metrics = [];
+    for (const def of only || CHARTS) for (const m of def.metrics) if (!metrics.includes(m)) metrics.push(m);
+    return "/api/v1/history?metric=" + metrics.join(",") + "&since=" + state.since.toFixed(3) +
+      "&until=" + state.until.toFixed(3) + "&step=auto";
+  }
+  // `started`: a request for the current range already on its way (the
+  // first one is sent before the page knows the node).
+  async function loadHistory(started) {
     const seq = ++historySeq;
-    if (state.live) {
+    if (state.live && !started) {
       const now = state.sample ? state.sample.t : Date.now() / 1000;
       state.until = now;
       state.since = now - state.range;
     }
     renderRangeText();
     updateDownload();
-    const metrics = [];
-    for (const def of CHARTS) for (const m of def.metrics) if (!metrics.includes(m)) metrics.push(m);
-    const q = "/api/v1/history?metric=" + metrics.join(",") + "&since=" + state.since.toFixed(3) +
-      "&until=" + state.until.toFixed(3) + "&step=auto";
     try {
-      const r = await getJSON(q);
+      const r = await (started || getJSON(historyUrl()));
       if (seq !== historySeq) return;  // a newer range was asked for
       state.historyOk = true;
       state.step = r.step;
       lastHistoryAt = Date.now();
-      fillCharts(r.results || []);
+      state.results = r.results || [];
+      fillCharts(state.results);
       renderRangeText(r);
     } catch (e) {
       state.historyOk = false;
@@ -597,7 +602,8 @@
   }
   async function loadSparks() {
     try {
-      const r = await getJSON("/api/v1/history?metric=process.used_bytes&since=1h&step=30s");
+      // Minute points: the store answers them from its minute averages.
+      const r = await getJSON("/api/v1/history?metric=process.used_bytes&since=1h&step=60s");
       const spark = {};
       for (const s of r.series || []) spark[s.gpu + ":" + s.pid] = s.points;
       state.spark = spark;
@@ -721,7 +727,7 @@
     // tail does not grow the charts for days.
     if (state.live && state.step > 0 && Date.now() - lastHistoryAt > Math.max(60, state.step * 30) * 1000)
       loadHistory();
-    if (sampleCount % 30 === 0) loadSparks();
+    if (sampleCount % 60 === 0) loadSparks();
   }
   function setLive(on) {
     $("live").classList.toggle("on", on);
@@ -739,6 +745,13 @@
 
   async function start() {
     renderRanges();
+    // History and status at once: the first chart waits for the slower.
+    state.until = Date.now() / 1000;
+    state.since = state.until - state.range;
+    // The first chart's metric alone comes back soonest; all of them (the
+    // first again, so one range is consistent) once it has drawn.
+    const firstHistory = getJSON(historyUrl(CHARTS.slice(0, 1)));
+    firstHistory.catch(() => {});
     try {
       const st = await getJSON("/api/v1/status");
       state.header = st.header;
@@ -751,12 +764,17 @@
     }
     renderHeader();
     renderOverview();
-    for (const def of CHARTS) makeChart(def);
-    loadHistory();
+    // The first chart first: the others are built once it has drawn.
+    makeChart(CHARTS[0]);
+    const first = loadHistory(firstHistory);
     connect();
+    getJSON("/api/v1/findings").then(renderFindings).catch(() => {});
+    await first;
     loadProcesses();
     loadSparks();
-    getJSON("/api/v1/findings").then(renderFindings).catch(() => {});
+    await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+    for (const def of CHARTS.slice(1)) makeChart(def);
+    await loadHistory();
     setInterval(() => getJSON("/api/v1/status").then(st => { state.collect = st.collect; }).catch(() => {}), 15000);
     let resizeTimer = 0;
     window.addEventListener("resize", () => {
