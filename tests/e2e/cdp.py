@@ -28,7 +28,8 @@ class Browser:
     def __init__(self, width=1366, height=900):
         if not os.path.exists(CHROMIUM):
             raise RuntimeError(f"{CHROMIUM} not found: scripts/install-deps.sh --test installs Debian's chromium")
-        self.profile = tempfile.TemporaryDirectory(prefix="gd-chromium-")
+        # Chromium helpers may still write to the profile as it exits.
+        self.profile = tempfile.TemporaryDirectory(prefix="gd-chromium-", ignore_cleanup_errors=True)
         args = [CHROMIUM, "--headless=new", "--disable-gpu", "--no-first-run",
                 "--no-default-browser-check", "--disable-extensions",
                 "--disable-background-networking", "--disable-sync",
@@ -146,8 +147,8 @@ class Page:
     def navigate(self, url):
         self.send("Page.navigate", {"url": url})
 
-    def screenshot(self, path):
-        r = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+    def screenshot(self, path, full_page=True):
+        r = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": full_page})
         with open(path, "wb") as f:
             f.write(base64.b64decode(r["data"]))
 

@@ -300,7 +300,8 @@
       metrics: ["host.cpu_util_pct", "host.cpu_iowait_pct"], labels: ["CPU", "iowait"] },
     { id: "hmem", title: "Host memory used / swap used", unit: "bytes", host: true,
       metrics: ["host.mem_available_bytes", "host.swap_used_bytes"], labels: ["memory used", "swap used"],
-      map: [v => known(v) && state.header && state.header.host.mem_total_bytes ? state.header.host.mem_total_bytes - v : null, v => v] },
+      map: [v => known(v) && state.header && state.header.host.mem_total_bytes && v <= state.header.host.mem_total_bytes
+        ? state.header.host.mem_total_bytes - v : null, v => v] },
     { id: "swap", title: "Swap in / out", unit: "pages/s", host: true,
       metrics: ["host.swap_in_pages_per_s", "host.swap_out_pages_per_s"], labels: ["in", "out"] },
     { id: "disk", title: "Disk read / write", unit: "B/s", host: true,
@@ -481,7 +482,8 @@
       state.historyOk = true;
       state.step = r.step;
       lastHistoryAt = Date.now();
-      state.results = r.results || [];
+      // One metric is answered in the single-metric form.
+      state.results = r.results || (r.metric ? [{ metric: r.metric, series: r.series }] : []);
       fillCharts(state.results);
       renderRangeText(r);
     } catch (e) {
