@@ -18,6 +18,9 @@ build_pkgs=(
   # is already on PATH (e.g. a NodeSource nodejs, which bundles npm and
   # conflicts with Debian's npm package).
   nodejs npm
+  # burn: its GPU kernels (LLVM IR) are compiled to PTX by llc's NVPTX
+  # backend at build time (no CUDA toolkit).
+  llvm
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux
@@ -40,6 +43,8 @@ test_pkgs=(
   # The dashboard's e2e test and web benchmark: a real headless Chromium
   # driven over the DevTools protocol from Debian's python3.
   chromium python3-websocket
+  # `top` e2e tests: the TUI runs in a real terminal (tests/e2e/gd_tmux.py).
+  tmux
 )
 
 pkgs=("${build_pkgs[@]}")

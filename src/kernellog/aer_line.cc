@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "common/pci_bus_id.h"
 #include "kernellog/pci_address.h"
 
 namespace gd::kernellog {
@@ -63,7 +64,7 @@ std::optional<AerLine> parse_aer(std::string_view msg) {
   if (colon == std::string_view::npos || colon > 20) return std::nullopt;
   std::string_view address = rest.substr(0, colon);
   if (address.find(' ') != std::string_view::npos) return std::nullopt;
-  auto device = normalize_pci_function_address(address);
+  auto device = canonical_pci_bus_id(address);
   if (!device || address.size() < 12) return std::nullopt;  // full address
   rest = skip_blanks(rest.substr(colon + 2));
   if (rest.starts_with("AER: ")) rest = skip_blanks(rest.substr(5));
@@ -90,7 +91,7 @@ std::optional<AerLine> parse_aer(std::string_view msg) {
     src = src.substr(0, src.find(' '));
     if (src.starts_with("id="))
       line.source = source_from_id(src.substr(3), line.device);
-    else if (auto a = normalize_pci_function_address(src))
+    else if (auto a = canonical_pci_bus_id(src))
       line.source = *a;
     return line;
   }

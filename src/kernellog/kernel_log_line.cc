@@ -1,5 +1,6 @@
 // KernelLogClassifier: kernel-log lines, in order -> events; and
 // parse_kernel_log_line, one line on its own.
+#include "common/pci_bus_id.h"
 #include "common/text_cap.h"
 #include "kernellog/aer_line.h"
 #include "kernellog/kernel_log.h"
@@ -79,7 +80,7 @@ KernelLogClassifier::Result KernelLogClassifier::classify(std::string_view line,
     if (x->pid) e.pid = *x->pid;
     e.text = capped_text(text);
     if (x->code == 79) {
-      if (auto dbd = kernellog::normalize_pci_address(x->pci)) {
+      if (auto dbd = canonical_pci_device(x->pci)) {
         xid79_pci_ = *dbd;
         lines_since_xid79_ = 0;
       }

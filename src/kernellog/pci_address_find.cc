@@ -1,7 +1,8 @@
-// normalize_pci_function_address and find_pci_address (pci_address.h).
+// find_pci_address (pci_address.h).
 #include <cctype>
 #include <cstdio>
 
+#include "common/pci_bus_id.h"
 #include "kernellog/pci_address.h"
 
 namespace gd::kernellog {
@@ -15,12 +16,6 @@ size_t hex_run(std::string_view s, size_t at) {
   size_t n = 0;
   while (at + n < s.size() && is_hex(s[at + n])) ++n;
   return n;
-}
-
-int hex_value(char c) {
-  return std::isdigit(static_cast<unsigned char>(c))
-             ? c - '0'
-             : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
 }
 
 // "DDDD:BB:DD[.F]" at `at` (4 to 8 domain digits); its length, or 0.
@@ -40,24 +35,11 @@ size_t match_address(std::string_view s, size_t at) {
 
 }  // namespace
 
-std::optional<std::string> normalize_pci_function_address(
-    std::string_view address) {
-  auto dbd = normalize_pci_address(address);
-  if (!dbd) return std::nullopt;
-  int function = 0;
-  if (size_t dot = address.rfind('.'); dot != std::string_view::npos &&
-                                       dot + 1 < address.size() &&
-                                       is_hex(address[dot + 1]))
-    function = hex_value(address[dot + 1]);
-  if (function > 7) return std::nullopt;
-  return *dbd + "." + static_cast<char>('0' + function);
-}
-
 std::optional<std::string> find_pci_address(std::string_view text) {
   for (size_t at = 0; at < text.size(); ++at) {
     if (at > 0 && is_alnum(text[at - 1])) continue;
     if (size_t len = match_address(text, at))
-      return normalize_pci_function_address(text.substr(at, len));
+      return canonical_pci_bus_id(text.substr(at, len));
   }
   return std::nullopt;
 }

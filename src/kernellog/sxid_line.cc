@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "common/pci_bus_id.h"
 #include "kernellog/pci_address.h"
 
 namespace gd::kernellog {
@@ -14,8 +15,7 @@ std::optional<SxidLine> parse_sxid(std::string_view msg) {
   size_t close = rest.find(')');
   if (close == std::string_view::npos || close > 32) return std::nullopt;
   SxidLine s;
-  if (auto pci = normalize_pci_function_address(rest.substr(0, close)))
-    s.pci = *pci;
+  if (auto pci = canonical_pci_bus_id(rest.substr(0, close))) s.pci = *pci;
   rest.remove_prefix(close + 1);
   if (!rest.starts_with(":")) return std::nullopt;
   rest.remove_prefix(1);

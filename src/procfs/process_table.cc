@@ -153,13 +153,17 @@ void ProcessTable::read_static(uint32_t pid, Cached& c, double now,
 }
 
 ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c,
-                                               bool is_root, bool fresh) {
+                                               bool is_root, bool fresh,
+                                               double now_s) {
+  c.sched_this_sample = false;
   bool slice = pid % kRescanSlices == scan_round_ % kRescanSlices;
   if (is_root || (!fresh && c.stat.num_threads > 1)) {
     // schedstat covers the main thread only: another thread may have run.
     c.sched.reset();
+    c.sched_before.reset();
     c.schedstat_file.close();
     c.quiet_checks = 0;
+    c.ran_at_last_check = false;
     c.ran_since_static = c.ran_since_full = true;
     return fresh || slice ? StatNeed::kFullRead : StatNeed::kRead;
   }
@@ -172,35 +176,40 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c,
   bool full_due =
       fresh ||
       (slice && (c.ran_since_full || (scan_round_ / kRescanSlices) % 4 == 0));
-  if (pinned && !full_due) {
-    // Checked every `every` samples. In between, a process that ran at its
-    // last check is read (it most likely runs again: the schedstat read
-    // would only add to the stat read), one that slept is not.
-    uint32_t every = c.ran_at_last_check                   ? kActiveCheckEvery
-                     : c.quiet_checks >= kLongAsleepChecks ? 4
-                     : c.quiet_checks >= kAsleepChecks     ? 2
-                                                           : 1;
-    if ((scan_round_ + pid) % every != 0) {
-      if (!c.ran_at_last_check) return StatNeed::kUnchecked;
-      c.ran_since_static = c.ran_since_full = true;
-      return StatNeed::kRead;
-    }
+  if (pinned && !full_due && !c.ran_at_last_check) {
+    // One that slept at its last check is checked every `every` samples.
+    uint32_t every = c.quiet_checks >= kLongAsleepChecks ? 4
+                     : c.quiet_checks >= kAsleepChecks   ? 2
+                                                         : 1;
+    if ((scan_round_ + pid) % every != 0) return StatNeed::kUnchecked;
   }
   std::optional<SchedStat> now;
   if (c.schedstat_file.read(
           path_unless_kept(pid, "schedstat", c.schedstat_file), buf_,
           kShortRead))
     now = parse_schedstat(buf_);
+  const bool was_running = pinned && c.ran_at_last_check;
   bool asleep = pinned && now && *now == *c.sched;
   c.quiet_checks = asleep ? c.quiet_checks + 1 : 0;
   c.ran_at_last_check =
-      pinned && !asleep;  // unknown (first check) counts as not
+      pinned && now && !asleep;  // unknown (first check) counts as not
   if (!asleep) c.ran_since_static = c.ran_since_full = true;
-  // Taken before the stat read that follows, so a run between the two
+  // Taken before the stat read that may follow, so a run between the two
   // shows up as a change next time rather than being missed.
+  c.sched_before = c.sched;
+  c.sched_before_at = c.sched_at;
   c.sched = now;
+  c.sched_at = now_s;
+  c.sched_this_sample = now.has_value();
   if (full_due) return StatNeed::kFullRead;
-  return asleep ? StatNeed::kQuiet : StatNeed::kRead;
+  // Gone (the kept file no longer reads): the stat read finds out.
+  if (!now) return StatNeed::kRead;
+  // Stopped running since the last check: its state (asleep, or exited and
+  // a zombie) is read once.
+  if (asleep) return was_running ? StatNeed::kRead : StatNeed::kQuiet;
+  // A running worker's stat waits for its full read (every kRescanSlices
+  // samples, full_due above).
+  return was_running ? StatNeed::kSchedOnly : StatNeed::kRead;
 }
 
 bool ProcessTable::read_stat(uint32_t pid, Cached& c, bool& fresh) {
@@ -258,6 +267,15 @@ void ProcessTable::children_of(uint32_t pid, bool is_root, Cached& c,
   }
   out.insert(out.end(), c.main_children.begin(), c.main_children.end());
   out.insert(out.end(), c.thread_children.begin(), c.thread_children.end());
+}
+
+std::optional<double> ProcessTable::cpu_from_schedstat(const Cached& c) {
+  if (!c.sched_this_sample || !c.sched || !c.sched_before) return std::nullopt;
+  const double dt = c.sched_at - c.sched_before_at;
+  if (!(dt > 0) || c.sched->run_ns < c.sched_before->run_ns)
+    return std::nullopt;
+  return 100.0 * static_cast<double>(c.sched->run_ns - c.sched_before->run_ns) /
+         1e9 / dt;
 }
 
 std::optional<double> ProcessTable::cpu_since_last_read(Cached& c, bool fresh,
@@ -369,9 +387,9 @@ std::vector<ProcessSample> ProcessTable::processes(
     if (c.listed_round == scan_round_) continue;  // reached twice
     ProcessSample p;
     p.pid = pid;
-    StatNeed need = stat_need(pid, c, is_root, fresh);
+    StatNeed need = stat_need(pid, c, is_root, fresh, now);
     bool ok = need == StatNeed::kQuiet || need == StatNeed::kUnchecked ||
-              read_stat(pid, c, fresh);
+              need == StatNeed::kSchedOnly || read_stat(pid, c, fresh);
     bool full_read = need == StatNeed::kFullRead ||
                      fresh;  // read_stat may find a new process
     if (!ok || (!is_root && c.stat.ppid != parent)) {
@@ -386,6 +404,7 @@ std::vector<ProcessSample> ProcessTable::processes(
     }
     if (need == StatNeed::kQuiet) ++counts_.quiet_skips;
     if (need == StatNeed::kUnchecked) ++counts_.unchecked;
+    if (need == StatNeed::kSchedOnly) ++counts_.sched_only;
     const PidStat& st = c.stat;
     if (discovery_ == Discovery::kStatScan) parent_of_[pid].ppid = st.ppid;
     double static_age = now - c.static_read_at;
@@ -409,7 +428,15 @@ std::vector<ProcessSample> ProcessTable::processes(
       // stays where it was spent rather than piling onto one sample.
       p.cpu_pct = 0;
     } else {
-      p.cpu_pct = cpu_since_last_read(c, fresh, now);
+      // Ticks since the last stat read (kept up to date for when schedstat
+      // stops being the source); a single-threaded process's schedstat,
+      // read this sample, is finer and covers the samples without a stat
+      // read.
+      std::optional<double> ticks;
+      if (need != StatNeed::kSchedOnly)
+        ticks = cpu_since_last_read(c, fresh, now);
+      auto sched = fresh ? std::nullopt : cpu_from_schedstat(c);
+      p.cpu_pct = sched ? sched : ticks;
     }
 
     children.clear();

@@ -15,10 +15,17 @@
 //    scheduled. A process found asleep kAsleepChecks times in a row is
 //    checked every 2nd sample, kLongAsleepChecks times every 4th: one that
 //    wakes after a long sleep is seen up to 3 samples late (its CPU time
-//    then averaged over the gap). One found running has its stat read every
-//    sample and its schedstat checked every kActiveCheckEvery samples, to
-//    notice when it goes to sleep. Every process's stat is re-read at least
-//    every kRescanSlices samples regardless.
+//    then averaged over the gap). One found running at its last check keeps
+//    having its schedstat read every sample, and its CPU% comes from there
+//    (the main thread's run time is the whole process's when it has one
+//    thread); its stat (state, threads, RSS, parent) is read at its full
+//    read, every kActiveStatEvery (= kRescanSlices) samples, and once more
+//    when it stops running (so an exit shows as a zombie at the next
+//    sample). On a busy training node,
+//    where every worker wakes many times a second, this is what keeps a
+//    sample cheap: a schedstat read per worker instead of a stat read.
+//    Every process's stat is re-read at least every kRescanSlices samples
+//    regardless.
 //  - Multi-threaded descendants: stat every sample (schedstat only covers
 //    the main thread).
 //  - Children of every thread, every kRescanSlices samples per process
@@ -66,9 +73,11 @@ class ProcessTable {
 
   // What the last call read: processes whose stat was read, and processes
   // whose schedstat showed they had not run (their cached stat was used),
-  // and long-asleep processes not checked at all in that call.
+  // long-asleep processes not checked at all in that call, and running
+  // workers whose schedstat alone was read (their CPU time from it, the
+  // rest from their cached stat).
   struct ReadCounts {
-    size_t stat_reads = 0, quiet_skips = 0, unchecked = 0;
+    size_t stat_reads = 0, quiet_skips = 0, unchecked = 0, sched_only = 0;
   };
   ReadCounts last_read_counts() const { return counts_; }
 
@@ -79,13 +88,21 @@ class ProcessTable {
   // Processes are read in full at least once per this many samples.
   static constexpr uint32_t kRescanSlices = 16;
   static constexpr uint32_t kAsleepChecks = 4, kLongAsleepChecks = 8;
-  static constexpr uint32_t kActiveCheckEvery = 8;
+  // A running worker's stat is read every this many samples: at its full
+  // read (by pid, so not all in one sample).
+  static constexpr uint32_t kActiveStatEvery = kRescanSlices;
 
  private:
   struct Cached {
     KeptFile stat_file, schedstat_file, children_file;
     PidStat stat;                    // as last read
-    std::optional<SchedStat> sched;  // read just before `stat`
+    std::optional<SchedStat> sched;  // as last read (before any stat read)
+    double sched_at = 0;             // when
+    // The reading before that, and whether `sched` is from this sample:
+    // a running worker's CPU% is the run time between the two.
+    std::optional<SchedStat> sched_before;
+    double sched_before_at = 0;
+    bool sched_this_sample = false;
     std::string user, cmdline;
     std::optional<std::string> cgroup;
     std::vector<std::string> libs;
@@ -122,8 +139,11 @@ class ProcessTable {
   // children of every thread; or nothing, because schedstat shows it has not
   // run since its stat was read (kQuiet), or because it has been asleep a
   // while and this is not one of its check samples (kUnchecked).
-  enum class StatNeed { kFullRead, kRead, kQuiet, kUnchecked };
-  StatNeed stat_need(uint32_t pid, Cached& c, bool is_root, bool fresh);
+  // kSchedOnly: it has run (schedstat moved) and was running at its last
+  // check too; its stat is not due, so the cached one stands.
+  enum class StatNeed { kFullRead, kRead, kQuiet, kUnchecked, kSchedOnly };
+  StatNeed stat_need(uint32_t pid, Cached& c, bool is_root, bool fresh,
+                     double now);
   bool read_stat(uint32_t pid, Cached& c, bool& fresh);
   void children_of(uint32_t pid, bool is_root, Cached& c, bool full_read,
                    std::vector<uint32_t>& out);
@@ -133,6 +153,9 @@ class ProcessTable {
   // CPU % since the previous read of `c` (unset on a first read); remembers
   // this read for the next.
   std::optional<double> cpu_since_last_read(Cached& c, bool fresh, double now);
+  // CPU % from the last two schedstat readings, for a single-threaded
+  // process read this sample; nullopt when there are not two.
+  static std::optional<double> cpu_from_schedstat(const Cached& c);
   // Fills `p` from the cached stat and static facts (not libs).
   void describe(const Cached& c, std::optional<uint64_t> btime,
                 ProcessSample& p) const;

@@ -13,7 +13,8 @@
 // (process_columns.h): host processes and each GPU's NVML process list.
 //
 // rest blob: what is neither a number nor a process -- GPU lost/stale
-// flags, clock event reasons, events, device holders -- as one trace-format
+// flags, clock event reasons, the row-remap histogram, the recovery action,
+// read errors, events, device holders -- as one trace-format
 // JSON line per sample with the numeric fields nulled, zstd-compressed as a
 // whole (the lines repeat from sample to sample, which zstd squeezes out).
 // Format-1 blocks (older files) keep their processes here.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
 
 #include "store/numeric_fields.h"
 
@@ -20,7 +21,17 @@ struct Acc {
   long double sum = 0;
   size_t n = 0;
   bool any_true = false;
+  long double last = 0;
 };
+
+// A counter ("..._total") keeps the bucket's last value: its mean would be a
+// count that was never reported, and a rule that asks "did it grow?" must see
+// the same growth in the minute tier as in the raw samples.
+bool is_counter(const char* name) {
+  const std::string_view n(name), suffix("_total");
+  return n.size() > suffix.size() &&
+         n.substr(n.size() - suffix.size()) == suffix;
+}
 
 template <typename S>
 void accumulate(const S& s, const std::vector<NumericField<S>>& fields,
@@ -33,6 +44,7 @@ void accumulate(const S& s, const std::vector<NumericField<S>>& fields,
           using T = typename std::decay_t<decltype(v)>::value_type;
           if constexpr (std::is_same_v<T, bool>) acc[f].any_true |= *v;
           acc[f].sum += static_cast<long double>(*v);
+          acc[f].last = static_cast<long double>(*v);
           ++acc[f].n;
         },
         fields[f].member);
@@ -52,7 +64,7 @@ void store_averages(S& s, const std::vector<NumericField<S>>& fields,
             v.reset();
             return;
           }
-          long double mean = a.sum / a.n;
+          long double mean = is_counter(fields[f].name) ? a.last : a.sum / a.n;
           if constexpr (std::is_same_v<T, bool>) {
             v = a.any_true;
           } else if constexpr (std::is_same_v<T, double>) {
@@ -77,6 +89,7 @@ Sample average_bucket(const std::vector<Sample>& in, size_t begin, size_t end) {
   std::map<int, GpuSample> latest;
   std::map<int, std::vector<std::string>> reasons;
   std::map<int, bool> reasons_known;
+  std::map<int, std::vector<std::string>> read_errors;
   std::vector<int> order;
   std::vector<Acc> host_acc(host_fields().size());
   std::map<uint32_t, Acc> cpu;
@@ -87,6 +100,10 @@ Sample average_bucket(const std::vector<Sample>& in, size_t begin, size_t end) {
       if (fresh) order.push_back(g.index);
       accumulate(g, gpu_fields(), it->second);
       latest[g.index] = g;
+      auto& errors = read_errors[g.index];
+      for (const auto& field : g.read_errors)
+        if (std::find(errors.begin(), errors.end(), field) == errors.end())
+          errors.push_back(field);
       if (g.clock_event_reasons) {
         reasons_known[g.index] = true;
         auto& r = reasons[g.index];
@@ -102,12 +119,14 @@ Sample average_bucket(const std::vector<Sample>& in, size_t begin, size_t end) {
         ++cpu[p.pid].n;
       }
     out.events.insert(out.events.end(), s.events.begin(), s.events.end());
+    if (s.device_holders) out.device_holders = s.device_holders;
   }
   for (int index : order) {
     GpuSample g = latest[index];
     // A GPU that ends the bucket lost or stale has no values (trace rule).
     if (!g.lost && !g.stale) store_averages(g, gpu_fields(), gpu_acc[index]);
     if (reasons_known[index]) g.clock_event_reasons = reasons[index];
+    g.read_errors = read_errors[index];
     out.gpus.push_back(std::move(g));
   }
   store_averages(out.host, host_fields(), host_acc);

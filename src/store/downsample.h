@@ -31,9 +31,11 @@ inline constexpr int kAverageDecimals = 3;
 // order): numeric fields are the average of the known values (unknown if
 // none); t, GPU flags and process lists are the bucket's last sample's
 // (trace semantics: a sample describes the interval that ends at t), with
-// each process's cpu_pct averaged; clock event reasons are the union and
-// events are all kept, so nothing that happened disappears; a boolean flag
-// is true if it was true at any time in the bucket.
+// each process's cpu_pct averaged; a counter (a field named "..._total")
+// keeps its last value; clock event reasons and read errors are the union
+// and events are all kept, so nothing that happened disappears; a boolean
+// flag is true if it was true at any time in the bucket; device holders are
+// the last list the bucket saw.
 std::vector<Sample> downsample(const std::vector<Sample>& samples, double step);
 
 }  // namespace gd::store

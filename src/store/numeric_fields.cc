@@ -29,6 +29,34 @@ const std::vector<NumericField<GpuSample>>& gpu_fields() {
       {"retired_pages_pending", &G::retired_pages_pending},
       {"remapped_rows_pending", &G::remapped_rows_pending},
       {"remapped_rows_failure", &G::remapped_rows_failure},
+      // Additions to version 1. The row-remap histogram, the recovery
+      // action and read_errors are not numbers: they travel in the block's
+      // rest blob (block_codec.h).
+      {"mem_reserved_bytes", &G::mem_reserved_bytes},
+      {"bar1_used_bytes", &G::bar1_used_bytes},
+      {"ecc_sbe_aggregate_total", &G::ecc_sbe_aggregate_total},
+      {"ecc_dbe_aggregate_total", &G::ecc_dbe_aggregate_total},
+      {"ecc_sram_correctable_aggregate_total",
+       &G::ecc_sram_correctable_aggregate_total},
+      {"ecc_sram_uncorrectable_aggregate_total",
+       &G::ecc_sram_uncorrectable_aggregate_total},
+      {"ecc_dram_correctable_aggregate_total",
+       &G::ecc_dram_correctable_aggregate_total},
+      {"ecc_dram_uncorrectable_aggregate_total",
+       &G::ecc_dram_uncorrectable_aggregate_total},
+      {"ecc_sram_correctable_volatile_total",
+       &G::ecc_sram_correctable_volatile_total},
+      {"ecc_sram_uncorrectable_volatile_total",
+       &G::ecc_sram_uncorrectable_volatile_total},
+      {"ecc_dram_correctable_volatile_total",
+       &G::ecc_dram_correctable_volatile_total},
+      {"ecc_dram_uncorrectable_volatile_total",
+       &G::ecc_dram_uncorrectable_volatile_total},
+      {"ecc_sram_threshold_exceeded", &G::ecc_sram_threshold_exceeded},
+      {"remapped_rows_correctable_total", &G::remapped_rows_correctable_total},
+      {"remapped_rows_uncorrectable_total",
+       &G::remapped_rows_uncorrectable_total},
+      {"temp_limit_margin_c", &G::temp_limit_margin_c},
   };
   return fields;
 }
@@ -50,6 +78,7 @@ const std::vector<NumericField<HostSample>>& host_fields() {
       {"psi_cpu_some_pct", &H::psi_cpu_some_pct},
       {"psi_mem_some_pct", &H::psi_mem_some_pct},
       {"psi_io_some_pct", &H::psi_io_some_pct},
+      {"kernel_lines_unclassified_total", &H::kernel_lines_unclassified_total},
   };
   return fields;
 }

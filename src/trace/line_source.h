@@ -1,15 +1,16 @@
 // Reads a trace file line by line, plain or zstd-compressed (recognised by
-// the zstd magic number, whatever the file is called). Holds only the current
-// line plus one read chunk, so a day-long trace is never loaded whole.
+// the zstd magic number, whatever the file is called). The bytes are read
+// (and decompressed) a few chunks ahead on a thread of its own
+// (chunk_reader.h); only the current chunk and the line that crosses into it
+// are held, so a day-long trace is never loaded whole.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
-struct ZSTD_DCtx_s;
+#include "trace/chunk_reader.h"
 
 namespace gd {
 
@@ -29,35 +30,34 @@ class LineSource {
 
   const std::string& name() const { return name_; }  // for messages
   size_t line_number() const { return line_number_; }
-  bool compressed() const { return dctx_ != nullptr; }
+  bool compressed() const { return compressed_; }
 
-  static constexpr size_t kPadding = 64;  // >= simdjson::SIMDJSON_PADDING
+  static constexpr size_t kPadding = ChunkReader::kPadding;
+  static_assert(kPadding >= 64);  // >= simdjson::SIMDJSON_PADDING
   static constexpr size_t kMaxLine = size_t{64} << 20;
 
  private:
-  size_t fill();  // appends input at end_; returns bytes added, 0 at EOF
-  size_t read_some(char* dst, size_t n);
-  size_t decompress_some(char* dst, size_t n);
-  void grow();
+  // Brings the next chunk in behind the unfinished line; false at the end.
+  bool refill();
+  [[noreturn]] void throw_end() const;
 
   std::string name_;
   int fd_ = -1;
   bool own_fd_ = false;
+  bool compressed_ = false;
   size_t line_number_ = 0;
 
-  std::unique_ptr<char[]> buf_;  // capacity cap_ + kPadding
-  size_t cap_ = 0;
+  // buf_ is a chunk buffer of the reader's (recycled when done) or, while a
+  // line is longer than a chunk's headroom, a larger one of our own.
+  std::unique_ptr<char[]> buf_;
+  bool buf_is_chunk_ = false;
+  size_t cap_ = 0;    // usable bytes of buf_ (kPadding more are allocated)
   size_t begin_ = 0;  // start of the unread data
   size_t scan_ = 0;   // no '\n' in [begin_, scan_)
   size_t end_ = 0;    // end of data
   bool eof_ = false;
 
-  // zstd input
-  ZSTD_DCtx_s* dctx_ = nullptr;
-  std::vector<char> in_;
-  size_t in_pos_ = 0, in_len_ = 0;
-  bool in_eof_ = false;
-  bool frame_open_ = false;  // inside a zstd frame not yet finished
+  std::unique_ptr<ChunkReader> reader_;  // last: its thread reads fd_
 };
 
 }  // namespace gd

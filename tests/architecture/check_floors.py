@@ -17,6 +17,7 @@ BELOW = {
     "procfs": {"common", "model"},
     "kernellog": {"common", "model"},
     "trace": {"common", "model"},
+    "cuda": {"common", "model"},
     "collect": {"common", "model", "nvml", "procfs", "kernellog"},
     "diagnose": {"common", "model", "trace"},
     "checklist": {"common", "model"},
@@ -26,9 +27,18 @@ BELOW = {
     # serve composes consumers through their public headers.
     "serve": {"common", "model", "trace", "collect", "diagnose", "exporter",
               "store"},
-    "views": {"common", "model", "diagnose", "checklist", "procmgmt"},
+    # burn drives the GPUs through cuda, watches them through collect and
+    # runs the diagnosis over its window.
+    "burn": {"common", "model", "trace", "cuda", "collect", "diagnose"},
+    # top's data: feeds (live, replay, remote), window diagnosis, kill jobs.
+    "monitor": {"common", "model", "trace", "collect", "diagnose",
+                "procmgmt"},
+    "views": {"common", "model", "diagnose", "checklist", "procmgmt", "burn",
+              "monitor"},
     "cli": {"common", "model", "trace", "procfs", "collect", "diagnose",
-            "checklist", "procmgmt", "exporter", "store", "serve", "views"},
+            "checklist", "procmgmt", "exporter", "store", "serve", "burn",
+            "monitor",
+            "views"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
 

@@ -25,7 +25,7 @@ CHROMIUM = os.environ.get("GD_CHROMIUM") or shutil.which("chromium") or "/usr/bi
 class Browser:
     """One headless Chromium with a throwaway profile."""
 
-    def __init__(self, width=1366, height=900):
+    def __init__(self, width=1366, height=900, extra_args=()):
         if not os.path.exists(CHROMIUM):
             raise RuntimeError(f"{CHROMIUM} not found: scripts/install-deps.sh --test installs Debian's chromium")
         # Chromium helpers may still write to the profile as it exits.
@@ -35,7 +35,7 @@ class Browser:
                 "--disable-background-networking", "--disable-sync",
                 "--disable-component-update", "--remote-debugging-port=0",
                 "--remote-allow-origins=*", f"--user-data-dir={self.profile.name}",
-                f"--window-size={width},{height}", "about:blank"]
+                f"--window-size={width},{height}"] + list(extra_args) + ["about:blank"]
         if os.geteuid() == 0:
             args.insert(1, "--no-sandbox")  # Chromium refuses to run as root otherwise
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -138,7 +138,12 @@ class Page:
         end = time.time() + timeout
         last = None
         while time.time() < end:
-            last = self.evaluate(expr)
+            try:
+                last = self.evaluate(expr)
+            except RuntimeError as e:  # not there yet (e.g. null.dataset)
+                last = str(e)[:200]
+                time.sleep(interval)
+                continue
             if last:
                 return last
             time.sleep(interval)

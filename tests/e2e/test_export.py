@@ -142,6 +142,39 @@ class Export(unittest.TestCase):
         code, ids = self.diagnose(out)
         self.assertIn("thermal-throttling", ids)
 
+    def test_memory_health_survives_the_minute_tier(self):
+        # Remapped rows that grew, a bank running out of spare rows and a
+        # recovery action that changed must still be there once the history
+        # is minute averages: a counter keeps its last value, not a mean.
+        for scenario, finding in (("rows-remapping-growing", "memory-degrading"),
+                                  ("recovery-reset", "recovery-action-required")):
+            with self.subTest(scenario=scenario):
+                # Started 45 s off the minute, so the counters step late
+                # inside a minute, not on its boundary.
+                trace = self.trace(scenario, gpus=2, duration="2h", start=1732262445)
+                db = self.path(scenario + ".db")
+                _, samples = read_lines(trace)
+                self.fill(trace, db, "--retention", "1e9", "--maintain",
+                          str(samples[-1]["t"] + 2 * 86400))
+                out = self.path(scenario + "-out.jsonl")
+                p = gd("export", "--db", db, "-o", out)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                _, got = read_lines(out)
+                minutes = sum(1 for a, b in zip(got, got[1:]) if b["t"] - a["t"] == 60)
+                self.assertGreaterEqual(minutes, 100)
+                # Each minute ends at a raw sample: its counters, histogram and
+                # recovery action are that sample's.
+                raw = {s["t"]: s["gpus"][0] for s in samples}
+                for minute in got:
+                    want = raw[minute["t"]]
+                    for key in ("remapped_rows_correctable_total",
+                                "remapped_rows_uncorrectable_total", "row_remap_histogram",
+                                "recovery_action", "ecc_sbe_aggregate_total"):
+                        self.assertEqual(minute["gpus"][0].get(key), want.get(key),
+                                         f"{key} at t={minute['t']}")
+                self.assertNotEqual(got[0]["gpus"][0], got[-1]["gpus"][0])
+                self.assertIn(finding, self.diagnose(out)[1])
+
     def test_bad_input_is_one_line_and_non_zero(self):
         garbage = self.path("garbage.db")
         with open(garbage, "w") as f:

@@ -187,6 +187,30 @@ class Dashboard(E2E):
         self.assertLess(xmin, self.now - 7000)
         self.assertIn("averages", p.evaluate("document.getElementById('range-text').innerText"))
 
+        # Dragging across a chart zooms every chart to that span.
+        box = p.evaluate("(() => { const el = document.querySelector('[data-chart=util] .u-over');"
+                         " el.scrollIntoView(); const r = el.getBoundingClientRect();"
+                         " return [r.left, r.top, r.width, r.height]; })()")
+        x0, y = box[0] + box[2] * 0.3, box[1] + box[3] / 2
+        x1 = box[0] + box[2] * 0.6
+        before = len(p.requests("/api/v1/history?metric=gpu."))
+        p.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x0, "y": y})
+        p.send("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x0, "y": y, "button": "left",
+                                            "clickCount": 1})
+        for k in range(1, 11):
+            p.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x0 + (x1 - x0) * k / 10, "y": y,
+                                                "button": "left", "buttons": 1})
+        p.send("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x1, "y": y, "button": "left",
+                                            "clickCount": 1})
+        p.wait_for("!document.getElementById('range-text').innerText.startsWith('last')", 10)
+        p.wait_for(f"performance.getEntriesByType('resource').filter(e => e.name.includes("
+                   f"'/api/v1/history?metric=gpu.')).length > {before}", 10)
+        q = urllib.parse.parse_qs(urllib.parse.urlparse(p.requests("/api/v1/history?metric=gpu.")[-1]).query)
+        span = float(q["until"][0]) - float(q["since"][0])
+        self.assertAlmostEqual(span, 0.3 * 6 * 3600, delta=0.05 * 6 * 3600)
+        p.evaluate("document.querySelector('[data-range=\"6h\"]').click()")
+        p.wait_for("document.getElementById('range-text').innerText.startsWith('last 6h')", 10)
+
         # The findings timeline shows the stored alert; a click zooms to it.
         p.wait_for("document.querySelector('#timeline .alert') !== null", 10)
         p.evaluate("document.querySelector('#timeline .alert').click()")
@@ -265,3 +289,71 @@ class Dashboard(E2E):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WebConfigPage(E2E):
+    """The dashboard behind --web-config (TLS and basic auth in
+    node_exporter's format): the page, its assets, its API and its live
+    stream need the password, and Chromium, given it, shows the page."""
+
+    def setUp(self):
+        super().setUp()
+        from test_serve_attacks import BCRYPT_HASH
+        crt = os.path.join(self.tmp.name, "server.crt")
+        key = os.path.join(self.tmp.name, "server.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                        "-out", crt, "-days", "1", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                       check=True, capture_output=True, timeout=60)
+        self.crt = crt
+        cfg = os.path.join(self.tmp.name, "web.yml")
+        with open(cfg, "w") as f:
+            f.write("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                    f"basic_auth_users:\n  prometheus: '{BCRYPT_HASH}'\n")
+        header, samples = load_scenario(scenario_4gpu())
+        header["loop"] = True
+        scen = write_scenario(header, samples, self.tmp.name)
+        self.serve = Serve(scen, ["--no-db", "--web-config", cfg], self.tmp)
+
+    def tearDown(self):
+        self.serve.proc.terminate()
+        self.serve.proc.wait(20)
+        super().tearDown()
+
+    def get(self, path, auth):
+        import base64
+        import http.client
+        import ssl
+        ctx = ssl.create_default_context(cafile=self.crt)
+        conn = http.client.HTTPSConnection("127.0.0.1", self.serve.port, timeout=10, context=ctx)
+        headers = {"Authorization": "Basic " + base64.b64encode(auth.encode()).decode()} if auth else {}
+        conn.request("GET", path, headers=headers)
+        r = conn.getresponse()
+        body = r.read(200) if path == "/api/v1/events" else r.read()
+        status = r.status
+        conn.close()
+        return status, body
+
+    def test_page_stream_and_api_need_the_password(self):
+        good = "prometheus:s3cret pass"
+        status, html = self.get("/", good)
+        self.assertEqual(status, 200)
+        import re
+        asset = re.search(rb'src="(/assets/[^"]+app\.js)"', html).group(1).decode()
+        for path in ("/", asset, "/api/v1/status", "/api/v1/events"):
+            self.assertEqual(self.get(path, None)[0], 401, path)
+            self.assertEqual(self.get(path, "prometheus:wrong")[0], 401, path)
+        self.assertEqual(self.get(asset, good)[0], 200)
+        status, stream = self.get("/api/v1/events", good)
+        self.assertEqual(status, 200)
+        self.assertTrue(stream.startswith(b"retry: 2000"), stream)
+
+        browser = Browser(extra_args=["--ignore-certificate-errors"])
+        try:
+            p = browser.new_page()
+            p.navigate(f"https://prometheus:s3cret%20pass@127.0.0.1:{self.serve.port}/")
+            p.wait_for("document.querySelectorAll('.card.gpu').length === 4", 20)
+            p.wait_for("document.getElementById('live-text').innerText === 'live'", 20)
+            p.close()
+        finally:
+            browser.close()

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/pci_bus_id.h"
 #include "fuzz_check.h"
 #include "kernellog/kernel_log.h"
 #include "kernellog/log_line_prefix.h"
@@ -106,9 +107,9 @@ Parsed parse_lines(std::string_view text) {
     const std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl + 1);
     FUZZ_CHECK(is_inside(gd::kernellog::kernel_message(line), line), line);
-    if (auto pci = gd::kernellog::normalize_pci_address(line)) {
+    if (auto pci = gd::canonical_pci_device(line)) {
       FUZZ_CHECK(is_normalised_pci(*pci), *pci);
-      FUZZ_CHECK(gd::kernellog::normalize_pci_address(*pci) == pci, *pci);
+      FUZZ_CHECK(gd::canonical_pci_device(*pci) == pci, *pci);
     }
     if (auto e = gd::parse_kernel_log_line(line, pci_index()))
       check_event(*e, line);

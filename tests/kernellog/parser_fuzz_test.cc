@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 
+#include "common/pci_bus_id.h"
 #include "kernellog/kernel_log.h"
 #include "kernellog/log_line_prefix.h"
 #include "kernellog/pci_address.h"
@@ -64,7 +65,7 @@ TEST(KernelLogFuzz, MutatedLinesNeverCrashAndEventsAreWellFormed) {
     for (const char* seed : kSeeds) {
       std::string line = mutate(seed, rng);
       gd::kernellog::kernel_message(line);
-      gd::kernellog::normalize_pci_address(line);
+      gd::canonical_pci_device(line);
       auto e = gd::parse_kernel_log_line(line, pci);
       if (!e) continue;
       ++events;

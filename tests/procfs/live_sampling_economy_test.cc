@@ -241,8 +241,9 @@ TEST(LiveSamplingDescriptors, OfExitedProcessesAreClosed) {
 }
 
 TEST_F(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
-  // Running at every check: read every sample.
-  for (uint32_t i = 0; i < 2 * ProcessTable::kActiveCheckEvery; ++i) {
+  // Running at every check: looked at every sample (schedstat, and stat
+  // every kActiveStatEvery samples).
+  for (uint32_t i = 0; i < 2 * ProcessTable::kActiveStatEvery; ++i) {
     ASSERT_NO_FATAL_FAILURE(job.burn());
     auto ps = sample();
     EXPECT_EQ(counts().quiet_skips + counts().unchecked, 0u)
@@ -252,10 +253,54 @@ TEST_F(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
   }
   // Asleep from now on: found so within two active-check periods.
   uint32_t samples = 0;
-  for (; samples < 2 * ProcessTable::kActiveCheckEvery + 2; ++samples) {
+  for (; samples < 2 * ProcessTable::kActiveStatEvery + 2; ++samples) {
     sample();
     if (counts().quiet_skips > 0) break;
   }
-  EXPECT_LT(samples, 2 * ProcessTable::kActiveCheckEvery + 2)
+  EXPECT_LT(samples, 2 * ProcessTable::kActiveStatEvery + 2)
       << "never found asleep";
+}
+
+// The worst case of a busy training node: every worker runs between any two
+// samples. Its stat is not re-read every sample (schedstat is, a third of
+// the cost), yet its CPU% is right every sample.
+TEST_F(LiveSamplingEconomy, BusyWorkerIsReadFromSchedstatWithItsStatEveryFew) {
+  ASSERT_NO_FATAL_FAILURE(job.burn());
+  sample();
+  ASSERT_NO_FATAL_FAILURE(job.burn());
+  sample();  // now known to be running
+  const uint32_t n = 3 * ProcessTable::kActiveStatEvery;
+  size_t worker_stat_reads = 0, sched_only = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_NO_FATAL_FAILURE(job.burn());  // 200 ms of CPU per 1 s sample
+    auto ps = sample();
+    worker_stat_reads += counts().stat_reads - 1;  // the job's own
+    sched_only += counts().sched_only;
+    const ProcessSample* w = find_pid(ps, job.worker);
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->cpu_pct);
+    EXPECT_GE(*w->cpu_pct, 19.5) << "sample " << i;
+    EXPECT_LE(*w->cpu_pct, 25.0) << "sample " << i;
+    EXPECT_EQ(w->threads.value_or(0), 1);
+  }
+  // One stat read per kActiveStatEvery samples (its full read).
+  EXPECT_LE(worker_stat_reads, n / ProcessTable::kActiveStatEvery + 2);
+  EXPECT_GE(sched_only, n - n / ProcessTable::kActiveStatEvery - 2);
+}
+
+TEST_F(LiveSamplingEconomy, BusyWorkerThatExitsIsAZombieWithinTwoSamples) {
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_NO_FATAL_FAILURE(job.burn());
+    sample();
+  }
+  ASSERT_NO_FATAL_FAILURE(job.let_worker_exit());
+  usleep(50 * 1000);
+  std::string state;
+  for (int i = 0; i < 2 && state != "Z"; ++i) {
+    auto ps = sample();
+    const ProcessSample* w = find_pid(ps, job.worker);
+    ASSERT_NE(w, nullptr);
+    state = w->state;
+  }
+  EXPECT_EQ(state, "Z");
 }

@@ -73,6 +73,51 @@ TEST(BlockCodec, GpusThatComeAndGo) {
   for (size_t k = 0; k < in.size(); ++k) testing::expect_same(in[k], out[k]);
 }
 
+// Every field of the additions to version 1 survives the block: the new
+// numbers as columns, the histogram, recovery action, read errors and device
+// holders in the rest blob.
+TEST(BlockCodec, AdditionsToVersion1ComeBack) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 5; ++i) {
+    Sample s = make_sample(kT0 + i, i, 2);
+    GpuSample& g = s.gpus[1];
+    g.mem_reserved_bytes = 512ull << 20;
+    g.bar1_used_bytes = 7ull << 20;
+    g.ecc_sbe_aggregate_total = 100 + i;
+    g.ecc_dbe_aggregate_total = 2;
+    g.ecc_sram_correctable_aggregate_total = 60;
+    g.ecc_sram_uncorrectable_aggregate_total = 1;
+    g.ecc_dram_correctable_aggregate_total = 40 + i;
+    g.ecc_dram_uncorrectable_aggregate_total = 1;
+    g.ecc_sram_correctable_volatile_total = 3;
+    g.ecc_sram_uncorrectable_volatile_total = 0;
+    g.ecc_dram_correctable_volatile_total = i;
+    g.ecc_dram_uncorrectable_volatile_total = 0;
+    g.ecc_sram_threshold_exceeded = i == 4;
+    g.remapped_rows_correctable_total = 5;
+    g.remapped_rows_uncorrectable_total = 1 + i / 3;
+    g.row_remap_histogram = RowRemapHistogram{636, 2, 1, 1, 0};
+    g.recovery_action = i < 3 ? kRecoveryNone : kRecoveryGpuReset;
+    g.temp_limit_margin_c = 20 - i;
+    g.read_errors = {"power_w"};
+    s.host.kernel_lines_unclassified_total = 9 + i;
+    s.device_holders = std::vector<DeviceHolder>{{4319, {"nvidia1"}}};
+    in.push_back(std::move(s));
+  }
+  auto out = round_trip(in);
+  ASSERT_EQ(out.size(), in.size());
+  for (size_t k = 0; k < in.size(); ++k) testing::expect_same(in[k], out[k]);
+  EXPECT_EQ(out[4].gpus[1].recovery_action, kRecoveryGpuReset);
+  EXPECT_EQ(*out[4].host.kernel_lines_unclassified_total, 13u);
+  ASSERT_TRUE(out[2].device_holders.has_value());
+  EXPECT_EQ((*out[2].device_holders)[0].pid, 4319u);
+  // The counters are columns, so a history query can read them.
+  EXPECT_GE(find_gpu_field("remapped_rows_uncorrectable_total"), 0);
+  EXPECT_GE(find_gpu_field("ecc_sram_uncorrectable_aggregate_total"), 0);
+  EXPECT_GE(find_gpu_field("temp_limit_margin_c"), 0);
+  EXPECT_GE(find_host_field("kernel_lines_unclassified_total"), 0);
+}
+
 TEST(BlockCodec, EmptyBlock) { EXPECT_TRUE(round_trip({}).empty()); }
 
 TEST(BlockCodec, DamagedBlobsAreRejected) {

@@ -26,6 +26,42 @@ TEST(Downsample, UnknownValuesAreLeftOutOfTheAverage) {
   EXPECT_FALSE(out[0].gpus[0].fan_pct.has_value());
 }
 
+// A counter's minute is its last value, not a mean nobody reported: the
+// growth a rule sees in the minute tier is the growth that happened.
+TEST(Downsample, CountersKeepTheirLastValue) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 4; ++i) in.push_back(make_sample(kT0 + i, i, 1));
+  const uint64_t remapped[] = {1, 1, 2, 7};
+  for (int i = 0; i < 4; ++i) {
+    in[i].gpus[0].remapped_rows_correctable_total = remapped[i];
+    in[i].gpus[0].energy_mj_total = 1000 * (i + 1);
+    in[i].host.kernel_lines_unclassified_total = 10 + i;
+    in[i].gpus[0].temp_limit_margin_c = 20 + i;  // a gauge: averaged
+  }
+  auto out = downsample(in, 60);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(*out[0].gpus[0].remapped_rows_correctable_total, 7u);
+  EXPECT_EQ(*out[0].gpus[0].energy_mj_total, 4000u);
+  EXPECT_EQ(*out[0].host.kernel_lines_unclassified_total, 13u);
+  EXPECT_EQ(*out[0].gpus[0].temp_limit_margin_c, 22);  // 21.5 rounded
+}
+
+// A read that failed once in the minute is still named; who held the device
+// files is the last list the minute saw.
+TEST(Downsample, ReadErrorsAreUnitedAndDeviceHoldersKept) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 3; ++i) in.push_back(make_sample(kT0 + i, i, 1));
+  in[0].gpus[0].read_errors = {"power_w"};
+  in[1].gpus[0].read_errors = {"temp_c", "power_w"};
+  in[1].device_holders = std::vector<DeviceHolder>{{77, {"nvidia0"}}};
+  auto out = downsample(in, 60);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].gpus[0].read_errors,
+            (std::vector<std::string>{"power_w", "temp_c"}));
+  ASSERT_TRUE(out[0].device_holders.has_value());
+  EXPECT_EQ((*out[0].device_holders)[0].pid, 77u);
+}
+
 TEST(Downsample, ReasonsAreUnitedAndLostGpuHasNoValues) {
   std::vector<Sample> in;
   for (int i = 0; i < 3; ++i) in.push_back(make_sample(kT0 + i, i, 2));

@@ -350,7 +350,8 @@
     const keys = seriesKeys(def);
     const axisStroke = css("--muted"), grid = css("--grid");
     const opts = Object.assign(chartSize(plot), {
-      cursor: { sync: { key: "gd" }, drag: { x: true, y: false } },
+      // A drag selects; the page zooms every chart (setSelect below).
+      cursor: { sync: { key: "gd" }, drag: { x: true, y: false, setScale: false } },
       legend: { live: true },
       scales: { x: { time: true }, y: def.max ? { range: [0, def.max] } : { range: (u, lo, hi) => [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1] } },
       axes: [

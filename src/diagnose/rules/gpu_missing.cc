@@ -17,9 +17,9 @@
 #include <string>
 #include <string_view>
 
+#include "common/pci_bus_id.h"
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
-#include "diagnose/rules/pci_key.h"
 #include "diagnose/rules/workload_common.h"
 
 namespace gd {
@@ -52,13 +52,14 @@ class GpuMissingRule : public Rule {
     min_absent_ = workload::threshold(config, kId, "min_absent_samples",
                                       kMinAbsentSamples);
     for (const GpuInfo& g : header.gpus) {
-      if (auto key = pci_key(g.pci_bus_id)) address_of_[g.index] = *key;
+      if (auto key = canonical_pci_bus_id(g.pci_bus_id))
+        address_of_[g.index] = *key;
       enumerated_.push_back(g.index);
     }
     if (!header.pci_gpus) return;  // the bus was not looked at
     for (const PciGpu& p : *header.pci_gpus) {
       if (p.driver && *p.driver != "nvidia") continue;  // vfio-pci, ...
-      auto key = pci_key(p.address);
+      auto key = canonical_pci_bus_id(p.address);
       if (!key) continue;
       bool known =
           std::any_of(address_of_.begin(), address_of_.end(),
@@ -93,7 +94,7 @@ class GpuMissingRule : public Rule {
         continue;
       if (e.gpu) {
         gpu_lines_[*e.gpu].add(e.text);
-      } else if (auto key = pci_key(e.pci_address)) {
+      } else if (auto key = canonical_pci_bus_id(e.pci_address)) {
         address_lines_[*key].add(e.text);
       }
     }

@@ -11,9 +11,9 @@
 #include <map>
 #include <string>
 
+#include "common/pci_bus_id.h"
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
-#include "diagnose/rules/pci_key.h"
 #include "diagnose/rules/workload_common.h"
 
 namespace gd {
@@ -138,7 +138,8 @@ class PcieAerErrorsRule : public Rule {
         gpu != gpu_of_.end() ? std::string("<GPU address>") : key.substr(4);
     if (gpu != gpu_of_.end())
       if (const GpuInfo* info = find_gpu_info(*header_, gpu->second))
-        address = pci_key(info->pci_bus_id).value_or(info->pci_bus_id);
+        address =
+            canonical_pci_bus_id(info->pci_bus_id).value_or(info->pci_bus_id);
     f.action =
         uncorrected
             ? fmt::format(

@@ -1,0 +1,167 @@
+// gpudoctor top [--from TRACE [--speed X] | --connect URL [--auth-file F]]
+//               [--readonly] [--mono] [--config FILE] [--kill-timeout 10s]
+// The terminal view people keep open: every GPU, the host, the GPU
+// processes, and the live findings of the diagnosis engine; `k` ends
+// processes through the safe path of `gpudoctor kill`. The data comes from
+// monitor/ (live, replay, remote), the screen from views/top/.
+#include <clocale>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/flag_checks.h"
+#include "diagnose/config.h"
+#include "monitor/live_feed.h"
+#include "monitor/remote_feed.h"
+#include "monitor/replay_feed.h"
+#include "trace/trace_io.h"
+#include "views/top/app.h"
+#include "views/top/terminal.h"
+
+namespace gd {
+namespace {
+
+// --kill-timeout: how long SIGTERM gets before SIGKILL (and NVML to free the
+// memory); as `kill --timeout`.
+constexpr DurationRange kKillTimeoutRange{0, 3600};
+
+struct TopFlags {
+  std::string from;
+  std::string connect;
+  std::string auth_file;
+  double speed = 1;
+  bool readonly = false;
+  bool mono = false;
+  std::string config_path;
+  double kill_timeout_s = 10;
+  std::string dev_prefix = "/dev";
+  int exit_after_frames = 0;
+};
+
+// "user:password" on the first line of `path`.
+std::pair<std::string, std::string> read_auth_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw CLI::ValidationError("--auth-file", path + ": cannot read it");
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  auto colon = line.find(':');
+  if (colon == std::string::npos || colon == 0)
+    throw CLI::ValidationError("--auth-file",
+                               path + ": the first line must be user:password");
+  return {line.substr(0, colon), line.substr(colon + 1)};
+}
+
+int run_top_command(const GlobalOptions& g, const TopFlags& f) {
+  if (!f.from.empty() && !f.connect.empty()) {
+    std::fprintf(stderr,
+                 "gpudoctor: top: --from and --connect exclude each other\n");
+    return kExitUsage;
+  }
+  std::setlocale(LC_ALL, "");
+  monitor::WindowOptions window;
+  if (!f.config_path.empty())
+    window.config = Config::from_toml_file(f.config_path);
+  top::TopOptions o;
+  const char* no_color = std::getenv("NO_COLOR");
+  o.monochrome = f.mono || (no_color && *no_color);
+  o.readonly = f.readonly;
+  o.readonly_reason = "started with --readonly";
+  o.exit_after_frames = f.exit_after_frames;
+
+  std::unique_ptr<monitor::Feed> feed;
+  if (!f.from.empty()) {
+    feed = std::make_unique<monitor::ReplayFeed>(f.from, f.speed, window);
+    o.replay = true;
+    o.readonly = true;
+    o.readonly_reason =
+        "a replay shows a recording: its processes are not this machine's";
+  } else if (!f.connect.empty()) {
+    monitor::RemoteOptions r;
+    r.url = f.connect;
+    r.interval_s = g.interval_s;
+    if (!f.auth_file.empty())
+      std::tie(r.user, r.password) = read_auth_file(f.auth_file);
+    try {
+      feed = std::make_unique<monitor::RemoteFeed>(r);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "gpudoctor: top: --connect %s\n", e.what());
+      return kExitUsage;
+    }
+    o.readonly = true;
+    o.readonly_reason =
+        "kill over --connect is refused: serve offers no remote kill";
+  } else {
+    auto live = std::make_unique<monitor::LiveFeed>(g.sampler_options(),
+                                                    g.interval_s, window);
+    o.live = true;
+    o.proc_root = g.proc_root;
+    o.dev_prefix = f.dev_prefix;
+    o.take_sample = [p = live.get()] { return p->sample_now(); };
+    o.kill.proc_root = g.proc_root;
+    o.kill.dev_prefix = f.dev_prefix;
+    o.kill.timeout_s = f.kill_timeout_s;
+    feed = std::move(live);
+  }
+  return top::run_top(*feed, o);
+}
+
+}  // namespace
+
+void add_top_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand(
+      "top",
+      "the live terminal view: GPUs, host, GPU processes and the current "
+      "findings; k ends processes safely (h on the screen lists the keys)");
+  auto f = std::make_shared<TopFlags>();
+  cmd->add_option("--from", f->from,
+                  "replay a recorded trace ('-' = stdin): Space pauses, +/- "
+                  "change the speed, Left/Right seek");
+  cmd->add_option("--speed", f->speed, "replay speed (1/16 .. 64, default 1)")
+      ->check(CLI::Range(1.0 / 16, 64.0));
+  cmd->add_option("--connect", f->connect,
+                  "show a running `gpudoctor serve` instead of this machine: "
+                  "http://HOST:PORT (read-only)");
+  cmd->add_option("--auth-file", f->auth_file,
+                  "user:password for a serve with basic auth (--web-config)");
+  cmd->add_flag("--readonly", f->readonly,
+                "no key acts on processes (k is refused)");
+  cmd->add_flag("--mono", f->mono, "no colours (also when NO_COLOR is set)");
+  cmd->add_option("--config", f->config_path,
+                  "diagnosis thresholds, as `diagnose --config`");
+  add_duration_option(*cmd, "--kill-timeout", f->kill_timeout_s,
+                      kKillTimeoutRange,
+                      "k: how long SIGTERM gets before SIGKILL (default 10s)");
+  cmd->add_option("--dev-prefix", f->dev_prefix,
+                  "directory of the NVIDIA device nodes (tests)")
+      ->group("");
+  cmd->add_option("--exit-after-frames", f->exit_after_frames,
+                  "quit after N frames with a sample (benchmarks)")
+      ->group("");
+  cmd->callback([&global, f] {
+    try {
+      command_exit_code() = run_top_command(global, *f);
+    } catch (const top::TerminalError& e) {
+      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      command_exit_code() = kExitError;
+    } catch (const TraceError& e) {
+      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      command_exit_code() = kExitError;
+    } catch (const ConfigError& e) {
+      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      command_exit_code() = kExitUsage;
+    } catch (const CLI::ValidationError& e) {
+      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      command_exit_code() = kExitUsage;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      command_exit_code() = kExitError;
+    }
+  });
+}
+
+GD_REGISTER_COMMAND(15, add_top_command);
+
+}  // namespace gd

@@ -1,0 +1,99 @@
+// `k` in top: exactly the safe path of `gpudoctor kill` (procmgmt's kill
+// plan and kill session: the same refusals, confirmation, pidfd pinning,
+// syslog and the check that NVML freed the memory), run on a thread of its
+// own so the screen keeps drawing while it waits for exits and memory. The
+// screen shows the plan, asks, and shows each step and the outcome
+// (views/kill_view.h renders them, as for the command).
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/sample.h"
+#include "procmgmt/kill_plan.h"
+#include "procmgmt/kill_session.h"
+#include "procmgmt/proc_snapshot.h"
+
+namespace gd::monitor {
+
+struct KillJobOptions {
+  std::string proc_root = "/proc";
+  std::string dev_prefix = "/dev";
+  int signal = SIGTERM;
+  // TERM, then KILL for what outlives the wait: what a user who pressed
+  // `k` and said yes means.
+  double timeout_s = 10;
+  bool force = true;
+};
+
+// One step of the session as it happened (KillObserver's calls).
+struct KillStep {
+  bool escalation = false;
+  uint32_t pid = 0;   // signal step
+  int sig = 0;        // signal step
+  std::string error;  // signal step: "" sent
+  size_t alive = 0;   // escalation step
+  double timeout_s = 0;
+};
+
+class KillJob {
+ public:
+  enum class Stage { kPlanning, kPlanned, kRunning, kDone, kFailed };
+
+  // Starts planning at once on the job's thread: a fresh sample through
+  // `take_sample` (NVML's current holders) and a /proc snapshot. `wake` is
+  // called from the job's thread after every change.
+  KillJob(std::vector<uint32_t> pids, std::function<Sample()> take_sample,
+          TraceHeader header, KillJobOptions options,
+          std::function<void()> wake);
+  ~KillJob();  // waits for the session (bounded by its timeouts)
+  KillJob(const KillJob&) = delete;
+  KillJob& operator=(const KillJob&) = delete;
+
+  Stage stage() const;
+  const std::vector<uint32_t>& pids() const { return pids_; }
+  const KillJobOptions& options() const { return options_; }
+  // From kPlanned on (immutable then).
+  const procmgmt::KillPlan& plan() const { return plan_; }
+  const Sample& before() const { return before_; }
+  const procmgmt::ProcSnapshot& procs() const { return procs_; }
+  // The plan may go ahead after a yes: something to signal, no refusal.
+  bool can_proceed() const;
+  // kPlanned -> kRunning (ignored otherwise, and when !can_proceed()).
+  void confirm();
+  std::vector<KillStep> steps() const;
+  // kDone only.
+  const procmgmt::KillOutcome& outcome() const { return outcome_; }
+  // kFailed only.
+  std::string error() const;
+
+ private:
+  class Observer;
+  void plan_now();
+  void run_session();
+
+  std::vector<uint32_t> pids_;
+  std::function<Sample()> take_sample_;
+  TraceHeader header_;
+  KillJobOptions options_;
+  std::function<void()> wake_;
+
+  procmgmt::KillPlan plan_;
+  procmgmt::KillContext context_;
+  Sample before_;
+  procmgmt::ProcSnapshot procs_;
+  procmgmt::KillOutcome outcome_;
+
+  mutable std::mutex mu_;
+  Stage stage_ = Stage::kPlanning;
+  std::vector<KillStep> steps_;
+  std::string error_;
+  std::thread thread_;
+};
+
+}  // namespace gd::monitor
