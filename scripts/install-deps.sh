@@ -13,6 +13,11 @@ build_pkgs=(
   libmicrohttpd-dev
   # serve --web-config: the YAML file, bcrypt via libxcrypt.
   libyaml-cpp-dev libcrypt-dev
+  # serve's dashboard: its charting library (uPlot) is installed from npm at
+  # build time (`npm ci` of web/package-lock.json). Skipped below when an npm
+  # is already on PATH (e.g. a NodeSource nodejs, which bundles npm and
+  # conflicts with Debian's npm package).
+  nodejs npm
   # burn: its GPU kernels (LLVM IR) are compiled to PTX by llc's NVPTX
   # backend at build time (no CUDA toolkit).
   llvm
@@ -35,6 +40,9 @@ test_pkgs=(
   openssl
   # scripts/check-format.sh: the formatting gate of scripts/test.sh.
   clang-format
+  # The dashboard's e2e test and web benchmark: a real headless Chromium
+  # driven over the DevTools protocol from Debian's python3.
+  chromium python3-websocket
   # `top` e2e tests: the TUI runs in a real terminal (tests/e2e/gd_tmux.py).
   tmux
 )
@@ -44,6 +52,7 @@ if [[ "${1:-}" == "--test" ]]; then pkgs+=("${test_pkgs[@]}"); fi
 
 missing=()
 for p in "${pkgs[@]}"; do
+  if [[ ($p == nodejs || $p == npm) ]] && command -v npm >/dev/null; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then

@@ -272,13 +272,25 @@ std::vector<GpuJob> ProcessTree::gpu_jobs(double worker_saturated_pct) const {
       ++job.workers_known;
       job.cpu_pct += *wp->cpu_pct;
       job.workers_cpu_pct += *wp->cpu_pct;
+    }
+    jobs.push_back(std::move(job));
+  }
+  count_saturated(jobs, worker_saturated_pct);
+  return jobs;
+}
+
+void ProcessTree::count_saturated(std::vector<GpuJob>& jobs,
+                                  double worker_saturated_pct) const {
+  for (GpuJob& job : jobs) {
+    job.workers_saturated = job.workers_cpu_bound = 0;
+    for (uint32_t w : job.workers) {
+      const ProcessSample* wp = find(w);
+      if (!wp || !wp->cpu_pct) continue;
       if (*wp->cpu_pct >= worker_saturated_pct) ++job.workers_saturated;
       if (*wp->cpu_pct >= worker_saturated_pct || wp->state == "R")
         ++job.workers_cpu_bound;
     }
-    jobs.push_back(std::move(job));
   }
-  return jobs;
 }
 
 }  // namespace gd

@@ -136,6 +136,11 @@ class ProcessTree {
   // `worker_saturated_pct`: a worker at or above this CPU % counts as
   // saturated.
   std::vector<GpuJob> gpu_jobs(double worker_saturated_pct) const;
+  // Recounts workers_saturated and workers_cpu_bound of `jobs` (this
+  // sample's) for another mark: the jobs themselves do not depend on it, so
+  // a second mark costs a copy instead of another walk of the tree.
+  void count_saturated(std::vector<GpuJob>& jobs,
+                       double worker_saturated_pct) const;
 
  private:
   const Sample& sample_;

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -165,6 +167,14 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
   json arr = json::array();
   if (s.sample) {
     ProcessTree tree(*s.sample);
+    // Distinct GPU processes per job group, over every GPU.
+    std::map<uint32_t, std::set<uint32_t>> members;
+    for (const auto& g : s.sample->gpus)
+      if (g.processes)
+        for (const auto& gp : *g.processes)
+          members[tree.job_group(gp.pid)].insert(gp.pid);
+    std::map<uint32_t, size_t> ranks_of;
+    for (const auto& [group, pids] : members) ranks_of[group] = pids.size();
     for (const auto& g : s.sample->gpus) {
       if (gpu && g.index != *gpu) continue;
       if (!g.processes) continue;
@@ -188,6 +198,13 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
         } else {
           row["state"] = "unknown";
         }
+        // The job this rank belongs to: ranks that share a launcher (or a
+        // common non-generic parent) are one job.
+        const uint32_t group = tree.job_group(gp.pid);
+        const ProcessSample* gproc = tree.find(group);
+        row["job"] = {{"pid", group},
+                      {"name", gproc ? gproc->name : std::string()},
+                      {"ranks", ranks_of[group]}};
         json kids = json::array();
         for (uint32_t pid : tree.children(gp.pid)) {
           const ProcessSample* c = tree.find(pid);
@@ -225,6 +242,51 @@ ApiReply api_findings(const Snapshot& s) {
   return {200, "application/json", dump(out)};
 }
 
+namespace {
+
+// Metrics of one history request at most (metric=a,b,c).
+constexpr size_t kMaxMetricsPerQuery = 32;
+// step=auto aims at about this many points per series: more than a wide
+// chart has pixels, few enough to answer a week in milliseconds.
+constexpr double kAutoPoints = 1500;
+// Steps step=auto picks from (seconds): what a person reads on an axis.
+constexpr double kNiceSteps[] = {1,    2,    5,     10,    15,    30,
+                                 60,   120,  300,   600,   900,   1800,
+                                 3600, 7200, 10800, 21600, 43200, 86400};
+
+std::vector<std::string> split_metrics(const std::string& text) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  for (;;) {
+    const size_t comma = text.find(',', begin);
+    std::string m = text.substr(begin, comma - begin);
+    if (m.empty())
+      throw std::invalid_argument(
+          "parameter 'metric': an empty name in the list");
+    if (std::find(out.begin(), out.end(), m) == out.end())
+      out.push_back(std::move(m));
+    if (out.size() > kMaxMetricsPerQuery)
+      throw std::invalid_argument(
+          fmt::format("parameter 'metric': at most {} metrics per request",
+                      kMaxMetricsPerQuery));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+double auto_step(double since, double until, double now, double stored_step) {
+  const double wanted = (until - since) / kAutoPoints;
+  if (wanted <= 1 && stored_step <= 0) return 0;  // every sample fits
+  const double at_least = std::max(wanted, stored_step);
+  for (double s : kNiceSteps)
+    if (s >= at_least) return s;
+  (void)now;
+  return std::ceil(at_least / 86400) * 86400;
+}
+
 ApiReply api_history(const History* history, const QueryParams& params,
                      double now) {
   if (!history)
@@ -235,20 +297,32 @@ ApiReply api_history(const History* history, const QueryParams& params,
     if (!metric || metric->empty())
       return json_error(400,
                         "parameter 'metric' is required (e.g. "
-                        "metric=gpu.util_pct)");
-    q.metric = *metric;
+                        "metric=gpu.util_pct, or a list: "
+                        "metric=gpu.util_pct,gpu.temp_c)");
+    q.metrics = split_metrics(*metric);
+    q.metric = q.metrics.front();
+    q.multi = metric->find(',') != std::string::npos;
     q.gpu = int_param(params, "gpu");
     q.pid = int_param(params, "pid");
     const std::string* since = single_param(params, "since");
     q.since = since ? parse_since(*since, now) : now - 3600;
     const std::string* until = single_param(params, "until");
     q.until = until ? parse_since(*until, now) : now;
+    if (q.until < q.since) return json_error(400, "'until' is before 'since'");
+    if (!std::isfinite(q.until - q.since))
+      return json_error(400, "the range from 'since' to 'until' is too long");
     const std::string* step = single_param(params, "step");
-    q.step = step ? parse_step(*step) : 0;
+    if (step && *step == "auto") {
+      // The server picks the resolution: the stored tier of the range's
+      // oldest data, coarser if that would exceed kAutoPoints.
+      q.step = auto_step(q.since, q.until, now,
+                         history->stored_step_s(std::max(0.0, now - q.since)));
+    } else {
+      q.step = step ? parse_step(*step) : 0;
+    }
   } catch (const std::invalid_argument& e) {
     return json_error(400, e.what());
   }
-  if (q.until < q.since) return json_error(400, "'until' is before 'since'");
   if (q.step > 0 && (q.until - q.since) / q.step > kMaxPointsPerSeries)
     return json_error(400, fmt::format("too many points: at most {} per "
                                        "series; use a larger step",
@@ -260,6 +334,25 @@ ApiReply api_history(const History* history, const QueryParams& params,
   }
   // Any other failure (a store error) propagates: the HTTP layer logs its
   // text, which can name files, and answers 500 "internal error".
+}
+
+ApiReply api_alerts(const History* history, const QueryParams& params,
+                    double now) {
+  if (!history)
+    return json_error(503,
+                      "alert history is off (serve runs with --no-db); "
+                      "/api/v1/findings has the current alerts");
+  double since = now - 86400, until = now;
+  try {
+    if (const std::string* v = single_param(params, "since"))
+      since = parse_since(*v, now);
+    if (const std::string* v = single_param(params, "until"))
+      until = parse_since(*v, now);
+  } catch (const std::invalid_argument& e) {
+    return json_error(400, e.what());
+  }
+  if (until < since) return json_error(400, "'until' is before 'since'");
+  return {200, "application/json", history->alerts_json(since, until)};
 }
 
 // 503 only when collection itself has stalled: that is what a restart

@@ -7,6 +7,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "serve/history.h"
 #include "serve/snapshot.h"
@@ -17,6 +20,11 @@ struct ApiReply {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Extra response headers (the dashboard's caching and encoding headers).
+  std::vector<std::pair<std::string, std::string>> headers = {};
+  // Bytes that live as long as the program (embedded assets): sent instead
+  // of `body`, without a copy.
+  std::string_view static_body = {};
 };
 
 using QueryParams = std::multimap<std::string, std::string>;
@@ -46,6 +54,10 @@ ApiReply api_findings(const Snapshot& s);
 // `history` null: 503 (serve runs with --no-db).
 ApiReply api_history(const History* history, const QueryParams& params,
                      double now);
+// /api/v1/alerts?since=&until=: the alert history (fired and cleared);
+// `history` null: 503.
+ApiReply api_alerts(const History* history, const QueryParams& params,
+                    double now);
 // 200 while samples are fresh, 503 when collection has stalled.
 ApiReply api_healthz(const Snapshot& s, double now);
 
@@ -57,5 +69,10 @@ ApiReply json_error(int status, const std::string& message);
 double parse_since(const std::string& text, double now);
 // step: a duration ("10s") or plain seconds; >= 0.
 double parse_step(const std::string& text);
+// step=auto: 0 (every sample) when the range fits ~1500 points at the
+// stored resolution, else the smallest readable step (5 s, 15 s, 1 min, 10
+// min, ...) that is at least the stored resolution `stored_step` and keeps
+// the points near 1500.
+double auto_step(double since, double until, double now, double stored_step);
 
 }  // namespace gd

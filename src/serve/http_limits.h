@@ -29,4 +29,19 @@ inline constexpr unsigned kIdleTimeoutS = 10;
 inline constexpr size_t kSlowThreads = 2;
 inline constexpr size_t kSlowQueue = 16;
 
+// Live event streams (/api/v1/events, Server-Sent Events) open at once: a
+// dashboard holds one, so this is room for a team watching one node. Past
+// it a new stream gets 503 (the page retries).
+inline constexpr size_t kMaxEventStreams = 32;
+// Bytes queued for one stream. One sample of 8 GPUs is ~6 KB, so this is
+// ~40 s of samples: a client that falls that far behind is dropped, never
+// buffered without limit.
+inline constexpr size_t kMaxEventQueueBytes = 256 * 1024;
+
+// Trace downloads (/api/v1/export) at once: each reads the store on a
+// thread of its own, and a day's trace takes seconds of CPU to write.
+inline constexpr size_t kMaxDownloads = 2;
+// Compressed bytes a download keeps ahead of its client.
+inline constexpr size_t kDownloadBufferBytes = 1 << 20;
+
 }  // namespace gd::http_limits

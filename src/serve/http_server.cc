@@ -21,11 +21,14 @@
 // loopback every client, the scraper included, shares one address.
 #include "serve/http_server.h"
 
+#include <fmt/format.h>
 #include <microhttpd.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -39,13 +42,18 @@
 #include "serve/api.h"
 #include "serve/basic_auth.h"
 #include "serve/bounded_pool.h"
+#include "serve/event_stream.h"
 #include "serve/http_limits.h"
 #include "serve/listen_socket.h"
 #include "serve/log.h"
+#include "serve/trace_download.h"
+#include "serve/web_page.h"
 
 namespace gd {
 
 struct HttpServer::Impl {
+  Impl(const SnapshotBox& b, const History* h, std::vector<std::string> a)
+      : box(b), history(h), allowed_hosts(std::move(a)) {}
   const SnapshotBox& box;
   const History* history;
   std::vector<std::string> allowed_hosts;
@@ -53,6 +61,12 @@ struct HttpServer::Impl {
   BoundedPool* slow_pool = nullptr;
   WebConfig web;
   std::unique_ptr<BasicAuth> auth;  // null: no basic auth
+  EventHub events{http_limits::kMaxEventStreams,
+                  http_limits::kMaxEventQueueBytes};
+  // Trace downloads in progress (each with its producer thread).
+  std::mutex downloads_mu;
+  std::vector<std::shared_ptr<TraceDownload>> downloads;
+  bool stopping = false;
   mutable MetricsPageCache metrics_page;
 };
 
@@ -63,20 +77,29 @@ using Impl = HttpServer::Impl;
 // One request's state between the calls libmicrohttpd makes for it.
 struct RequestState {
   std::optional<ApiReply> reply;  // set by a slow handler before resuming
+  bool authorized = false;        // basic auth passed (or none configured)
 };
 
-constexpr std::string_view kRoutes[] = {"/metrics",          "/api/v1/status",
-                                        "/api/v1/processes", "/api/v1/findings",
-                                        "/api/v1/history",   "/healthz"};
+constexpr std::string_view kRoutes[] = {
+    "/metrics",         "/api/v1/status",  "/api/v1/processes",
+    "/api/v1/findings", "/api/v1/history", "/healthz",
+    "/api/v1/events",   "/api/v1/alerts",  "/api/v1/export"};
 
 // Handlers that may take long (SQLite) and so run on the slow pool.
-bool is_slow(std::string_view path) { return path == "/api/v1/history"; }
+bool is_slow(std::string_view path) {
+  return path == "/api/v1/history" || path == "/api/v1/alerts";
+}
 
 bool is_route(std::string_view path) {
   for (auto r : kRoutes)
     if (r == path) return true;
   return false;
 }
+
+constexpr const char* kRouteList =
+    "/ (the dashboard), /metrics, /api/v1/status, /api/v1/processes, "
+    "/api/v1/findings, /api/v1/history, /api/v1/alerts, /api/v1/events, "
+    "/api/v1/export, /healthz";
 
 ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   const double now = unix_now();
@@ -86,10 +109,9 @@ ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   if (path == "/api/v1/findings") return api_findings(*s.box.get());
   if (path == "/api/v1/history") return api_history(s.history, q, now);
   if (path == "/healthz") return api_healthz(*s.box.get(), now);
+  if (path == "/api/v1/alerts") return api_alerts(s.history, q, now);
   return json_error(404,
-                    "no such endpoint (try /metrics, /api/v1/status, "
-                    "/api/v1/processes, /api/v1/findings, /api/v1/history, "
-                    "/healthz)");
+                    std::string("no such endpoint (try ") + kRouteList + ")");
 }
 
 // A handler's exception is logged with its text; the client only learns
@@ -164,15 +186,34 @@ std::optional<ApiReply> refusal(const Impl& s, MHD_Connection* c,
 
 void free_body(void* body) { delete static_cast<std::string*>(body); }
 
+// Headers every reply carries (see web_page.h).
+void add_security_headers(MHD_Response* r) {
+  MHD_add_response_header(r, "Content-Security-Policy", kContentSecurityPolicy);
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  MHD_add_response_header(r, "X-Frame-Options", "DENY");
+  MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+}
+
 MHD_Result queue(MHD_Connection* c, ApiReply reply) {
-  // The body is handed over, not copied (a /metrics page is ~60 KB).
-  auto* body = new std::string(std::move(reply.body));
-  MHD_Response* r = MHD_create_response_from_buffer_with_free_callback_cls(
-      body->size(), body->data(), free_body, body);
-  if (!r) {
-    delete body;
-    return MHD_NO;
+  MHD_Response* r = nullptr;
+  if (!reply.static_body.empty()) {  // embedded asset: no copy, no free
+    r = MHD_create_response_from_buffer(
+        reply.static_body.size(), const_cast<char*>(reply.static_body.data()),
+        MHD_RESPMEM_PERSISTENT);
+    if (!r) return MHD_NO;
+  } else {
+    // The body is handed over, not copied (a /metrics page is ~60 KB).
+    auto* body = new std::string(std::move(reply.body));
+    r = MHD_create_response_from_buffer_with_free_callback_cls(
+        body->size(), body->data(), free_body, body);
+    if (!r) {
+      delete body;
+      return MHD_NO;
+    }
   }
+  add_security_headers(r);
+  for (const auto& [name, value] : reply.headers)
+    MHD_add_response_header(r, name.c_str(), value.c_str());
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                           reply.content_type.c_str());
   if (reply.status == 401)
@@ -188,15 +229,19 @@ MHD_Result queue(MHD_Connection* c, ApiReply reply) {
 
 // Runs `work` on the slow pool: the connection is suspended (the loop goes
 // on serving others) and resumed with the reply, or with 503 when the
-// pool's queue is full or it is shutting down.
+// pool's queue is full or it is shutting down. A job that returns no reply
+// lets the request go on when resumed (basic auth passed).
 void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
-              std::function<ApiReply()> work) {
+              std::function<std::optional<ApiReply>()> work) {
   // Suspended before the job exists, so the job's resume cannot come
   // first.
   MHD_suspend_connection(c);
   const bool queued = s.slow_pool->try_submit(
       [c, state, work = std::move(work)](bool cancelled) {
-        state->reply = cancelled ? json_error(503, "shutting down") : work();
+        if (cancelled)
+          state->reply = json_error(503, "shutting down");
+        else if (auto reply = work())
+          state->reply = std::move(*reply);
         MHD_resume_connection(c);
       });
   if (!queued) {
@@ -206,6 +251,159 @@ void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
 }
 
 ApiReply unauthorized() { return json_error(401, "authentication required"); }
+
+// /api/v1/events: a Server-Sent Events stream read on the event loop. When
+// the stream has nothing queued its reader suspends the connection (no
+// busy loop, no thread); the hub resumes it when it queues the next event.
+ssize_t read_events(void* cls, uint64_t, char* buf, size_t max) {
+  auto& stream = **static_cast<std::shared_ptr<EventStream>*>(cls);
+  size_t n = 0;
+  switch (stream.read(buf, max, n)) {
+    case EventStream::Read::kData:
+      return static_cast<ssize_t>(n);
+    case EventStream::Read::kWait:
+      return 0;  // suspended; called again once resumed
+    case EventStream::Read::kEnd:
+      break;
+  }
+  return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+void free_events(void* cls) {
+  auto* stream = static_cast<std::shared_ptr<EventStream>*>(cls);
+  (*stream)->detach();
+  delete stream;
+}
+
+MHD_Result queue_events(Impl& s, MHD_Connection* c) {
+  std::shared_ptr<EventStream> stream = s.events.open();
+  if (!stream)
+    return queue(c, json_error(503,
+                               "too many live event streams open; retry "
+                               "later"));
+  stream->set_hooks([c] { MHD_suspend_connection(c); },
+                    [c] { MHD_resume_connection(c); });
+  auto* holder = new std::shared_ptr<EventStream>(stream);
+  MHD_Response* r = MHD_create_response_from_callback(
+      MHD_SIZE_UNKNOWN, 16 * 1024, read_events, holder, free_events);
+  if (!r) {
+    free_events(holder);
+    return MHD_NO;
+  }
+  add_security_headers(r);
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                          "text/event-stream; charset=utf-8");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  const MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  return ok;
+}
+
+// /api/v1/export: the trace download (see trace_download.h), read on the
+// event loop like the event stream.
+ssize_t read_download(void* cls, uint64_t, char* buf, size_t max) {
+  auto& d = **static_cast<std::shared_ptr<TraceDownload>*>(cls);
+  size_t n = 0;
+  switch (d.read(buf, max, n)) {
+    case TraceDownload::Read::kData:
+      return static_cast<ssize_t>(n);
+    case TraceDownload::Read::kWait:
+      return 0;  // suspended; resumed by the producer
+    case TraceDownload::Read::kEnd:
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    case TraceDownload::Read::kError:
+      break;
+  }
+  return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+void free_download(void* cls) {
+  auto* d = static_cast<std::shared_ptr<TraceDownload>*>(cls);
+  (*d)->cancel();
+  delete d;
+}
+
+// A host name as a file name: letters, digits, '.', '-', '_' only.
+std::string file_safe(std::string_view text) {
+  std::string out;
+  for (char ch : text.substr(0, 64))
+    out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' ||
+            ch == '-' || ch == '_')
+               ? ch
+               : '_';
+  return out.empty() ? "node" : out;
+}
+
+MHD_Result queue_download(Impl& s, MHD_Connection* c, const QueryParams& q) {
+  if (!s.history)
+    return queue(c, json_error(503,
+                               "history is off (serve runs with --no-db): "
+                               "nothing to download"));
+  const double now = unix_now();
+  double since = now - 3600, until = now;
+  bool zstd = true;
+  try {
+    auto one = [&](const char* name) -> const std::string* {
+      auto r = q.equal_range(name);
+      if (r.first == r.second) return nullptr;
+      if (std::next(r.first) != r.second)
+        throw std::invalid_argument(std::string("parameter '") + name +
+                                    "' given twice");
+      return &r.first->second;
+    };
+    if (auto* v = one("since")) since = parse_since(*v, now);
+    if (auto* v = one("until")) until = parse_since(*v, now);
+    if (auto* v = one("compress")) {
+      if (*v == "none")
+        zstd = false;
+      else if (*v != "zstd")
+        throw std::invalid_argument("parameter 'compress': '" + *v +
+                                    "' is not zstd or none");
+    }
+  } catch (const std::invalid_argument& e) {
+    return queue(c, json_error(400, e.what()));
+  }
+  if (until < since)
+    return queue(c, json_error(400, "'until' is before 'since'"));
+  std::shared_ptr<TraceDownload> d;
+  {
+    std::lock_guard lock(s.downloads_mu);
+    std::erase_if(s.downloads, [](const auto& x) { return x->finished(); });
+    if (s.stopping) return queue(c, json_error(503, "shutting down"));
+    if (s.downloads.size() >= http_limits::kMaxDownloads)
+      return queue(c, json_error(503,
+                                 "too many trace downloads at once; "
+                                 "retry when one has finished"));
+    d = std::make_shared<TraceDownload>(*s.history, since, until, zstd,
+                                        http_limits::kDownloadBufferBytes);
+    s.downloads.push_back(d);
+  }
+  d->set_hooks([c] { MHD_suspend_connection(c); },
+               [c] { MHD_resume_connection(c); });
+  auto* holder = new std::shared_ptr<TraceDownload>(d);
+  MHD_Response* r = MHD_create_response_from_callback(
+      MHD_SIZE_UNKNOWN, 64 * 1024, read_download, holder, free_download);
+  if (!r) {
+    free_download(holder);
+    return MHD_NO;
+  }
+  d->start();
+  add_security_headers(r);
+  MHD_add_response_header(
+      r, MHD_HTTP_HEADER_CONTENT_TYPE,
+      zstd ? "application/zstd" : "application/x-ndjson; charset=utf-8");
+  const std::string host =
+      file_safe(s.box.get()->header ? s.box.get()->header->host.hostname : "");
+  const std::string name =
+      fmt::format("gpudoctor-{}-{:.0f}-{:.0f}.jsonl{}", host, std::floor(since),
+                  std::ceil(until), zstd ? ".zst" : "");
+  MHD_add_response_header(r, "Content-Disposition",
+                          ("attachment; filename=\"" + name + "\"").c_str());
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  const MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  return ok;
+}
 
 // Called once when the headers are in, once per piece of a body, and once
 // when the request is complete. Replies are queued on that last call: one
@@ -232,23 +430,33 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
     return MHD_YES;
   }
   if (state->reply) return queue(c, std::move(*state->reply));
-  const std::string path = url;
-  QueryParams q = is_route(url) ? params_of(c) : QueryParams{};
-  if (s.auth) {
+  if (s.auth && !state->authorized) {
     const auto creds = header(c, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!creds) return queue(c, unauthorized());
     if (!s.auth->known_good(*creds)) {  // bcrypt: never on the loop
-      run_slow(s, c, state,
-               [&s, given = std::string(*creds), path, q = std::move(q)] {
-                 return s.auth->check(given) ? guarded(s, path, q)
-                                             : unauthorized();
-               });
+      run_slow(s, c, state, [&s, state, given = std::string(*creds)]() {
+        if (!s.auth->check(given))
+          return std::optional<ApiReply>(unauthorized());
+        state->authorized = true;  // go on when resumed
+        return std::optional<ApiReply>();
+      });
       return MHD_YES;
     }
+    state->authorized = true;
   }
+  const std::string path = url;
+  if (const WebAsset* asset = find_web_asset(path))
+    return queue(
+        c, web_asset_reply(
+               *asset, header(c, MHD_HTTP_HEADER_ACCEPT_ENCODING).value_or(""),
+               header(c, MHD_HTTP_HEADER_IF_NONE_MATCH).value_or("")));
+  if (path == "/api/v1/events") return queue_events(s, c);
+  QueryParams q = is_route(url) ? params_of(c) : QueryParams{};
+  if (path == "/api/v1/export") return queue_download(s, c, q);
   if (is_slow(path)) {  // called again, with the reply, on resume
-    run_slow(s, c, state,
-             [&s, path, q = std::move(q)] { return guarded(s, path, q); });
+    run_slow(s, c, state, [&s, path, q = std::move(q)] {
+      return std::optional<ApiReply>(guarded(s, path, q));
+    });
     return MHD_YES;
   }
   return queue(c, guarded(s, path, q));
@@ -284,14 +492,7 @@ unsigned connection_cap() {
 
 HttpServer::HttpServer(const SnapshotBox& box, const History* history,
                        std::vector<std::string> allowed_hosts)
-    : impl_(new Impl{box,
-                     history,
-                     std::move(allowed_hosts),
-                     {},
-                     nullptr,
-                     {},
-                     nullptr,
-                     {}}) {}
+    : impl_(new Impl(box, history, std::move(allowed_hosts))) {}
 
 HttpServer::~HttpServer() {
   stop();
@@ -350,13 +551,27 @@ void HttpServer::start() {
 }
 
 void HttpServer::stop() {
-  // The pool first: every suspended connection is resumed (with its reply
-  // or 503) before the daemon stops, which it requires.
+  // The pool and the event streams first: every suspended connection is
+  // resumed (with its reply, 503 or the end of its stream) before the
+  // daemon stops, which it requires.
+  impl_->events.close_all();
+  std::vector<std::shared_ptr<TraceDownload>> downloads;
+  {
+    std::lock_guard lock(impl_->downloads_mu);
+    impl_->stopping = true;
+    downloads.swap(impl_->downloads);
+  }
+  // A cancelled download ends its stream at the next read: resume any
+  // connection parked on it before the daemon stops.
+  for (auto& d : downloads) d->abort();
   if (slow_pool_) slow_pool_->stop();
   if (daemon_) MHD_stop_daemon(daemon_);
   daemon_ = nullptr;
+  downloads.clear();  // joins their producers
 }
 
 bool HttpServer::healthy() const { return daemon_ != nullptr || !slow_pool_; }
+
+EventHub& HttpServer::events() { return impl_->events; }
 
 }  // namespace gd

@@ -18,6 +18,7 @@ struct MHD_Daemon;
 namespace gd {
 
 class BoundedPool;
+class EventHub;
 
 class HttpServer {
  public:
@@ -41,6 +42,9 @@ class HttpServer {
   // False if the server could not be started or its loop has ended without
   // stop() being called.
   bool healthy() const;
+  // The dashboard's live stream (/api/v1/events): the sampling loop
+  // publishes every snapshot here.
+  EventHub& events();
 
   // For the request handler (http_server.cc); not part of the interface.
   struct Impl;

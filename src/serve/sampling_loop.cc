@@ -201,6 +201,10 @@ void SamplingLoop::evaluate(double now) {
   auto changed = tracker_.update(result.findings, now, cfg->policy);
   for (const auto& a : changed) {
     const auto& f = a.finding;
+    if (history_)
+      history_->record_alert({a.key, f.id, f.severity, f.title, f.evidence,
+                              f.action, f.gpus, a.since, a.fired_at,
+                              a.state == "resolved" ? a.resolved_at : 0});
     if (a.state == "firing")
       spdlog::warn(
           "msg=\"alert firing\" id={} severity={} gpu={} since={:.3f} "
@@ -243,7 +247,9 @@ void SamplingLoop::publish() {
   s->window = window_info_;
   s->policy = policy_;
   s->version = options_.version;
+  std::shared_ptr<const Snapshot> published = s;
   box_.set(std::move(s));
+  if (options_.on_publish) options_.on_publish(*published);
 }
 
 }  // namespace gd

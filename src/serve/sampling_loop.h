@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +31,9 @@ struct SamplingLoopOptions {
   std::string version;
   CmdlineExposure show_cmdline = CmdlineExposure::kRedacted;
   ProcessBudget process_budget;
+  // Called on the sampling thread with every snapshot published (the
+  // dashboard's live stream); must not block.
+  std::function<void(const Snapshot&)> on_publish;
 };
 
 class SamplingLoop {

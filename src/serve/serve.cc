@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "serve/alertmanager_client.h"
+#include "serve/event_stream.h"
 #include "serve/history.h"
 #include "serve/http_server.h"
 #include "serve/log.h"
@@ -124,6 +125,7 @@ int run_serve(const ServeOptions& o) {
                      std::to_string(http.port()) + "/api/v1/findings";
   co.version = o.version;
   co.show_cmdline = o.show_cmdline;
+  co.on_publish = [&http](const Snapshot& s) { http.events().publish(s); };
   SamplingLoop loop(sampler, history.get(), box, config, alertmanager.get(),
                     co);
   http.start();

@@ -9,11 +9,15 @@
 // (constant columns cost ~0 bytes, counters ~their rate's noise). The whole
 // stream is zstd-compressed. Lossless: decoding gives back the same doubles.
 //
-// rest blob: what is not a number -- GPU lost/stale flags, clock event
-// reasons, GPU process lists, the row-remap histogram, the recovery action,
-// read errors, host processes, events, device holders -- as one trace-format
+// Format 2 adds the processes to the numeric blob, columnar
+// (process_columns.h): host processes and each GPU's NVML process list.
+//
+// rest blob: what is neither a number nor a process -- GPU lost/stale
+// flags, clock event reasons, the row-remap histogram, the recovery action,
+// read errors, events, device holders -- as one trace-format
 // JSON line per sample with the numeric fields nulled, zstd-compressed as a
 // whole (the lines repeat from sample to sample, which zstd squeezes out).
+// Format-1 blocks (older files) keep their processes here.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,7 @@
 #include "model/sample.h"
 #include "store/byte_io.h"
 #include "store/numeric_fields.h"
+#include "store/process_columns.h"
 
 namespace gd::store {
 
@@ -46,6 +51,9 @@ struct NumericColumns {
   // (an empty vector when the block has no such column).
   std::vector<std::vector<std::vector<Cell>>> gpu;
   std::vector<std::vector<Cell>> host;  // host[f] like gpu[g][f]
+  // Format 2 blocks, when asked for: the processes (process_columns.h).
+  bool has_processes = false;
+  ProcessColumns processes;
 };
 
 // Throw CodecError on a corrupted blob. With `only_gpu_field` or
@@ -54,6 +62,12 @@ struct NumericColumns {
 NumericColumns decode_numeric(std::string_view numeric_blob,
                               int only_gpu_field = -1,
                               int only_host_field = -1);
+// The same keeping the columns of several fields (indices into
+// gpu_fields()/host_fields()); the others are parsed past.
+NumericColumns decode_numeric_fields(std::string_view numeric_blob,
+                                     std::span<const int> gpu_fields,
+                                     std::span<const int> host_fields,
+                                     bool keep_processes = false);
 std::vector<Sample> decode_block(std::string_view numeric_blob,
                                  std::string_view rest_blob);
 

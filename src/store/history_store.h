@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -68,6 +69,20 @@ struct HistorySeries {
   std::vector<HistoryPoint> points;
 };
 
+// One alert of the alert history (serve's alerting): a finding that fired,
+// and when it cleared.
+struct StoredAlert {
+  std::string key;  // finding id + GPUs: one alert per finding per GPU set
+  std::string id, severity, title, evidence, action;
+  std::vector<int> gpus;
+  double started_at = 0;   // first seen (pending since)
+  double fired_at = 0;     // began firing
+  double resolved_at = 0;  // 0: still firing
+  // Why it ended: "resolved" (the finding went away) or "serve stopped"
+  // (the daemon stopped while it fired; set when the store is reopened).
+  std::string ended;
+};
+
 // Thread-safe: append() from the sampling loop, queries from HTTP threads.
 class HistoryStore {
  public:
@@ -94,13 +109,39 @@ class HistoryStore {
       const std::string& metric, std::optional<int> gpu, std::optional<int> pid,
       double since, double until, double step,
       ReadReport* report = nullptr) const = 0;
+  // Several metrics over one range in one pass (each block is read and
+  // decoded once): result i is query(metrics[i], ...). Throws StoreError on
+  // an unknown metric.
+  virtual std::vector<std::vector<HistorySeries>> query_many(
+      const std::vector<std::string>& metrics, std::optional<int> gpu,
+      std::optional<int> pid, double since, double until, double step,
+      ReadReport* report = nullptr) const = 0;
   virtual std::vector<std::string> metrics() const = 0;
+  // Seconds between the stored points of data `age_s` old: 0 (every
+  // sample) for the raw tier, 60 for the minute averages kept after it.
+  static double stored_step_s(double age_s);
 
   // Writes the header and every stored sample with since <= t <= until as a
   // trace; returns samples written. Corrupted blocks are skipped and
   // counted in `report`.
   virtual size_t export_trace(double since, double until, TraceWriter& out,
                               ReadReport* report = nullptr) const = 0;
+  // Calls fn for every stored sample with since <= t <= until, in time
+  // order, and stops early when fn returns false; returns the samples
+  // passed. Reads on a connection of its own, so a long download (fn
+  // waiting for a slow client) never holds up queries or writes.
+  virtual size_t scan(double since, double until,
+                      const std::function<bool(const Sample&)>& fn,
+                      ReadReport* report = nullptr) const = 0;
+  // The stored header (the node's static facts); empty if none yet.
+  virtual TraceHeader header() const = 0;
+
+  // Alert history. record_alert inserts the alert or updates the one with
+  // the same key and started_at (its resolution); a failed write waits and
+  // is retried with the samples. alerts() returns those overlapping
+  // [since, until], oldest first.
+  virtual void record_alert(const StoredAlert& alert) = 0;
+  virtual std::vector<StoredAlert> alerts(double since, double until) const = 0;
 
   virtual StoreHealth health() const = 0;
 };

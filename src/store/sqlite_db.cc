@@ -97,6 +97,11 @@ Stmt& Stmt::bind_text(int i, std::string_view v) {
   return *this;
 }
 
+Stmt& Stmt::bind_null(int i) {
+  if (sqlite3_bind_null(st_, i) != SQLITE_OK) db_->fail("bind");
+  return *this;
+}
+
 bool Stmt::step() {
   int rc = sqlite3_step(st_);
   if (rc == SQLITE_ROW) return true;
@@ -117,6 +122,10 @@ void Stmt::run() {
 void Stmt::reset() {
   sqlite3_reset(st_);
   sqlite3_clear_bindings(st_);
+}
+
+bool Stmt::col_is_null(int i) const {
+  return sqlite3_column_type(st_, i) == SQLITE_NULL;
 }
 
 double Stmt::col_double(int i) const { return sqlite3_column_double(st_, i); }

@@ -49,11 +49,13 @@ class Stmt {
   Stmt& bind(int i, int64_t v);
   Stmt& bind_blob(int i, std::string_view v);
   Stmt& bind_text(int i, std::string_view v);
+  Stmt& bind_null(int i);
   // true while a row is available; resets the statement at the end.
   bool step();
   void run();  // step() to completion, then reset
   void reset();
   double col_double(int i) const;
+  bool col_is_null(int i) const;
   int64_t col_int(int i) const;
   std::string_view col_blob(int i) const;  // valid until the next step()
 

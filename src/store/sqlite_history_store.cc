@@ -12,6 +12,8 @@
 //                               these rows by one block row in one transaction.
 //   quarantine(...)          -- corrupt blocks/batches moved aside
 //                               (quarantine.h)
+//   alerts(...)              -- alert history (version 2): one row per alert,
+//                               updated when it resolves
 //
 // Writes go through a WriteQueue: a batch is encoded once; when the write
 // fails (disk full) it waits in memory, bounded in bytes, and is retried
@@ -26,6 +28,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -52,7 +56,15 @@ using store::Transaction;
 
 using store::kApplicationId;
 // PRAGMA user_version: bump with a migration step in migrate().
-constexpr int kSchemaVersion = 1;
+// 1: blocks, pending, meta. 2: + alerts (migrated in place; a version-1
+// gpudoctor refuses a version-2 file with "newer than this gpudoctor
+// reads").
+constexpr int kSchemaVersion = 2;
+// Alert rows waiting for a writable disk, at most (older ones dropped).
+constexpr size_t kMaxPendingAlerts = 1024;
+// Alert texts are findings' (they quote process names): capped like every
+// string kept from the host.
+constexpr size_t kMaxAlertTextBytes = 4096;
 // Sealed blocks are written once and read many times: spend CPU on size.
 constexpr int kSealZstdLevel = 9;
 // Pending batches are rewritten into a block within minutes: be quick.
@@ -83,6 +95,57 @@ CREATE INDEX blocks_by_time ON blocks(t0);
 CREATE INDEX blocks_by_tier ON blocks(tier, win);
 CREATE TABLE pending(seq INTEGER PRIMARY KEY, num BLOB NOT NULL, rest BLOB NOT NULL);
 )sql";
+
+// Version 2: the alert history.
+constexpr const char* kAlertsSchema = R"sql(
+CREATE TABLE IF NOT EXISTS alerts(
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  started_at REAL NOT NULL,
+  fired_at REAL NOT NULL,
+  resolved_at REAL,
+  ended TEXT NOT NULL DEFAULT '',
+  finding TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  gpus TEXT NOT NULL,
+  title TEXT NOT NULL,
+  evidence TEXT NOT NULL,
+  action TEXT NOT NULL,
+  UNIQUE(key, started_at));
+CREATE INDEX IF NOT EXISTS alerts_by_time ON alerts(started_at);
+)sql";
+
+std::string capped(const std::string& s) {
+  if (s.size() <= kMaxAlertTextBytes) return s;
+  size_t n = kMaxAlertTextBytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "…";
+}
+
+std::string gpus_text(const std::vector<int>& gpus) {
+  std::string out;
+  for (int g : gpus) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(g);
+  }
+  return out;
+}
+
+std::vector<int> gpus_of(std::string_view text) {
+  std::vector<int> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    int v = 0;
+    bool digits = false;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && v < 100000) {
+      v = v * 10 + (text[i++] - '0');
+      digits = true;
+    }
+    if (digits) out.push_back(v);
+    while (i < text.size() && (text[i] < '0' || text[i] > '9')) ++i;
+  }
+  return out;
+}
 
 double window_of(double t, double span) { return std::floor(t / span) * span; }
 
@@ -130,16 +193,28 @@ class SqliteHistoryStore final : public HistoryStore {
                         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
       set_meta_ =
           Stmt(wdb_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
+      upsert_alert_ = Stmt(
+          wdb_,
+          "INSERT INTO alerts(key, started_at, fired_at, resolved_at, ended, "
+          "finding, severity, gpus, title, evidence, action) "
+          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+          "ON CONFLICT(key, started_at) DO UPDATE SET fired_at = "
+          "excluded.fired_at, resolved_at = excluded.resolved_at, ended = "
+          "excluded.ended, title = excluded.title, evidence = "
+          "excluded.evidence, action = excluded.action");
     }
     sel_num_ = Stmt(rdb_,
-                    "SELECT t0, num FROM blocks WHERE t1 >= ?1 AND t0 <= ?2 "
+                    "SELECT t0, num, id, tier FROM blocks WHERE t1 >= ?1 AND "
+                    "t0 <= ?2 "
                     "ORDER BY t0, tier DESC");
     sel_all_ =
         Stmt(rdb_,
-             "SELECT t0, num, rest FROM blocks WHERE t1 >= ?1 AND t0 <= ?2 "
-             "ORDER BY t0, tier DESC");
+             "SELECT t0, num, rest, id, tier FROM blocks WHERE t1 >= ?1 AND "
+             "t0 <= ?2 ORDER BY t0, tier DESC");
     sel_meta_ = Stmt(rdb_, "SELECT value FROM meta WHERE key = ?1");
     load_pending();
+    if (!opt_.read_only) close_orphan_alerts();
+    rolled_id_ = meta_int("rolled_id");
   }
 
   ~SqliteHistoryStore() override {
@@ -202,25 +277,31 @@ class SqliteHistoryStore final : public HistoryStore {
       Transaction tx(wdb_);
       Stmt del(wdb_, "DELETE FROM blocks WHERE t1 < ?1");
       del.bind(1, now - opt_.retention_s).run();
+      Stmt del_alerts(wdb_,
+                      "DELETE FROM alerts WHERE resolved_at IS NOT NULL AND "
+                      "resolved_at < ?1");
+      del_alerts.bind(1, now - opt_.retention_s).run();
+      trim_tier1_locked(now - opt_.retention_s);
       tx.commit();
     }
+    // Every sealed raw block is rolled up into minute averages (tier 1)
+    // soon after it is sealed, not only when it ages out: a day's chart at
+    // one point a minute then reads 24 small blocks instead of 144 raw
+    // ones. The raw block stays for kRawKeepS; 'rolled_id' in meta is the
+    // newest raw block already rolled up.
     struct Raw {
       int64_t id;
-      double t0;
       std::string num, rest;
     };
     std::vector<Raw> raws;
     {
-      Stmt sel(
-          wdb_,
-          "SELECT id, t0, num, rest FROM blocks WHERE tier = 0 AND t1 < ?1 "
-          "ORDER BY t0 LIMIT ?2");
-      sel.bind(1, now - store::kRawKeepS)
-          .bind(2, int64_t{kMaxBlocksPerMaintain});
+      Stmt sel(wdb_,
+               "SELECT id, num, rest FROM blocks WHERE tier = 0 AND id > ?1 "
+               "ORDER BY id LIMIT ?2");
+      sel.bind(1, rolled_id_).bind(2, int64_t{kMaxBlocksPerMaintain});
       while (sel.step())
-        raws.push_back({sel.col_int(0), sel.col_double(1),
-                        std::string(sel.col_blob(2)),
-                        std::string(sel.col_blob(3))});
+        raws.push_back({sel.col_int(0), std::string(sel.col_blob(1)),
+                        std::string(sel.col_blob(2))});
     }
     for (const auto& raw : raws) {
       auto samples = try_decode(raw.num, raw.rest);
@@ -228,25 +309,32 @@ class SqliteHistoryStore final : public HistoryStore {
       if (!samples) {
         store::quarantine_row(wdb_, "blocks", raw.id,
                               "block does not decode (seen by downsampling)");
-        tx.commit();
         ++quarantined_;
-        continue;
+      } else {
+        auto averaged = store::downsample(*samples, store::kTier1StepS);
+        size_t begin = 0;
+        while (begin < averaged.size()) {
+          double win = window_of(averaged[begin].t, store::kTier1BlockSpanS);
+          size_t end = begin;
+          while (end < averaged.size() &&
+                 window_of(averaged[end].t, store::kTier1BlockSpanS) == win)
+            ++end;
+          merge_into_tier1(win, std::vector<Sample>(averaged.begin() + begin,
+                                                    averaged.begin() + end));
+          begin = end;
+        }
       }
-      auto averaged = store::downsample(*samples, store::kTier1StepS);
-      size_t begin = 0;
-      while (begin < averaged.size()) {
-        double win = window_of(averaged[begin].t, store::kTier1BlockSpanS);
-        size_t end = begin;
-        while (end < averaged.size() &&
-               window_of(averaged[end].t, store::kTier1BlockSpanS) == win)
-          ++end;
-        merge_into_tier1(win, std::vector<Sample>(averaged.begin() + begin,
-                                                  averaged.begin() + end));
-        begin = end;
-      }
-      Stmt del(wdb_, "DELETE FROM blocks WHERE id = ?1");
-      del.bind(1, raw.id).run();
+      set_meta_.bind_text(1, "rolled_id")
+          .bind_text(2, std::to_string(raw.id))
+          .run();
       tx.commit();
+      rolled_id_ = raw.id;
+    }
+    // Raw blocks past kRawKeepS go once their minutes are in tier 1.
+    {
+      Stmt del(wdb_,
+               "DELETE FROM blocks WHERE tier = 0 AND t1 < ?1 AND id <= ?2");
+      del.bind(1, now - store::kRawKeepS).bind(2, rolled_id_).run();
     }
   }
 
@@ -255,55 +343,91 @@ class SqliteHistoryStore final : public HistoryStore {
                                    std::optional<int> pid, double since,
                                    double until, double step,
                                    ReadReport* report) const override {
-    Metric metric = parse_metric(metric_name);
+    return query_many({metric_name}, gpu, pid, since, until, step, report)
+        .front();
+  }
+
+  std::vector<std::vector<HistorySeries>> query_many(
+      const std::vector<std::string>& names, std::optional<int> gpu,
+      std::optional<int> pid, double since, double until, double step,
+      ReadReport* report) const override {
+    std::vector<Metric> ms;
+    for (const auto& n : names) ms.push_back(parse_metric(n));
     if (!(step >= 0) || !std::isfinite(step))
       throw StoreError(opt_.path + ": step must be a number >= 0");
-    SeriesSet set;
+    std::vector<SeriesSet> sets(ms.size());
+    std::vector<int> gpu_keep, host_keep;
+    bool need_samples = false;  // a process metric: whole samples decoded
+    for (const auto& m : ms) {
+      if (m.kind == Metric::kGpu) gpu_keep.push_back(m.field);
+      if (m.kind == Metric::kHost) host_keep.push_back(m.field);
+      if (m.kind == Metric::kProcessUsed || m.kind == Metric::kProcessCpu)
+        need_samples = true;
+    }
+    auto add_sample = [&](const Sample& s) {
+      for (size_t i = 0; i < ms.size(); ++i)
+        add_points(sets[i], ms[i], gpu, pid, s);
+    };
     size_t skipped = skipped_pending_;
     std::lock_guard rlock(rmu_);
     ReadSnapshot snap(*this, [&] {
-      for (const auto& s : queued_samples(since, until))
-        add_points(set, metric, gpu, pid, s);
+      for (const auto& s : queued_samples(since, until)) add_sample(s);
       for (const auto& s : open_)
-        if (s.t >= since && s.t <= until) add_points(set, metric, gpu, pid, s);
+        if (s.t >= since && s.t <= until) add_sample(s);
     });
-    if (metric.kind == Metric::kGpu || metric.kind == Metric::kHost) {
-      sel_num_.reset();
-      sel_num_.bind(1, since).bind(2, until);
-      while (sel_num_.step()) {
-        store::NumericColumns cols;
-        try {
-          cols = store::decode_numeric(
-              sel_num_.col_blob(1),
-              metric.kind == Metric::kGpu ? metric.field : -1,
-              metric.kind == Metric::kHost ? metric.field : -1);
-        } catch (const std::exception&) {  // CodecError, or bad JSON in rest
-          ++skipped;  // `db check` names it; the other blocks still answer
-          continue;
-        }
-        add_points(set, metric, gpu, cols, since, until);
+    // Format-2 blocks answer process metrics from their process columns;
+    // older blocks are decoded whole.
+    const TierView tiers = tier_view(rdb_);
+    const bool minute =
+        step >= store::kTier1StepS && std::fmod(step, store::kTier1StepS) == 0;
+    Stmt& sel = need_samples ? sel_all_ : sel_num_;
+    const int id_col = need_samples ? 3 : 2;
+    sel.reset();
+    sel.bind(1, since).bind(2, until);
+    while (sel.step()) {
+      double hi = until;
+      if (!block_range(tiers, minute, sel.col_int(id_col),
+                       sel.col_int(id_col + 1), until, hi) ||
+          hi < since)
+        continue;
+      store::NumericColumns cols;
+      try {
+        cols = store::decode_numeric_fields(sel.col_blob(1), gpu_keep,
+                                            host_keep, need_samples);
+      } catch (const std::exception&) {  // CodecError
+        ++skipped;  // `db check` names it; the other blocks still answer
+        continue;
       }
-    } else {
-      sel_all_.reset();
-      sel_all_.bind(1, since).bind(2, until);
-      while (sel_all_.step()) {
-        auto samples = try_decode(sel_all_.col_blob(1), sel_all_.col_blob(2));
-        if (!samples) ++skipped;
-        for (const auto& s : samples.value_or(std::vector<Sample>{}))
-          if (s.t >= since && s.t <= until)
-            add_points(set, metric, gpu, pid, s);
+      for (size_t i = 0; i < ms.size(); ++i)
+        add_points(sets[i], ms[i], gpu, cols, since, hi);
+      if (!need_samples) continue;
+      if (cols.has_processes) {
+        for (size_t i = 0; i < ms.size(); ++i)
+          add_process_points(sets[i], ms[i], gpu, pid, cols, since, hi);
+        continue;
+      }
+      auto samples = try_decode(sel.col_blob(1), sel.col_blob(2));
+      if (!samples) ++skipped;
+      for (const auto& s : samples.value_or(std::vector<Sample>{})) {
+        if (s.t < since || s.t > hi) continue;
+        for (size_t i = 0; i < ms.size(); ++i)
+          if (ms[i].kind == Metric::kProcessUsed ||
+              ms[i].kind == Metric::kProcessCpu)
+            add_points(sets[i], ms[i], gpu, pid, s);
       }
     }
     snap.end();
     if (report) report->skipped_blocks += skipped;
 
-    std::vector<HistorySeries> out;
-    for (auto& [key, series] : set.by_key) {
-      std::stable_sort(series.points.begin(), series.points.end(),
-                       [](const auto& a, const auto& b) { return a.t < b.t; });
-      if (step > 0) series.points = bucket(series.points, step);
-      out.push_back(std::move(series));
-    }
+    std::vector<std::vector<HistorySeries>> out(ms.size());
+    for (size_t i = 0; i < ms.size(); ++i)
+      for (auto& [key, series] : sets[i].by_key) {
+        std::stable_sort(
+            series.points.begin(), series.points.end(),
+            [](const auto& a, const auto& b) { return a.t < b.t; });
+        if (step > 0) series.points = bucket(series.points, step);
+        out[i].push_back(std::move(series));
+      }
     return out;
   }
 
@@ -320,37 +444,137 @@ class SqliteHistoryStore final : public HistoryStore {
 
   size_t export_trace(double since, double until, TraceWriter& out,
                       ReadReport* report) const override {
+    out.write_header(header());
+    return scan(
+        since, until,
+        [&](const Sample& s) {
+          out.write_sample(s);
+          return true;
+        },
+        report);
+  }
+
+  size_t scan(double since, double until,
+              const std::function<bool(const Sample&)>& fn,
+              ReadReport* report) const override {
     size_t skipped = skipped_pending_;
-    std::vector<Sample> open_copy;
-    std::lock_guard rlock(rmu_);
-    ReadSnapshot snap(*this, [&] {
+    std::vector<Sample> tail;
+    Db db(opt_.path, true);
+    sqlite3_busy_timeout(db.handle(), kBusyTimeoutMs);
+    db.exec("BEGIN");
+    struct Rollback {
+      Db& db;
+      bool done = false;
+      ~Rollback() {
+        if (done) return;
+        try {
+          db.exec("ROLLBACK");
+        } catch (...) {
+          // Read-only transaction: nothing to undo.
+        }
+      }
+    } rollback{db};
+    {
+      // The snapshot and the in-memory samples are taken together (see
+      // ReadSnapshot): a block sealed meanwhile is seen once.
+      std::lock_guard lock(mu_);
+      Stmt first(db, "SELECT count(*) FROM meta");
+      first.run();
       // Blocks waiting for the disk come after every written one.
-      open_copy = queued_samples(since, until);
+      tail = queued_samples(since, until);
       for (const auto& s : open_)
-        if (s.t >= since && s.t <= until) open_copy.push_back(s);
-    });
-    out.write_header(read_header());
-    size_t written = 0;
-    double last = -std::numeric_limits<double>::infinity();
-    auto write = [&](const Sample& s) {
-      // Blocks are ordered by their first sample; never emit time going
-      // backwards, which the trace reader would reject.
-      if (s.t < since || s.t > until || s.t < last) return;
-      out.write_sample(s);
-      last = s.t;
-      ++written;
-    };
-    sel_all_.reset();
-    sel_all_.bind(1, since).bind(2, until);
-    while (sel_all_.step()) {
-      auto samples = try_decode(sel_all_.col_blob(1), sel_all_.col_blob(2));
-      if (!samples) ++skipped;
-      for (const auto& s : samples.value_or(std::vector<Sample>{})) write(s);
+        if (s.t >= since && s.t <= until) tail.push_back(s);
     }
-    snap.end();
-    for (const auto& s : open_copy) write(s);
+    size_t passed = 0;
+    bool go_on = true;
+    double last = -std::numeric_limits<double>::infinity();
+    auto pass = [&](const Sample& s) {
+      // Blocks are ordered by their first sample; never pass time going
+      // backwards, which a trace reader would reject.
+      if (!go_on || s.t < since || s.t > until || s.t < last) return;
+      last = s.t;
+      ++passed;
+      go_on = fn(s);
+    };
+    const TierView tiers = tier_view(db);
+    Stmt sel(db,
+             "SELECT t0, num, rest, id, tier FROM blocks WHERE t1 >= ?1 AND "
+             "t0 <= ?2 ORDER BY t0, tier DESC");
+    sel.bind(1, since).bind(2, until);
+    while (go_on && sel.step()) {
+      double hi = until;
+      block_range(tiers, false, sel.col_int(3), sel.col_int(4), until, hi);
+      if (hi < since) continue;
+      auto samples = try_decode(sel.col_blob(1), sel.col_blob(2));
+      if (!samples) ++skipped;
+      for (const auto& s : samples.value_or(std::vector<Sample>{}))
+        if (s.t <= hi) pass(s);
+    }
+    sel.reset();
+    db.exec("COMMIT");
+    rollback.done = true;
+    for (const auto& s : tail) pass(s);
     if (report) report->skipped_blocks += skipped;
-    return written;
+    return passed;
+  }
+
+  TraceHeader header() const override {
+    std::lock_guard rlock(rmu_);
+    return read_header();
+  }
+
+  void record_alert(const StoredAlert& a) override {
+    std::lock_guard lock(mu_);
+    require_writable();
+    StoredAlert c = a;
+    c.title = capped(a.title);
+    c.evidence = capped(a.evidence);
+    c.action = capped(a.action);
+    c.key = capped(a.key);
+    pending_alerts_.push_back(std::move(c));
+    while (pending_alerts_.size() > kMaxPendingAlerts)
+      pending_alerts_.pop_front();
+    next_retry_ = {};
+    drain_locked();
+  }
+
+  std::vector<StoredAlert> alerts(double since, double until) const override {
+    std::lock_guard rlock(rmu_);
+    std::vector<StoredAlert> out;
+    // Older files opened read-only have no alerts table: no history.
+    Stmt has(rdb_,
+             "SELECT count(*) FROM sqlite_master WHERE name = 'alerts' AND "
+             "type = 'table'");
+    if (!has.step() || has.col_int(0) == 0) return out;
+    has.reset();
+    Stmt sel(rdb_,
+             "SELECT key, started_at, fired_at, coalesce(resolved_at, 0), "
+             "ended, finding, severity, gpus, title, evidence, action FROM "
+             "alerts WHERE started_at <= ?2 AND coalesce(resolved_at, 1e300) "
+             ">= ?1 ORDER BY started_at");
+    sel.bind(1, since).bind(2, until);
+    while (sel.step()) {
+      StoredAlert a;
+      a.key = std::string(sel.col_blob(0));
+      a.started_at = sel.col_double(1);
+      a.fired_at = sel.col_double(2);
+      a.resolved_at = sel.col_double(3);
+      a.ended = std::string(sel.col_blob(4));
+      a.id = std::string(sel.col_blob(5));
+      a.severity = std::string(sel.col_blob(6));
+      a.gpus = gpus_of(sel.col_blob(7));
+      a.title = std::string(sel.col_blob(8));
+      a.evidence = std::string(sel.col_blob(9));
+      a.action = std::string(sel.col_blob(10));
+      out.push_back(std::move(a));
+    }
+    // Alerts still waiting for the disk are history too.
+    std::lock_guard lock(mu_);
+    for (const auto& a : pending_alerts_)
+      if (a.started_at <= until &&
+          (a.resolved_at == 0 || a.resolved_at >= since))
+        out.push_back(a);
+    return out;
   }
 
   StoreHealth health() const override {
@@ -448,16 +672,24 @@ class SqliteHistoryStore final : public HistoryStore {
   static void create(Db& db) {
     Transaction tx(db);
     db.exec(kSchema);
+    db.exec(kAlertsSchema);
     db.exec("PRAGMA application_id=" + std::to_string(kApplicationId));
     db.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();
   }
 
-  // Upgrades an older schema in place. Version 1 is the first; later
-  // versions add their steps here.
-  void migrate(Db&, int64_t version) {
-    throw StoreError(opt_.path + ": history schema version " +
-                     std::to_string(version) + " cannot be upgraded");
+  // Upgrades an older schema in place, one version at a time, each step
+  // in one transaction.
+  void migrate(Db& db, int64_t version) {
+    if (version < 1)
+      throw StoreError(opt_.path + ": history schema version " +
+                       std::to_string(version) + " cannot be upgraded");
+    if (version == 1) {  // 1 -> 2: the alert history
+      Transaction tx(db);
+      db.exec(kAlertsSchema);
+      db.exec("PRAGMA user_version=2");
+      tx.commit();
+    }
   }
 
   // A corrupt batch must not keep the daemon from starting: it is moved to
@@ -536,11 +768,17 @@ class SqliteHistoryStore final : public HistoryStore {
   // after a backoff (no write attempt, so no CPU, before then).
   void drain_locked() {
     const auto now = std::chrono::steady_clock::now();
-    if ((queue_.empty() && !header_json_) || now < next_retry_) return;
+    if ((queue_.empty() && !header_json_ && pending_alerts_.empty()) ||
+        now < next_retry_)
+      return;
     try {
       if (header_json_) {
         set_meta_.bind_text(1, "header").bind_text(2, *header_json_).run();
         header_json_.reset();
+      }
+      while (!pending_alerts_.empty()) {
+        write_alert_locked(pending_alerts_.front());
+        pending_alerts_.pop_front();
       }
       while (!queue_.empty()) {
         write_locked(queue_.front());
@@ -578,6 +816,72 @@ class SqliteHistoryStore final : public HistoryStore {
         .run();
     del_pending_.run();
     tx.commit();
+  }
+
+  void write_alert_locked(const StoredAlert& a) {
+    upsert_alert_.bind_text(1, a.key).bind(2, a.started_at).bind(3, a.fired_at);
+    if (a.resolved_at > 0)
+      upsert_alert_.bind(4, a.resolved_at);
+    else
+      upsert_alert_.bind_null(4);
+    upsert_alert_.bind_text(5, a.ended)
+        .bind_text(6, a.id)
+        .bind_text(7, a.severity)
+        .bind_text(8, gpus_text(a.gpus))
+        .bind_text(9, a.title)
+        .bind_text(10, a.evidence)
+        .bind_text(11, a.action)
+        .run();
+  }
+
+  // Alerts a previous run left firing ended when it stopped: they end at
+  // its last stored sample, marked "serve stopped" (not "resolved": nobody
+  // saw them clear).
+  void close_orphan_alerts() {
+    try {
+      Stmt up(wdb_,
+              "UPDATE alerts SET resolved_at = max(fired_at, ?1), ended = "
+              "'serve stopped' WHERE resolved_at IS NULL");
+      up.bind(1, std::isfinite(last_t_) ? last_t_ : 0.0).run();
+    } catch (const StoreError&) {
+      // A read-only disk: they stay open until a later start closes them.
+    }
+  }
+
+  // A tier-1 block (an hour) that straddles the retention cutoff loses its
+  // minutes before it, so that what is older than retention is gone even
+  // where the raw blocks that covered it were deleted.
+  void trim_tier1_locked(double cutoff) {
+    Stmt sel(wdb_,
+             "SELECT id, num, rest FROM blocks WHERE tier = 1 AND t0 < ?1 AND "
+             "t1 >= ?1");
+    sel.bind(1, cutoff);
+    struct Row {
+      int64_t id;
+      std::string num, rest;
+    };
+    std::vector<Row> rows;
+    while (sel.step())
+      rows.push_back({sel.col_int(0), std::string(sel.col_blob(1)),
+                      std::string(sel.col_blob(2))});
+    sel.reset();
+    for (const auto& row : rows) {
+      auto samples = try_decode(row.num, row.rest);
+      if (!samples) continue;  // maintain's decode pass quarantines it
+      std::erase_if(*samples, [&](const Sample& x) { return x.t < cutoff; });
+      if (samples->empty()) continue;
+      auto enc = store::encode_block(*samples, kSealZstdLevel);
+      Stmt up(wdb_,
+              "UPDATE blocks SET t0 = ?1, t1 = ?2, n = ?3, num = ?4, rest = ?5 "
+              "WHERE id = ?6");
+      up.bind(1, samples->front().t)
+          .bind(2, samples->back().t)
+          .bind(3, static_cast<int64_t>(samples->size()))
+          .bind_blob(4, enc.numeric)
+          .bind_blob(5, enc.rest)
+          .bind(6, row.id)
+          .run();
+    }
   }
 
   // Adds averaged samples (all in tier-1 window `win`) to that window's
@@ -652,6 +956,48 @@ class SqliteHistoryStore final : public HistoryStore {
     } catch (const std::exception&) {  // CodecError, or bad JSON in rest
       return std::nullopt;
     }
+  }
+
+  int64_t meta_int(const char* key) const {
+    sel_meta_.reset();
+    sel_meta_.bind_text(1, key);
+    int64_t v = 0;
+    if (sel_meta_.step()) {
+      const std::string text(sel_meta_.col_blob(0));
+      v = std::strtoll(text.c_str(), nullptr, 10);
+    }
+    sel_meta_.reset();
+    return v;
+  }
+
+  // Where the tiers overlap (a read transaction must be open on `db`):
+  // raw blocks up to rolled_id are also in tier 1; tier 1 is only needed
+  // before raw_from, the first raw sample kept.
+  struct TierView {
+    int64_t rolled_id = 0;
+    double raw_from = std::numeric_limits<double>::infinity();
+  };
+  static TierView tier_view(const Db& db) {
+    TierView v;
+    Stmt rolled(db, "SELECT value FROM meta WHERE key = 'rolled_id'");
+    if (rolled.step())
+      v.rolled_id =
+          std::strtoll(std::string(rolled.col_blob(0)).c_str(), nullptr, 10);
+    Stmt first(db, "SELECT min(t0) FROM blocks WHERE tier = 0");
+    if (first.step() && !first.col_is_null(0)) v.raw_from = first.col_double(0);
+    return v;
+  }
+
+  // The part [since, hi] of a block a read uses, or false to skip it:
+  // minute-step reads take tier 1 and only the raw blocks not rolled up
+  // yet; every other read takes raw data, and tier 1 only before it.
+  static bool block_range(const TierView& v, bool minute, int64_t id,
+                          int64_t tier, double until, double& hi) {
+    hi = until;
+    if (minute) return tier != 0 || id > v.rolled_id;
+    if (tier == 0) return true;
+    hi = std::min(until, std::nextafter(v.raw_from, -1e308));
+    return true;
   }
 
   TraceHeader read_header() const {
@@ -748,9 +1094,69 @@ class SqliteHistoryStore final : public HistoryStore {
       add_column(std::nullopt, cols.host[m.field]);
       return;
     }
+    if (m.kind != Metric::kGpu) return;
     for (size_t g = 0; g < cols.gpu_indices.size(); ++g)
       if (!gpu || cols.gpu_indices[g] == *gpu)
         add_column(cols.gpu_indices[g], cols.gpu[g][m.field]);
+  }
+
+  // Points of a format-2 block's process columns (process metrics), with
+  // the semantics of the per-sample add_points above.
+  static void add_process_points(SeriesSet& set, const Metric& m,
+                                 std::optional<int> gpu, std::optional<int> pid,
+                                 const store::NumericColumns& cols,
+                                 double since, double until) {
+    const auto& pc = cols.processes;
+    const size_t n = cols.t.size();
+    auto in_range = [&](uint32_t i) {
+      return i < n && cols.t[i] >= since && cols.t[i] <= until;
+    };
+    auto wanted = [&](uint32_t p) {
+      return !pid || static_cast<int64_t>(p) == *pid;
+    };
+    if (m.kind == Metric::kProcessUsed) {
+      for (const auto& g : pc.gpus) {
+        if (gpu && g.index != *gpu) continue;
+        for (const auto& e : g.entries) {
+          if (!wanted(e.pid)) continue;
+          for (size_t k = 0; k < e.at.size() && k < e.used.size(); ++k)
+            if (e.used[k].present && in_range(e.at[k]))
+              set.add(g.index, static_cast<int>(e.pid), cols.t[e.at[k]],
+                      e.used[k].as_double());
+        }
+      }
+      return;
+    }
+    if (m.kind != Metric::kProcessCpu) return;
+    // The GPU each pid is on in each sample: the first (by index) whose
+    // list names it, among the GPUs asked for.
+    std::map<uint32_t, std::vector<int>> on_gpu;
+    for (const auto& proc : pc.procs)
+      if (wanted(proc.statics.pid)) on_gpu[proc.statics.pid];
+    for (const auto& g : pc.gpus) {
+      if (gpu && g.index != *gpu) continue;
+      for (const auto& e : g.entries) {
+        auto it = on_gpu.find(e.pid);
+        if (it == on_gpu.end()) continue;
+        if (it->second.empty()) it->second.assign(n, -1);
+        for (uint32_t i : e.at)
+          if (i < n && it->second[i] < 0) it->second[i] = g.index;
+      }
+    }
+    for (const auto& proc : pc.procs) {
+      const uint32_t p = proc.statics.pid;
+      if (!wanted(p)) continue;
+      const auto& where = on_gpu[p];
+      for (size_t k = 0; k < proc.at.size() && k < proc.cpu_pct.size(); ++k) {
+        const uint32_t i = proc.at[k];
+        if (!proc.cpu_pct[k].present || !in_range(i)) continue;
+        const int g = where.empty() ? -1 : where[i];
+        if (gpu && g < 0) continue;
+        if (g < 0 && !pid) continue;
+        set.add(g >= 0 ? std::optional<int>(g) : std::nullopt,
+                static_cast<int>(p), cols.t[i], proc.cpu_pct[k].as_double());
+      }
+    }
   }
 
   // Averages per step bucket [k*step, (k+1)*step), stamped with the start.
@@ -767,7 +1173,10 @@ class SqliteHistoryStore final : public HistoryStore {
         ++n;
         ++i;
       }
-      out.push_back({b, sum / n});
+      // Rounded like the stored averages (downsample.h): far below any
+      // sensor's resolution, and a shorter answer.
+      const double scale = std::pow(10.0, store::kAverageDecimals);
+      out.push_back({b, std::round(sum / n * scale) / scale});
     }
     return out;
   }
@@ -776,7 +1185,9 @@ class SqliteHistoryStore final : public HistoryStore {
   // Writer side: connection, statements and the open block.
   mutable std::mutex mu_;
   Db wdb_;
-  Stmt ins_pending_, del_pending_, ins_block_, set_meta_;
+  Stmt ins_pending_, del_pending_, ins_block_, set_meta_, upsert_alert_;
+  std::deque<StoredAlert> pending_alerts_;  // not yet written (disk full)
+  int64_t rolled_id_ = 0;     // newest raw block rolled up into tier 1
   std::vector<Sample> open_;  // flushed to `pending` except the last unflushed_
   double open_window_ = 0;
   size_t unflushed_ = 0;
@@ -797,6 +1208,10 @@ class SqliteHistoryStore final : public HistoryStore {
 };
 
 }  // namespace
+
+double HistoryStore::stored_step_s(double age_s) {
+  return age_s < store::kRawKeepS ? 0 : store::kTier1StepS;
+}
 
 std::unique_ptr<HistoryStore> HistoryStore::open(const StoreOptions& options) {
   if (options.path.empty())

@@ -2,7 +2,10 @@
 // parameters, a fuzzed clock and fuzzed process names on the scenario
 // snapshot. Every reply is one line of valid JSON with status 200, 400 or
 // 503, errors are {"error": "..."}, and a history query only reaches the
-// store with a finite, ordered time range and a bounded number of points.
+// store with a finite, ordered time range, a bounded number of points and
+// of metrics (metric=a,b,c; step=auto), none empty; the alert history
+// likewise. The dashboard's files are answered for any Accept-Encoding and
+// If-None-Match: 200 with the identity or gzip bytes, or 304.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cmath>
@@ -14,6 +17,7 @@
 
 #include "fuzz_check.h"
 #include "serve/api.h"
+#include "serve/web_page.h"
 #include "trace/trace_io.h"
 
 namespace {
@@ -42,6 +46,9 @@ class CheckingHistory : public gd::History {
   void maintain(double) override {}
   std::string query_json(const gd::HistoryQuery& q) const override {
     FUZZ_CHECK(!q.metric.empty(), "metric");
+    FUZZ_CHECK(!q.metrics.empty() && q.metrics.size() <= 32, q.metric);
+    FUZZ_CHECK(q.metrics.front() == q.metric, q.metric);
+    for (const auto& m : q.metrics) FUZZ_CHECK(!m.empty(), q.metric);
     FUZZ_CHECK(std::isfinite(q.since) && std::isfinite(q.until), q.metric);
     FUZZ_CHECK(q.since <= q.until, q.metric);
     FUZZ_CHECK(std::isfinite(q.step) && q.step >= 0, q.metric);
@@ -50,6 +57,15 @@ class CheckingHistory : public gd::History {
     FUZZ_CHECK(!q.pid || *q.pid >= 0, q.metric);
     if (q.metric == "bogus") throw gd::HistoryQueryError("unknown metric");
     return "{\"series\": []}";
+  }
+  double stored_step_s(double age_s) const override {
+    FUZZ_CHECK(std::isfinite(age_s) && age_s >= 0, "age");
+    return age_s > 86400 ? 60 : 0;
+  }
+  std::string alerts_json(double since, double until) const override {
+    FUZZ_CHECK(std::isfinite(since) && std::isfinite(until), "alerts range");
+    FUZZ_CHECK(since <= until, "alerts range");
+    return "{\"alerts\": []}";
   }
 };
 
@@ -71,7 +87,21 @@ gd::QueryParams params(FuzzedDataProvider& in) {
   const int n = in.ConsumeIntegralInRange(0, 6);
   for (int i = 0; i < n; ++i) {
     const char* name = kNames[in.ConsumeIntegralInRange<size_t>(0, 6)];
-    p.emplace(name, in.ConsumeRandomLengthString(32));
+    if (in.ConsumeBool() && std::string(name) == "step") {
+      p.emplace(name, "auto");
+    } else if (in.ConsumeBool() && std::string(name) == "metric") {
+      // A list of metrics, some maybe empty or repeated.
+      std::string list;
+      const int k = in.ConsumeIntegralInRange(1, 40);
+      for (int j = 0; j < k; ++j) {
+        if (j) list += ',';
+        list +=
+            in.ConsumeBool() ? "gpu.util_pct" : in.ConsumeRandomLengthString(8);
+      }
+      p.emplace(name, list);
+    } else {
+      p.emplace(name, in.ConsumeRandomLengthString(32));
+    }
   }
   return p;
 }
@@ -101,8 +131,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckingHistory history;
   check_reply(gd::api_history(&history, p, now));
   check_reply(gd::api_history(nullptr, p, now));
+  check_reply(gd::api_alerts(&history, p, now));
+  check_reply(gd::api_alerts(nullptr, p, now));
+  {
+    // The dashboard's files under any request headers.
+    const std::string enc = in.ConsumeRandomLengthString(48);
+    const std::string inm = in.ConsumeRandomLengthString(48);
+    for (const auto& a : gd::web_assets()) {
+      const gd::ApiReply r = gd::web_asset_reply(a, enc, inm);
+      FUZZ_CHECK(r.status == 200 || r.status == 304, enc + " | " + inm);
+      if (r.status == 200)
+        FUZZ_CHECK(r.static_body == a.body || r.static_body == a.gzip, enc);
+      else
+        FUZZ_CHECK(r.static_body.empty() && r.body.empty(), inm);
+    }
+  }
   check_reply(gd::api_healthz(s, now));
   if (in.ConsumeBool()) check_reply(gd::api_status(s, now));  // the costly one
+  if (std::isfinite(now)) {
+    const double span = std::fabs(in.ConsumeFloatingPoint<double>());
+    if (std::isfinite(span) && span < 1e12) {
+      const double step = gd::auto_step(now - span, now, now, 0);
+      FUZZ_CHECK(std::isfinite(step) && step >= 0, "auto step");
+      FUZZ_CHECK(step == 0 || span / step <= 11000, "auto step points");
+    }
+  }
   const std::string text = in.ConsumeRemainingBytesAsString();
   try {
     const double since = gd::parse_since(text, now);

@@ -140,6 +140,31 @@ TEST(ProcessTree, WorkersAreAllDescendantsAndTheirCpuIsCounted) {
   EXPECT_TRUE(j.visible);
 }
 
+// The diagnosis asks for the jobs at several saturation marks; recounting a
+// copy must give what a fresh walk at that mark gives.
+TEST(ProcessTree, RecountingAtAnotherMarkMatchesAFreshWalk) {
+  Sample s = on_gpus({501}, {proc(501, 400, "python", "", 100, "R"),
+                             proc(601, 501, "pt_data_worker", "", 99, "R"),
+                             proc(602, 501, "pt_data_worker", "", 40, "S"),
+                             proc(603, 602, "ffmpeg", "", 90, "S")});
+  ProcessTree tree(s);
+  for (double mark : {30.0, 85.0, 95.0, 100.0}) {
+    SCOPED_TRACE(mark);
+    auto recounted = tree.gpu_jobs(85);
+    tree.count_saturated(recounted, mark);
+    auto fresh = tree.gpu_jobs(mark);
+    ASSERT_EQ(recounted.size(), 1u);
+    EXPECT_EQ(recounted[0].workers_saturated, fresh[0].workers_saturated);
+    EXPECT_EQ(recounted[0].workers_cpu_bound, fresh[0].workers_cpu_bound);
+    EXPECT_EQ(recounted[0].workers_known, fresh[0].workers_known);
+  }
+  auto jobs = tree.gpu_jobs(95);
+  EXPECT_EQ(jobs[0].workers_saturated, 1);  // 99%
+  EXPECT_EQ(jobs[0].workers_cpu_bound, 1);  // and 601 is the runnable one
+  tree.count_saturated(jobs, 30);
+  EXPECT_EQ(jobs[0].workers_saturated, 3);
+}
+
 TEST(ProcessTree, AWorkerWithItsOwnContextBelongsToItsParentsJob) {
   Sample s = on_gpus(
       {501, 601}, {proc(501, 400, "python"), proc(601, 501, "pt_data_worker")});

@@ -65,9 +65,51 @@ TEST(StoreErrors, SchemaVersionIsRecordedAndNewerOnesRefused) {
   StoreDir dir;
   std::string path = dir.path("h.db");
   { open_store(path); }
-  EXPECT_EQ(sql_int(path, "PRAGMA user_version"), 1);
+  EXPECT_EQ(sql_int(path, "PRAGMA user_version"), 2);
   sql(path, "PRAGMA user_version=99");
   expect_store_error([&] { open_store(path); }, path, "newer");
+}
+
+// A version-1 file (before the alert history) is upgraded in place when
+// serve opens it, keeping its samples; read-only it is read as it is.
+TEST(StoreErrors, VersionOneFilesAreMigrated) {
+  StoreDir dir;
+  std::string path = dir.path("h.db");
+  {
+    auto s = open_store(path);
+    for (int i = 0; i < 30; ++i)
+      s->append(testing::make_sample(testing::kT0 + i, i));
+    s->flush();
+  }
+  sql(path, "DROP TABLE alerts; PRAGMA user_version=1");
+  {
+    StoreOptions ro;
+    ro.path = path;
+    ro.read_only = true;
+    auto s = HistoryStore::open(ro);
+    EXPECT_TRUE(s->alerts(0, 1e12).empty());
+    EXPECT_EQ(s->query("gpu.util_pct", 0, std::nullopt, 0, 1e12, 0)
+                  .at(0)
+                  .points.size(),
+              30u);
+  }
+  EXPECT_EQ(sql_int(path, "PRAGMA user_version"), 1);
+  {
+    auto s = open_store(path);
+    EXPECT_EQ(s->query("gpu.util_pct", 0, std::nullopt, 0, 1e12, 0)
+                  .at(0)
+                  .points.size(),
+              30u);
+    StoredAlert a;
+    a.key = "k";
+    a.id = "memory-leak";
+    a.severity = "warning";
+    a.started_at = testing::kT0;
+    a.fired_at = testing::kT0 + 1;
+    s->record_alert(a);
+    EXPECT_EQ(s->alerts(0, 1e12).size(), 1u);
+  }
+  EXPECT_EQ(sql_int(path, "PRAGMA user_version"), 2);
 }
 
 TEST(StoreErrors, ReadOnlyOpenOfMissingFile) {

@@ -1,0 +1,202 @@
+#include "serve/event_stream.h"
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "model/process_tree.h"
+#include "serve/api.h"
+#include "trace/trace_io.h"
+
+namespace gd {
+
+void EventStream::set_hooks(std::function<void()> suspend,
+                            std::function<void()> resume) {
+  std::lock_guard lock(mu_);
+  suspend_ = std::move(suspend);
+  resume_ = std::move(resume);
+}
+
+EventStream::Read EventStream::read(char* buf, size_t max, size_t& n) {
+  std::lock_guard lock(mu_);
+  n = 0;
+  if (dropped_ || (ended_ && queue_.empty())) return Read::kEnd;
+  while (n < max && !queue_.empty()) {
+    const std::string& front = *queue_.front();
+    const size_t take = std::min(max - n, front.size() - offset_);
+    std::memcpy(buf + n, front.data() + offset_, take);
+    n += take;
+    offset_ += take;
+    bytes_ -= take;
+    if (offset_ == front.size()) {
+      queue_.pop_front();
+      offset_ = 0;
+    }
+  }
+  if (n > 0) return Read::kData;
+  // Nothing to send: park the connection until push() resumes it. Under
+  // the lock, so a push cannot resume before the suspend.
+  if (suspend_) {
+    suspend_();
+    suspended_ = true;
+  }
+  return Read::kWait;
+}
+
+void EventStream::detach() {
+  std::lock_guard lock(mu_);
+  detached_ = true;
+  queue_.clear();
+  bytes_ = 0;
+  suspend_ = nullptr;
+  resume_ = nullptr;
+}
+
+size_t EventStream::queued_bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+bool EventStream::dropped() const {
+  std::lock_guard lock(mu_);
+  return dropped_;
+}
+
+bool EventStream::push(const std::shared_ptr<const std::string>& event,
+                       size_t cap) {
+  std::lock_guard lock(mu_);
+  if (detached_ || dropped_ || ended_) return !dropped_;
+  if (bytes_ + event->size() > cap) {
+    // Too slow: free what it holds now; the connection ends on its next
+    // read (or times out if it never reads again).
+    dropped_ = true;
+    queue_.clear();
+    bytes_ = 0;
+  } else {
+    queue_.push_back(event);
+    bytes_ += event->size();
+  }
+  if (suspended_ && resume_) {
+    suspended_ = false;
+    resume_();
+  }
+  return !dropped_;
+}
+
+void EventStream::end() {
+  std::lock_guard lock(mu_);
+  ended_ = true;
+  if (suspended_ && resume_) {
+    suspended_ = false;
+    resume_();
+  }
+}
+
+EventHub::EventHub(size_t max_streams, size_t max_queued_bytes)
+    : max_streams_(max_streams), max_queued_bytes_(max_queued_bytes) {}
+
+void EventHub::prune_locked() {
+  std::erase_if(streams_, [](const std::shared_ptr<EventStream>& s) {
+    std::lock_guard lock(s->mu_);
+    return s->detached_;
+  });
+}
+
+std::shared_ptr<EventStream> EventHub::open() {
+  std::lock_guard lock(mu_);
+  prune_locked();
+  if (closed_ || streams_.size() >= max_streams_) return nullptr;
+  auto s = std::make_shared<EventStream>();
+  // The browser reconnects after 2 s if the connection drops.
+  s->push(std::make_shared<const std::string>("retry: 2000\n\n"),
+          max_queued_bytes_);
+  if (last_sample_) s->push(last_sample_, max_queued_bytes_);
+  if (last_findings_) s->push(last_findings_, max_queued_bytes_);
+  streams_.push_back(s);
+  return s;
+}
+
+void EventHub::publish(const Snapshot& snap) {
+  std::shared_ptr<const std::string> sample, findings;
+  if (snap.sample)
+    sample = std::make_shared<const std::string>(sample_event(*snap.sample));
+  std::lock_guard lock(mu_);
+  if (snap.evaluated_at && snap.evaluated_at != last_evaluated_at_) {
+    last_evaluated_at_ = snap.evaluated_at;
+    findings = std::make_shared<const std::string>(findings_event(snap));
+    last_findings_ = findings;
+  }
+  if (sample) last_sample_ = sample;
+  prune_locked();
+  for (const auto& s : streams_) {
+    bool ok = true;
+    if (sample) ok = s->push(sample, max_queued_bytes_);
+    if (ok && findings) ok = s->push(findings, max_queued_bytes_);
+    if (!ok && !s->counted_) {
+      s->counted_ = true;
+      ++dropped_total_;
+    }
+  }
+}
+
+void EventHub::close_all() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  for (const auto& s : streams_) s->end();
+  streams_.clear();
+}
+
+size_t EventHub::open_streams() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& s : streams_) {
+    std::lock_guard slock(s->mu_);
+    n += !s->detached_;
+  }
+  return n;
+}
+
+uint64_t EventHub::dropped_total() const {
+  std::lock_guard lock(mu_);
+  return dropped_total_;
+}
+
+// event: sample -- the sample in trace format without the host process
+// list (the page asks /api/v1/processes for that), plus per GPU the memory
+// that no live process owns (used minus what live listed processes hold:
+// the driver's reservation, and memory of exited or invisible processes).
+std::string EventHub::sample_event(const Sample& s) {
+  Sample lean;
+  lean.t = s.t;
+  lean.gpus = s.gpus;
+  lean.host = s.host;
+  lean.events = s.events;
+  std::string out = "event: sample\ndata: {\"sample\":";
+  append_sample_json(out, lean);
+  ProcessTree tree(s);
+  nlohmann::json memory = nlohmann::json::array();
+  for (const auto& g : s.gpus) {
+    if (!g.mem_used_bytes || !g.processes) continue;
+    uint64_t live = 0;
+    for (const auto& p : *g.processes) {
+      const ProcessSample* proc = tree.find(p.pid);
+      if (p.used_bytes && proc && !is_dead_state(proc->state))
+        live += *p.used_bytes;
+    }
+    const uint64_t used = *g.mem_used_bytes;
+    memory.push_back({{"gpu", g.index},
+                      {"live_process_bytes", live},
+                      {"unowned_bytes", used > live ? used - live : 0}});
+  }
+  out += ",\"memory\":";
+  out += memory.dump();
+  out += "}\n\n";
+  return out;
+}
+
+// event: findings -- the /api/v1/findings object, when re-evaluated.
+std::string EventHub::findings_event(const Snapshot& s) {
+  return "event: findings\ndata: " + api_findings(s).body + "\n\n";
+}
+
+}  // namespace gd

@@ -1,0 +1,364 @@
+#include "store/process_columns.h"
+
+#include <bit>
+#include <map>
+#include <tuple>
+
+#include "store/column_codec.h"
+
+namespace gd::store {
+namespace {
+
+// Per-sample list markers.
+constexpr uint8_t kNotListed = 0;  // GPU lists only: processes unknown
+constexpr uint8_t kSameList = 1;   // as the previous sample
+constexpr uint8_t kNewList = 2;    // count, then entry numbers
+
+// Statics flags of a process entry.
+constexpr uint8_t kHasCgroup = 1;
+constexpr uint8_t kHasStartTime = 2;
+constexpr uint8_t kHasNsPid = 4;
+
+template <typename T>
+Cell cell_of(const std::optional<T>& v) {
+  Cell c;
+  if (!v) return c;
+  c.present = true;
+  if constexpr (std::is_same_v<T, double>) {
+    c.is_double = true;
+    c.d = *v;
+  } else {
+    c.i = static_cast<int64_t>(*v);
+  }
+  return c;
+}
+
+template <typename T>
+std::optional<T> value_of(const Cell& c) {
+  if (!c.present) return std::nullopt;
+  if constexpr (std::is_same_v<T, double>) {
+    return c.as_double();
+  } else {
+    return static_cast<T>(c.is_double ? static_cast<int64_t>(c.d) : c.i);
+  }
+}
+
+// What makes a process entry: everything kept per process that is not a
+// per-sample number. A process whose strings change (exec, a library
+// loaded) continues as a new entry.
+using Identity =
+    std::tuple<uint32_t, std::string, std::string, std::string,
+               std::optional<std::string>, std::vector<std::string>,
+               std::optional<uint64_t>, std::optional<uint32_t>>;
+
+Identity identity_of(const ProcessSample& p) {
+  std::optional<uint64_t> start;
+  if (p.start_time) start = std::bit_cast<uint64_t>(*p.start_time);
+  return {p.pid, p.user, p.name, p.cmdline, p.cgroup, p.libs, start, p.ns_pid};
+}
+
+void write_list(ByteWriter& w, const std::vector<uint32_t>* list,
+                const std::vector<uint32_t>* prev, bool have_prev) {
+  if (!list) {
+    w.byte(kNotListed);
+    return;
+  }
+  if (have_prev && prev && *prev == *list) {
+    w.byte(kSameList);
+    return;
+  }
+  w.byte(kNewList);
+  w.varint(list->size());
+  for (uint32_t e : *list) w.varint(e);
+}
+
+// Reads one sample's list; nullopt for kNotListed (only where allowed).
+std::optional<std::vector<uint32_t>> read_list(
+    ByteReader& r, const std::optional<std::vector<uint32_t>>& prev,
+    size_t entries, bool may_be_unlisted) {
+  const uint8_t mark = r.byte();
+  if (mark == kNotListed && may_be_unlisted) return std::nullopt;
+  if (mark == kSameList) {
+    if (!prev) throw CodecError("process list repeats a missing list");
+    return prev;
+  }
+  if (mark != kNewList) throw CodecError("bad process list marker");
+  std::vector<uint32_t> list(r.count());
+  for (auto& e : list) {
+    const uint64_t v = r.varint();
+    if (v >= entries) throw CodecError("process list names no entry");
+    e = static_cast<uint32_t>(v);
+  }
+  return list;
+}
+
+// Entry e's sample positions, from the lists.
+template <typename Lists, typename Get>
+std::vector<std::vector<uint32_t>> positions(const Lists& lists, size_t entries,
+                                             Get get) {
+  std::vector<std::vector<uint32_t>> at(entries);
+  for (size_t i = 0; i < lists.size(); ++i)
+    if (const std::vector<uint32_t>* l = get(lists[i]))
+      for (uint32_t e : *l)
+        if (at[e].empty() || at[e].back() != i)
+          at[e].push_back(static_cast<uint32_t>(i));
+  return at;
+}
+
+const std::vector<uint32_t>* plain(const std::vector<uint32_t>& l) {
+  return &l;
+}
+const std::vector<uint32_t>* maybe(
+    const std::optional<std::vector<uint32_t>>& l) {
+  return l ? &*l : nullptr;
+}
+
+}  // namespace
+
+void write_processes(ByteWriter& w, std::span<const Sample> samples,
+                     const std::vector<int>& gpu_indices) {
+  const size_t n = samples.size();
+  // Host processes: the table in order of first appearance.
+  std::map<Identity, uint32_t> index;
+  std::vector<const ProcessSample*> first;
+  std::vector<std::vector<uint32_t>> lists(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& p : samples[i].processes) {
+      auto [it, added] = index.try_emplace(identity_of(p),
+                                           static_cast<uint32_t>(first.size()));
+      if (added) first.push_back(&p);
+      lists[i].push_back(it->second);
+    }
+  w.varint(first.size());
+  for (const ProcessSample* p : first) {
+    w.varint(p->pid);
+    w.str(p->user);
+    w.str(p->name);
+    w.str(p->cmdline);
+    w.byte(static_cast<uint8_t>((p->cgroup ? kHasCgroup : 0) |
+                                (p->start_time ? kHasStartTime : 0) |
+                                (p->ns_pid ? kHasNsPid : 0)));
+    if (p->cgroup) w.str(*p->cgroup);
+    if (p->start_time) w.varint(std::bit_cast<uint64_t>(*p->start_time));
+    if (p->ns_pid) w.varint(*p->ns_pid);
+    w.varint(p->libs.size());
+    for (const auto& lib : p->libs) w.str(lib);
+  }
+  for (size_t i = 0; i < n; ++i)
+    write_list(w, &lists[i], i > 0 ? &lists[i - 1] : nullptr, i > 0);
+  // Each entry's numbers over the samples that list it.
+  auto at = positions(lists, first.size(), plain);
+  for (size_t e = 0; e < first.size(); ++e) {
+    // The process of entry e in sample i (its first listing there).
+    auto proc_in = [&](uint32_t i) -> const ProcessSample& {
+      const auto& procs = samples[i].processes;
+      for (size_t k = 0; k < lists[i].size(); ++k)
+        if (lists[i][k] == e) return procs[k];
+      throw CodecError("process table out of step");  // cannot happen
+    };
+    std::vector<std::string> states;
+    std::vector<Cell> ppid, state, cpu, threads, rss, shm;
+    for (uint32_t i : at[e]) {
+      const ProcessSample& p = proc_in(i);
+      ppid.push_back(cell_of(p.ppid));
+      size_t s = 0;
+      while (s < states.size() && states[s] != p.state) ++s;
+      if (s == states.size()) states.push_back(p.state);
+      state.push_back(cell_of(std::optional<uint64_t>(s)));
+      cpu.push_back(cell_of(p.cpu_pct));
+      threads.push_back(cell_of(p.threads));
+      rss.push_back(cell_of(p.rss_bytes));
+      shm.push_back(cell_of(p.dev_shm_bytes));
+    }
+    w.varint(states.size());
+    for (const auto& s : states) w.str(s);
+    write_column(w, ppid, false);
+    write_column(w, state, false);
+    write_column(w, cpu, true);
+    write_column(w, threads, false);
+    write_column(w, rss, false);
+    write_column(w, shm, false);
+  }
+
+  // NVML's process list of each GPU.
+  for (int g : gpu_indices) {
+    std::map<std::pair<uint32_t, std::string>, uint32_t> gindex;
+    std::vector<const GpuProcess*> gfirst;
+    std::vector<std::optional<std::vector<uint32_t>>> glists(n);
+    for (size_t i = 0; i < n; ++i) {
+      const GpuSample* gs = nullptr;
+      for (const auto& x : samples[i].gpus)
+        if (x.index == g) gs = &x;
+      if (!gs || !gs->processes) continue;
+      glists[i].emplace();
+      for (const auto& p : *gs->processes) {
+        auto [it, added] = gindex.try_emplace(
+            {p.pid, p.type}, static_cast<uint32_t>(gfirst.size()));
+        if (added) gfirst.push_back(&p);
+        glists[i]->push_back(it->second);
+      }
+    }
+    w.varint(gfirst.size());
+    for (const GpuProcess* p : gfirst) {
+      w.varint(p->pid);
+      w.str(p->type);
+    }
+    for (size_t i = 0; i < n; ++i)
+      write_list(w, maybe(glists[i]), i > 0 ? maybe(glists[i - 1]) : nullptr,
+                 i > 0 && glists[i - 1].has_value());
+    auto gat = positions(glists, gfirst.size(), maybe);
+    for (size_t e = 0; e < gfirst.size(); ++e) {
+      std::vector<Cell> used;
+      for (uint32_t i : gat[e]) {
+        const GpuSample* gs = nullptr;
+        for (const auto& x : samples[i].gpus)
+          if (x.index == g) gs = &x;
+        const auto& list = *glists[i];
+        for (size_t k = 0; k < list.size(); ++k)
+          if (list[k] == e) {
+            used.push_back(cell_of((*gs->processes)[k].used_bytes));
+            break;
+          }
+      }
+      write_column(w, used, false);
+    }
+  }
+}
+
+ProcessColumns read_processes(ByteReader& r, size_t n,
+                              const std::vector<int>& gpu_indices, bool keep) {
+  ProcessColumns pc;
+  const size_t entries = r.count();
+  pc.procs.resize(entries);
+  for (auto& e : pc.procs) {
+    ProcessSample& p = e.statics;
+    const uint64_t pid = r.varint();
+    if (pid > UINT32_MAX) throw CodecError("bad pid");
+    p.pid = static_cast<uint32_t>(pid);
+    p.user = r.str();
+    p.name = r.str();
+    p.cmdline = r.str();
+    const uint8_t flags = r.byte();
+    if (flags & ~(kHasCgroup | kHasStartTime | kHasNsPid))
+      throw CodecError("bad process flags");
+    if (flags & kHasCgroup) p.cgroup = std::string(r.str());
+    if (flags & kHasStartTime) p.start_time = std::bit_cast<double>(r.varint());
+    if (flags & kHasNsPid) p.ns_pid = static_cast<uint32_t>(r.varint());
+    p.libs.resize(r.count());
+    for (auto& lib : p.libs) lib = r.str();
+  }
+  pc.lists.resize(n);
+  std::optional<std::vector<uint32_t>> prev;
+  for (size_t i = 0; i < n; ++i) {
+    prev = read_list(r, prev, entries, false);
+    pc.lists[i] = *prev;
+  }
+  auto at = positions(pc.lists, entries, plain);
+  for (size_t e = 0; e < entries; ++e) {
+    auto& proc = pc.procs[e];
+    proc.at = std::move(at[e]);
+    const size_t m = proc.at.size();
+    proc.states.resize(r.count());
+    for (auto& s : proc.states) s = r.str();
+    proc.ppid = read_column(r, m, keep);
+    proc.state = read_column(r, m, keep);
+    proc.cpu_pct = read_column(r, m, keep);
+    proc.threads = read_column(r, m, keep);
+    proc.rss = read_column(r, m, keep);
+    proc.dev_shm = read_column(r, m, keep);
+    if (keep)
+      for (const Cell& c : proc.state)
+        if (c.present && (c.is_double || c.i < 0 ||
+                          static_cast<size_t>(c.i) >= proc.states.size()))
+          throw CodecError("bad process state");
+  }
+  for (int g : gpu_indices) {
+    ProcessColumns::Gpu gpu;
+    gpu.index = g;
+    gpu.entries.resize(r.count());
+    for (auto& e : gpu.entries) {
+      const uint64_t pid = r.varint();
+      if (pid > UINT32_MAX) throw CodecError("bad pid");
+      e.pid = static_cast<uint32_t>(pid);
+      e.type = r.str();
+    }
+    gpu.lists.resize(n);
+    std::optional<std::vector<uint32_t>> gprev;
+    for (size_t i = 0; i < n; ++i) {
+      gpu.lists[i] = read_list(r, gprev, gpu.entries.size(), true);
+      gprev = gpu.lists[i];
+    }
+    auto gat = positions(gpu.lists, gpu.entries.size(), maybe);
+    for (size_t e = 0; e < gpu.entries.size(); ++e) {
+      gpu.entries[e].at = std::move(gat[e]);
+      gpu.entries[e].used = read_column(r, gpu.entries[e].at.size(), keep);
+    }
+    pc.gpus.push_back(std::move(gpu));
+  }
+  if (!keep) return {};
+  return pc;
+}
+
+void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
+  const size_t n = samples.size();
+  if (pc.lists.size() != n) throw CodecError("process lists out of step");
+  // Cursor into each entry's columns: the k-th listing of entry e.
+  std::vector<size_t> next(pc.procs.size(), 0);
+  for (size_t i = 0; i < n; ++i) {
+    auto& out = samples[i].processes;
+    out.clear();
+    out.reserve(pc.lists[i].size());
+    for (uint32_t e : pc.lists[i]) {
+      const auto& proc = pc.procs[e];
+      ProcessSample p = proc.statics;
+      size_t k = next[e];
+      // A process listed twice in one sample (corrupt input) repeats the
+      // same cells.
+      if (k >= proc.at.size() || proc.at[k] != i)
+        k = k > 0 ? k - 1 : 0;
+      else
+        ++next[e];
+      if (k < proc.at.size()) {
+        p.ppid = value_of<uint32_t>(proc.ppid[k]);
+        if (auto s = value_of<uint64_t>(proc.state[k]))
+          p.state = proc.states.at(*s);
+        p.cpu_pct = value_of<double>(proc.cpu_pct[k]);
+        p.threads = value_of<int>(proc.threads[k]);
+        p.rss_bytes = value_of<uint64_t>(proc.rss[k]);
+        p.dev_shm_bytes = value_of<uint64_t>(proc.dev_shm[k]);
+      }
+      out.push_back(std::move(p));
+    }
+  }
+  for (const auto& gpu : pc.gpus) {
+    std::vector<size_t> gnext(gpu.entries.size(), 0);
+    for (size_t i = 0; i < n; ++i) {
+      GpuSample* gs = nullptr;
+      for (auto& x : samples[i].gpus)
+        if (x.index == gpu.index) gs = &x;
+      const auto& list = gpu.lists[i];
+      if (!gs) continue;
+      if (!list) {
+        gs->processes.reset();
+        continue;
+      }
+      gs->processes.emplace();
+      for (uint32_t e : *list) {
+        const auto& entry = gpu.entries[e];
+        GpuProcess p;
+        p.pid = entry.pid;
+        p.type = entry.type;
+        size_t k = gnext[e];
+        if (k >= entry.at.size() || entry.at[k] != i)
+          k = k > 0 ? k - 1 : 0;
+        else
+          ++gnext[e];
+        if (k < entry.used.size())
+          p.used_bytes = value_of<uint64_t>(entry.used[k]);
+        gs->processes->push_back(std::move(p));
+      }
+    }
+  }
+}
+
+}  // namespace gd::store

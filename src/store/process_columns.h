@@ -1,0 +1,67 @@
+// The processes of a block, stored columnar like the GPU series (block
+// format 2, inside the numeric blob; block_codec.h):
+//
+// - a table of the block's processes: one entry per process identity (pid
+//   and the strings that make it that process: user, name, command line,
+//   cgroup, CUDA libraries, start time, namespace pid), its strings written
+//   once per block instead of once per sample;
+// - per sample, which entries it lists and in what order: usually "the same
+//   as the sample before" (one byte);
+// - per entry, a column per number over the samples that list it (parent,
+//   state, CPU %, threads, RSS, /dev/shm), coded like the GPU columns (so a
+//   steady RSS costs nothing and a noisy CPU % about a byte);
+// - per GPU, the same for its NVML process list (pid, type; used memory).
+//
+// So one process's GPU memory and CPU over an hour read six blocks' columns
+// instead of parsing 3,600 JSON lines, and a day of 64 processes costs a few
+// bytes per process per sample.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/sample.h"
+#include "store/byte_io.h"
+#include "store/numeric_fields.h"
+
+namespace gd::store {
+
+struct ProcessColumns {
+  struct Proc {
+    ProcessSample statics;     // pid and strings; numbers are in the columns
+    std::vector<uint32_t> at;  // sample positions listing it, ascending
+    // One cell per position of `at`.
+    std::vector<Cell> ppid, state, cpu_pct, threads, rss, dev_shm;
+    std::vector<std::string> states;  // state = index into this
+  };
+  struct GpuProc {
+    uint32_t pid = 0;
+    std::string type;
+    std::vector<uint32_t> at;
+    std::vector<Cell> used;
+  };
+  struct Gpu {
+    int index = 0;
+    std::vector<GpuProc> entries;
+    // Per sample: the entries listed, in order; nullopt = not listed.
+    std::vector<std::optional<std::vector<uint32_t>>> lists;
+  };
+  std::vector<Proc> procs;
+  std::vector<std::vector<uint32_t>> lists;  // per sample, entries in order
+  std::vector<Gpu> gpus;
+};
+
+// Writes the process section of `samples` (GPUs in `gpu_indices` order).
+void write_processes(ByteWriter& w, std::span<const Sample> samples,
+                     const std::vector<int>& gpu_indices);
+// Reads it; with keep == false only moves past it (returns empty). Throws
+// CodecError on a malformed section.
+ProcessColumns read_processes(ByteReader& r, size_t n,
+                              const std::vector<int>& gpu_indices, bool keep);
+// Puts the processes back into decoded samples (one per sample, in order).
+void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples);
+
+}  // namespace gd::store

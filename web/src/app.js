@@ -1,0 +1,789 @@
+// gpudoctor serve dashboard: one node at a glance, with history, findings
+// and charts. Vanilla JS over the documented JSON API of serve (README,
+// "serve") and its live stream (/api/v1/events, Server-Sent Events).
+//
+// Everything that comes from the node (process names, command lines, users,
+// finding texts) is put into the page as text nodes (textContent), never as
+// HTML: a process named <img src=x onerror=alert(1)> shows as that text.
+"use strict";
+
+(function () {
+  // ---- small helpers -------------------------------------------------------
+
+  // h("div", {class: "x", title: t}, child...): an element; string children
+  // become text nodes.
+  function h(tag, attrs) {
+    const el = document.createElement(tag);
+    if (attrs) {
+      for (const k of Object.keys(attrs)) {
+        const v = attrs[k];
+        if (v === undefined || v === null || v === false) continue;
+        if (k === "class") el.className = v;
+        else if (k === "text") el.textContent = v;
+        else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+        else if (k === "style") Object.assign(el.style, v);
+        else el.setAttribute(k, v);
+      }
+    }
+    for (let i = 2; i < arguments.length; i++) append(el, arguments[i]);
+    return el;
+  }
+  function append(el, c) {
+    if (c === undefined || c === null || c === false) return;
+    if (Array.isArray(c)) { for (const x of c) append(el, x); return; }
+    el.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+  }
+  function $(id) { return document.getElementById(id); }
+  function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); }
+  function known(v) { return v !== undefined && v !== null; }
+
+  const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  function bytes(v) {
+    if (!known(v)) return "n/a";
+    let i = 0;
+    while (Math.abs(v) >= 1024 && i < UNITS.length - 1) { v /= 1024; i++; }
+    return (i === 0 ? v.toFixed(0) : v.toFixed(1)) + " " + UNITS[i];
+  }
+  function rate(v) { return known(v) ? bytes(v) + "/s" : "n/a"; }
+  function pct(v) { return known(v) ? v.toFixed(v < 10 && v !== 0 ? 1 : 0) + "%" : "n/a"; }
+  function num(v, digits) { return known(v) ? v.toFixed(digits || 0) : "n/a"; }
+  function elapsed(s) {
+    if (!known(s) || s < 0) return "n/a";
+    if (s < 60) return Math.floor(s) + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m" + String(Math.floor(s % 60)).padStart(2, "0") + "s";
+    if (s < 86400) return Math.floor(s / 3600) + "h" + String(Math.floor((s % 3600) / 60)).padStart(2, "0") + "m";
+    return Math.floor(s / 86400) + "d" + Math.floor((s % 86400) / 3600) + "h";
+  }
+  function clock(t) {
+    const d = new Date(t * 1000);
+    return d.toLocaleString(undefined, { month: "short", day: "numeric",
+      hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  }
+  function css(name) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  }
+  // Okabe-Ito and friends: distinguishable, readable on both themes.
+  const PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9",
+    "#d55e00", "#8c6bb1", "#999933", "#b2182b", "#2b8cbe", "#66a61e", "#e7298a"];
+  function gpuColor(i) { return PALETTE[i % PALETTE.length]; }
+
+  async function getJSON(url) {
+    const r = await fetch(url, { headers: { Accept: "application/json" } });
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error((body && body.error) || (r.status + " " + r.statusText));
+    return body;
+  }
+
+  // ---- state ---------------------------------------------------------------
+
+  const RANGES = [["15m", 900], ["1h", 3600], ["6h", 21600], ["24h", 86400], ["7d", 604800]];
+  const state = {
+    header: null, sample: null, memory: {}, collect: null,
+    range: 3600,        // seconds shown while live
+    live: true,         // right edge follows now; false after a zoom
+    since: 0, until: 0, // the shown range (Unix seconds)
+    historyOk: true,
+    sort: { key: "mem", asc: false },
+    folded: {},         // pid -> workers shown
+    procs: [], spark: {},
+  };
+  const charts = [];
+
+  // ---- theme ---------------------------------------------------------------
+
+  function applyTheme(t) {
+    if (t) document.documentElement.setAttribute("data-theme", t);
+    else document.documentElement.removeAttribute("data-theme");
+  }
+  function currentTheme() {
+    const t = document.documentElement.getAttribute("data-theme");
+    if (t) return t;
+    return matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  }
+  try { applyTheme(localStorage.getItem("gd-theme")); } catch (e) { /* private mode */ }
+  $("theme").addEventListener("click", () => {
+    const next = currentTheme() === "dark" ? "light" : "dark";
+    applyTheme(next);
+    try { localStorage.setItem("gd-theme", next); } catch (e) { /* ignore */ }
+    rebuildCharts();
+  });
+
+  // ---- overview ------------------------------------------------------------
+
+  function meter(parts) {
+    return h("div", { class: "meter" }, parts.map(p =>
+      h("span", { class: p.cls || "", style: { width: Math.max(0, Math.min(100, p.pct)) + "%" } })));
+  }
+  function row(label, value, extra) {
+    return h("div", { class: "row" }, h("span", { class: "label" }, label),
+      h("div", { class: "value" }, value, extra));
+  }
+  function gpuInfo(index) {
+    return ((state.header && state.header.gpus) || []).find(g => g.index === index) || {};
+  }
+  function health(index) {
+    return ((state.collect && state.collect.gpus) || []).find(g => g.index === index);
+  }
+
+  function gpuCard(g) {
+    const info = gpuInfo(g.index);
+    const card = h("div", { class: "card gpu", "data-gpu": g.index });
+    const status = g.lost ? "lost" : g.stale ? "stale" : "ok";
+    card.appendChild(h("h3", null,
+      h("span", { class: "swatch", style: { background: gpuColor(g.index) } }),
+      "GPU " + g.index, h("span", { class: "name", title: info.name || "" }, info.name || ""),
+      status !== "ok" ? h("span", { class: "badge " + status }, status) : null));
+    if (g.lost || g.stale) {
+      card.appendChild(h("p", { class: "muted" }, g.lost
+        ? "the GPU has fallen off the bus or stopped answering NVML"
+        : "the last read missed its deadline (hung driver call); values are stale"));
+      return card;
+    }
+    card.appendChild(row("util", pct(g.util_pct), meter([{ pct: g.util_pct || 0 }])));
+
+    const total = info.memory_total_bytes;
+    const used = g.mem_used_bytes;
+    const mem = state.memory[g.index];
+    const unowned = mem ? mem.unowned_bytes : null;
+    const memText = [bytes(used) + (known(total) ? " / " + bytes(total) : "")];
+    if (known(unowned) && unowned > 0)
+      memText.push(h("span", { class: "muted" }, " · " + bytes(unowned) + " not owned by a live process"));
+    card.appendChild(row("memory", memText, known(total) && known(used) ? meter([
+      { pct: 100 * (used - (unowned || 0)) / total },
+      { pct: 100 * (unowned || 0) / total, cls: "unowned" }]) : null));
+
+    const slow = info.temp_slowdown_c;
+    const margin = known(g.temp_limit_margin_c) ? g.temp_limit_margin_c
+      : (known(slow) && known(g.temp_c) ? slow - g.temp_c : null);
+    const tcls = known(margin) && margin <= 0 ? "crit" : known(margin) && margin < 5 ? "warn" : "";
+    card.appendChild(row("temperature",
+      [known(g.temp_c) ? g.temp_c + " °C" : "n/a",
+        h("span", { class: "muted" }, known(slow) ? " · slowdown " + slow + " °C" : ""),
+        known(margin) ? h("span", { class: "muted" }, " (" + margin + " °C left)") : null],
+      known(g.temp_c) && known(slow) ? meter([{ pct: 100 * g.temp_c / slow, cls: tcls }]) : null));
+
+    const limit = info.power_limit_w;
+    const pcls = known(limit) && known(g.power_w) && g.power_w >= 0.98 * limit ? "warn" : "";
+    card.appendChild(row("power",
+      [known(g.power_w) ? num(g.power_w, 0) + " W" : "n/a",
+        h("span", { class: "muted" }, known(limit) ? " / " + num(limit, 0) + " W limit" : "")],
+      known(limit) && known(g.power_w) ? meter([{ pct: 100 * g.power_w / limit, cls: pcls }]) : null));
+
+    card.appendChild(row("clocks",
+      ["SM " + num(g.sm_clock_mhz) + (known(info.sm_clock_max_mhz) ? " / " + info.sm_clock_max_mhz : "") + " MHz",
+        h("span", { class: "muted" }, " · mem " + num(g.mem_clock_mhz) + " MHz" +
+          (known(g.pstate) ? " · P" + g.pstate : ""))]));
+
+    const reasons = g.clock_event_reasons;
+    card.appendChild(row("clock events", !known(reasons) ? "n/a" : reasons.length === 0
+      ? h("span", { class: "chip ok" }, "none")
+      : reasons.map(r => h("span", { class: "chip " + (/thermal|power_brake|hw_slowdown/.test(r) ? "crit"
+        : /idle|app_clocks|sync_boost/.test(r) ? "" : "warn") }, r.replace(/_/g, " ")))));
+
+    const below = known(g.pcie_gen) && known(info.pcie_max_gen) &&
+      (g.pcie_gen < info.pcie_max_gen || g.pcie_width < info.pcie_max_width);
+    card.appendChild(row("PCIe", [
+      known(g.pcie_gen) ? "Gen" + g.pcie_gen + " x" + num(g.pcie_width) : "n/a",
+      known(info.pcie_max_gen) ? h("span", { class: "muted" }, " of Gen" + info.pcie_max_gen + " x" + info.pcie_max_width) : null,
+      below ? h("span", { class: "chip", title: "a lower generation at idle is normal power saving" }, "below max") : null,
+      h("span", { class: "muted" }, " · tx " + rate(g.pcie_tx_bytes_per_s) + " rx " + rate(g.pcie_rx_bytes_per_s))]));
+
+    const ecc = [];
+    ecc.push(info.ecc_enabled === true ? "ECC on" : info.ecc_enabled === false ? "ECC off" : "ECC n/a");
+    if (known(g.ecc_sbe_volatile_total)) ecc.push(" · SBE " + g.ecc_sbe_volatile_total);
+    if (known(g.ecc_dbe_volatile_total)) ecc.push(h("span", { class: g.ecc_dbe_volatile_total > 0 ? "chip crit" : "" },
+      " DBE " + g.ecc_dbe_volatile_total));
+    if (g.retired_pages_pending) ecc.push(h("span", { class: "chip warn" }, "retired pages pending"));
+    if (g.remapped_rows_pending) ecc.push(h("span", { class: "chip warn" }, "row remap pending (reset)"));
+    if (g.remapped_rows_failure) ecc.push(h("span", { class: "chip crit" }, "row remap failed"));
+    if (g.recovery_action && g.recovery_action !== "none")
+      ecc.push(h("span", { class: "chip crit" }, "recovery: " + g.recovery_action.replace(/_/g, " ")));
+    if (known(g.remapped_rows_correctable_total))
+      ecc.push(h("span", { class: "muted" }, " · remapped " + g.remapped_rows_correctable_total + "/" +
+        g.remapped_rows_uncorrectable_total));
+    card.appendChild(row("ECC", ecc));
+    if (g.read_errors && g.read_errors.length)
+      card.appendChild(row("ERR!", h("span", { class: "chip crit" }, "read failed: " + g.read_errors.join(", "))));
+    const n = g.processes ? g.processes.length : null;
+    card.appendChild(row("processes", known(n) ? String(n) : "n/a"));
+    return card;
+  }
+
+  function hostCard(s) {
+    const hs = s.host || {};
+    const info = (state.header && state.header.host) || {};
+    const card = h("div", { class: "card host" });
+    card.appendChild(h("h3", null, "Host", h("span", { class: "name" }, (info.hostname || "") +
+      (info.cpu_count ? " · " + info.cpu_count + " CPUs" : ""))));
+    card.appendChild(row("CPU", [pct(hs.cpu_util_pct),
+      h("span", { class: "muted" }, " · iowait " + pct(hs.cpu_iowait_pct) + " · steal " + pct(hs.cpu_steal_pct) +
+        " · load1 " + num(hs.load1, 2))], meter([{ pct: hs.cpu_util_pct || 0 }])));
+    const mt = info.mem_total_bytes;
+    const mu = known(mt) && known(hs.mem_available_bytes) ? mt - hs.mem_available_bytes : null;
+    card.appendChild(row("memory", [bytes(mu) + (known(mt) ? " / " + bytes(mt) : ""),
+      h("span", { class: "muted" }, " · " + bytes(hs.mem_available_bytes) + " available")],
+      known(mu) ? meter([{ pct: 100 * mu / mt }]) : null));
+    const st = info.swap_total_bytes;
+    card.appendChild(row("swap", [bytes(hs.swap_used_bytes) + (known(st) ? " / " + bytes(st) : ""),
+      h("span", { class: (hs.swap_in_pages_per_s > 0 || hs.swap_out_pages_per_s > 0) ? "chip warn" : "muted" },
+        " in " + num(hs.swap_in_pages_per_s) + " out " + num(hs.swap_out_pages_per_s) + " pages/s")]));
+    card.appendChild(row("disk", ["read " + rate(hs.disk_read_bytes_per_s) + " write " + rate(hs.disk_write_bytes_per_s),
+      h("span", { class: "muted" }, " · busiest " + pct(hs.disk_busy_pct))]));
+    card.appendChild(row("pressure", h("span", { class: "muted" },
+      "cpu " + pct(hs.psi_cpu_some_pct) + " · memory " + pct(hs.psi_mem_some_pct) + " · io " + pct(hs.psi_io_some_pct))));
+    return card;
+  }
+
+  function renderOverview() {
+    const s = state.sample;
+    const cards = $("cards");
+    clear(cards);
+    if (!s) { cards.appendChild(h("p", { class: "muted" }, "waiting for the first sample…")); return; }
+    cards.dataset.t = s.t;
+    for (const g of s.gpus || []) cards.appendChild(gpuCard(g));
+    cards.appendChild(hostCard(s));
+  }
+
+  function renderHeader() {
+    const hd = state.header;
+    if (!hd) return;
+    const d = hd.driver || {};
+    const parts = [(hd.host && hd.host.hostname) || "?"];
+    if (hd.nvml_status !== "ok") parts.push("NVML: " + hd.nvml_status.replace(/_/g, " "));
+    else parts.push("driver " + (d.driver_version || "?") + " · CUDA " + (d.cuda_driver_version || "?"));
+    parts.push((hd.gpus || []).length + " GPUs");
+    $("node").textContent = parts.join(" · ");
+    document.title = "gpudoctor — " + ((hd.host && hd.host.hostname) || "");
+  }
+
+  // ---- findings ------------------------------------------------------------
+
+  const SEVERITY = { critical: 0, warning: 1, info: 2 };
+  function renderFindings(f) {
+    const box = $("findings");
+    clear(box);
+    const list = (f.findings || []).slice().sort((a, b) =>
+      (SEVERITY[a.severity] - SEVERITY[b.severity]) || String(a.id).localeCompare(String(b.id)));
+    $("findings-count").textContent = list.length ? "(" + list.length + ")" : "";
+    if (!list.length) {
+      box.appendChild(h("p", { class: "muted" }, f.evaluated_at
+        ? "nothing wrong in the last " + Math.round((f.window.end - f.window.start) || 60) + " s (evaluated " + clock(f.evaluated_at) + ")"
+        : "no evaluation yet"));
+      return;
+    }
+    for (const x of list) {
+      const alert = x.alert || {};
+      const gpus = x.gpus && x.gpus.length ? "GPU " + x.gpus.join(",") : "host";
+      box.appendChild(h("div", { class: "finding " + x.severity },
+        h("div", { class: "head" },
+          h("span", { class: "badge " + x.severity }, x.severity),
+          h("span", { class: "title" }, x.title),
+          h("span", { class: "chip" }, x.id), h("span", { class: "muted" }, gpus),
+          h("span", { class: "muted" }, alert.state ? alert.state + " since " + clock(alert.firing_since || alert.since) : "")),
+        h("p", null, h("span", { class: "k" }, "evidence: "), x.evidence),
+        h("p", null, h("span", { class: "k" }, "action: "), x.action)));
+    }
+  }
+
+  // ---- charts --------------------------------------------------------------
+
+  // Each chart: metrics of the history API; per GPU, a series per metric.
+  const CHARTS = [
+    { id: "util", title: "GPU utilization", unit: "%", metrics: ["gpu.util_pct"], max: 100 },
+    { id: "mem", title: "GPU memory used", unit: "bytes", metrics: ["gpu.mem_used_bytes"] },
+    { id: "temp", title: "GPU temperature", unit: "°C", metrics: ["gpu.temp_c"] },
+    { id: "power", title: "GPU power", unit: "W", metrics: ["gpu.power_w"] },
+    { id: "sm", title: "SM clock", unit: "MHz", metrics: ["gpu.sm_clock_mhz"] },
+    { id: "pcie", title: "PCIe tx (solid) / rx (dashed)", unit: "B/s",
+      metrics: ["gpu.pcie_tx_bytes_per_s", "gpu.pcie_rx_bytes_per_s"] },
+    { id: "cpu", title: "Host CPU / iowait", unit: "%", host: true, max: 100,
+      metrics: ["host.cpu_util_pct", "host.cpu_iowait_pct"], labels: ["CPU", "iowait"] },
+    { id: "hmem", title: "Host memory used / swap used", unit: "bytes", host: true,
+      metrics: ["host.mem_available_bytes", "host.swap_used_bytes"], labels: ["memory used", "swap used"],
+      map: [v => known(v) && state.header && state.header.host.mem_total_bytes && v <= state.header.host.mem_total_bytes
+        ? state.header.host.mem_total_bytes - v : null, v => v] },
+    { id: "swap", title: "Swap in / out", unit: "pages/s", host: true,
+      metrics: ["host.swap_in_pages_per_s", "host.swap_out_pages_per_s"], labels: ["in", "out"] },
+    { id: "disk", title: "Disk read / write", unit: "B/s", host: true,
+      metrics: ["host.disk_read_bytes_per_s", "host.disk_write_bytes_per_s"], labels: ["read", "write"] },
+  ];
+  const HOST_COLORS = ["#0072b2", "#d55e00", "#009e73", "#cc79a7"];
+
+  function fmtValue(unit, v) {
+    if (!known(v)) return "–";
+    if (unit === "bytes") return bytes(v);
+    if (unit === "B/s") return rate(v);
+    if (unit === "%") return v.toFixed(1) + "%";
+    return (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(1)) + " " + unit;
+  }
+  function axisValues(unit) {
+    return (u, splits) => splits.map(v => {
+      if (unit === "bytes" || unit === "B/s") return bytes(v).replace(".0 ", " ") + (unit === "B/s" ? "/s" : "");
+      if (unit === "%") return v + "%";
+      return String(v);
+    });
+  }
+
+  // Series keys of a chart: [{metric, gpu, label, color, dash}].
+  function seriesKeys(def) {
+    if (def.host)
+      return def.metrics.map((m, i) => ({ metric: m, gpu: null, label: def.labels[i], color: HOST_COLORS[i], map: def.map && def.map[i] }));
+    const keys = [];
+    for (const g of (state.header && state.header.gpus) || [])
+      def.metrics.forEach((m, i) => keys.push({ metric: m, gpu: g.index,
+        label: "GPU " + g.index + (def.metrics.length > 1 ? (i === 0 ? " tx" : " rx") : ""),
+        color: gpuColor(g.index), dash: i > 0 ? [5, 4] : null }));
+    return keys;
+  }
+
+  function chartSize(el) {
+    const w = Math.max(260, el.clientWidth - 4);
+    return { width: w, height: window.innerWidth < 640 ? 170 : 200 };
+  }
+
+  let firstChartMarked = false;
+  function makeChart(def) {
+    const box = h("div", { class: "chart", "data-chart": def.id },
+      h("h3", null, def.title), h("div", { class: "plot" }));
+    $("charts").appendChild(box);
+    const plot = box.querySelector(".plot");
+    const keys = seriesKeys(def);
+    const axisStroke = css("--muted"), grid = css("--grid");
+    const opts = Object.assign(chartSize(plot), {
+      // A drag selects; the page zooms every chart (setSelect below).
+      cursor: { sync: { key: "gd" }, drag: { x: true, y: false, setScale: false } },
+      legend: { live: true },
+      scales: { x: { time: true }, y: def.max ? { range: [0, def.max] } : { range: (u, lo, hi) => [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1] } },
+      axes: [
+        { stroke: axisStroke, grid: { stroke: grid }, ticks: { stroke: grid } },
+        { stroke: axisStroke, grid: { stroke: grid }, ticks: { stroke: grid }, size: 78, values: axisValues(def.unit) },
+      ],
+      series: [{}].concat(keys.map(k => ({ label: k.label, stroke: k.color, width: 1.5,
+        dash: k.dash || undefined, spanGaps: false, points: { show: false },
+        value: (u, v) => fmtValue(def.unit, v) }))),
+      hooks: {
+        setSelect: [u => {
+          if (u.select.width < 4) return;
+          const min = u.posToVal(u.select.left, "x"), max = u.posToVal(u.select.left + u.select.width, "x");
+          u.setSelect({ width: 0, height: 0 }, false);
+          zoomTo(min, max);
+        }],
+        draw: [u => {
+          if (!firstChartMarked && u.data[0].length > 1) {
+            firstChartMarked = true;
+            performance.mark("gd-first-chart");
+          }
+        }],
+      },
+    });
+    const c = { def, keys, el: plot, u: new uPlot(opts, emptyData(keys), plot), data: null };
+    charts.push(c);
+    return c;
+  }
+  function emptyData(keys) { return [[]].concat(keys.map(() => [])); }
+
+  function rebuildCharts() {
+    for (const c of charts) c.u.destroy();
+    charts.length = 0;
+    clear($("charts"));
+    for (const def of CHARTS) makeChart(def);
+    for (const c of charts) if (c.data) c.u.setData(c.data);
+    loadHistory();
+  }
+
+  // Puts history results into each chart: one x array (the union of the
+  // series' times) and a column per series, null where a series has no
+  // point (so a GPU that was stale shows a gap).
+  function fillCharts(results, only) {
+    const byMetric = {};
+    for (const r of results) byMetric[r.metric] = r.series;
+    for (const c of only || charts) {
+      const cols = c.keys.map(k => {
+        const s = (byMetric[k.metric] || []).find(x => (k.gpu === null ? x.gpu === null : x.gpu === k.gpu));
+        return s ? s.points : [];
+      });
+      const times = new Set();
+      for (const pts of cols) for (const p of pts) times.add(p[0]);
+      const xs = Array.from(times).sort((a, b) => a - b);
+      const index = new Map(xs.map((t, i) => [t, i]));
+      const data = [xs];
+      cols.forEach((pts, i) => {
+        const col = new Array(xs.length).fill(null);
+        const map = c.keys[i].map;
+        for (const p of pts) col[index.get(p[0])] = map ? map(p[1]) : p[1];
+        data.push(col);
+      });
+      c.data = data;
+      c.u.setData(data, false);
+      c.u.setScale("x", { min: state.since, max: state.until });
+      markData(c);
+    }
+  }
+
+  // What a chart holds, on its element (for tests and the benchmark).
+  function markData(c) {
+    let n = 0;
+    for (let i = 1; i < c.data.length; i++) for (const v of c.data[i]) if (v !== null) n++;
+    const box = c.el.parentNode;
+    box.dataset.points = n;
+    box.dataset.xmin = c.data[0].length ? c.data[0][0] : "";
+  }
+
+  // A live sample: one point more on every chart, the oldest shifted out.
+  function appendSample(s) {
+    if (!state.live) return;
+    state.until = s.t;
+    state.since = s.t - state.range;
+    for (const c of charts) {
+      if (!c.data) continue;
+      const data = c.data;
+      if (data[0].length && s.t <= data[0][data[0].length - 1]) continue;
+      data[0].push(s.t);
+      c.keys.forEach((k, i) => {
+        let v = null;
+        if (k.gpu === null) v = s.host ? s.host[k.metric.slice(5)] : null;
+        else {
+          const g = (s.gpus || []).find(x => x.index === k.gpu);
+          v = g ? g[k.metric.slice(4)] : null;
+        }
+        if (!known(v)) v = null;
+        data[i + 1].push(v !== null && k.map ? k.map(v) : v);
+      });
+      let drop = 0;
+      while (drop < data[0].length && data[0][drop] < state.since) drop++;
+      if (drop) for (const col of data) col.splice(0, drop);
+      c.u.setData(data, false);
+      c.u.setScale("x", { min: state.since, max: state.until });
+      markData(c);
+    }
+    renderTimeline();
+  }
+
+  let historySeq = 0, lastHistoryAt = 0;
+  function historyUrl(only) {
+    const metrics = [];
+    for (const def of only || CHARTS) for (const m of def.metrics) if (!metrics.includes(m)) metrics.push(m);
+    return "/api/v1/history?metric=" + metrics.join(",") + "&since=" + state.since.toFixed(3) +
+      "&until=" + state.until.toFixed(3) + "&step=auto";
+  }
+  // `started`: a request for the current range already on its way (the
+  // first one is sent before the page knows the node).
+  async function loadHistory(started) {
+    const seq = ++historySeq;
+    if (state.live && !started) {
+      const now = state.sample ? state.sample.t : Date.now() / 1000;
+      state.until = now;
+      state.since = now - state.range;
+    }
+    renderRangeText();
+    updateDownload();
+    try {
+      const r = await (started || getJSON(historyUrl()));
+      if (seq !== historySeq) return;  // a newer range was asked for
+      state.historyOk = true;
+      state.step = r.step;
+      lastHistoryAt = Date.now();
+      // One metric is answered in the single-metric form.
+      state.results = r.results || (r.metric ? [{ metric: r.metric, series: r.series }] : []);
+      fillCharts(state.results);
+      renderRangeText(r);
+    } catch (e) {
+      state.historyOk = false;
+      $("range-text").textContent = "history unavailable: " + e.message;
+    }
+    loadAlerts();
+  }
+
+  function renderRangeText(r) {
+    const span = state.until - state.since;
+    let text = (state.live ? "last " + elapsed(span) : clock(state.since) + " – " + clock(state.until));
+    if (r) text += r.step > 0 ? " · " + elapsed(r.step) + " averages" : " · every sample";
+    if (r && r.skipped_blocks) text += " · " + r.skipped_blocks + " corrupt block(s) skipped";
+    $("range-text").textContent = text;
+  }
+
+  function zoomTo(min, max) {
+    if (!(max > min)) return;
+    state.live = false;
+    state.since = min;
+    state.until = max;
+    renderRanges();
+    loadHistory();
+  }
+
+  function renderRanges() {
+    const box = $("ranges");
+    clear(box);
+    for (const [label, secs] of RANGES)
+      box.appendChild(h("button", { type: "button", class: state.live && state.range === secs ? "active" : "",
+        "data-range": label, onclick: () => { state.live = true; state.range = secs; renderRanges(); loadHistory(); } }, label));
+    if (!state.live)
+      box.appendChild(h("button", { type: "button", class: "", onclick: () => { state.live = true; renderRanges(); loadHistory(); } }, "back to live"));
+  }
+
+  function updateDownload() {
+    const a = $("download");
+    a.href = "/api/v1/export?since=" + Math.floor(state.since) + "&until=" + Math.ceil(state.until) + "&compress=zstd";
+    const host = (state.header && state.header.host && state.header.host.hostname) || "node";
+    a.setAttribute("download", "gpudoctor-" + host.replace(/[^A-Za-z0-9_.-]/g, "_") + "-" +
+      Math.floor(state.since) + ".jsonl.zst");
+    a.title = "the stored samples of the shown range as a trace, for `gpudoctor diagnose --from`";
+  }
+
+  // ---- findings timeline (alert history) -----------------------------------
+
+  let alerts = [];
+  async function loadAlerts() {
+    try {
+      const r = await getJSON("/api/v1/alerts?since=" + Math.floor(state.since) + "&until=" + Math.ceil(state.until));
+      alerts = r.alerts || [];
+    } catch (e) {
+      alerts = null;
+    }
+    renderTimeline();
+  }
+  function renderTimeline() {
+    const box = $("timeline");
+    clear(box);
+    if (alerts === null) { box.appendChild(h("div", { class: "empty muted" }, "alert history unavailable")); return; }
+    const span = state.until - state.since;
+    const shown = alerts.filter(a => (a.resolved_at || state.until) >= state.since && a.started_at <= state.until);
+    if (!shown.length) { box.appendChild(h("div", { class: "empty muted" }, "no findings fired in this range")); return; }
+    const lanes = [];
+    for (const a of shown.sort((x, y) => x.started_at - y.started_at)) {
+      const end = a.resolved_at || state.until;
+      let lane = lanes.findIndex(l => l < a.started_at);
+      if (lane < 0) { lane = lanes.length; lanes.push(0); }
+      lanes[lane] = end;
+      const left = Math.max(0, (a.started_at - state.since) / span * 100);
+      const right = Math.min(100, (end - state.since) / span * 100);
+      const gpus = a.gpus && a.gpus.length ? "GPU " + a.gpus.join(",") : "host";
+      box.appendChild(h("div", {
+        class: "alert " + a.severity, "data-id": a.id,
+        style: { left: left + "%", width: Math.max(0.3, right - left) + "%", top: (3 + lane * 17) + "px" },
+        title: a.severity + " " + a.id + " (" + gpus + "): " + a.title + "\n" + clock(a.started_at) + " – " +
+          (a.resolved_at ? clock(a.resolved_at) : "still firing") + "\nclick to zoom the charts to it",
+        onclick: () => {
+          const e = a.resolved_at || Date.now() / 1000;
+          const pad = Math.max(60, (e - a.started_at) * 0.2);
+          zoomTo(a.started_at - pad, e + pad);
+        } }));
+    }
+    box.style.height = (6 + lanes.length * 17) + "px";
+  }
+
+  // ---- processes -----------------------------------------------------------
+
+  const COLUMNS = [
+    { key: "gpu", label: "GPU", num: true }, { key: "pid", label: "PID", num: true },
+    { key: "user", label: "USER" }, { key: "mem", label: "GPU MEM", num: true },
+    { key: "spark", label: "last hour", nosort: true, opt: true },
+    { key: "cpu", label: "CPU%", num: true, title: "the process and its workers" },
+    { key: "workers", label: "WORKERS", num: true, opt: true }, { key: "rss", label: "RSS", num: true, opt: true },
+    { key: "state", label: "STATE", opt: true }, { key: "elapsed", label: "ELAPSED", num: true, opt: true },
+    { key: "cmd", label: "COMMAND" },
+  ];
+  function sortValue(p, key) {
+    switch (key) {
+      case "gpu": return p.gpu; case "pid": return p.pid; case "user": return p.user || "";
+      case "mem": return p.used_bytes; case "cpu": return p.total_cpu;
+      case "workers": return (p.children || []).length; case "rss": return p.rss_bytes;
+      case "state": return p.state || ""; case "elapsed": return p.start_time ? -p.start_time : null;
+      default: return p.cmdline || p.name || "";
+    }
+  }
+  async function loadProcesses() {
+    try {
+      const r = await getJSON("/api/v1/processes");
+      state.procs = r.processes || [];
+      for (const p of state.procs)
+        p.total_cpu = (p.cpu_pct || 0) + (p.children || []).reduce((a, c) => a + (c.cpu_pct || 0), 0);
+      renderProcesses();
+    } catch (e) {
+      $("procs-count").textContent = "(unavailable: " + e.message + ")";
+    }
+  }
+  async function loadSparks() {
+    try {
+      // Minute points: the store answers them from its minute averages.
+      const r = await getJSON("/api/v1/history?metric=process.used_bytes&since=1h&step=60s");
+      const spark = {};
+      for (const s of r.series || []) spark[s.gpu + ":" + s.pid] = s.points;
+      state.spark = spark;
+      drawSparks();
+    } catch (e) { /* history off: no sparklines */ }
+  }
+  function drawSparks() {
+    const now = state.sample ? state.sample.t : Date.now() / 1000;
+    for (const cv of document.querySelectorAll("canvas.spark")) {
+      const pts = state.spark[cv.dataset.key] || [];
+      const dpr = window.devicePixelRatio || 1;
+      cv.width = 90 * dpr; cv.height = 20 * dpr;
+      const ctx = cv.getContext("2d");
+      ctx.clearRect(0, 0, cv.width, cv.height);
+      if (pts.length < 2) continue;
+      let max = 0;
+      for (const p of pts) max = Math.max(max, p[1]);
+      const total = gpuInfo(Number(cv.dataset.gpu)).memory_total_bytes || max || 1;
+      ctx.strokeStyle = gpuColor(Number(cv.dataset.gpu));
+      ctx.lineWidth = 1.5 * dpr;
+      ctx.beginPath();
+      pts.forEach((p, i) => {
+        const x = (1 - (now - p[0]) / 3600) * cv.width;
+        const y = cv.height - 1 - (p[1] / Math.max(max, total * 0.05)) * (cv.height - 2);
+        if (i === 0) ctx.moveTo(x, y); else ctx.lineTo(x, y);
+      });
+      ctx.stroke();
+      cv.title = "GPU memory over the last hour: " + bytes(pts[0][1]) + " → " + bytes(pts[pts.length - 1][1]) + " (max " + bytes(max) + ")";
+    }
+  }
+  function renderProcesses() {
+    const t = $("procs");
+    clear(t);
+    const head = h("tr");
+    for (const col of COLUMNS) {
+      const sorted = state.sort.key === col.key;
+      head.appendChild(h("th", { class: (sorted ? "sorted" + (state.sort.asc ? " asc" : "") : "") + (col.opt ? " opt" : ""),
+        title: col.title || (col.nosort ? "" : "sort by " + col.label),
+        onclick: col.nosort ? null : () => {
+          state.sort = { key: col.key, asc: sorted ? !state.sort.asc : !col.num || col.key === "gpu" || col.key === "pid" };
+          renderProcesses();
+        } }, col.label));
+    }
+    t.appendChild(h("thead", null, head));
+    const body = h("tbody");
+    const rows = state.procs.slice();
+    const k = state.sort.key, dir = state.sort.asc ? 1 : -1;
+    rows.sort((a, b) => {
+      const x = sortValue(a, k), y = sortValue(b, k);
+      if (!known(x) && !known(y)) return a.pid - b.pid;
+      if (!known(x)) return 1;
+      if (!known(y)) return -1;
+      return (x < y ? -1 : x > y ? 1 : 0) * dir || a.pid - b.pid;
+    });
+    // Jobs: ranks that share a launcher (or a common parent) under one
+    // heading, in the order of their best-sorted rank.
+    const groups = new Map();
+    for (const p of rows) {
+      const key = p.job && p.job.ranks > 1 ? "j" + p.job.pid : "p" + p.pid + ":" + p.gpu;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(p);
+    }
+    const now = state.sample ? state.sample.t : Date.now() / 1000;
+    for (const [key, members] of groups) {
+      if (key[0] === "j") {
+        const j = members[0].job;
+        const gpus = Array.from(new Set(members.map(m => m.gpu))).sort((a, b) => a - b);
+        const mem = members.reduce((a, m) => a + (m.used_bytes || 0), 0);
+        body.appendChild(h("tr", { class: "job" }, h("td", { colspan: COLUMNS.length },
+          "job " + (j.name || "?") + " (pid " + j.pid + "): " + members.length + " ranks on GPU " + gpus.join(",") +
+          ", " + bytes(mem) + " GPU memory")));
+      }
+      for (const p of members) {
+        const dead = p.state === "Z" || p.state === "missing" || p.state === "unknown";
+        const kids = p.children || [];
+        const open = !!state.folded[p.pid];
+        const cells = {
+          gpu: String(p.gpu), pid: String(p.pid), user: p.user || "?", mem: bytes(p.used_bytes),
+          spark: h("canvas", { class: "spark", "data-key": p.gpu + ":" + p.pid, "data-gpu": p.gpu }),
+          cpu: pct(p.total_cpu), workers: kids.length ? h("span", { class: "fold", title: "show / hide the workers",
+            onclick: () => { state.folded[p.pid] = !open; renderProcesses(); } }, (open ? "▾ " : "▸ ") + kids.length) : "0",
+          rss: bytes(p.rss_bytes), state: p.state || "?",
+          elapsed: p.start_time ? elapsed(now - p.start_time) : "n/a",
+          cmd: p.cmdline || p.name || "",
+        };
+        const tr = h("tr", { class: dead ? "dead" : "", "data-pid": p.pid });
+        for (const col of COLUMNS) {
+          const cls = (col.num ? "num" : "") + (col.key === "cmd" ? " cmd" : "") + (col.opt ? " opt" : "");
+          tr.appendChild(h("td", { class: cls, title: col.key === "cmd" ? cells.cmd : null }, cells[col.key]));
+        }
+        body.appendChild(tr);
+        if (open)
+          for (const c of kids)
+            body.appendChild(h("tr", { class: "child" }, h("td"), h("td", { class: "num" }, String(c.pid)),
+              h("td"), h("td"), h("td", { class: "opt" }), h("td", { class: "num" }, pct(c.cpu_pct)), h("td", { class: "opt" }),
+              h("td", { class: "opt" }), h("td", { class: "opt" }, c.state || ""), h("td", { class: "opt" }),
+              h("td", { class: "cmd" }, "└ " + (c.name || ""))));
+      }
+    }
+    if (!rows.length)
+      body.appendChild(h("tr", null, h("td", { colspan: COLUMNS.length, class: "muted" }, "no GPU processes")));
+    t.appendChild(body);
+    $("procs-count").textContent = "(" + rows.length + ")";
+    drawSparks();
+  }
+
+  // ---- live stream ---------------------------------------------------------
+
+  let lastEventAt = 0, sampleCount = 0;
+  function onSample(ev) {
+    const d = JSON.parse(ev.data);
+    state.sample = d.sample;
+    state.memory = {};
+    for (const m of d.memory || []) state.memory[m.gpu] = m;
+    lastEventAt = Date.now();
+    setLive(true);
+    renderOverview();
+    appendSample(d.sample);
+    if (++sampleCount % 5 === 0) loadProcesses();
+    // Long ranges get averaged history again now and then, so the live
+    // tail does not grow the charts for days.
+    if (state.live && state.step > 0 && Date.now() - lastHistoryAt > Math.max(60, state.step * 30) * 1000)
+      loadHistory();
+    if (sampleCount % 60 === 0) loadSparks();
+  }
+  function setLive(on) {
+    $("live").classList.toggle("on", on);
+    $("live-text").textContent = on ? "live" : "offline";
+  }
+  function connect() {
+    const es = new EventSource("/api/v1/events");
+    es.addEventListener("sample", onSample);
+    es.addEventListener("findings", ev => renderFindings(JSON.parse(ev.data)));
+    es.onerror = () => setLive(false);
+    setInterval(() => { if (Date.now() - lastEventAt > 10000) setLive(false); }, 2000);
+  }
+
+  // ---- start ---------------------------------------------------------------
+
+  async function start() {
+    renderRanges();
+    // History and status at once: the first chart waits for the slower.
+    state.until = Date.now() / 1000;
+    state.since = state.until - state.range;
+    // The first chart's metric alone comes back soonest; all of them (the
+    // first again, so one range is consistent) once it has drawn.
+    const firstHistory = getJSON(historyUrl(CHARTS.slice(0, 1)));
+    firstHistory.catch(() => {});
+    try {
+      const st = await getJSON("/api/v1/status");
+      state.header = st.header;
+      state.sample = st.sample;
+      state.collect = st.collect;
+      $("footer").textContent = "gpudoctor " + (st.collect.version || "") + " · sampling every " +
+        st.collect.interval_s + " s · read-only";
+    } catch (e) {
+      $("node").textContent = "cannot reach serve: " + e.message;
+    }
+    renderHeader();
+    renderOverview();
+    // The first chart first: the others are built once it has drawn.
+    makeChart(CHARTS[0]);
+    const first = loadHistory(firstHistory);
+    connect();
+    getJSON("/api/v1/findings").then(renderFindings).catch(() => {});
+    await first;
+    loadProcesses();
+    loadSparks();
+    await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+    for (const def of CHARTS.slice(1)) makeChart(def);
+    await loadHistory();
+    setInterval(() => getJSON("/api/v1/status").then(st => { state.collect = st.collect; }).catch(() => {}), 15000);
+    let resizeTimer = 0;
+    window.addEventListener("resize", () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => { for (const c of charts) c.u.setSize(chartSize(c.el)); }, 100);
+    });
+  }
+  start();
+})();
