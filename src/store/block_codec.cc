@@ -17,8 +17,11 @@ namespace {
 
 // Format of the numeric stream; a decoder refuses other versions.
 // 1: numbers only (processes in the rest blob's JSON); 2: + the process
-// section (process_columns.h) and runs of one value stored once. Both read.
-constexpr uint64_t kNumericFormat = 2;
+// section (process_columns.h) and runs of one value stored once; 3: + the
+// GPU processes' SM/memory utilisation and MIG instance in that section.
+// All read.
+constexpr uint64_t kNumericFormat = 3;
+constexpr uint64_t kProcessSectionFormat = 2;
 constexpr uint64_t kNumbersOnlyFormat = 1;
 // A decompressed block larger than this is corruption, not data: a raw
 // block of 8 GPUs is ~1 MiB before compression.
@@ -144,7 +147,8 @@ NumericColumns decode_columns(std::string_view blob,
   std::string raw = decompress(blob);
   ByteReader r(raw);
   const uint64_t format = r.varint();
-  if (format != kNumericFormat && format != kNumbersOnlyFormat)
+  if (format != kNumericFormat && format != kProcessSectionFormat &&
+      format != kNumbersOnlyFormat)
     throw CodecError("unknown block format");
   NumericColumns out;
   size_t n = r.count();
@@ -171,13 +175,14 @@ NumericColumns decode_columns(std::string_view blob,
     auto col = read_column(r, n, keep);
     if (keep) out.host[f] = std::move(col);
   }
-  if (format >= 2) {
+  if (format >= kProcessSectionFormat) {
     // Skipped unless asked for: a GPU or host query does not pay for it.
+    const bool gpu_util = format >= 3;
     if (keep_processes) {
-      out.processes = read_processes(r, n, out.gpu_indices, true);
+      out.processes = read_processes(r, n, out.gpu_indices, true, gpu_util);
       out.has_processes = true;
     } else {
-      read_processes(r, n, out.gpu_indices, false);
+      read_processes(r, n, out.gpu_indices, false, gpu_util);
     }
   }
   if (!r.at_end()) throw CodecError("trailing bytes in block");

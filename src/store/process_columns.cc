@@ -116,7 +116,8 @@ const std::vector<uint32_t>* maybe(
 }  // namespace
 
 void write_processes(ByteWriter& w, std::span<const Sample> samples,
-                     const std::vector<int>& gpu_indices) {
+                     const std::vector<int>& gpu_indices,
+                     bool gpu_utilisation) {
   const size_t n = samples.size();
   // Host processes: the table in order of first appearance.
   std::map<Identity, uint32_t> index;
@@ -208,7 +209,7 @@ void write_processes(ByteWriter& w, std::span<const Sample> samples,
                  i > 0 && glists[i - 1].has_value());
     auto gat = positions(glists, gfirst.size(), maybe);
     for (size_t e = 0; e < gfirst.size(); ++e) {
-      std::vector<Cell> used;
+      std::vector<Cell> used, sm, mem, gi, ci;
       for (uint32_t i : gat[e]) {
         const GpuSample* gs = nullptr;
         for (const auto& x : samples[i].gpus)
@@ -216,17 +217,28 @@ void write_processes(ByteWriter& w, std::span<const Sample> samples,
         const auto& list = *glists[i];
         for (size_t k = 0; k < list.size(); ++k)
           if (list[k] == e) {
-            used.push_back(cell_of((*gs->processes)[k].used_bytes));
+            const GpuProcess& p = (*gs->processes)[k];
+            used.push_back(cell_of(p.used_bytes));
+            sm.push_back(cell_of(p.sm_util_pct));
+            mem.push_back(cell_of(p.mem_util_pct));
+            gi.push_back(cell_of(p.gi_id));
+            ci.push_back(cell_of(p.ci_id));
             break;
           }
       }
       write_column(w, used, false);
+      if (!gpu_utilisation) continue;
+      write_column(w, sm, true);
+      write_column(w, mem, true);
+      write_column(w, gi, false);
+      write_column(w, ci, false);
     }
   }
 }
 
 ProcessColumns read_processes(ByteReader& r, size_t n,
-                              const std::vector<int>& gpu_indices, bool keep) {
+                              const std::vector<int>& gpu_indices, bool keep,
+                              bool gpu_utilisation) {
   ProcessColumns pc;
   const size_t entries = r.count();
   pc.procs.resize(entries);
@@ -291,7 +303,15 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     auto gat = positions(gpu.lists, gpu.entries.size(), maybe);
     for (size_t e = 0; e < gpu.entries.size(); ++e) {
       gpu.entries[e].at = std::move(gat[e]);
-      gpu.entries[e].used = read_column(r, gpu.entries[e].at.size(), keep);
+      auto& entry = gpu.entries[e];
+      const size_t m = entry.at.size();
+      entry.used = read_column(r, m, keep);
+      if (gpu_utilisation) {
+        entry.sm_util = read_column(r, m, keep);
+        entry.mem_util = read_column(r, m, keep);
+        entry.gi = read_column(r, m, keep);
+        entry.ci = read_column(r, m, keep);
+      }
     }
     pc.gpus.push_back(std::move(gpu));
   }
@@ -355,6 +375,12 @@ void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
           ++gnext[e];
         if (k < entry.used.size())
           p.used_bytes = value_of<uint64_t>(entry.used[k]);
+        if (k < entry.sm_util.size())
+          p.sm_util_pct = value_of<double>(entry.sm_util[k]);
+        if (k < entry.mem_util.size())
+          p.mem_util_pct = value_of<double>(entry.mem_util[k]);
+        if (k < entry.gi.size()) p.gi_id = value_of<uint32_t>(entry.gi[k]);
+        if (k < entry.ci.size()) p.ci_id = value_of<uint32_t>(entry.ci[k]);
         gs->processes->push_back(std::move(p));
       }
     }

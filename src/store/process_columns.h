@@ -10,7 +10,9 @@
 // - per entry, a column per number over the samples that list it (parent,
 //   state, CPU %, threads, RSS, /dev/shm), coded like the GPU columns (so a
 //   steady RSS costs nothing and a noisy CPU % about a byte);
-// - per GPU, the same for its NVML process list (pid, type; used memory).
+// - per GPU, the same for its NVML process list (pid, type; used memory,
+//   and from block format 3 the SM and memory utilisation and the MIG
+//   GPU/compute instance).
 //
 // So one process's GPU memory and CPU over an hour read six blocks' columns
 // instead of parsing 3,600 JSON lines, and a day of 64 processes costs a few
@@ -42,6 +44,8 @@ struct ProcessColumns {
     std::string type;
     std::vector<uint32_t> at;
     std::vector<Cell> used;
+    // Block format 3 on (empty before: unknown).
+    std::vector<Cell> sm_util, mem_util, gi, ci;
   };
   struct Gpu {
     int index = 0;
@@ -54,13 +58,18 @@ struct ProcessColumns {
   std::vector<Gpu> gpus;
 };
 
-// Writes the process section of `samples` (GPUs in `gpu_indices` order).
+// Writes the process section of `samples` (GPUs in `gpu_indices` order);
+// gpu_utilisation == false writes block format 2's section (for tests).
 void write_processes(ByteWriter& w, std::span<const Sample> samples,
-                     const std::vector<int>& gpu_indices);
-// Reads it; with keep == false only moves past it (returns empty). Throws
-// CodecError on a malformed section.
+                     const std::vector<int>& gpu_indices,
+                     bool gpu_utilisation = true);
+// Reads it; with keep == false only moves past it (returns empty).
+// `gpu_utilisation`: the section has the GPU processes' utilisation and MIG
+// columns (block format 3 and later). Throws CodecError on a malformed
+// section.
 ProcessColumns read_processes(ByteReader& r, size_t n,
-                              const std::vector<int>& gpu_indices, bool keep);
+                              const std::vector<int>& gpu_indices, bool keep,
+                              bool gpu_utilisation = true);
 // Puts the processes back into decoded samples (one per sample, in order).
 void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples);
 

@@ -7,6 +7,7 @@
 
 #include "store/block_codec.h"
 #include "store/downsample.h"
+#include "store/process_columns.h"
 #include "store_test_util.h"
 #include "trace/model_compare.h"
 
@@ -68,6 +69,39 @@ TEST(StoreDatacenter, BlocksKeepEveryDatacenterField) {
   auto cols = decode_numeric(enc.numeric, f);
   ASSERT_EQ(cols.gpu_indices[1], 1);
   EXPECT_DOUBLE_EQ(cols.gpu[1][static_cast<size_t>(f)][3].as_double(), 43.5);
+}
+
+TEST(StoreDatacenter, ProcessUtilisationAndInstanceAreProcessColumns) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 6; ++i) in.push_back(datacenter_sample(i));
+  in[4].gpus[1].processes->at(0).sm_util_pct = 12.5;  // changes mid-block
+  const std::vector<int> gpus = {0, 1};
+  for (bool util : {true, false}) {  // block format 3, and 2 without them
+    SCOPED_TRACE(util ? "format 3" : "format 2");
+    ByteWriter w;
+    write_processes(w, in, gpus, util);
+    ByteReader r(w.data());
+    auto pc = read_processes(r, in.size(), gpus, true, util);
+    EXPECT_TRUE(r.at_end());
+    std::vector<Sample> out = in;
+    for (auto& s : out)
+      for (auto& g : s.gpus)
+        if (g.processes)
+          for (auto& p : *g.processes) p = GpuProcess{p.pid, {}, p.type};
+    apply_processes(pc, out);
+    const GpuProcess& p4 = out[4].gpus[1].processes->at(0);
+    const GpuProcess& p5 = out[5].gpus[1].processes->at(0);
+    EXPECT_EQ(p5.used_bytes, in[5].gpus[1].processes->at(0).used_bytes);
+    if (util) {
+      EXPECT_EQ(p4.sm_util_pct, 12.5);
+      EXPECT_EQ(p5.sm_util_pct, 88.0);
+      EXPECT_EQ(p5.gi_id, 1u);
+      EXPECT_EQ(p5.ci_id, 0u);
+    } else {
+      EXPECT_FALSE(p5.sm_util_pct);
+      EXPECT_FALSE(p5.gi_id);
+    }
+  }
 }
 
 TEST(StoreDatacenter, MinuteTierAveragesActivityAndKeepsTheLastLinks) {
