@@ -28,7 +28,8 @@ struct ApiReply {
 using QueryParams = std::multimap<std::string, std::string>;
 
 ApiReply api_metrics(const Snapshot& s, double now);
-ApiReply api_status(const Snapshot& s, double now);
+// `remote_kill`: serve accepts POST /api/v1/kill (collect.remote_kill).
+ApiReply api_status(const Snapshot& s, double now, bool remote_kill = false);
 ApiReply api_processes(const Snapshot& s, const QueryParams& params);
 ApiReply api_findings(const Snapshot& s);
 // `history` null: 503 (serve runs with --no-db).
