@@ -45,6 +45,8 @@ test_pkgs=(
   chromium python3-websocket
   # `top` e2e tests: the TUI runs in a real terminal (tests/e2e/gd_tmux.py).
   tmux
+  # serve's remote kill e2e test calls POST /api/v1/kill as the README does.
+  curl
 )
 
 pkgs=("${build_pkgs[@]}")

@@ -458,20 +458,14 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
   report.ran_s =
       std::chrono::duration<double>(Clock::now() - shared->t0).count();
   report.interrupted = stop.load();
-  bool any_hung = false;
   for (size_t i = 0; i < workers.size(); ++i) {
     std::lock_guard<std::mutex> lock(workers[i]->mu);
-    if (workers[i]->abandoned) {
-      threads[i].detach();  // stuck in the driver; it must not be waited for
-      any_hung = true;
-    }
+    // Stuck in the driver: it must not be waited for (CudaLibrary never
+    // unloads the driver under it).
+    if (workers[i]->abandoned) threads[i].detach();
   }
   for (size_t i = 0; i < threads.size(); ++i)
     if (threads[i].joinable()) threads[i].join();
-  if (any_hung) {
-    // A thread is still inside the driver: never unload it.
-    shared->lib->leak();
-  }
   done.store(true);
   watcher.join();
   if (trace) {

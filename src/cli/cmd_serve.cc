@@ -1,6 +1,7 @@
 // gpudoctor serve [--listen 127.0.0.1:9856] [--db PATH | --no-db]
 //                 [--retention 7d] [--config FILE] [--alertmanager URL]
 //                 [--allowed-host NAME]... [--web-config FILE]
+//                 [--allow-remote-kill]
 // The daemon: Prometheus /metrics (dcgm-exporter compatible + gpudoctor_*),
 // JSON API, SQLite history and alerting on diagnosis findings. Sampling
 // interval and GPU deadline are the global --interval and --deadline.
@@ -34,6 +35,8 @@ struct ServeFlags {
   std::string show_cmdline = "redacted";
   std::vector<std::string> allowed_hosts;
   std::string web_config;
+  bool allow_remote_kill = false;
+  std::string dev_prefix = "/dev";
 };
 
 }  // namespace
@@ -81,6 +84,14 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--web-config", f->web_config,
                   "TLS and basic auth: a Prometheus exporter-toolkit web "
                   "config file (tls_server_config, basic_auth_users)");
+  cmd->add_flag("--allow-remote-kill", f->allow_remote_kill,
+                "accept POST /api/v1/kill (top --connect's k): basic-auth "
+                "users may end GPU processes here, through the checks of "
+                "`gpudoctor kill`. Needs --web-config with basic_auth_users "
+                "(and TLS off loopback). Default off");
+  cmd->add_option("--dev-prefix", f->dev_prefix,
+                  "directory of the NVIDIA device nodes (tests)")
+      ->group("");
   cmd->callback([&global, f] {
     try {
       ServeOptions o;
@@ -100,6 +111,8 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       o.alertmanager_url = f->alertmanager;
       o.allowed_hosts = f->allowed_hosts;
       o.web_config_path = f->web_config;
+      o.allow_remote_kill = f->allow_remote_kill;
+      o.dev_prefix = f->dev_prefix;
       o.version = GD_VERSION;
       auto show_cmdline = parse_cmdline_exposure(f->show_cmdline);
       if (!show_cmdline) {
@@ -113,6 +126,9 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       o.show_cmdline = *show_cmdline;
       o.sampler = global.sampler_options();
       command_exit_code() = run_serve(o);
+    } catch (const ServeUsageError& e) {
+      std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
+      command_exit_code() = kExitUsage;
     } catch (const ConfigError& e) {  // --config is user input: usage error
       std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
       command_exit_code() = kExitUsage;

@@ -13,9 +13,12 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "diagnose/config.h"
+#include "monitor/kill_job.h"
 #include "monitor/live_feed.h"
 #include "monitor/remote_feed.h"
+#include "monitor/remote_kill.h"
 #include "monitor/replay_feed.h"
+#include "procmgmt/kill_json.h"
 #include "trace/trace_io.h"
 #include "views/top/app.h"
 #include "views/top/terminal.h"
@@ -90,16 +93,26 @@ int run_top_command(const GlobalOptions& g, const TopFlags& f) {
       std::fprintf(stderr, "gpudoctor: top: --connect %s\n", e.what());
       return kExitUsage;
     }
-    o.readonly = true;
-    o.readonly_reason =
-        "kill over --connect is refused: serve offers no remote kill";
+    if (f.kill_timeout_s > procmgmt::kKillApiMaxTimeoutS) {
+      std::fprintf(stderr,
+                   "gpudoctor: top: --kill-timeout: at most 60s with "
+                   "--connect (serve's bound)\n");
+      return kExitUsage;
+    }
+    // k: serve ends the processes on its node, if it was started with
+    // --allow-remote-kill (else its refusal is shown).
+    o.kill_backend = [r] { return monitor::remote_kill_backend(r); };
+    o.kill.timeout_s = f.kill_timeout_s;
   } else {
     auto live = std::make_unique<monitor::LiveFeed>(g.sampler_options(),
                                                     g.interval_s, window);
     o.live = true;
     o.proc_root = g.proc_root;
     o.dev_prefix = f.dev_prefix;
-    o.take_sample = [p = live.get()] { return p->sample_now(); };
+    o.kill_backend = [p = live.get()] {
+      return monitor::local_kill_backend([p] { return p->sample_now(); },
+                                         p->header());
+    };
     o.kill.proc_root = g.proc_root;
     o.kill.dev_prefix = f.dev_prefix;
     o.kill.timeout_s = f.kill_timeout_s;
@@ -123,7 +136,8 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(1.0 / 16, 64.0));
   cmd->add_option("--connect", f->connect,
                   "show a running `gpudoctor serve` instead of this machine: "
-                  "http://HOST:PORT (read-only)");
+                  "http://HOST:PORT (k asks serve to end processes there, "
+                  "if it runs with --allow-remote-kill)");
   cmd->add_option("--auth-file", f->auth_file,
                   "user:password for a serve with basic auth (--web-config)");
   cmd->add_flag("--readonly", f->readonly,
@@ -133,7 +147,8 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
                   "diagnosis thresholds, as `diagnose --config`");
   add_duration_option(*cmd, "--kill-timeout", f->kill_timeout_s,
                       kKillTimeoutRange,
-                      "k: how long SIGTERM gets before SIGKILL (default 10s)");
+                      "k: how long SIGTERM gets before SIGKILL (default 10s; "
+                      "at most 60s with --connect)");
   cmd->add_option("--dev-prefix", f->dev_prefix,
                   "directory of the NVIDIA device nodes (tests)")
       ->group("");

@@ -34,15 +34,11 @@ std::unique_ptr<CudaLibrary> CudaLibrary::open(const std::string& path,
     return nullptr;
   }
   std::unique_ptr<CudaLibrary> lib(new CudaLibrary());
-  lib->handle_ = handle;
+  // `handle` stays open for the process's life (see ~CudaLibrary).
 #define GD_CUDA_RESOLVE(name, params) resolve(handle, #name, &lib->fn_.name);
   GD_CUDA_FUNCTIONS(GD_CUDA_RESOLVE)
 #undef GD_CUDA_RESOLVE
   return lib;
-}
-
-CudaLibrary::~CudaLibrary() {
-  if (!leaked_ && handle_) dlclose(handle_);
 }
 
 std::vector<std::string> CudaLibrary::missing() const {

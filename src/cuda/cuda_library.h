@@ -43,7 +43,11 @@ class CudaLibrary {
   // *error to a message naming the path and dlerror().
   static std::unique_ptr<CudaLibrary> open(const std::string& path,
                                            std::string* error);
-  ~CudaLibrary();  // dlclose, unless leaked
+  // Never dlcloses: after cuInit the driver owns threads and state that
+  // outlive any client object (a thread may even be stuck in a hung GPU),
+  // and unloading code under them crashes the process or, under a leak
+  // checker, reports the driver's own allocations as lost.
+  ~CudaLibrary() = default;
   CudaLibrary(const CudaLibrary&) = delete;
   CudaLibrary& operator=(const CudaLibrary&) = delete;
 
@@ -70,14 +74,8 @@ class CudaLibrary {
   }
   [[noreturn]] static void throw_missing(const char* name);
 
-  // Never unload: a thread may still be stuck in the driver (a hung GPU),
-  // and unloading code under it would crash the process.
-  void leak() { leaked_ = true; }
-
  private:
   CudaLibrary() = default;
-  void* handle_ = nullptr;
-  bool leaked_ = false;
   CudaFunctions fn_;
 };
 

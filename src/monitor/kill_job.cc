@@ -6,6 +6,55 @@ namespace gd::monitor {
 
 using namespace procmgmt;
 
+namespace {
+
+class LocalKill : public KillBackend {
+ public:
+  LocalKill(std::function<Sample()> take_sample, TraceHeader header)
+      : take_sample_(std::move(take_sample)), header_(std::move(header)) {}
+
+  Planned plan(const std::vector<uint32_t>& pids,
+               const KillJobOptions& o) override {
+    Planned p;
+    p.before = take_sample_();
+    // As `gpudoctor kill PID...`: the processes the user chose, no --tree,
+    // no --any, no --user; every safety rule of the plan applies.
+    KillRequest request{pids, std::nullopt, "", false, false};
+    context_ =
+        KillContext{static_cast<uint32_t>(getpid()),
+                    static_cast<uint32_t>(geteuid()), nvml_gpu_pids(p.before)};
+    p.procs = ProcSnapshot::read(o.proc_root);
+    p.plan = plan_kill(request, context_, p.procs);
+    planned_ = p;
+    return p;
+  }
+
+  KillOutcome run(const KillJobOptions& o, KillObserver& observer) override {
+    KillSessionOptions so;
+    so.proc_root = o.proc_root;
+    so.dev_prefix = o.dev_prefix;
+    so.signal = o.signal;
+    so.timeout_s = o.timeout_s;
+    so.force = o.force;
+    return run_kill_session(planned_.plan, context_, planned_.procs,
+                            planned_.before, header_, take_sample_, so,
+                            observer);
+  }
+
+ private:
+  std::function<Sample()> take_sample_;
+  TraceHeader header_;
+  KillContext context_;
+  Planned planned_;
+};
+
+}  // namespace
+
+std::unique_ptr<KillBackend> local_kill_backend(
+    std::function<Sample()> take_sample, TraceHeader header) {
+  return std::make_unique<LocalKill>(std::move(take_sample), std::move(header));
+}
+
 class KillJob::Observer : public KillObserver {
  public:
   explicit Observer(KillJob& job) : job_(job) {}
@@ -28,15 +77,21 @@ class KillJob::Observer : public KillObserver {
 };
 
 KillJob::KillJob(std::vector<uint32_t> pids,
-                 std::function<Sample()> take_sample, TraceHeader header,
-                 KillJobOptions options, std::function<void()> wake)
+                 std::unique_ptr<KillBackend> backend, KillJobOptions options,
+                 std::function<void()> wake)
     : pids_(std::move(pids)),
-      take_sample_(std::move(take_sample)),
-      header_(std::move(header)),
+      backend_(std::move(backend)),
       options_(std::move(options)),
       wake_(std::move(wake)) {
   thread_ = std::thread([this] { plan_now(); });
 }
+
+KillJob::KillJob(std::vector<uint32_t> pids,
+                 std::function<Sample()> take_sample, TraceHeader header,
+                 KillJobOptions options, std::function<void()> wake)
+    : KillJob(std::move(pids),
+              local_kill_backend(std::move(take_sample), std::move(header)),
+              std::move(options), std::move(wake)) {}
 
 KillJob::~KillJob() {
   if (thread_.joinable()) thread_.join();
@@ -65,15 +120,10 @@ std::string KillJob::error() const {
 void KillJob::plan_now() {
   Stage next = Stage::kPlanned;
   try {
-    before_ = take_sample_();
-    // As `gpudoctor kill PID...`: the processes the user chose, no --tree,
-    // no --any, no --user; every safety rule of the plan applies.
-    KillRequest request{pids_, std::nullopt, "", false, false};
-    context_ =
-        KillContext{static_cast<uint32_t>(getpid()),
-                    static_cast<uint32_t>(geteuid()), nvml_gpu_pids(before_)};
-    procs_ = ProcSnapshot::read(options_.proc_root);
-    plan_ = plan_kill(request, context_, procs_);
+    KillBackend::Planned p = backend_->plan(pids_, options_);
+    plan_ = std::move(p.plan);
+    before_ = std::move(p.before);
+    procs_ = std::move(p.procs);
   } catch (const std::exception& e) {
     std::lock_guard lock(mu_);
     error_ = e.what();
@@ -99,11 +149,8 @@ void KillJob::confirm() {
 void KillJob::run_session() {
   Stage next = Stage::kDone;
   try {
-    KillSessionOptions o{options_.proc_root, options_.dev_prefix,
-                         options_.signal, options_.timeout_s, options_.force};
     Observer observer(*this);
-    outcome_ = run_kill_session(plan_, context_, procs_, before_, header_,
-                                take_sample_, o, observer);
+    outcome_ = backend_->run(options_, observer);
   } catch (const std::exception& e) {
     std::lock_guard lock(mu_);
     error_ = e.what();

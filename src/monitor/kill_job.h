@@ -3,12 +3,14 @@
 // syslog and the check that NVML freed the memory), run on a thread of its
 // own so the screen keeps drawing while it waits for exits and memory. The
 // screen shows the plan, asks, and shows each step and the outcome
-// (views/kill_view.h renders them, as for the command).
+// (views/kill_view.h renders them, as for the command). Live, procmgmt runs
+// here; with --connect, serve runs it on its node (remote_kill.h).
 #pragma once
 
 #include <csignal>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,22 +34,43 @@ struct KillJobOptions {
 };
 
 // One step of the session as it happened (KillObserver's calls).
-struct KillStep {
-  bool escalation = false;
-  uint32_t pid = 0;   // signal step
-  int sig = 0;        // signal step
-  std::string error;  // signal step: "" sent
-  size_t alive = 0;   // escalation step
-  double timeout_s = 0;
+using KillStep = procmgmt::KillStep;
+
+// Where a kill job plans and runs.
+class KillBackend {
+ public:
+  virtual ~KillBackend() = default;
+  struct Planned {
+    procmgmt::KillPlan plan;
+    Sample before;                 // NVML's processes (the plan's GPU memory)
+    procmgmt::ProcSnapshot procs;  // the processes the refusals name
+  };
+  // The plan for `pids` (as `gpudoctor kill PID...`: no --tree, --any or
+  // --user). Throws std::runtime_error with one line.
+  virtual Planned plan(const std::vector<uint32_t>& pids,
+                       const KillJobOptions& options) = 0;
+  // Runs the plan plan() made, after the yes; each step goes to `observer`
+  // as it becomes known. Throws std::runtime_error with one line.
+  virtual procmgmt::KillOutcome run(const KillJobOptions& options,
+                                    procmgmt::KillObserver& observer) = 0;
+  // "" on this machine, else where the processes are ended.
+  virtual std::string where() const { return ""; }
 };
+
+// This machine: a fresh sample through `take_sample` (NVML's current
+// holders, re-read while waiting for the memory) and a /proc snapshot.
+std::unique_ptr<KillBackend> local_kill_backend(
+    std::function<Sample()> take_sample, TraceHeader header);
 
 class KillJob {
  public:
   enum class Stage { kPlanning, kPlanned, kRunning, kDone, kFailed };
 
-  // Starts planning at once on the job's thread: a fresh sample through
-  // `take_sample` (NVML's current holders) and a /proc snapshot. `wake` is
-  // called from the job's thread after every change.
+  // Starts planning at once on the job's thread, through `backend`.
+  // `wake` is called from the job's thread after every change.
+  KillJob(std::vector<uint32_t> pids, std::unique_ptr<KillBackend> backend,
+          KillJobOptions options, std::function<void()> wake);
+  // On this machine (local_kill_backend).
   KillJob(std::vector<uint32_t> pids, std::function<Sample()> take_sample,
           TraceHeader header, KillJobOptions options,
           std::function<void()> wake);
@@ -58,6 +81,8 @@ class KillJob {
   Stage stage() const;
   const std::vector<uint32_t>& pids() const { return pids_; }
   const KillJobOptions& options() const { return options_; }
+  // "" on this machine, else where the processes are ended.
+  std::string where() const { return backend_->where(); }
   // From kPlanned on (immutable then).
   const procmgmt::KillPlan& plan() const { return plan_; }
   const Sample& before() const { return before_; }
@@ -78,13 +103,11 @@ class KillJob {
   void run_session();
 
   std::vector<uint32_t> pids_;
-  std::function<Sample()> take_sample_;
-  TraceHeader header_;
+  std::unique_ptr<KillBackend> backend_;
   KillJobOptions options_;
   std::function<void()> wake_;
 
   procmgmt::KillPlan plan_;
-  procmgmt::KillContext context_;
   Sample before_;
   procmgmt::ProcSnapshot procs_;
   procmgmt::KillOutcome outcome_;

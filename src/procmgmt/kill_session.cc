@@ -30,16 +30,18 @@ bool lists(const std::vector<uint32_t>& pids, uint32_t pid) {
 
 // Waits until every pinned process has exited (or is a zombie) or the
 // deadline passes; returns those still alive.
+bool stopped(const KillSessionOptions& o) { return o.stop && o.stop->load(); }
+
 std::vector<const PinnedProcess*> wait_for_exit(
-    const std::string& proc_root, const std::vector<PinnedProcess>& pinned,
+    const KillSessionOptions& o, const std::vector<PinnedProcess>& pinned,
     double seconds) {
   auto deadline = deadline_after(seconds);
   while (true) {
     std::vector<const PinnedProcess*> alive;
     for (const auto& p : pinned)
-      if (liveness_of(proc_root, p.proc()) == Liveness::kAlive)
+      if (liveness_of(o.proc_root, p.proc()) == Liveness::kAlive)
         alive.push_back(&p);
-    if (alive.empty() || Clock::now() >= deadline) return alive;
+    if (alive.empty() || Clock::now() >= deadline || stopped(o)) return alive;
     std::this_thread::sleep_for(kPollInterval);
   }
 }
@@ -183,19 +185,18 @@ KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
                              const KillSessionOptions& o,
                              KillObserver& observer) {
   KillOutcome out;
-  Requester who = Requester::current();
+  const Requester who = o.requester ? *o.requester : Requester::current();
   std::vector<PinnedProcess> pinned;
   for (const auto& t : plan.targets) pinned.emplace_back(o.proc_root, t.proc);
   std::vector<const PinnedProcess*> all;
   for (const auto& p : pinned) all.push_back(&p);
   send_all(pinned, all, o.signal, who, observer);
 
-  auto alive = wait_for_exit(o.proc_root, pinned, o.timeout_s);
-  if (!alive.empty() && o.force && o.signal != SIGKILL) {
+  auto alive = wait_for_exit(o, pinned, o.timeout_s);
+  if (!alive.empty() && o.force && o.signal != SIGKILL && !stopped(o)) {
     observer.on_escalate(alive.size(), o.timeout_s);
     send_all(pinned, alive, SIGKILL, who, observer);
-    alive = wait_for_exit(o.proc_root, pinned,
-                          std::max(kKillWaitSeconds, o.timeout_s));
+    alive = wait_for_exit(o, pinned, std::max(kKillWaitSeconds, o.timeout_s));
   }
   if (!alive.empty()) {
     out.result = KillResult::kStillAlive;
@@ -225,7 +226,7 @@ KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
     for (const auto& [pid, gpus] : held)
       for (const auto& [gpu, pids] : listed)
         if (lists(pids, pid)) still.emplace_back(pid, gpu);
-    if (still.empty() || Clock::now() >= deadline) break;
+    if (still.empty() || Clock::now() >= deadline || stopped(o)) break;
     std::this_thread::sleep_for(kNvmlPollInterval);
   }
   std::set<int> gpus_touched;

@@ -5,6 +5,7 @@
 // outcome comes back as data (views/kill_view.h prints both).
 #pragma once
 
+#include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "model/sample.h"
 #include "procmgmt/gpu_memory_account.h"
 #include "procmgmt/kill_plan.h"
+#include "procmgmt/kill_signal.h"
 #include "procmgmt/proc_snapshot.h"
 
 namespace gd::procmgmt {
@@ -30,6 +32,11 @@ struct KillSessionOptions {
   int signal = SIGTERM;             // sent first
   double timeout_s = 10;  // wait for exits, then for NVML to free the memory
   bool force = false;     // SIGKILL whatever outlives the timeout
+  // Who asked, for syslog; unset: this process's user and terminal.
+  std::optional<Requester> requester = std::nullopt;
+  // Set by another thread to stop waiting (a daemon shutting down): the
+  // session ends with what it knows, sending nothing more.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Told of each step while the session runs, so a person sees it happen.
@@ -40,6 +47,16 @@ class KillObserver {
   virtual void on_signal(uint32_t pid, int sig, const std::string& error) = 0;
   // `alive` processes outlived `timeout_s`; SIGKILL follows.
   virtual void on_escalate(size_t alive, double timeout_s) = 0;
+};
+
+// One thing a KillObserver was told, kept (top's dialog, serve's reply).
+struct KillStep {
+  bool escalation = false;
+  uint32_t pid = 0;   // signal step
+  int sig = 0;        // signal step
+  std::string error;  // signal step: "" sent
+  size_t alive = 0;   // escalation step
+  double timeout_s = 0;
 };
 
 struct StillAliveProcess {

@@ -80,6 +80,22 @@ Requester Requester::current() {
   return r;
 }
 
+std::string kill_audit_line(int sig, const ProcEntry& p, const Requester& who) {
+  std::string line =
+      fmt::format("kill: sent {} to pid {} ({}, user {}) as requested by ",
+                  signal_name(sig), p.pid, terminal_safe(p.command(), 200),
+                  terminal_safe(p.user, 64));
+  if (who.remote.empty())
+    line +=
+        fmt::format("uid {} ({}) on tty {}", who.uid,
+                    terminal_safe(who.user, 64), terminal_safe(who.tty, 64));
+  else
+    line += fmt::format("{} through gpudoctor serve (uid {}, {})",
+                        terminal_safe(who.remote, 200), who.uid,
+                        terminal_safe(who.user, 64));
+  return line;
+}
+
 Liveness liveness_of(const std::string& proc_root, const ProcEntry& planned) {
   std::string buf;
   if (!procfs::read_file(
@@ -134,13 +150,8 @@ std::string PinnedProcess::send(int sig, const Requester& who) {
     return std::strerror(errno);
   }
   openlog("gpudoctor", LOG_PID, LOG_AUTHPRIV);
-  syslog(LOG_AUTHPRIV | LOG_NOTICE,
-         "kill: sent %s to pid %u (%s, user %s) as requested by uid %u (%s) on "
-         "tty %s",
-         signal_name(sig).c_str(), proc_.pid,
-         terminal_safe(proc_.command(), 200).c_str(),
-         terminal_safe(proc_.user, 64).c_str(), who.uid, who.user.c_str(),
-         who.tty.c_str());
+  syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s",
+         kill_audit_line(sig, proc_, who).c_str());
   closelog();
   return {};
 }

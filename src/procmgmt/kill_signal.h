@@ -22,8 +22,19 @@ struct Requester {
   uint32_t uid = 0;
   std::string user;
   std::string tty;  // "/dev/pts/3", or "none"
+  // "" when asked on this machine; else who asked over the network, e.g.
+  // "remote user alice from 10.0.0.5" (serve's POST /api/v1/kill): the
+  // uid, user and tty are then those of the daemon that sends the signal.
+  std::string remote;
   static Requester current();
 };
+
+// The syslog line of a signal sent (untrusted text made terminal-safe):
+// "kill: sent SIGTERM to pid 42 (python train.py, user alice) as requested
+// by uid 0 (root) on tty /dev/pts/3", or for a remote request "... as
+// requested by remote user ops from 10.0.0.5 through gpudoctor serve (uid
+// 0, root)".
+std::string kill_audit_line(int sig, const ProcEntry& p, const Requester& who);
 
 enum class Liveness { kAlive, kZombie, kGone };
 

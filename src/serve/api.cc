@@ -128,7 +128,7 @@ ApiReply MetricsPageCache::reply(const std::shared_ptr<const Snapshot>& s,
   return r;
 }
 
-ApiReply api_status(const Snapshot& s, double now) {
+ApiReply api_status(const Snapshot& s, double now, bool remote_kill) {
   std::string body = "{\"header\":";
   append_header_json(body, *s.header);
   body += ",\"sample\":";
@@ -140,7 +140,8 @@ ApiReply api_status(const Snapshot& s, double now) {
                   {"collect_duration_s", s.collect_duration_s},
                   {"interval_s", s.interval_s},
                   {"started_at", s.started_at},
-                  {"version", s.version}};
+                  {"version", s.version},
+                  {"remote_kill", remote_kill}};
   collect["sample_age_s"] =
       s.sample ? json(std::max(0.0, now - s.sample->t)) : json(nullptr);
   json gpus = json::array();

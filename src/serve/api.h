@@ -48,7 +48,8 @@ class MetricsPageCache {
   std::weak_ptr<const Snapshot> of_;
   std::shared_ptr<const std::string> page_;
 };
-ApiReply api_status(const Snapshot& s, double now);
+// `remote_kill`: serve accepts POST /api/v1/kill (collect.remote_kill).
+ApiReply api_status(const Snapshot& s, double now, bool remote_kill = false);
 ApiReply api_processes(const Snapshot& s, const QueryParams& params);
 ApiReply api_findings(const Snapshot& s);
 // `history` null: 503 (serve runs with --no-db).

@@ -21,4 +21,17 @@ void apply_cmdline_exposure(Sample& s, CmdlineExposure exposure) {
   }
 }
 
+std::string exposed_cmdline(std::string_view cmdline,
+                            CmdlineExposure exposure) {
+  switch (exposure) {
+    case CmdlineExposure::kFull:
+      return std::string(cmdline);
+    case CmdlineExposure::kNone:
+      return "";
+    case CmdlineExposure::kRedacted:
+      break;
+  }
+  return redact_secrets(cmdline);
+}
+
 }  // namespace gd

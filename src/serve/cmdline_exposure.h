@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "model/sample.h"
@@ -22,5 +23,7 @@ std::optional<CmdlineExposure> parse_cmdline_exposure(std::string_view text);
 
 // Rewrites every process's command line of `s` as `exposure` says.
 void apply_cmdline_exposure(Sample& s, CmdlineExposure exposure);
+// One command line as `exposure` says ("" for kNone).
+std::string exposed_cmdline(std::string_view cmdline, CmdlineExposure exposure);
 
 }  // namespace gd

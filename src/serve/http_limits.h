@@ -38,6 +38,11 @@ inline constexpr size_t kMaxEventStreams = 32;
 // buffered without limit.
 inline constexpr size_t kMaxEventQueueBytes = 256 * 1024;
 
+// POST /api/v1/kill (--allow-remote-kill) is the one request with a body:
+// a JSON object of a few pids and options. A larger body is refused (413)
+// before a byte of it is kept.
+inline constexpr size_t kMaxKillBodyBytes = 4096;
+
 // Trace downloads (/api/v1/export) at once: each reads the store on a
 // thread of its own, and a day's trace takes seconds of CPU to write.
 inline constexpr size_t kMaxDownloads = 2;

@@ -23,10 +23,14 @@
 
 #include <fmt/format.h>
 #include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdarg>
@@ -34,6 +38,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -44,6 +49,7 @@
 #include "serve/bounded_pool.h"
 #include "serve/event_stream.h"
 #include "serve/http_limits.h"
+#include "serve/kill_api.h"
 #include "serve/listen_socket.h"
 #include "serve/log.h"
 #include "serve/trace_download.h"
@@ -61,6 +67,7 @@ struct HttpServer::Impl {
   BoundedPool* slow_pool = nullptr;
   WebConfig web;
   std::unique_ptr<BasicAuth> auth;  // null: no basic auth
+  std::unique_ptr<KillApi> kill;    // null: remote kill off
   EventHub events{http_limits::kMaxEventStreams,
                   http_limits::kMaxEventQueueBytes};
   // Trace downloads in progress (each with its producer thread).
@@ -78,6 +85,11 @@ using Impl = HttpServer::Impl;
 struct RequestState {
   std::optional<ApiReply> reply;  // set by a slow handler before resuming
   bool authorized = false;        // basic auth passed (or none configured)
+  // POST /api/v1/kill: its body (at most kMaxKillBodyBytes) and what its
+  // log line says besides the status.
+  bool kill = false;
+  std::string body;
+  std::string kill_log;
 };
 
 constexpr std::string_view kRoutes[] = {
@@ -99,12 +111,13 @@ bool is_route(std::string_view path) {
 constexpr const char* kRouteList =
     "/ (the dashboard), /metrics, /api/v1/status, /api/v1/processes, "
     "/api/v1/findings, /api/v1/history, /api/v1/alerts, /api/v1/events, "
-    "/api/v1/export, /healthz";
+    "/api/v1/export, /healthz, POST /api/v1/kill";
 
 ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   const double now = unix_now();
   if (path == "/metrics") return s.metrics_page.reply(s.box.get(), now);
-  if (path == "/api/v1/status") return api_status(*s.box.get(), now);
+  if (path == "/api/v1/status")
+    return api_status(*s.box.get(), now, s.kill && s.kill->enabled());
   if (path == "/api/v1/processes") return api_processes(*s.box.get(), q);
   if (path == "/api/v1/findings") return api_findings(*s.box.get());
   if (path == "/api/v1/history") return api_history(s.history, q, now);
@@ -219,7 +232,10 @@ MHD_Result queue(MHD_Connection* c, ApiReply reply) {
   if (reply.status == 401)
     MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                             "Basic realm=\"gpudoctor\"");
-  if (reply.status == 405)
+  const bool allow_given =
+      std::any_of(reply.headers.begin(), reply.headers.end(),
+                  [](const auto& h) { return h.first == "Allow"; });
+  if (reply.status == 405 && !allow_given)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   const MHD_Result ok =
       MHD_queue_response(c, static_cast<unsigned>(reply.status), r);
@@ -251,6 +267,96 @@ void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
 }
 
 ApiReply unauthorized() { return json_error(401, "authentication required"); }
+
+// The client's address as text ("10.0.0.5", "::1").
+std::string client_address(MHD_Connection* c) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!info || !info->client_addr) return "?";
+  const sockaddr* a = info->client_addr;
+  const socklen_t len =
+      a->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  char host[NI_MAXHOST] = {};
+  if (getnameinfo(a, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0)
+    return "?";
+  return host;
+}
+
+// The basic-auth user a request names ("-" for none).
+std::string auth_user(MHD_Connection* c) {
+  auto creds = header(c, MHD_HTTP_HEADER_AUTHORIZATION);
+  if (!creds) return "-";
+  auto parsed = parse_basic_auth(*creds);
+  return parsed ? parsed->first : "-";
+}
+
+// The message of a {"error": "..."} reply, else "".
+std::string error_text(const ApiReply& r) {
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  if (j.is_object() && j.contains("error") && j["error"].is_string())
+    return j["error"].get<std::string>();
+  return "";
+}
+
+// What is refused of a POST /api/v1/kill when its headers are in, or
+// nullopt: the Host check of every request, then the endpoint's own.
+std::optional<ApiReply> kill_refusal(const Impl& s, MHD_Connection* c,
+                                     std::string_view url,
+                                     std::string_view method) {
+  if (!host_allowed(s.hosts, header(c, MHD_HTTP_HEADER_HOST)))
+    return json_error(403,
+                      "Host header not allowed: use a loopback name or one "
+                      "given to serve with --allowed-host");
+  if (url.size() > http_limits::kMaxUriBytes)
+    return json_error(414, "request URI too long");
+  KillHead head;
+  head.method = method;
+  head.content_type = header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+  head.kill_header = header(c, kKillHeader);
+  head.content_length = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  head.transfer_encoding =
+      header(c, MHD_HTTP_HEADER_TRANSFER_ENCODING).has_value();
+  return kill_head_refusal(head, s.kill && s.kill->enabled());
+}
+
+// Queues a reply; every reply to POST /api/v1/kill is logged, refused
+// ones included (who, from where, what, and what came of it).
+MHD_Result answer(MHD_Connection* c, RequestState* state, ApiReply reply) {
+  if (state->kill) {
+    // A user is named as such once the password was checked; before that
+    // (a request refused earlier) only as what the request claims.
+    const std::string user = auth_user(c);
+    const std::string who = state->authorized ? "user=" + serve_log::q(user)
+                            : user == "-"
+                                ? "user=-"
+                                : "unverified_user=" + serve_log::q(user);
+    const std::string error = error_text(reply);
+    const auto level =
+        reply.status == 200 ? spdlog::level::info : spdlog::level::warn;
+    spdlog::log(level, "msg=\"remote kill\" client={} {} status={}{}{}",
+                serve_log::q(client_address(c)), who, reply.status,
+                state->kill_log.empty() ? "" : " " + state->kill_log,
+                error.empty() ? "" : " error=" + serve_log::q(error));
+  }
+  return queue(c, std::move(reply));
+}
+
+// POST /api/v1/kill once its body is in and auth passed: on the slow pool
+// (a kill waits seconds for exits and memory), resumed with the reply.
+MHD_Result run_kill(Impl& s, MHD_Connection* c, RequestState* state) {
+  // (A suspended connection is not idle: libmicrohttpd's idle timeout
+  // does not close it while the session runs past kIdleTimeoutS.)
+  KillCaller who{auth_user(c), client_address(c)};
+  std::shared_ptr<const TraceHeader> header = s.box.get()->header;
+  if (!header) header = std::make_shared<const TraceHeader>();
+  run_slow(s, c, state,
+           [&s, state, who = std::move(who), header = std::move(header)] {
+             KillApiResult result = s.kill->handle(state->body, *header, who);
+             state->kill_log = std::move(result.log_fields);
+             return std::optional<ApiReply>(std::move(result.reply));
+           });
+  return MHD_YES;
+}
 
 // /api/v1/events: a Server-Sent Events stream read on the event loop. When
 // the stream has nothing queued its reader suspends the connection (no
@@ -411,13 +517,22 @@ MHD_Result queue_download(Impl& s, MHD_Connection* c, const QueryParams& q) {
 // is wanted for a body refused unread but would end keep-alive for every
 // scrape.
 MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
-                      const char* method, const char*, const char*,
+                      const char* method, const char*, const char* upload_data,
                       size_t* upload_size, void** con_cls) {
   Impl& s = *static_cast<Impl*>(cls);
   auto* state = static_cast<RequestState*>(*con_cls);
   if (!state) {  // headers are in: decide now, before any body is read
     state = new RequestState;
     *con_cls = state;
+    if (std::string_view(url) == kKillPath) {  // the one path with a body
+      state->kill = true;
+      if (auto refused = kill_refusal(s, c, url, method)) {
+        if (has_body(c) && !drainable_body(c))
+          return answer(c, state, std::move(*refused));  // and close
+        state->reply = std::move(*refused);
+      }
+      return MHD_YES;
+    }
     if (auto refused = refusal(s, c, url, method)) {
       if (refused->status == 413 && !drainable_body(c))
         return queue(c, std::move(*refused));  // and close, body unread
@@ -425,14 +540,24 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
     }
     return MHD_YES;
   }
-  if (*upload_size != 0) {  // a body being drained before its 413
+  if (*upload_size != 0) {  // a kill request's body, or one being drained
+    if (state->kill && !state->reply) {
+      // Content-Length was checked against the bound, and libmicrohttpd
+      // never passes more than it announced; kept bounded all the same.
+      if (state->body.size() + *upload_size > http_limits::kMaxKillBodyBytes)
+        state->reply =
+            json_error(413, fmt::format("the body is larger than {} bytes",
+                                        http_limits::kMaxKillBodyBytes));
+      else
+        state->body.append(upload_data, *upload_size);
+    }
     *upload_size = 0;
     return MHD_YES;
   }
-  if (state->reply) return queue(c, std::move(*state->reply));
+  if (state->reply) return answer(c, state, std::move(*state->reply));
   if (s.auth && !state->authorized) {
     const auto creds = header(c, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!creds) return queue(c, unauthorized());
+    if (!creds) return answer(c, state, unauthorized());
     if (!s.auth->known_good(*creds)) {  // bcrypt: never on the loop
       run_slow(s, c, state, [&s, state, given = std::string(*creds)]() {
         if (!s.auth->check(given))
@@ -444,6 +569,7 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
     }
     state->authorized = true;
   }
+  if (state->kill) return run_kill(s, c, state);
   const std::string path = url;
   if (const WebAsset* asset = find_web_asset(path))
     return queue(
@@ -502,6 +628,10 @@ HttpServer::~HttpServer() {
 void HttpServer::bind(const std::string& host, int port) {
   impl_->hosts = host_policy_for(host, impl_->allowed_hosts);
   listen_fd_ = open_listen_socket(host, port, port_);
+}
+
+void HttpServer::enable_kill(KillApiConfig config) {
+  impl_->kill = std::make_unique<KillApi>(std::move(config));
 }
 
 void HttpServer::use_web_config(WebConfig web) {
@@ -564,6 +694,7 @@ void HttpServer::stop() {
   // A cancelled download ends its stream at the next read: resume any
   // connection parked on it before the daemon stops.
   for (auto& d : downloads) d->abort();
+  if (impl_->kill) impl_->kill->stop();  // a kill session stops waiting
   if (slow_pool_) slow_pool_->stop();
   if (daemon_) MHD_stop_daemon(daemon_);
   daemon_ = nullptr;

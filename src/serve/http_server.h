@@ -10,6 +10,7 @@
 
 #include "serve/history.h"
 #include "serve/host_check.h"
+#include "serve/kill_api.h"
 #include "serve/snapshot.h"
 #include "serve/web_config.h"
 
@@ -36,6 +37,10 @@ class HttpServer {
   int port() const { return port_; }
   // TLS and basic auth (--web-config); before start().
   void use_web_config(WebConfig web);
+  // POST /api/v1/kill (kill_api.h); before start(). Without it, or with
+  // config.enabled false, the endpoint answers 403 saying how to turn it
+  // on.
+  void enable_kill(KillApiConfig config);
   // Serves on threads of its own until stop().
   void start();
   void stop();

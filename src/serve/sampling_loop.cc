@@ -78,6 +78,7 @@ void SamplingLoop::stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  finished_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -86,14 +87,39 @@ void SamplingLoop::run() {
       std::chrono::duration<double>(options_.interval_s));
   auto next = Clock::now();
   for (;;) {
+    bool asked = false;
     {
       std::unique_lock lock(mu_);
-      if (cv_.wait_until(lock, next, [&] { return stopping_; })) return;
+      cv_.wait_until(lock, next, [&] { return stopping_ || requested_; });
+      if (stopping_) return;
+      asked = requested_ && Clock::now() < next;
+      requested_ = false;
+      ++begun_;
     }
     run_once();
+    {
+      std::lock_guard lock(mu_);
+      ++finished_;
+    }
+    finished_cv_.notify_all();
+    if (asked) continue;  // an extra sample: the schedule stays
     next += interval;
     if (next < Clock::now()) next = Clock::now();  // fell behind: no burst
   }
+}
+
+std::shared_ptr<const Sample> SamplingLoop::sample_now(
+    std::chrono::milliseconds wait) {
+  {
+    std::unique_lock lock(mu_);
+    // The next sample to begin is the first that begins after this call.
+    const uint64_t want = begun_ + 1;
+    requested_ = true;
+    cv_.notify_all();
+    finished_cv_.wait_for(lock, wait,
+                          [&] { return stopping_ || finished_ >= want; });
+  }
+  return box_.get()->sample;
 }
 
 void SamplingLoop::run_once() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -50,6 +51,12 @@ class SamplingLoop {
   void start();
   // Returns after the sample in progress (bounded by the deadline).
   void stop();
+  // A sample begun after this call: the loop takes one now (published,
+  // kept in history and diagnosed like any other) and this waits for it,
+  // at most `wait`; then, or when the loop is stopping, the latest
+  // published one. A remote kill re-reads NVML this way, so the sampler
+  // keeps one thread and every kernel-log line still reaches history.
+  std::shared_ptr<const Sample> sample_now(std::chrono::milliseconds wait);
 
  private:
   void run();
@@ -70,6 +77,10 @@ class SamplingLoop {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  // sample_now(): a sample is asked for; samples begun and finished.
+  bool requested_ = false;
+  uint64_t begun_ = 0, finished_ = 0;
+  std::condition_variable finished_cv_;
   std::thread thread_;
 
   // State of the collection thread only.

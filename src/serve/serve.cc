@@ -6,13 +6,16 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <stdexcept>
 
 #include "serve/alertmanager_client.h"
 #include "serve/event_stream.h"
 #include "serve/history.h"
+#include "serve/host_check.h"
 #include "serve/http_server.h"
 #include "serve/log.h"
 #include "serve/sampling_loop.h"
@@ -35,6 +38,22 @@ std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
   return buf;
+}
+
+// --allow-remote-kill ends processes on request: every request must be
+// authenticated, or anyone who reaches the port could.
+void check_remote_kill_allowed(const ServeOptions& o,
+                               const std::optional<WebConfig>& web) {
+  if (!web)
+    throw ServeUsageError(
+        "--allow-remote-kill needs every request authenticated: give "
+        "--web-config FILE with basic_auth_users (and tls_server_config "
+        "unless serve listens on loopback only)");
+  if (web->basic_auth_users.empty())
+    throw ServeUsageError(
+        "--allow-remote-kill needs every request authenticated: the web "
+        "config " +
+        o.web_config_path + " has no basic_auth_users");
 }
 
 }  // namespace
@@ -88,6 +107,12 @@ int run_serve(const ServeOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a scraper that hangs up must not kill us
 
+  // The web config first: a remote kill without authentication stops
+  // serve before it samples or listens.
+  std::optional<WebConfig> web;
+  if (!o.web_config_path.empty()) web = load_web_config(o.web_config_path);
+  if (o.allow_remote_kill) check_remote_kill_allowed(o, web);
+
   Sampler sampler(o.sampler);
   const TraceHeader& header = sampler.header();
 
@@ -108,12 +133,8 @@ int run_serve(const ServeOptions& o) {
 
   SnapshotBox box;
   HttpServer http(box, history.get(), o.allowed_hosts);
-  bool tls = false;
-  if (!o.web_config_path.empty()) {
-    WebConfig web = load_web_config(o.web_config_path);
-    tls = web.tls;
-    http.use_web_config(std::move(web));
-  }
+  const bool tls = web && web->tls;
+  if (web) http.use_web_config(std::move(*web));
   http.bind(o.listen_host, o.listen_port);
   const std::string shown_host =
       o.listen_host == "0.0.0.0" || o.listen_host == "::" ? host_name()
@@ -128,6 +149,25 @@ int run_serve(const ServeOptions& o) {
   co.on_publish = [&http](const Snapshot& s) { http.events().publish(s); };
   SamplingLoop loop(sampler, history.get(), box, config, alertmanager.get(),
                     co);
+  if (o.allow_remote_kill) {
+    KillApiConfig kill;
+    kill.enabled = true;
+    kill.proc_root = o.sampler.proc_root;
+    kill.dev_prefix = o.dev_prefix;
+    kill.show_cmdline = o.show_cmdline;
+    kill.fresh_sample = [&loop] { return loop.sample_now(kKillSampleWait); };
+    http.enable_kill(std::move(kill));
+    spdlog::warn(
+        "msg=\"remote kill is on: basic-auth users may end processes on this "
+        "node (POST /api/v1/kill)\" tls={}",
+        tls);
+    if (!tls && !is_loopback_name(o.listen_host))
+      spdlog::warn(
+          "msg=\"remote kill over plain HTTP on a non-loopback address: "
+          "passwords and kill requests cross the network readable; add "
+          "tls_server_config to the web config\" listen={}",
+          serve_log::q(o.listen_host));
+  }
   http.start();
   loop.start();
   spdlog::info(

@@ -2,6 +2,7 @@
 // history, alerting).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,16 @@ struct ServeOptions {
   // --allowed-host: Host header names answered besides loopback ones.
   std::vector<std::string> allowed_hosts;
   std::string web_config_path;  // "" = plain HTTP, no auth
+  // --allow-remote-kill: POST /api/v1/kill ends processes (kill_api.h);
+  // needs basic auth in the web config.
+  bool allow_remote_kill = false;
+  std::string dev_prefix = "/dev";  // NVIDIA device nodes (tests)
   SamplerOptions sampler;
+};
+
+// A combination of options serve refuses to start with (exit 2).
+struct ServeUsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // "HOST:PORT", ":PORT" (all interfaces), "PORT", "[v6]:PORT". Throws
@@ -42,7 +52,8 @@ std::string default_db_path();
 
 // Runs the daemon until SIGTERM/SIGINT; returns the exit code. Startup
 // failures (port in use, unreadable config, unopenable database) throw
-// std::runtime_error with a one-line message.
+// std::runtime_error with a one-line message; ServeUsageError for options
+// that do not go together (--allow-remote-kill without basic auth).
 int run_serve(const ServeOptions& options);
 
 }  // namespace gd

@@ -24,9 +24,10 @@ BELOW = {
     "procmgmt": {"common", "model", "procfs"},
     "exporter": {"common", "model"},
     "store": {"common", "model", "trace"},
-    # serve composes consumers through their public headers.
+    # serve composes consumers through their public headers (procmgmt: the
+    # remote kill runs its plan and session).
     "serve": {"common", "model", "trace", "collect", "diagnose", "exporter",
-              "store"},
+              "store", "procmgmt"},
     # burn drives the GPUs through cuda, watches them through collect and
     # runs the diagnosis over its window.
     "burn": {"common", "model", "trace", "cuda", "collect", "diagnose"},

@@ -33,12 +33,12 @@ def first_sample_scenario(directory, faults=None):
 class Serve:
     """A running `gpudoctor serve` on a free port; stderr is collected."""
 
-    def __init__(self, scenario, args=(), tmp=None):
+    def __init__(self, scenario, args=(), tmp=None, listen="127.0.0.1:0"):
         env = dict(os.environ)
         env["FAKE_NVML_SCENARIO"] = scenario
         cmd = [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none",
                "--interval", "200ms", "--deadline", "300ms", "serve",
-               "--listen", "127.0.0.1:0"] + list(args)
+               "--listen", listen] + list(args)
         self.proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE,
                                      stdout=subprocess.DEVNULL, text=True,
                                      errors="replace")

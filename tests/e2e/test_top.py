@@ -354,9 +354,15 @@ class TopSources(TopE2E):
         self.assertIn("7.0 GiB", self.row_of(s, job[0]))
         self.assertIn(" 3 H100", s)
         pane.wait_for(r"persistence-mode-off|no findings — serve's alerts", timeout=20)
-        pane.keys("k")
-        pane.wait_for(r"read-only: kill over --connect is refused")
+        # This serve was started without --allow-remote-kill: k says so, in
+        # serve's words, and nothing is sent.
+        pane.keys("/")
+        pane.type(str(job[0]))
+        pane.keys("Enter", "k")
+        s = pane.wait_for(r"serve refused \(HTTP 403\)")
+        self.assertIn("remote kill is off on this serve: start it with --allow-remote-kill", s)
         self.assertTrue(alive(job[0]))
+        pane.keys("Escape")
         # serve going away is said on the screen; top stays up.
         serve.proc.terminate()
         serve.proc.wait()
@@ -392,6 +398,130 @@ class TopSources(TopE2E):
         pane.keys("Space")
         pane.wait_for(r"replay x4")
 
+
+# bcrypt of "s3cret pass" (cost 4, so the test is quick).
+BCRYPT_HASH = "$2b$04$abcdefghijklmnopqrstuuoBpIrM0OnplXjsOI8DWYJTHUhJDuUv."
+
+
+class TopRemoteKill(TopE2E):
+    """k over --connect: serve (with --allow-remote-kill and basic auth)
+    ends the process on its node, through the checks of `gpudoctor kill`."""
+
+    def serve(self, scenario, *extra):
+        cfg = os.path.join(self.tmp.name, "web.yml")
+        with open(cfg, "w") as f:
+            f.write(f"basic_auth_users:\n  ops: '{BCRYPT_HASH}'\n")
+        s = Serve(scenario, ["--no-db", "--web-config", cfg] + list(extra), self.tmp.name)
+        self.addCleanup(s.kill)
+        return s
+
+    def connect(self, serve, *args):
+        auth = os.path.join(self.tmp.name, "auth")
+        with open(auth, "w") as f:
+            f.write("ops:s3cret pass\n")
+        # This top's own NVML has no scenario: what it shows and ends is
+        # serve's.
+        pane = Tmux(self.tmp.name,
+                    top_argv("--connect", f"http://127.0.0.1:{serve.port}", "--auth-file",
+                             auth, *args),
+                    env={"FAKE_NVML_SCENARIO": "/nonexistent", "LANG": "C.UTF-8"})
+        self.panes.append(pane)
+        return pane
+
+    def select(self, pane, pid):
+        pane.wait_for(rf"\b{pid}\b", timeout=20)
+        pane.keys("/")
+        pane.type(str(pid))
+        pane.keys("Enter")
+
+    def test_kill_after_confirmation_shows_the_memory_result(self):
+        job = self.trainer(workers=1)
+        self.addCleanup(lambda: [os.kill(p, signal.SIGKILL) for p in job if alive(p)])
+        reap_in_background(self.children[-1])
+        # serve's NVML lists the trainer until 15 s after serve starts.
+        path = Scenario(self.tmp.name).write({0: [(job[0], 20 * GiB)]}, later=[(15.0, {})])
+        serve = self.serve(path, "--allow-remote-kill")
+        pane = self.connect(serve, "--kill-timeout", "20s")
+        self.select(pane, job[0])
+        pane.keys("k")
+        s = pane.wait_for(r"Proceed\?", timeout=20)
+        self.assertIn(f"On the node of http://127.0.0.1:{serve.port}, by its gpudoctor serve", s)
+        self.assertIn("Will send SIGTERM to 1 process(es), then SIGKILL", s)
+        self.assertRegex(s, rf"{job[0]}\s+\S+\s+S\s+GPU process on GPU 0\s+20\.0 GiB")
+        self.assertTrue(alive(job[0]), "nothing is sent before the yes")
+        pane.keys("y")
+        s = pane.wait_for(r"GPU memory released", timeout=60)
+        self.assertIn(f"sent SIGTERM to {job[0]}", s)
+        self.assertRegex(s, r"GPU 0: used [0-9.]+ GiB before, [0-9.]+ (MiB|GiB) now")
+        self.assertTrue(wait_until(lambda: not alive(job[0])))
+        serve.wait_log(rf'msg="remote kill" client=127.0.0.1 user=ops status=200 '
+                       rf'dry_run=false pids={job[0]} .*signals_sent=1 exit_code=0')
+        # A no leaves everything alive.
+        other = self.trainer(workers=0)
+        path2 = Scenario(self.tmp.name).write({0: [(other[0], GiB)]})
+        serve2 = self.serve(path2, "--allow-remote-kill")
+        pane2 = self.connect(serve2)
+        self.select(pane2, other[0])
+        pane2.keys("k")
+        pane2.wait_for(r"Proceed\?", timeout=20)
+        pane2.keys("n")
+        pane2.wait_for(r"h help")
+        time.sleep(0.5)
+        self.assertTrue(alive(other[0]))
+        self.assertFalse(any("dry_run=false" in l for l in serve2.log()),
+                         "a no sent the kill")
+
+    def test_kill_of_pid_one_or_a_bystander_is_refused(self):
+        log = os.path.join(self.tmp.name, "canary.log")
+        canary = spawn(CANARY, log)
+        self.children.append(canary)
+        cpid = int(canary.stdout.readline())
+        # serve's NVML lists PID 1 on GPU 1 throughout, and the canary on
+        # GPU 2 only for the first 6 s: by the time k plans, it is a
+        # bystander.
+        s0 = {1: [(1, GiB)], 2: [(cpid, GiB)]}
+        path = Scenario(self.tmp.name).write(s0, later=[(6.0, {1: [(1, GiB)]})])
+        serve = self.serve(path, "--allow-remote-kill")
+        pane = self.connect(serve)
+        self.select(pane, cpid)
+        pane.wait_for(lambda t: self.pids_in_order(t, {1, cpid}) == [1, cpid])
+        pane.keys("End", "Space")  # tagged while NVML still listed it
+        pane.wait_for(lambda t: (self.row_of(t, cpid) or "").startswith("*"))
+        pane.keys("\\")
+        pane.wait_for(lambda t: self.row_of(t, cpid) is None, timeout=20)
+        pane.keys("k")
+        s = pane.wait_for(r"Refused, nothing was sent", timeout=20)
+        self.assertIn("not a GPU process nor a descendant of one", s)
+        self.assertNotIn("Proceed?", s)
+        pane.keys("Escape")
+        pane.keys("Escape")  # clears the tag
+        pane.keys("/")
+        pane.type("1")
+        pane.keys("Enter")
+        pane.wait_for(lambda t: self.row_of(t, 1) is not None)
+        pane.keys("Home", "k")
+        s = pane.wait_for(r"Refused, nothing was sent", timeout=20)
+        self.assertIn("PID 1 (init) is never signalled", s)
+        pane.keys("y")  # a yes to a refused plan sends nothing
+        time.sleep(1)
+        self.assertTrue(alive(cpid))
+        self.assertFalse(os.path.exists(log), "the canary received a signal")
+        self.assertFalse(any("dry_run=false" in l for l in serve.log()))
+
+    def test_readonly_refuses_kill_over_connect_too(self):
+        job = self.trainer(workers=0)
+        path = Scenario(self.tmp.name).write({0: [(job[0], GiB)]})
+        serve = self.serve(path, "--allow-remote-kill")
+        pane = self.connect(serve, "--readonly")
+        s = pane.wait_for(rf"\b{job[0]}\b", timeout=20)
+        self.assertIn("[read-only]", s)
+        self.assertNotIn("k kill", s)
+        pane.keys("k")
+        pane.wait_for(r"read-only: started with --readonly")
+        time.sleep(0.5)
+        self.assertTrue(alive(job[0]))
+        self.assertFalse(any('msg="remote kill"' in l for l in serve.log()),
+                         "a read-only top asked serve")
 
 if __name__ == "__main__":
     unittest.main()

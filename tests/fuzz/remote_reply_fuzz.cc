@@ -1,9 +1,11 @@
-// What `top --connect` reads from the network (monitor/remote_json.h): a
-// reply of serve's /api/v1/status or /api/v1/findings, or the URL the user
-// typed. The first byte picks which. Rejected with a std::runtime_error (an
+// What `top --connect` reads from the network (monitor/remote_json.h,
+// procmgmt/kill_json.h): a reply of serve's /api/v1/status,
+// /api/v1/findings or POST /api/v1/kill, or the URL the user typed. The
+// first byte picks which. Rejected with a std::runtime_error (an
 // invalid_argument for a URL), or accepted within the bounds the screen
-// relies on: known severities, GPU indices 0..1023, bounded counts, a
-// sane interval.
+// relies on: known severities, GPU indices 0..1023, bounded counts and
+// texts, a sane interval, an exit code of `kill`; a kill reply accepted
+// reads back the same once written.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -13,12 +15,48 @@
 #include "fuzz_check.h"
 #include "monitor/remote_feed.h"
 #include "monitor/remote_json.h"
+#include "procmgmt/kill_json.h"
+
+namespace {
+
+void check_kill_reply(std::string_view text) {
+  using namespace gd::procmgmt;
+  KillApiReply r;
+  try {
+    r = parse_kill_api_reply(text);
+  } catch (const std::runtime_error&) {
+    return;
+  }
+  FUZZ_CHECK(r.exit_code >= 0 && r.exit_code <= 5, text);
+  FUZZ_CHECK(r.timeout_s >= 0 && r.timeout_s <= 3600, text);
+  FUZZ_CHECK(r.message.size() <= 1024 && r.error.size() <= 1024, text);
+  FUZZ_CHECK(r.plan_id.size() <= 64, text);
+  for (const auto* list : {&r.plan.targets, &r.plan.zombies})
+    for (const auto& t : *list) {
+      FUZZ_CHECK(t.proc.cmdline.size() <= 16 * 1024, text);
+      for (int g : t.gpus) FUZZ_CHECK(g >= 0 && g <= 1023, text);
+    }
+  for (const auto& n : r.plan.notes) FUZZ_CHECK(n.size() <= 1024, text);
+  const std::string again = kill_api_reply_json(r);
+  KillApiReply back;
+  try {
+    back = parse_kill_api_reply(again);
+  } catch (const std::runtime_error&) {
+    FUZZ_CHECK(false, again);
+  }
+  FUZZ_CHECK(kill_api_reply_json(back) == again, again);
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1,
                               size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
+    case 3:
+      check_kill_reply(text);
+      break;
     case 0:
       try {
         auto st = gd::monitor::parse_remote_status(text);

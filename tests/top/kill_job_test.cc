@@ -1,6 +1,9 @@
 // `k` in top goes through procmgmt's kill plan and session: a real child
 // process listed on a GPU is planned, waits for the yes, is ended, and the
 // memory check runs; PID 1 and a process NVML does not list are refused.
+// With --connect the same happens through a serve (an in-process
+// HttpServer with remote kill on, basic auth), and serve's refusals come
+// back as one line with its reason.
 #include "monitor/kill_job.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +15,8 @@
 #include <chrono>
 #include <thread>
 
+#include "monitor/remote_kill.h"
+#include "serve/http_server.h"
 #include "top_fixture.h"
 
 namespace gd::monitor {
@@ -91,6 +96,111 @@ TEST(KillJob, RefusesPidOneAndProcessesThatAreNotOnAGpu) {
   EXPECT_EQ(kill(bystander, 0), 0);
   kill(bystander, SIGKILL);
   waitpid(bystander, nullptr, 0);
+}
+
+// bcrypt of "s3cret pass" (cost 4).
+constexpr const char* kHash =
+    "$2b$04$abcdefghijklmnopqrstuuoBpIrM0OnplXjsOI8DWYJTHUhJDuUv.";
+
+// A serve's HTTP side with basic auth; remote kill on when `kill_on`, with
+// NVML listing `child` on GPU 0 while `listed` is true.
+class RemoteServe {
+ public:
+  RemoteServe(bool kill_on, const std::atomic<bool>* listed, pid_t child)
+      : box_(std::make_shared<Snapshot>()), http_(box_, nullptr) {
+    WebConfig web;
+    web.basic_auth_users = {{"ops", kHash}};
+    http_.use_web_config(web);
+    if (kill_on) {
+      KillApiConfig c;
+      c.enabled = true;
+      c.fresh_sample = [listed, child] {
+        return std::make_shared<const Sample>(
+            gpu_sample(static_cast<uint32_t>(child), listed && *listed));
+      };
+      http_.enable_kill(c);
+    }
+    http_.bind("127.0.0.1", 0);
+    http_.start();
+  }
+  ~RemoteServe() { http_.stop(); }
+  RemoteOptions connection(std::string password = "s3cret pass") const {
+    RemoteOptions o;
+    o.url = "http://127.0.0.1:" + std::to_string(http_.port());
+    o.user = "ops";
+    o.password = std::move(password);
+    return o;
+  }
+
+ private:
+  SnapshotBox box_;
+  HttpServer http_;
+};
+
+TEST(RemoteKillJob, ServePlansAsksThenEndsTheProcessAndChecksTheMemory) {
+  pid_t child = spawn_sleeper();
+  std::atomic<bool> listed{true};
+  std::thread reaper([&] {
+    waitpid(child, nullptr, 0);
+    listed = false;
+  });
+  RemoteServe serve(true, &listed, child);
+  KillJobOptions o;
+  o.timeout_s = 3;
+  KillJob job({static_cast<uint32_t>(child)},
+              remote_kill_backend(serve.connection()), o, [] {});
+  ASSERT_TRUE(wait_stage(job, Stage::kPlanned)) << job.error();
+  EXPECT_EQ(job.where(), serve.connection().url);
+  EXPECT_TRUE(job.can_proceed());
+  ASSERT_EQ(job.plan().targets.size(), 1u);
+  EXPECT_EQ(job.plan().targets[0].proc.pid, static_cast<uint32_t>(child));
+  ASSERT_EQ(job.before().gpus.size(), 1u);  // the GPU-MEM column's source
+  EXPECT_EQ(job.before().gpus[0].processes->at(0).used_bytes, 8 * kGiB);
+  EXPECT_EQ(kill(child, 0), 0) << "nothing is sent before the yes";
+  job.confirm();
+  ASSERT_TRUE(wait_stage(job, Stage::kDone)) << job.error();
+  reaper.join();
+  EXPECT_EQ(job.outcome().result, procmgmt::KillResult::kReleased);
+  ASSERT_EQ(job.outcome().memory.size(), 1u);
+  auto steps = job.steps();
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].pid, static_cast<uint32_t>(child));
+  EXPECT_EQ(steps[0].sig, SIGTERM);
+  EXPECT_TRUE(steps[0].error.empty());
+}
+
+TEST(RemoteKillJob, RefusalsOfThePlanComeBackWithTheCommand) {
+  std::atomic<bool> listed{false};
+  RemoteServe serve(true, &listed, 0);
+  KillJob job({1}, remote_kill_backend(serve.connection()), {}, [] {});
+  ASSERT_TRUE(wait_stage(job, Stage::kPlanned)) << job.error();
+  EXPECT_FALSE(job.can_proceed());
+  ASSERT_EQ(job.plan().refusals.size(), 1u);
+  EXPECT_EQ(job.plan().refusals[0].reason, "PID 1 (init) is never signalled");
+  const procmgmt::ProcEntry* init = job.procs().find(1);
+  ASSERT_NE(init, nullptr);
+  EXPECT_FALSE(init->command().empty());
+}
+
+TEST(RemoteKillJob, ServesRefusalIsOneLineWithItsReason) {
+  {
+    RemoteServe off(false, nullptr, 0);
+    KillJob job({1}, remote_kill_backend(off.connection()), {}, [] {});
+    ASSERT_TRUE(wait_stage(job, Stage::kFailed));
+    EXPECT_EQ(job.error().rfind("serve refused (HTTP 403): remote kill is off "
+                                "on this serve: start it with "
+                                "--allow-remote-kill",
+                                0),
+              0u)
+        << job.error();
+    EXPECT_EQ(job.error().find('\n'), std::string::npos);
+  }
+  RemoteServe on(true, nullptr, 0);
+  KillJob job({1}, remote_kill_backend(on.connection("wrong")), {}, [] {});
+  ASSERT_TRUE(wait_stage(job, Stage::kFailed));
+  EXPECT_EQ(job.error(),
+            "serve refused (HTTP 401): authentication required (check "
+            "--auth-file)");
 }
 
 }  // namespace

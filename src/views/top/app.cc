@@ -161,16 +161,15 @@ class Loop {
       case K::kQuit:
         return false;
       case K::kKill:
-        if (!o_.take_sample) {
+        if (!o_.kill_backend) {
           st_.overlay = Overlay::kNone;
           st_.message = "kill is not available here";
           st_.message_until = ctx.now + 4;
           break;
         }
         kill_.reset();
-        kill_ = std::make_unique<monitor::KillJob>(a.pids, o_.take_sample,
-                                                   *frame_->header, o_.kill,
-                                                   [this] { feed_.wake(); });
+        kill_ = std::make_unique<monitor::KillJob>(
+            a.pids, o_.kill_backend(), o_.kill, [this] { feed_.wake(); });
         break;
       case K::kConfirmKill:
         if (kill_) kill_->confirm();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "model/sample.h"
@@ -18,11 +19,12 @@ struct TopOptions {
   bool readonly = false;
   std::string readonly_reason;
   bool replay = false;  // Space pauses, +/- speed, Left/Right seek
-  // Live only: who reads this machine's /proc and device files, and kill
-  // takes fresh samples through take_sample.
+  // Live only: who reads this machine's /proc and device files.
   bool live = false;
   std::string proc_root = "/proc", dev_prefix = "/dev";
-  std::function<Sample()> take_sample;
+  // Where `k` plans and runs (this machine, or serve's node with
+  // --connect); unset: k is not available.
+  std::function<std::unique_ptr<monitor::KillBackend>()> kill_backend;
   monitor::KillJobOptions kill;
   // Tests and benchmarks: quit after this many frames with a sample have
   // been drawn (0: never).

@@ -44,7 +44,7 @@ void add_wrapped(std::vector<Text>& out, const std::string& label,
 
 std::vector<Text> help_text(const LayoutInput& in) {
   std::vector<Text> t;
-  auto key = [&](const char* k, const char* what) {
+  auto key = [&](const char* k, std::string_view what) {
     t.push_back({fmt::format("  {:<14} {}", k, what)});
   };
   t.push_back({"Keys", Style::kBold});
@@ -60,10 +60,15 @@ std::vector<Text> help_text(const LayoutInput& in) {
   key("Space", in.state->replay
                    ? "pause / resume the replay"
                    : "tag the process (k then ends every tagged one)");
-  key("k",
-      "kill the tagged processes, or the selected one: SIGTERM, then "
-      "SIGKILL after 10 s; the same checks as `gpudoctor kill`, asked "
-      "first, and whether the GPU memory was freed");
+  const bool remote =
+      in.frame && in.frame->kind == monitor::SourceKind::kRemote;
+  key("k", std::string("kill the tagged processes, or the selected one: "
+                       "SIGTERM, then SIGKILL after 10 s; the same checks as "
+                       "`gpudoctor kill`, asked first, and whether the GPU "
+                       "memory was freed") +
+               (remote ? "; done by the node's serve (it needs "
+                         "--allow-remote-kill)"
+                       : ""));
   key("w", "who holds the selected process's GPU memory (`gpudoctor who`)");
   key("d  Enter", "details of the selected process, or of the finding");
   key("Tab", "move between the process table and the findings strip");
@@ -240,10 +245,16 @@ std::vector<Text> kill_text(const LayoutInput& in) {
   }
   using Stage = monitor::KillJob::Stage;
   const Stage stage = job->stage();
+  const std::string where = job->where();
+  if (!where.empty())
+    t.push_back(
+        {"On the node of " + where + ", by its gpudoctor serve:", Style::kDim});
   if (stage == Stage::kPlanning) {
     std::string pids;
     for (uint32_t p : job->pids()) pids += " " + std::to_string(p);
-    t.push_back({"Planning the kill of" + pids + " ..."});
+    t.push_back(
+        {(where.empty() ? "Planning the kill of" : "Asking for the plan of") +
+         pids + " ..."});
     return t;
   }
   if (stage == Stage::kFailed && job->steps().empty() &&
@@ -284,10 +295,14 @@ std::vector<Text> kill_text(const LayoutInput& in) {
                      ? render_escalation(step.alive, step.timeout_s)
                      : render_signal_sent(step.pid, step.sig, step.error));
   if (stage == Stage::kRunning) {
-    t.push_back(
-        {"waiting for the processes to exit and NVML to free "
-         "their memory ...",
-         Style::kDim});
+    t.push_back({where.empty()
+                     ? "waiting for the processes to exit and NVML to free "
+                       "their memory ..."
+                     : fmt::format("serve is ending them; its answer comes "
+                                   "once they exited and NVML freed their "
+                                   "memory (up to {}) ...",
+                                   elapsed_compact(3 * o.timeout_s)),
+                 Style::kDim});
   } else if (stage == Stage::kDone) {
     const auto& out = job->outcome();
     add_lines(t, render_kill_outcome(out),

@@ -34,11 +34,8 @@ class FakeCuda {
     lib_ = gd::cuda::CudaLibrary::open(copy, &error);
     if (!lib_) ADD_FAILURE() << error;
   }
-  // The copy stays loaded (never dlclose a driver whose threads may run).
-  ~FakeCuda() {
-    if (lib_) lib_->leak();
-    std::filesystem::remove_all(dir_);
-  }
+  // The copy stays loaded (CudaLibrary never dlcloses a driver).
+  ~FakeCuda() { std::filesystem::remove_all(dir_); }
   const gd::cuda::CudaLibrary& lib() const { return *lib_; }
   const gd::cuda::CudaFunctions& fn() const { return lib_->fn(); }
 

@@ -1,0 +1,169 @@
+#include "monitor/remote_kill.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "procmgmt/kill_json.h"
+
+namespace gd::monitor {
+namespace {
+
+using namespace procmgmt;
+
+// A kill reply is a few KiB; a "serve" that sends more is not one.
+constexpr size_t kMaxReplyBytes = 4 << 20;
+// Serve answers a dry run after one sample (a GPU deadline, a /proc walk)
+// and a bcrypt check.
+constexpr double kPlanReplyS = 30;
+// A kill takes up to TERM's wait, KILL's wait and NVML's wait; the rest is
+// slack for the samples in between.
+constexpr double kRunSlackS = 30;
+
+// The error text of a serve reply ({"error": "..."}), cut to one line.
+std::string error_of(const std::string& body) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  std::string text;
+  if (j.is_object() && j.contains("error") && j["error"].is_string())
+    text = j["error"].get<std::string>();
+  if (text.size() > 300) text.resize(300);
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text.empty() ? "no reason given" : text;
+}
+
+class RemoteKill : public KillBackend {
+ public:
+  explicit RemoteKill(RemoteOptions o)
+      : o_(std::move(o)), url_(parse_remote_url(o_.url)) {}
+
+  Planned plan(const std::vector<uint32_t>& pids,
+               const KillJobOptions& options) override {
+    KillApiRequest req = request(options);
+    req.request.pids = pids;
+    req.dry_run = true;
+    KillApiReply r = post(req, kPlanReplyS);
+    plan_id_ = r.plan_id;
+    pids_ = pids;
+    Planned p;
+    p.plan = std::move(r.plan);
+    // The dialog's GPU-MEM column reads the memory from a sample: one made
+    // of what serve listed for each planned process.
+    GpuSample g;
+    g.processes.emplace();
+    for (const auto& [pid, bytes] : r.gpu_memory)
+      g.processes->push_back({pid, bytes, "compute"});
+    p.before.gpus.push_back(std::move(g));
+    // The refusal lines name each refused process's command.
+    std::vector<ProcEntry> named;
+    for (const auto& [pid, command] : r.refused_commands) {
+      ProcEntry e;
+      e.pid = pid;
+      e.cmdline = command;
+      named.push_back(std::move(e));
+    }
+    p.procs = ProcSnapshot::from_entries(std::move(named));
+    return p;
+  }
+
+  KillOutcome run(const KillJobOptions& options,
+                  KillObserver& observer) override {
+    KillApiRequest req = request(options);
+    req.request.pids = pids_;
+    req.plan_id = plan_id_;
+    KillApiReply r =
+        post(req, 3 * options.timeout_s + kRunSlackS + kPlanReplyS);
+    for (const KillStep& s : r.steps) {
+      if (s.escalation)
+        observer.on_escalate(s.alive, s.timeout_s);
+      else
+        observer.on_signal(s.pid, s.sig, s.error);
+    }
+    if (!r.outcome) {
+      // The plan serve made at the yes was refused or had nothing to do.
+      std::string why = r.message;
+      if (!r.plan.refusals.empty())
+        why += " " + std::to_string(r.plan.refusals.front().pid) + ": " +
+               r.plan.refusals.front().reason;
+      throw std::runtime_error("serve sent nothing: " + why);
+    }
+    return std::move(*r.outcome);
+  }
+
+  std::string where() const override { return o_.url; }
+
+ private:
+  static KillApiRequest request(const KillJobOptions& options) {
+    KillApiRequest req;
+    req.signal = options.signal;
+    req.timeout_s = options.timeout_s;
+    req.force = options.force;
+    return req;
+  }
+
+  KillApiReply post(const KillApiRequest& req, double reply_s) {
+    httplib::Client client(url_.scheme_host_port);
+    const auto seconds = [](double s) {
+      return std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::duration<double>(s));
+    };
+    client.set_connection_timeout(seconds(o_.request_timeout_s));
+    client.set_write_timeout(seconds(o_.request_timeout_s));
+    client.set_read_timeout(seconds(reply_s));
+    client.set_keep_alive(false);
+    if (!o_.user.empty()) client.set_basic_auth(o_.user, o_.password);
+
+    httplib::Request http;
+    http.method = "POST";
+    http.path = url_.prefix + "/api/v1/kill";
+    http.headers = {{"X-Gpudoctor-Kill", "1"},
+                    {"Content-Type", "application/json"}};
+    http.body = kill_api_request_json(req);
+    std::string body;
+    bool too_big = false;
+    http.content_receiver = [&](const char* data, size_t len, uint64_t,
+                                uint64_t) {
+      if (body.size() + len > kMaxReplyBytes) {
+        too_big = true;
+        return false;
+      }
+      body.append(data, len);
+      return true;
+    };
+    httplib::Response res;
+    httplib::Error error = httplib::Error::Success;
+    const bool ok = client.send(http, res, error);
+    if (too_big)
+      throw std::runtime_error("serve's kill reply is larger than 4 MiB");
+    if (!ok)
+      throw std::runtime_error("cannot reach " + o_.url + ": " +
+                               httplib::to_string(error));
+    if (res.status == 200) return parse_kill_api_reply(body);
+    if (res.status == 409 && !req.dry_run) {
+      // The plan changed, or another kill is under way: its reason.
+      std::string why = error_of(body);
+      throw std::runtime_error("serve sent nothing: " + why);
+    }
+    std::string why = error_of(body);
+    if (res.status == 401)
+      why += o_.user.empty() ? " (give top --auth-file user:password)"
+                             : " (check --auth-file)";
+    throw std::runtime_error("serve refused (HTTP " +
+                             std::to_string(res.status) + "): " + why);
+  }
+
+  RemoteOptions o_;
+  RemoteUrl url_;
+  std::string plan_id_;
+  std::vector<uint32_t> pids_;
+};
+
+}  // namespace
+
+std::unique_ptr<KillBackend> remote_kill_backend(RemoteOptions connection) {
+  return std::make_unique<RemoteKill>(std::move(connection));
+}
+
+}  // namespace gd::monitor

@@ -1,0 +1,530 @@
+#include "procmgmt/kill_json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "common/duration.h"
+
+namespace gd::procmgmt {
+namespace {
+
+using nlohmann::json;
+
+// PID_MAX_LIMIT of 64-bit Linux: no pid is larger.
+constexpr uint64_t kMaxPid = 4194304;
+constexpr int64_t kMaxGpu = 1023;
+constexpr size_t kMaxUserBytes = 64;
+constexpr size_t kMaxPlanIdBytes = 64;
+
+// Bounds of a reply: far beyond a real plan (a GPU of a busy node has a few
+// hundred processes), so that a hostile "serve" cannot make top hold more.
+constexpr size_t kMaxReplyItems = 65536;
+constexpr size_t kMaxReplyText = 16 * 1024;
+
+std::string dump(const json& j) {
+  // Commands and user names are untrusted bytes: invalid UTF-8 is
+  // replaced, never thrown on.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// --- the request ---------------------------------------------------------
+
+[[noreturn]] void bad_request(const std::string& why) {
+  throw std::invalid_argument(why);
+}
+
+bool boolean(const json& v, const char* key) {
+  if (!v.is_boolean())
+    bad_request(fmt::format("'{}' must be true or false", key));
+  return v.get<bool>();
+}
+
+uint64_t unsigned_in(const json& v, const std::string& what, uint64_t lo,
+                     uint64_t hi) {
+  if (!v.is_number_unsigned() || v.get<uint64_t>() < lo ||
+      v.get<uint64_t>() > hi)
+    bad_request(fmt::format("{} must be an integer {}..{}", what, lo, hi));
+  return v.get<uint64_t>();
+}
+
+int request_signal(const json& v) {
+  if (v.is_number_unsigned()) {
+    const uint64_t n = v.get<uint64_t>();
+    if (n == SIGTERM || n == SIGKILL) return static_cast<int>(n);
+  } else if (v.is_string()) {
+    const auto s = parse_signal(v.get<std::string>());
+    if (s && (*s == SIGTERM || *s == SIGKILL)) return *s;
+  }
+  bad_request("'signal' must be \"TERM\" or \"KILL\"");
+}
+
+double request_timeout(const json& v) {
+  std::optional<double> s;
+  if (v.is_number()) {
+    s = v.get<double>();
+  } else if (v.is_string()) {
+    s = try_parse_duration(v.get<std::string>());
+  }
+  if (!s || !std::isfinite(*s) || *s < 0 || *s > kKillApiMaxTimeoutS)
+    bad_request(fmt::format(
+        "'timeout' must be seconds or a duration (\"10s\") from 0 to {:g}s",
+        kKillApiMaxTimeoutS));
+  return *s;
+}
+
+std::string short_text(const json& v, const char* key, size_t max) {
+  if (!v.is_string()) bad_request(fmt::format("'{}' must be a string", key));
+  std::string s = v.get<std::string>();
+  if (s.size() > max)
+    bad_request(fmt::format("'{}' is longer than {} bytes", key, max));
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f)
+      bad_request(fmt::format("'{}' has a control character", key));
+  return s;
+}
+
+// --- the reply -----------------------------------------------------------
+
+[[noreturn]] void bad_reply(const std::string& why) {
+  throw std::runtime_error("kill reply: " + why);
+}
+
+// Cuts `s` to at most `max` bytes without splitting a UTF-8 character
+// (what the parser accepted is valid UTF-8, and stays so).
+void cut(std::string& s, size_t max) {
+  if (s.size() <= max) return;
+  size_t end = max;
+  size_t lead = end;
+  while (lead > 0 && (static_cast<unsigned char>(s[lead - 1]) & 0xC0) == 0x80)
+    --lead;
+  if (lead > 0) {
+    const unsigned char c = static_cast<unsigned char>(s[lead - 1]);
+    const size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    if (lead - 1 + len > end) end = lead - 1;
+  }
+  s.resize(end);
+}
+
+const json* member(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string text(const json& j, const char* key, size_t max = kMaxReplyText) {
+  const json* v = member(j, key);
+  if (!v) return "";
+  if (!v->is_string()) bad_reply(fmt::format("'{}' is not a string", key));
+  std::string s = v->get<std::string>();
+  cut(s, max);
+  return s;
+}
+
+uint64_t number(const json& j, const char* key, uint64_t max) {
+  const json* v = member(j, key);
+  if (!v) return 0;
+  if (!v->is_number_unsigned() || v->get<uint64_t>() > max)
+    bad_reply(fmt::format("'{}' is not an integer 0..{}", key, max));
+  return v->get<uint64_t>();
+}
+
+std::optional<uint64_t> optional_number(const json& j, const char* key) {
+  const json* v = member(j, key);
+  if (!v) return std::nullopt;
+  if (!v->is_number_unsigned())
+    bad_reply(fmt::format("'{}' is not a non-negative integer", key));
+  return v->get<uint64_t>();
+}
+
+uint32_t pid_of(const json& j, const char* key = "pid") {
+  return static_cast<uint32_t>(number(j, key, kMaxPid));
+}
+
+bool flag(const json& j, const char* key) {
+  const json* v = member(j, key);
+  if (!v) return false;
+  if (!v->is_boolean()) bad_reply(fmt::format("'{}' is not a boolean", key));
+  return v->get<bool>();
+}
+
+const json& items(const json& j, const char* key) {
+  static const json kEmpty = json::array();
+  const json* v = member(j, key);
+  if (!v) return kEmpty;
+  if (!v->is_array()) bad_reply(fmt::format("'{}' is not a list", key));
+  if (v->size() > kMaxReplyItems)
+    bad_reply(fmt::format("'{}' has more than {} items", key, kMaxReplyItems));
+  return *v;
+}
+
+const json& object(const json& v, const char* what) {
+  if (!v.is_object())
+    bad_reply(fmt::format("an item of '{}' is not an object", what));
+  return v;
+}
+
+char state_letter(const std::string& s) { return s.size() == 1 ? s[0] : '?'; }
+
+// --- both ----------------------------------------------------------------
+
+json proc_json(const KillTarget& t, const std::map<uint32_t, uint64_t>& mem) {
+  const ProcEntry& p = t.proc;
+  json j = {{"pid", p.pid},
+            {"ppid", p.ppid},
+            {"uid", p.uid ? json(*p.uid) : json(nullptr)},
+            {"user", p.user},
+            {"state", std::string(1, p.state)},
+            {"comm", p.comm},
+            {"command", p.command()},
+            {"start_time", p.starttime},
+            {"role", t.role},
+            {"gpus", t.gpus}};
+  auto m = mem.find(p.pid);
+  j["gpu_memory_bytes"] = m == mem.end() ? json(nullptr) : json(m->second);
+  return j;
+}
+
+KillTarget proc_from(const json& item, std::map<uint32_t, uint64_t>& mem) {
+  const json& j = object(item, "targets");
+  KillTarget t;
+  ProcEntry& p = t.proc;
+  p.pid = pid_of(j);
+  p.ppid = pid_of(j, "ppid");
+  if (auto uid = optional_number(j, "uid"); uid && *uid <= UINT32_MAX)
+    p.uid = static_cast<uint32_t>(*uid);
+  p.user = text(j, "user", 256);
+  p.state = state_letter(text(j, "state", 8));
+  p.comm = text(j, "comm", 256);
+  p.cmdline = text(j, "command");
+  p.starttime = optional_number(j, "start_time").value_or(0);
+  t.role = text(j, "role", 1024);
+  for (const json& g : items(j, "gpus")) {
+    if (!g.is_number_unsigned() || g.get<uint64_t>() > kMaxGpu)
+      bad_reply("a GPU index is not an integer 0..1023");
+    t.gpus.push_back(g.get<int>());
+  }
+  if (auto m = optional_number(j, "gpu_memory_bytes")) mem[p.pid] = *m;
+  return t;
+}
+
+const char* result_name(KillResult r) {
+  switch (r) {
+    case KillResult::kReleased:
+      return "released";
+    case KillResult::kNoneOnGpu:
+      return "none_on_gpu";
+    case KillResult::kStillAlive:
+      return "still_alive";
+    case KillResult::kNotReleased:
+      return "not_released";
+  }
+  return "?";
+}
+
+KillResult result_from(const std::string& s) {
+  for (KillResult r : {KillResult::kReleased, KillResult::kNoneOnGpu,
+                       KillResult::kStillAlive, KillResult::kNotReleased})
+    if (s == result_name(r)) return r;
+  bad_reply("unknown outcome '" + s.substr(0, 32) + "'");
+}
+
+json optional_json(const std::optional<uint64_t>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json held_json(const HeldMemory& h) {
+  json j = {{"pid", h.pid}, {"gpu", h.gpu}, {"next", h.next}};
+  for (const auto& ap : h.account.processes) {
+    if (ap.pid != h.pid) continue;
+    j["status"] = holder_status_name(ap.status);
+    j["used_bytes"] = optional_json(ap.used_bytes);
+    j["explanation"] = ap.explanation;
+    j["action"] = ap.action;
+  }
+  json others = json::array();
+  for (const auto& o : h.account.other_holders)
+    others.push_back({{"pid", o.proc.pid},
+                      {"user", o.proc.user},
+                      {"state", std::string(1, o.proc.state)},
+                      {"command", o.proc.command()}});
+  j["other_holders"] = std::move(others);
+  j["gpu_users"] = h.gpu_users;
+  return j;
+}
+
+HolderStatus status_from(const std::string& s) {
+  for (HolderStatus h : {HolderStatus::kLive, HolderStatus::kUninterruptible,
+                         HolderStatus::kZombie, HolderStatus::kMissing})
+    if (s == holder_status_name(h)) return h;
+  bad_reply("unknown holder status '" + s.substr(0, 32) + "'");
+}
+
+HeldMemory held_from(const json& item) {
+  const json& j = object(item, "not_released");
+  HeldMemory h;
+  h.pid = pid_of(j);
+  h.gpu = static_cast<int>(number(j, "gpu", kMaxGpu));
+  h.next = text(j, "next");
+  h.account.gpu = h.gpu;
+  if (member(j, "status")) {
+    AccountedProcess ap;
+    ap.pid = h.pid;
+    ap.status = status_from(text(j, "status", 32));
+    ap.used_bytes = optional_number(j, "used_bytes");
+    ap.explanation = text(j, "explanation");
+    ap.action = text(j, "action");
+    h.account.processes.push_back(std::move(ap));
+  }
+  for (const json& o : items(j, "other_holders")) {
+    const json& oj = object(o, "other_holders");
+    OtherHolder other;
+    other.proc.pid = pid_of(oj);
+    other.proc.user = text(oj, "user", 256);
+    other.proc.state = state_letter(text(oj, "state", 8));
+    other.proc.cmdline = text(oj, "command");
+    h.account.other_holders.push_back(std::move(other));
+  }
+  for (const json& p : items(j, "gpu_users")) {
+    if (!p.is_number_unsigned() || p.get<uint64_t>() > kMaxPid)
+      bad_reply("a pid in 'gpu_users' is not a pid");
+    h.gpu_users.push_back(p.get<uint32_t>());
+  }
+  return h;
+}
+
+json outcome_json(const KillOutcome& o) {
+  json j = {{"result", result_name(o.result)}};
+  json alive = json::array();
+  for (const auto& p : o.still_alive)
+    alive.push_back(
+        {{"pid", p.pid}, {"state", std::string(1, p.state)}, {"why", p.why}});
+  j["still_alive"] = std::move(alive);
+  json memory = json::array();
+  for (const auto& m : o.memory)
+    memory.push_back({{"gpu", m.gpu},
+                      {"before_bytes", optional_json(m.before)},
+                      {"after_bytes", optional_json(m.after)}});
+  j["memory"] = std::move(memory);
+  json held = json::array();
+  for (const auto& h : o.not_released) held.push_back(held_json(h));
+  j["not_released"] = std::move(held);
+  return j;
+}
+
+KillOutcome outcome_from(const json& v) {
+  if (!v.is_object()) bad_reply("'outcome' is not an object");
+  KillOutcome o;
+  o.result = result_from(text(v, "result", 32));
+  for (const json& item : items(v, "still_alive")) {
+    const json& j = object(item, "still_alive");
+    o.still_alive.push_back(
+        {pid_of(j), state_letter(text(j, "state", 8)), text(j, "why")});
+  }
+  for (const json& item : items(v, "memory")) {
+    const json& j = object(item, "memory");
+    o.memory.push_back({static_cast<int>(number(j, "gpu", kMaxGpu)),
+                        optional_number(j, "before_bytes"),
+                        optional_number(j, "after_bytes")});
+  }
+  for (const json& item : items(v, "not_released"))
+    o.not_released.push_back(held_from(item));
+  return o;
+}
+
+json step_json(const KillStep& s) {
+  if (s.escalation)
+    return {
+        {"escalation", true}, {"alive", s.alive}, {"timeout_s", s.timeout_s}};
+  return {{"pid", s.pid}, {"signal", signal_name(s.sig)}, {"error", s.error}};
+}
+
+KillStep step_from(const json& item) {
+  const json& j = object(item, "steps");
+  KillStep s;
+  s.escalation = flag(j, "escalation");
+  if (s.escalation) {
+    s.alive = static_cast<size_t>(number(j, "alive", kMaxReplyItems));
+    const json* t = member(j, "timeout_s");
+    if (t &&
+        (!t->is_number() || t->get<double>() < 0 || t->get<double>() > 3600))
+      bad_reply("'timeout_s' of a step is not 0..3600");
+    s.timeout_s = t ? t->get<double>() : 0;
+    return s;
+  }
+  s.pid = pid_of(j);
+  auto sig = parse_signal(text(j, "signal", 32));
+  if (!sig) bad_reply("a step names an unknown signal");
+  s.sig = *sig;
+  s.error = text(j, "error", 1024);
+  return s;
+}
+
+}  // namespace
+
+std::string kill_api_request_json(const KillApiRequest& r) {
+  json j = json::object();
+  if (!r.request.pids.empty()) j["pids"] = r.request.pids;
+  if (r.request.gpu) j["gpu"] = *r.request.gpu;
+  if (!r.request.user.empty()) j["user"] = r.request.user;
+  if (r.request.tree) j["tree"] = true;
+  if (r.request.any) j["any"] = true;
+  j["signal"] = r.signal == SIGKILL ? "KILL" : "TERM";
+  j["timeout"] = r.timeout_s;
+  j["force"] = r.force;
+  j["dry_run"] = r.dry_run;
+  if (!r.plan_id.empty()) j["plan_id"] = r.plan_id;
+  return dump(j);
+}
+
+KillApiRequest parse_kill_api_request(std::string_view body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) bad_request("the body is not JSON");
+  if (!j.is_object()) bad_request("the body is not a JSON object");
+  KillApiRequest r;
+  for (const auto& [key, v] : j.items()) {
+    if (key == "pids") {
+      if (!v.is_array()) bad_request("'pids' must be a list of pids");
+      if (v.size() > kKillApiMaxPids)
+        bad_request(
+            fmt::format("'pids': at most {} per request", kKillApiMaxPids));
+      for (const json& p : v)
+        r.request.pids.push_back(
+            static_cast<uint32_t>(unsigned_in(p, "each pid", 1, kMaxPid)));
+    } else if (key == "gpu") {
+      r.request.gpu = static_cast<int>(unsigned_in(v, "'gpu'", 0, kMaxGpu));
+    } else if (key == "user") {
+      r.request.user = short_text(v, "user", kMaxUserBytes);
+    } else if (key == "tree") {
+      r.request.tree = boolean(v, "tree");
+    } else if (key == "any") {
+      r.request.any = boolean(v, "any");
+    } else if (key == "signal") {
+      r.signal = request_signal(v);
+    } else if (key == "timeout") {
+      r.timeout_s = request_timeout(v);
+    } else if (key == "force") {
+      r.force = boolean(v, "force");
+    } else if (key == "dry_run") {
+      r.dry_run = boolean(v, "dry_run");
+    } else if (key == "plan_id") {
+      r.plan_id = short_text(v, "plan_id", kMaxPlanIdBytes);
+    } else {
+      bad_request(fmt::format(
+          "unknown key '{}' (known: pids, gpu, user, tree, any, signal, "
+          "timeout, force, dry_run, plan_id)",
+          key.substr(0, 40)));
+    }
+  }
+  if (r.request.pids.empty() && !r.request.gpu)
+    bad_request("name the processes: 'pids' (a list) or 'gpu'");
+  return r;
+}
+
+std::string kill_plan_id(const KillPlan& plan) {
+  if (plan.targets.empty()) return "";
+  std::vector<std::pair<uint32_t, uint64_t>> ids;
+  for (const auto& t : plan.targets)
+    ids.emplace_back(t.proc.pid, t.proc.starttime);
+  std::sort(ids.begin(), ids.end());
+  // FNV-1a over "pid.start," of each: a check that the processes shown are
+  // the ones signalled, not a secret (the caller is already trusted).
+  uint64_t h = 14695981039346656037ull;
+  for (const auto& [pid, start] : ids)
+    for (char c : fmt::format("{}.{},", pid, start)) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ull;
+    }
+  return fmt::format("{:016x}", h);
+}
+
+std::string kill_api_reply_json(const KillApiReply& r) {
+  json plan = json::object();
+  json targets = json::array(), zombies = json::array(),
+       refusals = json::array();
+  for (const auto& t : r.plan.targets)
+    targets.push_back(proc_json(t, r.gpu_memory));
+  for (const auto& z : r.plan.zombies)
+    zombies.push_back(proc_json(z, r.gpu_memory));
+  for (const auto& x : r.plan.refusals) {
+    auto c = r.refused_commands.find(x.pid);
+    refusals.push_back(
+        {{"pid", x.pid},
+         {"reason", x.reason},
+         {"command",
+          c == r.refused_commands.end() ? json(nullptr) : json(c->second)}});
+  }
+  plan["id"] = r.plan_id;
+  plan["targets"] = std::move(targets);
+  plan["zombies"] = std::move(zombies);
+  plan["refusals"] = std::move(refusals);
+  plan["notes"] = r.plan.notes;
+  plan["not_found"] = r.plan.not_found;
+  json steps = json::array();
+  for (const auto& s : r.steps) steps.push_back(step_json(s));
+  json j = {{"dry_run", r.dry_run},
+            {"signal", signal_name(r.signal)},
+            {"timeout_s", r.timeout_s},
+            {"force", r.force},
+            {"plan", std::move(plan)},
+            {"steps", std::move(steps)},
+            {"outcome", r.outcome ? outcome_json(*r.outcome) : json(nullptr)},
+            {"exit_code", r.exit_code},
+            {"message", r.message}};
+  if (!r.error.empty()) j["error"] = r.error;
+  return dump(j);
+}
+
+KillApiReply parse_kill_api_reply(std::string_view body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) bad_reply("not a JSON object");
+  KillApiReply r;
+  r.dry_run = flag(j, "dry_run");
+  auto sig = parse_signal(text(j, "signal", 32));
+  if (!sig) bad_reply("no known 'signal'");
+  r.signal = *sig;
+  const json* timeout = member(j, "timeout_s");
+  if (!timeout || !timeout->is_number() || timeout->get<double>() < 0 ||
+      timeout->get<double>() > 3600)
+    bad_reply("'timeout_s' is not 0..3600");
+  r.timeout_s = timeout->get<double>();
+  r.force = flag(j, "force");
+  const json* plan = member(j, "plan");
+  if (!plan || !plan->is_object()) bad_reply("no 'plan' object");
+  r.plan_id = text(*plan, "id", kMaxPlanIdBytes);
+  for (const json& t : items(*plan, "targets"))
+    r.plan.targets.push_back(proc_from(t, r.gpu_memory));
+  for (const json& z : items(*plan, "zombies"))
+    r.plan.zombies.push_back(proc_from(z, r.gpu_memory));
+  for (const json& item : items(*plan, "refusals")) {
+    const json& x = object(item, "refusals");
+    KillRefusal refusal{pid_of(x), text(x, "reason", 1024)};
+    if (member(x, "command"))
+      r.refused_commands[refusal.pid] = text(x, "command");
+    r.plan.refusals.push_back(std::move(refusal));
+  }
+  for (const json& n : items(*plan, "notes")) {
+    if (!n.is_string()) bad_reply("a note is not a string");
+    std::string note = n.get<std::string>();
+    cut(note, 1024);
+    r.plan.notes.push_back(std::move(note));
+  }
+  for (const json& p : items(*plan, "not_found")) {
+    if (!p.is_number_unsigned() || p.get<uint64_t>() > kMaxPid)
+      bad_reply("a pid in 'not_found' is not a pid");
+    r.plan.not_found.push_back(p.get<uint32_t>());
+  }
+  for (const json& s : items(j, "steps")) r.steps.push_back(step_from(s));
+  if (const json* o = member(j, "outcome")) r.outcome = outcome_from(*o);
+  const json* code = member(j, "exit_code");
+  if (!code || !code->is_number_unsigned() || code->get<uint64_t>() > 5)
+    bad_reply("'exit_code' is not 0..5");
+  r.exit_code = code->get<int>();
+  r.message = text(j, "message", 1024);
+  r.error = text(j, "error", 1024);
+  return r;
+}
+
+}  // namespace gd::procmgmt
