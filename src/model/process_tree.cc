@@ -116,13 +116,20 @@ std::vector<uint32_t> PidTree::children(uint32_t pid) const {
 
 std::vector<PidTree::Descendant> PidTree::walk_descendants(uint32_t pid) const {
   std::vector<Descendant> out;
+  auto first = std::lower_bound(children_.begin(), children_.end(),
+                                std::make_pair(pid, uint32_t{0}));
+  if (first == children_.end() || first->first != pid) return out;  // a leaf
   std::vector<uint32_t> seen = {pid};  // corrupt (cyclic) ppid data
   std::vector<Descendant> todo;
+  // Children are pushed in reverse so the smallest pid is walked first; read
+  // in place from children_ (a per-node vector was most of the walk's cost).
   auto push_children = [&](uint32_t p, int depth) {
     if (depth > kMaxTreeDepth) return;
-    auto kids = children(p);
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
-      todo.push_back({*it, depth});
+    auto lo = std::lower_bound(children_.begin(), children_.end(),
+                               std::make_pair(p, uint32_t{0}));
+    auto hi = lo;
+    while (hi != children_.end() && hi->first == p) ++hi;
+    for (auto it = hi; it != lo;) todo.push_back({(--it)->second, depth});
   };
   push_children(pid, 1);
   while (!todo.empty()) {
@@ -138,12 +145,15 @@ std::vector<PidTree::Descendant> PidTree::walk_descendants(uint32_t pid) const {
 
 std::vector<uint32_t> PidTree::descendants(uint32_t pid) const {
   std::vector<uint32_t> out;
-  for (const Descendant& d : walk_descendants(pid)) out.push_back(d.pid);
+  auto walk = walk_descendants(pid);
+  out.reserve(walk.size());
+  for (const Descendant& d : walk) out.push_back(d.pid);
   return out;
 }
 
 std::vector<uint32_t> PidTree::ancestors(uint32_t pid) const {
   std::vector<uint32_t> out;
+  out.reserve(8);
   std::optional<uint32_t> up = parent(pid);
   for (int depth = 0; up && depth < kMaxTreeDepth; ++depth) {
     if (*up == pid || std::find(out.begin(), out.end(), *up) != out.end())
@@ -155,8 +165,7 @@ std::vector<uint32_t> PidTree::ancestors(uint32_t pid) const {
 }
 
 bool PidTree::is_ancestor(uint32_t ancestor, uint32_t pid) const {
-  auto a = ancestors(pid);
-  return std::find(a.begin(), a.end(), ancestor) != a.end();
+  return any_ancestor(pid, [&](uint32_t a) { return a == ancestor; });
 }
 
 // ---- ProcessTree -----------------------------------------------------------
@@ -204,11 +213,14 @@ uint32_t ProcessTree::job_group(uint32_t pid) const {
   if (!self || !self->ppid) return pid;
   // Nearest launcher (or job-step daemon) ancestor first: torchrun ->
   // (elastic agent) -> rank; slurmstepd -> task.
-  for (uint32_t a : links_.ancestors(pid)) {
+  std::optional<uint32_t> launcher;
+  links_.any_ancestor(pid, [&](uint32_t a) {
     const ProcessSample* p = find(a);
-    if (!p) break;
-    if (is_launcher_process(*p) || is_job_step_daemon(*p)) return p->pid;
-  }
+    if (!p) return true;  // the chain goes on outside the sample: stop
+    if (is_launcher_process(*p) || is_job_step_daemon(*p)) launcher = p->pid;
+    return launcher.has_value();
+  });
+  if (launcher) return *launcher;
   const ProcessSample* parent = find(*self->ppid);
   if (parent) return is_generic_parent(*parent) ? pid : parent->pid;
   // The parent is not in the sample (older traces list GPU processes and
@@ -243,8 +255,7 @@ std::vector<GpuJob> ProcessTree::gpu_jobs(double worker_saturated_pct) const {
     if (i > 0 && listed[i - 1].first == pid) continue;
     // A root has no GPU-listed ancestor (a worker that also made a CUDA
     // context belongs to its parent's job).
-    auto up = links_.ancestors(pid);
-    if (std::any_of(up.begin(), up.end(), is_listed)) continue;
+    if (links_.any_ancestor(pid, is_listed)) continue;
 
     GpuJob job;
     job.pid = pid;

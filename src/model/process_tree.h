@@ -81,6 +81,18 @@ class PidTree {
   std::vector<uint32_t> ancestors(uint32_t pid) const;
   // True when `ancestor` is a (strict) ancestor of `pid`.
   bool is_ancestor(uint32_t ancestor, uint32_t pid) const;
+  // True when `pred` holds for one of ancestors(pid), without building the
+  // list (this runs for every GPU process of every sample). On cyclic ppid
+  // data it may ask about an ancestor more than once, never about `pid`.
+  template <typename Pred>
+  bool any_ancestor(uint32_t pid, Pred pred) const {
+    std::optional<uint32_t> up = parent(pid);
+    for (int depth = 0; up && *up != pid && depth < kMaxTreeDepth; ++depth) {
+      if (pred(*up)) return true;
+      up = parent(*up);
+    }
+    return false;
+  }
 
  private:
   std::vector<std::pair<uint32_t, uint32_t>> parent_of_;  // (pid, ppid)

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "trace/json_out.h"
 #include "trace/trace_io.h"
 
 namespace gd::trace_checks {
@@ -72,6 +73,16 @@ void check_sample(const Sample& s, const std::string& where) {
                ".." + std::to_string(kMaxXidCode) +
                (e.kind == "xid" ? " (Xid codes are positive)" : ""));
   }
+}
+
+void check_time_order(double t, double previous_t, const std::string& where) {
+  if (!(t < previous_t)) return;
+  std::string msg = where + ": t: ";
+  json_out::number(msg, t);
+  msg += " is earlier than the previous sample's t ";
+  json_out::number(msg, previous_t);
+  msg += " (samples must be in time order)";
+  throw TraceError(msg);
 }
 
 }  // namespace gd::trace_checks

@@ -21,5 +21,8 @@ inline constexpr double kMaxUnixTime = 4102444800.0;
 // Throw TraceError naming `where` ("FILE:LINE") and the field.
 void check_header(const TraceHeader& h, const std::string& where);
 void check_sample(const Sample& s, const std::string& where);
+// Samples are in time order: `t` may not be earlier than the previous
+// sample's.
+void check_time_order(double t, double previous_t, const std::string& where);
 
 }  // namespace gd::trace_checks

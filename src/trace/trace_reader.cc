@@ -1,8 +1,8 @@
 #include <simdjson.h>
 
 #include "trace/json_in.h"
-#include "trace/json_out.h"
 #include "trace/line_source.h"
+#include "trace/trace_checks.h"
 #include "trace/trace_io.h"
 
 namespace gd {
@@ -99,14 +99,8 @@ bool TraceReader::next(Sample& out) {
   if (!impl_->next_line(line)) return false;
   const std::string where = impl_->where();
   json_in::parse_sample(impl_->parser, line.data(), line.size(), where, out);
-  if (impl_->have_previous && out.t < impl_->previous_t) {
-    std::string msg = where + ": t: ";
-    json_out::number(msg, out.t);
-    msg += " is earlier than the previous sample's t ";
-    json_out::number(msg, impl_->previous_t);
-    msg += " (samples must be in time order)";
-    throw TraceError(msg);
-  }
+  if (impl_->have_previous)
+    trace_checks::check_time_order(out.t, impl_->previous_t, where);
   impl_->have_previous = true;
   impl_->previous_t = out.t;
   return true;

@@ -51,14 +51,12 @@ class CpuContentionRule : public Rule {
 
   void observe(const Sample& s, const SampleContext& ctx) override {
     const std::vector<GpuJob>& jobs = ctx.gpu_jobs(100);
-    std::set<uint32_t> members;
     double job_cores = 0;
     std::vector<int> slow_gpus;
     std::vector<uint32_t> slow_pids;
     bool any = false;
     for (const GpuJob& job : jobs) {
       if (!job.visible) continue;
-      members.insert(job.members.begin(), job.members.end());
       job_cores += job.cpu_pct / 100;
       for (int gi : job.gpus)
         for (const GpuSample& g : s.gpus) {
@@ -96,6 +94,10 @@ class CpuContentionRule : public Rule {
     job_cores_.add(job_cores);
     gpus_.insert(slow_gpus.begin(), slow_gpus.end());
     job_pids_.insert(slow_pids.begin(), slow_pids.end());
+    // Built only here: most samples return above.
+    std::set<uint32_t> members;
+    for (const GpuJob& job : jobs)
+      if (job.visible) members.insert(job.members.begin(), job.members.end());
     for (const ProcessSample& p : s.processes) {
       if (!p.cpu_pct || members.contains(p.pid)) continue;
       Offender& o = offenders_[p.pid];

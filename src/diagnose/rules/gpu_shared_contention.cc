@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
@@ -50,23 +53,34 @@ class GpuSharedContentionRule : public Rule {
 
   void observe(const Sample& s, const SampleContext& ctx) override {
     const ProcessTree& tree = ctx.tree();
-    std::map<uint32_t, uint32_t> group_of;  // GPU-listed pid -> job group
+    // GPU-listed pid -> job group, sorted by pid (the last job listing a
+    // pid wins); member scratch, reused every sample.
+    group_of_.clear();
     for (const GpuJob& job : ctx.gpu_jobs(100))
-      for (uint32_t m : job.members) group_of[m] = job.group;
+      for (uint32_t m : job.members) group_of_.emplace_back(m, job.group);
+    std::stable_sort(
+        group_of_.begin(), group_of_.end(),
+        [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g) || !g.processes || !shareable(g.index))
         continue;
       PerGpu& st = gpus_[g.index];
       ++st.known;
-      std::set<uint32_t> jobs;
+      jobs_.clear();  // the distinct job groups on this GPU
       for (const GpuProcess& gp : *g.processes) {
         if (gp.type.find("compute") == std::string::npos) continue;
-        auto it = group_of.find(gp.pid);
-        jobs.insert(it == group_of.end() ? gp.pid : it->second);
+        uint32_t job = gp.pid;
+        auto it = std::upper_bound(
+            group_of_.begin(), group_of_.end(), gp.pid,
+            [](uint32_t pid, const auto& e) { return pid < e.first; });
+        if (it != group_of_.begin() && std::prev(it)->first == gp.pid)
+          job = std::prev(it)->second;
+        if (std::find(jobs_.begin(), jobs_.end(), job) == jobs_.end())
+          jobs_.push_back(job);
       }
-      if (jobs.size() < 2) continue;
+      if (jobs_.size() < 2) continue;
       st.shared.add(s.t);
-      st.max_jobs = std::max(st.max_jobs, jobs.size());
+      st.max_jobs = std::max(st.max_jobs, jobs_.size());
       if (g.util_pct) st.util.add(*g.util_pct);
       for (const GpuProcess& gp : *g.processes) {
         if (gp.type.find("compute") == std::string::npos) continue;
@@ -137,6 +151,9 @@ class GpuSharedContentionRule : public Rule {
   TraceHeader header_;
   double min_fraction_ = kMinFraction, min_samples_ = kMinSamples;
   std::map<int, PerGpu> gpus_;
+  // observe()'s scratch, kept so a sample costs no allocation.
+  std::vector<std::pair<uint32_t, uint32_t>> group_of_;
+  std::vector<uint32_t> jobs_;
 };
 
 }  // namespace

@@ -5,9 +5,11 @@
 // how low host memory got.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <set>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
@@ -60,25 +62,38 @@ class HostOomKillRule : public Rule {
         parsed = true;
       }
       if (!parsed || victims_.size() >= kMaxVictims) continue;
-      if (auto it = prev_names_.find(pid);
-          it != prev_names_.end() && name.empty())
-        name = it->second;
+      if (name.empty())
+        for (size_t i = 0; i < prev_count_; ++i)
+          if (prev_names_[i].first == pid) {
+            name = prev_names_[i].second;
+            break;
+          }
       for (const auto& p : s.processes)  // still listed while it exits
         if (p.pid == pid && name.empty()) name = p.name;
       std::string v = name.empty() ? fmt::format("pid {}", pid)
                                    : fmt::format("{} (pid {})", name, pid);
-      if (auto it = prev_gpu_.find(pid); it != prev_gpu_.end()) {
-        v += fmt::format(" using GPU {}", it->second);
-        gpus_.insert(it->second);
+      auto gpu = std::find_if(prev_gpu_.begin(), prev_gpu_.end(),
+                              [&](const auto& e) { return e.first == pid; });
+      if (gpu != prev_gpu_.end()) {
+        v += fmt::format(" using GPU {}", gpu->second);
+        gpus_.insert(gpu->second);
       }
       if (pids_.insert(pid).second) victims_.push_back(v);
     }
-    prev_names_.clear();
-    for (const auto& p : s.processes) prev_names_.emplace(p.pid, p.name);
+    // Assigned into the slots of the previous sample's copy: its strings
+    // keep their storage, so a steady process list costs no allocation.
+    if (prev_names_.size() < s.processes.size())
+      prev_names_.resize(s.processes.size());
+    for (size_t i = 0; i < s.processes.size(); ++i) {
+      prev_names_[i].first = s.processes[i].pid;
+      prev_names_[i].second.assign(s.processes[i].name);
+    }
+    prev_count_ = s.processes.size();
     prev_gpu_.clear();
     for (const auto& g : s.gpus)
       if (g.processes)
-        for (const auto& p : *g.processes) prev_gpu_.emplace(p.pid, g.index);
+        for (const auto& p : *g.processes)
+          prev_gpu_.emplace_back(p.pid, g.index);
     if (s.host.mem_available_bytes)
       mem_available_.add(static_cast<double>(*s.host.mem_available_bytes));
   }
@@ -144,8 +159,11 @@ class HostOomKillRule : public Rule {
   std::set<uint32_t> pids_;
   std::set<int> gpus_;
   // The previous sample only: bounded by the processes alive at one time.
-  std::unordered_map<uint32_t, std::string> prev_names_;
-  std::unordered_map<uint32_t, int> prev_gpu_;
+  // The previous sample's (pid, name) in [0, prev_count_) and its GPU
+  // processes (pid, GPU); the first entry of a pid counts.
+  std::vector<std::pair<uint32_t, std::string>> prev_names_;
+  size_t prev_count_ = 0;
+  std::vector<std::pair<uint32_t, int>> prev_gpu_;
   Stat mem_available_;
 };
 
