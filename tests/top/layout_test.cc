@@ -83,6 +83,28 @@ TEST(TopLayout, TwoHundredBySixtyAddsChartsAndColumns) {
   EXPECT_NE(t.find("07:00.0"), std::string::npos);  // bus id when wide
 }
 
+TEST(TopLayout, SmPercentShowsPerProcessUtilisationOrNa) {
+  Sample s = two_jobs();
+  (*s.gpus[1].processes)[0].sm_util_pct = 73.4;  // pid 200
+  Shown v(header_with(2), s);
+  v.state.tree = true;
+  v.draw(200, 60);
+  auto line_of = [&](const std::string& needle) {
+    for (const auto& l : v.screen.lines) {
+      std::string t;
+      for (const auto& sp : l.spans) t += sp.text;
+      if (t.find(needle) != std::string::npos) return t;
+    }
+    return std::string();
+  };
+  const std::string bob = line_of("python finetune.py");
+  EXPECT_NE(bob.find(" 73 "), std::string::npos) << bob;
+  // The trainer's GPU gives no per-process sample: n/a, and its workers'
+  // rows leave the cell blank (they have no GPU context of their own).
+  const std::string trainer = line_of("alice");
+  EXPECT_NE(trainer.find("n/a"), std::string::npos) << trainer;
+}
+
 TEST(TopLayout, OrphanedMemoryHasItsOwnMarkOnTheBar) {
   Shown v(header_with(2), two_jobs());
   v.draw(120, 30);

@@ -46,6 +46,21 @@ TEST(TopRows, ReverseAndOtherColumns) {
   EXPECT_EQ(pids(build_rows(s, st)), (std::vector<uint32_t>{100, 200, 300}));
 }
 
+TEST(TopRows, SmColumnIsNvmlsPerProcessUtilisation) {
+  Sample s = two_jobs();
+  (*s.gpus[0].processes)[0].sm_util_pct = 35;  // pid 100
+  (*s.gpus[1].processes)[0].sm_util_pct = 80;  // pid 200; 300 not sampled
+  TopState st;
+  st.sort = Column::kSm;  // largest first, unknown last
+  auto rows = build_rows(s, st);
+  EXPECT_EQ(pids(rows), (std::vector<uint32_t>{200, 100, 300}));
+  ASSERT_TRUE(rows[0].sm_pct);
+  EXPECT_DOUBLE_EQ(*rows[0].sm_pct, 80);
+  EXPECT_FALSE(rows[2].sm_pct);
+  st.reverse = true;
+  EXPECT_EQ(pids(build_rows(s, st)), (std::vector<uint32_t>{100, 200, 300}));
+}
+
 TEST(TopRows, TreeShowsEachWorkerUnderItsProcessWithItsOwnCpu) {
   Sample s = two_jobs();
   TopState st;

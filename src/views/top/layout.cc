@@ -231,8 +231,10 @@ Line table_row(const LayoutInput& in, const ProcRow& r, int width,
         text = mem_cell(r.gpu_mem);
         break;
       case Column::kSm:
-        text = r.depth == 0 ? "n/a" : "";
-        s = sty(Style::kDim);
+        // Workers have no GPU context of their own: blank, not n/a.
+        if (r.depth == 0)
+          text = r.sm_pct ? fmt::format("{:.0f}", *r.sm_pct) : "n/a";
+        if (!r.sm_pct) s = sty(Style::kDim);
         break;
       case Column::kCpu:
         text = r.cpu_pct ? fmt::format("{:.1f}", *r.cpu_pct) : "n/a";

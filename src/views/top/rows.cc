@@ -50,7 +50,7 @@ SortValue sort_value(const ProcRow& r, Column c, double now) {
       return r.gpu_mem ? SortValue{true, static_cast<double>(*r.gpu_mem), {}}
                        : SortValue{};
     case Column::kSm:
-      return SortValue{};  // not collected yet: every row equal
+      return num(r.sm_pct);
     case Column::kCpu:
       return num(r.cpu_pct);
     case Column::kRss:
@@ -118,6 +118,7 @@ std::vector<ProcRow> build_rows(const Sample& s, const TopState& st) {
     h.owner = pr.gpu_process.pid;
     h.proc = pr.missing() ? nullptr : pr.proc;
     h.gpu_mem = pr.gpu_process.used_bytes;
+    h.sm_pct = pr.gpu_process.sm_util_pct;
     h.missing = pr.missing();
     h.zombie = pr.zombie();
     h.other_ns = h.proc && h.proc->ns_pid && *h.proc->ns_pid != h.key.pid;

@@ -21,9 +21,12 @@ struct ProcRow {
   bool last_sibling = false;  // tree glyph: the last child of its parent
   const ProcessSample* proc = nullptr;  // null: NVML lists it, /proc not
   std::optional<uint64_t> gpu_mem;      // GPU processes only
-  std::optional<double> cpu_pct;        // folded: with its workers
-  size_t workers = 0;                   // folded: descendants counted in
-  bool missing = false;                 // NVML lists it, no process has the pid
+  // GPU processes only: NVML's per-process SM utilisation on this GPU
+  // (unset where the driver does not sample it).
+  std::optional<double> sm_pct;
+  std::optional<double> cpu_pct;  // folded: with its workers
+  size_t workers = 0;             // folded: descendants counted in
+  bool missing = false;           // NVML lists it, no process has the pid
   bool zombie = false;
   bool other_ns = false;  // lives in a nested PID namespace (a container)
   // The GPU process a worker belongs to (== key.pid for a GPU process).
