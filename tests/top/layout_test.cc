@@ -105,6 +105,41 @@ TEST(TopLayout, SmPercentShowsPerProcessUtilisationOrNa) {
   EXPECT_NE(trainer.find("n/a"), std::string::npos) << trainer;
 }
 
+TEST(TopLayout, DatacenterGpusShowGpmNvlinksAndMigInstances) {
+  Sample s = two_jobs();
+  GpuSample& h100 = s.gpus[0];
+  h100.gpm.sm_active_pct = 21;
+  h100.gpm.tensor_active_pct = 7;
+  h100.nvlinks.emplace();
+  for (int l = 0; l < 18; ++l)
+    h100.nvlinks->push_back({.link = l, .active = l != 5, .version = 4});
+  (*h100.nvlinks)[2].crc_errors_total = 12;
+  GpuSample& a100 = s.gpus[1];
+  a100.mig_instances.emplace();
+  MigInstance big{.gi_id = 1, .ci_id = 0, .profile = "3g.40gb"};
+  big.mem_total_bytes = 40 * kGiB;
+  big.mem_used_bytes = 12 * kGiB;
+  big.gpm.sm_active_pct = 45;
+  a100.mig_instances->push_back(big);
+  a100.mig_instances->push_back({.gi_id = 2, .ci_id = 0, .profile = "2g.20gb"});
+  Shown v(header_with(2), s);
+  const std::string& t = v.draw(200, 60);
+  EXPECT_NE(t.find("SM active 21% tensor 7%"), std::string::npos) << t;
+  EXPECT_NE(t.find("NVLink 17/18 up, 12 errors"), std::string::npos) << t;
+  EXPECT_NE(t.find("MIG  GI1 3g.40gb 12.0/40G SM 45%  GI2 2g.20gb"),
+            std::string::npos)
+      << t;
+  // A link down among working ones is drawn as a fault.
+  bool crit = false;
+  for (const auto& l : v.screen.lines)
+    for (const auto& sp : l.spans)
+      if (sp.style == Style::kCrit &&
+          sp.text.find("NVLink") != std::string::npos)
+        crit = true;
+  EXPECT_TRUE(crit);
+  expect_exact_size(v.screen, 200, 60);
+}
+
 TEST(TopLayout, OrphanedMemoryHasItsOwnMarkOnTheBar) {
   Shown v(header_with(2), two_jobs());
   v.draw(120, 30);

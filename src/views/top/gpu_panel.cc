@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "common/bytes_text.h"
 #include "common/elapsed_text.h"
@@ -66,6 +67,30 @@ Style reasons_style(const std::vector<std::string>& reasons) {
   return s;
 }
 
+// "NVLink 17/18 up, 12 errors tx .. rx ..": links up, error counters
+// (CRC, replay, recovery) summed, throughput; styled as a fault when a link
+// is down while others are up (nvlink-degraded), a warning when erroring.
+std::optional<Piece> nvlink_piece(const GpuSample& g) {
+  if (!g.nvlinks || g.nvlinks->empty()) return std::nullopt;
+  size_t up = 0;
+  uint64_t errors = 0;
+  for (const NvLink& l : *g.nvlinks) {
+    if (l.active.value_or(false)) ++up;
+    errors += l.crc_errors_total.value_or(0) + l.replay_total.value_or(0) +
+              l.recovery_total.value_or(0);
+  }
+  std::string t = fmt::format("NVLink {}/{} up", up, g.nvlinks->size());
+  if (errors) t += fmt::format(", {} errors", errors);
+  if (g.nvlink_tx_bytes_per_s || g.nvlink_rx_bytes_per_s)
+    t += " tx " + rate_text(g.nvlink_tx_bytes_per_s) + " rx " +
+         rate_text(g.nvlink_rx_bytes_per_s);
+  // All links down is a GPU whose links are not in use, not a fault.
+  Style s = up > 0 && up < g.nvlinks->size() ? Style::kCrit
+            : errors                         ? Style::kWarn
+                                             : Style::kNormal;
+  return Piece{t, s};
+}
+
 std::vector<Piece> detail_pieces(const GpuInfo& info, const GpuSample& g,
                                  bool dim) {
   auto st = [&](Style s) { return dim ? Style::kDim : s; };
@@ -84,6 +109,19 @@ std::vector<Piece> detail_pieces(const GpuInfo& info, const GpuSample& g,
     }
     p.push_back({t + "W", st(s)});
   }
+  // GPM (Hopper and newer): what the SMs really do, where "util" only says
+  // that some kernel ran.
+  if (g.gpm.sm_active_pct) {
+    std::string t = fmt::format("SM active {:.0f}%", *g.gpm.sm_active_pct);
+    if (g.gpm.tensor_active_pct)
+      t += fmt::format(" tensor {:.0f}%", *g.gpm.tensor_active_pct);
+    if (g.gpm.dram_active_pct)
+      t += fmt::format(" DRAM {:.0f}%", *g.gpm.dram_active_pct);
+    p.push_back({t, st(Style::kNormal)});
+  }
+  std::optional<Piece> nvlink = nvlink_piece(g);
+  if (nvlink && nvlink->style != Style::kNormal)
+    p.push_back({nvlink->text, st(nvlink->style)});
   if (g.sm_clock_mhz) {
     std::string t = fmt::format("SM {}", *g.sm_clock_mhz);
     if (info.sm_clock_max_mhz) t += fmt::format("/{}", *info.sm_clock_max_mhz);
@@ -112,6 +150,10 @@ std::vector<Piece> detail_pieces(const GpuInfo& info, const GpuSample& g,
     p.push_back({"tx " + rate_text(g.pcie_tx_bytes_per_s) + " rx " +
                      rate_text(g.pcie_rx_bytes_per_s),
                  st(Style::kNormal)});
+  // Healthy links go after PCIe; a link down or erroring goes right after
+  // the power, where a narrow line still shows it.
+  if (nvlink && nvlink->style == Style::kNormal)
+    p.push_back({nvlink->text, st(nvlink->style)});
   if (g.clock_event_reasons && !g.clock_event_reasons->empty()) {
     std::string words;
     for (const auto& r : *g.clock_event_reasons) {
@@ -224,9 +266,41 @@ void add_bar(LineBuilder& b, const std::string& title, double fill,
   b.add("]", Style::kDim);
 }
 
+namespace {
+
+bool has_mig(const GpuSample* g) {
+  return g && !g->lost && g->mig_instances && !g->mig_instances->empty();
+}
+
+// "MIG  GI1 3g.40gb 12.0/40G SM 45% · GI2 ...": the instances, in the
+// order NVML lists them, while they fit.
+void add_mig_line(std::vector<Line>& out, const GpuSample& g, int width,
+                  bool dim) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  LineBuilder m(width);
+  m.spaces(4);
+  m.add("MIG", dim ? Style::kDim : Style::kBold);
+  std::vector<Piece> pieces;
+  for (const MigInstance& mi : *g.mig_instances) {
+    std::string t = fmt::format("GI{} {}", mi.gi_id, mi.profile);
+    if (mi.mem_used_bytes && mi.mem_total_bytes)
+      t += fmt::format(" {:.1f}/{:.0f}G",
+                       static_cast<double>(*mi.mem_used_bytes) / kGiB,
+                       static_cast<double>(*mi.mem_total_bytes) / kGiB);
+    if (mi.gpm.sm_active_pct)
+      t += fmt::format(" SM {:.0f}%", *mi.gpm.sm_active_pct);
+    pieces.push_back({t, dim ? Style::kDim : Style::kNormal});
+  }
+  add_pieces(m, pieces);
+  out.push_back(m.done());
+}
+
+}  // namespace
+
 int gpu_panel_lines(const GpuSample* g, bool compact) {
   if (compact) return 1;
-  return g && !g->lost && !g->stale && unclean(*g) ? 3 : 2;
+  return 2 + (g && !g->lost && !g->stale && unclean(*g) ? 1 : 0) +
+         (has_mig(g) ? 1 : 0);
 }
 
 void add_gpu_panel(std::vector<Line>& out, const LayoutInput& in,
@@ -321,6 +395,7 @@ void add_gpu_panel(std::vector<Line>& out, const LayoutInput& in,
     h.add(health_text(v), Style::kCrit);
     out.push_back(h.done());
   }
+  if (has_mig(g)) add_mig_line(out, has_mig(&v) ? v : *g, width, stale);
 }
 
 void add_host_strip(std::vector<Line>& out, const LayoutInput& in, int width) {
