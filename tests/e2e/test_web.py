@@ -19,7 +19,7 @@ import unittest
 import urllib.request
 
 from cdp import Browser
-from gd_e2e import E2E, GPUDOCTOR, load_scenario, scenario_4gpu, write_scenario
+from gd_e2e import E2E, GPUDOCTOR, load_scenario, read_trace, scenario_4gpu, write_scenario
 from test_export import STORE_FILL, TRACEGEN
 from test_serve import Serve
 
@@ -287,8 +287,6 @@ class Dashboard(E2E):
         self.assertEqual(p.errors(), [])
 
 
-if __name__ == "__main__":
-    unittest.main()
 
 
 class WebConfigPage(E2E):
@@ -357,3 +355,58 @@ class WebConfigPage(E2E):
             p.close()
         finally:
             browser.close()
+
+
+class DatacenterCards(E2E):
+    """GPU cards of datacenter GPUs: a MIG A100's instances with their
+    memory, and an H100 node with a link down shows NVLink up/total as a
+    fault and its GPM SM activity (tracegen's scenarios through the fake)."""
+
+    def card_texts(self, scenario, gpus):
+        trace = os.path.join(self.tmp.name, scenario + ".jsonl")
+        subprocess.run([TRACEGEN, "--scenario", scenario, "--gpus", str(gpus), "--duration", "3s",
+                        "-o", trace, "-q"], check=True, timeout=120)
+        with open(trace) as f:
+            header, samples = read_trace(f.read())
+        path = write_scenario(header, samples[-1:], self.tmp.name)
+        serve = Serve(path, ["--db", os.path.join(self.tmp.name, scenario + ".db")], self.tmp)
+        browser = Browser()
+        try:
+            p = browser.new_page()
+            p.navigate(f"http://{serve.host}:{serve.port}/")
+            p.wait_for(f"document.querySelectorAll('.card.gpu').length === {gpus}", 20)
+            p.wait_for("document.querySelector('.card.gpu').innerText.includes('PCIe')", 10)
+            cards = p.evaluate("Array.from(document.querySelectorAll('.card.gpu')).map(c => c.innerText)")
+            crit = p.evaluate("Array.from(document.querySelectorAll('.card.gpu .chip.crit'))"
+                              ".map(c => c.closest('.card').dataset.gpu + ':' + c.innerText)")
+            p.close()
+            return header, samples[-1], cards, crit
+        finally:
+            browser.close()
+            serve.proc.terminate()
+            serve.proc.wait(20)
+
+    def test_mig_instances_with_their_memory(self):
+        _, sample, cards, _ = self.card_texts("mig-a100", 2)
+        instances = sample["gpus"][0]["mig_instances"]
+        self.assertGreaterEqual(len(instances), 2)
+        for mi in instances:
+            self.assertIn(f"GI{mi['gi_id']} {mi['profile']}", cards[0])
+        self.assertNotIn("MIG", cards[1])  # GPU 1 is not in MIG mode
+
+    def test_nvlink_down_is_a_fault_and_gpm_activity_shows(self):
+        _, sample, cards, crit = self.card_texts("nvlink-link-down", 4)
+        down = [g for g in sample["gpus"]
+                if any(not l["active"] for l in g.get("nvlinks") or [])]
+        self.assertTrue(down, "the scenario has no link down")
+        for g in sample["gpus"]:
+            links = g["nvlinks"]
+            up = sum(1 for l in links if l["active"])
+            self.assertIn(f"{up}/{len(links)} up", cards[g["index"]])
+            self.assertIn("SM activity", cards[g["index"]])
+        self.assertIn(f"{down[0]['index']}:", " ".join(crit))
+        self.assertTrue(any("up" in c for c in crit), crit)
+
+
+if __name__ == "__main__":
+    unittest.main()

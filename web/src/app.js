@@ -188,6 +188,29 @@
       below ? h("span", { class: "chip", title: "a lower generation at idle is normal power saving" }, "below max") : null,
       h("span", { class: "muted" }, " · tx " + rate(g.pcie_tx_bytes_per_s) + " rx " + rate(g.pcie_rx_bytes_per_s))]));
 
+    // Hopper and newer: what the SMs really do (util only says a kernel ran).
+    if (known(g.sm_active_pct))
+      card.appendChild(row("SM activity", [pct(g.sm_active_pct),
+        h("span", { class: "muted" }, " · occupancy " + pct(g.sm_occupancy_pct) + " · tensor " +
+          pct(g.tensor_active_pct) + " · DRAM " + pct(g.dram_active_pct))],
+        meter([{ pct: g.sm_active_pct }])));
+    if (g.nvlinks && g.nvlinks.length) {
+      const up = g.nvlinks.filter(l => l.active).length;
+      const errors = g.nvlinks.reduce((a, l) =>
+        a + (l.crc_errors_total || 0) + (l.replay_total || 0) + (l.recovery_total || 0), 0);
+      // A link down while others are up is a fault (nvlink-degraded); all
+      // down is a GPU whose links are not in use.
+      const down = up > 0 && up < g.nvlinks.length;
+      card.appendChild(row("NVLink", [
+        h("span", { class: down ? "chip crit" : "" }, up + "/" + g.nvlinks.length + " up"),
+        errors > 0 ? h("span", { class: "chip warn", title: "CRC, replay and recovery counters" }, errors + " errors") : null,
+        h("span", { class: "muted" }, " · tx " + rate(g.nvlink_tx_bytes_per_s) + " rx " + rate(g.nvlink_rx_bytes_per_s))]));
+    }
+    if (g.mig_instances && g.mig_instances.length)
+      card.appendChild(row("MIG", g.mig_instances.map(m => h("span", { class: "chip",
+        title: m.uuid || "" }, "GI" + m.gi_id + " " + m.profile + " " + bytes(m.mem_used_bytes) + " / " +
+        bytes(m.mem_total_bytes) + (known(m.sm_active_pct) ? " · SM " + pct(m.sm_active_pct) : "")))));
+
     const ecc = [];
     ecc.push(info.ecc_enabled === true ? "ECC on" : info.ecc_enabled === false ? "ECC off" : "ECC n/a");
     if (known(g.ecc_sbe_volatile_total)) ecc.push(" · SBE " + g.ecc_sbe_volatile_total);
