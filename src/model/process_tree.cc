@@ -105,31 +105,32 @@ std::optional<uint32_t> PidTree::parent(uint32_t pid) const {
   return it->second;
 }
 
-std::vector<uint32_t> PidTree::children(uint32_t pid) const {
-  std::vector<uint32_t> out;
+std::span<const std::pair<uint32_t, uint32_t>> PidTree::children_of(
+    uint32_t pid) const {
   auto lo = std::lower_bound(children_.begin(), children_.end(),
                              std::make_pair(pid, uint32_t{0}));
-  for (auto it = lo; it != children_.end() && it->first == pid; ++it)
-    out.push_back(it->second);
+  auto hi = lo;
+  while (hi != children_.end() && hi->first == pid) ++hi;
+  return {lo, hi};
+}
+
+std::vector<uint32_t> PidTree::children(uint32_t pid) const {
+  std::vector<uint32_t> out;
+  for (const auto& [ppid, child] : children_of(pid)) out.push_back(child);
   return out;
 }
 
 std::vector<PidTree::Descendant> PidTree::walk_descendants(uint32_t pid) const {
   std::vector<Descendant> out;
-  auto first = std::lower_bound(children_.begin(), children_.end(),
-                                std::make_pair(pid, uint32_t{0}));
-  if (first == children_.end() || first->first != pid) return out;  // a leaf
   std::vector<uint32_t> seen = {pid};  // corrupt (cyclic) ppid data
   std::vector<Descendant> todo;
   // Children are pushed in reverse so the smallest pid is walked first; read
-  // in place from children_ (a per-node vector was most of the walk's cost).
+  // in place (a vector per node was most of the walk's cost).
   auto push_children = [&](uint32_t p, int depth) {
     if (depth > kMaxTreeDepth) return;
-    auto lo = std::lower_bound(children_.begin(), children_.end(),
-                               std::make_pair(p, uint32_t{0}));
-    auto hi = lo;
-    while (hi != children_.end() && hi->first == p) ++hi;
-    for (auto it = hi; it != lo;) todo.push_back({(--it)->second, depth});
+    auto kids = children_of(p);
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+      todo.push_back({it->second, depth});
   };
   push_children(pid, 1);
   while (!todo.empty()) {

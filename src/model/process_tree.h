@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -95,6 +96,10 @@ class PidTree {
   }
 
  private:
+  // The (ppid, child) entries of `pid`'s children, ascending child pid.
+  std::span<const std::pair<uint32_t, uint32_t>> children_of(
+      uint32_t pid) const;
+
   std::vector<std::pair<uint32_t, uint32_t>> parent_of_;  // (pid, ppid)
   std::vector<std::pair<uint32_t, uint32_t>> children_;   // (ppid, pid)
 };

@@ -321,10 +321,6 @@ void read_object_array(const Loc& loc, std::string_view key, element v,
   X(fp16_active_pct, gpm)   \
   X(gr_engine_active_pct, gpm)
 
-// Finds a key's position in `names`. Lines written by our writer have their
-// keys in table order, leaving out the unknown ones, so the search starts at
-// the key after the last one found and wraps around: a line in table order
-// costs one comparison per key plus one per key left out.
 inline uint64_t load64(const char* p) {
   uint64_t v;
   std::memcpy(&v, p, sizeof v);
@@ -346,6 +342,10 @@ inline bool same_key(std::string_view a, std::string_view b) {
   return load64(a.data() + n - 8) == load64(b.data() + n - 8);
 }
 
+// Finds a key's position in `names`. Lines written by our writer have their
+// keys in table order, leaving out the unknown ones, so the search starts at
+// the key after the last one found and wraps around: a line in table order
+// costs one comparison per key plus one per key left out.
 template <size_t N>
 int find_key(const std::string_view (&names)[N], std::string_view key,
              size_t& cursor) {

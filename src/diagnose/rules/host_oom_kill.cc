@@ -62,12 +62,9 @@ class HostOomKillRule : public Rule {
         parsed = true;
       }
       if (!parsed || victims_.size() >= kMaxVictims) continue;
-      if (name.empty())
-        for (size_t i = 0; i < prev_count_; ++i)
-          if (prev_names_[i].first == pid) {
-            name = prev_names_[i].second;
-            break;
-          }
+      auto prev = std::find_if(prev_names_.begin(), prev_names_.end(),
+                               [&](const auto& e) { return e.first == pid; });
+      if (name.empty() && prev != prev_names_.end()) name = prev->second;
       for (const auto& p : s.processes)  // still listed while it exits
         if (p.pid == pid && name.empty()) name = p.name;
       std::string v = name.empty() ? fmt::format("pid {}", pid)
@@ -82,13 +79,11 @@ class HostOomKillRule : public Rule {
     }
     // Assigned into the slots of the previous sample's copy: its strings
     // keep their storage, so a steady process list costs no allocation.
-    if (prev_names_.size() < s.processes.size())
-      prev_names_.resize(s.processes.size());
+    prev_names_.resize(s.processes.size());
     for (size_t i = 0; i < s.processes.size(); ++i) {
       prev_names_[i].first = s.processes[i].pid;
       prev_names_[i].second.assign(s.processes[i].name);
     }
-    prev_count_ = s.processes.size();
     prev_gpu_.clear();
     for (const auto& g : s.gpus)
       if (g.processes)
@@ -159,10 +154,9 @@ class HostOomKillRule : public Rule {
   std::set<uint32_t> pids_;
   std::set<int> gpus_;
   // The previous sample only: bounded by the processes alive at one time.
-  // The previous sample's (pid, name) in [0, prev_count_) and its GPU
-  // processes (pid, GPU); the first entry of a pid counts.
+  // The previous sample's (pid, name) and its GPU processes (pid, GPU); the
+  // first entry of a pid counts.
   std::vector<std::pair<uint32_t, std::string>> prev_names_;
-  size_t prev_count_ = 0;
   std::vector<std::pair<uint32_t, int>> prev_gpu_;
   Stat mem_available_;
 };

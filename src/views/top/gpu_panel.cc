@@ -67,6 +67,13 @@ Style reasons_style(const std::vector<std::string>& reasons) {
   return s;
 }
 
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// "46.0/80G": memory used of total, short enough for a bar or a MIG entry.
+std::string used_of_total_gib(double used, double total) {
+  return fmt::format("{:.1f}/{:.0f}G", used / kGiB, total / kGiB);
+}
+
 // "NVLink 17/18 up, 12 errors tx .. rx ..": links up, error counters
 // (CRC, replay, recovery) summed, throughput; styled as a fault when a link
 // is down while others are up (nvlink-degraded), a warning when erroring.
@@ -276,7 +283,6 @@ bool has_mig(const GpuSample* g) {
 // order NVML lists them, while they fit.
 void add_mig_line(std::vector<Line>& out, const GpuSample& g, int width,
                   bool dim) {
-  constexpr double kGiB = 1024.0 * 1024 * 1024;
   LineBuilder m(width);
   m.spaces(4);
   m.add("MIG", dim ? Style::kDim : Style::kBold);
@@ -284,9 +290,8 @@ void add_mig_line(std::vector<Line>& out, const GpuSample& g, int width,
   for (const MigInstance& mi : *g.mig_instances) {
     std::string t = fmt::format("GI{} {}", mi.gi_id, mi.profile);
     if (mi.mem_used_bytes && mi.mem_total_bytes)
-      t += fmt::format(" {:.1f}/{:.0f}G",
-                       static_cast<double>(*mi.mem_used_bytes) / kGiB,
-                       static_cast<double>(*mi.mem_total_bytes) / kGiB);
+      t += " " + used_of_total_gib(static_cast<double>(*mi.mem_used_bytes),
+                                   static_cast<double>(*mi.mem_total_bytes));
     if (mi.gpm.sm_active_pct)
       t += fmt::format(" SM {:.0f}%", *mi.gpm.sm_active_pct);
     pieces.push_back({t, dim ? Style::kDim : Style::kNormal});
@@ -360,10 +365,9 @@ void add_gpu_panel(std::vector<Line>& out, const LayoutInput& in,
   double orphan_share = total > 0 ? orphan / total : 0;
   std::string mem_label = "n/a";
   if (m.used && m.total) {
-    constexpr double kGiB = 1024.0 * 1024 * 1024;
     // "46.0/80G" fits a narrow bar; a percentage where even that does not.
     mem_label = inner >= 12 && total >= kGiB
-                    ? fmt::format("{:.1f}/{:.0f}G", used / kGiB, total / kGiB)
+                    ? used_of_total_gib(used, total)
                     : fmt::format("{:.0f}%", 100 * used / total);
   }
   Style mem_style = stale                               ? Style::kDim
