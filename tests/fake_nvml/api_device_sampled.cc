@@ -1,6 +1,5 @@
 // Device readings that come from the scenario sample in effect at the time of
 // the call. A null/absent sample field answers NVML_ERROR_NOT_SUPPORTED.
-#include <chrono>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -436,14 +435,15 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(
   DeviceCall call("nvmlDeviceGetFieldValues", device);
   if (call.status() != NVML_SUCCESS) return call.status();
   if (valuesCount <= 0 || values == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  const long long now_us =
-      std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count();
+  // One instant for every value and its timestamp: a reader that divides a
+  // counter's change by its timestamps' gets the scenario's rate exactly,
+  // however late it was scheduled between the two.
+  const double now_s = call.world().now_s();
+  const long long now_us = call.world().wall_us_at(now_s);
   for (int i = 0; i < valuesCount; ++i) {
     values[i].timestamp = now_us;
     values[i].latencyUsec = 0;
-    if (!fake_nvml::nvlink_field_value(call, values[i]))
+    if (!fake_nvml::nvlink_field_value(call, values[i], now_s))
       field_value(call.sample(), values[i]);
   }
   return NVML_SUCCESS;

@@ -101,8 +101,7 @@ void set_uint(nvmlFieldValue_t& v, unsigned value) {
 }
 
 // KiB moved since the replay started, from the sample's rate.
-gd::opt<uint64_t> throughput_kib(const DeviceCall& call, bool tx) {
-  const double now = call.world().now_s();
+gd::opt<uint64_t> throughput_kib(const DeviceCall& call, bool tx, double now) {
   auto bytes = fake_nvml::scenario_average(
       call.world(), call.info().index, 0, now,
       [tx](const gd::GpuSample& g) -> std::optional<double> {
@@ -121,7 +120,8 @@ gd::opt<uint64_t> throughput_kib(const DeviceCall& call, bool tx) {
 
 namespace fake_nvml {
 
-bool nvlink_field_value(const DeviceCall& call, nvmlFieldValue_t& v) {
+bool nvlink_field_value(const DeviceCall& call, nvmlFieldValue_t& v,
+                        double now_s) {
   auto per_link = [&](auto answer) {
     const gd::NvLink* l = nullptr;
     nvmlReturn_t rc = link_of(call, v.scopeId, l);
@@ -179,7 +179,8 @@ bool nvlink_field_value(const DeviceCall& call, nvmlFieldValue_t& v) {
     case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX:
       // scopeId UINT_MAX (or any): every link together.
       set_ull(v, throughput_kib(
-                     call, v.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX));
+                     call, v.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX,
+                     now_s));
       return true;
     default:
       return false;

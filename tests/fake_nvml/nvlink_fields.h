@@ -6,7 +6,9 @@
 
 namespace fake_nvml {
 
-// Answers `v` if it is an NVLink field; false for any other field.
-bool nvlink_field_value(const DeviceCall& call, nvmlFieldValue_t& v);
+// Answers `v` if it is an NVLink field; false for any other field. Counters
+// are read at scenario time `now_s`, the instant of `v.timestamp`.
+bool nvlink_field_value(const DeviceCall& call, nvmlFieldValue_t& v,
+                        double now_s);
 
 }  // namespace fake_nvml

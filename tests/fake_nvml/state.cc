@@ -83,6 +83,7 @@ nvmlReturn_t load_world(std::shared_ptr<World>& out) {
     }
     out = std::make_shared<World>(World{std::move(scenario), std::move(faults),
                                         std::chrono::steady_clock::now(),
+                                        std::chrono::system_clock::now(),
                                         env_speed()});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake-nvml: cannot load scenario %s: %s\n", path,
@@ -97,6 +98,14 @@ nvmlReturn_t load_world(std::shared_ptr<World>& out) {
 double World::now_s() const {
   std::chrono::duration<double> wall = std::chrono::steady_clock::now() - t0;
   return wall.count() * speed;
+}
+
+long long World::wall_us_at(double scenario_s) const {
+  const auto since_t0 = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::duration<double>(scenario_s / speed));
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             (t0_wall + since_t0).time_since_epoch())
+      .count();
 }
 
 unsigned World::device_count() const {
@@ -134,6 +143,7 @@ nvmlReturn_t init(const char* function) {
   std::lock_guard lock(g_mu);
   if (g_refcount++ == 0) {
     world->t0 = std::chrono::steady_clock::now();  // replay starts now
+    world->t0_wall = std::chrono::system_clock::now();
     g_world = std::move(world);
   }
   return NVML_SUCCESS;

@@ -35,9 +35,14 @@ struct World {
   Scenario scenario;
   Faults faults;
   std::chrono::steady_clock::time_point t0;
+  // The wall clock at t0: NVML's field timestamps are wall-clock
+  // microseconds, and a counter must match the instant its timestamp names.
+  std::chrono::system_clock::time_point t0_wall;
   double speed = 1.0;  // scenario seconds per wall second (FAKE_NVML_SPEED)
 
-  double now_s() const;           // scenario time since init
+  double now_s() const;  // scenario time since init
+  // Wall-clock microseconds since the epoch at scenario time `scenario_s`.
+  long long wall_us_at(double scenario_s) const;
   unsigned device_count() const;  // header GPUs: the valid handle slots
   // GPUs that nvmlDeviceGetCount lists now (gone_after_s faults removed).
   unsigned enumerated_count() const;
