@@ -252,6 +252,7 @@ json held_json(const HeldMemory& h) {
                       {"command", o.proc.command()}});
   j["other_holders"] = std::move(others);
   j["gpu_users"] = h.gpu_users;
+  if (h.unlisted_bytes) j["unlisted_bytes"] = *h.unlisted_bytes;
   return j;
 }
 
@@ -292,6 +293,7 @@ HeldMemory held_from(const json& item) {
       bad_reply("a pid in 'gpu_users' is not a pid");
     h.gpu_users.push_back(p.get<uint32_t>());
   }
+  h.unlisted_bytes = optional_number(j, "unlisted_bytes");
   return h;
 }
 

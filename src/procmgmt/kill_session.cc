@@ -144,6 +144,41 @@ std::optional<uint64_t> used_on(const Sample& s, int gpu) {
   return std::nullopt;
 }
 
+// Used memory of `gpu` that no process NVML lists accounts for (the driver's
+// reservation, memory of exited processes not freed yet); nullopt when a
+// figure is unknown.
+std::optional<uint64_t> unlisted_on(const Sample& s, int gpu) {
+  for (const auto& g : s.gpus) {
+    if (g.index != gpu) continue;
+    if (!g.mem_used_bytes || !g.processes) return std::nullopt;
+    uint64_t listed = 0;
+    for (const GpuProcess& p : *g.processes) {
+      if (!p.used_bytes) return std::nullopt;
+      listed += *p.used_bytes;
+    }
+    return *g.mem_used_bytes > listed ? *g.mem_used_bytes - listed : 0;
+  }
+  return std::nullopt;
+}
+
+// Driver bookkeeping moves the unlisted figure by a few MiB on its own.
+constexpr uint64_t kUnlistedSlackBytes = 64ull << 20;
+
+// GPUs whose memory has not come back: the real driver drops an exited
+// process from its list before it lowers the used figure, so an empty list
+// alone does not prove the memory free. Comparing what no listed process
+// accounts for, before and after, ignores other processes growing meanwhile.
+std::vector<std::pair<int, uint64_t>> memory_not_back(
+    const Sample& before, const Sample& after, const std::set<int>& gpus) {
+  std::vector<std::pair<int, uint64_t>> out;
+  for (int gpu : gpus) {
+    auto was = unlisted_on(before, gpu), now = unlisted_on(after, gpu);
+    if (was && now && *now > *was + kUnlistedSlackBytes)
+      out.emplace_back(gpu, *now);
+  }
+  return out;
+}
+
 }  // namespace
 
 int KillOutcome::exit_code() const {
@@ -214,11 +249,16 @@ KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
     out.result = KillResult::kNoneOnGpu;
     return out;
   }
+  std::set<int> gpus_touched;
+  for (const auto& [pid, gpus] : held)
+    gpus_touched.insert(gpus.begin(), gpus.end());
   // The driver frees a context's memory shortly after its process exits;
-  // NVML is re-read until the pids are gone or the timeout passes.
+  // NVML is re-read until the pids are gone and the memory is back, or the
+  // timeout passes.
   auto deadline = deadline_after(o.timeout_s);
   Sample after;
   std::vector<std::pair<uint32_t, int>> still;  // (pid, gpu)
+  std::vector<std::pair<int, uint64_t>> not_back;
   while (true) {
     after = read_gpus();
     still.clear();
@@ -226,21 +266,31 @@ KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
     for (const auto& [pid, gpus] : held)
       for (const auto& [gpu, pids] : listed)
         if (lists(pids, pid)) still.emplace_back(pid, gpu);
-    if (still.empty() || Clock::now() >= deadline || stopped(o)) break;
+    not_back = still.empty() ? memory_not_back(before, after, gpus_touched)
+                             : decltype(not_back){};
+    if ((still.empty() && not_back.empty()) || Clock::now() >= deadline ||
+        stopped(o))
+      break;
     std::this_thread::sleep_for(kNvmlPollInterval);
   }
-  std::set<int> gpus_touched;
-  for (const auto& [pid, gpus] : held)
-    gpus_touched.insert(gpus.begin(), gpus.end());
   for (int gpu : gpus_touched)
     out.memory.push_back({gpu, used_on(before, gpu), used_on(after, gpu)});
-  if (still.empty()) {
+  if (still.empty() && not_back.empty()) {
     out.result = KillResult::kReleased;
     return out;
   }
   out.result = KillResult::kNotReleased;
   for (const auto& [pid, gpu] : still)
     out.not_released.push_back(explain_held(o, pid, gpu, header, after));
+  for (const auto& [gpu, unlisted] : not_back) {
+    uint32_t pid = 0;  // the first of the selected processes on that GPU
+    for (const auto& [p, gpus] : held)
+      if (!pid && std::find(gpus.begin(), gpus.end(), gpu) != gpus.end())
+        pid = p;
+    HeldMemory h = explain_held(o, pid, gpu, header, after);
+    h.unlisted_bytes = unlisted;
+    out.not_released.push_back(std::move(h));
+  }
   return out;
 }
 

@@ -79,13 +79,17 @@ struct HeldMemory {
   // a reset needs them gone.
   std::vector<uint32_t> gpu_users;
   std::string next;  // what to do about the memory the driver kept
+  // Set when NVML no longer lists `pid` but the GPU's used memory did not
+  // come back: the bytes used on `gpu` that no listed process accounts for.
+  std::optional<uint64_t> unlisted_bytes;
 };
 
 enum class KillResult {
   kReleased,     // every holder exited and NVML no longer lists them
   kNoneOnGpu,    // every selected process exited; none was on a GPU
   kStillAlive,   // some outlived the signals
-  kNotReleased,  // exited, but NVML still lists some on their GPUs
+  kNotReleased,  // exited, but NVML still lists some on their GPUs, or
+                 // lists none but the GPU's used memory did not come back
 };
 
 struct KillOutcome {

@@ -23,6 +23,12 @@ std::optional<uint64_t> used_by(const Sample& s, uint32_t pid) {
 
 std::string render_held(const HeldMemory& h) {
   std::string out;
+  if (h.unlisted_bytes)
+    out += fmt::format(
+        "  NVML no longer lists the ended processes on GPU {}, but {} of its "
+        "used memory belongs to no listed process: the driver has not freed "
+        "it\n",
+        h.gpu, human_bytes(*h.unlisted_bytes));
   for (const auto& ap : h.account.processes) {
     if (ap.pid != h.pid) continue;
     if (ap.status == HolderStatus::kMissing)

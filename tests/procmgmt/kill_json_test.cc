@@ -179,6 +179,7 @@ TEST(KillApiReply, ReadsBackWhatWasWritten) {
   other.proc.state = 'D';
   other.proc.cmdline = "nvidia-smi -l";
   h.account.other_holders = {other};
+  h.unlisted_bytes = 6ull << 30;
   o.not_released = {h};
   r.outcome = o;
   r.exit_code = kKillExitNotReleased;
@@ -224,6 +225,7 @@ TEST(KillApiReply, ReadsBackWhatWasWritten) {
   EXPECT_EQ(bh.pid, 4300u);
   EXPECT_EQ(bh.next, "reset GPU 0");
   EXPECT_EQ(bh.gpu_users, std::vector<uint32_t>{4242});
+  EXPECT_EQ(bh.unlisted_bytes, 6ull << 30);
   ASSERT_EQ(bh.account.processes.size(), 1u);
   EXPECT_EQ(bh.account.processes[0].status, HolderStatus::kMissing);
   EXPECT_EQ(bh.account.processes[0].used_bytes, 1ull << 30);

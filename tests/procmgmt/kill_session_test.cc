@@ -134,6 +134,48 @@ TEST_F(KillSessionTest, TermEndsTheHolderAndNvmlFreesTheMemory) {
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
 }
 
+// What an H100 with driver 580 did: NVML stopped listing the ended process
+// at once, and its used memory fell only on a later read.
+TEST_F(KillSessionTest, ReleasedOnlyOnceTheUsedMemoryFalls) {
+  pid_t child = spawn_child(false);
+  ASSERT_GT(child, 0);
+  auto pid = static_cast<uint32_t>(child);
+  KillPlan plan = plan_for(child, {0});
+  Sample before = gpu0(7 * kGiB, {pid});
+  std::vector<Sample> nvml{gpu0(7 * kGiB, {}), gpu0(7 * kGiB, {}),
+                           gpu0(kGiB, {})};
+  size_t reads = 0;
+  auto read_gpus = [&] { return nvml[std::min(reads++, nvml.size() - 1)]; };
+  Recorder rec;
+  KillOutcome out =
+      run_kill_session(plan, {}, procs_, before, test::a100_header(), read_gpus,
+                       options(5), rec);
+  EXPECT_EQ(out.result, KillResult::kReleased);
+  EXPECT_EQ(reads, 3u) << "NVML is re-read until the used memory falls";
+  ASSERT_EQ(out.memory.size(), 1u);
+  EXPECT_EQ(out.memory[0].after, kGiB);
+}
+
+TEST_F(KillSessionTest, UnlistedMemoryThatNeverFallsIsNotReleased) {
+  pid_t child = spawn_child(false);
+  ASSERT_GT(child, 0);
+  auto pid = static_cast<uint32_t>(child);
+  KillPlan plan = plan_for(child, {0});
+  Sample before = gpu0(7 * kGiB, {pid});
+  // Another process started meanwhile and holds its own 6 GiB: that growth
+  // is listed, so only the ended process's 6 GiB count as not back.
+  auto read_gpus = [&] { return gpu0(13 * kGiB, {pid + 100000}); };
+  Recorder rec;
+  KillOutcome out =
+      run_kill_session(plan, {}, procs_, before, test::a100_header(), read_gpus,
+                       options(0.6), rec);
+  EXPECT_EQ(out.result, KillResult::kNotReleased);
+  EXPECT_EQ(out.exit_code(), kKillExitNotReleased);
+  ASSERT_EQ(out.not_released.size(), 1u);
+  EXPECT_EQ(out.not_released[0].gpu, 0);
+  EXPECT_EQ(out.not_released[0].unlisted_bytes, 7 * kGiB);
+}
+
 TEST_F(KillSessionTest, MemoryTheDriverKeepsIsExplained) {
   pid_t child = spawn_child(false);
   ASSERT_GT(child, 0);

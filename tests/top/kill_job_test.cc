@@ -33,11 +33,12 @@ pid_t spawn_sleeper() {
   return pid;
 }
 
-// A sample listing `pid` on GPU 0 while `listed` is true.
+// A sample listing `pid` with 8 GiB on GPU 0 while `listed` is true; the
+// GPU's used memory falls by those 8 GiB when it is not.
 Sample gpu_sample(uint32_t pid, bool listed) {
   Sample s;
   s.t = kT0;
-  auto g = gpu(0, 50, 10 * kGiB);
+  auto g = gpu(0, 50, (listed ? 10 : 2) * kGiB);
   if (listed) g.processes->push_back({pid, 8 * kGiB, "compute"});
   s.gpus = {g};
   return s;

@@ -33,6 +33,25 @@ TEST(KillView, MemoryTheDriverKeptIsExplainedWithWhatToDo) {
   EXPECT_EQ(o.exit_code(), kKillExitNotReleased);
 }
 
+TEST(KillView, MemoryNoListedProcessAccountsForIsNamed) {
+  KillOutcome o;
+  o.result = KillResult::kNotReleased;
+  o.memory.push_back({0, 7ull << 30, 7ull << 30});
+  HeldMemory h;
+  h.pid = 4242;
+  h.gpu = 0;
+  h.unlisted_bytes = 7ull << 30;
+  h.next = "reset it";
+  o.not_released.push_back(h);
+  EXPECT_EQ(render_kill_outcome(o),
+            "GPU 0: used 7.0 GiB before, 7.0 GiB now\n"
+            "GPU memory NOT released:\n"
+            "  NVML no longer lists the ended processes on GPU 0, but 7.0 GiB "
+            "of its used memory belongs to no listed process: the driver has "
+            "not freed it\n"
+            "    next: reset it\n");
+}
+
 TEST(KillView, SurvivorsAreListedWithTheirStateAndWhy) {
   KillOutcome o;
   o.result = KillResult::kStillAlive;
