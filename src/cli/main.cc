@@ -21,6 +21,8 @@ SamplerOptions GlobalOptions::sampler_options() const {
   o.sys_root = sys_root;
   o.kmsg_path = kmsg_path == "none" ? "" : kmsg_path;
   o.deadline = std::chrono::milliseconds(static_cast<long>(deadline_s * 1000));
+  o.slow_read_interval =
+      std::chrono::milliseconds(static_cast<long>(slow_reads_s * 1000));
   return o;
 }
 
@@ -47,6 +49,7 @@ namespace {
 // answer is hung.
 constexpr gd::DurationRange kIntervalRange{0.01, 3600};
 constexpr gd::DurationRange kDeadlineRange{0.01, 60};
+constexpr gd::DurationRange kSlowReadsRange{0, 3600};
 
 }  // namespace
 
@@ -74,6 +77,12 @@ int main(int argc, char** argv) {
   gd::add_duration_option(app, "--deadline", global.deadline_s, kDeadlineRange,
                           "longest wait for one GPU's NVML reads before it is "
                           "reported stale (default 1s)");
+  gd::add_duration_option(
+      app, "--slow-reads", global.slow_reads_s, kSlowReadsRange,
+      "refresh the NVML reads that cost the driver milliseconds (PCIe "
+      "throughput, energy, per-process utilisation, T.Limit margin, PCIe "
+      "replays, BAR1) at most this often; samples between repeat them "
+      "(default 5s; 0s: every sample)");
   app.add_option("--kmsg", global.kmsg_path,
                  "kernel log to follow for Xid/OOM events (default /dev/kmsg; "
                  "'none' disables)");

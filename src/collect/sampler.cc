@@ -49,6 +49,7 @@ struct Sampler::Impl {
     GpuSource::Options g;
     g.lib_path = o.nvml_lib;
     g.deadline = o.deadline;
+    g.slow_read_interval = o.slow_read_interval;
     g.sysfs_root = o.sys_root;  // numa_node of each GPU's PCI device
     return g;
   }

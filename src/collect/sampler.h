@@ -18,6 +18,8 @@ struct SamplerOptions {
   std::string kmsg_path = "/dev/kmsg";       // "" disables the kernel log
   bool kmsg_from_start = false;              // replay the whole log (tests)
   std::chrono::milliseconds deadline{1000};  // per-GPU NVML read bound
+  // How often the costly NVML reads are refreshed (0 = every sample).
+  std::chrono::milliseconds slow_read_interval{5000};
 };
 
 class Sampler {

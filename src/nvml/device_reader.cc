@@ -133,12 +133,14 @@ std::string cuda_version_string(int version) {
 
 DeviceReader::DeviceReader(const NvmlLibrary& lib, int index,
                            std::string sysfs_root,
-                           std::chrono::seconds error_interval)
+                           std::chrono::seconds error_interval,
+                           std::chrono::milliseconds slow_interval)
     : lib_(lib),
       f_(lib.fn()),
       index_(index),
       sysfs_root_(std::move(sysfs_root)),
-      error_interval_(error_interval) {}
+      error_interval_(error_interval),
+      slow_interval_(slow_interval) {}
 
 DeviceReader::~DeviceReader() {
   free_gpm(gpm_gpu_);
@@ -564,16 +566,18 @@ GpuSample DeviceReader::read_sample(std::vector<Event>& events) {
   return s;
 }
 
-void DeviceReader::read_values(GpuSample& s) {
+template <typename Fn, typename... Args>
+std::optional<unsigned> DeviceReader::read_uint(Fn fn, std::string_view name,
+                                                const char* field,
+                                                Args... args) {
+  // Every read is skipped once the GPU has reported itself lost.
+  if (!fn || lost_now_) return std::nullopt;
   unsigned u = 0;
-  // Every read below is skipped once the GPU has reported itself lost.
-  auto read_uint = [&](auto fn, std::string_view name, const char* field,
-                       auto... args) -> std::optional<unsigned> {
-    if (!fn || lost_now_) return std::nullopt;
-    if (read_ok(fn(dev_, args..., &u), name, {field})) return u;
-    return std::nullopt;
-  };
+  if (read_ok(fn(dev_, args..., &u), name, {field})) return u;
+  return std::nullopt;
+}
 
+void DeviceReader::read_values(GpuSample& s) {
   if (f_.nvmlDeviceGetUtilizationRates) {
     nvmlUtilization_t util{};
     if (read_ok(f_.nvmlDeviceGetUtilizationRates(dev_, &util),
@@ -599,28 +603,17 @@ void DeviceReader::read_values(GpuSample& s) {
     s.temp_c = static_cast<int>(*v);
   }
   read_field_values(s);
-  if (f_.nvmlDeviceGetMarginTemperature && !lost_now_) {
-    nvmlMarginTemperature_t margin{};
-    margin.version = nvmlMarginTemperature_v1;
-    if (read_ok(f_.nvmlDeviceGetMarginTemperature(dev_, &margin),
-                "nvmlDeviceGetMarginTemperature", {"temp_limit_margin_c"})) {
-      s.temp_limit_margin_c = margin.marginTemperature;
-    }
-  }
+  slow_now_ = slow_due();
+  read_slow_values(s);
   if (auto mw = read_uint(f_.nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage",
                           "power_w")) {
     s.power_w = *mw / 1000.0;
   }
-  if (f_.nvmlDeviceGetTotalEnergyConsumption && !lost_now_) {
-    unsigned long long mj = 0;
-    if (read_ok(f_.nvmlDeviceGetTotalEnergyConsumption(dev_, &mj),
-                "nvmlDeviceGetTotalEnergyConsumption", {"energy_mj_total"})) {
-      s.energy_mj_total = mj;
-    }
-  }
-  if (auto pct = read_uint(f_.nvmlDeviceGetFanSpeed, "nvmlDeviceGetFanSpeed",
-                           "fan_pct")) {
-    s.fan_pct = *pct;
+  if (fan_supported_ && f_.nvmlDeviceGetFanSpeed && !lost_now_) {
+    unsigned pct = 0;
+    const nvmlReturn_t fan_rc = f_.nvmlDeviceGetFanSpeed(dev_, &pct);
+    if (fan_rc == NVML_ERROR_NOT_SUPPORTED) fan_supported_ = false;
+    if (read_ok(fan_rc, "nvmlDeviceGetFanSpeed", {"fan_pct"})) s.fan_pct = pct;
   }
   if (auto v = read_uint(f_.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo",
                          "sm_clock_mhz", NVML_CLOCK_SM)) {
@@ -663,28 +656,6 @@ void DeviceReader::read_values(GpuSample& s) {
                          "nvmlDeviceGetCurrPcieLinkWidth", "pcie_width")) {
     s.pcie_width = static_cast<int>(*v);
   }
-  if (auto kb = read_uint(f_.nvmlDeviceGetPcieThroughput,
-                          "nvmlDeviceGetPcieThroughput", "pcie_tx_bytes_per_s",
-                          NVML_PCIE_UTIL_TX_BYTES)) {
-    s.pcie_tx_bytes_per_s = uint64_t{*kb} * kBytesPerNvmlKilobyte;
-  }
-  if (auto kb = read_uint(f_.nvmlDeviceGetPcieThroughput,
-                          "nvmlDeviceGetPcieThroughput", "pcie_rx_bytes_per_s",
-                          NVML_PCIE_UTIL_RX_BYTES)) {
-    s.pcie_rx_bytes_per_s = uint64_t{*kb} * kBytesPerNvmlKilobyte;
-  }
-  if (auto v =
-          read_uint(f_.nvmlDeviceGetPcieReplayCounter,
-                    "nvmlDeviceGetPcieReplayCounter", "pcie_replay_total")) {
-    s.pcie_replay_total = *v;
-  }
-  if (f_.nvmlDeviceGetBAR1MemoryInfo && !lost_now_) {
-    nvmlBAR1Memory_t bar1{};
-    if (read_ok(f_.nvmlDeviceGetBAR1MemoryInfo(dev_, &bar1),
-                "nvmlDeviceGetBAR1MemoryInfo", {"bar1_used_bytes"})) {
-      s.bar1_used_bytes = bar1.bar1Used;
-    }
-  }
   read_memory_health(s);
   if (lost_now_) return;
   read_engine_utilization(s);
@@ -700,6 +671,64 @@ void DeviceReader::read_values(GpuSample& s) {
     read_errors_->emplace_back("processes");
   }
   if (s.processes && !lost_now_) read_process_utilization(*s.processes);
+}
+
+bool DeviceReader::slow_due() const {
+  return !slow_read_at_ ||
+         std::chrono::steady_clock::now() - *slow_read_at_ >= slow_interval_;
+}
+
+void DeviceReader::read_slow_values(GpuSample& s) {
+  SlowValues& v = slow_;
+  if (slow_now_ && !lost_now_) {
+    slow_read_at_ = std::chrono::steady_clock::now();
+    v = SlowValues{};
+    // Collected on their own, so that the samples until the next read
+    // repeat these fields' errors with their values.
+    std::vector<std::string>* sample_errors = read_errors_;
+    read_errors_ = &v.read_errors;
+    if (f_.nvmlDeviceGetMarginTemperature && !lost_now_) {
+      nvmlMarginTemperature_t margin{};
+      margin.version = nvmlMarginTemperature_v1;
+      if (read_ok(f_.nvmlDeviceGetMarginTemperature(dev_, &margin),
+                  "nvmlDeviceGetMarginTemperature", {"temp_limit_margin_c"}))
+        v.temp_limit_margin_c = margin.marginTemperature;
+    }
+    if (f_.nvmlDeviceGetTotalEnergyConsumption && !lost_now_) {
+      unsigned long long mj = 0;
+      if (read_ok(f_.nvmlDeviceGetTotalEnergyConsumption(dev_, &mj),
+                  "nvmlDeviceGetTotalEnergyConsumption", {"energy_mj_total"}))
+        v.energy_mj_total = mj;
+    }
+    if (auto kb = read_uint(f_.nvmlDeviceGetPcieThroughput,
+                            "nvmlDeviceGetPcieThroughput",
+                            "pcie_tx_bytes_per_s", NVML_PCIE_UTIL_TX_BYTES))
+      v.pcie_tx_bytes_per_s = uint64_t{*kb} * kBytesPerNvmlKilobyte;
+    if (auto kb = read_uint(f_.nvmlDeviceGetPcieThroughput,
+                            "nvmlDeviceGetPcieThroughput",
+                            "pcie_rx_bytes_per_s", NVML_PCIE_UTIL_RX_BYTES))
+      v.pcie_rx_bytes_per_s = uint64_t{*kb} * kBytesPerNvmlKilobyte;
+    if (auto n =
+            read_uint(f_.nvmlDeviceGetPcieReplayCounter,
+                      "nvmlDeviceGetPcieReplayCounter", "pcie_replay_total"))
+      v.pcie_replay_total = *n;
+    if (f_.nvmlDeviceGetBAR1MemoryInfo && !lost_now_) {
+      nvmlBAR1Memory_t bar1{};
+      if (read_ok(f_.nvmlDeviceGetBAR1MemoryInfo(dev_, &bar1),
+                  "nvmlDeviceGetBAR1MemoryInfo", {"bar1_used_bytes"}))
+        v.bar1_used_bytes = bar1.bar1Used;
+    }
+    read_errors_ = sample_errors;
+  }
+  s.temp_limit_margin_c = v.temp_limit_margin_c;
+  s.energy_mj_total = v.energy_mj_total;
+  s.pcie_tx_bytes_per_s = v.pcie_tx_bytes_per_s;
+  s.pcie_rx_bytes_per_s = v.pcie_rx_bytes_per_s;
+  s.pcie_replay_total = v.pcie_replay_total;
+  s.bar1_used_bytes = v.bar1_used_bytes;
+  if (read_errors_)
+    read_errors_->insert(read_errors_->end(), v.read_errors.begin(),
+                         v.read_errors.end());
 }
 
 // nvmlDeviceGetFieldValues, one call for the fields read that way.

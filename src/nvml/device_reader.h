@@ -19,9 +19,20 @@ namespace gd::nvml {
 
 class DeviceReader {
  public:
+  // Measured on an H100 and an H200 with driver 580 (bench/nvml): PCIe
+  // throughput blocks 20 ms per direction, the energy counter takes 3.5 ms
+  // of CPU, per-process utilisation 1.7-2.8 ms, GPM metrics 1.4 ms, the
+  // T.Limit margin 0.9-1.1 ms, PCIe replays and BAR1 0.17 ms each;
+  // everything else a sample reads costs microseconds. Read every second,
+  // those few were 95% of a sample's CPU.
+  static constexpr std::chrono::milliseconds kSlowReadInterval{5000};
+
   // `sysfs_root` is where /sys is (tests point it elsewhere).
+  // Reads that cost the driver milliseconds are refreshed at most every
+  // `slow_interval` (kSlowReadInterval); the samples between repeat them.
   DeviceReader(const NvmlLibrary& lib, int index, std::string sysfs_root,
-               std::chrono::seconds error_interval = std::chrono::seconds(60));
+               std::chrono::seconds error_interval = std::chrono::seconds(60),
+               std::chrono::milliseconds slow_interval = kSlowReadInterval);
   ~DeviceReader();  // frees the GPM sample buffers
   DeviceReader(const DeviceReader&) = delete;
   DeviceReader& operator=(const DeviceReader&) = delete;
@@ -58,7 +69,17 @@ class DeviceReader {
   nvmlReturn_t read_memory(MemoryInfo& out);
   std::optional<int> numa_node_from_sysfs(const GpuInfo& info) const;
   void read_values(GpuSample& s);
+  // One `unsigned` out of fn(dev_, args..., &value): nullopt when the
+  // function is missing, the GPU is lost, or the read fails (read_ok()).
+  template <typename Fn, typename... Args>
+  std::optional<unsigned> read_uint(Fn fn, std::string_view name,
+                                    const char* field, Args... args);
   void read_memory_health(GpuSample& s);
+  // The costly reads (kSlowReadInterval) when due, else their last values.
+  void read_slow_values(GpuSample& s);
+  bool slow_due() const;
+  // nvmlDeviceGetProcessUtilization into process_util_ (a costly read).
+  void read_process_util_samples();
   void read_field_values(GpuSample& s);
   std::optional<std::vector<GpuProcess>> read_processes();
   template <typename Info, typename Fn>
@@ -88,10 +109,14 @@ class DeviceReader {
   struct GpmPair {
     nvmlGpmSample_t prev = nullptr, cur = nullptr;
     bool prev_valid = false;
+    // The figures of the last interval: nvmlGpmMetricsGet is a costly read
+    // (1.4 ms of CPU on an H200), so samples between repeat them.
+    GpmActivity last;
   };
   void read_gpm_info(const GpuInfo& info);
   // Takes a new GPM sample into `pair` (whole GPU, or GPU instance `gi`)
-  // and, if an earlier one exists, fills `out` with the interval's averages.
+  // and, if an earlier one exists, fills `out` with the interval's averages;
+  // between the costly reads (kSlowReadInterval) `out` repeats the last.
   void read_gpm(GpmPair& pair, const unsigned* gi, GpmActivity& out,
                 bool report_errors);
   void free_gpm(GpmPair& pair);
@@ -129,7 +154,25 @@ class DeviceReader {
   unsigned long long util_last_seen_us_ = 0;
   bool process_util_supported_ = true;
   std::vector<nvmlProcessUtilizationSample_t> util_buf_;
+  struct ProcessUtil {
+    double sm, mem;
+  };
+  // Each pid's figures from the last read, for the samples until the next.
+  std::unordered_map<unsigned, ProcessUtil> process_util_;
   bool enc_supported_ = true, dec_supported_ = true;
+  // A GPU without a fan answers NOT_SUPPORTED, still at 0.1-0.2 ms a call.
+  bool fan_supported_ = true;
+
+  // The costly reads' last values and read errors (read_slow_values).
+  std::chrono::milliseconds slow_interval_;
+  std::optional<std::chrono::steady_clock::time_point> slow_read_at_;
+  bool slow_now_ = false;  // this sample re-reads them
+  struct SlowValues {
+    opt<int> temp_limit_margin_c;
+    opt<uint64_t> energy_mj_total, pcie_tx_bytes_per_s, pcie_rx_bytes_per_s,
+        pcie_replay_total, bar1_used_bytes;
+    std::vector<std::string> read_errors;
+  } slow_;
 
   // MIG: mode from the static facts; GPU instance id -> profile name
   // ("3g.40gb"), and profile id -> name, both learnt once.

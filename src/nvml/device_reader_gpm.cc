@@ -67,6 +67,11 @@ void DeviceReader::read_gpm(GpmPair& pair, const unsigned* gi, GpmActivity& out,
                     "dram_active_pct", "fp64_active_pct", "fp32_active_pct",
                     "fp16_active_pct", "gr_engine_active_pct"});
   };
+  if (!slow_now_ && pair.prev_valid) {
+    out = pair.last;
+    return;
+  }
+  pair.last = {};
   if (!pair.cur &&
       !check(f_.nvmlGpmSampleAlloc(&pair.cur), "nvmlGpmSampleAlloc")) {
     return;
@@ -105,6 +110,7 @@ void DeviceReader::read_gpm(GpmPair& pair, const unsigned* gi, GpmActivity& out,
           out.*kGpmMetrics[i].field = percent(m.value);
       }
     }
+    pair.last = out;
   }
   std::swap(pair.prev, pair.cur);
   pair.prev_valid = true;

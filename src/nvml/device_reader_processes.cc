@@ -11,6 +11,8 @@ namespace {
 // More slots than the driver said it has, for processes that start between
 // the size query and the read.
 constexpr unsigned kUtilSlack = 8;
+// Samples the first read makes room for (a few per process and GPU).
+constexpr unsigned kUtilInitialSlots = 64;
 
 }  // namespace
 
@@ -19,11 +21,25 @@ void DeviceReader::read_process_utilization(std::vector<GpuProcess>& procs) {
       procs.empty()) {
     return;
   }
-  // Two-call protocol: NULL asks how many samples there are.
-  unsigned count = 0;
-  nvmlReturn_t rc = f_.nvmlDeviceGetProcessUtilization(dev_, nullptr, &count,
-                                                       util_last_seen_us_);
-  if (rc == NVML_SUCCESS && count == 0) return;
+  // A costly read (kSlowReadInterval): between reads each pid keeps the
+  // figures of the last one.
+  if (slow_now_) read_process_util_samples();
+  for (GpuProcess& p : procs) {
+    if (auto it = process_util_.find(p.pid); it != process_util_.end()) {
+      p.sm_util_pct = it->second.sm;
+      p.mem_util_pct = it->second.mem;
+    }
+  }
+}
+
+void DeviceReader::read_process_util_samples() {
+  process_util_.clear();
+  // One call into a buffer kept from the last read: asking the size first
+  // (NULL) would be a second driver call of about a millisecond.
+  if (util_buf_.empty()) util_buf_.resize(kUtilInitialSlots);
+  unsigned count = static_cast<unsigned>(util_buf_.size());
+  nvmlReturn_t rc = f_.nvmlDeviceGetProcessUtilization(
+      dev_, util_buf_.data(), &count, util_last_seen_us_);
   if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
     util_buf_.resize(count + kUtilSlack);
     count = static_cast<unsigned>(util_buf_.size());
@@ -42,21 +58,21 @@ void DeviceReader::read_process_utilization(std::vector<GpuProcess>& procs) {
   count = std::min<unsigned>(count, static_cast<unsigned>(util_buf_.size()));
   // The driver keeps a sample per process every few hundred milliseconds;
   // a process's figure is the average of its samples since the last read.
-  for (GpuProcess& p : procs) {
+  struct Sum {
     double sm = 0, mem = 0;
     int n = 0;
-    for (unsigned i = 0; i < count; ++i) {
-      const nvmlProcessUtilizationSample_t& u = util_buf_[i];
-      if (u.pid != p.pid || u.timeStamp <= util_last_seen_us_) continue;
-      sm += std::min(u.smUtil, 100u);
-      mem += std::min(u.memUtil, 100u);
-      ++n;
-    }
-    if (n > 0) {
-      p.sm_util_pct = sm / n;
-      p.mem_util_pct = mem / n;
-    }
+  };
+  std::unordered_map<unsigned, Sum> sums;
+  for (unsigned i = 0; i < count; ++i) {
+    const nvmlProcessUtilizationSample_t& u = util_buf_[i];
+    if (u.timeStamp <= util_last_seen_us_) continue;
+    Sum& sum = sums[u.pid];
+    sum.sm += std::min(u.smUtil, 100u);
+    sum.mem += std::min(u.memUtil, 100u);
+    ++sum.n;
   }
+  for (const auto& [pid, sum] : sums)
+    process_util_[pid] = {sum.sm / sum.n, sum.mem / sum.n};
   for (unsigned i = 0; i < count; ++i)
     util_last_seen_us_ = std::max(util_last_seen_us_, util_buf_[i].timeStamp);
 }

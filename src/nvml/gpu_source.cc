@@ -240,9 +240,9 @@ struct GpuSource::Impl {
     for (size_t i = 0; i < gpus.size(); ++i) {
       auto w = std::make_shared<Worker>();
       w->lib = lib;
-      w->reader = std::make_unique<DeviceReader>(*lib, static_cast<int>(i),
-                                                 options.sysfs_root,
-                                                 options.error_interval);
+      w->reader = std::make_unique<DeviceReader>(
+          *lib, static_cast<int>(i), options.sysfs_root, options.error_interval,
+          options.slow_read_interval);
       w->thread = std::thread(worker_loop, shared, w);
       workers.push_back(std::move(w));
     }

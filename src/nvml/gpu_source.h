@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/sample.h"
+#include "nvml/device_reader.h"
 
 namespace gd {
 
@@ -29,6 +30,10 @@ class GpuSource {
     std::set<std::string> hidden_symbols;
     // An nvml_error event is repeated at most this often per function per GPU.
     std::chrono::seconds error_interval{60};
+    // The reads that cost the driver milliseconds are refreshed at most this
+    // often (DeviceReader::kSlowReadInterval); 0 = every sample.
+    std::chrono::milliseconds slow_read_interval =
+        nvml::DeviceReader::kSlowReadInterval;
   };
   // dlopen(lib_path) and nvmlInit, both bounded by the init deadline. Never
   // throws for a missing/broken driver: status() says what happened. (There

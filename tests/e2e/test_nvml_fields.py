@@ -7,7 +7,7 @@ import shutil
 import unittest
 
 from gd_e2e import (E2E, FAKE_NVML, NO_DRIVER, load_scenario, read_trace, run,
-                    scenario_4gpu, write_scenario)
+                    scenario_4gpu, strip_nulls, write_scenario)
 
 NEW_HEADER_FIELDS = {
     "minor_number": lambda i: 7 - i,  # not the index, as on real hosts
@@ -45,14 +45,6 @@ def new_sample_fields(i, step):
     }
 
 
-def strip_nulls(x):
-    if isinstance(x, dict):
-        return {k: strip_nulls(v) for k, v in x.items() if v is not None}
-    if isinstance(x, list):
-        return [strip_nulls(v) for v in x]
-    return x
-
-
 class NewFields(E2E):
     def scenario(self):
         header, samples = load_scenario(scenario_4gpu())
@@ -69,7 +61,7 @@ class NewFields(E2E):
         want_header, want = self.scenario()
         path = write_scenario(want_header, want, self.tmp.name)
         out = os.path.join(self.tmp.name, "rec.jsonl")
-        p = run(["--interval", "1s", "record", "-o", out, "--count", "4"],
+        p = run(["--interval", "1s", "--slow-reads", "0s", "record", "-o", out, "--count", "4"],
                 scenario=path, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         header, got = load_scenario(out)

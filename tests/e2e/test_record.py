@@ -7,23 +7,16 @@ import time
 import unittest
 
 from gd_e2e import (E2E, FAKE_NVML, GPUDOCTOR, NO_DRIVER, load_scenario, read_trace, run,
-                    scenario_4gpu)
-
-
-def strip_nulls(x):
-    if isinstance(x, dict):
-        return {k: strip_nulls(v) for k, v in x.items() if v is not None}
-    if isinstance(x, list):
-        return [strip_nulls(v) for v in x]
-    return x
+                    scenario_4gpu, strip_nulls)
 
 
 class Record(E2E):
     def test_recorded_trace_reproduces_the_replayed_gpu_part(self):
         want_header, want = load_scenario(scenario_4gpu())
         out = os.path.join(self.tmp.name, "rec.jsonl")
-        p = run(["--interval", "1s", "record", "-o", out, "--count", "4"],
-                scenario=scenario_4gpu(), timeout=60)
+        # Every read in every sample: what was replayed comes back exactly.
+        p = run(["--interval", "1s", "--slow-reads", "0s", "record", "-o", out,
+                 "--count", "4"], scenario=scenario_4gpu(), timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         header, got = load_scenario(out)
         self.assertEqual(len(got), 4)
@@ -38,6 +31,30 @@ class Record(E2E):
         self.assertGreater(len(set(matched)), 1, "replay never advanced")
         ts = [s["t"] for s in got]
         self.assertEqual(ts, sorted(ts))
+
+    def test_costly_reads_repeat_between_refreshes(self):
+        """By default the NVML reads that cost the driver milliseconds are
+        refreshed every 5 s: samples within 5 s of the first repeat its
+        energy counter and PCIe throughput while the cheap fields (and the
+        processes) follow the replay."""
+        _, want = load_scenario(scenario_4gpu())
+        out = os.path.join(self.tmp.name, "rec.jsonl")
+        p = run(["--interval", "1s", "record", "-o", out, "--count", "3"],
+                scenario=scenario_4gpu(), timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        _, got = load_scenario(out)
+        self.assertLess(got[-1]["t"] - got[0]["t"], 5)
+        costly = ("energy_mj_total", "pcie_tx_bytes_per_s", "pcie_rx_bytes_per_s",
+                  "pcie_replay_total")
+        first = {g["index"]: {k: g.get(k) for k in costly} for g in got[0]["gpus"]}
+        for s in got[1:]:
+            for g in s["gpus"]:
+                self.assertEqual({k: g.get(k) for k in costly}, first[g["index"]])
+        temps = [[g["temp_c"] for g in s["gpus"]] for s in got]
+        wanted = [[g["temp_c"] for g in s["gpus"]] for s in want]
+        for t in temps:
+            self.assertIn(t, wanted)
+        self.assertGreater(len({tuple(t) for t in temps}), 1, "cheap reads did not follow")
 
     def test_ctrl_c_ends_with_a_valid_trace(self):
         out = os.path.join(self.tmp.name, "rec.jsonl")

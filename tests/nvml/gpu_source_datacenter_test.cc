@@ -211,15 +211,22 @@ TEST(GpuSourceDatacenter, GpmPerMigInstanceOnHopper) {
   EXPECT_DOUBLE_EQ(*g.gpm.sm_active_pct, 70.0);
 }
 
-TEST(GpuSourceDatacenter, GpmFollowsTheScenarioFromOneIntervalToTheNext) {
+// GPU 1 at SM 40% for 0.3 s, then SM 80% from then on.
+void install_gpm_change(const char* name) {
   FakeScenario s = datacenter();
-  // 0.3 s at SM 40%, then SM 80% from then on.
   json second = s.samples[0];
   second["t"] = s.samples[0]["t"].get<double>() + 0.3;
   second["gpus"][1]["sm_active_pct"] = 80.0;
   s.samples.push_back(second);
-  s.install("dc_gpm_change");
-  gd::GpuSource c(fake_options());
+  s.install(name);
+}
+
+TEST(GpuSourceDatacenter, GpmFollowsTheScenarioFromOneIntervalToTheNext) {
+  install_gpm_change("dc_gpm_change");
+  // GPM every sample (by default it is one of the costly reads).
+  gd::GpuSource::Options o = fake_options();
+  o.slow_read_interval = 0ms;
+  gd::GpuSource c(o);
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
   std::this_thread::sleep_for(500ms);
   auto first = one_sample(c)[1];  // from init to now: between 40 and 80
@@ -229,6 +236,22 @@ TEST(GpuSourceDatacenter, GpmFollowsTheScenarioFromOneIntervalToTheNext) {
   std::this_thread::sleep_for(50ms);
   auto later = one_sample(c)[1];  // wholly after the change
   EXPECT_DOUBLE_EQ(*later.gpm.sm_active_pct, 80.0);
+}
+
+// nvmlGpmMetricsGet costs 1.4 ms of CPU on an H200: between the costly
+// reads a sample repeats the last interval's figures.
+TEST(GpuSourceDatacenter, GpmRepeatsItsLastIntervalBetweenCostlyReads) {
+  install_gpm_change("dc_gpm_repeat");
+  gd::GpuSource c(fake_options());
+  ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
+  std::this_thread::sleep_for(500ms);
+  auto first = one_sample(c)[1];
+  ASSERT_TRUE(first.gpm.sm_active_pct);
+  std::this_thread::sleep_for(50ms);
+  auto later = one_sample(c)[1];
+  ASSERT_TRUE(later.gpm.sm_active_pct);
+  EXPECT_DOUBLE_EQ(*later.gpm.sm_active_pct, *first.gpm.sm_active_pct);
+  EXPECT_LT(*later.gpm.sm_active_pct, 79.5);
 }
 
 TEST(GpuSourceDatacenter, NvlinksReadLinkByLinkWithoutFieldValues) {

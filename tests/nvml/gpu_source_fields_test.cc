@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "fake_scenario.h"
 
@@ -204,6 +205,47 @@ TEST(GpuSourceFields, NumaNodeComesFromSysfsWhenNvmlHasNone) {
   ASSERT_EQ(c.gpus().size(), 2u);
   EXPECT_EQ(c.gpus()[0].numa_node, 1);
   EXPECT_FALSE(c.gpus()[1].numa_node.has_value());
+}
+
+}  // namespace
+
+namespace {
+
+// The costly reads (PCIe throughput, energy, T.Limit margin, replays, BAR1)
+// repeat their last values until slow_read_interval has passed, while the
+// cheap ones follow every sample; with an interval of 0 all follow.
+TEST(GpuSourceSlowReads, CostlyFieldsRepeatUntilTheirIntervalCheapOnesFollow) {
+  FakeScenario s = FakeScenario::with_gpus(1);
+  json later = s.samples[0];
+  later["t"] = s.samples[0]["t"].get<double>() + 1.0;
+  json& g = later["gpus"][0];
+  g["temp_c"] = g["temp_c"].get<int>() + 1;
+  g["energy_mj_total"] = g["energy_mj_total"].get<uint64_t>() + 100000;
+  g["pcie_tx_bytes_per_s"] = g["pcie_tx_bytes_per_s"].get<uint64_t>() + 4096;
+  g["bar1_used_bytes"] = g["bar1_used_bytes"].get<uint64_t>() + (1 << 20);
+  s.samples.push_back(later);
+  s.install("slow_reads");
+  for (auto interval :
+       {std::chrono::milliseconds(3600 * 1000), std::chrono::milliseconds(0)}) {
+    SCOPED_TRACE(interval.count());
+    gd::GpuSource::Options o = fake_options();
+    o.slow_read_interval = interval;
+    gd::GpuSource c(o);
+    ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
+    std::vector<gd::Event> events;
+    const gd::GpuSample a = c.sample(events).at(0);
+    ASSERT_EQ(a.temp_c, s.samples[0]["gpus"][0]["temp_c"].get<int>())
+        << "the first read came after the scenario's second sample";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+    const gd::GpuSample b = c.sample(events).at(0);
+    EXPECT_EQ(b.temp_c, *a.temp_c + 1);
+    const bool repeat = interval.count() > 0;
+    EXPECT_EQ(*b.energy_mj_total, *a.energy_mj_total + (repeat ? 0 : 100000));
+    EXPECT_EQ(*b.pcie_tx_bytes_per_s,
+              *a.pcie_tx_bytes_per_s + (repeat ? 0 : 4096));
+    EXPECT_EQ(*b.bar1_used_bytes,
+              *a.bar1_used_bytes + (repeat ? 0 : (1 << 20)));
+  }
 }
 
 }  // namespace
