@@ -44,6 +44,31 @@ def read_trace(text):
     return lines[0], lines[1:]
 
 
+def strip_nulls(x):
+    """A trace value without its null fields (unknown = absent)."""
+    if isinstance(x, dict):
+        return {k: strip_nulls(v) for k, v in x.items() if v is not None}
+    if isinstance(x, list):
+        return [strip_nulls(v) for v in x]
+    return x
+
+
+# `promtool check metrics` lines that dcgm-exporter's own names cause: its
+# counters lack _total or are named ..._COUNTER, and its label names are
+# camelCase (modelName, also on gpudoctor_gpu_info so it joins with the DCGM
+# series). They are kept for compatibility.
+PROMTOOL_CAMEL = "label names should be written in 'snake_case' not 'camelCase'"
+_PROMTOOL_DCGM_ONLY = ('counter metrics should have "_total" suffix',
+                       "metric name should not include type 'counter'")
+
+
+def promtool_unexpected(output):
+    """The lines of promtool's output that are not dcgm-exporter's naming."""
+    return [l for l in output.splitlines() if l.strip()
+            and not l.endswith(PROMTOOL_CAMEL)
+            and not (l.startswith("DCGM_FI_") and l.endswith(_PROMTOOL_DCGM_ONLY))]
+
+
 def load_scenario(path):
     with open(path) as f:
         return read_trace(f.read())
