@@ -292,8 +292,15 @@ class WebConfig(ServeCase):
                          f"basic_auth_users:\n  prometheus: '{BCRYPT_HASH}'\n")
         path, _, _ = first_sample_scenario(self.tmp.name)
         s = self.serve(path, ["--no-db", "--web-config", cfg])
-        status, _, body = self.https_get(s.port, crt, "prometheus:s3cret pass")
-        self.assertEqual(status, 200)
+        # serve answers before its first sample is in (the page has only
+        # the static series then; slower under ASan): ask until it is.
+        deadline = time.time() + 20
+        while True:
+            status, _, body = self.https_get(s.port, crt, "prometheus:s3cret pass")
+            self.assertEqual(status, 200)
+            if b"DCGM_FI_DEV_GPU_UTIL" in body or time.time() > deadline:
+                break
+            time.sleep(0.1)
         self.assertIn(b"DCGM_FI_DEV_GPU_UTIL", body)
         for auth in (None, "prometheus:wrong", "mallory:s3cret pass"):
             status, challenge, body = self.https_get(s.port, crt, auth)
