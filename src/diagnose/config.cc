@@ -19,13 +19,32 @@ bool ends_with(std::string_view s, std::string_view suffix) {
          s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// toml++ quotes the offending text in its description, line feeds
+// included; an error must stay one line.
+std::string one_line(std::string_view description) {
+  std::string out;
+  for (char c : description) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else
+      out += c;
+  }
+  return out;
+}
+
 // Walks tables recursively; every leaf must be a number (integer or float)
 // in the range of its key.
 void flatten(const toml::table& table, const std::string& prefix,
              const std::string& file, Config& out) {
   for (const auto& [key, node] : table) {
-    std::string name = prefix.empty() ? std::string(key.str())
-                                      : prefix + "." + std::string(key.str());
+    // A quoted key can hold any character: escaped here, every message
+    // that names the key (errors, unknown keys) stays one line.
+    const std::string escaped = one_line(key.str());
+    std::string name = prefix.empty() ? escaped : prefix + "." + escaped;
     if (const auto* sub = node.as_table()) {
       flatten(*sub, name, file, out);
     } else if (node.is_number()) {
@@ -49,23 +68,6 @@ Config from_table(const toml::table& table, const std::string& file) {
   Config config;
   flatten(table, "", file, config);
   return config;
-}
-
-// toml++ quotes the offending text in its description, line feeds
-// included; an error must stay one line.
-std::string one_line(std::string_view description) {
-  std::string out;
-  for (char c : description) {
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '\r')
-      out += "\\r";
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    else
-      out += c;
-  }
-  return out;
 }
 
 }  // namespace

@@ -25,6 +25,15 @@ TEST(ConfigRange, NanIsRejectedWithFileLineAndKey) {
             "number");
 }
 
+// A quoted key may hold control characters (found by serve_config_fuzz:
+// `"\r"=nan`); the error still is one line, the key escaped.
+TEST(ConfigRange, ControlCharactersInAKeyAreEscapedInTheError) {
+  EXPECT_EQ(error_of("\"a\\r\\nb\" = nan\n"),
+            "site.toml:1: key 'a\\r\\nb': nan is not a number");
+  EXPECT_EQ(error_of("[\"x\\ty\"]\nz = \"text\"\n").find('\t'),
+            std::string::npos);
+}
+
 TEST(ConfigRange, NegativeValuesAreRejected) {
   EXPECT_EQ(error_of("[memory-leak]\nmin_window_s = -5\n"),
             "site.toml:2: key 'memory-leak.min_window_s': -5 is out of range "
