@@ -80,8 +80,9 @@ int main(int argc, char** argv) {
   gd::add_duration_option(
       app, "--slow-reads", global.slow_reads_s, kSlowReadsRange,
       "refresh the NVML reads that cost the driver milliseconds (PCIe "
-      "throughput, energy, per-process utilisation, T.Limit margin, PCIe "
-      "replays, BAR1) at most this often; samples between repeat them "
+      "throughput, energy, per-process utilisation, GPM activity, T.Limit "
+      "margin, PCIe replays, BAR1) at most this often; samples between "
+      "repeat them "
       "(default 5s; 0s: every sample)");
   app.add_option("--kmsg", global.kmsg_path,
                  "kernel log to follow for Xid/OOM events (default /dev/kmsg; "

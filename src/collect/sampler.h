@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/sample.h"
+#include "nvml/device_reader.h"
 
 namespace gd {
 
@@ -19,7 +20,8 @@ struct SamplerOptions {
   bool kmsg_from_start = false;              // replay the whole log (tests)
   std::chrono::milliseconds deadline{1000};  // per-GPU NVML read bound
   // How often the costly NVML reads are refreshed (0 = every sample).
-  std::chrono::milliseconds slow_read_interval{5000};
+  std::chrono::milliseconds slow_read_interval =
+      nvml::DeviceReader::kSlowReadInterval;
 };
 
 class Sampler {

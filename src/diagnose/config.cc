@@ -7,6 +7,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/terminal_text.h"
+
 namespace gd {
 namespace {
 
@@ -19,31 +21,14 @@ bool ends_with(std::string_view s, std::string_view suffix) {
          s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// toml++ quotes the offending text in its description, line feeds
-// included; an error must stay one line.
-std::string one_line(std::string_view description) {
-  std::string out;
-  for (char c : description) {
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '\r')
-      out += "\\r";
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    else
-      out += c;
-  }
-  return out;
-}
-
 // Walks tables recursively; every leaf must be a number (integer or float)
 // in the range of its key.
 void flatten(const toml::table& table, const std::string& prefix,
              const std::string& file, Config& out) {
   for (const auto& [key, node] : table) {
-    // A quoted key can hold any character: escaped here, every message
-    // that names the key (errors, unknown keys) stays one line.
-    const std::string escaped = one_line(key.str());
+    // A quoted key can hold any byte: sanitised here, every message that
+    // names the key (errors, unknown keys) stays one line.
+    const std::string escaped = terminal_safe(key.str());
     std::string name = prefix.empty() ? escaped : prefix + "." + escaped;
     if (const auto* sub = node.as_table()) {
       flatten(*sub, name, file, out);
@@ -76,11 +61,14 @@ Config Config::from_toml_file(const std::string& path) {
   try {
     return from_table(toml::parse_file(path), path);
   } catch (const toml::parse_error& e) {
+    // toml++ quotes the offending text, line feeds included: sanitised, the
+    // error stays one line.
     const auto& src = e.source();
     if (src.begin.line == 0)  // could not open the file at all
-      throw ConfigError(fmt::format("{}: {}", path, one_line(e.description())));
-    throw ConfigError(
-        fmt::format("{}: {}", position(path, src), one_line(e.description())));
+      throw ConfigError(
+          fmt::format("{}: {}", path, terminal_safe(e.description())));
+    throw ConfigError(fmt::format("{}: {}", position(path, src),
+                                  terminal_safe(e.description())));
   }
 }
 
@@ -90,7 +78,7 @@ Config Config::from_toml_string(std::string_view text,
     return from_table(toml::parse(text, source_name), source_name);
   } catch (const toml::parse_error& e) {
     throw ConfigError(fmt::format("{}: {}", position(source_name, e.source()),
-                                  one_line(e.description())));
+                                  terminal_safe(e.description())));
   }
 }
 
