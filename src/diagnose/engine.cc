@@ -49,11 +49,12 @@ DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
   result.unused_config_keys = options.config.unused_keys();
 
   Sample sample;
+  SampleContext context(sample);  // one for the whole window: storage reused
   while (samples.next(sample)) {
     if (result.window.samples == 0) result.window.start = sample.t;
     result.window.end = sample.t;
     ++result.window.samples;
-    const SampleContext context(sample);
+    context.reset(sample);
     for (auto& rule : rules) rule->observe(sample, context);
   }
 

@@ -2,23 +2,39 @@
 
 namespace gd {
 
+void SampleContext::reset(const Sample& sample) {
+  sample_ = &sample;
+  tree_built_ = false;
+  used_marks_ = 0;
+}
+
 const ProcessTree& SampleContext::tree() const {
-  if (!tree_) tree_.emplace(sample_);
+  if (!tree_built_) {
+    if (tree_)
+      tree_->rebuild(*sample_);
+    else
+      tree_.emplace(*sample_);
+    tree_built_ = true;
+  }
   return *tree_;
 }
 
 const std::vector<GpuJob>& SampleContext::gpu_jobs(
     double worker_saturated_pct) const {
-  for (const auto& [pct, jobs] : jobs_)
-    if (pct == worker_saturated_pct) return jobs;
-  if (jobs_.empty()) {
-    jobs_.emplace_back(worker_saturated_pct,
-                       tree().gpu_jobs(worker_saturated_pct));
+  for (size_t i = 0; i < used_marks_; ++i)
+    if (marks_[i].pct == worker_saturated_pct) return marks_[i].jobs;
+  if (used_marks_ == marks_.size()) marks_.emplace_back();
+  Marked& m = marks_[used_marks_];
+  m.pct = worker_saturated_pct;
+  if (used_marks_ == 0) {
+    tree().gpu_jobs(worker_saturated_pct, m.jobs);
   } else {
-    jobs_.emplace_back(worker_saturated_pct, jobs_.front().second);
-    tree().count_saturated(jobs_.back().second, worker_saturated_pct);
+    // The jobs do not depend on the mark: copy the first mark's and recount.
+    m.jobs = marks_.front().jobs;
+    tree().count_saturated(m.jobs, worker_saturated_pct);
   }
-  return jobs_.back().second;
+  ++used_marks_;
+  return m.jobs;
 }
 
 }  // namespace gd

@@ -87,10 +87,22 @@ bool is_dead_state(std::string_view state) {
 
 PidTree::PidTree(std::vector<std::pair<uint32_t, uint32_t>> pid_ppid)
     : parent_of_(std::move(pid_ppid)) {
+  index();
+}
+
+void PidTree::assign(const std::vector<ProcessSample>& processes) {
+  parent_of_.clear();
+  for (const ProcessSample& p : processes)
+    if (p.ppid) parent_of_.emplace_back(p.pid, *p.ppid);
+  index();
+}
+
+void PidTree::index() {
   std::erase_if(parent_of_, [](const auto& e) {
     return e.second == 0 || e.second == e.first;
   });
   std::sort(parent_of_.begin(), parent_of_.end());
+  children_.clear();
   children_.reserve(parent_of_.size());
   for (const auto& [pid, ppid] : parent_of_) children_.emplace_back(ppid, pid);
   std::sort(children_.begin(), children_.end());
@@ -122,8 +134,18 @@ std::vector<uint32_t> PidTree::children(uint32_t pid) const {
 
 std::vector<PidTree::Descendant> PidTree::walk_descendants(uint32_t pid) const {
   std::vector<Descendant> out;
-  std::vector<uint32_t> seen = {pid};  // corrupt (cyclic) ppid data
-  std::vector<Descendant> todo;
+  walk_descendants(pid, out);
+  return out;
+}
+
+void PidTree::walk_descendants(uint32_t pid,
+                               std::vector<Descendant>& out) const {
+  out.clear();
+  // Scratch kept per thread: this runs for every GPU job of every sample.
+  thread_local std::vector<uint32_t> seen;  // corrupt (cyclic) ppid data
+  thread_local std::vector<Descendant> todo;
+  seen.assign(1, pid);
+  todo.clear();
   // Children are pushed in reverse so the smallest pid is walked first; read
   // in place (a vector per node was most of the walk's cost).
   auto push_children = [&](uint32_t p, int depth) {
@@ -141,15 +163,19 @@ std::vector<PidTree::Descendant> PidTree::walk_descendants(uint32_t pid) const {
     out.push_back(cur);
     push_children(cur.pid, cur.depth + 1);
   }
-  return out;
 }
 
 std::vector<uint32_t> PidTree::descendants(uint32_t pid) const {
   std::vector<uint32_t> out;
-  auto walk = walk_descendants(pid);
-  out.reserve(walk.size());
-  for (const Descendant& d : walk) out.push_back(d.pid);
+  descendants(pid, out);
   return out;
+}
+
+void PidTree::descendants(uint32_t pid, std::vector<uint32_t>& out) const {
+  thread_local std::vector<Descendant> walk;
+  walk_descendants(pid, walk);
+  out.clear();
+  for (const Descendant& d : walk) out.push_back(d.pid);
 }
 
 std::vector<uint32_t> PidTree::ancestors(uint32_t pid) const {
@@ -171,21 +197,12 @@ bool PidTree::is_ancestor(uint32_t ancestor, uint32_t pid) const {
 
 // ---- ProcessTree -----------------------------------------------------------
 
-namespace {
+ProcessTree::ProcessTree(const Sample& sample) { rebuild(sample); }
 
-std::vector<std::pair<uint32_t, uint32_t>> links_of(const Sample& sample) {
-  std::vector<std::pair<uint32_t, uint32_t>> out;
-  out.reserve(sample.processes.size());
-  for (const ProcessSample& p : sample.processes)
-    if (p.ppid) out.emplace_back(p.pid, *p.ppid);
-  return out;
-}
-
-}  // namespace
-
-ProcessTree::ProcessTree(const Sample& sample)
-    : sample_(sample), links_(links_of(sample)) {
-  by_pid_.reserve(sample.processes.size());
+void ProcessTree::rebuild(const Sample& sample) {
+  sample_ = &sample;
+  links_.assign(sample.processes);
+  by_pid_.clear();
   for (const ProcessSample& p : sample.processes) by_pid_.push_back(&p);
   std::stable_sort(by_pid_.begin(), by_pid_.end(),
                    [](const ProcessSample* a, const ProcessSample* b) {
@@ -231,9 +248,17 @@ uint32_t ProcessTree::job_group(uint32_t pid) const {
 }
 
 std::vector<GpuJob> ProcessTree::gpu_jobs(double worker_saturated_pct) const {
+  std::vector<GpuJob> jobs;
+  gpu_jobs(worker_saturated_pct, jobs);
+  return jobs;
+}
+
+void ProcessTree::gpu_jobs(double worker_saturated_pct,
+                           std::vector<GpuJob>& jobs) const {
   // Every GPU-listed pid with the GPUs it is on.
-  std::vector<std::pair<uint32_t, int>> listed;  // (pid, gpu)
-  for (const GpuSample& g : sample_.gpus) {
+  thread_local std::vector<std::pair<uint32_t, int>> listed;  // (pid, gpu)
+  listed.clear();
+  for (const GpuSample& g : sample_->gpus) {
     if (g.lost || g.stale || !g.processes) continue;
     for (const GpuProcess& gp : *g.processes)
       listed.emplace_back(gp.pid, g.index);
@@ -250,7 +275,9 @@ std::vector<GpuJob> ProcessTree::gpu_jobs(double worker_saturated_pct) const {
     return it != listed.end() && it->first == pid;
   };
 
-  std::vector<GpuJob> jobs;
+  // Jobs are filled in place: their vectors keep their storage from the
+  // last sample (allocation was a tenth of `diagnose --from`'s CPU).
+  size_t n = 0;
   for (size_t i = 0; i < listed.size(); ++i) {
     uint32_t pid = listed[i].first;
     if (i > 0 && listed[i - 1].first == pid) continue;
@@ -258,15 +285,17 @@ std::vector<GpuJob> ProcessTree::gpu_jobs(double worker_saturated_pct) const {
     // context belongs to its parent's job).
     if (links_.any_ancestor(pid, is_listed)) continue;
 
-    GpuJob job;
+    if (n == jobs.size()) jobs.emplace_back();
+    GpuJob& job = jobs[n++];
     job.pid = pid;
     job.group = job_group(pid);
     const ProcessSample* root = find(pid);
     job.visible = root && !is_dead_state(root->state);
-    job.workers = descendants(pid);
-    job.members.push_back(pid);
+    links_.descendants(pid, job.workers);
+    job.members.assign(1, pid);
     job.members.insert(job.members.end(), job.workers.begin(),
                        job.workers.end());
+    job.gpus.clear();
     for (uint32_t m : job.members)
       for (auto it = first_of(m); it != listed.end() && it->first == m; ++it)
         job.gpus.push_back(it->second);
@@ -274,6 +303,10 @@ std::vector<GpuJob> ProcessTree::gpu_jobs(double worker_saturated_pct) const {
     job.gpus.erase(std::unique(job.gpus.begin(), job.gpus.end()),
                    job.gpus.end());
 
+    job.cpu_pct = 0;
+    job.main_cpu_pct = -1;
+    job.workers_known = 0;
+    job.workers_cpu_pct = 0;
     if (root && root->cpu_pct) {
       job.main_cpu_pct = *root->cpu_pct;
       job.cpu_pct += *root->cpu_pct;
@@ -285,10 +318,9 @@ std::vector<GpuJob> ProcessTree::gpu_jobs(double worker_saturated_pct) const {
       job.cpu_pct += *wp->cpu_pct;
       job.workers_cpu_pct += *wp->cpu_pct;
     }
-    jobs.push_back(std::move(job));
   }
+  jobs.resize(n);
   count_saturated(jobs, worker_saturated_pct);
-  return jobs;
 }
 
 void ProcessTree::count_saturated(std::vector<GpuJob>& jobs,

@@ -61,6 +61,9 @@ class PidTree {
   PidTree() = default;
   // (pid, ppid) of every process; ppid 0 or the pid itself: no parent.
   explicit PidTree(std::vector<std::pair<uint32_t, uint32_t>> pid_ppid);
+  // The links of `processes` (those with a ppid), reusing this tree's
+  // storage.
+  void assign(const std::vector<ProcessSample>& processes);
 
   // The recorded parent of `pid`; nullopt when `pid` is not in the tree or
   // has none.
@@ -75,8 +78,10 @@ class PidTree {
   // Children, grandchildren, ... depth-first, each parent before its
   // children, siblings in ascending pid order.
   std::vector<Descendant> walk_descendants(uint32_t pid) const;
+  void walk_descendants(uint32_t pid, std::vector<Descendant>& out) const;
   // The same pids without depths.
   std::vector<uint32_t> descendants(uint32_t pid) const;
+  void descendants(uint32_t pid, std::vector<uint32_t>& out) const;
   // Parent, grandparent, ... up to the first one without a recorded parent
   // (which is included: pid 1's parent is 0, so not).
   std::vector<uint32_t> ancestors(uint32_t pid) const;
@@ -99,6 +104,8 @@ class PidTree {
   // The (ppid, child) entries of `pid`'s children, ascending child pid.
   std::span<const std::pair<uint32_t, uint32_t>> children_of(
       uint32_t pid) const;
+
+  void index();  // drops non-links, sorts, builds children_
 
   std::vector<std::pair<uint32_t, uint32_t>> parent_of_;  // (pid, ppid)
   std::vector<std::pair<uint32_t, uint32_t>> children_;   // (ppid, pid)
@@ -124,10 +131,13 @@ struct GpuJob {
 };
 
 // The process tree of one sample, seen from the GPU. Keeps a reference to
-// `sample`, which must outlive it.
+// `sample`, which must outlive it (or the next rebuild).
 class ProcessTree {
  public:
   explicit ProcessTree(const Sample& sample);
+  // The tree of another sample, in this one's storage: a reader of many
+  // samples keeps one tree instead of allocating one per sample.
+  void rebuild(const Sample& sample);
 
   // nullptr when `pid` has no entry in the sample's processes[].
   const ProcessSample* find(uint32_t pid) const;
@@ -153,6 +163,8 @@ class ProcessTree {
   // `worker_saturated_pct`: a worker at or above this CPU % counts as
   // saturated.
   std::vector<GpuJob> gpu_jobs(double worker_saturated_pct) const;
+  // The same into `jobs`, whose vectors are reused.
+  void gpu_jobs(double worker_saturated_pct, std::vector<GpuJob>& jobs) const;
   // Recounts workers_saturated and workers_cpu_bound of `jobs` (this
   // sample's) for another mark: the jobs themselves do not depend on it, so
   // a second mark costs a copy instead of another walk of the tree.
@@ -160,7 +172,7 @@ class ProcessTree {
                        double worker_saturated_pct) const;
 
  private:
-  const Sample& sample_;
+  const Sample* sample_ = nullptr;
   std::vector<const ProcessSample*> by_pid_;  // sorted by pid
   PidTree links_;
 };

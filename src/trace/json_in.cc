@@ -65,8 +65,9 @@ std::string path_of(const Loc& loc, std::string_view key) {
   return p;
 }
 
-[[noreturn]] void fail(const Loc& loc, std::string_view key,
-                       const std::string& what) {
+[[noreturn, gnu::noinline, gnu::cold]] void fail(const Loc& loc,
+                                                 std::string_view key,
+                                                 const std::string& what) {
   std::string msg = loc.where + ": ";
   std::string path = path_of(loc, key);
   if (!path.empty()) msg += path + ": ";
@@ -95,13 +96,16 @@ const char* type_name(element_type t) {
   return "something else";
 }
 
-[[noreturn]] void wrong_type(const Loc& loc, std::string_view key,
-                             const char* expected, element v) {
+[[noreturn, gnu::noinline, gnu::cold]] void wrong_type(const Loc& loc,
+                                                       std::string_view key,
+                                                       const char* expected,
+                                                       element v) {
   fail(loc, key,
        std::string("expected ") + expected + ", got " + type_name(v.type()));
 }
 
-[[noreturn]] void missing(const Loc& loc, std::string_view key) {
+[[noreturn, gnu::noinline, gnu::cold]] void missing(const Loc& loc,
+                                                    std::string_view key) {
   fail(loc, "", "missing required field \"" + std::string(key) + "\"");
 }
 
@@ -548,7 +552,8 @@ void read_remap_histogram(const Loc& parent, std::string_view key, element v,
   out = h;
 }
 
-void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
+[[gnu::flatten]] void parse_gpu_sample(const Loc& loc, object obj,
+                                       GpuSample& o) {
   enum class Key { GD_GPU_SAMPLE_FIELDS(GD_KEY_ENUM) };
   static constexpr std::string_view kNames[] = {
       GD_GPU_SAMPLE_FIELDS(GD_KEY_NAME)};
@@ -636,7 +641,8 @@ void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o) {
 
 void clear_host_sample(HostSample& o) { GD_HOST_SAMPLE_FIELDS(GD_CLEAR) }
 
-void parse_host_sample(const Loc& parent, element v, HostSample& o) {
+[[gnu::flatten]] void parse_host_sample(const Loc& parent, element v,
+                                        HostSample& o) {
   enum class Key { GD_HOST_SAMPLE_FIELDS(GD_KEY_ENUM) };
   static constexpr std::string_view kNames[] = {
       GD_HOST_SAMPLE_FIELDS(GD_KEY_NAME)};
@@ -669,7 +675,8 @@ void parse_host_sample(const Loc& parent, element v, HostSample& o) {
   X(dev_shm_bytes, plain)    \
   X(ns_pid, plain)
 
-void parse_process(const Loc& loc, object obj, ProcessSample& o) {
+[[gnu::flatten]] void parse_process(const Loc& loc, object obj,
+                                    ProcessSample& o) {
   enum class Key { GD_PROCESS_FIELDS(GD_KEY_ENUM) };
   static constexpr std::string_view kNames[] = {GD_PROCESS_FIELDS(GD_KEY_NAME)};
   GD_PROCESS_FIELDS(GD_CLEAR)
@@ -885,8 +892,8 @@ void parse_pci_gpu(const Loc& loc, object obj, PciGpu& o) {
   if (!have_address) missing(loc, "address");
 }
 
-[[noreturn]] void invalid_json(const std::string& where,
-                               simdjson::error_code err) {
+[[noreturn, gnu::noinline, gnu::cold]] void invalid_json(
+    const std::string& where, simdjson::error_code err) {
   throw TraceError(where + ": invalid JSON: " + simdjson::error_message(err));
 }
 

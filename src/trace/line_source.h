@@ -28,6 +28,11 @@ class LineSource {
   // corrupt or truncated zstd data, or an absurdly long line.
   bool next(std::string_view& line);
 
+  // Only spaces, tabs and CRs: a line readers skip.
+  static bool is_blank(std::string_view line) {
+    return line.find_first_not_of(" \t\r") == std::string_view::npos;
+  }
+
   const std::string& name() const { return name_; }  // for messages
   size_t line_number() const { return line_number_; }
   bool compressed() const { return compressed_; }

@@ -59,7 +59,15 @@ class TraceWriter {
 // The constructor reads and validates the header (throws TraceError).
 class TraceReader {
  public:
-  explicit TraceReader(const std::string& path);
+  struct Options {
+    // Threads that parse sample lines ahead of next(), in parallel; 0 parses
+    // each line in next() on the caller's thread. Parsing is most of the
+    // cost of reading a trace, so a reader that has other work to do (the
+    // rules of `diagnose --from`) gives it threads.
+    int parse_threads = 0;
+  };
+  explicit TraceReader(const std::string& path) : TraceReader(path, {}) {}
+  TraceReader(const std::string& path, Options options);
   ~TraceReader();
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;

@@ -2,6 +2,7 @@
 
 #include "trace/json_in.h"
 #include "trace/line_source.h"
+#include "trace/parallel_parse.h"
 #include "trace/trace_checks.h"
 #include "trace/trace_io.h"
 
@@ -9,13 +10,6 @@ namespace gd {
 namespace {
 
 static_assert(LineSource::kPadding >= simdjson::SIMDJSON_PADDING);
-
-bool is_blank(std::string_view line) {
-  for (char c : line) {
-    if (c != ' ' && c != '\t' && c != '\r') return false;
-  }
-  return true;
-}
 
 // sample_from_json/header_from_json get arbitrary views: copy them to a
 // buffer with simdjson's padding.
@@ -53,14 +47,16 @@ Sample sample_from_json(std::string_view line, const std::string& where) {
 struct TraceReader::Impl {
   explicit Impl(const std::string& path) : source(path) {}
 
+  // "FILE:LINE" of the last line read (of the last sample handed out).
   std::string where() const {
-    return source.name() + ":" + std::to_string(source.line_number());
+    const size_t line = parallel ? parallel_line : source.line_number();
+    return source.name() + ":" + std::to_string(line);
   }
 
   // Next non-blank line; false at end of input.
   bool next_line(std::string_view& line) {
     while (source.next(line)) {
-      if (!is_blank(line)) return true;
+      if (!LineSource::is_blank(line)) return true;
     }
     return false;
   }
@@ -70,9 +66,11 @@ struct TraceReader::Impl {
   TraceHeader header;
   bool have_previous = false;
   double previous_t = 0;
+  std::unique_ptr<ParallelSampleParser> parallel;  // with parse_threads > 0
+  size_t parallel_line = 0;  // line of the last sample it handed out
 };
 
-TraceReader::TraceReader(const std::string& path)
+TraceReader::TraceReader(const std::string& path, Options options)
     : impl_(std::make_unique<Impl>(path)) {
   std::string_view line;
   if (!impl_->next_line(line)) {
@@ -86,21 +84,30 @@ TraceReader::TraceReader(const std::string& path)
     line.remove_prefix(kUtf8Bom.size());
   impl_->header = json_in::parse_header(impl_->parser, line.data(), line.size(),
                                         impl_->where());
+  if (options.parse_threads > 0)
+    impl_->parallel = std::make_unique<ParallelSampleParser>(
+        impl_->source, options.parse_threads);
 }
 
 TraceReader::~TraceReader() = default;
 
 const TraceHeader& TraceReader::header() const { return impl_->header; }
 
-size_t TraceReader::line() const { return impl_->source.line_number(); }
+size_t TraceReader::line() const {
+  return impl_->parallel ? impl_->parallel_line : impl_->source.line_number();
+}
 
 bool TraceReader::next(Sample& out) {
-  std::string_view line;
-  if (!impl_->next_line(line)) return false;
-  const std::string where = impl_->where();
-  json_in::parse_sample(impl_->parser, line.data(), line.size(), where, out);
-  if (impl_->have_previous)
-    trace_checks::check_time_order(out.t, impl_->previous_t, where);
+  if (impl_->parallel) {
+    if (!impl_->parallel->next(out, impl_->parallel_line)) return false;
+  } else {
+    std::string_view line;
+    if (!impl_->next_line(line)) return false;
+    json_in::parse_sample(impl_->parser, line.data(), line.size(),
+                          impl_->where(), out);
+  }
+  if (impl_->have_previous && out.t < impl_->previous_t)
+    trace_checks::check_time_order(out.t, impl_->previous_t, impl_->where());
   impl_->have_previous = true;
   impl_->previous_t = out.t;
   return true;

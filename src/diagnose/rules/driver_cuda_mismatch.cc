@@ -36,6 +36,8 @@ namespace gd {
 namespace {
 
 constexpr size_t kMaxPids = 32;
+// Pids whose library verdict is remembered; past this the memory starts over.
+constexpr size_t kMaxVerdicts = 8192;
 
 // "libcuda.so.535.129.03" -> "535.129.03"; "" for "libcuda.so.1".
 std::string_view libcuda_full_version(std::string_view lib) {
@@ -107,33 +109,22 @@ class DriverCudaMismatchRule : public Rule {
 
   void observe(const Sample& s, const SampleContext&) override {
     if (!known_) return;
-    std::unordered_map<uint32_t, int> gpu_of;  // this sample's GPU processes
+    gpu_of_.clear();  // this sample's GPU processes
     for (const auto& g : s.gpus)
       if (g.processes)
-        for (const auto& p : *g.processes) gpu_of.emplace(p.pid, g.index);
+        for (const auto& p : *g.processes) gpu_of_.emplace(p.pid, g.index);
+    if (verdicts_.size() > kMaxVerdicts) verdicts_.clear();
     for (const auto& p : s.processes) {
-      CudaVersion rt;
-      std::string rt_name;
-      bool compat = false;
-      for (const auto& lib : p.libs) {
-        if (auto v = cudart_version(lib)) {
-          rt = *v;
-          rt_name = lib;
-        }
-        auto full = libcuda_full_version(lib);
-        if (!full.empty() && full != driver_version_) compat = true;
-      }
-      if (rt.major < 0 || compat) continue;
-      std::string severity = classify(rt);
-      if (severity.empty()) continue;
-      auto& grp = groups_[{rt_name, severity}];
-      grp.rt = rt;
+      const LibVerdict& v = verdict(p);
+      if (v.severity.empty()) continue;
+      auto& grp = groups_[{v.rt_name, v.severity}];
+      grp.rt = v.rt;
       grp.when.add(s.t);
       if (grp.pids.size() < kMaxPids && grp.pids.insert(p.pid).second &&
           grp.example.empty())
         grp.example = fmt::format("{} (pid {})",
                                   p.name.empty() ? "process" : p.name, p.pid);
-      if (auto it = gpu_of.find(p.pid); it != gpu_of.end())
+      if (auto it = gpu_of_.find(p.pid); it != gpu_of_.end())
         grp.gpus.insert(it->second);
     }
   }
@@ -213,6 +204,34 @@ class DriverCudaMismatchRule : public Rule {
     return mvc ? "warning" : "critical";
   }
 
+  // What a process's mapped libraries say. A process maps the same libraries
+  // from one sample to the next, so the verdict is kept per pid and worked
+  // out again only when its list changes (it was 5% of `diagnose --from`).
+  struct LibVerdict {
+    std::vector<std::string> libs;
+    CudaVersion rt;
+    std::string rt_name;
+    std::string severity;  // "" = nothing to report
+  };
+
+  const LibVerdict& verdict(const ProcessSample& p) {
+    LibVerdict& v = verdicts_[p.pid];
+    if (!v.libs.empty() && v.libs == p.libs) return v;
+    v = LibVerdict{};
+    v.libs = p.libs;
+    bool compat = false;
+    for (const auto& lib : p.libs) {
+      if (auto rt = cudart_version(lib)) {
+        v.rt = *rt;
+        v.rt_name = lib;
+      }
+      auto full = libcuda_full_version(lib);
+      if (!full.empty() && full != driver_version_) compat = true;
+    }
+    if (v.rt.major >= 0 && !compat) v.severity = classify(v.rt);
+    return v;
+  }
+
   struct Group {
     CudaVersion rt;
     Span when;
@@ -227,6 +246,8 @@ class DriverCudaMismatchRule : public Rule {
   int driver_branch_ = 0;
   // Keyed by (runtime file name, severity): bounded by distinct runtimes.
   std::map<std::pair<std::string, std::string>, Group> groups_;
+  std::unordered_map<uint32_t, LibVerdict> verdicts_;  // by pid, bounded
+  std::unordered_map<uint32_t, int> gpu_of_;           // reused per sample
 };
 
 }  // namespace
