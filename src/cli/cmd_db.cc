@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/full_binary.h"
 #include "serve/serve_options.h"
 #include "store/store_check.h"
 
@@ -55,8 +56,7 @@ void print_check(const std::string& path, const StoreCheck& c) {
 }
 
 void add_db_command(CLI::App& app, const GlobalOptions&) {
-  auto* db = app.add_subcommand(
-      "db", "check or repair the history database of `serve --db`");
+  auto* db = app.add_subcommand(kDbCommand.name, kDbCommand.summary);
   db->require_subcommand(1);
   struct Opts {
     std::string path;
@@ -97,6 +97,6 @@ void add_db_command(CLI::App& app, const GlobalOptions&) {
 
 }  // namespace
 
-GD_REGISTER_COMMAND(85, add_db_command);
+GD_REGISTER_COMMAND(kDbCommand.order, add_db_command);
 
 }  // namespace gd

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/full_binary.h"
 #include "common/duration.h"
 #include "store/history_store.h"
 #include "trace/trace_io.h"
@@ -83,9 +84,7 @@ std::string utc_text(double t) {
 }  // namespace
 
 void add_export_command(CLI::App& app, const GlobalOptions&) {
-  auto* cmd = app.add_subcommand("export",
-                                 "write the history kept by `serve --db` as a "
-                                 "trace (for diagnose --from)");
+  auto* cmd = app.add_subcommand(kExportCommand.name, kExportCommand.summary);
   struct Opts {
     std::string db, out, since, until;
   };
@@ -142,6 +141,6 @@ void add_export_command(CLI::App& app, const GlobalOptions&) {
   });
 }
 
-GD_REGISTER_COMMAND(80, add_export_command);
+GD_REGISTER_COMMAND(kExportCommand.order, add_export_command);
 
 }  // namespace gd

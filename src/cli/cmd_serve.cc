@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/full_binary.h"
 #include "diagnose/config.h"
 #include "serve/host_check.h"
 #include "serve/serve_options.h"
@@ -42,11 +43,7 @@ struct ServeFlags {
 }  // namespace
 
 void add_serve_command(CLI::App& app, const GlobalOptions& global) {
-  auto* cmd = app.add_subcommand(
-      "serve",
-      "run as a daemon: Prometheus /metrics (dcgm-exporter compatible), JSON "
-      "API, history and alerting on findings (sampling follows the global "
-      "--interval and --deadline)");
+  auto* cmd = app.add_subcommand(kServeCommand.name, kServeCommand.summary);
   auto f = std::make_shared<ServeFlags>();
   cmd->add_option("--listen", f->listen,
                   "HOST:PORT to serve HTTP on (default 127.0.0.1:9856; "
@@ -139,6 +136,6 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(70, add_serve_command);
+GD_REGISTER_COMMAND(kServeCommand.order, add_serve_command);
 
 }  // namespace gd

@@ -7,18 +7,15 @@
 #include <clocale>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/top_remote.h"
 #include "diagnose/config.h"
 #include "monitor/kill_job.h"
 #include "monitor/live_feed.h"
-#include "monitor/remote_feed.h"
-#include "monitor/remote_kill.h"
 #include "monitor/replay_feed.h"
-#include "procmgmt/kill_json.h"
 #include "trace/trace_io.h"
 #include "views/top/app.h"
 #include "views/top/terminal.h"
@@ -29,33 +26,6 @@ namespace {
 // --kill-timeout: how long SIGTERM gets before SIGKILL (and NVML to free the
 // memory); as `kill --timeout`.
 constexpr DurationRange kKillTimeoutRange{0, 3600};
-
-struct TopFlags {
-  std::string from;
-  std::string connect;
-  std::string auth_file;
-  double speed = 1;
-  bool readonly = false;
-  bool mono = false;
-  std::string config_path;
-  double kill_timeout_s = 10;
-  std::string dev_prefix = "/dev";
-  int exit_after_frames = 0;
-};
-
-// "user:password" on the first line of `path`.
-std::pair<std::string, std::string> read_auth_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CLI::ValidationError("--auth-file", path + ": cannot read it");
-  std::string line;
-  std::getline(in, line);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  auto colon = line.find(':');
-  if (colon == std::string::npos || colon == 0)
-    throw CLI::ValidationError("--auth-file",
-                               path + ": the first line must be user:password");
-  return {line.substr(0, colon), line.substr(colon + 1)};
-}
 
 int run_top_command(const GlobalOptions& g, const TopFlags& f) {
   if (!f.from.empty() && !f.connect.empty()) {
@@ -82,27 +52,7 @@ int run_top_command(const GlobalOptions& g, const TopFlags& f) {
     o.readonly_reason =
         "a replay shows a recording: its processes are not this machine's";
   } else if (!f.connect.empty()) {
-    monitor::RemoteOptions r;
-    r.url = f.connect;
-    r.interval_s = g.interval_s;
-    if (!f.auth_file.empty())
-      std::tie(r.user, r.password) = read_auth_file(f.auth_file);
-    try {
-      feed = std::make_unique<monitor::RemoteFeed>(r);
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "gpudoctor: top: --connect %s\n", e.what());
-      return kExitUsage;
-    }
-    if (f.kill_timeout_s > procmgmt::kKillApiMaxTimeoutS) {
-      std::fprintf(stderr,
-                   "gpudoctor: top: --kill-timeout: at most 60s with "
-                   "--connect (serve's bound)\n");
-      return kExitUsage;
-    }
-    // k: serve ends the processes on its node, if it was started with
-    // --allow-remote-kill (else its refusal is shown).
-    o.kill_backend = [r] { return monitor::remote_kill_backend(r); };
-    o.kill.timeout_s = f.kill_timeout_s;
+    return run_top_remote(g, f, o);
   } else {
     auto live = std::make_unique<monitor::LiveFeed>(g.sampler_options(),
                                                     g.interval_s, window);

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/full_binary.h"
 #include "procfs/kept_file.h"
 
 #ifndef GD_VERSION
@@ -54,6 +55,7 @@ constexpr gd::DurationRange kSlowReadsRange{0, 3600};
 }  // namespace
 
 int main(int argc, char** argv) {
+  gd::remember_command_line(argc, argv);
   // Sampling keeps a few /proc files open per watched process.
   gd::procfs::raise_open_files_limit();
   gd::GlobalOptions global;

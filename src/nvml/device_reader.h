@@ -173,6 +173,7 @@ class DeviceReader {
         pcie_replay_total, bar1_used_bytes;
     std::vector<std::string> read_errors;
   } slow_;
+  void read_pcie_throughput(SlowValues& v);
 
   // MIG: mode from the static facts; GPU instance id -> profile name
   // ("3g.40gb"), and profile id -> name, both learnt once.

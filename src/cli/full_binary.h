@@ -1,0 +1,46 @@
+// gpudoctor is two executables, built from the same command files. The
+// lean `gpudoctor` that people run links no HTTP, TLS or SQLite library:
+// those (libmicrohttpd and GnuTLS, cpp-httplib and OpenSSL, SQLite, yaml-cpp)
+// cost a resident process several MiB and run their own initialisers at
+// every start, and `top`, `status`, `ps` and `diagnose` never use them. The
+// commands that do (serve, db, export, top --connect) live in
+// gpudoctor-full, installed beside it, and the lean binary hands their
+// command line over unchanged with execv: same process, same pid, same
+// terminal. (git keeps its HTTP transport out of `git` the same way.)
+#pragma once
+
+#include <string_view>
+
+namespace gd {
+
+// The commands that only gpudoctor-full runs: name, --help order, summary.
+// cmd_<name>.cc registers the real one; the lean binary registers a
+// forwarder with the same name, order and summary (full_commands.cc).
+struct FullOnlyCommand {
+  const char* name;
+  int order;
+  const char* summary;
+};
+inline constexpr FullOnlyCommand kServeCommand{
+    "serve", 70,
+    "run as a daemon: Prometheus /metrics (dcgm-exporter compatible), JSON "
+    "API, history and alerting on findings (sampling follows the global "
+    "--interval and --deadline)"};
+inline constexpr FullOnlyCommand kExportCommand{
+    "export", 80,
+    "write the history kept by `serve --db` as a trace (for diagnose --from)"};
+inline constexpr FullOnlyCommand kDbCommand{
+    "db", 85, "check or repair the history database of `serve --db`"};
+
+inline constexpr const char* kFullBinaryName = "gpudoctor-full";
+
+// main() keeps its argv here, for exec_full_binary.
+void remember_command_line(int argc, char** argv);
+
+// Replaces this process with gpudoctor-full (found beside this executable)
+// running the same command line. Returns only by exiting, with a one-line
+// error naming the file when it cannot be started. `what` names the feature
+// in that message ("serve", "top --connect").
+[[noreturn]] void exec_full_binary(std::string_view what);
+
+}  // namespace gd

@@ -1,0 +1,62 @@
+// top --connect in gpudoctor-full (see top_remote.h).
+#include "cli/top_remote.h"
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <tuple>
+
+#include "cli/commands.h"
+#include "monitor/kill_job.h"
+#include "monitor/remote_feed.h"
+#include "monitor/remote_kill.h"
+#include "procmgmt/kill_json.h"
+
+namespace gd {
+namespace {
+
+// "user:password" on the first line of `path`.
+std::pair<std::string, std::string> read_auth_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw CLI::ValidationError("--auth-file", path + ": cannot read it");
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  auto colon = line.find(':');
+  if (colon == std::string::npos || colon == 0)
+    throw CLI::ValidationError("--auth-file",
+                               path + ": the first line must be user:password");
+  return {line.substr(0, colon), line.substr(colon + 1)};
+}
+
+}  // namespace
+
+int run_top_remote(const GlobalOptions& g, const TopFlags& f,
+                   top::TopOptions& o) {
+  monitor::RemoteOptions r;
+  r.url = f.connect;
+  r.interval_s = g.interval_s;
+  if (!f.auth_file.empty())
+    std::tie(r.user, r.password) = read_auth_file(f.auth_file);
+  std::unique_ptr<monitor::Feed> feed;
+  try {
+    feed = std::make_unique<monitor::RemoteFeed>(r);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "gpudoctor: top: --connect %s\n", e.what());
+    return kExitUsage;
+  }
+  if (f.kill_timeout_s > procmgmt::kKillApiMaxTimeoutS) {
+    std::fprintf(stderr,
+                 "gpudoctor: top: --kill-timeout: at most 60s with "
+                 "--connect (serve's bound)\n");
+    return kExitUsage;
+  }
+  // k: serve ends the processes on its node, if it was started with
+  // --allow-remote-kill (else its refusal is shown).
+  o.kill_backend = [r] { return monitor::remote_kill_backend(r); };
+  o.kill.timeout_s = f.kill_timeout_s;
+  return top::run_top(*feed, o);
+}
+
+}  // namespace gd

@@ -1,0 +1,33 @@
+// `gpudoctor top --connect URL`: the screen fed by a remote `gpudoctor
+// serve`. Split from cmd_top.cc because it needs the HTTP client (and its
+// TLS libraries): gpudoctor-full links top_remote.cc; the lean `gpudoctor`
+// links top_remote_exec.cc, which hands the command line to gpudoctor-full
+// (full_binary.h), so that a local `top` never loads them.
+#pragma once
+
+#include <string>
+
+#include "cli/global_options.h"
+#include "views/top/app.h"
+
+namespace gd {
+
+struct TopFlags {
+  std::string from;
+  std::string connect;
+  std::string auth_file;
+  double speed = 1;
+  bool readonly = false;
+  bool mono = false;
+  std::string config_path;
+  double kill_timeout_s = 10;
+  std::string dev_prefix = "/dev";
+  int exit_after_frames = 0;
+};
+
+// Runs top against f.connect with `o` (the options every source shares);
+// returns the exit status.
+int run_top_remote(const GlobalOptions& g, const TopFlags& f,
+                   top::TopOptions& o);
+
+}  // namespace gd
