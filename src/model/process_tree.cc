@@ -208,13 +208,17 @@ void ProcessTree::rebuild(const Sample& sample) {
                    [](const ProcessSample* a, const ProcessSample* b) {
                      return a->pid < b->pid;
                    });
+  pids_.clear();
+  for (const ProcessSample* p : by_pid_) pids_.push_back(p->pid);
 }
 
 const ProcessSample* ProcessTree::find(uint32_t pid) const {
-  auto it = std::lower_bound(
-      by_pid_.begin(), by_pid_.end(), pid,
-      [](const ProcessSample* p, uint32_t v) { return p->pid < v; });
-  return it != by_pid_.end() && (*it)->pid == pid ? *it : nullptr;
+  // Searched in the pids alone, side by side in memory, rather than through
+  // the pointers: the rules ask for every worker of every job of every
+  // sample (a tenth of top's CPU when it went through the pointers).
+  auto it = std::lower_bound(pids_.begin(), pids_.end(), pid);
+  if (it == pids_.end() || *it != pid) return nullptr;
+  return by_pid_[static_cast<size_t>(it - pids_.begin())];
 }
 
 std::vector<uint32_t> ProcessTree::live_descendants(uint32_t pid) const {

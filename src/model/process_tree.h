@@ -174,6 +174,7 @@ class ProcessTree {
  private:
   const Sample* sample_ = nullptr;
   std::vector<const ProcessSample*> by_pid_;  // sorted by pid
+  std::vector<uint32_t> pids_;                // by_pid_[i]->pid
   PidTree links_;
 };
 

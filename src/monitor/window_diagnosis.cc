@@ -1,8 +1,10 @@
 #include "monitor/window_diagnosis.h"
 
 #include <fmt/format.h>
+#include <time.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -51,10 +53,18 @@ class WindowSource : public SampleSource {
   size_t pos_ = 0;
 };
 
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) +
+         static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 }  // namespace
 
 WindowDiagnosis::WindowDiagnosis(WindowOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)),
+      next_interval_s_(options_.evaluate_every_s) {}
 
 void WindowDiagnosis::add(std::shared_ptr<const Sample> s) {
   if (!window_.empty() && s->t < window_.back().t) clear();
@@ -80,9 +90,10 @@ void WindowDiagnosis::clear() {
 std::shared_ptr<const FindingsState> WindowDiagnosis::evaluate_if_due(
     const TraceHeader& header, double now, bool force) {
   if (!force && last_eval_ && now >= *last_eval_ &&
-      now - *last_eval_ < options_.evaluate_every_s)
+      now - *last_eval_ < next_interval_s_)
     return nullptr;
   last_eval_ = now;
+  const double cpu_before = thread_cpu_seconds();
   auto state = std::make_shared<FindingsState>();
   state->source =
       fmt::format("diagnosis of the last {:.0f} s", options_.window_s);
@@ -98,7 +109,14 @@ std::shared_ptr<const FindingsState> WindowDiagnosis::evaluate_if_due(
   } catch (const std::exception& e) {
     state->error = e.what();
   }
+  next_interval_s_ = next_interval(options_.evaluate_every_s,
+                                   thread_cpu_seconds() - cpu_before);
   return state;
+}
+
+double WindowDiagnosis::next_interval(double every_s, double cost_s) {
+  return std::clamp(cost_s / kCpuBudget, every_s,
+                    std::max(every_s, kMaxEveryS));
 }
 
 }  // namespace gd::monitor

@@ -16,9 +16,12 @@
 namespace gd::monitor {
 
 struct WindowOptions {
-  double window_s = 60;         // what the rules see (serve's default)
-  double evaluate_every_s = 5;  // how often they run
-  Config config;                // diagnose --config thresholds
+  double window_s = 60;  // what the rules see (serve's default)
+  // How often they run, at most: on a node where one evaluation costs more
+  // than kCpuBudget of a core over this interval, evaluations are spaced
+  // out to stay within it (up to kMaxEveryS apart).
+  double evaluate_every_s = 5;
+  Config config;  // diagnose --config thresholds
 };
 
 class WindowDiagnosis {
@@ -33,6 +36,14 @@ class WindowDiagnosis {
   std::shared_ptr<const FindingsState> evaluate_if_due(
       const TraceHeader& header, double now, bool force = false);
   size_t samples() const { return window_.size(); }
+
+  // The share of one core the strip may take on average: a minute of 500
+  // processes costs ~10-15 ms per evaluation (decompress, parse, every
+  // rule), which at every 5 s would be a third of top's CPU.
+  static constexpr double kCpuBudget = 0.001;
+  static constexpr double kMaxEveryS = 30;
+  // Seconds until the next evaluation after one that took `cost_s` of CPU.
+  static double next_interval(double every_s, double cost_s);
 
  private:
   WindowOptions options_;
@@ -49,6 +60,7 @@ class WindowDiagnosis {
   std::deque<Kept> window_;
   size_t bytes_ = 0;
   std::optional<double> last_eval_;
+  double next_interval_s_;
 };
 
 }  // namespace gd::monitor

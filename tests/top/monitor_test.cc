@@ -57,6 +57,20 @@ TEST(WindowDiagnosis, RunsTheEngineOverTheLastMinuteEveryFewSeconds) {
   for (const auto& f : later->findings) EXPECT_NE(f.id, "xid-error");
 }
 
+TEST(WindowDiagnosis, CostlyEvaluationsAreSpacedOutWithinTheCpuBudget) {
+  const double every = 5;
+  // Cheap (a small node): every 5 s, as configured.
+  EXPECT_EQ(WindowDiagnosis::next_interval(every, 0.001), every);
+  // 12 ms per evaluation at a budget of 1 ms/s: every 12 s.
+  EXPECT_NEAR(WindowDiagnosis::next_interval(every, 0.012),
+              0.012 / WindowDiagnosis::kCpuBudget, 1e-9);
+  EXPECT_GT(WindowDiagnosis::next_interval(every, 0.012), every);
+  // Never further apart than kMaxEveryS, and never closer than configured.
+  EXPECT_EQ(WindowDiagnosis::next_interval(every, 10.0),
+            WindowDiagnosis::kMaxEveryS);
+  EXPECT_EQ(WindowDiagnosis::next_interval(60, 0.001), 60);
+}
+
 TEST(WindowDiagnosis, TimeGoingBackClearsTheWindow) {
   WindowDiagnosis d;
   d.add(at(kT0 + 10));
