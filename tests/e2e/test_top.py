@@ -174,6 +174,29 @@ class TopLive(TopE2E):
         time.sleep(0.5)
         self.assertTrue(alive(other[0]))
 
+    def test_a_mouse_click_selects_the_row_k_acts_on(self):
+        a = self.trainer(workers=0)
+        b = self.trainer(workers=0)
+        path = Scenario(self.tmp.name).write({0: [(a[0], 4 * GiB)], 1: [(b[0], 2 * GiB)]})
+        pane = self.top(path, env={"TERM": "xterm-256color"})
+        s = pane.wait_for(lambda t: self.row_of(t, a[0]) and self.row_of(t, b[0]))
+        first = self.pids_in_order(s, [a[0], b[0]])[0]
+        other = b[0] if first == a[0] else a[0]
+        row = next(i for i, line in enumerate(s.split("\n")) if self.row_of(line, other))
+        # A left click on the other row, as a terminal whose terminfo entry is
+        # xterm-256color reports it (what ncurses asks it for: SGR, mode
+        # 1006: ESC [ < button ; column ; row M, then m on release; 1-based).
+        pane.type(f"\x1b[<0;6;{row + 1}M\x1b[<0;6;{row + 1}m")
+        time.sleep(0.3)
+        pane.keys("k")
+        s = pane.wait_for(r"Proceed\?")
+        listed = s[s.index("Will send"):s.index("Proceed?")]
+        self.assertIn(f" {other} ", listed)
+        self.assertNotIn(f" {first} ", listed)
+        pane.keys("n")
+        pane.wait_for(r"h help")
+        self.assertTrue(alive(a[0]) and alive(b[0]))
+
     def test_kill_of_pid_one_or_a_bystander_is_refused(self):
         log = os.path.join(self.tmp.name, "canary.log")
         canary = spawn(CANARY, log)
