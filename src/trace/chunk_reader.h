@@ -1,8 +1,8 @@
 // Reads a file descriptor (plain bytes, or a zstd stream it decompresses) on a
 // thread of its own, a few chunks ahead of the consumer. `diagnose --from`
-// parses and diagnoses on two other threads; taking the read and the
-// decompression off the parser's thread is what keeps a day-long zstd trace
-// as fast as a plain one.
+// parses on parse threads (parallel_parse.h) and diagnoses on its main one;
+// taking the read and the decompression off the parsers is what keeps a
+// day-long zstd trace as fast as a plain one.
 //
 // Bounded: at most kQueued chunks wait, and their buffers are recycled.
 #pragma once
