@@ -254,7 +254,9 @@ class TopLive(TopE2E):
         pane.keys("Escape")
         # w: who holds the selected process's GPU, every byte explained.
         pane.keys("w")
-        s = pane.wait_for(r"Who holds GPU 0")
+        # tmux can capture the pane while top is still redrawing it (the title
+        # already there, the rows not yet): wait for the account's last line.
+        s = pane.wait_for(lambda t: "Who holds GPU 0" in t and "= used, as NVML reports it" in t)
         self.assertIn(str(a[0]), s)
         self.assertIn(str(gone), s)
         self.assertIn("missing", s)
