@@ -17,20 +17,19 @@ void add_forwarder(CLI::App& app, const FullOnlyCommand& c) {
   cmd->callback([name = c.name] { exec_full_binary(name); });
 }
 
-void add_serve_forwarder(CLI::App& app, const GlobalOptions&) {
-  add_forwarder(app, kServeCommand);
-}
-void add_export_forwarder(CLI::App& app, const GlobalOptions&) {
-  add_forwarder(app, kExportCommand);
-}
-void add_db_forwarder(CLI::App& app, const GlobalOptions&) {
-  add_forwarder(app, kDbCommand);
+// One registration function per command, made from its constant.
+template <const FullOnlyCommand& C>
+void add_forwarder_of(CLI::App& app, const GlobalOptions&) {
+  add_forwarder(app, C);
 }
 
 }  // namespace
 
-GD_REGISTER_COMMAND(kServeCommand.order, add_serve_forwarder);
-GD_REGISTER_COMMAND(kExportCommand.order, add_export_forwarder);
-GD_REGISTER_COMMAND(kDbCommand.order, add_db_forwarder);
+static const CommandRegistration gd_serve_forwarder(
+    kServeCommand.order, add_forwarder_of<kServeCommand>);
+static const CommandRegistration gd_export_forwarder(
+    kExportCommand.order, add_forwarder_of<kExportCommand>);
+static const CommandRegistration gd_db_forwarder(kDbCommand.order,
+                                                 add_forwarder_of<kDbCommand>);
 
 }  // namespace gd
