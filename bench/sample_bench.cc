@@ -6,12 +6,17 @@
 // processes do (see procfs/process_table.h):
 //   FullSample/idle_workers   workers asleep, as between epochs or when the
 //                             GPU is the bottleneck (the goal's case)
-//   FullSample/busy_workers   every worker wakes 10 times a second, so every
-//                             one's stat is re-read each sample (worst case)
+//   FullSample/busy_workers   every worker wakes 10 times a second (~0.02%
+//                             of a core each), so every one has run since
+//                             the last sample (worst case; issue 15: < 2 ms)
 //   FullSample/threaded_jobs  idle workers, GPU processes with 32 threads
 //                             each, as CUDA processes have
-//   ProcessesOnly/*           the process table alone, with what it read
-//                             per sample (stat_reads, quiet, unchecked)
+//   ProcessesOnly/*           the process table alone, its clock 1 s a
+//                             sample (so the 30 s and 5 min re-reads of
+//                             static facts count, which FullSample's real
+//                             16 s do not reach), with what it read per
+//                             sample (stat_reads, quiet, unchecked,
+//                             sched_only, light_skips, children_reads)
 //   GpusAndHostOnly           the same 8 GPUs with no processes: what the
 //                             NVML worker threads and host files cost
 //   FullSample/datacenter     idle workers, and every GPU an H100 split into
@@ -243,7 +248,8 @@ void BM_ProcessesOnly(benchmark::State& state, Workers kind) {
   Jobs jobs(kind, 1);
   std::vector<uint32_t> roots(jobs.pids.begin(), jobs.pids.end());
   gd::procfs::ProcessTable table("/proc");
-  double t = 0, stat_reads = 0, quiet = 0, unchecked = 0;
+  double t = 0, stat_reads = 0, quiet = 0, unchecked = 0, sched_only = 0,
+         light_skips = 0, children_reads = 0;
   for (int i = 0; i < kWarmupSamples; ++i) {
     table.processes(roots, t += 1, std::nullopt);
     usleep(200 * 1000);
@@ -254,6 +260,9 @@ void BM_ProcessesOnly(benchmark::State& state, Workers kind) {
     stat_reads += static_cast<double>(counts.stat_reads);
     quiet += static_cast<double>(counts.quiet_skips);
     unchecked += static_cast<double>(counts.unchecked);
+    sched_only += static_cast<double>(counts.sched_only);
+    light_skips += static_cast<double>(counts.light_skips);
+    children_reads += static_cast<double>(counts.children_reads);
     state.PauseTiming();
     usleep(200 * 1000);
     state.ResumeTiming();
@@ -262,6 +271,9 @@ void BM_ProcessesOnly(benchmark::State& state, Workers kind) {
   state.counters["stat_reads"] = stat_reads / n;
   state.counters["quiet"] = quiet / n;
   state.counters["unchecked"] = unchecked / n;
+  state.counters["sched_only"] = sched_only / n;
+  state.counters["light_skips"] = light_skips / n;
+  state.counters["children_reads"] = children_reads / n;
 }
 
 void BM_GpusAndHostOnly(benchmark::State& state) { run_sampler(state, {}); }

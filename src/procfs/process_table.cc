@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
 #include "common/user_name.h"
 #include "model/process_tree.h"
+#include "procfs/loadavg.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
 
@@ -47,6 +49,15 @@ ProcessTable::ProcessTable(std::string proc_root)
       page_size_(sysconf(_SC_PAGESIZE)) {
   if (clk_tck_ <= 0) clk_tck_ = 100;
   if (page_size_ <= 0) page_size_ = 4096;
+  // The kernel counts loadavg's last pid in the reader's pid namespace, not
+  // the mount's: a procfs of another namespace (--proc-root /host/proc in a
+  // container) must not be trusted with it. Its "self" names this process
+  // by its pid there; a fixture tree's is a plain directory.
+  char self[32];
+  ssize_t n = readlink((proc_root_ + "/self").c_str(), self, sizeof self - 1);
+  last_pid_usable_ =
+      n < 0 || parse_u64(std::string_view(self, static_cast<size_t>(n))) ==
+                   static_cast<uint64_t>(getpid());
 }
 
 const char* ProcessTable::pid_path(uint32_t pid, const char* file) {
@@ -98,6 +109,7 @@ void ProcessTable::thread_children_from_files(uint32_t pid,
   }
   closedir(dir);
   for (uint32_t tid : scratch_) {
+    ++counts_.children_reads;
     if (read_file(tid_path(pid, tid, "children"), buf_, Ending::kShortPidList))
       parse_pid_list(buf_, out);
   }
@@ -183,6 +195,9 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c,
                                                          : 1;
     if ((scan_round_ + pid) % every != 0) return StatNeed::kUnchecked;
   }
+  if (pinned && !full_due && c.ran_at_last_check && c.light_checks >= 2 &&
+      (scan_round_ + pid) % 2 != 0)
+    return StatNeed::kLightSkip;
   std::optional<SchedStat> now;
   if (c.schedstat_file.read(
           path_unless_kept(pid, "schedstat", c.schedstat_file), buf_,
@@ -233,6 +248,7 @@ bool ProcessTable::read_stat(uint32_t pid, Cached& c, bool& fresh) {
     c = std::move(reset);
     fresh = true;
   }
+  c.comm_changed = !fresh && c.stat.comm != st->comm;
   c.stat = std::move(*st);
   ++counts_.stat_reads;
   return true;
@@ -253,9 +269,16 @@ void ProcessTable::children_of(uint32_t pid, bool is_root, Cached& c,
   // and respawns every epoch. Everything else is re-read at full reads; in
   // between the cached lists are used. Reading every thread's file of
   // hundreds of processes each second was most of the cost of a sample.
-  if (full_read || is_root) {
+  // A child that exits is dropped through its own files; a new one needs a
+  // fork, which allocates a pid: when none was allocated since the list was
+  // read (the reading of a root's 61 workers walks its children list once
+  // per entry), the list stands.
+  bool no_fork_since = last_pid_ && c.main_children_at_pid == last_pid_;
+  if (full_read || (is_root && !no_fork_since)) {
     c.main_children.clear();
+    c.main_children_at_pid = last_pid_;
     const char* path = tid_path(pid, pid, "children");
+    ++counts_.children_reads;
     if (is_root ? c.children_file.read(path, buf_, Ending::kShortPidList)
                 : read_file(path, buf_, Ending::kShortPidList))
       parse_pid_list(buf_, c.main_children);
@@ -366,6 +389,12 @@ std::vector<ProcessSample> ProcessTable::processes(
     const std::vector<uint32_t>& gpu_pids, double now,
     std::optional<uint64_t> btime) {
   if (discovery_ == Discovery::kUndecided) decide_discovery(gpu_pids);
+  last_pid_.reset();
+  if (last_pid_usable_) {
+    path_.assign(proc_root_).append("/loadavg");
+    if (read_file(path_.c_str(), buf_, kShortRead))
+      last_pid_ = parse_loadavg_last_pid(buf_);
+  }
   if (discovery_ == Discovery::kStatScan)
     rescan_parents();  // advances scan_round_
   else
@@ -375,9 +404,10 @@ std::vector<ProcessSample> ProcessTable::processes(
   out.reserve(cache_.size() + gpu_pids.size());
   // Breadth-first from the GPU processes; (pid, expected parent) pairs, the
   // parent check drops a cached child pid that was reused by another process.
-  std::vector<std::pair<uint32_t, uint32_t>> queue;
+  std::vector<std::pair<uint32_t, uint32_t>>& queue = queue_;
+  queue.clear();
   for (uint32_t pid : gpu_pids) queue.emplace_back(pid, 0);
-  std::vector<uint32_t> children;
+  std::vector<uint32_t>& children = children_;
   counts_ = {};
   for (size_t qi = 0; qi < queue.size(); ++qi) {
     auto [pid, parent] = queue[qi];
@@ -389,7 +419,8 @@ std::vector<ProcessSample> ProcessTable::processes(
     p.pid = pid;
     StatNeed need = stat_need(pid, c, is_root, fresh, now);
     bool ok = need == StatNeed::kQuiet || need == StatNeed::kUnchecked ||
-              need == StatNeed::kSchedOnly || read_stat(pid, c, fresh);
+              need == StatNeed::kSchedOnly || need == StatNeed::kLightSkip ||
+              read_stat(pid, c, fresh);
     bool full_read = need == StatNeed::kFullRead ||
                      fresh;  // read_stat may find a new process
     if (!ok || (!is_root && c.stat.ppid != parent)) {
@@ -405,14 +436,20 @@ std::vector<ProcessSample> ProcessTable::processes(
     if (need == StatNeed::kQuiet) ++counts_.quiet_skips;
     if (need == StatNeed::kUnchecked) ++counts_.unchecked;
     if (need == StatNeed::kSchedOnly) ++counts_.sched_only;
+    if (need == StatNeed::kLightSkip) ++counts_.light_skips;
     const PidStat& st = c.stat;
     if (discovery_ == Discovery::kStatScan) parent_of_[pid].ppid = st.ppid;
     double static_age = now - c.static_read_at;
+    double refresh_s =
+        is_root ? kStaticRefreshSeconds : kDescendantStaticRefreshSeconds;
+    bool renamed = std::exchange(c.comm_changed, false);  // exec'd, or not
     bool static_read = false;
-    if (fresh || static_age < 0 ||
-        (c.ran_since_static &&
-         static_age >= kStaticRefreshSeconds + pid % kRescanSlices)) {
-      read_static(pid, c, now);
+    if (fresh || static_age < 0 || renamed ||
+        (c.ran_since_static && static_age >= refresh_s + pid % kRescanSlices)) {
+      // A worker's libraries change with an exec (renamed) or a dlopen; one
+      // that dlopens CUDA to use a GPU becomes a GPU process and is re-read
+      // as one. maps is the costly file: hundreds of KB in a CUDA process.
+      read_static(pid, c, now, /*with_libs=*/is_root || fresh || renamed);
       static_read = true;
     }
     // Only GPU processes: a statvfs through their root is cheap, but not
@@ -427,6 +464,9 @@ std::vector<ProcessSample> ProcessTable::processes(
       // averaged over the whole gap when it is next read, so the time
       // stays where it was spent rather than piling onto one sample.
       p.cpu_pct = 0;
+    } else if (need == StatNeed::kLightSkip) {
+      // Its CPU time since the last check is averaged in at the next one.
+      p.cpu_pct = c.last_cpu_pct;
     } else {
       // Ticks since the last stat read (kept up to date for when schedstat
       // stops being the source); a single-threaded process's schedstat,
@@ -437,6 +477,9 @@ std::vector<ProcessSample> ProcessTable::processes(
         ticks = cpu_since_last_read(c, fresh, now);
       auto sched = fresh ? std::nullopt : cpu_from_schedstat(c);
       p.cpu_pct = sched ? sched : ticks;
+      c.last_cpu_pct = p.cpu_pct;
+      c.light_checks =
+          p.cpu_pct && *p.cpu_pct < kLightCpuPct ? c.light_checks + 1 : 0;
     }
 
     children.clear();
@@ -454,15 +497,28 @@ std::vector<ProcessSample> ProcessTable::processes(
   std::erase_if(cache_, [&](const auto& kv) {
     return kv.second.listed_round != scan_round_;
   });
-  // In pid order; sorting (pid, index) pairs moves each sample once.
-  std::vector<std::pair<uint32_t, uint32_t>> order;
-  order.reserve(out.size());
-  for (uint32_t i = 0; i < out.size(); ++i) order.emplace_back(out[i].pid, i);
-  std::sort(order.begin(), order.end());
-  std::vector<ProcessSample> sorted;
-  sorted.reserve(out.size());
-  for (auto [pid, i] : order) sorted.push_back(std::move(out[i]));
-  return sorted;
+  // In pid order. Sorting (pid, index) pairs, then following the cycles of
+  // that permutation, moves each sample about once and needs no second
+  // vector (500 samples are ~150 KB: a fresh mmap and its page faults).
+  order_.clear();
+  for (uint32_t i = 0; i < out.size(); ++i) order_.emplace_back(out[i].pid, i);
+  std::sort(order_.begin(), order_.end());
+  for (uint32_t i = 0; i < order_.size(); ++i) {
+    if (order_[i].second == i) continue;
+    ProcessSample held = std::move(out[i]);
+    uint32_t at = i;
+    for (;;) {
+      const uint32_t from = order_[at].second;
+      order_[at].second = at;  // placed
+      if (from == i) {
+        out[at] = std::move(held);
+        break;
+      }
+      out[at] = std::move(out[from]);
+      at = from;
+    }
+  }
+  return out;
 }
 
 }  // namespace gd::procfs

@@ -5,7 +5,9 @@
 //
 // What a sample reads, per process (the kernel generating /proc/PID/stat is
 // most of the cost of a sample):
-//  - GPU processes: stat and their main thread's children, every sample.
+//  - GPU processes: stat every sample; their main thread's children every
+//    sample in which a pid was allocated since the last read (the last pid
+//    of /proc/loadavg moved): a process cannot gain a child without one.
 //  - Their ancestors (launcher, shell): stat every sample, no children.
 //  - Single-threaded descendants (data-loader workers): schedstat (a third
 //    of the cost of stat); stat only when that shows the process ran since
@@ -24,6 +26,12 @@
 //    sample). On a busy training node,
 //    where every worker wakes many times a second, this is what keeps a
 //    sample cheap: a schedstat read per worker instead of a stat read.
+//    A running worker that used under kLightCpuPct of a core over each of
+//    its last two readings (one that wakes briefly to top up a queue; one
+//    reading could be a busy worker's exit) has its schedstat read every
+//    2nd sample, its CPU% averaged over the two; in between the
+//    last value stands. One that gets busier is read every sample again
+//    from its next check. Its exit shows up to one sample later.
 //    Every process's stat is re-read at least every kRescanSlices samples
 //    regardless.
 //  - Multi-threaded descendants: stat every sample (schedstat only covers
@@ -56,6 +64,12 @@ class ProcessTable {
   // has not run since (schedstat) is not re-read at all: it cannot have
   // exec'd, mapped a library or changed its uid.
   static constexpr double kStaticRefreshSeconds = 30;
+  // The same for descendants (data-loader workers, hundreds per node):
+  // they are forks of their GPU process that rarely exec, and an exec or a
+  // rename (setproctitle) changes the comm in their stat, which makes them
+  // re-read at once. Their libs (maps) are read only then and when first
+  // seen.
+  static constexpr double kDescendantStaticRefreshSeconds = 300;
 
   explicit ProcessTable(std::string proc_root);
 
@@ -78,6 +92,10 @@ class ProcessTable {
   // rest from their cached stat).
   struct ReadCounts {
     size_t stat_reads = 0, quiet_skips = 0, unchecked = 0, sched_only = 0;
+    // Lightly running workers not checked in this call (kLightCpuPct).
+    size_t light_skips = 0;
+    // Children files read (main threads' and other threads').
+    size_t children_reads = 0;
   };
   ReadCounts last_read_counts() const { return counts_; }
 
@@ -91,6 +109,11 @@ class ProcessTable {
   // A running worker's stat is read every this many samples: at its full
   // read (by pid, so not all in one sample).
   static constexpr uint32_t kActiveStatEvery = kRescanSlices;
+  // Below this CPU% (of one core) a running worker is checked every 2nd
+  // sample: 500 such workers, the common case of a training node whose GPU
+  // is the bottleneck, cost half the reads. Busier ones, where the CPU%
+  // matters (an input-bound job), are read every sample.
+  static constexpr double kLightCpuPct = 1.0;
 
  private:
   struct Cached {
@@ -113,11 +136,18 @@ class ProcessTable {
     bool dev_shm_read = false;
     // kChildrenFiles, as last read: the main thread's, the other threads'.
     std::vector<uint32_t> main_children, thread_children;
+    // last_pid_ when main_children was read.
+    std::optional<uint64_t> main_children_at_pid;
     uint32_t quiet_checks = 0;       // schedstat unchanged, in a row
     bool ran_at_last_check = false;  // schedstat changed at the last check
-    bool ran_since_static = true;    // since read_static
-    bool ran_since_full = true;      // since the last full read
-    uint64_t listed_round = 0;       // scan_round_ of the last listing
+    // CPU% as last computed (shown while a light runner is not checked),
+    // and how many computations in a row found it under kLightCpuPct.
+    std::optional<double> last_cpu_pct;
+    uint32_t light_checks = 0;
+    bool ran_since_static = true;  // since read_static
+    bool comm_changed = false;     // by the last stat read
+    bool ran_since_full = true;    // since the last full read
+    uint64_t listed_round = 0;     // scan_round_ of the last listing
     double static_read_at = 0;
     uint64_t prev_ticks = 0;
     double prev_now = 0;
@@ -140,8 +170,16 @@ class ProcessTable {
   // run since its stat was read (kQuiet), or because it has been asleep a
   // while and this is not one of its check samples (kUnchecked).
   // kSchedOnly: it has run (schedstat moved) and was running at its last
-  // check too; its stat is not due, so the cached one stands.
-  enum class StatNeed { kFullRead, kRead, kQuiet, kUnchecked, kSchedOnly };
+  // check too; its stat is not due, so the cached one stands. kLightSkip:
+  // running lightly at its last check, and this is not its check sample.
+  enum class StatNeed {
+    kFullRead,
+    kRead,
+    kQuiet,
+    kUnchecked,
+    kSchedOnly,
+    kLightSkip
+  };
   StatNeed stat_need(uint32_t pid, Cached& c, bool is_root, bool fresh,
                      double now);
   bool read_stat(uint32_t pid, Cached& c, bool& fresh);
@@ -176,6 +214,10 @@ class ProcessTable {
   std::unordered_map<uint32_t, Cached> cache_;
   std::unordered_map<uint32_t, ScanEntry> parent_of_;  // kStatScan only
   uint64_t scan_round_ = 0;
+  // /proc/loadavg's last pid at this sample, when readable and counted in
+  // the pid namespace of proc_root_ (last_pid_usable_).
+  std::optional<uint64_t> last_pid_;
+  bool last_pid_usable_ = false;
   ReadCounts counts_;
   std::unordered_map<uint32_t, std::string> user_names_;
 
@@ -183,6 +225,10 @@ class ProcessTable {
   std::string path_, buf_;
   std::vector<uint32_t> scratch_;
   std::vector<std::pair<uint32_t, uint32_t>> edges_;  // (ppid, pid)
+  std::vector<std::pair<uint32_t, uint32_t>> order_;  // (pid, index in out)
+  // The breadth-first walk: (pid, expected parent), and one's children.
+  std::vector<std::pair<uint32_t, uint32_t>> queue_;
+  std::vector<uint32_t> children_;
 };
 
 }  // namespace gd::procfs

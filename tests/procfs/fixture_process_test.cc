@@ -208,6 +208,37 @@ TEST(FixtureProcesses, StaticFieldsCachedThenRefreshedAfterInterval) {
             (std::vector<std::string>{"libcudart.so.12.2.140"}));
 }
 
+TEST(FixtureProcesses, WorkersStaticFieldsRefreshedLessOftenOrOnExec) {
+  FixtureTree tree;
+  HostSource c(tree.proc(), tree.sys());
+  c.processes({1000}, 10.0);
+  tree.write("proc/1002/cmdline", std::string("python3\0-m\0tool\0", 16));
+  tree.write(
+      "proc/1002/maps",
+      "7f00-7f01 r-xp 00000000 fd:01 1 /usr/lib/libcudart.so.12.2.140\n");
+  // A GPU process's refresh interval (and its spread) later, a worker's
+  // command line still stands...
+  double t = 10.0 + gd::procfs::ProcessTable::kStaticRefreshSeconds +
+             gd::procfs::ProcessTable::kRescanSlices;
+  auto ps = c.processes({1000}, t);
+  EXPECT_EQ(find_pid(ps, 1002)->cmdline, "weird")
+      << "a worker is not re-read every 30 s";
+  // ...until its own, longer interval has passed,
+  ps = c.processes(
+      {1000}, 10.0 + gd::procfs::ProcessTable::kDescendantStaticRefreshSeconds +
+                  gd::procfs::ProcessTable::kRescanSlices);
+  EXPECT_EQ(find_pid(ps, 1002)->cmdline, "python3 -m tool");
+  EXPECT_TRUE(find_pid(ps, 1002)->libs.empty())
+      << "a worker's maps is read when first seen and after an exec only";
+  // or its comm changes (an exec): re-read at once.
+  tree.write("proc/1002/cmdline", std::string("/bin/sh\0", 8));
+  tree.write("proc/1002/stat", stat_line(1002, "sh", 'S', 1000, 10, 0, 12401));
+  ps = c.processes({1000}, 400.0);
+  EXPECT_EQ(find_pid(ps, 1002)->cmdline, "/bin/sh");
+  EXPECT_EQ(find_pid(ps, 1002)->libs,
+            (std::vector<std::string>{"libcudart.so.12.2.140"}));
+}
+
 TEST(FixtureProcesses, CacheDropsProcessesThatAreGone) {
   FixtureTree tree;
   gd::procfs::ProcessTable table(tree.proc());
@@ -282,4 +313,29 @@ TEST(FixtureProcesses, AncestorWalkIsBoundedAndLeavesInitOut) {
   HostSource near_init(tree.proc(), tree.sys());
   EXPECT_EQ(pids_of(near_init.processes({901}, 10.0)),
             (std::vector<uint32_t>{900, 901}));
+}
+
+TEST(FixtureProcesses, GpuProcessChildrenAreReReadOnceAPidWasAllocated) {
+  FixtureTree tree;
+  gd::procfs::ProcessTable table(tree.proc());
+  table.processes({1000}, 10.0, std::nullopt);
+  // A fork: the new worker, in the GPU process's children file...
+  add_process(tree, 1005, "pt_data_worker", 1000, "python3 train.py");
+  tree.write("proc/1000/task/1000/children", "1001 1002 1005");
+  // ...with loadavg's last pid unmoved, which a real kernel cannot show
+  // after a fork: the list read before stands, and no children file is
+  // read for the GPU process.
+  auto ps = table.processes({1000}, 11.0, std::nullopt);
+  EXPECT_EQ(find_pid(ps, 1005), nullptr);
+  EXPECT_EQ(table.last_read_counts().children_reads, 0u);
+  // The pid counter moved: the file is read and the worker found.
+  tree.write("proc/loadavg", "1.25 0.80 0.50 3/456 7891\n");
+  ps = table.processes({1000}, 12.0, std::nullopt);
+  ASSERT_NE(find_pid(ps, 1005), nullptr);
+  EXPECT_EQ(find_pid(ps, 1005)->ppid, 1000u);
+  // Without a loadavg there is no counter to trust: read every sample.
+  tree.remove("proc/loadavg");
+  tree.write("proc/1000/task/1000/children", "1001 1002");
+  ps = table.processes({1000}, 13.0, std::nullopt);
+  EXPECT_EQ(find_pid(ps, 1005), nullptr);
 }

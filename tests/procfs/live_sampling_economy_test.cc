@@ -29,8 +29,9 @@ const ProcessSample* find_pid(const std::vector<ProcessSample>& ps, pid_t pid) {
 }
 
 // A GPU-job stand-in with one single-threaded worker. The worker sleeps in
-// read(); each byte makes it burn 200 ms of CPU and answer; EOF makes it
-// exit. The job never reaps it, so an exited worker stays a zombie.
+// read(); each byte makes it burn 200 ms of CPU ('b') or 2 ms (any other)
+// and answer; EOF makes it exit. The job never reaps it, so an exited worker
+// stays a zombie.
 struct JobWithSleepingWorker {
   pid_t job = -1, worker = -1;
   int wake_w = -1, done_r = -1;
@@ -51,7 +52,7 @@ struct JobWithSleepingWorker {
         close(report[1]);
         char c;
         while (read(wake[0], &c, 1) == 1) {
-          gd::test::burn_cpu(0.2);
+          gd::test::burn_cpu(c == 'b' ? 0.2 : 0.002);
           if (write(done[1], &c, 1) != 1) _exit(1);
         }
         _exit(0);
@@ -107,8 +108,7 @@ struct JobWithSleepingWorker {
     return out;
   }
 
-  void burn() {
-    char c = 'b';
+  void burn(char c = 'b') {
     ASSERT_EQ(write(wake_w, &c, 1), 1);
     ASSERT_EQ(read(done_r, &c, 1), 1);
   }
@@ -286,6 +286,50 @@ TEST_F(LiveSamplingEconomy, BusyWorkerIsReadFromSchedstatWithItsStatEveryFew) {
   // One stat read per kActiveStatEvery samples (its full read).
   EXPECT_LE(worker_stat_reads, n / ProcessTable::kActiveStatEvery + 2);
   EXPECT_GE(sched_only, n - n / ProcessTable::kActiveStatEvery - 2);
+}
+
+// A worker that runs every second but lightly (2 ms of CPU per 1 s sample):
+// read every 2nd sample, its CPU% right on every one; once it gets busy it
+// is read every sample again.
+TEST_F(LiveSamplingEconomy, LightlyRunningWorkerIsReadEveryOtherSample) {
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_NO_FATAL_FAILURE(job.burn('s'));
+    sample();
+  }
+  const uint32_t n = 2 * ProcessTable::kRescanSlices;
+  size_t light_skips = 0, checks = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_NO_FATAL_FAILURE(job.burn('s'));
+    auto ps = sample();
+    light_skips += counts().light_skips;
+    checks += counts().sched_only;
+    const ProcessSample* w = find_pid(ps, job.worker);
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->cpu_pct) << "sample " << i;
+    // 0.2% of a core, plus what burn_cpu's clock reads add.
+    EXPECT_GE(*w->cpu_pct, 0.19) << "sample " << i;
+    EXPECT_LT(*w->cpu_pct, ProcessTable::kLightCpuPct) << "sample " << i;
+  }
+  // Every other sample, but for full reads (every kRescanSlices).
+  EXPECT_GE(light_skips, n / 2 - 2);
+  EXPECT_LE(light_skips, n / 2);
+  EXPECT_GE(checks, n / 2 - 2);
+  // Busy from now on: seen so within two samples, then read every sample.
+  ASSERT_NO_FATAL_FAILURE(job.burn());
+  double cpu = 0;
+  for (int i = 0; i < 2 && cpu < 9.5; ++i) {
+    if (i > 0) {
+      ASSERT_NO_FATAL_FAILURE(job.burn());
+    }
+    auto ps = sample();
+    cpu = find_pid(ps, job.worker)->cpu_pct.value_or(0);
+  }
+  EXPECT_GE(cpu, 9.5) << "200 ms over one or two 1 s samples";
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_NO_FATAL_FAILURE(job.burn());
+    sample();
+    EXPECT_EQ(counts().light_skips, 0u);
+  }
 }
 
 TEST_F(LiveSamplingEconomy, BusyWorkerThatExitsIsAZombieWithinTwoSamples) {

@@ -107,6 +107,9 @@ TEST(DiskstatsParser, RatesReportBusiestDisk) {
 TEST(LoadavgParser, ReadsOneMinuteLoad) {
   EXPECT_EQ(parse_loadavg1("52.10 40.00 30.00 3/456 789\n"), 52.1);
   EXPECT_FALSE(parse_loadavg1(""));
+  EXPECT_EQ(parse_loadavg_last_pid("52.10 40.00 30.00 3/456 789\n"), 789u);
+  EXPECT_FALSE(parse_loadavg_last_pid("52.10 40.00 30.00 3/456\n"));
+  EXPECT_FALSE(parse_loadavg_last_pid("52.10 40.00 30.00 3/456 x\n"));
 }
 
 TEST(PressureParser, ReadsSomeAvg10NotFull) {
