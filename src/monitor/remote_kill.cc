@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "procmgmt/kill_json.h"
@@ -73,14 +74,20 @@ class RemoteKill : public KillBackend {
     KillApiRequest req = request(options);
     req.request.pids = pids_;
     req.plan_id = plan_id_;
-    KillApiReply r =
-        post(req, 3 * options.timeout_s + kRunSlackS + kPlanReplyS);
-    for (const KillStep& s : r.steps) {
-      if (s.escalation)
-        observer.on_escalate(s.alive, s.timeout_s);
-      else
-        observer.on_signal(s.pid, s.sig, s.error);
+    req.stream = true;  // each step shown as serve takes it
+    const double reply_s = 3 * options.timeout_s + kRunSlackS + kPlanReplyS;
+    bool streamed = false;
+    KillApiReply r;
+    try {
+      r = post(req, reply_s, &observer, &streamed);
+    } catch (const OlderServe&) {
+      // A serve from before streamed replies: the steps come with the
+      // reply, at the end.
+      req.stream = false;
+      r = post(req, reply_s);
     }
+    if (!streamed)
+      for (const KillStep& s : r.steps) notify(observer, s);
     if (!r.outcome) {
       // The plan serve made at the yes was refused or had nothing to do.
       std::string why = r.message;
@@ -103,7 +110,20 @@ class RemoteKill : public KillBackend {
     return req;
   }
 
-  KillApiReply post(const KillApiRequest& req, double reply_s) {
+  // A 400 that names "stream" as an unknown key.
+  struct OlderServe {};
+
+  static void notify(KillObserver& observer, const KillStep& s) {
+    if (s.escalation)
+      observer.on_escalate(s.alive, s.timeout_s);
+    else
+      observer.on_signal(s.pid, s.sig, s.error);
+  }
+
+  // With `live`, a streamed reply's steps go to it as their lines arrive
+  // and *streamed is set.
+  KillApiReply post(const KillApiRequest& req, double reply_s,
+                    KillObserver* live = nullptr, bool* streamed = nullptr) {
     httplib::Client client(url_.scheme_host_port);
     const auto seconds = [](double s) {
       return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -122,14 +142,37 @@ class RemoteKill : public KillBackend {
                     {"Content-Type", "application/json"}};
     http.body = kill_api_request_json(req);
     std::string body;
-    bool too_big = false;
+    size_t received = 0;
+    bool too_big = false, lines = false;
+    std::optional<KillApiReply> last;
+    std::string bad_line;
+    http.response_handler = [&](const httplib::Response& head) {
+      lines = live && head.status == 200 &&
+              head.get_header_value("Content-Type")
+                      .rfind("application/x-ndjson", 0) == 0;
+      return true;
+    };
     http.content_receiver = [&](const char* data, size_t len, uint64_t,
                                 uint64_t) {
-      if (body.size() + len > kMaxReplyBytes) {
+      received += len;
+      if (received > kMaxReplyBytes) {
         too_big = true;
         return false;
       }
       body.append(data, len);
+      // Streamed: each complete line is taken as it arrives.
+      for (size_t nl; lines && (nl = body.find('\n')) != std::string::npos;
+           body.erase(0, nl + 1)) {
+        try {
+          KillStreamLine line =
+              parse_kill_api_stream_line(std::string_view(body).substr(0, nl));
+          if (line.step) notify(*live, *line.step);
+          if (line.reply) last = std::move(line.reply);
+        } catch (const std::runtime_error& e) {
+          bad_line = e.what();
+          return false;
+        }
+      }
       return true;
     };
     httplib::Response res;
@@ -137,10 +180,21 @@ class RemoteKill : public KillBackend {
     const bool ok = client.send(http, res, error);
     if (too_big)
       throw std::runtime_error("serve's kill reply is larger than 4 MiB");
-    if (!ok)
+    if (!bad_line.empty()) throw std::runtime_error(bad_line);
+    if (!ok && !last)
       throw std::runtime_error("cannot reach " + o_.url + ": " +
                                httplib::to_string(error));
+    if (lines) {
+      if (streamed) *streamed = true;
+      if (!last)
+        throw std::runtime_error(
+            "serve's streamed kill reply ended before its outcome");
+      return std::move(*last);
+    }
     if (res.status == 200) return parse_kill_api_reply(body);
+    if (res.status == 400 && req.stream &&
+        error_of(body).find("unknown key 'stream'") != std::string::npos)
+      throw OlderServe{};
     if (res.status == 409 && !req.dry_run) {
       // The plan changed, or another kill is under way: its reason.
       std::string why = error_of(body);

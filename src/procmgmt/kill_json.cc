@@ -378,6 +378,7 @@ std::string kill_api_request_json(const KillApiRequest& r) {
   j["force"] = r.force;
   j["dry_run"] = r.dry_run;
   if (!r.plan_id.empty()) j["plan_id"] = r.plan_id;
+  if (r.stream) j["stream"] = true;
   return dump(j);
 }
 
@@ -413,10 +414,12 @@ KillApiRequest parse_kill_api_request(std::string_view body) {
       r.dry_run = boolean(v, "dry_run");
     } else if (key == "plan_id") {
       r.plan_id = short_text(v, "plan_id", kMaxPlanIdBytes);
+    } else if (key == "stream") {
+      r.stream = boolean(v, "stream");
     } else {
       bad_request(fmt::format(
           "unknown key '{}' (known: pids, gpu, user, tree, any, signal, "
-          "timeout, force, dry_run, plan_id)",
+          "timeout, force, dry_run, plan_id, stream)",
           key.substr(0, 40)));
     }
   }
@@ -479,9 +482,9 @@ std::string kill_api_reply_json(const KillApiReply& r) {
   return dump(j);
 }
 
-KillApiReply parse_kill_api_reply(std::string_view body) {
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) bad_reply("not a JSON object");
+// A reply object (the body, or a streamed reply's last line).
+static KillApiReply reply_from(const json& j) {
+  if (!j.is_object()) bad_reply("not a JSON object");
   KillApiReply r;
   r.dry_run = flag(j, "dry_run");
   auto sig = parse_signal(text(j, "signal", 32));
@@ -527,6 +530,35 @@ KillApiReply parse_kill_api_reply(std::string_view body) {
   r.message = text(j, "message", 1024);
   r.error = text(j, "error", 1024);
   return r;
+}
+
+KillApiReply parse_kill_api_reply(std::string_view body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) bad_reply("not a JSON object");
+  return reply_from(j);
+}
+
+std::string kill_api_step_line(const KillStep& s) {
+  return dump(json{{"step", step_json(s)}}) + '\n';
+}
+
+std::string kill_api_reply_line(const KillApiReply& r) {
+  return "{\"reply\":" + kill_api_reply_json(r) + "}\n";
+}
+
+KillStreamLine parse_kill_api_stream_line(std::string_view line) {
+  json j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.size() != 1)
+    bad_reply("a line of the streamed reply is not {\"step\"} or {\"reply\"}");
+  KillStreamLine out;
+  if (const json* step = member(j, "step")) {
+    out.step = step_from(*step);
+  } else if (const json* reply = member(j, "reply")) {
+    out.reply = reply_from(*reply);
+  } else {
+    bad_reply("a line of the streamed reply is not {\"step\"} or {\"reply\"}");
+  }
+  return out;
 }
 
 }  // namespace gd::procmgmt

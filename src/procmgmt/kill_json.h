@@ -35,11 +35,14 @@ struct KillApiRequest {
   // "" or the id of a plan the client showed (a dry run's plan_id): the
   // kill goes ahead only if the plan made now has the same id.
   std::string plan_id;
+  // Stream the reply (application/x-ndjson) once signals are being sent:
+  // each step as it happens, then the reply (kill_api_step_line below).
+  bool stream = false;
 };
 
 // The body as JSON: {"pids":[..],"gpu":N,"user":"..","tree":false,
 // "any":false,"signal":"TERM","timeout":10,"force":true,"dry_run":false,
-// "plan_id":".."} (absent: the defaults above).
+// "plan_id":"..","stream":false} (absent: the defaults above).
 std::string kill_api_request_json(const KillApiRequest& r);
 // Throws std::invalid_argument with one line naming what is wrong: not a
 // JSON object, an unknown key, a wrong type, a value out of range, or no
@@ -75,5 +78,19 @@ std::string kill_api_reply_json(const KillApiReply& r);
 // Throws std::runtime_error with one line naming what is wrong. Every
 // string is cut to a bound and every list is bounded.
 KillApiReply parse_kill_api_reply(std::string_view body);
+
+// A streamed reply (a request with "stream": true that went as far as
+// signalling; refusals and dry runs are answered whole, as above): JSON
+// lines, {"step": {...}} for each signal and escalation as it happens,
+// then {"reply": {...}} with the whole reply (its steps included).
+std::string kill_api_step_line(const KillStep& s);       // ends with '\n'
+std::string kill_api_reply_line(const KillApiReply& r);  // ends with '\n'
+struct KillStreamLine {
+  std::optional<KillStep> step;       // a step line
+  std::optional<KillApiReply> reply;  // the last line
+};
+// One line (without its '\n'); throws std::runtime_error like
+// parse_kill_api_reply.
+KillStreamLine parse_kill_api_stream_line(std::string_view line);
 
 }  // namespace gd::procmgmt

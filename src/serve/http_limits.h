@@ -42,6 +42,10 @@ inline constexpr size_t kMaxEventQueueBytes = 256 * 1024;
 // a JSON object of a few pids and options. A larger body is refused (413)
 // before a byte of it is kept.
 inline constexpr size_t kMaxKillBodyBytes = 4096;
+// A streamed kill reply's bytes ahead of its client: more than a reply of
+// kKillApiMaxPids processes takes, so the session never waits on a slow
+// client.
+inline constexpr size_t kKillStreamBufferBytes = 8 << 20;
 
 // Trace downloads (/api/v1/export) at once: each reads the store on a
 // thread of its own, and a day's trace takes seconds of CPU to write.

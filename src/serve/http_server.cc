@@ -52,6 +52,7 @@
 #include "serve/kill_api.h"
 #include "serve/listen_socket.h"
 #include "serve/log.h"
+#include "serve/parked_buffer.h"
 #include "serve/trace_download.h"
 #include "serve/web_page.h"
 
@@ -73,6 +74,8 @@ struct HttpServer::Impl {
   // Trace downloads in progress (each with its producer thread).
   std::mutex downloads_mu;
   std::vector<std::shared_ptr<TraceDownload>> downloads;
+  // The streamed reply of the kill session under way (one at a time).
+  std::shared_ptr<ParkedBuffer> kill_stream;
   bool stopping = false;
   mutable MetricsPageCache metrics_page;
 };
@@ -90,6 +93,9 @@ struct RequestState {
   bool kill = false;
   std::string body;
   std::string kill_log;
+  // Set by the kill session as it begins a streamed reply: the response
+  // to queue when resumed.
+  std::shared_ptr<ParkedBuffer> kill_stream;
 };
 
 constexpr std::string_view kRoutes[] = {
@@ -341,21 +347,143 @@ MHD_Result answer(MHD_Connection* c, RequestState* state, ApiReply reply) {
   return queue(c, std::move(reply));
 }
 
+// A streamed kill reply's side in the HTTP layer. begin() hands the
+// connection, suspended while the plan was made, back to the event loop
+// with state->kill_stream set, and on_request queues the streamed
+// response. From then on the session writes to the buffer only: the
+// connection (and `state`) may go away with the client at any time.
+class KillStream : public KillReplyStream {
+ public:
+  KillStream(Impl& s, MHD_Connection* c, RequestState* state)
+      : s_(s), c_(c), state_(state) {}
+  void begin() override {
+    buffer_ =
+        std::make_shared<ParkedBuffer>(http_limits::kKillStreamBufferBytes);
+    {
+      std::lock_guard lock(s_.downloads_mu);
+      s_.kill_stream = buffer_;
+    }
+    state_->kill_stream = buffer_;
+    state_ = nullptr;
+    MHD_resume_connection(c_);
+  }
+  void write(std::string line) override { buffer_->put(line); }
+  bool begun() const { return buffer_ != nullptr; }
+  // The last line, and the end of the reply.
+  void finish(const std::string& last) {
+    buffer_->put(last);
+    buffer_->finish();
+    std::lock_guard lock(s_.downloads_mu);
+    if (s_.kill_stream == buffer_) s_.kill_stream.reset();
+  }
+
+ private:
+  Impl& s_;
+  MHD_Connection* c_;
+  RequestState* state_;
+  std::shared_ptr<ParkedBuffer> buffer_;
+};
+
 // POST /api/v1/kill once its body is in and auth passed: on the slow pool
-// (a kill waits seconds for exits and memory), resumed with the reply.
+// (a kill waits seconds for exits and memory), resumed with the reply, or,
+// streamed, resumed as the first signal is about to go.
 MHD_Result run_kill(Impl& s, MHD_Connection* c, RequestState* state) {
   // (A suspended connection is not idle: libmicrohttpd's idle timeout
   // does not close it while the session runs past kIdleTimeoutS.)
   KillCaller who{auth_user(c), client_address(c)};
   std::shared_ptr<const TraceHeader> header = s.box.get()->header;
   if (!header) header = std::make_shared<const TraceHeader>();
-  run_slow(s, c, state,
-           [&s, state, who = std::move(who), header = std::move(header)] {
-             KillApiResult result = s.kill->handle(state->body, *header, who);
-             state->kill_log = std::move(result.log_fields);
-             return std::optional<ApiReply>(std::move(result.reply));
-           });
+  MHD_suspend_connection(c);
+  const bool queued =
+      s.slow_pool->try_submit([&s, c, state, who = std::move(who),
+                               header = std::move(header)](bool cancelled) {
+        if (cancelled) {
+          state->reply = json_error(503, "shutting down");
+          MHD_resume_connection(c);
+          return;
+        }
+        KillStream stream(s, c, state);
+        KillApiResult result =
+            s.kill->handle(state->body, *header, who, &stream);
+        if (!stream.begun()) {
+          state->kill_log = std::move(result.log_fields);
+          state->reply = std::move(result.reply);
+          MHD_resume_connection(c);
+          return;
+        }
+        // Logged here: the reply was queued (200) before the session ran.
+        spdlog::info("msg=\"remote kill\" client={} user={} status=200 {}",
+                     serve_log::q(who.address), serve_log::q(who.user),
+                     result.log_fields);
+        stream.finish(result.reply.body);
+      });
+  if (!queued) {
+    state->reply = json_error(503, "too many slow requests at once; retry");
+    MHD_resume_connection(c);
+  }
   return MHD_YES;
+}
+
+// A reply made by another thread into a ParkedBuffer (a streamed kill
+// reply, a trace download: T has read() and cancel()), read on the event
+// loop like the event stream.
+template <class T>
+ssize_t read_parked(void* cls, uint64_t, char* buf, size_t max) {
+  auto& b = **static_cast<std::shared_ptr<T>*>(cls);
+  size_t n = 0;
+  switch (b.read(buf, max, n)) {
+    case ParkedBuffer::Read::kData:
+      return static_cast<ssize_t>(n);
+    case ParkedBuffer::Read::kWait:
+      return 0;  // suspended; resumed by the producer
+    case ParkedBuffer::Read::kEnd:
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    case ParkedBuffer::Read::kError:
+      break;
+  }
+  return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+// The client is gone (its response freed).
+template <class T>
+void free_parked(void* cls) {
+  auto* b = static_cast<std::shared_ptr<T>*>(cls);
+  (*b)->cancel();
+  delete b;
+}
+
+// A 200 whose body `read` produces on the event loop from `holder`, which
+// `release` frees when the connection ends (or here, on failure).
+MHD_Result queue_produced(
+    MHD_Connection* c, void* holder, size_t block,
+    MHD_ContentReaderCallback read, MHD_ContentReaderFreeCallback release,
+    const char* type,
+    std::initializer_list<std::pair<const char*, std::string>> more = {}) {
+  MHD_Response* r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block,
+                                                      read, holder, release);
+  if (!r) {
+    release(holder);
+    return MHD_NO;
+  }
+  add_security_headers(r);
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  for (const auto& [name, value] : more)
+    MHD_add_response_header(r, name, value.c_str());
+  const MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  return ok;
+}
+
+// The streamed kill reply, once its session began.
+MHD_Result queue_kill_stream(MHD_Connection* c,
+                             std::shared_ptr<ParkedBuffer> buffer) {
+  buffer->set_hooks([c] { MHD_suspend_connection(c); },
+                    [c] { MHD_resume_connection(c); });
+  return queue_produced(c, new std::shared_ptr<ParkedBuffer>(std::move(buffer)),
+                        16 * 1024, read_parked<ParkedBuffer>,
+                        free_parked<ParkedBuffer>,
+                        "application/x-ndjson; charset=utf-8");
 }
 
 // /api/v1/events: a Server-Sent Events stream read on the event loop. When
@@ -389,44 +517,9 @@ MHD_Result queue_events(Impl& s, MHD_Connection* c) {
                                "later"));
   stream->set_hooks([c] { MHD_suspend_connection(c); },
                     [c] { MHD_resume_connection(c); });
-  auto* holder = new std::shared_ptr<EventStream>(stream);
-  MHD_Response* r = MHD_create_response_from_callback(
-      MHD_SIZE_UNKNOWN, 16 * 1024, read_events, holder, free_events);
-  if (!r) {
-    free_events(holder);
-    return MHD_NO;
-  }
-  add_security_headers(r);
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                          "text/event-stream; charset=utf-8");
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-  const MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
-  MHD_destroy_response(r);
-  return ok;
-}
-
-// /api/v1/export: the trace download (see trace_download.h), read on the
-// event loop like the event stream.
-ssize_t read_download(void* cls, uint64_t, char* buf, size_t max) {
-  auto& d = **static_cast<std::shared_ptr<TraceDownload>*>(cls);
-  size_t n = 0;
-  switch (d.read(buf, max, n)) {
-    case TraceDownload::Read::kData:
-      return static_cast<ssize_t>(n);
-    case TraceDownload::Read::kWait:
-      return 0;  // suspended; resumed by the producer
-    case TraceDownload::Read::kEnd:
-      return MHD_CONTENT_READER_END_OF_STREAM;
-    case TraceDownload::Read::kError:
-      break;
-  }
-  return MHD_CONTENT_READER_END_WITH_ERROR;
-}
-
-void free_download(void* cls) {
-  auto* d = static_cast<std::shared_ptr<TraceDownload>*>(cls);
-  (*d)->cancel();
-  delete d;
+  return queue_produced(c, new std::shared_ptr<EventStream>(stream), 16 * 1024,
+                        read_events, free_events,
+                        "text/event-stream; charset=utf-8");
 }
 
 // A host name as a file name: letters, digits, '.', '-', '_' only.
@@ -486,29 +579,17 @@ MHD_Result queue_download(Impl& s, MHD_Connection* c, const QueryParams& q) {
   }
   d->set_hooks([c] { MHD_suspend_connection(c); },
                [c] { MHD_resume_connection(c); });
-  auto* holder = new std::shared_ptr<TraceDownload>(d);
-  MHD_Response* r = MHD_create_response_from_callback(
-      MHD_SIZE_UNKNOWN, 64 * 1024, read_download, holder, free_download);
-  if (!r) {
-    free_download(holder);
-    return MHD_NO;
-  }
   d->start();
-  add_security_headers(r);
-  MHD_add_response_header(
-      r, MHD_HTTP_HEADER_CONTENT_TYPE,
-      zstd ? "application/zstd" : "application/x-ndjson; charset=utf-8");
   const std::string host =
       file_safe(s.box.get()->header ? s.box.get()->header->host.hostname : "");
   const std::string name =
       fmt::format("gpudoctor-{}-{:.0f}-{:.0f}.jsonl{}", host, std::floor(since),
                   std::ceil(until), zstd ? ".zst" : "");
-  MHD_add_response_header(r, "Content-Disposition",
-                          ("attachment; filename=\"" + name + "\"").c_str());
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-  const MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
-  MHD_destroy_response(r);
-  return ok;
+  return queue_produced(
+      c, new std::shared_ptr<TraceDownload>(d), 64 * 1024,
+      read_parked<TraceDownload>, free_parked<TraceDownload>,
+      zstd ? "application/zstd" : "application/x-ndjson; charset=utf-8",
+      {{"Content-Disposition", "attachment; filename=\"" + name + "\""}});
 }
 
 // Called once when the headers are in, once per piece of a body, and once
@@ -554,6 +635,8 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
     *upload_size = 0;
     return MHD_YES;
   }
+  if (state->kill_stream)
+    return queue_kill_stream(c, std::move(state->kill_stream));
   if (state->reply) return answer(c, state, std::move(*state->reply));
   if (s.auth && !state->authorized) {
     const auto creds = header(c, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -694,6 +777,12 @@ void HttpServer::stop() {
   // A cancelled download ends its stream at the next read: resume any
   // connection parked on it before the daemon stops.
   for (auto& d : downloads) d->abort();
+  std::shared_ptr<ParkedBuffer> kill_stream;
+  {
+    std::lock_guard lock(impl_->downloads_mu);
+    kill_stream = impl_->kill_stream;
+  }
+  if (kill_stream) kill_stream->abort();
   if (impl_->kill) impl_->kill->stop();  // a kill session stops waiting
   if (slow_pool_) slow_pool_->stop();
   if (daemon_) MHD_stop_daemon(daemon_);

@@ -95,15 +95,25 @@ void expose(KillOutcome& o, CmdlineExposure e) {
   }
 }
 
+// The session's steps, kept for the reply and, when streamed, written as
+// they happen.
 class StepLog : public KillObserver {
  public:
+  explicit StepLog(KillReplyStream* stream) : stream_(stream) {}
   void on_signal(uint32_t pid, int sig, const std::string& error) override {
-    steps.push_back({false, pid, sig, error, 0, 0});
+    add({false, pid, sig, error, 0, 0});
   }
   void on_escalate(size_t alive, double timeout_s) override {
-    steps.push_back({true, 0, 0, "", alive, timeout_s});
+    add({true, 0, 0, "", alive, timeout_s});
   }
   std::vector<KillStep> steps;
+
+ private:
+  void add(KillStep s) {
+    if (stream_) stream_->write(kill_api_step_line(s));
+    steps.push_back(std::move(s));
+  }
+  KillReplyStream* stream_;
 };
 
 const char* message_of(KillResult r) {
@@ -160,7 +170,7 @@ KillApi::KillApi(KillApiConfig config) : config_(std::move(config)) {
 void KillApi::stop() { stop_ = true; }
 
 KillApiResult KillApi::handle(std::string_view body, const TraceHeader& header,
-                              const KillCaller& who) {
+                              const KillCaller& who, KillReplyStream* stream) {
   {
     std::lock_guard lock(mu_);
     if (busy_)
@@ -181,11 +191,11 @@ KillApiResult KillApi::handle(std::string_view body, const TraceHeader& header,
       api.busy_ = false;
     }
   } release{*this};
-  return run(body, header, who);
+  return run(body, header, who, stream);
 }
 
 KillApiResult KillApi::run(std::string_view body, const TraceHeader& header,
-                           const KillCaller& who) {
+                           const KillCaller& who, KillReplyStream* stream) {
   KillApiRequest req;
   try {
     req = parse_kill_api_request(body);
@@ -263,7 +273,9 @@ KillApiResult KillApi::run(std::string_view body, const TraceHeader& header,
     requester.remote = "remote user " + who.user + " from " + who.address;
     o.requester = requester;
     o.stop = &stop_;
-    StepLog log;
+    if (!req.stream) stream = nullptr;
+    if (stream) stream->begin();
+    StepLog log(stream);
     KillOutcome outcome = run_kill_session(
         plan, ctx, procs, *before, header,
         [this, &before] {
@@ -283,6 +295,10 @@ KillApiResult KillApi::run(std::string_view body, const TraceHeader& header,
   fields += fmt::format(" plan_id={} signals_sent={} exit_code={} result={}",
                         r.plan_id.empty() ? "-" : r.plan_id, sent, r.exit_code,
                         serve_log::q(r.message));
+  if (r.outcome && stream)
+    return {{status, "application/x-ndjson", kill_api_reply_line(r)},
+            fields + " streamed=true",
+            true};
   return {{status, "application/json", kill_api_reply_json(r)}, fields};
 }
 

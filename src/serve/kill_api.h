@@ -73,6 +73,20 @@ struct KillCaller {
 struct KillApiResult {
   ApiReply reply;
   std::string log_fields;  // logfmt fields for the request's log line
+  // The reply went out as a stream (KillReplyStream): reply.body is its
+  // last line, to be written after the steps.
+  bool streamed = false;
+};
+
+// The HTTP layer's end of a streamed reply (a request with "stream": true,
+// procmgmt/kill_json.h): begin() once the plan goes ahead, just before the
+// first signal (the reply is 200 from then on), then each step's line as
+// it happens. Refusals, dry runs and a changed plan are answered whole.
+class KillReplyStream {
+ public:
+  virtual ~KillReplyStream() = default;
+  virtual void begin() = 0;
+  virtual void write(std::string line) = 0;
 };
 
 class KillApi {
@@ -83,14 +97,17 @@ class KillApi {
   // sample and /proc, and unless a dry run (or a refusal) run the session.
   // Slow (seconds, up to about three times the timeout): never on the
   // event loop. One at a time: another request meanwhile gets 409.
+  // `stream`: where a streamed reply goes; null answers every request
+  // whole.
   KillApiResult handle(std::string_view body, const TraceHeader& header,
-                       const KillCaller& who);
+                       const KillCaller& who,
+                       KillReplyStream* stream = nullptr);
   // A session under way stops waiting (serve is stopping).
   void stop();
 
  private:
   KillApiResult run(std::string_view body, const TraceHeader& header,
-                    const KillCaller& who);
+                    const KillCaller& who, KillReplyStream* stream);
 
   KillApiConfig config_;
   std::atomic<bool> stop_{false};

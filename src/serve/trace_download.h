@@ -9,21 +9,18 @@
 // for room), never grows memory; a client that goes away cancels it.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <functional>
-#include <memory>
-#include <mutex>
-#include <string>
 #include <thread>
 
 #include "serve/history.h"
+#include "serve/parked_buffer.h"
 
 namespace gd {
 
 class TraceDownload {
  public:
-  enum class Read { kData, kWait, kEnd, kError };
+  using Read = ParkedBuffer::Read;
 
   // `zstd`: compress (level 3); else plain JSON lines.
   TraceDownload(const History& history, double since, double until, bool zstd,
@@ -32,36 +29,31 @@ class TraceDownload {
   TraceDownload(const TraceDownload&) = delete;
   TraceDownload& operator=(const TraceDownload&) = delete;
 
-  // Hooks of the HTTP layer (see EventStream::set_hooks); before start().
-  void set_hooks(std::function<void()> suspend, std::function<void()> resume);
+  // Hooks of the HTTP layer (see ParkedBuffer::set_hooks); before start().
+  void set_hooks(std::function<void()> suspend, std::function<void()> resume) {
+    buffer_.set_hooks(std::move(suspend), std::move(resume));
+  }
   void start();
-  // Like EventStream::read; kError: the store failed midway (the client
-  // gets a truncated file, which a trace reader rejects).
-  Read read(char* buf, size_t max, size_t& n);
+  // ParkedBuffer::read; kError: the store failed midway (the client gets a
+  // truncated file, which a trace reader rejects).
+  Read read(char* buf, size_t max, size_t& n) {
+    return buffer_.read(buf, max, n);
+  }
   // The client is gone (its response freed): the producer stops at its
   // next sample.
-  void cancel();
+  void cancel() { buffer_.cancel(); }
   // Serve stops: the producer stops, and a connection parked on an empty
   // buffer is resumed so that its next read ends it.
-  void abort();
-  bool finished() const;
+  void abort() { buffer_.abort(); }
+  bool finished() const { return buffer_.finished(); }
 
  private:
   void produce();
-  // Appends compressed bytes, waiting for room; false when cancelled.
-  bool put(std::string_view bytes);
 
   const History& history_;
   const double since_, until_;
   const bool zstd_;
-  const size_t max_buffered_;
-  mutable std::mutex mu_;
-  std::condition_variable room_;
-  std::string buffer_;
-  size_t offset_ = 0;
-  bool done_ = false, failed_ = false, cancelled_ = false;
-  bool suspended_ = false;
-  std::function<void()> suspend_, resume_;
+  ParkedBuffer buffer_;
   std::thread thread_;
 };
 

@@ -4,8 +4,8 @@ start with it and without basic auth, it is off (403, saying how to turn
 it on) without the flag, a request without the custom header, with a
 form's content type, without the password, chunked, too large or from a
 rebinding page is refused, and a real child listed on a fake GPU is
-planned, then ended with the plan's id, each request logged with the
-user and address. TOP's `k` over --connect is in test_top.py
+planned, then ended with the plan's id (its steps streamed as they happen
+when asked), each request logged with the user and address. TOP's `k` over --connect is in test_top.py
 (TopRemoteKill)."""
 import json
 import os
@@ -214,6 +214,43 @@ class RemoteKillApi(ServeCase):
         self.assertEqual(reply["outcome"]["result"], "still_alive")
         self.assertIn("add --force", reply["outcome"]["still_alive"][0]["why"])
         self.assertTrue(alive(pid))
+
+    def test_a_streamed_reply_shows_each_step_as_it_happens(self):
+        # Ignores SIGTERM: TERM goes at once, KILL after the 3 s wait; with
+        # "stream": true the client reads each as serve takes it.
+        p = spawn_python("import os, signal, time\nsignal.signal(signal.SIGTERM, "
+                         "signal.SIG_IGN)\nprint(os.getpid(), flush=True)\ntime.sleep(120)\n")
+        self.children.append(p)
+        pid = int(p.stdout.readline())
+        reap_in_background(p)
+        # The driver frees its memory once it has ended (KILL at ~4 s).
+        path = Scenario(self.tmp.name).write({0: [(pid, GiB)]}, later=[(6.0, {0: []})])
+        s = self.serve(path, ["--no-db", "--web-config", web_config(self.tmp.name),
+                              "--allow-remote-kill"])
+        body = json.dumps({"pids": [pid], "timeout": 3, "force": True, "stream": True})
+        curl = subprocess.Popen(
+            ["curl", "-sS", "-N", "--max-time", "60", "-u", USER,
+             "-H", "Content-Type: application/json", "-H", "X-Gpudoctor-Kill: 1",
+             "--data-binary", body, f"http://127.0.0.1:{s.port}/api/v1/kill"],
+            stdout=subprocess.PIPE, text=True)
+        start = time.monotonic()
+        lines = []
+        for line in curl.stdout:
+            lines.append((time.monotonic() - start, json.loads(line)))
+        curl.stdout.close()
+        self.assertEqual(curl.wait(timeout=30), 0)
+        kinds = [next(iter(obj)) for _, obj in lines]
+        self.assertEqual(kinds, ["step", "step", "step", "reply"], lines)
+        (t_term, term), (_, wait), (t_kill, kill), (_, last) = lines
+        self.assertEqual(term["step"], {"pid": pid, "signal": "SIGTERM", "error": ""})
+        self.assertEqual(wait["step"]["escalation"], True)
+        self.assertEqual(kill["step"]["signal"], "SIGKILL")
+        self.assertGreater(t_kill - t_term, 2.5, "TERM came with the outcome, not before it")
+        self.assertEqual(last["reply"]["exit_code"], 0, last)
+        self.assertEqual(len(last["reply"]["steps"]), 3)
+        self.assertTrue(wait_until(lambda: not alive(pid)))
+        s.wait_log(rf'msg="remote kill" client=127.0.0.1 user=ops status=200 dry_run=false '
+                   rf'pids={pid} .* signals_sent=2 exit_code=0 .* streamed=true')
 
     def test_plain_http_off_loopback_is_warned_about(self):
         path = Scenario(self.tmp.name).write({})

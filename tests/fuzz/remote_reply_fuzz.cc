@@ -5,7 +5,8 @@
 // invalid_argument for a URL), or accepted within the bounds the screen
 // relies on: known severities, GPU indices 0..1023, bounded counts and
 // texts, a sane interval, an exit code of `kill`; a kill reply accepted
-// reads back the same once written.
+// reads back the same once written; so does a line of a streamed kill
+// reply.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -47,6 +48,29 @@ void check_kill_reply(std::string_view text) {
   FUZZ_CHECK(kill_api_reply_json(back) == again, again);
 }
 
+// A line of a streamed kill reply: a step, or the reply (bounded as
+// above, and read back the same once written).
+void check_kill_stream_line(std::string_view text) {
+  using namespace gd::procmgmt;
+  KillStreamLine line;
+  try {
+    line = parse_kill_api_stream_line(text);
+  } catch (const std::runtime_error&) {
+    return;
+  }
+  FUZZ_CHECK(line.step.has_value() != line.reply.has_value(), text);
+  if (line.step) {
+    FUZZ_CHECK(line.step->error.size() <= 1024, text);
+    const std::string again = kill_api_step_line(*line.step);
+    FUZZ_CHECK(again.find('\n') == again.size() - 1, again);
+  }
+  if (line.reply) {
+    const std::string again = kill_api_reply_line(*line.reply);
+    FUZZ_CHECK(again.find('\n') == again.size() - 1, again);
+    check_kill_reply(kill_api_reply_json(*line.reply));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -56,6 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   switch (data[0] % 4) {
     case 3:
       check_kill_reply(text);
+      check_kill_stream_line(text);
       break;
     case 0:
       try {

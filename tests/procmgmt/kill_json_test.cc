@@ -27,7 +27,7 @@ TEST(KillApiRequest, ReadsEveryField) {
   auto r = parse_kill_api_request(
       R"({"pids":[4242,4243],"gpu":1,"user":"alice","tree":true,"any":true,)"
       R"("signal":"KILL","timeout":"15s","force":true,"dry_run":true,)"
-      R"("plan_id":"00ff00ff00ff00ff"})");
+      R"("plan_id":"00ff00ff00ff00ff","stream":true})");
   EXPECT_EQ(r.request.pids, (std::vector<uint32_t>{4242, 4243}));
   EXPECT_EQ(r.request.gpu, 1);
   EXPECT_EQ(r.request.user, "alice");
@@ -38,13 +38,15 @@ TEST(KillApiRequest, ReadsEveryField) {
   EXPECT_TRUE(r.force);
   EXPECT_TRUE(r.dry_run);
   EXPECT_EQ(r.plan_id, "00ff00ff00ff00ff");
+  EXPECT_TRUE(r.stream);
 }
 
 TEST(KillApiRequest, DefaultsAreThoseOfKill) {
   auto r = parse_kill_api_request(R"({"pids":[7]})");
   EXPECT_EQ(r.signal, SIGTERM);
   EXPECT_DOUBLE_EQ(r.timeout_s, 10);
-  EXPECT_FALSE(r.force || r.dry_run || r.request.tree || r.request.any);
+  EXPECT_FALSE(r.force || r.dry_run || r.request.tree || r.request.any ||
+               r.stream);
   EXPECT_FALSE(r.request.gpu);
   EXPECT_EQ(parse_kill_api_request(R"({"gpu":0,"timeout":2.5})").timeout_s,
             2.5);
@@ -63,6 +65,7 @@ TEST(KillApiRequest, WritesWhatItReads) {
   r.timeout_s = 4;
   r.force = true;
   r.plan_id = "abc";
+  r.stream = true;
   auto back = parse_kill_api_request(kill_api_request_json(r));
   EXPECT_EQ(back.request.pids, r.request.pids);
   EXPECT_EQ(back.request.gpu, 3);
@@ -72,6 +75,7 @@ TEST(KillApiRequest, WritesWhatItReads) {
   EXPECT_TRUE(back.force);
   EXPECT_FALSE(back.dry_run);
   EXPECT_EQ(back.plan_id, "abc");
+  EXPECT_TRUE(back.stream);
 }
 
 TEST(KillApiRequest, EachWrongBodyIsRefusedWithItsReason) {
@@ -261,6 +265,44 @@ TEST(KillApiReply, HostileRepliesAreRefusedOrBounded) {
   auto r = parse_kill_api_reply(j.dump());
   EXPECT_LE(r.plan.notes.at(0).size(), 1024u);
   EXPECT_LE(r.message.size(), 1024u);
+}
+
+TEST(KillApiStream, StepLinesThenTheReplyLine) {
+  const KillStep term{false, 4242, SIGTERM, "", 0, 0};
+  const KillStep wait{true, 0, 0, "", 1, 12};
+  const std::string a = kill_api_step_line(term), b = kill_api_step_line(wait);
+  ASSERT_EQ(a.back(), '\n');
+  EXPECT_EQ(a.find('\n'), a.size() - 1) << "one line each";
+  auto back = parse_kill_api_stream_line(a.substr(0, a.size() - 1));
+  ASSERT_TRUE(back.step);
+  EXPECT_FALSE(back.reply);
+  EXPECT_EQ(back.step->pid, 4242u);
+  EXPECT_EQ(back.step->sig, SIGTERM);
+  back = parse_kill_api_stream_line(b.substr(0, b.size() - 1));
+  ASSERT_TRUE(back.step);
+  EXPECT_TRUE(back.step->escalation);
+  EXPECT_EQ(back.step->alive, 1u);
+  EXPECT_DOUBLE_EQ(back.step->timeout_s, 12);
+
+  KillApiReply r;
+  r.steps = {term, wait};
+  r.message = "GPU memory released.";
+  r.outcome = KillOutcome{};
+  const std::string last = kill_api_reply_line(r);
+  EXPECT_EQ(last.find('\n'), last.size() - 1);
+  back = parse_kill_api_stream_line(last.substr(0, last.size() - 1));
+  ASSERT_TRUE(back.reply);
+  EXPECT_FALSE(back.step);
+  EXPECT_EQ(back.reply->message, "GPU memory released.");
+  EXPECT_EQ(back.reply->steps.size(), 2u);
+  EXPECT_EQ(kill_api_reply_json(*back.reply), kill_api_reply_json(r));
+
+  for (const char* bad :
+       {"", "[]", "{}", R"({"step":1})", R"({"reply":[]})",
+        R"({"step":{"pid":1,"signal":"SIGTERM"},"reply":{}})",
+        R"({"other":{}})", R"({"step":{"pid":1,"signal":"SIGNOPE"}})"}) {
+    EXPECT_THROW(parse_kill_api_stream_line(bad), std::runtime_error) << bad;
+  }
 }
 
 TEST(KillAuditLine, NamesTheRemoteUserAndAddress) {

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -399,23 +400,109 @@ TEST_F(KillServer, NeedsThePasswordWhenAuthIsOn) {
   EXPECT_EQ(body_of(ok)["exit_code"], 3);
 }
 
-TEST_F(KillServer, StoppingServeDoesNotWaitOutASession) {
+// Reads from `fd` until `raw` contains `text` or `timeout_ms` passes;
+// the seconds since `t0` when it did, or -1.
+double seconds_until(int fd, std::string& raw, const std::string& text,
+                     std::chrono::steady_clock::time_point t0,
+                     int timeout_ms = 30000) {
+  char buf[4096];
+  const auto deadline = t0 + std::chrono::milliseconds(timeout_ms);
+  while (raw.find(text) == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0)
+      return -1;
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return -1;
+    raw.append(buf, static_cast<size_t>(n));
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+// "stream": true: each step as it happens (application/x-ndjson), the
+// whole reply as the last line. A process that ignores TERM: the TERM line
+// comes at once, the KILL and the outcome after the 2 s wait.
+TEST_F(KillServer, StreamedReplySendsEachStepAsItHappens) {
   pid_t stubborn = child(/*ignore_term=*/true);
+  std::thread reaper([&] {
+    waitpid(stubborn, nullptr, 0);
+    list({});
+  });
   start(config());
   list({static_cast<uint32_t>(stubborn)});
-  std::thread t([&] {
-    post(port, R"({"pids":[)" + std::to_string(stubborn) +
-                   R"(],"timeout":50,"force":true})");
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const std::string pid = std::to_string(stubborn);
+  const std::string body =
+      R"({"pids":[)" + pid + R"(],"timeout":2,"force":true,"stream":true})";
+  int fd = test::connect_local(port);
+  ASSERT_GE(fd, 0);
   const auto t0 = std::chrono::steady_clock::now();
-  server->stop();
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
-  t.join();
-  EXPECT_LT(took, 5) << "stop waited for the session";
-  EXPECT_EQ(kill(stubborn, 0), 0) << "no SIGKILL after the stop";
+  test::send_all(fd, "POST /api/v1/kill HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+                         kJson + kMark +
+                         "Content-Length: " + std::to_string(body.size()) +
+                         "\r\nConnection: close\r\n\r\n" + body);
+  std::string raw;
+  const double term = seconds_until(
+      fd, raw,
+      R"({"step":{"error":"","pid":)" + pid + R"(,"signal":"SIGTERM"}})", t0);
+  const double killed = seconds_until(
+      fd, raw,
+      R"({"step":{"error":"","pid":)" + pid + R"(,"signal":"SIGKILL"}})", t0);
+  const double last = seconds_until(fd, raw, R"({"reply":{)", t0);
+  seconds_until(fd, raw, "\r\n0\r\n\r\n", t0);  // the last chunk
+  close(fd);
+  reaper.join();
+  children.clear();
+  ASSERT_EQ(raw.rfind("HTTP/1.1 200", 0), 0u) << raw;
+  EXPECT_NE(raw.find("application/x-ndjson"), std::string::npos) << raw;
+  ASSERT_GE(term, 0) << raw;
+  ASSERT_GE(killed, 0) << raw;
+  ASSERT_GE(last, 0) << raw;
+  EXPECT_LT(term + 1.5, killed) << "TERM was not sent before the wait";
+  EXPECT_NE(raw.find(R"({"step":{"alive":1,"escalation":true,"timeout_s":2)"),
+            std::string::npos)
+      << raw;
+  // The last line is the whole reply, as a plain request gets it.
+  const std::string reply_line = raw.substr(
+      raw.find(R"({"reply":{)"),
+      raw.find('\n', raw.find(R"({"reply":{)")) - raw.find(R"({"reply":{)"));
+  json j = json::parse(reply_line, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << reply_line;
+  EXPECT_EQ(j["reply"]["outcome"]["result"], "released") << reply_line;
+  EXPECT_EQ(j["reply"]["steps"].size(), 3u) << reply_line;
+}
+
+// A refused plan is answered whole, with its status, streamed or not.
+TEST_F(KillServer, StreamedRequestThatIsRefusedGetsAPlainReply) {
+  start(config());
+  RawReply r = post(port, R"({"pids":[1],"stream":true})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.head.find("application/json"), std::string::npos) << r.head;
+  EXPECT_EQ(body_of(r)["exit_code"], 3) << r.body;
+}
+
+// Streamed or not, a session under way does not hold up serve's stop.
+TEST_F(KillServer, StoppingServeDoesNotWaitOutASession) {
+  for (const char* stream : {"false", "true"}) {
+    SCOPED_TRACE(std::string("stream: ") + stream);
+    pid_t stubborn = child(/*ignore_term=*/true);
+    start(config());
+    list({static_cast<uint32_t>(stubborn)});
+    std::thread t([&] {
+      post(port, R"({"pids":[)" + std::to_string(stubborn) +
+                     R"(],"timeout":50,"force":true,"stream":)" + stream + "}");
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    const auto t0 = std::chrono::steady_clock::now();
+    server->stop();
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    t.join();
+    EXPECT_LT(took, 5) << "stop waited for the session";
+    EXPECT_EQ(kill(stubborn, 0), 0) << "no SIGKILL after the stop";
+  }
 }
 
 }  // namespace

@@ -25,9 +25,11 @@ namespace {
 using namespace gd::top::test;
 using Stage = KillJob::Stage;
 
-pid_t spawn_sleeper() {
+// `ignore_term` makes it outlive SIGTERM.
+pid_t spawn_sleeper(bool ignore_term = false) {
   pid_t pid = fork();
   if (pid == 0) {
+    if (ignore_term) signal(SIGTERM, SIG_IGN);
     for (;;) pause();
   }
   return pid;
@@ -105,6 +107,23 @@ constexpr const char* kHash =
 
 // A serve's HTTP side with basic auth; remote kill on when `kill_on`, with
 // NVML listing `child` on GPU 0 while `listed` is true.
+// A child, listed on GPU 0 until it is reaped (as the driver frees the
+// memory of a process that ended).
+struct ListedChild {
+  explicit ListedChild(bool ignore_term = false)
+      : pid(spawn_sleeper(ignore_term)), reaper([this] {
+          waitpid(pid, nullptr, 0);
+          listed = false;
+        }) {}
+  ~ListedChild() {
+    if (listed) kill(pid, SIGKILL);  // a test that failed before its kill
+    reaper.join();
+  }
+  pid_t pid;
+  std::atomic<bool> listed{true};
+  std::thread reaper;
+};
+
 class RemoteServe {
  public:
   RemoteServe(bool kill_on, const std::atomic<bool>* listed, pid_t child)
@@ -139,13 +158,9 @@ class RemoteServe {
 };
 
 TEST(RemoteKillJob, ServePlansAsksThenEndsTheProcessAndChecksTheMemory) {
-  pid_t child = spawn_sleeper();
-  std::atomic<bool> listed{true};
-  std::thread reaper([&] {
-    waitpid(child, nullptr, 0);
-    listed = false;
-  });
-  RemoteServe serve(true, &listed, child);
+  ListedChild listed_child;
+  const pid_t child = listed_child.pid;
+  RemoteServe serve(true, &listed_child.listed, child);
   KillJobOptions o;
   o.timeout_s = 3;
   KillJob job({static_cast<uint32_t>(child)},
@@ -160,7 +175,6 @@ TEST(RemoteKillJob, ServePlansAsksThenEndsTheProcessAndChecksTheMemory) {
   EXPECT_EQ(kill(child, 0), 0) << "nothing is sent before the yes";
   job.confirm();
   ASSERT_TRUE(wait_stage(job, Stage::kDone)) << job.error();
-  reaper.join();
   EXPECT_EQ(job.outcome().result, procmgmt::KillResult::kReleased);
   ASSERT_EQ(job.outcome().memory.size(), 1u);
   auto steps = job.steps();
@@ -168,6 +182,37 @@ TEST(RemoteKillJob, ServePlansAsksThenEndsTheProcessAndChecksTheMemory) {
   EXPECT_EQ(steps[0].pid, static_cast<uint32_t>(child));
   EXPECT_EQ(steps[0].sig, SIGTERM);
   EXPECT_TRUE(steps[0].error.empty());
+}
+
+// The screen shows each step as serve takes it: TERM sent while serve still
+// waits for a process that ignores it, then the escalation and KILL.
+TEST(RemoteKillJob, StepsShowWhileServeIsStillWaiting) {
+  ListedChild listed_child(/*ignore_term=*/true);
+  const pid_t child = listed_child.pid;
+  ASSERT_GT(child, 0);
+  RemoteServe serve(true, &listed_child.listed, child);
+  KillJobOptions o;
+  o.timeout_s = 2;  // force (top's default): KILL after the wait
+  KillJob job({static_cast<uint32_t>(child)},
+              remote_kill_backend(serve.connection()), o, [] {});
+  ASSERT_TRUE(wait_stage(job, Stage::kPlanned)) << job.error();
+  job.confirm();
+  std::vector<KillStep> while_running;
+  for (int i = 0; i < 1000 && job.stage() == Stage::kRunning; ++i) {
+    while_running = job.steps();
+    if (!while_running.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(job.stage(), Stage::kRunning)
+      << "the TERM step came only with the outcome";
+  ASSERT_EQ(while_running.size(), 1u);
+  EXPECT_EQ(while_running[0].sig, SIGTERM);
+  ASSERT_TRUE(wait_stage(job, Stage::kDone)) << job.error();
+  auto steps = job.steps();
+  ASSERT_EQ(steps.size(), 3u) << "TERM, the escalation, KILL; each once";
+  EXPECT_TRUE(steps[1].escalation);
+  EXPECT_EQ(steps[2].sig, SIGKILL);
+  EXPECT_EQ(job.outcome().result, procmgmt::KillResult::kReleased);
 }
 
 TEST(RemoteKillJob, RefusalsOfThePlanComeBackWithTheCommand) {
