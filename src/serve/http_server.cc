@@ -23,11 +23,8 @@
 
 #include <fmt/format.h>
 #include <microhttpd.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,7 +32,6 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -52,6 +48,7 @@
 #include "serve/kill_api.h"
 #include "serve/listen_socket.h"
 #include "serve/log.h"
+#include "serve/mhd_reply.h"
 #include "serve/parked_buffer.h"
 #include "serve/trace_download.h"
 #include "serve/web_page.h"
@@ -148,45 +145,6 @@ ApiReply guarded(const Impl& s, const std::string& path, const QueryParams& q) {
   return json_error(500, "internal error");
 }
 
-MHD_Result add_param(void* cls, MHD_ValueKind, const char* key,
-                     const char* value) {
-  static_cast<QueryParams*>(cls)->emplace(key, value ? value : "");
-  return MHD_YES;
-}
-
-QueryParams params_of(MHD_Connection* c) {
-  QueryParams q;
-  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_param, &q);
-  return q;
-}
-
-std::optional<std::string_view> header(MHD_Connection* c, const char* name) {
-  const char* v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
-  if (!v) return std::nullopt;
-  return std::string_view(v);
-}
-
-// A body up to this size is read and dropped before the 413, so that a
-// client still sending it reads the answer instead of a reset connection;
-// a larger one is refused at once and the connection closed.
-constexpr size_t kMaxDrainedBodyBytes = 1 << 20;
-
-bool drainable_body(MHD_Connection* c) {
-  if (header(c, MHD_HTTP_HEADER_TRANSFER_ENCODING)) return false;
-  auto len = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
-  if (!len) return false;
-  char* end = nullptr;
-  const std::string text(*len);
-  const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
-  return end && *end == 0 && n <= kMaxDrainedBodyBytes;
-}
-
-bool has_body(MHD_Connection* c) {
-  if (header(c, MHD_HTTP_HEADER_TRANSFER_ENCODING)) return true;
-  auto len = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
-  return len && *len != "0";
-}
-
 // What is refused before any handler runs, or nullopt.
 std::optional<ApiReply> refusal(const Impl& s, MHD_Connection* c,
                                 std::string_view url, std::string_view method) {
@@ -201,52 +159,6 @@ std::optional<ApiReply> refusal(const Impl& s, MHD_Connection* c,
   if (url.size() > http_limits::kMaxUriBytes)
     return json_error(414, "request URI too long");
   return std::nullopt;
-}
-
-void free_body(void* body) { delete static_cast<std::string*>(body); }
-
-// Headers every reply carries (see web_page.h).
-void add_security_headers(MHD_Response* r) {
-  MHD_add_response_header(r, "Content-Security-Policy", kContentSecurityPolicy);
-  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-  MHD_add_response_header(r, "X-Frame-Options", "DENY");
-  MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-}
-
-MHD_Result queue(MHD_Connection* c, ApiReply reply) {
-  MHD_Response* r = nullptr;
-  if (!reply.static_body.empty()) {  // embedded asset: no copy, no free
-    r = MHD_create_response_from_buffer(
-        reply.static_body.size(), const_cast<char*>(reply.static_body.data()),
-        MHD_RESPMEM_PERSISTENT);
-    if (!r) return MHD_NO;
-  } else {
-    // The body is handed over, not copied (a /metrics page is ~60 KB).
-    auto* body = new std::string(std::move(reply.body));
-    r = MHD_create_response_from_buffer_with_free_callback_cls(
-        body->size(), body->data(), free_body, body);
-    if (!r) {
-      delete body;
-      return MHD_NO;
-    }
-  }
-  add_security_headers(r);
-  for (const auto& [name, value] : reply.headers)
-    MHD_add_response_header(r, name.c_str(), value.c_str());
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                          reply.content_type.c_str());
-  if (reply.status == 401)
-    MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                            "Basic realm=\"gpudoctor\"");
-  const bool allow_given =
-      std::any_of(reply.headers.begin(), reply.headers.end(),
-                  [](const auto& h) { return h.first == "Allow"; });
-  if (reply.status == 405 && !allow_given)
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-  const MHD_Result ok =
-      MHD_queue_response(c, static_cast<unsigned>(reply.status), r);
-  MHD_destroy_response(r);
-  return ok;
 }
 
 // Runs `work` on the slow pool: the connection is suspended (the loop goes
@@ -273,20 +185,6 @@ void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
 }
 
 ApiReply unauthorized() { return json_error(401, "authentication required"); }
-
-// The client's address as text ("10.0.0.5", "::1").
-std::string client_address(MHD_Connection* c) {
-  const MHD_ConnectionInfo* info =
-      MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (!info || !info->client_addr) return "?";
-  const sockaddr* a = info->client_addr;
-  const socklen_t len =
-      a->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-  char host[NI_MAXHOST] = {};
-  if (getnameinfo(a, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0)
-    return "?";
-  return host;
-}
 
 // The basic-auth user a request names ("-" for none).
 std::string auth_user(MHD_Connection* c) {
@@ -422,57 +320,6 @@ MHD_Result run_kill(Impl& s, MHD_Connection* c, RequestState* state) {
     MHD_resume_connection(c);
   }
   return MHD_YES;
-}
-
-// A reply made by another thread into a ParkedBuffer (a streamed kill
-// reply, a trace download: T has read() and cancel()), read on the event
-// loop like the event stream.
-template <class T>
-ssize_t read_parked(void* cls, uint64_t, char* buf, size_t max) {
-  auto& b = **static_cast<std::shared_ptr<T>*>(cls);
-  size_t n = 0;
-  switch (b.read(buf, max, n)) {
-    case ParkedBuffer::Read::kData:
-      return static_cast<ssize_t>(n);
-    case ParkedBuffer::Read::kWait:
-      return 0;  // suspended; resumed by the producer
-    case ParkedBuffer::Read::kEnd:
-      return MHD_CONTENT_READER_END_OF_STREAM;
-    case ParkedBuffer::Read::kError:
-      break;
-  }
-  return MHD_CONTENT_READER_END_WITH_ERROR;
-}
-
-// The client is gone (its response freed).
-template <class T>
-void free_parked(void* cls) {
-  auto* b = static_cast<std::shared_ptr<T>*>(cls);
-  (*b)->cancel();
-  delete b;
-}
-
-// A 200 whose body `read` produces on the event loop from `holder`, which
-// `release` frees when the connection ends (or here, on failure).
-MHD_Result queue_produced(
-    MHD_Connection* c, void* holder, size_t block,
-    MHD_ContentReaderCallback read, MHD_ContentReaderFreeCallback release,
-    const char* type,
-    std::initializer_list<std::pair<const char*, std::string>> more = {}) {
-  MHD_Response* r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block,
-                                                      read, holder, release);
-  if (!r) {
-    release(holder);
-    return MHD_NO;
-  }
-  add_security_headers(r);
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-  for (const auto& [name, value] : more)
-    MHD_add_response_header(r, name, value.c_str());
-  const MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
-  MHD_destroy_response(r);
-  return ok;
 }
 
 // The streamed kill reply, once its session began.
