@@ -1,4 +1,5 @@
-// gpudoctor top [--from TRACE [--speed X] | --connect URL [--auth-file F]]
+// gpudoctor top [--from TRACE [--speed X] | --connect URL [--auth-file F]
+//                [--ca-file PEM]]
 //               [--readonly] [--mono] [--config FILE] [--kill-timeout 10s]
 // The terminal view people keep open: every GPU, the host, the GPU
 // processes, and the live findings of the diagnosis engine; `k` ends
@@ -31,6 +32,11 @@ int run_top_command(const GlobalOptions& g, const TopFlags& f) {
   if (!f.from.empty() && !f.connect.empty()) {
     std::fprintf(stderr,
                  "gpudoctor: top: --from and --connect exclude each other\n");
+    return kExitUsage;
+  }
+  if (f.connect.empty() && (!f.auth_file.empty() || !f.ca_file.empty())) {
+    std::fprintf(stderr, "gpudoctor: top: %s is for --connect\n",
+                 f.auth_file.empty() ? "--ca-file" : "--auth-file");
     return kExitUsage;
   }
   std::setlocale(LC_ALL, "");
@@ -90,6 +96,10 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
                   "if it runs with --allow-remote-kill)");
   cmd->add_option("--auth-file", f->auth_file,
                   "user:password for a serve with basic auth (--web-config)");
+  cmd->add_option("--ca-file", f->ca_file,
+                  "with an https:// --connect: PEM certificate(s) to trust, "
+                  "serve's own self-signed one or its CA (default: the "
+                  "system's)");
   cmd->add_flag("--readonly", f->readonly,
                 "no key acts on processes (k is refused)");
   cmd->add_flag("--mono", f->mono, "no colours (also when NO_COLOR is set)");

@@ -39,6 +39,16 @@ int run_top_remote(const GlobalOptions& g, const TopFlags& f,
   r.interval_s = g.interval_s;
   if (!f.auth_file.empty())
     std::tie(r.user, r.password) = read_auth_file(f.auth_file);
+  if (!f.ca_file.empty()) {
+    if (f.connect.rfind("https://", 0) != 0) {
+      std::fprintf(stderr,
+                   "gpudoctor: top: --ca-file is for an https:// --connect\n");
+      return kExitUsage;
+    }
+    if (!std::ifstream(f.ca_file))
+      throw CLI::ValidationError("--ca-file", f.ca_file + ": cannot read it");
+    r.ca_file = f.ca_file;
+  }
   std::unique_ptr<monitor::Feed> feed;
   try {
     feed = std::make_unique<monitor::RemoteFeed>(r);

@@ -16,6 +16,7 @@ struct TopFlags {
   std::string from;
   std::string connect;
   std::string auth_file;
+  std::string ca_file;
   double speed = 1;
   bool readonly = false;
   bool mono = false;

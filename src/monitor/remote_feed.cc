@@ -5,6 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "monitor/remote_http.h"
 #include "monitor/remote_json.h"
 
 namespace gd::monitor {
@@ -88,15 +89,8 @@ void RemoteFeed::run() {
 
 void RemoteFeed::poll_once() {
   const auto t0 = Clock::now();
-  httplib::Client client(url_.scheme_host_port);
-  const auto timeout = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::duration<double>(options_.request_timeout_s));
-  client.set_connection_timeout(timeout);
-  client.set_read_timeout(timeout);
-  client.set_write_timeout(timeout);
-  client.set_keep_alive(false);
-  if (!options_.user.empty())
-    client.set_basic_auth(options_.user, options_.password);
+  auto client_ptr = remote_client(options_, url_, options_.request_timeout_s);
+  httplib::Client& client = *client_ptr;
 
   std::string problem;
   auto get = [&](const std::string& path) -> std::optional<std::string> {
@@ -116,8 +110,7 @@ void RemoteFeed::poll_once() {
       return std::nullopt;
     }
     if (!res) {
-      problem = "cannot reach " + options_.url + ": " +
-                httplib::to_string(res.error());
+      problem = cannot_reach(options_, res.error());
       return std::nullopt;
     }
     if (res->status != 200) {

@@ -17,6 +17,9 @@ struct RemoteOptions {
   std::string url;  // http[s]://host[:port][/prefix]
   // Basic auth for a serve started with --web-config ("" none).
   std::string user, password;
+  // https: PEM certificates to trust (serve's own self-signed one, or the
+  // CA that signed it) instead of the system's ("" the system's).
+  std::string ca_file;
   double interval_s = 0;         // 0: serve's own interval
   double request_timeout_s = 2;  // per request
 };

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "monitor/remote_http.h"
 #include "procmgmt/kill_json.h"
 
 namespace gd::monitor {
@@ -124,17 +125,7 @@ class RemoteKill : public KillBackend {
   // and *streamed is set.
   KillApiReply post(const KillApiRequest& req, double reply_s,
                     KillObserver* live = nullptr, bool* streamed = nullptr) {
-    httplib::Client client(url_.scheme_host_port);
-    const auto seconds = [](double s) {
-      return std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::duration<double>(s));
-    };
-    client.set_connection_timeout(seconds(o_.request_timeout_s));
-    client.set_write_timeout(seconds(o_.request_timeout_s));
-    client.set_read_timeout(seconds(reply_s));
-    client.set_keep_alive(false);
-    if (!o_.user.empty()) client.set_basic_auth(o_.user, o_.password);
-
+    auto client = remote_client(o_, url_, reply_s);
     httplib::Request http;
     http.method = "POST";
     http.path = url_.prefix + "/api/v1/kill";
@@ -177,13 +168,11 @@ class RemoteKill : public KillBackend {
     };
     httplib::Response res;
     httplib::Error error = httplib::Error::Success;
-    const bool ok = client.send(http, res, error);
+    const bool ok = client->send(http, res, error);
     if (too_big)
       throw std::runtime_error("serve's kill reply is larger than 4 MiB");
     if (!bad_line.empty()) throw std::runtime_error(bad_line);
-    if (!ok && !last)
-      throw std::runtime_error("cannot reach " + o_.url + ": " +
-                               httplib::to_string(error));
+    if (!ok && !last) throw std::runtime_error(cannot_reach(o_, error));
     if (lines) {
       if (streamed) *streamed = true;
       if (!last)

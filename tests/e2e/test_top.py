@@ -395,6 +395,49 @@ class TopSources(TopE2E):
         pane.keys("q")
         self.assertIn("EXIT=0", pane.wait_for(r"EXIT=\d+"))
 
+    def test_connect_over_https_trusts_the_ca_file(self):
+        job = self.trainer(workers=1)
+        path = Scenario(self.tmp.name).write({1: [(job[0], 7 * GiB)]})
+        crt = os.path.join(self.tmp.name, "serve.crt")
+        key = os.path.join(self.tmp.name, "serve.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                        "-out", crt, "-days", "1", "-subj", "/CN=gpu-node",
+                        "-addext", "subjectAltName=IP:127.0.0.1"],
+                       check=True, capture_output=True, timeout=60)
+        cfg = os.path.join(self.tmp.name, "tls.yml")
+        with open(cfg, "w") as f:
+            f.write(f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n")
+        serve = Serve(path, ["--no-db", "--web-config", cfg])
+        self.addCleanup(lambda: (serve.proc.terminate(), serve.proc.wait()))
+        url = f"https://127.0.0.1:{serve.port}"
+        env = {"FAKE_NVML_SCENARIO": "/nonexistent", "LANG": "C.UTF-8"}
+        # A self-signed serve is not trusted by the system's CAs: said, with
+        # what to do.
+        untrusted = Tmux(self.tmp.name, top_argv("--connect", url), env=env)
+        self.panes.append(untrusted)
+        s = untrusted.wait_for(r"!! cannot reach https://127\.0\.0\.1", timeout=20)
+        self.assertIn("certificate is not trusted", s)
+        untrusted.keys("q")
+        self.assertIn("EXIT=0", untrusted.wait_for(r"EXIT=\d+"))
+        # Given serve's certificate, top shows the node.
+        pane = Tmux(self.tmp.name, top_argv("--connect", url, "--ca-file", crt), env=env)
+        self.panes.append(pane)
+        s = pane.wait_for(rf"\b{job[0]}\b", timeout=20)
+        self.assertIn(f"remote {url}", s)
+        self.assertIn("7.0 GiB", self.row_of(s, job[0]))
+        pane.keys("q")
+        # Usage errors: a CA file for a plain http URL, or one not readable.
+        for args, message in (
+                (["--connect", f"http://127.0.0.1:{serve.port}", "--ca-file", crt],
+                 "--ca-file is for an https:// --connect"),
+                (["--connect", url, "--ca-file", crt + ".missing"], "cannot read it"),
+                (["--ca-file", crt], "--ca-file is for --connect")):
+            p = subprocess.run([GPUDOCTOR, "top"] + args, capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(message, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
     def test_from_replay_pause_speed_seek(self):
         trace = os.path.join(self.tmp.name, "input-bound.jsonl")
         subprocess.run([TRACEGEN, "--scenario", "input-bound", "--duration", "5m", "-o", trace],
