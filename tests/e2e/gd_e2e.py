@@ -87,6 +87,19 @@ def scenario_4gpu():
     return os.path.join(DATA_DIR, "scenario_4gpu.jsonl")
 
 
+def self_signed_cert(directory, name="server"):
+    """(certificate, key) paths: a self-signed certificate made by openssl
+    for localhost and 127.0.0.1, valid for a day, as an operator makes one
+    for serve's --web-config."""
+    crt = os.path.join(directory, name + ".crt")
+    key = os.path.join(directory, name + ".key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", key, "-out", crt, "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    return crt, key
+
+
 def spawn_python(code):
     """A real child process running `code`; the caller kills it."""
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 
-from gd_e2e import FAKE_NVML, GPUDOCTOR, RSS_LIMIT_FACTOR
+from gd_e2e import FAKE_NVML, GPUDOCTOR, RSS_LIMIT_FACTOR, self_signed_cert
 from test_serve import ServeCase, first_sample_scenario
 
 SLOWLORIS_CLIENTS = 64
@@ -258,13 +258,7 @@ class WebConfig(ServeCase):
     by openssl, basic auth with a bcrypt hash."""
 
     def make_cert(self):
-        crt = os.path.join(self.tmp.name, "server.crt")
-        key = os.path.join(self.tmp.name, "server.key")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                        "-keyout", key, "-out", crt, "-days", "1", "-subj", "/CN=localhost",
-                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                       check=True, capture_output=True, timeout=60)
-        return crt
+        return self_signed_cert(self.tmp.name)[0]
 
     def write(self, text):
         path = os.path.join(self.tmp.name, "web.yml")

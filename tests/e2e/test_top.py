@@ -11,7 +11,7 @@ import time
 import unittest
 
 from gd_e2e import (E2E, FAKE_NVML, GPUDOCTOR, TRAINER, load_scenario, scenario_4gpu,
-                    spawn_python, unused_pid, write_scenario)
+                    self_signed_cert, spawn_python, unused_pid, write_scenario)
 from gd_tmux import Tmux
 from test_hostile_text import HOLDER, HOSTILE_ARGV, HOSTILE_NAMES, spawn as spawn_hostile
 from test_export import TRACEGEN
@@ -398,12 +398,7 @@ class TopSources(TopE2E):
     def test_connect_over_https_trusts_the_ca_file(self):
         job = self.trainer(workers=1)
         path = Scenario(self.tmp.name).write({1: [(job[0], 7 * GiB)]})
-        crt = os.path.join(self.tmp.name, "serve.crt")
-        key = os.path.join(self.tmp.name, "serve.key")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-                        "-out", crt, "-days", "1", "-subj", "/CN=gpu-node",
-                        "-addext", "subjectAltName=IP:127.0.0.1"],
-                       check=True, capture_output=True, timeout=60)
+        crt, key = self_signed_cert(self.tmp.name)
         cfg = os.path.join(self.tmp.name, "tls.yml")
         with open(cfg, "w") as f:
             f.write(f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n")

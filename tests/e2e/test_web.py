@@ -19,7 +19,8 @@ import unittest
 import urllib.request
 
 from cdp import Browser
-from gd_e2e import E2E, GPUDOCTOR, load_scenario, read_trace, scenario_4gpu, write_scenario
+from gd_e2e import (E2E, GPUDOCTOR, load_scenario, read_trace, scenario_4gpu, self_signed_cert,
+                    write_scenario)
 from test_export import STORE_FILL, TRACEGEN
 from test_serve import Serve
 
@@ -297,13 +298,7 @@ class WebConfigPage(E2E):
     def setUp(self):
         super().setUp()
         from test_serve_attacks import BCRYPT_HASH
-        crt = os.path.join(self.tmp.name, "server.crt")
-        key = os.path.join(self.tmp.name, "server.key")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-                        "-out", crt, "-days", "1", "-subj", "/CN=localhost",
-                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                       check=True, capture_output=True, timeout=60)
-        self.crt = crt
+        self.crt, _ = self_signed_cert(self.tmp.name)
         cfg = os.path.join(self.tmp.name, "web.yml")
         with open(cfg, "w") as f:
             f.write("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
