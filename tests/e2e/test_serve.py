@@ -6,9 +6,11 @@ import http.server
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -31,11 +33,23 @@ def first_sample_scenario(directory, faults=None):
 
 
 class Serve:
-    """A running `gpudoctor serve` on a free port; stderr is collected."""
+    """A running `gpudoctor serve` on a free port; stderr is collected.
+    Without --db or --no-db in `args` its history goes to history.db in
+    `tmp` (a directory of its own when none is given), never to the
+    machine's default (/var/lib/gpudoctor as root), which tests running at
+    once would share."""
+
+    own_db_dir = None  # removed when serve is stopped or killed
 
     def __init__(self, scenario, args=(), tmp=None, listen="127.0.0.1:0"):
         env = dict(os.environ)
         env["FAKE_NVML_SCENARIO"] = scenario
+        self.own_db_dir = None
+        tmp = getattr(tmp, "name", tmp)  # a TemporaryDirectory or its path
+        if not any(a in ("--db", "--no-db") or a.startswith("--db=") for a in args):
+            if tmp is None:
+                self.own_db_dir = tempfile.mkdtemp(prefix="gd_serve_db_")
+            args = list(args) + ["--db", os.path.join(tmp or self.own_db_dir, "history.db")]
         cmd = [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none",
                "--interval", "200ms", "--deadline", "300ms", "serve",
                "--listen", listen] + list(args)
@@ -107,6 +121,7 @@ class Serve:
         rc = self.proc.wait(timeout=timeout)
         self.reader.join(timeout=5)
         self.proc.stderr.close()
+        self._remove_own_db()
         return rc
 
     def kill(self):
@@ -116,6 +131,12 @@ class Serve:
         self.reader.join(timeout=5)
         if not self.proc.stderr.closed:
             self.proc.stderr.close()
+        self._remove_own_db()
+
+    def _remove_own_db(self):
+        if self.own_db_dir:
+            shutil.rmtree(self.own_db_dir, ignore_errors=True)
+            self.own_db_dir = None
 
 
 def parse_metrics(text):

@@ -367,8 +367,8 @@ class TopSources(TopE2E):
     def test_connect_to_a_running_serve(self):
         job = self.trainer(workers=1)
         path = Scenario(self.tmp.name).write({1: [(job[0], 7 * GiB)]})
-        serve = Serve(path)
-        self.addCleanup(lambda: (serve.proc.terminate(), serve.proc.wait()))
+        serve = Serve(path, ["--no-db"])
+        self.addCleanup(serve.kill)
         # A scenario this top's own NVML does not have: what it shows comes
         # from serve.
         pane = Tmux(self.tmp.name, top_argv("--connect", f"http://127.0.0.1:{serve.port}"),
@@ -403,7 +403,7 @@ class TopSources(TopE2E):
         with open(cfg, "w") as f:
             f.write(f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n")
         serve = Serve(path, ["--no-db", "--web-config", cfg])
-        self.addCleanup(lambda: (serve.proc.terminate(), serve.proc.wait()))
+        self.addCleanup(serve.kill)
         url = f"https://127.0.0.1:{serve.port}"
         env = {"FAKE_NVML_SCENARIO": "/nonexistent", "LANG": "C.UTF-8"}
         # A self-signed serve is not trusted by the system's CAs: said, with
