@@ -1,7 +1,7 @@
 // gpudoctor serve [--listen 127.0.0.1:9856] [--db PATH | --no-db]
 //                 [--retention 7d] [--config FILE] [--alertmanager URL]
 //                 [--allowed-host NAME]... [--web-config FILE]
-//                 [--allow-remote-kill]
+//                 [--allow-remote-kill [--remote-kill-admins U,...]]
 // The daemon: Prometheus /metrics (dcgm-exporter compatible + gpudoctor_*),
 // JSON API, SQLite history and alerting on diagnosis findings. Sampling
 // interval and GPU deadline are the global --interval and --deadline.
@@ -37,6 +37,7 @@ struct ServeFlags {
   std::vector<std::string> allowed_hosts;
   std::string web_config;
   bool allow_remote_kill = false;
+  std::vector<std::string> remote_kill_admins;
   std::string dev_prefix = "/dev";
 };
 
@@ -86,10 +87,17 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
                 "users may end GPU processes here, through the checks of "
                 "`gpudoctor kill`. Needs --web-config with basic_auth_users "
                 "(and TLS off loopback). Default off");
+  auto* admins =
+      cmd->add_option("--remote-kill-admins", f->remote_kill_admins,
+                      "with --allow-remote-kill: the basic-auth users who may "
+                      "end any user's processes (comma-separated); the others "
+                      "only those of the Unix user of their own name. "
+                      "Default: every basic-auth user may")
+          ->delimiter(',');
   cmd->add_option("--dev-prefix", f->dev_prefix,
                   "directory of the NVIDIA device nodes (tests)")
       ->group("");
-  cmd->callback([&global, f] {
+  cmd->callback([&global, f, admins] {
     try {
       ServeOptions o;
       parse_listen_address(f->listen, o.listen_host, o.listen_port);
@@ -109,6 +117,7 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       o.allowed_hosts = f->allowed_hosts;
       o.web_config_path = f->web_config;
       o.allow_remote_kill = f->allow_remote_kill;
+      if (admins->count() > 0) o.remote_kill_admins = f->remote_kill_admins;
       o.dev_prefix = f->dev_prefix;
       o.version = GD_VERSION;
       auto show_cmdline = parse_cmdline_exposure(f->show_cmdline);

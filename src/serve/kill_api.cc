@@ -203,6 +203,18 @@ KillApiResult KillApi::run(std::string_view body, const TraceHeader& header,
     return {json_error(400, std::string("kill request: ") + e.what()),
             "bad_request=true"};
   }
+  if (config_.admins &&
+      std::find(config_.admins->begin(), config_.admins->end(), who.user) ==
+          config_.admins->end()) {
+    if (!req.request.user.empty() && req.request.user != who.user)
+      return {json_error(403, fmt::format("'{}' may end only the processes of "
+                                          "the Unix user '{}' (serve "
+                                          "--remote-kill-admins names who may "
+                                          "end others')",
+                                          who.user, who.user)),
+              "not_admin=true"};
+    req.request.user = who.user;
+  }
   std::string fields = fmt::format(
       "dry_run={} pids={} gpu={} only_user={} signal={} timeout_s={:g} "
       "force={} tree={} any={}",

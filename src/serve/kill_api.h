@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/sample.h"
 #include "serve/api.h"
@@ -46,6 +47,10 @@ struct KillApiConfig {
   // the first sample.
   std::function<std::shared_ptr<const Sample>()> fresh_sample;
   uint32_t self_pid = 0;  // serve itself (0: this process)
+  // Basic-auth users who may end any user's processes; any other may end
+  // only those of the Unix user of its own name (as `kill --user NAME`),
+  // and a request naming another user is refused (403). Unset: all may.
+  std::optional<std::vector<std::string>> admins;
 };
 
 // What the endpoint looks at in a request's head.

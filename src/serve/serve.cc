@@ -40,6 +40,12 @@ std::string host_name() {
   return buf;
 }
 
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
 // --allow-remote-kill ends processes on request: every request must be
 // authenticated, or anyone who reaches the port could.
 void check_remote_kill_allowed(const ServeOptions& o,
@@ -54,6 +60,12 @@ void check_remote_kill_allowed(const ServeOptions& o,
         "--allow-remote-kill needs every request authenticated: the web "
         "config " +
         o.web_config_path + " has no basic_auth_users");
+  for (const std::string& admin :
+       o.remote_kill_admins.value_or(std::vector<std::string>{}))
+    if (!web->basic_auth_users.count(admin))
+      throw ServeUsageError("--remote-kill-admins: '" + admin +
+                            "' is not a user of basic_auth_users in " +
+                            o.web_config_path);
 }
 
 }  // namespace
@@ -111,6 +123,8 @@ int run_serve(const ServeOptions& o) {
   // serve before it samples or listens.
   std::optional<WebConfig> web;
   if (!o.web_config_path.empty()) web = load_web_config(o.web_config_path);
+  if (o.remote_kill_admins && !o.allow_remote_kill)
+    throw ServeUsageError("--remote-kill-admins needs --allow-remote-kill");
   if (o.allow_remote_kill) check_remote_kill_allowed(o, web);
 
   Sampler sampler(o.sampler);
@@ -155,12 +169,15 @@ int run_serve(const ServeOptions& o) {
     kill.proc_root = o.sampler.proc_root;
     kill.dev_prefix = o.dev_prefix;
     kill.show_cmdline = o.show_cmdline;
+    kill.admins = o.remote_kill_admins;
     kill.fresh_sample = [&loop] { return loop.sample_now(kKillSampleWait); };
     http.enable_kill(std::move(kill));
     spdlog::warn(
         "msg=\"remote kill is on: basic-auth users may end processes on this "
-        "node (POST /api/v1/kill)\" tls={}",
-        tls);
+        "node (POST /api/v1/kill)\" tls={} admins={}",
+        tls,
+        o.remote_kill_admins ? serve_log::q(join(*o.remote_kill_admins))
+                             : "all");
     if (!tls && !is_loopback_name(o.listen_host))
       spdlog::warn(
           "msg=\"remote kill over plain HTTP on a non-loopback address: "

@@ -2,6 +2,7 @@
 // history, alerting).
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct ServeOptions {
   // --allow-remote-kill: POST /api/v1/kill ends processes (kill_api.h);
   // needs basic auth in the web config.
   bool allow_remote_kill = false;
+  // --remote-kill-admins: the basic-auth users who may end any user's
+  // processes; the others only their own Unix user's. Unset: everyone.
+  std::optional<std::vector<std::string>> remote_kill_admins;
   std::string dev_prefix = "/dev";  // NVIDIA device nodes (tests)
   SamplerOptions sampler;
 };

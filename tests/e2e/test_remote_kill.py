@@ -75,6 +75,20 @@ class RemoteKillApi(ServeCase):
             self.assertTrue(lines[0].startswith("gpudoctor: serve: --allow-remote-kill needs "
                                                 "every request authenticated"), lines[0])
             self.assertIn(expected, lines[0])
+        # --remote-kill-admins: only with the flag, and only users of the
+        # web config (a typo would leave nobody an admin).
+        cfg = web_config(self.tmp.name)
+        for extra, expected in (
+                (["--web-config", cfg, "--remote-kill-admins", "ops"],
+                 "gpudoctor: serve: --remote-kill-admins needs --allow-remote-kill"),
+                (["--web-config", cfg, "--allow-remote-kill", "--remote-kill-admins", "ops,opps"],
+                 "gpudoctor: serve: --remote-kill-admins: 'opps' is not a user of "
+                 "basic_auth_users in " + cfg)):
+            p = subprocess.run([GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none", "serve",
+                                "--no-db", "--listen", "127.0.0.1:0"] + extra,
+                               env=env, capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stderr.strip().splitlines(), [expected])
 
     def test_off_by_default_says_how_to_turn_it_on(self):
         pid = self.sleeper()

@@ -482,6 +482,44 @@ TEST_F(KillServer, StreamedRequestThatIsRefusedGetsAPlainReply) {
   EXPECT_EQ(body_of(r)["exit_code"], 3) << r.body;
 }
 
+// --remote-kill-admins: a basic-auth user not listed may end only the
+// processes of the Unix user of its name; one listed, any.
+TEST_F(KillServer, NonAdminsMayEndOnlyTheirOwnUsersProcesses) {
+  pid_t c = child();  // this test's Unix user's, not "ops"'s
+  const std::string pid = std::to_string(c);
+  KillApiConfig not_ops = config();
+  not_ops.admins = std::vector<std::string>{"root-operator"};
+  start(not_ops, /*auth=*/true);
+  list({static_cast<uint32_t>(c)});
+  const std::string auth = kJson + kMark + kGoodAuth;  // as "ops"
+  RawReply r = post(port, R"({"pids":[)" + pid + R"(],"timeout":1})", auth);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = body_of(r);
+  EXPECT_TRUE(j["plan"]["targets"].empty()) << r.body;
+  ASSERT_EQ(j["plan"]["notes"].size(), 1u) << r.body;
+  EXPECT_NE(
+      j["plan"]["notes"][0].get<std::string>().find("not ops: left alone"),
+      std::string::npos)
+      << r.body;
+  EXPECT_EQ(kill(c, 0), 0) << "a non-admin ended another user's process";
+  r = post(port, R"({"pids":[)" + pid + R"(],"user":"root","dry_run":true})",
+           auth);
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(error_of(r).find("'ops' may end only the processes of the Unix "
+                             "user 'ops'"),
+            std::string::npos)
+      << r.body;
+  // Listed: the plan is the same as without the list.
+  KillApiConfig ops = config();
+  ops.admins = std::vector<std::string>{"ops"};
+  start(ops, /*auth=*/true);
+  r = post(port, R"({"pids":[)" + pid + R"(],"dry_run":true})", auth);
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = body_of(r);
+  ASSERT_EQ(j["plan"]["targets"].size(), 1u) << r.body;
+  EXPECT_EQ(j["plan"]["targets"][0]["pid"], c);
+}
+
 // Streamed or not, a session under way does not hold up serve's stop.
 TEST_F(KillServer, StoppingServeDoesNotWaitOutASession) {
   for (const char* stream : {"false", "true"}) {
