@@ -77,18 +77,15 @@ class RemoteKill : public KillBackend {
     req.plan_id = plan_id_;
     req.stream = true;  // each step shown as serve takes it
     const double reply_s = 3 * options.timeout_s + kRunSlackS + kPlanReplyS;
-    bool streamed = false;
     KillApiReply r;
     try {
-      r = post(req, reply_s, &observer, &streamed);
+      r = post(req, reply_s, &observer);
     } catch (const OlderServe&) {
       // A serve from before streamed replies: the steps come with the
       // reply, at the end.
       req.stream = false;
-      r = post(req, reply_s);
+      r = post(req, reply_s, &observer);
     }
-    if (!streamed)
-      for (const KillStep& s : r.steps) notify(observer, s);
     if (!r.outcome) {
       // The plan serve made at the yes was refused or had nothing to do.
       std::string why = r.message;
@@ -121,10 +118,10 @@ class RemoteKill : public KillBackend {
       observer.on_signal(s.pid, s.sig, s.error);
   }
 
-  // With `live`, a streamed reply's steps go to it as their lines arrive
-  // and *streamed is set.
+  // With `live`, the reply's steps go to it: as their lines arrive when
+  // streamed, else once the whole reply is in.
   KillApiReply post(const KillApiRequest& req, double reply_s,
-                    KillObserver* live = nullptr, bool* streamed = nullptr) {
+                    KillObserver* live = nullptr) {
     auto client = remote_client(o_, url_, reply_s);
     httplib::Request http;
     http.method = "POST";
@@ -174,13 +171,17 @@ class RemoteKill : public KillBackend {
     if (!bad_line.empty()) throw std::runtime_error(bad_line);
     if (!ok && !last) throw std::runtime_error(cannot_reach(o_, error));
     if (lines) {
-      if (streamed) *streamed = true;
       if (!last)
         throw std::runtime_error(
             "serve's streamed kill reply ended before its outcome");
       return std::move(*last);
     }
-    if (res.status == 200) return parse_kill_api_reply(body);
+    if (res.status == 200) {
+      KillApiReply r = parse_kill_api_reply(body);
+      if (live)
+        for (const KillStep& s : r.steps) notify(*live, s);
+      return r;
+    }
     if (res.status == 400 && req.stream &&
         error_of(body).find("unknown key 'stream'") != std::string::npos)
       throw OlderServe{};

@@ -68,10 +68,12 @@ struct HttpServer::Impl {
   std::unique_ptr<KillApi> kill;    // null: remote kill off
   EventHub events{http_limits::kMaxEventStreams,
                   http_limits::kMaxEventQueueBytes};
-  // Trace downloads in progress (each with its producer thread).
-  std::mutex downloads_mu;
+  // Replies produced by other threads, guarded by streams_mu: trace
+  // downloads in progress (each with its producer thread), the streamed
+  // reply of the kill session under way (one at a time), and whether serve
+  // is stopping.
+  std::mutex streams_mu;
   std::vector<std::shared_ptr<TraceDownload>> downloads;
-  // The streamed reply of the kill session under way (one at a time).
   std::shared_ptr<ParkedBuffer> kill_stream;
   bool stopping = false;
   mutable MetricsPageCache metrics_page;
@@ -164,19 +166,22 @@ std::optional<ApiReply> refusal(const Impl& s, MHD_Connection* c,
 // Runs `work` on the slow pool: the connection is suspended (the loop goes
 // on serving others) and resumed with the reply, or with 503 when the
 // pool's queue is full or it is shutting down. A job that returns no reply
-// lets the request go on when resumed (basic auth passed).
+// lets the request go on when resumed (basic auth passed). A job that
+// handed the connection back itself (a streamed kill reply) sets `resumed`
+// and returns no reply: `state` may be gone by then.
 void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
-              std::function<std::optional<ApiReply>()> work) {
+              std::function<std::optional<ApiReply>(bool& resumed)> work) {
   // Suspended before the job exists, so the job's resume cannot come
   // first.
   MHD_suspend_connection(c);
   const bool queued = s.slow_pool->try_submit(
       [c, state, work = std::move(work)](bool cancelled) {
+        bool resumed = false;
         if (cancelled)
           state->reply = json_error(503, "shutting down");
-        else if (auto reply = work())
+        else if (auto reply = work(resumed))
           state->reply = std::move(*reply);
-        MHD_resume_connection(c);
+        if (!resumed) MHD_resume_connection(c);
       });
   if (!queued) {
     state->reply = json_error(503, "too many slow requests at once; retry");
@@ -258,7 +263,7 @@ class KillStream : public KillReplyStream {
     buffer_ =
         std::make_shared<ParkedBuffer>(http_limits::kKillStreamBufferBytes);
     {
-      std::lock_guard lock(s_.downloads_mu);
+      std::lock_guard lock(s_.streams_mu);
       s_.kill_stream = buffer_;
     }
     state_->kill_stream = buffer_;
@@ -271,7 +276,7 @@ class KillStream : public KillReplyStream {
   void finish(const std::string& last) {
     buffer_->put(last);
     buffer_->finish();
-    std::lock_guard lock(s_.downloads_mu);
+    std::lock_guard lock(s_.streams_mu);
     if (s_.kill_stream == buffer_) s_.kill_stream.reset();
   }
 
@@ -291,34 +296,25 @@ MHD_Result run_kill(Impl& s, MHD_Connection* c, RequestState* state) {
   KillCaller who{auth_user(c), client_address(c)};
   std::shared_ptr<const TraceHeader> header = s.box.get()->header;
   if (!header) header = std::make_shared<const TraceHeader>();
-  MHD_suspend_connection(c);
-  const bool queued =
-      s.slow_pool->try_submit([&s, c, state, who = std::move(who),
-                               header = std::move(header)](bool cancelled) {
-        if (cancelled) {
-          state->reply = json_error(503, "shutting down");
-          MHD_resume_connection(c);
-          return;
-        }
-        KillStream stream(s, c, state);
-        KillApiResult result =
-            s.kill->handle(state->body, *header, who, &stream);
-        if (!stream.begun()) {
-          state->kill_log = std::move(result.log_fields);
-          state->reply = std::move(result.reply);
-          MHD_resume_connection(c);
-          return;
-        }
-        // Logged here: the reply was queued (200) before the session ran.
-        spdlog::info("msg=\"remote kill\" client={} user={} status=200 {}",
-                     serve_log::q(who.address), serve_log::q(who.user),
-                     result.log_fields);
-        stream.finish(result.reply.body);
-      });
-  if (!queued) {
-    state->reply = json_error(503, "too many slow requests at once; retry");
-    MHD_resume_connection(c);
-  }
+  run_slow(s, c, state,
+           [&s, c, state, who = std::move(who),
+            header = std::move(header)](bool& resumed) {
+             KillStream stream(s, c, state);
+             KillApiResult result =
+                 s.kill->handle(state->body, *header, who, &stream);
+             if (!stream.begun()) {
+               state->kill_log = std::move(result.log_fields);
+               return std::optional<ApiReply>(std::move(result.reply));
+             }
+             resumed = true;  // by begin()
+             // Logged here: the reply was queued (200) before the session
+             // ran.
+             spdlog::info("msg=\"remote kill\" client={} user={} status=200 {}",
+                          serve_log::q(who.address), serve_log::q(who.user),
+                          result.log_fields);
+             stream.finish(result.reply.body);
+             return std::optional<ApiReply>();
+           });
   return MHD_YES;
 }
 
@@ -413,7 +409,7 @@ MHD_Result queue_download(Impl& s, MHD_Connection* c, const QueryParams& q) {
     return queue(c, json_error(400, "'until' is before 'since'"));
   std::shared_ptr<TraceDownload> d;
   {
-    std::lock_guard lock(s.downloads_mu);
+    std::lock_guard lock(s.streams_mu);
     std::erase_if(s.downloads, [](const auto& x) { return x->finished(); });
     if (s.stopping) return queue(c, json_error(503, "shutting down"));
     if (s.downloads.size() >= http_limits::kMaxDownloads)
@@ -489,7 +485,7 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
     const auto creds = header(c, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!creds) return answer(c, state, unauthorized());
     if (!s.auth->known_good(*creds)) {  // bcrypt: never on the loop
-      run_slow(s, c, state, [&s, state, given = std::string(*creds)]() {
+      run_slow(s, c, state, [&s, state, given = std::string(*creds)](bool&) {
         if (!s.auth->check(given))
           return std::optional<ApiReply>(unauthorized());
         state->authorized = true;  // go on when resumed
@@ -510,7 +506,7 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
   QueryParams q = is_route(url) ? params_of(c) : QueryParams{};
   if (path == "/api/v1/export") return queue_download(s, c, q);
   if (is_slow(path)) {  // called again, with the reply, on resume
-    run_slow(s, c, state, [&s, path, q = std::move(q)] {
+    run_slow(s, c, state, [&s, path, q = std::move(q)](bool&) {
       return std::optional<ApiReply>(guarded(s, path, q));
     });
     return MHD_YES;
@@ -616,19 +612,16 @@ void HttpServer::stop() {
   // daemon stops, which it requires.
   impl_->events.close_all();
   std::vector<std::shared_ptr<TraceDownload>> downloads;
-  {
-    std::lock_guard lock(impl_->downloads_mu);
-    impl_->stopping = true;
-    downloads.swap(impl_->downloads);
-  }
-  // A cancelled download ends its stream at the next read: resume any
-  // connection parked on it before the daemon stops.
-  for (auto& d : downloads) d->abort();
   std::shared_ptr<ParkedBuffer> kill_stream;
   {
-    std::lock_guard lock(impl_->downloads_mu);
+    std::lock_guard lock(impl_->streams_mu);
+    impl_->stopping = true;
+    downloads.swap(impl_->downloads);
     kill_stream = impl_->kill_stream;
   }
+  // A cancelled download or kill reply ends its stream at the next read:
+  // resume any connection parked on one before the daemon stops.
+  for (auto& d : downloads) d->abort();
   if (kill_stream) kill_stream->abort();
   if (impl_->kill) impl_->kill->stop();  // a kill session stops waiting
   if (slow_pool_) slow_pool_->stop();

@@ -309,8 +309,7 @@ KillApiResult KillApi::run(std::string_view body, const TraceHeader& header,
                         serve_log::q(r.message));
   if (r.outcome && stream)
     return {{status, "application/x-ndjson", kill_api_reply_line(r)},
-            fields + " streamed=true",
-            true};
+            fields + " streamed=true"};
   return {{status, "application/json", kill_api_reply_json(r)}, fields};
 }
 

@@ -77,10 +77,10 @@ struct KillCaller {
 
 struct KillApiResult {
   ApiReply reply;
-  std::string log_fields;  // logfmt fields for the request's log line
-  // The reply went out as a stream (KillReplyStream): reply.body is its
-  // last line, to be written after the steps.
-  bool streamed = false;
+  // logfmt fields for the request's log line. When the reply went out as
+  // a stream (KillReplyStream::begin was called), reply.body is its last
+  // line, to be written after the steps.
+  std::string log_fields;
 };
 
 // The HTTP layer's end of a streamed reply (a request with "stream": true,

@@ -1,5 +1,6 @@
 // run_serve: wires sampler, sampling loop, history, alerting and HTTP together
 // and handles signals (TERM/INT: stop, HUP: reload the config).
+#include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -38,12 +39,6 @@ std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
   return buf;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
 }
 
 // --allow-remote-kill ends processes on request: every request must be
@@ -176,7 +171,8 @@ int run_serve(const ServeOptions& o) {
         "msg=\"remote kill is on: basic-auth users may end processes on this "
         "node (POST /api/v1/kill)\" tls={} admins={}",
         tls,
-        o.remote_kill_admins ? serve_log::q(join(*o.remote_kill_admins))
+        o.remote_kill_admins ? serve_log::q(fmt::format(
+                                   "{}", fmt::join(*o.remote_kill_admins, ",")))
                              : "all");
     if (!tls && !is_loopback_name(o.listen_host))
       spdlog::warn(
