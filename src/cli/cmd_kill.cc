@@ -38,7 +38,6 @@ struct KillFlags {
   std::string signal = "TERM";
   double timeout_s = 10;
   bool force = false, dry_run = false, yes = false, tree = false, any = false;
-  std::string dev_prefix = "/dev";
 };
 
 // Prints each step of the kill session as it happens.
@@ -97,9 +96,9 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
   Sample before = sampler.sample();
 
   KillRequest req{f.pids, f.gpu, f.user, f.tree, f.any, f.mig};
-  KillContext ctx{static_cast<uint32_t>(getpid()),
-                  static_cast<uint32_t>(geteuid()), nvml_gpu_pids(before)};
-  add_mig_instances(before, ctx);
+  auto procs = ProcSnapshot::read(g.proc_root);
+  KillContext ctx = make_kill_context(static_cast<uint32_t>(getpid()), header,
+                                      before, procs, g.proc_root, g.dev_prefix);
   if (f.mig && f.gpu && !ctx.instance_profile.count({*f.gpu, *f.mig})) {
     std::fprintf(stderr,
                  "gpudoctor: kill: --mig %u: GPU %d has no MIG instance with "
@@ -107,7 +106,6 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
                  *f.mig, *f.gpu);
     return kKillExitUsage;
   }
-  auto procs = ProcSnapshot::read(g.proc_root);
   KillPlan plan = plan_kill(req, ctx, procs);
 
   for (uint32_t pid : plan.not_found)
@@ -130,7 +128,7 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
   }
   if (!f.yes && !plan.targets.empty() && !confirmed()) return kKillExitRefused;
 
-  KillSessionOptions opts{g.proc_root, f.dev_prefix, *sig, f.timeout_s,
+  KillSessionOptions opts{g.proc_root, g.dev_prefix, *sig, f.timeout_s,
                           f.force};
   PrintingObserver printer;
   KillOutcome outcome = run_kill_session(
@@ -178,9 +176,6 @@ void add_kill_command(CLI::App& app, const GlobalOptions& global) {
                 "ranks and workers");
   cmd->add_flag("--any", f->any,
                 "allow processes that are not GPU processes nor their workers");
-  cmd->add_option("--dev-prefix", f->dev_prefix,
-                  "directory of the NVIDIA device nodes (tests)")
-      ->group("");
   cmd->callback([&global, f] {
     try {
       command_exit_code() = run_kill(global, *f);

@@ -10,6 +10,8 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "collect/sampler.h"
+#include "model/orphan_holders.h"
+#include "model/process_tree.h"
 #include "procmgmt/proc_snapshot.h"
 #include "procmgmt/serve_history.h"
 #include "views/job_tree_view.h"
@@ -42,6 +44,11 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
   Sample s = sampler.sample_once(kProcessRateWindow);
   auto rows = build_ps_rows(s);
   filter_ps_rows(rows, f.user, f.gpu);
+  auto holders = probable_holders_in(
+      s, ProcessTree(s), sampler.header().host.pid_namespace != "container");
+  std::erase_if(holders, [&](const GpuOrphanHolders& g) {
+    return f.gpu && g.gpu != *f.gpu;
+  });
   sort_ps_rows(rows, f.sort);
 
   std::vector<uint32_t> pids;
@@ -80,12 +87,12 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
     return;
   }
   if (f.json) {
-    std::cout << ps_to_json_with_history(s, rows, history) << '\n';
+    std::cout << ps_to_json_with_history(s, rows, history, holders) << '\n';
     return;
   }
   std::string why = explain_nvml_status(sampler.header());
   if (!why.empty()) std::cout << "!! " << why << "\n";
-  std::cout << render_ps(s, rows)
+  std::cout << render_ps(s, rows, holders)
             << render_ps_history(rows, history, kHistorySince);
 }
 

@@ -38,7 +38,6 @@ struct ServeFlags {
   std::string web_config;
   bool allow_remote_kill = false;
   std::vector<std::string> remote_kill_admins;
-  std::string dev_prefix = "/dev";
 };
 
 }  // namespace
@@ -94,9 +93,6 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
                       "only those of the Unix user of their own name. "
                       "Default: every basic-auth user may")
           ->delimiter(',');
-  cmd->add_option("--dev-prefix", f->dev_prefix,
-                  "directory of the NVIDIA device nodes (tests)")
-      ->group("");
   cmd->callback([&global, f, admins] {
     try {
       ServeOptions o;
@@ -118,7 +114,7 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       o.web_config_path = f->web_config;
       o.allow_remote_kill = f->allow_remote_kill;
       if (admins->count() > 0) o.remote_kill_admins = f->remote_kill_admins;
-      o.dev_prefix = f->dev_prefix;
+      o.dev_prefix = global.dev_prefix;
       o.version = GD_VERSION;
       auto show_cmdline = parse_cmdline_exposure(f->show_cmdline);
       if (!show_cmdline) {

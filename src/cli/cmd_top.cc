@@ -64,13 +64,13 @@ int run_top_command(const GlobalOptions& g, const TopFlags& f) {
                                                     g.interval_s, window);
     o.live = true;
     o.proc_root = g.proc_root;
-    o.dev_prefix = f.dev_prefix;
+    o.dev_prefix = g.dev_prefix;
     o.kill_backend = [p = live.get()] {
       return monitor::local_kill_backend([p] { return p->sample_now(); },
                                          p->header());
     };
     o.kill.proc_root = g.proc_root;
-    o.kill.dev_prefix = f.dev_prefix;
+    o.kill.dev_prefix = g.dev_prefix;
     o.kill.timeout_s = f.kill_timeout_s;
     feed = std::move(live);
   }
@@ -109,9 +109,6 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
                       kKillTimeoutRange,
                       "k: how long SIGTERM gets before SIGKILL (default 10s; "
                       "at most 60s with --connect)");
-  cmd->add_option("--dev-prefix", f->dev_prefix,
-                  "directory of the NVIDIA device nodes (tests)")
-      ->group("");
   cmd->add_option("--exit-after-frames", f->exit_after_frames,
                   "quit after N frames with a sample (benchmarks)")
       ->group("");

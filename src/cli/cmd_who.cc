@@ -20,7 +20,6 @@ namespace {
 struct WhoFlags {
   std::optional<int> gpu;
   bool json = false;
-  std::string dev_prefix = "/dev";
 };
 
 int run_who(const GlobalOptions& global, const WhoFlags& f) {
@@ -42,7 +41,8 @@ int run_who(const GlobalOptions& global, const WhoFlags& f) {
     return kExitError;
   }
   auto procs = procmgmt::ProcSnapshot::read(global.proc_root);
-  auto devices = procmgmt::scan_device_holders(global.proc_root, f.dev_prefix);
+  auto devices =
+      procmgmt::scan_device_holders(global.proc_root, global.dev_prefix);
   std::vector<procmgmt::GpuMemoryAccount> accounts;
   for (int gpu : gpus)
     accounts.push_back(
@@ -65,9 +65,6 @@ void add_who_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("gpu", f->gpu, "GPU index (default: every GPU)")
       ->transform(decimal_in(0, kMaxGpuIndex));
   cmd->add_flag("--json", f->json, "print JSON: {\"gpus\": [...]}");
-  cmd->add_option("--dev-prefix", f->dev_prefix,
-                  "directory of the NVIDIA device nodes (tests)")
-      ->group("");
   cmd->callback([&global, f] {
     try {
       command_exit_code() = run_who(global, *f);

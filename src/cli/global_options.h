@@ -17,6 +17,7 @@ struct GlobalOptions {
   std::string proc_root = "/proc";  // for fixture tests
   std::string sys_root = "/sys";
   std::string kmsg_path = "/dev/kmsg";  // kernel log; "" or "none" disables
+  std::string dev_prefix = "/dev";      // NVIDIA device nodes (tests)
 
   SamplerOptions sampler_options() const;
 };

@@ -21,6 +21,7 @@ SamplerOptions GlobalOptions::sampler_options() const {
   o.proc_root = proc_root;
   o.sys_root = sys_root;
   o.kmsg_path = kmsg_path == "none" ? "" : kmsg_path;
+  o.dev_prefix = dev_prefix;
   o.deadline = std::chrono::milliseconds(static_cast<long>(deadline_s * 1000));
   o.slow_read_interval =
       std::chrono::milliseconds(static_cast<long>(slow_reads_s * 1000));
@@ -92,6 +93,9 @@ int main(int argc, char** argv) {
   app.add_option("--proc-root", global.proc_root, "procfs root (tests)")
       ->group("");
   app.add_option("--sys-root", global.sys_root, "sysfs root (tests)")
+      ->group("");
+  app.add_option("--dev-prefix", global.dev_prefix,
+                 "directory of the NVIDIA device nodes (tests)")
       ->group("");
 
   auto commands = gd::registered_commands();

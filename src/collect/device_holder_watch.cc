@@ -1,5 +1,7 @@
 #include "collect/device_holder_watch.h"
 
+#include <algorithm>
+
 #include "procfs/device_fd_scan.h"
 
 namespace gd {
@@ -27,14 +29,59 @@ DeviceHolderWatch::DeviceHolderWatch(std::string proc_root,
       interval_s_(interval_s),
       margin_bytes_(margin_bytes) {}
 
-void DeviceHolderWatch::attach(Sample& s, double now) {
+bool DeviceHolderWatch::memory_orphaned(
+    const std::vector<GpuSample>& gpus) const {
+  if (gpu_memory_unaccounted(gpus, margin_bytes_)) return true;
+  for (const GpuSample& g : gpus)
+    if (!g.lost && !g.stale && g.processes)
+      for (const GpuProcess& p : *g.processes)
+        if (procfs::process_dead(proc_root_, p.pid)) return true;
+  return false;
+}
+
+std::vector<uint32_t> DeviceHolderWatch::attach(Sample& s, double now) {
   s.device_holders.reset();
-  if (last_scan_ && now - *last_scan_ < interval_s_ && now >= *last_scan_)
-    return;
-  if (!gpu_memory_unaccounted(s.gpus, margin_bytes_)) return;
-  last_scan_ = now;
-  s.device_holders =
-      procfs::scan_nvidia_device_fds(proc_root_, dev_prefix_).holders;
+  const bool due =
+      !last_scan_ || now - *last_scan_ >= interval_s_ || now < *last_scan_;
+  if (!due && known_.empty()) return {};
+  if (!memory_orphaned(s.gpus)) {
+    known_.clear();
+    return {};
+  }
+  procfs::DeviceFdScan scan;
+  if (due) {
+    last_scan_ = now;
+    scan = procfs::scan_nvidia_device_fds(proc_root_, dev_prefix_);
+  } else {
+    scan = procfs::scan_nvidia_device_fds_of(proc_root_, dev_prefix_, known_);
+  }
+  std::vector<DeviceHolder>& holders = scan.holders;
+  // CUDA clients (nvidia-uvm) first: they are what a reader looks for.
+  auto cuda = [](const DeviceHolder& h) {
+    return std::find(h.devices.begin(), h.devices.end(), "nvidia-uvm") !=
+           h.devices.end();
+  };
+  std::stable_partition(holders.begin(), holders.end(), cuda);
+  if (holders.size() > kMaxHolders) holders.resize(kMaxHolders);
+
+  std::vector<uint32_t> listed;
+  for (const GpuSample& g : s.gpus)
+    if (g.processes)
+      for (const GpuProcess& p : *g.processes) listed.push_back(p.pid);
+  known_.clear();
+  std::vector<uint32_t> carry;
+  for (const DeviceHolder& h : holders) {
+    known_.push_back(h.pid);
+    if (cuda(h) && carry.size() < kMaxProcessesOfHolders &&
+        std::find(listed.begin(), listed.end(), h.pid) == listed.end())
+      carry.push_back(h.pid);
+  }
+  std::sort(holders.begin(), holders.end(),
+            [](const DeviceHolder& a, const DeviceHolder& b) {
+              return a.pid < b.pid;
+            });
+  s.device_holders = std::move(holders);
+  return carry;
 }
 
 }  // namespace gd

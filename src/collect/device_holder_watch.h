@@ -1,9 +1,11 @@
 // Attaches Sample.device_holders (who holds /dev/nvidia* open) when GPU
 // memory is unaccounted for: NVML's used memory well above what its listed
-// processes use. That is when a reader needs to know who else holds the
-// GPU (a process in another PID namespace, a zombie's leftover, a process
-// NVML does not list). The scan walks every fd of every process, so it runs
-// at most once per interval, never on every 1 Hz sample.
+// processes use, or a listed process that is gone or a zombie (its memory
+// stays while a forked child still holds the device files). That is when a
+// reader needs to know who else holds the GPU. A full scan walks every fd
+// of every process, so it runs at most once per interval; between full
+// scans only the holders it found are looked at again (their fds alone), so
+// each sample says who still holds what.
 #pragma once
 
 #include <cstdint>
@@ -29,21 +31,32 @@ class DeviceHolderWatch {
   static constexpr uint64_t kMarginBytes = 1ull << 30;
   // Once per half minute: a leftover that matters stays for longer.
   static constexpr double kIntervalSeconds = 30;
+  // Bounds of what a sample carries: holders, and the CUDA-file holders
+  // whose process entries it carries too.
+  static constexpr size_t kMaxHolders = 64;
+  static constexpr size_t kMaxProcessesOfHolders = 16;
 
   explicit DeviceHolderWatch(std::string proc_root,
                              std::string dev_prefix = "/dev",
                              double interval_s = kIntervalSeconds,
                              uint64_t margin_bytes = kMarginBytes);
 
-  // Sets s.device_holders when memory is unaccounted for and no scan ran in
-  // the last interval (by `now`, seconds); leaves it unset otherwise.
-  void attach(Sample& s, double now);
+  // Call before the sample's processes are read. Sets s.device_holders
+  // when memory is unaccounted for (a full scan when none ran in the last
+  // interval, by `now` in seconds, else a look at the holders of the last
+  // one); leaves it unset otherwise. Returns the holders of CUDA files
+  // (nvidia-uvm) that NVML lists on no GPU: the sample should carry their
+  // process entries, so that a reader of the trace can name them.
+  std::vector<uint32_t> attach(Sample& s, double now);
 
  private:
+  bool memory_orphaned(const std::vector<GpuSample>& gpus) const;
+
   std::string proc_root_, dev_prefix_;
   double interval_s_;
   uint64_t margin_bytes_;
   std::optional<double> last_scan_;
+  std::vector<uint32_t> known_;  // holders found by the last look
 };
 
 }  // namespace gd

@@ -27,7 +27,7 @@ struct Sampler::Impl {
       : host(o.proc_root, o.sys_root),
         host_read_at(read_host()),
         gpu(gpu_options(o)),
-        holders(o.proc_root) {
+        holders(o.proc_root, o.dev_prefix) {
     header.host = host.host_info();
     header.nvml_status = gpu.status();
     header.nvml_error = gpu.error();
@@ -83,6 +83,28 @@ struct Sampler::Impl {
     return {pids.begin(), pids.end()};
   }
 
+  // The GPU processes, and the holders of device files of memory whose
+  // owner is gone (device_holder_watch.h): a trace names them too.
+  std::vector<uint32_t> pids_of_interest(Sample& s) {
+    std::vector<uint32_t> pids = gpu_pids(s.gpus);
+    holder_pids = holders.attach(s, s.t);
+    for (uint32_t pid : holder_pids)
+      if (!std::binary_search(pids.begin(), pids.end(), pid))
+        pids.insert(std::upper_bound(pids.begin(), pids.end(), pid), pid);
+    return pids;
+  }
+
+  // A holder that exited before its entry was read is simply gone: only a
+  // pid NVML lists is reported "missing".
+  void drop_vanished_holders(Sample& s) const {
+    if (holder_pids.empty()) return;
+    const auto listed = gpu_pids(s.gpus);
+    std::erase_if(s.processes, [&](const ProcessSample& p) {
+      return p.state == "missing" &&
+             !std::binary_search(listed.begin(), listed.end(), p.pid);
+    });
+  }
+
   void poll_kernel_log(Sample& s) {
     if (!kmsg || !kmsg->ok()) return;
     auto ev = kmsg->poll(pci);
@@ -103,6 +125,7 @@ struct Sampler::Impl {
   std::unique_ptr<KernelLogSource> kmsg;
   std::string kmsg_error;
   DeviceHolderWatch holders;
+  std::vector<uint32_t> holder_pids;  // of the current sample
   PciIndex pci;
   TraceHeader header;
 };
@@ -122,9 +145,9 @@ Sample Sampler::sample() {
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
   impl_->host_read_at = Impl::Clock::now();
-  s.processes = impl_->host.processes(Impl::gpu_pids(s.gpus), s.t);
+  s.processes = impl_->host.processes(impl_->pids_of_interest(s), s.t);
+  impl_->drop_vanished_holders(s);
   impl_->poll_kernel_log(s);
-  impl_->holders.attach(s, s.t);
   return s;
 }
 
@@ -134,9 +157,10 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   // the Sampler was built, before NVML was loaded).
   Sample s;
   s.gpus = impl_->gpu.sample(s.events);
+  s.t = unix_now();
   // The GPU read names the processes, so their first reading comes after
   // it; they get two thirds of a window of their own.
-  const auto pids = Impl::gpu_pids(s.gpus);
+  const auto pids = impl_->pids_of_interest(s);
   const auto procs_first = Clock::now();
   impl_->host.processes(pids, unix_now());
   std::this_thread::sleep_until(
@@ -145,8 +169,8 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   s.host = impl_->host.sample(s.t);
   impl_->host_read_at = Clock::now();
   s.processes = impl_->host.processes(pids, s.t);
+  impl_->drop_vanished_holders(s);
   impl_->poll_kernel_log(s);
-  impl_->holders.attach(s, s.t);
   return s;
 }
 

@@ -16,8 +16,9 @@ struct SamplerOptions {
   std::string nvml_lib = "libnvidia-ml.so.1";
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
-  std::string kmsg_path = "/dev/kmsg";       // "" disables the kernel log
-  bool kmsg_from_start = false;              // replay the whole log (tests)
+  std::string kmsg_path = "/dev/kmsg";  // "" disables the kernel log
+  std::string dev_prefix = "/dev";      // NVIDIA device nodes (device holders)
+  bool kmsg_from_start = false;         // replay the whole log (tests)
   std::chrono::milliseconds deadline{1000};  // per-GPU NVML read bound
   // How often the costly NVML reads are refreshed (0 = every sample).
   std::chrono::milliseconds slow_read_interval =

@@ -20,10 +20,9 @@ class LocalKill : public KillBackend {
     // As `gpudoctor kill PID...`: the processes the user chose, no --tree,
     // no --any, no --user; every safety rule of the plan applies.
     KillRequest request{pids, std::nullopt, "", false, false};
-    context_ =
-        KillContext{static_cast<uint32_t>(getpid()),
-                    static_cast<uint32_t>(geteuid()), nvml_gpu_pids(p.before)};
     p.procs = ProcSnapshot::read(o.proc_root);
+    context_ = make_kill_context(static_cast<uint32_t>(getpid()), header_,
+                                 p.before, p.procs, o.proc_root, o.dev_prefix);
     p.plan = plan_kill(request, context_, p.procs);
     planned_ = p;
     return p;

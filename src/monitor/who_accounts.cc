@@ -1,5 +1,7 @@
 #include "monitor/who_accounts.h"
 
+#include <unistd.h>
+
 #include "procmgmt/device_holders.h"
 
 namespace gd::monitor {
@@ -20,9 +22,13 @@ ProcSnapshot snapshot_from_sample(const Sample& s) {
     e.cmdline = p.cmdline;
     e.cgroup = p.cgroup;
     if (p.ns_pid && *p.ns_pid != p.pid) e.nspid = {p.pid, *p.ns_pid};
+    // A trace's start times are Unix seconds: ticks from the epoch.
+    static const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+    if (p.start_time && *p.start_time > 0)
+      e.starttime = static_cast<uint64_t>(*p.start_time * ticks);
     entries.push_back(std::move(e));
   }
-  return ProcSnapshot::from_entries(std::move(entries));
+  return ProcSnapshot::from_entries(std::move(entries), 0.0);
 }
 
 GpuMemoryAccount who_account(const TraceHeader& header, const Sample& sample,

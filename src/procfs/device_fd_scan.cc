@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 
+#include "procfs/process_files.h"
 #include "procfs/text_util.h"
 
 namespace gd::procfs {
@@ -42,37 +43,66 @@ std::string nvidia_device_name(const std::string& target,
   return name;
 }
 
+namespace {
+
+// Adds `pid`'s NVIDIA device files to `scan` (nothing when it has none).
+void scan_one(const std::string& proc_root, const std::string& dev_prefix,
+              uint32_t pid, DeviceFdScan& scan) {
+  static const pid_t self = getpid();
+  if (static_cast<pid_t>(pid) == self) return;
+  char target[4096];
+  std::string fd_dir = proc_root + "/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(fd_dir.c_str());
+  if (!d) {
+    if (errno == EACCES || errno == EPERM) scan.unreadable.push_back(pid);
+    return;
+  }
+  DeviceHolder h;
+  h.pid = pid;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::string link = fd_dir + "/" + e->d_name;
+    ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    std::string name = nvidia_device_name(target, dev_prefix);
+    if (name.empty() ||
+        std::find(h.devices.begin(), h.devices.end(), name) != h.devices.end())
+      continue;
+    if (h.devices.size() < kMaxDevicesPerHolder)
+      h.devices.push_back(std::move(name));
+  }
+  closedir(d);
+  if (h.devices.empty()) return;
+  std::sort(h.devices.begin(), h.devices.end());
+  scan.holders.push_back(std::move(h));
+}
+
+}  // namespace
+
 DeviceFdScan scan_nvidia_device_fds(const std::string& proc_root,
                                     const std::string& dev_prefix) {
+  return scan_nvidia_device_fds_of(proc_root, dev_prefix,
+                                   numeric_entries(proc_root));
+}
+
+DeviceFdScan scan_nvidia_device_fds_of(const std::string& proc_root,
+                                       const std::string& dev_prefix,
+                                       const std::vector<uint32_t>& pids) {
+  std::vector<uint32_t> sorted = pids;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   DeviceFdScan scan;
-  const pid_t self = getpid();
-  char target[4096];
-  for (uint32_t pid : numeric_entries(proc_root)) {
-    std::string fd_dir = proc_root + "/" + std::to_string(pid) + "/fd";
-    DIR* d = opendir(fd_dir.c_str());
-    if (!d) {
-      if (errno == EACCES || errno == EPERM) scan.unreadable.push_back(pid);
-      continue;
-    }
-    DeviceHolder h;
-    h.pid = pid;
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      std::string link = fd_dir + "/" + e->d_name;
-      ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
-      if (n <= 0) continue;
-      target[n] = '\0';
-      std::string name = nvidia_device_name(target, dev_prefix);
-      if (!name.empty()) h.devices.push_back(std::move(name));
-    }
-    closedir(d);
-    if (h.devices.empty() || static_cast<pid_t>(pid) == self) continue;
-    std::sort(h.devices.begin(), h.devices.end());
-    h.devices.erase(std::unique(h.devices.begin(), h.devices.end()),
-                    h.devices.end());
-    scan.holders.push_back(std::move(h));
-  }
+  for (uint32_t pid : sorted) scan_one(proc_root, dev_prefix, pid, scan);
   return scan;
+}
+
+bool process_dead(const std::string& proc_root, uint32_t pid) {
+  std::string text;
+  if (!read_file(proc_root + "/" + std::to_string(pid) + "/stat", text))
+    return true;
+  auto st = parse_pid_stat(text);
+  return !st || st->state == 'Z' || st->state == 'X';
 }
 
 }  // namespace gd::procfs

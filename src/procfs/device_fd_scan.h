@@ -26,6 +26,20 @@ struct DeviceFdScan {
 // at a temp dir with plain files named nvidia0, nvidiactl, ...
 DeviceFdScan scan_nvidia_device_fds(const std::string& proc_root,
                                     const std::string& dev_prefix = "/dev");
+// The same for the processes `pids` only (ascending or not): a re-check
+// of known holders that costs their fds, not every process's.
+DeviceFdScan scan_nvidia_device_fds_of(const std::string& proc_root,
+                                       const std::string& dev_prefix,
+                                       const std::vector<uint32_t>& pids);
+
+// A process holds at most this many distinct device names in a scan's
+// result (nvidia0..N of a 16-GPU host, nvidiactl, nvidia-uvm, caps, ...);
+// the rest are left out.
+inline constexpr size_t kMaxDevicesPerHolder = 32;
+
+// True when `pid` under `proc_root` is gone or a zombie (its stat says Z
+// or X, or cannot be read).
+bool process_dead(const std::string& proc_root, uint32_t pid);
 
 // The file name if `link_target` is an NVIDIA device under dev_prefix
 // ("/dev/nvidia0" -> "nvidia0"), else "".

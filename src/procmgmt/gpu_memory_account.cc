@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "model/orphan_holders.h"
+
 namespace gd::procmgmt {
 
 const char* holder_status_name(HolderStatus s) {
@@ -61,7 +63,68 @@ const MigInstanceAccount* find_instance(
   return nullptr;
 }
 
+std::vector<uint32_t> probable_holder_pids(const GpuMemoryAccount& a) {
+  std::vector<uint32_t> out;
+  for (const OtherHolder& o : a.other_holders)
+    if (o.probable) out.push_back(o.proc.pid);
+  return out;
+}
+
 namespace {
+
+ProcessSample as_process_sample(const ProcEntry& p, const ProcSnapshot& procs) {
+  ProcessSample s;
+  s.pid = p.pid;
+  s.ppid = p.ppid;
+  s.user = p.user;
+  s.name = p.comm;
+  s.cmdline = p.cmdline;
+  s.state = std::string(1, p.state);
+  s.cgroup = p.cgroup;
+  s.start_time = procs.start_time(p);
+  return s;
+}
+
+// Marks the other holders that probably keep the orphaned memory and puts
+// them first, most likely first; returns them ranked.
+std::vector<ProbableHolder> mark_probable_holders(GpuMemoryAccount& a,
+                                                  const Sample& sample,
+                                                  const ProcSnapshot& procs) {
+  std::vector<uint32_t> listed_anywhere;
+  for (const GpuSample& g : sample.gpus)
+    if (g.processes)
+      for (const GpuProcess& gp : *g.processes)
+        listed_anywhere.push_back(gp.pid);
+  std::vector<HolderCandidate> candidates;
+  for (const OtherHolder& o : a.other_holders)
+    if (std::find(listed_anywhere.begin(), listed_anywhere.end(), o.proc.pid) ==
+        listed_anywhere.end())
+      candidates.push_back({as_process_sample(o.proc, procs), o.devices});
+  std::vector<VanishedOwner> owners;
+  for (const AccountedProcess& ap : a.processes) {
+    if (ap.status != HolderStatus::kZombie &&
+        ap.status != HolderStatus::kMissing)
+      continue;
+    VanishedOwner v;
+    v.pid = ap.pid;
+    if (ap.proc) v.last_seen = as_process_sample(*ap.proc, procs);
+    owners.push_back(std::move(v));
+  }
+  std::vector<ProbableHolder> ranked =
+      rank_probable_holders(a.gpu, candidates, owners, sample.t);
+  std::vector<OtherHolder> ordered;
+  for (const ProbableHolder& h : ranked)
+    for (OtherHolder& o : a.other_holders)
+      if (o.proc.pid == h.pid) {
+        o.probable = true;
+        o.evidence = h.evidence;
+        ordered.push_back(std::move(o));
+      }
+  for (OtherHolder& o : a.other_holders)
+    if (!o.probable) ordered.push_back(std::move(o));
+  a.other_holders = std::move(ordered);
+  return ranked;
+}
 
 std::string reset_hint(int gpu,
                        const std::vector<MigInstanceAccount>& instances) {
@@ -261,6 +324,19 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
     a.other_holders.push_back(std::move(o));
   }
   a.unreadable_fd_pids = devices.unreadable;
+  for (const auto& ap : a.processes)
+    a.orphaned |= ap.status == HolderStatus::kZombie ||
+                  (ap.status == HolderStatus::kMissing && !a.in_container);
+  a.orphaned |= a.unexplained_bytes && *a.unexplained_bytes > 0;
+  std::vector<ProbableHolder> probable;
+  if (a.orphaned) probable = mark_probable_holders(a, sample, procs);
+  // A process holding the files keeps the memory: ending it is the fix,
+  // and a reset cannot succeed before.
+  const std::string end_holders = end_holders_advice(gpu, probable);
+  if (!end_holders.empty())
+    for (auto& ap : a.processes)
+      if (ap.status == HolderStatus::kMissing && !a.in_container)
+        ap.action = end_holders;
 
   // Advice, most useful first; each distinct line once.
   auto add = [&](const std::string& s) {
@@ -285,12 +361,15 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
   // out) is the last resort, so it comes last.
   for (const auto& ap : a.processes)
     if (ap.status != HolderStatus::kMissing) add(ap.action);
-  if (a.unexplained_bytes && *a.unexplained_bytes > 0) {
+  add(end_holders);
+  if (a.unexplained_bytes && *a.unexplained_bytes > 0 && probable.empty()) {
     if (!a.other_holders.empty())
       add(fmt::format(
           "{} process(es) have NVIDIA device files open but NVML does not list "
-          "them on this "
-          "GPU; they may hold the {} no listed process explains",
+          "them on this GPU; none is a CUDA client (nvidia-uvm) that NVML "
+          "lists nowhere, so none is taken for the holder of the {} no "
+          "listed process explains (monitoring tools open only nvidiactl and "
+          "the GPU nodes)",
           a.other_holders.size(),
           fmt::format("{:.1f} MiB", *a.unexplained_bytes / 1048576.0)));
     else if (a.unknown_size_processes == 0)
@@ -316,7 +395,7 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
     else
       missing_off_instance = true;
   }
-  if (missing_off_instance && !a.in_container)
+  if (missing_off_instance && !a.in_container && probable.empty())
     add(reset_hint(gpu, a.mig_instances));
   return a;
 }

@@ -46,6 +46,11 @@ struct OtherHolder {  // has NVIDIA device files open, not listed by NVML here
   ContainerRef container;
   std::vector<std::string> devices;
   bool this_gpu = false;  // has /dev/nvidia<index> open (minor assumed = index)
+  // A probable holder of memory no live listed process accounts for (a
+  // CUDA client's files, listed by NVML nowhere: model/orphan_holders.h),
+  // with why; probable ones come first, most likely first.
+  bool probable = false;
+  std::vector<std::string> evidence;
 };
 
 // One MIG instance of the GPU: its own memory, and who uses it.
@@ -76,6 +81,9 @@ struct GpuMemoryAccount {
   uint64_t missing_bytes = 0;
   bool in_container = false;  // gpudoctor's own PID namespace is not the host's
   std::vector<OtherHolder> other_holders;
+  // Used memory that no live listed process accounts for: a listed owner
+  // is a zombie or gone (outside a container), or `unexplained_bytes` > 0.
+  bool orphaned = false;
   std::vector<uint32_t> unreadable_fd_pids;
   std::vector<std::string> advice;  // what to do, most important first
   // MIG-enabled GPUs: each instance's memory (empty otherwise).
@@ -87,6 +95,10 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
                                     const Sample& sample, int gpu,
                                     const ProcSnapshot& procs,
                                     const DeviceScan& devices);
+
+// The probable holders of `a`'s orphaned memory (other_holders marked
+// probable), most likely first.
+std::vector<uint32_t> probable_holder_pids(const GpuMemoryAccount& a);
 
 // "how to see host PIDs" text shared by who and kill.
 std::string host_pid_visibility_hint();

@@ -53,6 +53,12 @@ class Planner {
           selected.emplace_back(pid, gpu_role(*req_.gpu, pid));
         }
       }
+      // What keeps the memory of a dead owner is the process that still
+      // holds the GPU's device files: ending it frees the memory.
+      for (const auto& [pid, gpus] : ctx_.orphan_holders)
+        if (!req_.mig_gi &&
+            std::find(gpus.begin(), gpus.end(), *req_.gpu) != gpus.end())
+          selected.emplace_back(pid, orphan_role(pid));
     }
     // --user filters what was named (so another user's job is not even
     // expanded) and, below, everything --tree adds.
@@ -92,6 +98,14 @@ class Planner {
   }
 
   bool is_gpu_process(uint32_t pid) const { return gpus_of_.count(pid) > 0; }
+  bool is_orphan_holder(uint32_t pid) const {
+    return ctx_.orphan_holders.count(pid) > 0;
+  }
+
+  std::string orphan_role(uint32_t pid) const {
+    return "holds orphaned memory on GPU " +
+           join_ints(ctx_.orphan_holders.at(pid), ",");
+  }
 
   bool on_instance(int gpu, uint32_t pid, uint32_t gi) const {
     auto it = ctx_.gpu_instance.find({gpu, pid});
@@ -191,6 +205,7 @@ class Planner {
     if (is_gpu_process(pid)) {
       return "GPU process on GPU " + join_ints(gpus_of_.at(pid), ",");
     }
+    if (is_orphan_holder(pid)) return orphan_role(pid);
     if (uint32_t a = gpu_ancestor(pid))
       return fmt::format("worker of GPU process {}", a);
     if (uint32_t z = zombie_gpu_child(pid))
@@ -199,7 +214,7 @@ class Planner {
   }
 
   std::string role_of_member(uint32_t pid, uint32_t root) const {
-    if (is_gpu_process(pid)) return role_of(pid);
+    if (is_gpu_process(pid) || is_orphan_holder(pid)) return role_of(pid);
     if (uint32_t a = gpu_ancestor(pid))
       return fmt::format("worker of GPU process {}", a);
     return fmt::format("member of job {}", root);
@@ -247,8 +262,8 @@ class Planner {
         self_ancestors_.end())
       return refuse(
           pid, "an ancestor of gpudoctor (the shell or session that runs it)");
-    bool gpu_related = is_gpu_process(pid) || gpu_ancestor(pid) != 0 ||
-                       zombie_gpu_child(pid) != 0 ||
+    bool gpu_related = is_gpu_process(pid) || is_orphan_holder(pid) ||
+                       gpu_ancestor(pid) != 0 || zombie_gpu_child(pid) != 0 ||
                        (req_.tree && launches_gpu_process(pid));
     if (!gpu_related && !req_.any)
       return refuse(

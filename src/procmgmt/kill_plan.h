@@ -42,6 +42,13 @@ struct KillContext {
   std::map<std::pair<int, uint32_t>, uint32_t> gpu_instance{};
   // MIG: (GPU, GPU instance) -> its profile ("3g.40gb"), for the plan.
   std::map<std::pair<int, uint32_t>, std::string> instance_profile{};
+  // Probable holders of GPU memory no live process accounts for (device
+  // files of a CUDA client, listed by NVML nowhere; gpu_memory_account.h):
+  // pid -> those GPUs. They are GPU-related targets in their own right.
+  std::map<uint32_t, std::vector<int>> orphan_holders{};
+  // Per GPU with such holders: the listed pids that are dead (zombie or
+  // gone), whose memory ending the holders is meant to free.
+  std::map<int, std::vector<uint32_t>> orphaned_pids{};
 };
 
 struct KillTarget {

@@ -1,6 +1,7 @@
 #include "procmgmt/kill_session.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -76,6 +77,20 @@ std::map<uint32_t, std::vector<int>> gpu_holders(const KillPlan& plan,
   std::map<uint32_t, std::vector<int>> held;
   for (const auto& t : plan.targets)
     if (!t.gpus.empty()) held[t.proc.pid] = t.gpus;
+  // Ending the holder of an orphan's device files is meant to free the
+  // orphan's memory: NVML must stop listing the dead owner.
+  for (const auto& t : plan.targets) {
+    auto it = context.orphan_holders.find(t.proc.pid);
+    if (it == context.orphan_holders.end()) continue;
+    for (int gpu : it->second)
+      if (auto dead = context.orphaned_pids.find(gpu);
+          dead != context.orphaned_pids.end())
+        for (uint32_t pid : dead->second) {
+          auto& gpus = held[pid];
+          if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end())
+            gpus.push_back(gpu);
+        }
+  }
   for (const auto& z : plan.zombies)
     if (!z.gpus.empty()) held[z.proc.pid] = z.gpus;
   // Ending the parent of an unreaped GPU zombie is meant to free the
@@ -202,6 +217,36 @@ std::map<int, std::vector<uint32_t>> nvml_gpu_pids(const Sample& s) {
   return out;
 }
 
+void add_orphan_holders(const TraceHeader& header, const Sample& s,
+                        const ProcSnapshot& procs, const std::string& proc_root,
+                        const std::string& dev_prefix, KillContext& context) {
+  std::optional<DeviceScan> devices;
+  for (const GpuSample& g : s.gpus) {
+    if (!g.processes) continue;
+    if (!devices) devices = scan_device_holders(proc_root, dev_prefix);
+    GpuMemoryAccount a =
+        account_gpu_memory(header, s, g.index, procs, *devices);
+    std::vector<uint32_t> holders = probable_holder_pids(a);
+    if (holders.empty()) continue;
+    for (uint32_t pid : holders) context.orphan_holders[pid].push_back(g.index);
+    for (const AccountedProcess& ap : a.processes)
+      if (ap.status == HolderStatus::kZombie ||
+          ap.status == HolderStatus::kMissing)
+        context.orphaned_pids[g.index].push_back(ap.pid);
+  }
+}
+
+KillContext make_kill_context(uint32_t self_pid, const TraceHeader& header,
+                              const Sample& before, const ProcSnapshot& procs,
+                              const std::string& proc_root,
+                              const std::string& dev_prefix) {
+  KillContext context{self_pid, static_cast<uint32_t>(geteuid()),
+                      nvml_gpu_pids(before)};
+  add_mig_instances(before, context);
+  add_orphan_holders(header, before, procs, proc_root, dev_prefix, context);
+  return context;
+}
+
 void add_mig_instances(const Sample& s, KillContext& context) {
   for (const GpuSample& g : s.gpus) {
     if (g.processes)
@@ -245,13 +290,22 @@ KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
   }
 
   auto held = gpu_holders(plan, context, procs);
-  if (held.empty()) {
+  // Orphaned memory that NVML lists under no pid: it is back once what no
+  // listed process accounts for is a driver reservation again.
+  std::set<int> unlisted_orphans;
+  for (const auto& t : plan.targets)
+    if (auto it = context.orphan_holders.find(t.proc.pid);
+        it != context.orphan_holders.end())
+      for (int gpu : it->second)
+        if (!context.orphaned_pids.count(gpu)) unlisted_orphans.insert(gpu);
+  if (held.empty() && unlisted_orphans.empty()) {
     out.result = KillResult::kNoneOnGpu;
     return out;
   }
   std::set<int> gpus_touched;
   for (const auto& [pid, gpus] : held)
     gpus_touched.insert(gpus.begin(), gpus.end());
+  gpus_touched.insert(unlisted_orphans.begin(), unlisted_orphans.end());
   // The driver frees a context's memory shortly after its process exits;
   // NVML is re-read until the pids are gone and the memory is back, or the
   // timeout passes.
@@ -268,6 +322,13 @@ KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
         if (lists(pids, pid)) still.emplace_back(pid, gpu);
     not_back = still.empty() ? memory_not_back(before, after, gpus_touched)
                              : decltype(not_back){};
+    for (int gpu : unlisted_orphans)
+      if (auto now = unlisted_on(after, gpu);
+          now && *now > kMaxPlausibleDriverReserveBytes &&
+          std::find_if(not_back.begin(), not_back.end(), [&](const auto& n) {
+            return n.first == gpu;
+          }) == not_back.end())
+        not_back.emplace_back(gpu, *now);
     if ((still.empty() && not_back.empty()) || Clock::now() >= deadline ||
         stopped(o))
       break;
@@ -287,6 +348,12 @@ KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
     for (const auto& [p, gpus] : held)
       if (!pid && std::find(gpus.begin(), gpus.end(), gpu) != gpus.end())
         pid = p;
+    for (const auto& t : plan.targets)
+      if (auto it = context.orphan_holders.find(t.proc.pid);
+          !pid && it != context.orphan_holders.end() &&
+          std::find(it->second.begin(), it->second.end(), gpu) !=
+              it->second.end())
+        pid = t.proc.pid;
     HeldMemory h = explain_held(o, pid, gpu, header, after);
     h.unlisted_bytes = unlisted;
     out.not_released.push_back(std::move(h));

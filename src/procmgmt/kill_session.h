@@ -104,6 +104,19 @@ struct KillOutcome {
 std::map<int, std::vector<uint32_t>> nvml_gpu_pids(const Sample& s);
 // The MIG instance of each listed process, and each instance's profile.
 void add_mig_instances(const Sample& s, KillContext& context);
+// The probable holders of each GPU's orphaned memory (who holds its device
+// files when no live listed process accounts for its memory), from a scan
+// of the device files under `dev_prefix`.
+void add_orphan_holders(const TraceHeader& header, const Sample& s,
+                        const ProcSnapshot& procs, const std::string& proc_root,
+                        const std::string& dev_prefix, KillContext& context);
+// Everything a plan needs to know of the machine, as every kill front end
+// (the CLI, top, serve's API) gathers it: NVML's lists, MIG instances,
+// orphan holders.
+KillContext make_kill_context(uint32_t self_pid, const TraceHeader& header,
+                              const Sample& before, const ProcSnapshot& procs,
+                              const std::string& proc_root,
+                              const std::string& dev_prefix);
 
 // Runs the approved `plan` (made from `before`, `context` and `procs`).
 // `read_gpus` takes a fresh sample (NVML is re-read through it while

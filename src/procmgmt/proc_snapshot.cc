@@ -1,19 +1,51 @@
 #include "procmgmt/proc_snapshot.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "procfs/cpu_stat.h"
 
 namespace gd::procmgmt {
+
+namespace {
+
+// /proc/stat is a few KiB even on a 256-CPU host; more is not /proc/stat.
+constexpr std::streamsize kMaxStatBytes = 1 << 20;
+
+std::optional<double> read_boot_time(const std::string& proc_root) {
+  std::ifstream in(proc_root + "/stat");
+  if (!in) return std::nullopt;
+  std::string text(static_cast<size_t>(kMaxStatBytes), '\0');
+  in.read(text.data(), kMaxStatBytes);
+  text.resize(static_cast<size_t>(in.gcount()));
+  auto btime = procfs::parse_proc_stat(text).btime;
+  if (!btime) return std::nullopt;
+  return static_cast<double>(*btime);
+}
+
+}  // namespace
 
 ProcSnapshot ProcSnapshot::read(const std::string& proc_root) {
   std::vector<ProcEntry> entries;
   for (uint32_t pid : list_pids(proc_root))
     if (auto e = read_proc_entry(proc_root, pid))
       entries.push_back(std::move(*e));
-  return from_entries(std::move(entries));
+  return from_entries(std::move(entries), read_boot_time(proc_root));
 }
 
-ProcSnapshot ProcSnapshot::from_entries(std::vector<ProcEntry> entries) {
+std::optional<double> ProcSnapshot::start_time(const ProcEntry& p) const {
+  static const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (!boot_time_ || ticks <= 0) return std::nullopt;
+  return *boot_time_ + static_cast<double>(p.starttime) / ticks;
+}
+
+ProcSnapshot ProcSnapshot::from_entries(std::vector<ProcEntry> entries,
+                                        std::optional<double> boot_time) {
   ProcSnapshot s;
+  s.boot_time_ = boot_time;
   s.entries_ = std::move(entries);
   std::sort(
       s.entries_.begin(), s.entries_.end(),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,7 +19,14 @@ class ProcSnapshot {
   // All processes under proc_root (those that vanish while it is read are
   // simply absent).
   static ProcSnapshot read(const std::string& proc_root);
-  static ProcSnapshot from_entries(std::vector<ProcEntry> entries);
+  // `boot_time`: Unix seconds that ProcEntry::starttime counts from (0 when
+  // the entries come from a trace, whose start times are Unix seconds
+  // already); nullopt leaves start times unknown.
+  static ProcSnapshot from_entries(std::vector<ProcEntry> entries,
+                                   std::optional<double> boot_time = {});
+
+  // When `p` started, Unix seconds; nullopt when the boot time is unknown.
+  std::optional<double> start_time(const ProcEntry& p) const;
 
   const ProcEntry* find(uint32_t pid) const;
   const std::vector<ProcEntry>& entries() const { return entries_; }
@@ -33,6 +41,7 @@ class ProcSnapshot {
 
  private:
   std::vector<ProcEntry> entries_;  // by pid
+  std::optional<double> boot_time_;
   PidTree links_;
 };
 

@@ -12,6 +12,7 @@
 #include "common/duration.h"
 #include "diagnose/finding_json.h"
 #include "exporter/exporter.h"
+#include "model/orphan_holders.h"
 #include "model/process_tree.h"
 #include "trace/trace_io.h"
 
@@ -157,6 +158,34 @@ ApiReply api_status(const Snapshot& s, double now, bool remote_kill) {
   return {200, "application/json", std::move(body)};
 }
 
+namespace {
+
+// Who probably keeps memory whose owner is gone (model/orphan_holders.h),
+// with the evidence and the command that ends them.
+json orphan_holders_json(const Snapshot& s, const ProcessTree& tree,
+                         std::optional<int> gpu) {
+  json held = json::array();
+  const bool pids_visible =
+      !s.header || s.header->host.pid_namespace != "container";
+  for (const auto& g : probable_holders_in(*s.sample, tree, pids_visible)) {
+    if (gpu && g.gpu != *gpu) continue;
+    for (const auto& h : g.holders) {
+      const ProcessSample* p = tree.find(h.pid);
+      held.push_back({{"gpu", g.gpu},
+                      {"pid", h.pid},
+                      {"user", p ? json(p->user) : json(nullptr)},
+                      {"name", p ? json(p->name) : json(nullptr)},
+                      {"cmdline", p ? json(p->cmdline) : json(nullptr)},
+                      {"dead_owners", g.dead_owners},
+                      {"evidence", h.evidence},
+                      {"action", fmt::format("gpudoctor kill {}", h.pid)}});
+    }
+  }
+  return held;
+}
+
+}  // namespace
+
 ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
   std::optional<int> gpu;
   try {
@@ -218,6 +247,7 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
         arr.push_back(std::move(row));
       }
     }
+    out["orphan_holders"] = orphan_holders_json(s, tree, gpu);
   }
   out["processes"] = std::move(arr);
   return {200, "application/json", dump(out)};

@@ -227,9 +227,10 @@ KillApiResult KillApi::run(std::string_view body, const TraceHeader& header,
   if (!before)
     return {json_error(503, "no sample yet; retry in a moment"), fields};
 
-  KillContext ctx{config_.self_pid, static_cast<uint32_t>(geteuid()),
-                  nvml_gpu_pids(*before)};
   const ProcSnapshot procs = ProcSnapshot::read(config_.proc_root);
+  const KillContext ctx =
+      make_kill_context(config_.self_pid, header, *before, procs,
+                        config_.proc_root, config_.dev_prefix);
   const KillPlan plan = plan_kill(req.request, ctx, procs);
 
   KillApiReply r;

@@ -53,10 +53,11 @@ std::string render_ps_history(const std::vector<PsRow>& rows,
          out;
 }
 
-std::string ps_to_json_with_history(const Sample& sample,
-                                    const std::vector<PsRow>& rows,
-                                    const ProcessHistory& history) {
-  auto j = nlohmann::json::parse(ps_to_json(sample, rows));
+std::string ps_to_json_with_history(
+    const Sample& sample, const std::vector<PsRow>& rows,
+    const ProcessHistory& history,
+    const std::vector<GpuOrphanHolders>& holders) {
+  auto j = nlohmann::json::parse(ps_to_json(sample, rows, holders));
   for (auto& p : j["processes"]) {
     const auto* hs =
         series_for(history, p["pid"].get<uint32_t>(), p["gpu"].get<int>());

@@ -23,9 +23,10 @@ std::string render_ps_history(const std::vector<PsRow>& rows,
                               const ProcessHistory& history,
                               const std::string& since);
 // ps_to_json with each process's "memory_history": [[t, bytes], ...].
-std::string ps_to_json_with_history(const Sample& sample,
-                                    const std::vector<PsRow>& rows,
-                                    const ProcessHistory& history);
+std::string ps_to_json_with_history(
+    const Sample& sample, const std::vector<PsRow>& rows,
+    const ProcessHistory& history,
+    const std::vector<GpuOrphanHolders>& holders = {});
 // One bar character per value, scaled from min to max: "▁▅█".
 std::string sparkline(const std::vector<double>& values);
 

@@ -149,7 +149,8 @@ const MigInstance* instance_of(const Sample& s, int gpu, const GpuProcess& p) {
 
 }  // namespace
 
-std::string render_ps(const Sample& s, const std::vector<PsRow>& rows) {
+std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
+                      const std::vector<GpuOrphanHolders>& holders) {
   // SM% and MEM% are NVML's per-process utilisation (nvidia-smi pmon);
   // MIG is the process's GPU/compute instance.
   std::string out = fmt::format(
@@ -191,6 +192,27 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows) {
         "\n!! {} GPU process(es) hold memory without a live owner: see "
         "`gpudoctor diagnose`\n",
         problems);
+  ProcessTree tree(s);
+  for (const GpuOrphanHolders& g : holders) {
+    out += fmt::format(
+        "\n!! GPU {}: memory without a live owner is probably kept by who "
+        "still holds its device files (most likely first):\n",
+        g.gpu);
+    for (const ProbableHolder& h : g.holders) {
+      const ProcessSample* p = tree.find(h.pid);
+      out += fmt::format(
+          "   {:<8} {:<10} {}\n", h.pid, terminal_cell(p ? p->user : "?", 10),
+          terminal_fit(p ? (p->cmdline.empty() ? p->name : p->cmdline) : "?",
+                       60));
+      std::string why;
+      for (const auto& e : h.evidence) why += (why.empty() ? "" : "; ") + e;
+      out += "            " + terminal_safe(why, kTerminalSentenceMax) + "\n";
+    }
+    out += "   " +
+           terminal_safe(end_holders_advice(g.gpu, g.holders),
+                         kTerminalSentenceMax) +
+           "\n";
+  }
   return out;
 }
 
@@ -221,7 +243,8 @@ nlohmann::json process_json(const Sample& s, const ProcessSample& p) {
 
 }  // namespace
 
-std::string ps_to_json(const Sample& s, const std::vector<PsRow>& rows) {
+std::string ps_to_json(const Sample& s, const std::vector<PsRow>& rows,
+                       const std::vector<GpuOrphanHolders>& holders) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rows) {
     nlohmann::json j =
@@ -252,8 +275,24 @@ std::string ps_to_json(const Sample& s, const std::vector<PsRow>& rows) {
     j["children"] = std::move(kids);
     out.push_back(std::move(j));
   }
-  return nlohmann::json{{"t", s.t}, {"processes", std::move(out)}}.dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  nlohmann::json held = nlohmann::json::array();
+  for (const GpuOrphanHolders& g : holders)
+    for (const ProbableHolder& h : g.holders) {
+      const ProcessSample* p = nullptr;
+      for (const auto& q : s.processes)
+        if (q.pid == h.pid) p = &q;
+      nlohmann::json j =
+          p ? process_json(s, *p) : nlohmann::json{{"pid", h.pid}};
+      j["gpu"] = g.gpu;
+      j["dead_owners"] = g.dead_owners;
+      j["evidence"] = h.evidence;
+      j["action"] = fmt::format("gpudoctor kill {}", h.pid);
+      held.push_back(std::move(j));
+    }
+  return nlohmann::json{{"t", s.t},
+                        {"processes", std::move(out)},
+                        {"orphan_holders", std::move(held)}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace gd

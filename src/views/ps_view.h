@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "model/orphan_holders.h"
 #include "model/sample.h"
 
 namespace gd {
@@ -28,7 +29,11 @@ void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
 // Unknown values sort last. Throws std::invalid_argument on another key.
 void sort_ps_rows(std::vector<PsRow>& rows, const std::string& key);
 
-std::string render_ps(const Sample& sample, const std::vector<PsRow>& rows);
-std::string ps_to_json(const Sample& sample, const std::vector<PsRow>& rows);
+// `holders`: the probable holders of orphaned memory (probable_holders_in),
+// listed after the rows with the command that ends them.
+std::string render_ps(const Sample& sample, const std::vector<PsRow>& rows,
+                      const std::vector<GpuOrphanHolders>& holders = {});
+std::string ps_to_json(const Sample& sample, const std::vector<PsRow>& rows,
+                       const std::vector<GpuOrphanHolders>& holders = {});
 
 }  // namespace gd

@@ -122,21 +122,39 @@ std::string render_who(const GpuMemoryAccount& a) {
     }
   }
 
-  if (!a.other_holders.empty()) {
-    out +=
-        "\nOther processes with NVIDIA device files open (NVML does not list "
-        "them here):\n";
+  auto holder_line = [](const OtherHolder& o) {
+    std::string devs;
+    for (const auto& d : o.devices) devs += (devs.empty() ? "" : ",") + d;
+    return fmt::format("  {:<9} {:<10} {:<18} {:<28} {}{}\n", o.proc.pid,
+                       cell(o.proc.user, 10), cell(devs, 18),
+                       cell(container_text(o.container, o.proc), 28),
+                       terminal_fit(o.proc.command(), kCommandWidth),
+                       o.proc.zombie()            ? "  [zombie]"
+                       : o.proc.uninterruptible() ? "  [D state]"
+                                                  : "");
+  };
+  const size_t probable = probable_holder_pids(a).size();
+  if (probable > 0) {
+    out += fmt::format(
+        "\nProbable holder{} of the memory no live process accounts for "
+        "(CUDA device files open, listed by NVML nowhere; most likely "
+        "first):\n",
+        probable == 1 ? "" : "s");
     for (const auto& o : a.other_holders) {
-      std::string devs;
-      for (const auto& d : o.devices) devs += (devs.empty() ? "" : ",") + d;
-      out += fmt::format("  {:<9} {:<10} {:<18} {:<28} {}{}\n", o.proc.pid,
-                         cell(o.proc.user, 10), cell(devs, 18),
-                         cell(container_text(o.container, o.proc), 28),
-                         terminal_fit(o.proc.command(), kCommandWidth),
-                         o.proc.zombie()            ? "  [zombie]"
-                         : o.proc.uninterruptible() ? "  [D state]"
-                                                    : "");
+      if (!o.probable) continue;
+      out += holder_line(o);
+      std::string why;
+      for (const auto& e : o.evidence) why += (why.empty() ? "" : "; ") + e;
+      out +=
+          "            -> " + terminal_safe(why, kTerminalSentenceMax) + "\n";
     }
+  }
+  if (a.other_holders.size() > probable) {
+    out += probable > 0 ? "\nOther processes with NVIDIA device files open:\n"
+                        : "\nOther processes with NVIDIA device files open "
+                          "(NVML does not list them here):\n";
+    for (const auto& o : a.other_holders)
+      if (!o.probable) out += holder_line(o);
   }
   if (!a.advice.empty()) {
     out += "\nWhat to do:\n";
@@ -187,9 +205,13 @@ std::string who_to_json(const GpuMemoryAccount& a) {
     p["devices"] = o.devices;
     p["this_gpu"] = o.this_gpu;
     p["container"] = container_json(o.container);
+    p["probable"] = o.probable;
+    p["evidence"] = o.evidence;
     others.push_back(std::move(p));
   }
   j["other_holders"] = std::move(others);
+  j["orphaned"] = a.orphaned;
+  j["probable_holders"] = probable_holder_pids(a);
   j["unreadable_fd_pids"] = a.unreadable_fd_pids;
   j["advice"] = a.advice;
   nlohmann::json instances = nlohmann::json::array();

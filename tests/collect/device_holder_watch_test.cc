@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace gd {
 namespace {
@@ -13,13 +14,14 @@ namespace {
 namespace fs = std::filesystem;
 constexpr uint64_t kGiB = 1ull << 30;
 
-// A /proc with pid 4001 holding /dev/nvidia0 and /dev/nvidiactl open and
-// pid 4002 holding only a terminal.
+// A /proc with pid 4001 (alive) holding /dev/nvidia0 and /dev/nvidiactl
+// open and pid 4002 holding only a terminal.
 class Proc {
  public:
   Proc() {
     char tmpl[] = "/tmp/gd_holder_watch_XXXXXX";
     root_ = mkdtemp(tmpl);
+    stat(4001, 'S');
     fd(4001, 3, "/dev/nvidia0");
     fd(4001, 4, "/dev/nvidiactl");
     fd(4002, 0, "/dev/pts/1");
@@ -27,12 +29,23 @@ class Proc {
   ~Proc() { fs::remove_all(root_); }
   const std::string& root() const { return root_; }
 
- private:
   void fd(uint32_t pid, int n, const std::string& target) {
     fs::path dir = fs::path(root_) / std::to_string(pid) / "fd";
     fs::create_directories(dir);
     fs::create_symlink(target, dir / std::to_string(n));
   }
+  void stat(uint32_t pid, char state) {
+    fs::path dir = fs::path(root_) / std::to_string(pid);
+    fs::create_directories(dir);
+    std::ofstream(dir / "stat")
+        << pid << " (python) " << state
+        << " 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 0 0\n";
+  }
+  void remove(uint32_t pid) {
+    fs::remove_all(fs::path(root_) / std::to_string(pid));
+  }
+
+ private:
   std::string root_;
 };
 
@@ -68,18 +81,63 @@ TEST(DeviceHolderWatch, HoldersWhenMemoryIsUnaccountedFor) {
             (std::vector<std::string>{"nvidia0", "nvidiactl"}));
 }
 
-TEST(DeviceHolderWatch, ScansAtMostOncePerInterval) {
+TEST(DeviceHolderWatch, ScansEveryoneAtMostOncePerIntervalAndKnownOnesBetween) {
   Proc proc;
   DeviceHolderWatch watch(proc.root(), "/dev", 30);
   Sample a = sample(60 * kGiB, 40 * kGiB);
   watch.attach(a, 100);
-  EXPECT_TRUE(a.device_holders.has_value());
+  ASSERT_TRUE(a.device_holders.has_value());
+  EXPECT_EQ(a.device_holders->size(), 1u);
+  // A new holder appears; the next 1 Hz sample looks at the known holders
+  // only (their fds), so it is seen at the next full scan.
+  proc.stat(4003, 'S');
+  proc.fd(4003, 5, "/dev/nvidia0");
   Sample b = sample(60 * kGiB, 40 * kGiB);
-  watch.attach(b, 101);  // the next 1 Hz sample: no scan
-  EXPECT_FALSE(b.device_holders.has_value());
+  watch.attach(b, 101);
+  ASSERT_TRUE(b.device_holders.has_value());
+  EXPECT_EQ(b.device_holders->size(), 1u);
   Sample c = sample(60 * kGiB, 40 * kGiB);
   watch.attach(c, 130);
-  EXPECT_TRUE(c.device_holders.has_value());
+  ASSERT_TRUE(c.device_holders.has_value());
+  EXPECT_EQ(c.device_holders->size(), 2u);
+  // Once the memory is accounted for, nothing is looked at.
+  Sample d = sample(40 * kGiB, 40 * kGiB);
+  watch.attach(d, 131);
+  EXPECT_FALSE(d.device_holders.has_value());
+}
+
+// NVML still lists a dead owner's pid with its memory: used equals listed,
+// but nobody live accounts for it. The forked child that inherited the
+// device files (nvidia-uvm: a CUDA client) is returned so that the sample
+// carries its process entry; an NVML-only holder is not.
+TEST(DeviceHolderWatch, DeadListedOwnerIsLookedIntoAndItsHolderCarried) {
+  Proc proc;
+  proc.stat(4300, 'S');
+  proc.fd(4300, 3, "/dev/nvidia0");
+  proc.fd(4300, 4, "/dev/nvidia-uvm");
+  DeviceHolderWatch watch(proc.root());
+  Sample s;
+  GpuSample g;
+  g.index = 0;
+  g.mem_used_bytes = 6 * kGiB;
+  g.processes = std::vector<GpuProcess>{{4242, 6 * kGiB, "compute"}};
+  s.gpus.push_back(g);
+  auto carry = watch.attach(s, 100);
+  ASSERT_TRUE(s.device_holders.has_value());
+  EXPECT_EQ(s.device_holders->size(), 2u);
+  EXPECT_EQ(carry, std::vector<uint32_t>{4300});
+
+  // A zombie owner counts as dead too; a live one does not.
+  proc.stat(4242, 'Z');
+  DeviceHolderWatch zombie(proc.root());
+  Sample z = s;
+  zombie.attach(z, 100);
+  EXPECT_TRUE(z.device_holders.has_value());
+  proc.stat(4242, 'S');
+  DeviceHolderWatch live(proc.root());
+  Sample l = s;
+  EXPECT_TRUE(live.attach(l, 100).empty());
+  EXPECT_FALSE(l.device_holders.has_value());
 }
 
 TEST(DeviceHolderWatch, UnknownUsageCannotBeAccounted) {

@@ -395,6 +395,42 @@ TEST(ScenarioFindings, ZombieNamesTheParentThatMustReapIt) {
       << f[0]->evidence;
 }
 
+// The owner exited after forking; its child still holds the device files.
+// The finding names the child (not the NVML-only agent) and says to end
+// it, never to reset a GPU that a process still holds open.
+TEST(ScenarioFindings, OrphanedMemoryNamesTheForkedChildThatHoldsIt) {
+  for (int gpus : {1, 4}) {
+    DiagnoseResult r = run_scenario("forked-child-holder", gpus);
+    auto f = with_id(r, "orphaned-memory");
+    ASSERT_EQ(f.size(), 1u) << ids_of(r);
+    EXPECT_EQ(f[0]->gpus, std::vector<int>{gpus - 1});
+    EXPECT_NE(std::find(f[0]->pids.begin(), f[0]->pids.end(), 9301u),
+              f[0]->pids.end());
+    EXPECT_EQ(std::find(f[0]->pids.begin(), f[0]->pids.end(), 950u),
+              f[0]->pids.end());
+    EXPECT_NE(f[0]->evidence.find("pid 9301 python (user alice)"),
+              std::string::npos)
+        << f[0]->evidence;
+    EXPECT_NE(f[0]->evidence.find("same command (python) as the vanished "
+                                  "owner 9300"),
+              std::string::npos)
+        << f[0]->evidence;
+    EXPECT_NE(f[0]->action.find("`gpudoctor kill 9301`"), std::string::npos)
+        << f[0]->action;
+    EXPECT_EQ(f[0]->action.find("--gpu-reset"), std::string::npos)
+        << f[0]->action;
+  }
+}
+
+TEST(ScenarioFindings, OrphanWithNobodyHoldingTheFilesAdvisesAReset) {
+  DiagnoseResult r = run_scenario("missing-owner", 1);
+  auto f = with_id(r, "orphaned-memory");
+  ASSERT_EQ(f.size(), 1u) << ids_of(r);
+  // The trace did not record device files: who is the way to find out.
+  EXPECT_NE(f[0]->action.find("gpudoctor who 0"), std::string::npos)
+      << f[0]->action;
+}
+
 TEST(ScenarioFindings, LeakGivesRateAndTimeToExhaustion) {
   DiagnoseResult r = run_scenario("memory-leak", 1);
   auto f = with_id(r, "memory-leak");

@@ -12,7 +12,7 @@ import threading
 import time
 import unittest
 
-from gd_e2e import (E2E, FAKE_NVML, GPUDOCTOR, TRAINER, ZOMBIE_PARENT, load_scenario, run,
+from gd_e2e import (E2E, FAKE_NVML, GPUDOCTOR, TRAINER, ZOMBIE_PARENT, load_scenario, read_trace, run,
                     scenario_4gpu, spawn_python, unused_pid, write_scenario)
 
 GiB = 1 << 30
@@ -599,3 +599,143 @@ class WatchLeak(E2E):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# A CUDA process that forks a child and exits, as a DataLoader worker or a
+# shell spawned from a notebook outlives its parent: the child inherited
+# nvidiactl, nvidia0 and nvidia-uvm (under a temp dev prefix) and sleeps,
+# re-parented. Prints "parent,child".
+FORKING_OWNER = r"""
+import os, sys, time
+dev = sys.argv[1]
+files = [open(os.path.join(dev, n), "rb") for n in ("nvidiactl", "nvidia0", "nvidia-uvm")]
+child = os.fork()
+if child == 0:
+    os.close(1)
+    time.sleep(120)
+    os._exit(0)
+print(f"{os.getpid()},{child}", flush=True)
+"""
+
+# A monitoring agent that only uses NVML: nvidiactl and the GPU node, never
+# nvidia-uvm. Prints its pid.
+NVML_ONLY_AGENT = r"""
+import os, sys, time
+dev = sys.argv[1]
+files = [open(os.path.join(dev, n), "rb") for n in ("nvidiactl", "nvidia0")]
+print(os.getpid(), flush=True)
+time.sleep(120)
+"""
+
+
+class OrphanHolder(E2E):
+    """NVML lists a dead pid with 6 GiB on GPU 0; its forked child still
+    holds the device files. who names the child, kill plans and ends it."""
+
+    def setUp(self):
+        super().setUp()
+        self.dev = os.path.join(self.tmp.name, "dev")
+        os.mkdir(self.dev)
+        for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm"):
+            open(os.path.join(self.dev, name), "w").close()
+        owner = spawn(FORKING_OWNER, self.dev)
+        self.owner, self.child = [int(x) for x in owner.stdout.readline().split(",")]
+        owner.wait()  # the owner is gone: only its pid stays in NVML's list
+        self.agent_proc = spawn(NVML_ONLY_AGENT, self.dev)
+        self.agent = int(self.agent_proc.stdout.readline())
+        self.bystander_proc = spawn(TERM_IGNORER)
+        self.bystander = int(self.bystander_proc.stdout.readline())
+        self.children += [self.agent_proc, self.bystander_proc]
+
+    def tearDown(self):
+        kill_pids([self.child])
+        super().tearDown()
+
+    def scenario(self, later=()):
+        return Scenario(self.tmp.name).write({0: [(self.owner, 6 * GiB)]}, later=later)
+
+    def test_who_names_the_child_and_advises_ending_it_not_a_reset(self):
+        self.assertFalse(os.path.exists(f"/proc/{self.owner}"))
+        path = self.scenario()
+        p = run(["who", "0", "--json", "--dev-prefix", self.dev], scenario=path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        a = json.loads(p.stdout)["gpus"][0]
+        self.assertEqual(a["probable_holders"], [self.child])
+        holders = {h["pid"]: h for h in a["other_holders"]}
+        self.assertTrue(holders[self.child]["probable"])
+        self.assertEqual(holders[self.child]["devices"], ["nvidia-uvm", "nvidia0", "nvidiactl"])
+        self.assertFalse(holders[self.agent]["probable"], "an NVML-only client is never proposed")
+        self.assertNotIn(self.bystander, holders)
+        advice = "\n".join(a["advice"])
+        self.assertIn(f"`gpudoctor kill {self.child}`", advice)
+        self.assertNotIn("--gpu-reset", advice)
+
+        text = run(["who", "0", "--dev-prefix", self.dev], scenario=path).stdout
+        self.assertIn("Probable holder of the memory no live process accounts for", text)
+        self.assertIn("re-parented", text)
+        self.assertIn(f"gpudoctor kill {self.child}", text)
+
+    def test_kill_gpu_plans_the_holder_and_not_the_agent_or_a_bystander(self):
+        path = self.scenario()
+        p = run(["kill", "--gpu", "0", "--dry-run", "--dev-prefix", self.dev], scenario=path)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("holds orphaned memory on GPU 0", p.stdout)
+        self.assertIn(str(self.child), p.stdout)
+        self.assertNotIn(str(self.agent), p.stdout)
+        self.assertNotIn(str(self.bystander), p.stdout)
+        self.assertTrue(alive(self.child))
+
+    def test_kill_holder_ends_it_and_checks_the_memory_came_back(self):
+        # NVML stops listing the dead owner once the holder is gone.
+        path = self.scenario(later=[(1.5, {})])
+        p = run(["kill", str(self.child), "--yes", "--timeout", "5s", "--dev-prefix", self.dev],
+                scenario=path)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"sent SIGTERM to {self.child}", p.stdout)
+        self.assertIn("GPU memory released", p.stdout)
+        self.assertTrue(wait_until(lambda: not alive(self.child)))
+
+    def test_kill_holder_whose_memory_stays_is_not_released(self):
+        path = self.scenario()  # NVML lists the dead owner forever
+        p = run(["kill", str(self.child), "--yes", "--timeout", "1s", "--dev-prefix", self.dev],
+                scenario=path)
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertIn("GPU memory NOT released", p.stdout)
+
+    def test_record_keeps_the_holders_and_diagnose_from_names_the_child(self):
+        path = self.scenario()
+        trace = os.path.join(self.tmp.name, "orphan.jsonl")
+        p = run(["--interval", "200ms", "record", "-o", trace, "--count", "5",
+                 "--dev-prefix", self.dev], scenario=path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(trace) as f:
+            _, samples = read_trace(f.read())
+        held = {h["pid"]: h["devices"] for h in samples[0]["device_holders"]}
+        self.assertEqual(held[self.child], ["nvidia-uvm", "nvidia0", "nvidiactl"])
+        self.assertEqual(held[self.agent], ["nvidia0", "nvidiactl"])
+        # The child's own entry is in the trace, so a reader can name it.
+        procs = {x["pid"]: x for x in samples[0]["processes"]}
+        self.assertTrue(procs[self.child]["name"].startswith("python"), procs[self.child])
+        self.assertNotEqual(procs[self.child]["ppid"], self.owner, "re-parented")
+        for s in samples:
+            self.assertIn("device_holders", s)
+
+        p = run(["diagnose", "--from", trace, "--json"])
+        findings = {f["id"]: f for f in json.loads(p.stdout)["findings"]}
+        self.assertIn("orphaned-memory", findings, p.stdout)
+        f = findings["orphaned-memory"]
+        self.assertIn(self.child, f["pids"])
+        self.assertNotIn(self.agent, f["pids"])
+        self.assertIn(f"`gpudoctor kill {self.child}`", f["action"])
+        self.assertNotIn("--gpu-reset", f["action"])
+
+    def test_ps_names_the_holder(self):
+        path = self.scenario()
+        p = run(["ps", "--json", "--dev-prefix", self.dev], scenario=path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        held = json.loads(p.stdout)["orphan_holders"]
+        self.assertEqual([(h["gpu"], h["pid"]) for h in held], [(0, self.child)])
+        self.assertEqual(held[0]["action"], f"gpudoctor kill {self.child}")
+        text = run(["ps", "--dev-prefix", self.dev], scenario=path).stdout
+        self.assertIn(f"gpudoctor kill {self.child}", text)
+        self.assertNotIn(f"gpudoctor kill {self.agent}", text)

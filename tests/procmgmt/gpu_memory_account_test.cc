@@ -183,3 +183,107 @@ TEST_F(AccountTest, JsonCarriesTheSameFacts) {
 
 }  // namespace
 }  // namespace gd::procmgmt
+
+namespace gd::procmgmt {
+namespace {
+
+// A CUDA process (gone: NVML still lists its pid 9999 with 6 GiB) forked
+// pid 5000 (python3, re-parented to pid 1), which inherited the device
+// files. pid 4001 is a monitoring agent that uses NVML only: nvidiactl and
+// the GPU's node, never nvidia-uvm.
+class OrphanHolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fx.open_fd(5000, 3, "/dev/nvidiactl");
+    fx.open_fd(5000, 4, "/dev/nvidia0");
+    fx.open_fd(5000, 5, "/dev/nvidia-uvm");
+    fx.open_fd(4001, 3, "/dev/nvidiactl");
+    fx.open_fd(4001, 4, "/dev/nvidia0");
+  }
+  GpuMemoryAccount account(std::vector<GpuProcess> listed, uint64_t used) {
+    Sample s;
+    GpuSample g;
+    g.index = 0;
+    g.mem_used_bytes = used;
+    g.processes = std::move(listed);
+    s.gpus.push_back(g);
+    return account_gpu_memory(test::a100_header(), s, 0,
+                              ProcSnapshot::read(fx.proc()),
+                              scan_device_holders(fx.proc(), "/dev"));
+  }
+  static GpuProcess gp(uint32_t pid, uint64_t bytes) {
+    GpuProcess p;
+    p.pid = pid;
+    p.used_bytes = bytes;
+    return p;
+  }
+  test::FixtureProc fx;
+};
+
+TEST_F(OrphanHolderTest, ForkedChildHoldingTheFilesIsNamedAndEndedNotReset) {
+  auto a = account({gp(9999, 6 * kGiB)}, 6 * kGiB + 300 * kMiB);
+  EXPECT_TRUE(a.orphaned);
+  EXPECT_EQ(probable_holder_pids(a), std::vector<uint32_t>{5000});
+  ASSERT_FALSE(a.other_holders.empty());
+  const OtherHolder& h = a.other_holders[0];
+  EXPECT_EQ(h.proc.pid, 5000u);
+  EXPECT_TRUE(h.probable);
+  std::string why;
+  for (const auto& e : h.evidence) why += e + "\n";
+  EXPECT_NE(why.find("nvidia-uvm"), std::string::npos) << why;
+  EXPECT_NE(why.find("re-parented to pid 1"), std::string::npos) << why;
+  // The agent is listed, never proposed.
+  for (const auto& o : a.other_holders)
+    if (o.proc.pid == 4001) {
+      EXPECT_FALSE(o.probable);
+    }
+  std::string advice;
+  for (const auto& s : a.advice) advice += s + "\n";
+  EXPECT_NE(advice.find("`gpudoctor kill 5000`"), std::string::npos) << advice;
+  EXPECT_EQ(advice.find("--gpu-reset"), std::string::npos) << advice;
+  EXPECT_NE(a.processes[0].action.find("gpudoctor kill 5000"),
+            std::string::npos);
+
+  std::string text = render_who(a);
+  EXPECT_NE(text.find("Probable holder of the memory"), std::string::npos)
+      << text;
+  auto j = nlohmann::json::parse(who_to_json(a));
+  EXPECT_EQ(j["probable_holders"], nlohmann::json::array({5000}));
+  EXPECT_TRUE(j["orphaned"]);
+}
+
+TEST_F(OrphanHolderTest, NvmlOnlyClientIsNeverProposedAndResetIsAdvised) {
+  std::filesystem::remove_all(fx.proc() + "/5000/fd");
+  auto a = account({gp(9999, 6 * kGiB)}, 6 * kGiB + 300 * kMiB);
+  EXPECT_TRUE(a.orphaned);
+  EXPECT_TRUE(probable_holder_pids(a).empty());
+  std::string advice;
+  for (const auto& s : a.advice) advice += s + "\n";
+  EXPECT_NE(advice.find("--gpu-reset -i 0"), std::string::npos) << advice;
+  EXPECT_EQ(advice.find("gpudoctor kill 4001"), std::string::npos) << advice;
+}
+
+TEST_F(OrphanHolderTest, NothingIsProposedWhileEveryByteHasALiveOwner) {
+  auto a = account({gp(1001, 6 * kGiB)}, 6 * kGiB + 300 * kMiB);
+  EXPECT_FALSE(a.orphaned);
+  EXPECT_TRUE(probable_holder_pids(a).empty());
+}
+
+TEST_F(OrphanHolderTest, AProcessNvmlListsElsewhereIsNotAHolder) {
+  Sample s;
+  GpuSample g0, g1;
+  g0.index = 0;
+  g0.mem_used_bytes = 6 * kGiB;
+  g0.processes = std::vector<GpuProcess>{gp(9999, 6 * kGiB)};
+  g1.index = 1;
+  g1.mem_used_bytes = 2 * kGiB;
+  g1.processes = std::vector<GpuProcess>{gp(5000, 2 * kGiB)};
+  s.gpus = {g0, g1};
+  auto a = account_gpu_memory(test::a100_header(), s, 0,
+                              ProcSnapshot::read(fx.proc()),
+                              scan_device_holders(fx.proc(), "/dev"));
+  EXPECT_TRUE(probable_holder_pids(a).empty());
+}
+
+}  // namespace
+}  // namespace gd::procmgmt

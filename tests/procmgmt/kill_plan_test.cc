@@ -122,6 +122,40 @@ TEST_F(KillPlanTest, GpuSelectionNotesMissingPids) {
   EXPECT_THAT(p.notes[0], HasSubstr("9999"));
 }
 
+// pid 5000 (uid 1001) still holds GPU 0's device files after the CUDA
+// process that forked it (pid 9999, still listed) exited.
+TEST_F(KillPlanTest, HolderOfOrphanedMemoryIsATargetInItsOwnRole) {
+  ctx.orphan_holders = {{5000, {0}}};
+  ctx.orphaned_pids = {{0, {9999}}};
+  ctx.euid = 1001;
+  auto p = plan({.pids = {5000}});
+  EXPECT_TRUE(p.refusals.empty()) << refusal(p);
+  ASSERT_EQ(pids(p.targets), std::vector<uint32_t>{5000});
+  EXPECT_EQ(p.targets[0].role, "holds orphaned memory on GPU 0");
+  // Without the orphan it is just an unrelated process.
+  ctx.orphan_holders.clear();
+  EXPECT_THAT(refusal(plan({.pids = {5000}})), HasSubstr("--any"));
+}
+
+TEST_F(KillPlanTest, GpuSelectionPlansTheHolderOfItsOrphanedMemory) {
+  ctx.orphan_holders = {{5000, {0}}};
+  ctx.euid = 0;
+  auto p = plan({.gpu = 0});
+  EXPECT_THAT(pids(p.targets), UnorderedElementsAre(1001u, 3000u, 5000u));
+  // Another GPU's selection leaves it alone, and so does another user's.
+  EXPECT_THAT(pids(plan({.gpu = 1}).targets),
+              ::testing::Not(::testing::Contains(5000u)));
+  EXPECT_THAT(pids(plan({.gpu = 0, .user = "0"}).targets),
+              ::testing::Not(::testing::Contains(5000u)));
+}
+
+TEST_F(KillPlanTest, AnotherUsersHolderIsRefusedWithoutRoot) {
+  ctx.orphan_holders = {{5000, {0}}};
+  auto p = plan({.pids = {5000}});  // euid 1000, holder is uid 1001
+  EXPECT_TRUE(p.targets.empty());
+  EXPECT_THAT(refusal(p), HasSubstr("only root"));
+}
+
 TEST_F(KillPlanTest, UserFilter) {
   ctx.euid = 0;
   auto p = plan({.gpu = 1, .user = user_name_of(1000)});

@@ -304,6 +304,54 @@ struct Orphan : Scenario {
   }
 };
 
+// A CUDA process (pid 9300) forks a child (9301) that inherits the device
+// files and exits at 10% of the trace; NVML keeps listing 9300 with its
+// memory until the child ends. The recorder looks at the device files: the
+// child holds the GPU's node and nvidia-uvm, a monitoring agent (950, NVML
+// only) holds nvidiactl and the node.
+struct ForkedChildHolder : Scenario {
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    if (w.opt.gpus > 1) w.add_training_job(default_job(w, all_but_last(w)));
+    w.add_proc(make_proc(950, 1, "nobody", "dcgm-exporter",
+                         "/usr/bin/dcgm-exporter", "S", 0.4, 0.1, 6,
+                         90ull << 20));
+    w.add_proc(make_proc(9300, 6900, "alice", "python",
+                         "python prepare.py --cache /data/cache", "S", 60, 5, 8,
+                         3ull << 30));
+    w.add_proc(make_proc(9301, 9300, "alice", "python",
+                         "python prepare.py --cache /data/cache", "S", 0.1, 0.1,
+                         1, 900ull << 20));
+    // Forked half an hour after its parent started.
+    if (auto* owner = w.proc(9300); owner && owner->start_time)
+      w.proc(9301)->start_time = *owner->start_time + 1800;
+    w.put_on_gpu(last_gpu(w), 9300, 6758ull << 20);
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    const int g = last_gpu(w);
+    w.gpu_activity(g, 0);
+    const std::string node = "nvidia" + std::to_string(g);
+    std::vector<DeviceHolder> holders = {{950, {node, "nvidiactl"}}};
+    if (st.frac >= 0.1) {
+      ProcessSample* owner = w.proc(9300);
+      owner->state = "missing";
+      owner->ppid.reset(), owner->cpu_pct.reset(), owner->threads.reset();
+      owner->rss_bytes.reset(), owner->start_time.reset();
+      owner->user.clear(), owner->name.clear(), owner->cmdline.clear();
+      w.proc(9301)->ppid = 1;  // re-parented when its parent exited
+    } else {
+      holders.push_back({9300, {node, "nvidia-uvm", "nvidiactl"}});
+    }
+    holders.push_back({9301, {node, "nvidia-uvm", "nvidiactl"}});
+    std::sort(holders.begin(), holders.end(),
+              [](const DeviceHolder& a, const DeviceHolder& b) {
+                return a.pid < b.pid;
+              });
+    w.s.device_holders = std::move(holders);
+  }
+};
+
 // Collector inside a container: NVML's host pids are "missing" here.
 struct ContainerNamespace : Scenario {
   void setup(World& w) override {
@@ -1174,6 +1222,13 @@ const std::vector<Entry>& entries() {
         {"orphaned-memory"},
         {"gpu-idle-allocated", "pid-namespace-blind"}},
        make<Orphan>(Orphan::kMissing)},
+      {{"forked-child-holder",
+        "pid 9300 forked 9301 and exited; NVML still lists 9300 with 6.6 GiB "
+        "on the last GPU while 9301 holds its device files",
+        1,
+        {"orphaned-memory"},
+        {"gpu-idle-allocated", "pid-namespace-blind"}},
+       make<ForkedChildHolder>()},
       {{"unaccounted-memory",
         "the last GPU has 22 GiB used and no process listed",
         1,

@@ -5,6 +5,9 @@
 //     the driver's own reservation.
 // Silent when the collector runs in a container PID namespace: there NVML's
 // host PIDs are "missing" by construction (that is pid-namespace-blind).
+// Where the trace recorded who held the device files (device_holders), the
+// finding names the probable holder and says to end it; a reset is advised
+// only when the recorder looked and nobody held them.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/orphan_holders.h"
 
 namespace gd {
 namespace {
@@ -46,7 +50,22 @@ struct PerGpu {
   Stat unaccounted;  // bytes beyond live processes, over orphan samples
   Stat used;
   std::map<uint32_t, DeadHolder> dead;  // bounded by the GPU's process ids
+  // Who held the device files at the last look during the orphan, ranked;
+  // `looked`: the trace recorded device files while memory was orphaned.
+  bool looked = false;
+  std::vector<ProbableHolder> holders;
+  std::vector<ProcessSample> holder_procs;  // their entries, as last seen
 };
+
+// A GPU process as last seen alive, and when it was first seen dead: the
+// facts a holder is compared with (same cgroup, command, user; started
+// while it ran).
+struct OwnerMemory {
+  ProcessSample alive;
+  std::optional<double> gone_at;
+};
+// GPU processes remembered at once; the oldest are forgotten beyond this.
+constexpr size_t kMaxOwnersRemembered = 4096;
 
 class OrphanedMemoryRule : public Rule {
  public:
@@ -113,8 +132,83 @@ class OrphanedMemoryRule : public Rule {
       if (orphan) {
         st.orphan.add(s.t);
         st.unaccounted.add(std::max(0.0, unaccounted + reserve_));
+        if (s.device_holders) note_holders(s, tree, g, st);
       }
     }
+    remember_owners(s, tree);
+  }
+
+  // Remembers each listed process as last seen alive, and when it was
+  // first seen dead.
+  void remember_owners(const Sample& s, const ProcessTree& tree) {
+    for (const GpuSample& g : s.gpus) {
+      if (!g.processes) continue;
+      for (const GpuProcess& gp : *g.processes) {
+        const ProcessSample* p = tree.find(gp.pid);
+        if (!p) continue;
+        auto it = owners_.find(gp.pid);
+        if (!is_dead_state(p->state)) {
+          if (it == owners_.end() && owners_.size() >= kMaxOwnersRemembered)
+            owners_.erase(owners_.begin());
+          owners_[gp.pid] = {*p, std::nullopt};
+        } else if (it != owners_.end() && !it->second.gone_at) {
+          it->second.gone_at = s.t;
+        }
+      }
+    }
+  }
+
+  void note_holders(const Sample& s, const ProcessTree& tree,
+                    const GpuSample& g, PerGpu& st) {
+    st.looked = true;
+    std::vector<uint32_t> listed;
+    for (const GpuSample& any : s.gpus)
+      if (any.processes)
+        for (const GpuProcess& gp : *any.processes) listed.push_back(gp.pid);
+    std::vector<HolderCandidate> candidates;
+    for (const DeviceHolder& h : *s.device_holders) {
+      if (std::find(listed.begin(), listed.end(), h.pid) != listed.end())
+        continue;
+      HolderCandidate c;
+      if (const ProcessSample* p = tree.find(h.pid))
+        c.proc = *p;
+      else
+        c.proc.pid = h.pid;
+      c.devices = h.devices;
+      candidates.push_back(std::move(c));
+    }
+    std::vector<VanishedOwner> owners;
+    for (const GpuProcess& gp : *g.processes) {
+      const ProcessSample* p = tree.find(gp.pid);
+      if (!p || !is_dead_state(p->state)) continue;
+      VanishedOwner v;
+      v.pid = gp.pid;
+      if (auto it = owners_.find(gp.pid); it != owners_.end()) {
+        v.last_seen = it->second.alive;
+        v.gone_at = it->second.gone_at.value_or(s.t);
+      }
+      owners.push_back(std::move(v));
+    }
+    st.holders = rank_probable_holders(g.index, candidates, owners, s.t);
+    st.holder_procs.clear();
+    for (const ProbableHolder& h : st.holders)
+      for (const HolderCandidate& c : candidates)
+        if (c.proc.pid == h.pid) st.holder_procs.push_back(c.proc);
+  }
+
+  // "pid 4321 python (user bob): has GPU 0's device file ...; ..."
+  static std::string holders_text(const PerGpu& st) {
+    std::string out;
+    for (size_t i = 0; i < st.holders.size(); ++i) {
+      const ProbableHolder& h = st.holders[i];
+      const ProcessSample& p = st.holder_procs[i];
+      std::string why;
+      for (const auto& e : h.evidence) why += (why.empty() ? "" : ", ") + e;
+      out += fmt::format("{}pid {}{}{}: {}", out.empty() ? "" : "; ", h.pid,
+                         p.name.empty() ? "" : " " + p.name,
+                         p.user.empty() ? "" : " (user " + p.user + ")", why);
+    }
+    return out;
   }
 
   std::vector<Finding> finish() override {
@@ -163,9 +257,10 @@ class OrphanedMemoryRule : public Rule {
           st.dead.empty()
               ? fmt::format("GPU {} memory is held by no live process", index)
               : fmt::format("GPU {} memory is held by a dead process", index);
+      const std::string held_by = holders_text(st);
       f.evidence = fmt::format(
           "in {} of {} samples ({}): {} used, {} of it not held by any live "
-          "process (driver allowance {}){}{}",
+          "process (driver allowance {}){}{}{}",
           format_fraction(frac), st.known,
           format_range(st.orphan.first, st.orphan.last),
           st.used.empty() ? std::string("memory")
@@ -173,24 +268,40 @@ class OrphanedMemoryRule : public Rule {
           gib_text(static_cast<uint64_t>(st.unaccounted.max)),
           gib_text(static_cast<uint64_t>(reserve_)),
           holders.empty() ? "" : "; NVML still lists " + holders,
-          reap.empty() ? "" : "; " + reap);
-      if (!reap.empty()) {
+          reap.empty() ? "" : "; " + reap,
+          held_by.empty() ? ""
+                          : "; still holding GPU " + std::to_string(index) +
+                                "'s device files: " + held_by);
+      for (const ProbableHolder& h : st.holders)
+        if (std::find(f.pids.begin(), f.pids.end(), h.pid) == f.pids.end())
+          f.pids.push_back(h.pid);
+      if (!st.holders.empty()) {
+        f.action = fmt::format(
+            "The owner is gone, but {}. Then check with `gpudoctor who {}` "
+            "that the memory is back.",
+            end_holders_advice(index, st.holders), index);
+      } else if (!reap.empty()) {
         f.action = fmt::format(
             "{}: the parent must wait() for its child. Fix or restart the "
             "parent; killing it hands the zombie to init, which reaps it, and "
-            "the driver then frees the memory. If memory stays held, find who "
-            "still has /dev/nvidia* open (fuser -v /dev/nvidia*; the trace "
-            "does "
-            "not record open device files).",
-            reap);
+            "the driver then frees the memory. If memory stays held, "
+            "`gpudoctor who {}` names who still holds the GPU's device files.",
+            reap, index);
+      } else if (st.looked) {
+        f.action = fmt::format(
+            "The owner is gone and no CUDA process held GPU {0}'s device files "
+            "when the recorder looked, so the context is stuck in the driver: "
+            "once no process uses the GPU (`gpudoctor who {0}`), reset it "
+            "(nvidia-smi --gpu-reset -i {0}, root) or reboot.",
+            index);
       } else {
         f.action = fmt::format(
-            "The owner is gone but the driver still holds the memory. Find who "
-            "still has /dev/nvidia* open (fuser -v /dev/nvidia* or lsof "
-            "/dev/nvidia*; the trace does not record open device files) and "
-            "end "
-            "it; if nobody holds it, the context is stuck in the driver: reset "
-            "the idle GPU (nvidia-smi --gpu-reset -i {}) or reboot.",
+            "The owner is gone but the driver still holds the memory. Run "
+            "`gpudoctor who {0}` on the host: it names the process still "
+            "holding the GPU's device files (the trace did not record them) "
+            "and how to end it; if nobody holds them, the context is stuck in "
+            "the driver: reset the idle GPU (nvidia-smi --gpu-reset -i {0}) "
+            "or reboot.",
             index);
       }
       out.push_back(std::move(f));
@@ -205,6 +316,7 @@ class OrphanedMemoryRule : public Rule {
          min_unaccounted_fraction_ = kMinUnaccountedFraction,
          min_fraction_ = kMinFraction, min_samples_ = kMinSamples;
   std::map<int, PerGpu> gpus_;
+  std::map<uint32_t, OwnerMemory> owners_;
 };
 
 }  // namespace
