@@ -76,6 +76,13 @@ void compare_with_owner(const HolderCandidate& c, const VanishedOwner& o,
 
 }  // namespace
 
+bool maps_only_the_driver(const std::vector<std::string>& libs) {
+  return !libs.empty() &&
+         std::all_of(libs.begin(), libs.end(), [](const std::string& l) {
+           return l.starts_with("libcuda.so");
+         });
+}
+
 bool may_hold_cuda_memory(const std::vector<std::string>& devices, int gpu) {
   if (!has(devices, kUvm)) return false;
   bool any_node = std::any_of(devices.begin(), devices.end(), is_gpu_node);
@@ -87,7 +94,9 @@ std::vector<ProbableHolder> rank_probable_holders(
     std::span<const VanishedOwner> owners, double now) {
   std::vector<Scored> scored;
   for (const HolderCandidate& c : candidates) {
-    if (!may_hold_cuda_memory(c.devices, gpu)) continue;
+    if (!may_hold_cuda_memory(c.devices, gpu) ||
+        maps_only_the_driver(c.proc.libs))
+      continue;
     Scored s;
     ProbableHolder& h = s.h;
     h.pid = c.proc.pid;
@@ -102,6 +111,18 @@ std::vector<ProbableHolder> rank_probable_holders(
           "has nvidia-uvm open but no per-GPU node ({}): its GPU cannot be "
           "told",
           joined(c.devices)));
+    }
+    if (!c.proc.libs.empty()) {
+      h.score += 6;
+      std::vector<std::string> runtime;
+      for (const auto& l : c.proc.libs)
+        if (!l.starts_with("libcuda.so")) runtime.push_back(l);
+      h.evidence.push_back(fmt::format(
+          "maps CUDA libraries ({}): a CUDA program's address space, as a "
+          "forked child has",
+          joined(runtime)));
+    } else {
+      h.evidence.push_back("its libraries are not known");
     }
     if (c.proc.ppid && *c.proc.ppid == 1) {
       h.score += 1;

@@ -4,9 +4,12 @@
 // a multiprocessing child, a shell spawned from a notebook), the child that
 // inherited /dev/nvidia* keeps the memory, and NVML keeps listing the dead
 // parent. Such a child holds the per-GPU node and nvidia-uvm without NVML
-// listing it anywhere. A monitoring client that only uses NVML (another
-// gpudoctor, DCGM, a node exporter) opens nvidiactl and the per-GPU nodes
-// but never nvidia-uvm, so it is never proposed.
+// listing it anywhere, and, being a copy of the parent, maps its CUDA
+// libraries (libcudart, libcublas, libnccl, ...). A monitoring client that
+// only uses NVML (another gpudoctor, nvidia-smi, DCGM, a node exporter)
+// holds the same device files on a real driver (580: nvidia-uvm and
+// nvidia-caps too, as libnvidia-ml loads libcuda), but maps no CUDA library
+// other than the driver's own libcuda: it is never proposed.
 //
 // Shared by every consumer that names the holder: who and kill (a /proc
 // snapshot), ps, serve's API and diagnose (a sample's device_holders).
@@ -23,15 +26,23 @@
 namespace gd {
 
 // True when `devices` (file names under /dev: "nvidia0", "nvidia-uvm")
-// are those of a CUDA client that may hold memory of GPU `gpu`: nvidia-uvm
-// and either /dev/nvidia<gpu> or no per-GPU node at all (the GPU cannot be
-// told then). The minor is taken to be the NVML index, as on every host
-// without a custom device map.
+// are those a holder of GPU `gpu`'s memory must have: nvidia-uvm and either
+// /dev/nvidia<gpu> or no per-GPU node at all (the GPU cannot be told then).
+// Necessary, not sufficient: NVML clients hold them too (see above). The
+// minor is taken to be the NVML index, as on every host without a custom
+// device map.
 bool may_hold_cuda_memory(const std::vector<std::string>& devices, int gpu);
+
+// True when `libs` (ProcessSample::libs) are known and hold nothing but
+// the driver's own library (libcuda.so.*): an NVML client's, not a CUDA
+// program's address space.
+bool maps_only_the_driver(const std::vector<std::string>& libs);
 
 // A process that holds NVIDIA device files and that NVML lists on no GPU.
 struct HolderCandidate {
-  ProcessSample proc;  // pid, ppid, user, name, cmdline, cgroup, start_time
+  // pid, ppid, user, name, cmdline, cgroup, start_time, libs (empty: not
+  // known)
+  ProcessSample proc;
   std::vector<std::string> devices;
 };
 

@@ -31,6 +31,16 @@ ProcSnapshot snapshot_from_sample(const Sample& s) {
   return ProcSnapshot::from_entries(std::move(entries), 0.0);
 }
 
+namespace {
+
+std::vector<std::string> libs_of(const Sample& s, uint32_t pid) {
+  for (const auto& p : s.processes)
+    if (p.pid == pid) return p.libs;
+  return {};
+}
+
+}  // namespace
+
 GpuMemoryAccount who_account(const TraceHeader& header, const Sample& sample,
                              int gpu, bool live, const std::string& proc_root,
                              const std::string& dev_prefix) {
@@ -41,7 +51,7 @@ GpuMemoryAccount who_account(const TraceHeader& header, const Sample& sample,
   DeviceScan devices;
   if (sample.device_holders)
     for (const auto& h : *sample.device_holders)
-      devices.holders.push_back({h.pid, h.devices});
+      devices.holders.push_back({h.pid, h.devices, libs_of(sample, h.pid)});
   return account_gpu_memory(header, sample, gpu, snapshot_from_sample(sample),
                             devices);
 }

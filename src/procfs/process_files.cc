@@ -193,6 +193,17 @@ std::vector<std::string> parse_maps_cuda_libs(std::string_view text) {
   return libs;
 }
 
+std::vector<std::string> read_maps_cuda_libs(const std::string& proc_root,
+                                             uint32_t pid) {
+  // A CUDA process's maps is a few hundred KiB; what is past this is left.
+  constexpr size_t kMaxMapsBytes = 8u << 20;
+  std::string text;
+  size_t left_out = 0;
+  const std::string path = proc_root + "/" + std::to_string(pid) + "/maps";
+  if (!read_file_prefix(path.c_str(), text, kMaxMapsBytes, left_out)) return {};
+  return parse_maps_cuda_libs(text);
+}
+
 void parse_pid_list(std::string_view text, std::vector<uint32_t>& out) {
   for (std::string_view f = next_field(text); !f.empty();
        f = next_field(text)) {

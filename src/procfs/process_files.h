@@ -67,6 +67,10 @@ std::optional<std::string> parse_cgroup(std::string_view text);
 // from /proc/<pid>/maps: libcudart, libcuda, libcublas, libcublasLt,
 // libcudnn*, libnccl, libnvrtc. Deduplicated and sorted.
 std::vector<std::string> parse_maps_cuda_libs(std::string_view text);
+// The same for <proc_root>/<pid>/maps, read up to a bound (a CUDA
+// process's maps is a few hundred KiB); empty when it cannot be read.
+std::vector<std::string> read_maps_cuda_libs(const std::string& proc_root,
+                                             uint32_t pid);
 bool is_cuda_library_name(std::string_view file_name);
 
 // /proc/<pid>/task/<tid>/children: "123 456 " -> appended to `out`.

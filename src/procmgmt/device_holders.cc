@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "procfs/device_fd_scan.h"
+#include "procfs/process_files.h"
 
 namespace gd::procmgmt {
 
@@ -30,8 +31,13 @@ DeviceScan scan_device_holders(const std::string& proc_root,
   DeviceScan scan;
   scan.unreadable = std::move(fds.unreadable);
   scan.holders.reserve(fds.holders.size());
-  for (gd::DeviceHolder& h : fds.holders)
-    scan.holders.push_back({h.pid, std::move(h.devices)});
+  for (gd::DeviceHolder& h : fds.holders) {
+    DeviceHolder d{h.pid, std::move(h.devices), {}};
+    if (std::find(d.devices.begin(), d.devices.end(), "nvidia-uvm") !=
+        d.devices.end())
+      d.libs = procfs::read_maps_cuda_libs(proc_root, h.pid);
+    scan.holders.push_back(std::move(d));
+  }
   return scan;
 }
 

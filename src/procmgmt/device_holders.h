@@ -15,6 +15,10 @@ struct DeviceHolder {
   uint32_t pid = 0;
   std::vector<std::string>
       devices;  // file names, sorted: "nvidia0", "nvidia-uvm"
+  // The CUDA libraries it maps (ProcessSample::libs), read for holders of
+  // nvidia-uvm only: they tell a CUDA program from an NVML client. Empty:
+  // none, or its maps could not be read.
+  std::vector<std::string> libs;
   // True when it has /dev/nvidia<gpu_minor> open for the given minor.
   bool holds_gpu(int minor) const;
   // True when it only has control/UVM files open (no per-GPU node), so the

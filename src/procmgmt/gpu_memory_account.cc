@@ -72,7 +72,9 @@ std::vector<uint32_t> probable_holder_pids(const GpuMemoryAccount& a) {
 
 namespace {
 
-ProcessSample as_process_sample(const ProcEntry& p, const ProcSnapshot& procs) {
+ProcessSample as_process_sample(const ProcEntry& p,
+                                const std::vector<std::string>& libs,
+                                const ProcSnapshot& procs) {
   ProcessSample s;
   s.pid = p.pid;
   s.ppid = p.ppid;
@@ -82,6 +84,7 @@ ProcessSample as_process_sample(const ProcEntry& p, const ProcSnapshot& procs) {
   s.state = std::string(1, p.state);
   s.cgroup = p.cgroup;
   s.start_time = procs.start_time(p);
+  s.libs = libs;
   return s;
 }
 
@@ -99,7 +102,8 @@ std::vector<ProbableHolder> mark_probable_holders(GpuMemoryAccount& a,
   for (const OtherHolder& o : a.other_holders)
     if (std::find(listed_anywhere.begin(), listed_anywhere.end(), o.proc.pid) ==
         listed_anywhere.end())
-      candidates.push_back({as_process_sample(o.proc, procs), o.devices});
+      candidates.push_back(
+          {as_process_sample(o.proc, o.libs, procs), o.devices});
   std::vector<VanishedOwner> owners;
   for (const AccountedProcess& ap : a.processes) {
     if (ap.status != HolderStatus::kZombie &&
@@ -107,7 +111,7 @@ std::vector<ProbableHolder> mark_probable_holders(GpuMemoryAccount& a,
       continue;
     VanishedOwner v;
     v.pid = ap.pid;
-    if (ap.proc) v.last_seen = as_process_sample(*ap.proc, procs);
+    if (ap.proc) v.last_seen = as_process_sample(*ap.proc, {}, procs);
     owners.push_back(std::move(v));
   }
   std::vector<ProbableHolder> ranked =
@@ -320,6 +324,7 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
     o.proc = *p;
     o.container = container_from_cgroup(p->cgroup);
     o.devices = h.devices;
+    o.libs = h.libs;
     o.this_gpu = this_gpu;
     a.other_holders.push_back(std::move(o));
   }

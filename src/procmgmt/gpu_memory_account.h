@@ -46,6 +46,7 @@ struct OtherHolder {  // has NVIDIA device files open, not listed by NVML here
   ContainerRef container;
   std::vector<std::string> devices;
   bool this_gpu = false;  // has /dev/nvidia<index> open (minor assumed = index)
+  std::vector<std::string> libs;  // CUDA libraries it maps (holders of uvm)
   // A probable holder of memory no live listed process accounts for (a
   // CUDA client's files, listed by NVML nowhere: model/orphan_holders.h),
   // with why; probable ones come first, most likely first.

@@ -62,6 +62,20 @@ class RealDiagnosis(E2E):
         self.assertIn("2 workers", text)
         self.assertIn("num_workers (now 2)", text)
 
+    def test_orphaned_memory_names_the_forked_child_not_an_nvml_client(self):
+        # H200, driver 580: a PyTorch process holding 7.2 GiB forked pid 511
+        # and exited; NVML kept listing its pid 489. `gpudoctor serve` (461)
+        # held the same device files (nvidia-uvm too), but maps only libcuda.
+        rc, out = self.diagnose("h200-orphaned-child.jsonl")
+        self.assertEqual(rc, 2, out)
+        f = [x for x in out["findings"] if x["id"] == "orphaned-memory"]
+        self.assertEqual(len(f), 1, out)
+        self.assertIn(511, f[0]["pids"])
+        self.assertNotIn(461, f[0]["pids"])
+        self.assertIn("`gpudoctor kill 511`", f[0]["action"])
+        self.assertNotIn("--gpu-reset", f[0]["action"])
+        self.assertIn("libcudart.so.13", f[0]["evidence"])
+
     def test_healthy_runs_raise_nothing(self):
         for name in ("h100-pytorch-job.jsonl", "h100-burn.jsonl", "h200-matmul.jsonl"):
             with self.subTest(trace=name):

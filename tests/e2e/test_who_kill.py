@@ -617,12 +617,16 @@ if child == 0:
 print(f"{os.getpid()},{child}", flush=True)
 """
 
-# A monitoring agent that only uses NVML: nvidiactl and the GPU node, never
-# nvidia-uvm. Prints its pid.
+# A monitoring agent that only uses NVML. On a real driver (580, H200)
+# libnvidia-ml loads libcuda, and the agent holds nvidiactl, the GPU node
+# and nvidia-uvm just as a CUDA program does; what tells it apart is that it
+# maps no CUDA library but the driver's libcuda (here the fake one, argv[2]).
+# Prints its pid.
 NVML_ONLY_AGENT = r"""
-import os, sys, time
+import ctypes, os, sys, time
 dev = sys.argv[1]
-files = [open(os.path.join(dev, n), "rb") for n in ("nvidiactl", "nvidia0")]
+files = [open(os.path.join(dev, n), "rb") for n in ("nvidiactl", "nvidia0", "nvidia-uvm")]
+ctypes.CDLL(sys.argv[2])
 print(os.getpid(), flush=True)
 time.sleep(120)
 """
@@ -641,7 +645,7 @@ class OrphanHolder(E2E):
         owner = spawn(FORKING_OWNER, self.dev)
         self.owner, self.child = [int(x) for x in owner.stdout.readline().split(",")]
         owner.wait()  # the owner is gone: only its pid stays in NVML's list
-        self.agent_proc = spawn(NVML_ONLY_AGENT, self.dev)
+        self.agent_proc = spawn(NVML_ONLY_AGENT, self.dev, os.environ["FAKE_CUDA_LIB"])
         self.agent = int(self.agent_proc.stdout.readline())
         self.bystander_proc = spawn(TERM_IGNORER)
         self.bystander = int(self.bystander_proc.stdout.readline())
@@ -712,7 +716,7 @@ class OrphanHolder(E2E):
             _, samples = read_trace(f.read())
         held = {h["pid"]: h["devices"] for h in samples[0]["device_holders"]}
         self.assertEqual(held[self.child], ["nvidia-uvm", "nvidia0", "nvidiactl"])
-        self.assertEqual(held[self.agent], ["nvidia0", "nvidiactl"])
+        self.assertEqual(held[self.agent], ["nvidia-uvm", "nvidia0", "nvidiactl"])
         # The child's own entry is in the trace, so a reader can name it.
         procs = {x["pid"]: x for x in samples[0]["processes"]}
         self.assertTrue(procs[self.child]["name"].startswith("python"), procs[self.child])

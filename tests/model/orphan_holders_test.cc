@@ -76,6 +76,33 @@ TEST(RankProbableHolders, ThisGpusNodeFirstThenLikenessToTheOwner) {
   EXPECT_FALSE(ranked[2].this_gpu);
 }
 
+// As seen on a real H200 (driver 580): `gpudoctor serve` and `nvidia-smi
+// -l` hold nvidiactl, nvidia0, nvidia-uvm and nvidia-caps like the forked
+// child of a PyTorch process; only the child maps CUDA's libraries.
+TEST(RankProbableHolders, AnNvmlClientMappingOnlyTheDriverIsNeverProposed) {
+  const std::vector<std::string> files = {"nvidia-caps/nvidia-cap1",
+                                          "nvidia-caps/nvidia-cap2",
+                                          "nvidia-uvm", "nvidia0", "nvidiactl"};
+  HolderCandidate serve = candidate(461, files, 454, "root", "gpudoctor-full");
+  serve.proc.libs = {"libcuda.so.580.159.04"};
+  HolderCandidate child = candidate(511, files, 1, "root", "python3");
+  child.proc.libs = {"libcublas.so.13", "libcuda.so.580.159.04",
+                     "libcudart.so.13", "libnccl.so.2"};
+  HolderCandidate unknown = candidate(600, files, 1, "root", "python3");
+  std::vector<HolderCandidate> cs = {serve, unknown, child};
+  auto ranked = rank_probable_holders(0, cs, {}, 0);
+  EXPECT_EQ(pids(ranked), (std::vector<uint32_t>{511, 600}));
+  std::string why;
+  for (const auto& e : ranked[0].evidence) why += e + "\n";
+  EXPECT_NE(why.find("maps CUDA libraries (libcublas.so.13, libcudart.so.13, "
+                     "libnccl.so.2)"),
+            std::string::npos)
+      << why;
+  EXPECT_TRUE(maps_only_the_driver({"libcuda.so.1"}));
+  EXPECT_FALSE(maps_only_the_driver({}));
+  EXPECT_FALSE(maps_only_the_driver({"libcuda.so.1", "libcudart.so.12"}));
+}
+
 TEST(RankProbableHolders, BoundedList) {
   std::vector<HolderCandidate> cs;
   for (uint32_t pid = 100; pid < 130; ++pid)
