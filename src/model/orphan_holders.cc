@@ -150,16 +150,14 @@ std::vector<ProbableHolder> rank_probable_holders(
   return out;
 }
 
-std::vector<GpuOrphanHolders> probable_holders_in(const Sample& s,
-                                                  const ProcessTree& tree,
-                                                  bool pids_visible) {
-  std::vector<GpuOrphanHolders> out;
-  if (!s.device_holders || s.device_holders->empty()) return out;
+std::vector<HolderCandidate> holder_candidates(const Sample& s,
+                                               const ProcessTree& tree) {
+  std::vector<HolderCandidate> out;
+  if (!s.device_holders) return out;
   std::vector<uint32_t> listed;
   for (const GpuSample& g : s.gpus)
     if (g.processes)
       for (const GpuProcess& p : *g.processes) listed.push_back(p.pid);
-  std::vector<HolderCandidate> candidates;
   for (const DeviceHolder& h : *s.device_holders) {
     if (std::find(listed.begin(), listed.end(), h.pid) != listed.end())
       continue;
@@ -169,8 +167,17 @@ std::vector<GpuOrphanHolders> probable_holders_in(const Sample& s,
     else
       c.proc.pid = h.pid;
     c.devices = h.devices;
-    candidates.push_back(std::move(c));
+    out.push_back(std::move(c));
   }
+  return out;
+}
+
+std::vector<GpuOrphanHolders> probable_holders_in(const Sample& s,
+                                                  const ProcessTree& tree,
+                                                  bool pids_visible) {
+  std::vector<GpuOrphanHolders> out;
+  if (!s.device_holders || s.device_holders->empty()) return out;
+  const std::vector<HolderCandidate> candidates = holder_candidates(s, tree);
   if (candidates.empty()) return out;
   for (const GpuSample& g : s.gpus) {
     if (g.lost || g.stale || !g.processes) continue;

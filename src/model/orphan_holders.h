@@ -81,6 +81,11 @@ class ProcessTree;
 // reservation (a few hundred MiB): somebody holds it.
 inline constexpr uint64_t kOrphanMarginBytes = 1ull << 30;
 
+// The sample's device holders that NVML lists on no GPU, each with its
+// entry of processes[] (only the pid when it has none).
+std::vector<HolderCandidate> holder_candidates(const Sample& s,
+                                               const ProcessTree& tree);
+
 // One sample's view (its device_holders and processes[]): for each GPU
 // whose memory no live listed process accounts for (a listed pid is a
 // zombie, or missing from processes[] when `pids_visible`; or used exceeds

@@ -161,22 +161,7 @@ class OrphanedMemoryRule : public Rule {
   void note_holders(const Sample& s, const ProcessTree& tree,
                     const GpuSample& g, PerGpu& st) {
     st.looked = true;
-    std::vector<uint32_t> listed;
-    for (const GpuSample& any : s.gpus)
-      if (any.processes)
-        for (const GpuProcess& gp : *any.processes) listed.push_back(gp.pid);
-    std::vector<HolderCandidate> candidates;
-    for (const DeviceHolder& h : *s.device_holders) {
-      if (std::find(listed.begin(), listed.end(), h.pid) != listed.end())
-        continue;
-      HolderCandidate c;
-      if (const ProcessSample* p = tree.find(h.pid))
-        c.proc = *p;
-      else
-        c.proc.pid = h.pid;
-      c.devices = h.devices;
-      candidates.push_back(std::move(c));
-    }
+    const std::vector<HolderCandidate> candidates = holder_candidates(s, tree);
     std::vector<VanishedOwner> owners;
     for (const GpuProcess& gp : *g.processes) {
       const ProcessSample* p = tree.find(gp.pid);
