@@ -71,7 +71,7 @@ struct DiagnoseWindow {
   size_t samples = 0;
   // Set by the caller when the window has more than one origin; empty for
   // a trace or a purely live window.
-  std::vector<WindowPart> parts;
+  std::vector<WindowPart> parts{};
 };
 
 // A rule that could not judge the window, and why (Rule::not_judged).

@@ -114,6 +114,7 @@ DiagnoseResult tracker_window() {
   auto samples = make_samples(15, 1.0, [&](size_t, Sample& s) {
     GpuSample g0 = busy_gpu(0, j);
     g0.util_pct = 20;
+    g0.mem_used_bytes = 20 * kGiB + 512 * kMiB;
     g0.processes = std::vector<GpuProcess>{{7000, 20 * kGiB, "compute"}};
     GpuSample g1 = idle_gpu(1, j);
     g1.mem_used_bytes = 10 * kGiB + 512 * kMiB;
@@ -171,12 +172,14 @@ TEST(ShortWindow, LongQuietWindowJudgesEverythingAndSaysAllIsWell) {
   Jitter j;
   auto samples = make_samples(301, 1.0, [&](size_t, Sample& s) {
     GpuSample g = busy_gpu(0, j);
+    g.mem_used_bytes = 20 * kGiB + 512 * kMiB;
     g.processes = std::vector<GpuProcess>{{7000, 20 * kGiB, "compute"}};
     s.gpus = {g};
     s.processes.push_back(process(7000, "train"));
   });
   auto r = run_diagnose(make_header(1), samples);
-  EXPECT_TRUE(r.findings.empty());
+  ASSERT_TRUE(r.findings.empty())
+      << r.findings[0].id << ": " << r.findings[0].evidence;
   EXPECT_TRUE(r.not_judged.empty())
       << r.not_judged[0].id << ": " << r.not_judged[0].reason;
   EXPECT_TRUE(contains(format_text_report(r, make_header(1)), "All is well"));
