@@ -187,6 +187,51 @@ TEST(ShortWindow, LongQuietWindowJudgesEverythingAndSaysAllIsWell) {
   EXPECT_TRUE(doc["not_judged"].is_array() && doc["not_judged"].empty());
 }
 
+// `n` samples at 1 Hz of GPU 0 as `gpu` makes it, nobody on it.
+DiagnoseResult gpu_window(size_t n,
+                          const std::function<void(GpuSample&)>& gpu) {
+  Jitter j;
+  auto samples = make_samples(n, 1.0, [&](size_t, Sample& s) {
+    GpuSample g = busy_gpu(0, j);
+    g.mem_used_bytes = 512 * kMiB;
+    gpu(g);
+    s.gpus = {g};
+  });
+  return run_diagnose(make_header(1), samples);
+}
+
+TEST(ShortWindow, HighMemoryForLessThanAMinuteIsNotJudged) {
+  auto r = gpu_window(15, [](GpuSample& g) { g.mem_used_bytes = 78 * kGiB; });
+  EXPECT_TRUE(with_id(r, "memory-pressure").empty());
+  const NotJudged* n = not_judged(r, "memory-pressure");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->reason,
+            "needs 60 s of high GPU memory use; the window has 14 s");
+}
+
+TEST(ShortWindow, ThrottlingInTwoSamplesIsNotJudged) {
+  auto r = gpu_window(2, [](GpuSample& g) {
+    g.clock_event_reasons = std::vector<std::string>{"sw_thermal_slowdown"};
+    g.sm_clock_mhz = 1005;
+    g.temp_c = 88;
+  });
+  EXPECT_TRUE(with_id(r, "thermal-throttling").empty());
+  const NotJudged* n = not_judged(r, "thermal-throttling");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->reason,
+            "needs 3 samples of a busy GPU held down by a thermal reason; the "
+            "window has 2");
+}
+
+TEST(ShortWindow, WhatAShortWindowSettlesCountsAsJudged) {
+  // Busy, memory low, not throttled: nothing those rules look for was
+  // there, and more samples would not make it appear in these.
+  auto r = gpu_window(15, [](GpuSample&) {});
+  for (const char* id : {"memory-pressure", "thermal-throttling",
+                         "gpu-idle-allocated", "memory-leak"})
+    EXPECT_EQ(not_judged(r, id), nullptr) << id;
+}
+
 TEST(WindowParts, ReportSaysWhichPartCameFromServeAndWhichWasLive) {
   DiagnoseResult r;
   r.rules_checked = {"gpu-lost"};
