@@ -114,6 +114,11 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     if (auto chained = from_serve(f, source)) {
       result = diagnose(header, *chained, options);
       result.window.parts = chained->parts(f.serve);
+      if (!chained->history_error().empty())
+        std::fprintf(stderr,
+                     "gpudoctor: warning: %s: serve's history ended early "
+                     "(%s); the window has what came before\n",
+                     f.serve.c_str(), chained->history_error().c_str());
     } else {
       result = diagnose(header, source, options);
     }

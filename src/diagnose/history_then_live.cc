@@ -50,7 +50,13 @@ HistoryThenLiveSource::~HistoryThenLiveSource() {
 
 bool HistoryThenLiveSource::next(Sample& out) {
   while (history_) {
-    if (!history_->next(out)) {
+    bool more = false;
+    try {
+      more = history_->next(out);
+    } catch (const TraceError& e) {
+      history_error_ = e.what();
+    }
+    if (!more) {
       history_.reset();
       break;
     }

@@ -16,7 +16,9 @@ namespace gd {
 class HistoryThenLiveSource : public SampleSource {
  public:
   // `history`: a whole trace, plain or zstd. Throws TraceError when it is
-  // not one (a bad header); a bad sample line later throws from next().
+  // not one (no header). A bad line later, or a cut-off end (serve failed
+  // midway), ends the history there: the window goes on with live samples
+  // and history_error() says why.
   HistoryThenLiveSource(const std::string& history, SampleSource& live);
   ~HistoryThenLiveSource() override;
 
@@ -24,6 +26,8 @@ class HistoryThenLiveSource : public SampleSource {
 
   // The window's two parts, history (from `url`) first, for the report.
   std::vector<WindowPart> parts(const std::string& url) const;
+  // Why the history ended early; "" when it was read to its end.
+  const std::string& history_error() const { return history_error_; }
 
  private:
   int fd_ = -1;  // the history, as a file the trace reader can read
@@ -31,6 +35,7 @@ class HistoryThenLiveSource : public SampleSource {
   SampleSource& live_;
   WindowPart from_history_{"serve", "", 0, 0, 0};
   WindowPart from_live_{"live", "", 0, 0, 0};
+  std::string history_error_;
 };
 
 }  // namespace gd

@@ -72,6 +72,20 @@ TEST(HistoryThenLive, HistoryWithoutSamplesIsAnEmptyPart) {
   EXPECT_EQ(parts[1].samples, 2u);
 }
 
+TEST(HistoryThenLive, ACutOffHistoryEndsWhereItBreaksAndLiveGoesOn) {
+  std::string text = trace_text(5, kT0);
+  text += "{\"t\": " + std::to_string(kT0 + 5) + ", \"gpus\": [";  // cut off
+  VectorSampleSource live(live_samples(2, kT0 + 10));
+  HistoryThenLiveSource source(text, live);
+  Sample s;
+  size_t n = 0;
+  while (source.next(s)) ++n;
+  EXPECT_EQ(n, 7u);
+  EXPECT_EQ(source.parts("u")[0].samples, 5u);
+  EXPECT_EQ(source.parts("u")[1].samples, 2u);
+  EXPECT_FALSE(source.history_error().empty());
+}
+
 TEST(HistoryThenLive, SomethingThatIsNotATraceThrows) {
   VectorSampleSource live({});
   EXPECT_THROW(HistoryThenLiveSource("<html>busy</html>\n", live), TraceError);
