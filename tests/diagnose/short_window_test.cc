@@ -223,6 +223,24 @@ TEST(ShortWindow, ThrottlingInTwoSamplesIsNotJudged) {
             "window has 2");
 }
 
+TEST(ShortWindow, AGpuHotterThanItsPeersForTenSamplesIsNotJudged) {
+  Jitter j;
+  auto samples = make_samples(10, 1.0, [&](size_t, Sample& s) {
+    for (int i = 0; i < 4; ++i) {
+      GpuSample g = busy_gpu(i, j);
+      if (i == 2) *g.temp_c += 16;
+      s.gpus.push_back(g);
+    }
+  });
+  auto r = run_diagnose(make_header(4), samples);
+  EXPECT_TRUE(with_id(r, "thermal-outlier").empty());
+  const NotJudged* n = not_judged(r, "thermal-outlier");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->reason,
+            "needs 20 samples of a GPU out of line with its peers; the window "
+            "has 10");
+}
+
 TEST(ShortWindow, WhatAShortWindowSettlesCountsAsJudged) {
   // Busy, memory low, not throttled: nothing those rules look for was
   // there, and more samples would not make it appear in these.
