@@ -1,14 +1,16 @@
 // gpudoctor diagnose [--from TRACE] [--duration 30s] [--json] [--gpu N]
-//                    [--min-severity S] [--config FILE]
+//                    [--min-severity S] [--config FILE] [--serve URL]
 // Names the cause of a slow, under-used or out-of-memory GPU server
 // (findings.md). Exit codes: 0 ok/info, 1 warning, 2 critical, 3 could not
-// diagnose.
+// diagnose. Live, it starts from the last minutes of a running serve's
+// history when there is one (procmgmt/serve_history.h).
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "cli/commands.h"
@@ -16,7 +18,9 @@
 #include "collect/sampler.h"
 #include "diagnose/config.h"
 #include "diagnose/engine.h"
+#include "diagnose/history_then_live.h"
 #include "diagnose/live_sample_source.h"
+#include "procmgmt/serve_history.h"
 #include "trace/trace_io.h"
 #include "views/diagnose_report.h"
 #include "views/format.h"
@@ -36,6 +40,13 @@ int trace_parse_threads() {
   return static_cast<int>(std::clamp(cores, 2u, 4u));
 }
 
+// serve listens here unless told otherwise (as for ps).
+constexpr const char* kDefaultServeUrl = "http://127.0.0.1:9856";
+// The history a live diagnose starts from: as long as the longest window a
+// rule asks for (memory-leak, gpu-idle-allocated: 5 min), twice over.
+constexpr const char* kServeHistoryPath =
+    "/api/v1/export?since=10m&compress=zstd";
+
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_diagnose_interrupt(int) { g_interrupted.store(true); }
 
@@ -47,7 +58,26 @@ struct DiagnoseFlags {
   std::string min_severity = "info";
   std::string config_path;
   bool checklist = false;
+  std::string serve = kDefaultServeUrl;  // "none": sample live only
 };
+
+// serve's recent samples as the start of a live window, or null when serve
+// is not there (the normal case) or sent something that is not a trace.
+std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
+                                                  SampleSource& live) {
+  if (f.serve == "none") return nullptr;
+  auto body = procmgmt::fetch_from_serve(f.serve, kServeHistoryPath);
+  if (!body) return nullptr;
+  try {
+    return std::make_unique<HistoryThenLiveSource>(*body, live);
+  } catch (const TraceError& e) {
+    std::fprintf(stderr,
+                 "gpudoctor: warning: %s sent no usable history (%s); "
+                 "diagnosing live samples only\n",
+                 f.serve.c_str(), e.what());
+    return nullptr;
+  }
+}
 
 int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   DiagnoseOptions options;
@@ -81,7 +111,17 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     LiveSampleSource source([&sampler] { return sampler.sample(); },
                             global.interval_s, f.duration_s, g_interrupted,
                             progress);
-    result = diagnose(header, source, options);
+    if (auto chained = from_serve(f, source)) {
+      result = diagnose(header, *chained, options);
+      result.window.parts = chained->parts(f.serve);
+      if (!chained->history_error().empty())
+        std::fprintf(stderr,
+                     "gpudoctor: warning: %s: serve's history ended early "
+                     "(%s); the window has what came before\n",
+                     f.serve.c_str(), chained->history_error().c_str());
+    } else {
+      result = diagnose(header, source, options);
+    }
   }
   for (const auto& key : result.unused_config_keys)
     std::fprintf(stderr, "gpudoctor: warning: %s: no rule uses key '%s'\n",
@@ -120,6 +160,12 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       add_duration_option(*cmd, "--duration", f->duration_s, kDurationRange,
                           "live sampling window (default 30s)");
   cmd->add_flag("--json", f->json, "print findings as JSON (findings.md)");
+  auto* serve = cmd->add_option(
+      "--serve", f->serve,
+      "live: start from the last 10 min of this gpudoctor serve's history "
+      "when it answers within 300 ms (default http://127.0.0.1:9856; none = "
+      "sample live only)");
+  from->excludes(serve);
   auto* gpu =
       cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
           ->transform(decimal_in(0, kMaxGpuIndex));
@@ -138,7 +184,8 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       ->excludes(duration)
       ->excludes(gpu)
       ->excludes(min_severity)
-      ->excludes(config);
+      ->excludes(config)
+      ->excludes(serve);
   cmd->callback([&global, f] {
     try {
       command_exit_code() = f->checklist ? run_checklist(global, f->json)

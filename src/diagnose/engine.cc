@@ -64,6 +64,8 @@ DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
       if (options.gpu && !concerns_gpu(f, *options.gpu)) continue;
       result.findings.push_back(std::move(f));
     }
+    if (auto why = rule->not_judged())
+      result.not_judged.push_back({rule->id(), std::move(*why)});
   }
   sort_findings(result.findings);
   return result;

@@ -57,9 +57,27 @@ struct DiagnoseOptions {
   Config config;
 };
 
+// Where part of a window came from: a live diagnose may start from the
+// history of a running `gpudoctor serve`, then sample the machine itself.
+struct WindowPart {
+  std::string source;  // "serve" | "live"
+  std::string url;     // serve's base URL ("" for live)
+  double start = 0, end = 0;
+  size_t samples = 0;
+};
+
 struct DiagnoseWindow {
   double start = 0, end = 0;  // first and last sample time (0 if none)
   size_t samples = 0;
+  // Set by the caller when the window has more than one origin; empty for
+  // a trace or a purely live window.
+  std::vector<WindowPart> parts{};
+};
+
+// A rule that could not judge the window, and why (Rule::not_judged).
+struct NotJudged {
+  std::string id;
+  std::string reason;
 };
 
 struct DiagnoseResult {
@@ -68,6 +86,8 @@ struct DiagnoseResult {
   std::vector<Finding> findings;
   DiagnoseWindow window;
   std::vector<std::string> rules_checked;  // ids of every rule that ran
+  // Rules that ran but could not judge the window, in table order.
+  std::vector<NotJudged> not_judged;
   // Config keys no rule knows (likely typos), for a warning to the user.
   std::vector<std::string> unused_config_keys;
 };

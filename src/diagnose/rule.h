@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ class Rule {
   virtual void observe(const Sample& sample, const SampleContext& context) = 0;
   // Called once after the last sample.
   virtual std::vector<Finding> finish() = 0;
+  // After finish(): why the rule could not judge this window, naming what it
+  // needs and what the window had ("needs 5 min of one process's GPU memory;
+  // the window has 15 s"); nullopt when it judged. Silence from a rule that
+  // saw too little is not "all is well", so the report lists these.
+  virtual std::optional<std::string> not_judged() const { return std::nullopt; }
 };
 
 using RuleFactory = std::unique_ptr<Rule> (*)();

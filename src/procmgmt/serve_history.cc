@@ -151,17 +151,15 @@ std::optional<std::string> get_within(const addrinfo& addr,
   return reply.substr(head_end + 4);
 }
 
-}  // namespace
-
-std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
-    const std::string& base_url, const std::vector<uint32_t>& pids,
-    const std::string& since, const std::string& step) {
-  std::map<uint32_t, std::vector<HistorySeries>> out;
-  if (pids.empty() || base_url.empty()) return out;
-  auto deadline =
-      Clock::now() + std::chrono::milliseconds(kServeTotalDeadlineMs);
+// serve's address, resolved once for all the requests of one probe.
+struct Resolved {
+  std::string host;
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addrs{nullptr,
+                                                             ::freeaddrinfo};
+};
+std::optional<Resolved> resolve(const std::string& base_url) {
   auto hp = parse_base_url(base_url);
-  if (!hp) return out;
+  if (!hp) return std::nullopt;
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   // Numeric addresses and /etc/hosts names only: a DNS lookup could take
@@ -170,14 +168,40 @@ std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
   addrinfo* found = nullptr;
   if (::getaddrinfo(hp->host.c_str(), hp->port.c_str(), &hints, &found) != 0 ||
       !found)
-    return out;
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addrs(found,
-                                                             ::freeaddrinfo);
+    return std::nullopt;
+  Resolved r;
+  r.host = hp->host;
+  r.addrs.reset(found);
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::string> fetch_from_serve(const std::string& base_url,
+                                            const std::string& path) {
+  auto deadline =
+      Clock::now() + std::chrono::milliseconds(kServeTotalDeadlineMs);
+  auto r = resolve(base_url);
+  if (!r) return std::nullopt;
+  auto body = get_within(*r->addrs, r->host, path, deadline);
+  if (!body || body->empty()) return std::nullopt;  // absent, slow, not 200
+  return body;
+}
+
+std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
+    const std::string& base_url, const std::vector<uint32_t>& pids,
+    const std::string& since, const std::string& step) {
+  std::map<uint32_t, std::vector<HistorySeries>> out;
+  if (pids.empty() || base_url.empty()) return out;
+  auto deadline =
+      Clock::now() + std::chrono::milliseconds(kServeTotalDeadlineMs);
+  auto r = resolve(base_url);
+  if (!r) return out;
   for (uint32_t pid : pids) {
     std::string path =
         "/api/v1/history?metric=process.used_bytes&pid=" + std::to_string(pid) +
         "&since=" + since + "&step=" + step;
-    auto body = get_within(*addrs, hp->host, path, deadline);
+    auto body = get_within(*r->addrs, r->host, path, deadline);
     if (!body) break;  // not running or too slow: do not wait once per pid
     if (auto series = parse_history_json(*body); series && !series->empty())
       out[pid] = std::move(*series);

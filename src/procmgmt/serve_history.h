@@ -1,6 +1,8 @@
-// GPU memory history of processes from a running `gpudoctor serve`
-// (GET /api/v1/history, README "serve"), for `gpudoctor ps`. Absent serve is
-// normal: every failure yields an empty result, never an error.
+// History from a running `gpudoctor serve` (README "serve"): processes' GPU
+// memory (GET /api/v1/history) for `gpudoctor ps`, and any other GET, e.g.
+// the recent samples as a trace (/api/v1/export) for a live `diagnose`.
+// Absent serve is normal: every failure yields an empty result, never an
+// error. One small HTTP/1.0 client: the lean binary links no HTTP library.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +13,10 @@
 
 namespace gd::procmgmt {
 
-// How long ps waits for serve, all requests together (connect, send and
-// the whole reply): serve is local and answers in milliseconds, so anything
-// slower means it is not there, busy, or not serve at all (something else
-// on its port that accepts and never answers), and ps must not hang on it.
+// How long ps (or diagnose) waits for serve, all requests together (connect,
+// send and the whole reply): serve is local and answers in milliseconds, so
+// anything slower means it is not there, busy, or not serve at all (something
+// else on its port that accepts and never answers), and ps must not hang on it.
 inline constexpr int kServeTotalDeadlineMs = 300;
 
 struct HistorySeries {
@@ -33,5 +35,12 @@ std::optional<std::vector<HistorySeries>> parse_history_json(
 std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
     const std::string& base_url, const std::vector<uint32_t>& pids,
     const std::string& since = "10m", const std::string& step = "30s");
+
+// GET `path` (e.g. "/api/v1/export?since=10m") from serve at `base_url`
+// within kServeTotalDeadlineMs: the body when serve answered 200 with one,
+// nullopt otherwise (not running, too slow, another status, a reply over
+// 8 MiB, not an http://HOST:PORT URL).
+std::optional<std::string> fetch_from_serve(const std::string& base_url,
+                                            const std::string& path);
 
 }  // namespace gd::procmgmt

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
@@ -36,12 +37,62 @@ std::string window_line(const DiagnoseResult& r, const TraceHeader& h) {
                      format_range(r.window.start, r.window.end));
 }
 
+// "  from serve's history (URL): 600 samples, 08:00:00-08:10:00 UTC (10 min)"
+// per part, when the window has more than one origin.
+std::string parts_lines(const DiagnoseWindow& w) {
+  std::string out;
+  for (const auto& p : w.parts) {
+    std::string from = p.source == "serve"
+                           ? "from serve's history (" + safe(p.url) + ")"
+                           : "sampled live";
+    if (p.samples == 0) {
+      out += fmt::format("  {}: no samples\n", from);
+      continue;
+    }
+    out += fmt::format("  {}: {} sample{}, {}\n", from, p.samples,
+                       p.samples == 1 ? "" : "s", format_range(p.start, p.end));
+  }
+  return out;
+}
+
+std::vector<std::string> judged_ids(const DiagnoseResult& r) {
+  std::vector<std::string> out;
+  for (const auto& id : r.rules_checked)
+    if (std::none_of(r.not_judged.begin(), r.not_judged.end(),
+                     [&](const NotJudged& n) { return n.id == id; }))
+      out.push_back(id);
+  return out;
+}
+
+std::string not_judged_lines(const DiagnoseResult& r) {
+  std::string out = fmt::format(
+      "\nNot judged ({} rule{}: too little of what "
+      "they need in this window):\n",
+      r.not_judged.size(), r.not_judged.size() == 1 ? "" : "s");
+  for (const auto& n : r.not_judged)
+    out += fmt::format("  {}: {}\n", safe(n.id), safe(n.reason));
+  return out;
+}
+
 }  // namespace
 
 std::string format_text_report(const DiagnoseResult& result,
                                const TraceHeader& header) {
   std::string out =
       "gpudoctor diagnose — " + window_line(result, header) + "\n";
+  out += parts_lines(result.window);
+  if (result.findings.empty() && !result.not_judged.empty()) {
+    // Silence from rules that saw too little is not "all is well".
+    auto judged = judged_ids(result);
+    out += fmt::format(
+        "\nNo problem found by the {} rules that judged this "
+        "window; {} could not.\n",
+        judged.size(), result.not_judged.size());
+    out += not_judged_lines(result);
+    out += fmt::format("Judged ({} rules): {}\n", judged.size(),
+                       fmt::join(judged, ", "));
+    return out;
+  }
   if (result.findings.empty()) {
     out += fmt::format(
         "\nAll is well: no rule found a problem.\nChecked ({} rules): {}\n",
@@ -57,10 +108,15 @@ std::string format_text_report(const DiagnoseResult& result,
     out += "  evidence: " + safe(f.evidence) + "\n";
     out += "  action:   " + safe(f.action) + "\n";
   }
+  if (!result.not_judged.empty()) out += not_judged_lines(result);
+  std::string not_judged =
+      result.not_judged.empty()
+          ? ""
+          : fmt::format(", {} not judged", result.not_judged.size());
   out +=
-      fmt::format("\n{} critical, {} warning{}, {} info ({} rules checked)\n",
+      fmt::format("\n{} critical, {} warning{}, {} info ({} rules checked{})\n",
                   counts[2], counts[1], counts[1] == 1 ? "" : "s", counts[0],
-                  result.rules_checked.size());
+                  result.rules_checked.size(), not_judged);
   return out;
 }
 
@@ -73,9 +129,24 @@ std::string format_json_report(const DiagnoseResult& result) {
       result.window.samples ? nlohmann::json(result.window.start) : nullptr;
   window["end"] =
       result.window.samples ? nlohmann::json(result.window.end) : nullptr;
+  if (!result.window.parts.empty()) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& p : result.window.parts) {
+      nlohmann::json part = {{"source", p.source}, {"samples", p.samples}};
+      if (!p.url.empty()) part["url"] = p.url;
+      part["start"] = p.samples ? nlohmann::json(p.start) : nullptr;
+      part["end"] = p.samples ? nlohmann::json(p.end) : nullptr;
+      parts.push_back(std::move(part));
+    }
+    window["parts"] = std::move(parts);
+  }
+  nlohmann::json not_judged = nlohmann::json::array();
+  for (const auto& n : result.not_judged)
+    not_judged.push_back({{"id", n.id}, {"reason", n.reason}});
   nlohmann::json doc = {{"findings", findings},
                         {"window", window},
-                        {"checked", result.rules_checked}};
+                        {"checked", result.rules_checked},
+                        {"not_judged", not_judged}};
   return doc.dump();
 }
 

@@ -4,10 +4,14 @@ JSON shape and one-line errors."""
 import copy
 import json
 import os
+import socket
+import subprocess
+import time
 import unittest
+import urllib.request
 
-from gd_e2e import (E2E, NO_DRIVER, TRAINER, ZOMBIE_PARENT, load_scenario, run,
-                    scenario_4gpu, spawn_python, write_scenario)
+from gd_e2e import (E2E, FAKE_NVML, GPUDOCTOR, NO_DRIVER, TRAINER, ZOMBIE_PARENT,
+                    load_scenario, run, scenario_4gpu, spawn_python, write_scenario)
 
 GIB = 1 << 30
 T0 = 1732262400.0
@@ -135,6 +139,76 @@ class Live(E2E):
         self.assertNotIn("gpu-idle-allocated", {x["id"] for x in doc["findings"]})
 
 
+    def start_serve(self):
+        """The real serve on the fake NVML, sampling 5 times a second into its
+        own DB; returns its URL and how many samples its history held once it
+        held a few."""
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        env = dict(os.environ, FAKE_NVML_SCENARIO=scenario_4gpu())
+        serve = subprocess.Popen(
+            [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none", "--interval", "200ms",
+             "serve", "--listen", f"127.0.0.1:{port}", "--db",
+             os.path.join(self.tmp.name, "h.db")],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        self.children.append(serve)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(url + "/api/v1/export?since=10m&compress=none",
+                                            timeout=5) as r:
+                    held = len(r.read().splitlines()) - 1  # the header
+                    if held >= 5:
+                        return url, held
+            except OSError:
+                pass
+            time.sleep(0.3)
+        self.fail("serve kept no history within 30 s")
+
+    def test_live_diagnose_starts_from_the_history_of_a_running_serve(self):
+        url, held = self.start_serve()
+        args = ["--interval", "500ms", "diagnose", "--duration", "2s", "--serve", url]
+        # serve has 300 ms to answer; on a build machine busy with compilers
+        # one late answer is not the feature failing, so one more try.
+        for _ in range(2):
+            p = run(args + ["--json"], scenario=scenario_4gpu(), timeout=60)
+            self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+            doc = json.loads(p.stdout)
+            if "parts" in doc["window"]:
+                break
+        window = doc["window"]
+        self.assertIn("parts", window, p.stdout)
+        history, live = window["parts"]
+        self.assertEqual((history["source"], history["url"]), ("serve", url))
+        self.assertGreaterEqual(history["samples"], held)  # history only grows
+        self.assertEqual(live["source"], "live")
+        self.assertEqual(live["samples"], 4)  # 2 s at 500 ms
+        self.assertLess(history["end"], live["start"])
+        self.assertEqual(window["samples"], history["samples"] + live["samples"])
+        self.assertEqual(window["start"], history["start"])
+
+        for _ in range(2):
+            p = run(args, scenario=scenario_4gpu(), timeout=60)
+            if "from serve's history" in p.stdout:
+                break
+        self.assertIn(f"  from serve's history ({url}): ", p.stdout)
+        self.assertIn("  sampled live: 4 samples", p.stdout)
+
+    def test_without_serve_the_window_is_the_live_one(self):
+        with socket.socket() as sock:  # a port nobody listens on once closed
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        p = run(["--interval", "500ms", "diagnose", "--duration", "2s", "--json",
+                 "--serve", f"http://127.0.0.1:{port}"], scenario=scenario_4gpu(), timeout=60)
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        window = json.loads(p.stdout)["window"]
+        self.assertNotIn("parts", window)
+        self.assertEqual(window["samples"], 4)
+
+
 class FromTrace(E2E):
     """diagnose --from: exit codes, filters, JSON shape, bad input."""
 
@@ -142,7 +216,9 @@ class FromTrace(E2E):
         return write_scenario(header, samples, self.tmp.name)
 
     def healthy(self):
-        return self.trace(header_with(2, persistence_mode=True), healthy_samples(60, 2))
+        # Five minutes: the longest window a rule needs (memory-leak), so
+        # every rule judges and "All is well" may be said.
+        return self.trace(header_with(2, persistence_mode=True), healthy_samples(301, 2))
 
     def mixed(self):
         """GPU 0 falls off the bus half-way (critical); GPU 1 runs hot and
@@ -166,7 +242,34 @@ class FromTrace(E2E):
         self.assertIn("All is well", p.stdout)
         for rule in ["input-bound", "thermal-throttling", "orphaned-memory", "gpu-lost"]:
             self.assertIn(rule, p.stdout)
-        self.assertIn("60 samples", p.stdout)
+        self.assertIn("301 samples", p.stdout)
+        self.assertNotIn("Not judged", p.stdout)
+
+    def test_short_window_lists_unjudged_rules_and_never_says_all_is_well(self):
+        short = self.trace(header_with(2, persistence_mode=True), healthy_samples(15, 2))
+        p = self.diagnose("--from", short)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("All is well", p.stdout)
+        self.assertIn("memory-leak: a slow leak needs 5 min of one process's GPU memory; "
+                      "the window has 14 s", p.stdout)
+        p = self.diagnose("--from", short, "--json")
+        doc = json.loads(p.stdout)
+        reasons = {n["id"]: n["reason"] for n in doc["not_judged"]}
+        self.assertIn("memory-leak", reasons)
+        self.assertIn("the window has 14 s", reasons["memory-leak"])
+
+    def test_fast_leak_in_15_samples_is_critical_with_time_to_full(self):
+        samples = []
+        for i in range(15):  # 512 MiB a second from 20 GiB on an 80 GiB GPU
+            held = 20 * GIB + i * 512 * (1 << 20)
+            samples.append(sample(i, [gpu(0, 95, [(7000, held)])], [proc(7000, 6000)]))
+        p = self.diagnose("--from", self.trace(header_with(1, persistence_mode=True), samples),
+                          "--json")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        leaks = [f for f in json.loads(p.stdout)["findings"] if f["id"] == "memory-leak"]
+        self.assertEqual(len(leaks), 1, p.stdout)
+        self.assertEqual((leaks[0]["severity"], leaks[0]["pids"]), ("critical", [7000]))
+        self.assertIn("full in about", leaks[0]["title"])
 
     def test_exit_codes_follow_the_worst_severity(self):
         mixed = self.mixed()

@@ -2,6 +2,7 @@
 with exit 2 for usage errors; nothing is guessed. Flags of every command,
 config files, traces (ranges, a byte order mark, stdin), and the `ps` probe
 of the serve port, which must not hang on something that never answers."""
+import json
 import os
 import socket
 import subprocess
@@ -246,6 +247,26 @@ class ServeProbe(Base):
                 self.assertGreaterEqual(len(accepted), 1, "ps never connected")
                 self.assertLess(elapsed, alone + 1.0,
                                 f"ps took {elapsed:.2f} s ({alone:.2f} s alone)")
+
+    def test_live_diagnose_is_not_held_by_a_port_that_never_answers(self):
+        # diagnose asks serve for its history with the same 300 ms probe as
+        # ps: a listener that never answers (or trickles) costs it no more
+        # than that, and its window is the live one alone.
+        args = ["--interval", "250ms", "diagnose", "--duration", "1s", "--json"]
+        start = time.monotonic()
+        run(args + ["--serve", "none"], scenario=scenario_4gpu(), timeout=30)
+        alone = time.monotonic() - start
+        for behaviour in ("silent", "trickle"):
+            with self.subTest(listener=behaviour):
+                url, accepted = self.listener(behaviour)
+                start = time.monotonic()
+                p = run(args + ["--serve", url], scenario=scenario_4gpu(), timeout=30)
+                elapsed = time.monotonic() - start
+                self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+                self.assertGreaterEqual(len(accepted), 1, "diagnose never connected")
+                self.assertNotIn("parts", json.loads(p.stdout)["window"])
+                self.assertLess(elapsed, alone + 1.0,
+                                f"diagnose took {elapsed:.2f} s ({alone:.2f} s alone)")
 
 
 if __name__ == "__main__":

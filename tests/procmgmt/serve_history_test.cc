@@ -74,5 +74,36 @@ TEST(FetchHistory, NoServeIsEmptyNotAnError) {
   EXPECT_TRUE(fetch_process_memory_history("not a url at all", {1}).empty());
 }
 
+TEST(FetchFromServe, BodyOn200NothingOtherwise) {
+  httplib::Server server;
+  std::string asked;
+  server.Get("/api/v1/export",
+             [&](const httplib::Request& req, httplib::Response& res) {
+               asked = req.get_param_value("since");
+               res.set_content("trace bytes", "application/zstd");
+             });
+  server.Get("/api/v1/busy",
+             [](const httplib::Request&, httplib::Response& res) {
+               res.status = 503;
+               res.set_content(R"({"error":"busy"})", "application/json");
+             });
+  int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running())
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  auto body = fetch_from_serve(url, "/api/v1/export?since=10m");
+  auto busy = fetch_from_serve(url, "/api/v1/busy");
+  server.stop();
+  t.join();
+  ASSERT_TRUE(body);
+  EXPECT_EQ(*body, "trace bytes");
+  EXPECT_EQ(asked, "10m");
+  EXPECT_FALSE(busy);  // an error reply is no history
+  EXPECT_FALSE(fetch_from_serve(url, "/api/v1/export"));  // serve is gone
+  EXPECT_FALSE(fetch_from_serve("https://127.0.0.1:1", "/"));
+}
+
 }  // namespace
 }  // namespace gd::procmgmt

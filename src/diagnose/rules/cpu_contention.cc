@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
@@ -164,6 +166,14 @@ class CpuContentionRule : public Rule {
                       : fmt::format("; start with {}",
                                     ranked.front().second->label.text()));
     return {f};
+  }
+
+  // Kept apart from the judging above: a GPU job seen in fewer samples than
+  // min_samples is too little to call the host's load contention.
+  std::optional<std::string> not_judged() const override {
+    if (tracked_ == 0 || static_cast<double>(tracked_) >= min_samples_)
+      return std::nullopt;
+    return needs_samples("a GPU job at work", min_samples_, tracked_);
   }
 
  private:

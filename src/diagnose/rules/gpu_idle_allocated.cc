@@ -5,10 +5,13 @@
 // and dead holders (zombie / missing) are orphaned-memory's.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
@@ -125,6 +128,23 @@ class GpuIdleAllocatedRule : public Rule {
       out.push_back(std::move(f));
     }
     return out;
+  }
+
+  // A held GPU that was idle in a window shorter than min_window_s may
+  // only be between steps; a busy one was judged (it is not idle).
+  std::optional<std::string> not_judged() const override {
+    double longest = -1;
+    for (const auto& [index, st] : gpus_) {
+      if (st.window.samples == 0 || st.holders.empty() ||
+          st.window.span() >= min_window_s_ ||
+          static_cast<double>(st.idle) /
+                  static_cast<double>(st.window.samples) <
+              min_idle_fraction_)
+        continue;
+      longest = std::max(longest, st.window.span());
+    }
+    if (longest < 0) return std::nullopt;
+    return needs_time("an idle GPU that holds memory", min_window_s_, longest);
   }
 
  private:

@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
@@ -149,6 +151,26 @@ class GpuImbalanceRule : public Rule {
       out.push_back(std::move(f));
     }
     return out;
+  }
+
+  // A multi-GPU job whose GPUs were seen, but too few times to compare.
+  std::optional<std::string> not_judged() const override {
+    size_t most = 0;
+    bool short_job = false;
+    for (const auto& [group, st] : groups_) {
+      size_t judged = 0, seen = 0, n = 0;
+      for (const auto& [gpu, stat] : st.util) {
+        ++seen;
+        n = std::max(n, stat.n);
+        if (static_cast<double>(stat.n) >= min_samples_) ++judged;
+      }
+      if (seen >= 2 && judged < 2) {
+        short_job = true;
+        most = std::max(most, n);
+      }
+    }
+    if (!short_job) return std::nullopt;
+    return needs_samples("each GPU of a multi-GPU job", min_samples_, most);
   }
 
  private:

@@ -8,11 +8,13 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
@@ -136,6 +138,17 @@ class GpuSharedContentionRule : public Rule {
       out.push_back(std::move(f));
     }
     return out;
+  }
+
+  // Processes seen sharing a GPU, but in too few samples.
+  std::optional<std::string> not_judged() const override {
+    size_t most = 0;
+    for (const auto& [index, st] : gpus_)
+      if (st.shared.count > 0 &&
+          static_cast<double>(st.shared.count) < min_samples_)
+        most = std::max(most, st.shared.count);
+    if (most == 0) return std::nullopt;
+    return needs_samples("a shared GPU", min_samples_, most);
   }
 
  private:

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
@@ -108,6 +110,14 @@ class HostSwappingRule : public Rule {
             ? ""
             : fmt::format(" (largest: pid {} {})", top_[0].pid, top_[0].name));
     return {f};
+  }
+
+  // Swapping seen, but in fewer samples than a finding needs.
+  std::optional<std::string> not_judged() const override {
+    if (active_span_.count == 0 ||
+        static_cast<double>(active_span_.count) >= min_samples_)
+      return std::nullopt;
+    return needs_samples("active swapping", min_samples_, active_span_.count);
   }
 
  private:

@@ -17,9 +17,11 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/util_cycle.h"
 #include "diagnose/rules/workload_common.h"
@@ -241,6 +243,17 @@ class InputBoundRule : public Rule {
     std::vector<Finding> out;
     for (auto& [group, g] : groups) out.push_back(describe(g));
     return out;
+  }
+
+  // A GPU job seen waiting on its GPU, but in too few samples.
+  std::optional<std::string> not_judged() const override {
+    size_t most = 0;
+    for (const auto& [pid, st] : jobs_)
+      if (st.samples > 0 && static_cast<double>(st.samples) < min_samples_ &&
+          (st.starved.samples > 0 || st.dipped.samples > 0))
+        most = std::max(most, st.samples);
+    if (most == 0) return std::nullopt;
+    return needs_samples("a GPU job", min_samples_, most);
   }
 
  private:

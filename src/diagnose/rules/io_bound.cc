@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 #include "model/process_tree.h"
@@ -159,6 +161,14 @@ class IoBoundRule : public Rule {
                   "Reads are slow rather than the disk full (network or "
                   "remote storage?): check its latency. "));
     return {f};
+  }
+
+  // GPUs seen waiting, but in too few samples to call it the disk.
+  std::optional<std::string> not_judged() const override {
+    if (starved_samples_ == 0 ||
+        static_cast<double>(in_use_samples_) >= min_samples_)
+      return std::nullopt;
+    return needs_samples("a GPU in use", min_samples_, in_use_samples_);
   }
 
  private:

@@ -5,9 +5,11 @@
 // GPM (Hopper and newer); a GPU that is simply not busy is not inefficient.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -59,6 +61,17 @@ class LowSmEfficiencyRule : public Rule {
       out.push_back(make_finding(index, st));
     }
     return out;
+  }
+
+  // SMs seen far less active than util, but in too few samples.
+  std::optional<std::string> not_judged() const override {
+    size_t most = 0;
+    for (const auto& [index, st] : gpus_)
+      if (st.when.count > 0 &&
+          static_cast<double>(st.when.count) < min_samples_)
+        most = std::max(most, st.when.count);
+    if (most == 0) return std::nullopt;
+    return needs_samples("a busy GPU with GPM data", min_samples_, most);
   }
 
  private:

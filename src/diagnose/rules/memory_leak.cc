@@ -8,14 +8,20 @@
 //     its running peak;
 //   - a one-time step up (a bigger batch, an eval model loaded): one jump
 //     carries most of the growth, and a single step never reaches R^2 0.75.
+// A leak fast enough to fill the GPU within minutes cannot wait for the
+// five-minute window: once its rise is clean over enough samples (the same
+// fit and shape tests), it is reported with its time to full.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
@@ -49,6 +55,14 @@ constexpr double kMaxDrawdownShare = 0.2;
 constexpr double kMaxJumpShare = 0.25;
 // Increases must be spread over the process's life, not bunched at the start.
 constexpr double kMinRiseSpread = 0.6;
+// A fast leak is judged before the window is long: ten samples are the
+// fewest on which R^2 0.9 and the shape tests tell a steady rise from a
+// step or two (a one-step rise reaches at most 0.75 at any length).
+constexpr double kMinFastSamples = 10;
+// At its rate the GPU is full within this: too soon to wait five minutes.
+constexpr double kFastFullWithinS = 15 * 60;
+// ...and within this the job dies before anyone reads a warning.
+constexpr double kCriticalFullWithinS = 5 * 60;
 
 struct Fit {
   // x: seconds since the pid's first sample; y: MiB above its first value.
@@ -96,6 +110,10 @@ class MemoryLeakRule : public Rule {
     max_drawdown_share_ = th("max_drawdown_share", kMaxDrawdownShare);
     max_jump_share_ = th("max_jump_share", kMaxJumpShare);
     min_rise_spread_ = th("min_rise_spread", kMinRiseSpread);
+    min_fast_samples_ = th("min_fast_samples", kMinFastSamples);
+    fast_full_within_s_ = th("fast_full_within_s", kFastFullWithinS);
+    critical_full_within_s_ =
+        th("critical_full_within_s", kCriticalFullWithinS);
   }
 
   void observe(const Sample& s, const SampleContext&) override {
@@ -103,6 +121,7 @@ class MemoryLeakRule : public Rule {
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g)) continue;
       if (g.mem_used_bytes) last_used_[g.index] = *g.mem_used_bytes;
+      if (g.mem_used_bytes && !g.processes) ++no_process_list_;
       if (!g.processes) continue;
       for (const GpuProcess& gp : *g.processes) {
         if (!gp.used_bytes) continue;
@@ -138,12 +157,16 @@ class MemoryLeakRule : public Rule {
 
   std::vector<Finding> finish() override {
     std::vector<Finding> out;
-    if (window_.span() < min_window_s_) return out;
+    const bool long_window = window_.span() >= min_window_s_;
     for (auto& [key, p] : procs_) {
       auto [gpu, pid] = key;
       double span = p.last_t - p.first_t;
       if (span < min_coverage_ * window_.span() || p.fit.n < 3) continue;
       double rate = p.fit.slope() * 60;  // MiB per minute
+      auto full_in_s = seconds_to_full(gpu, rate);
+      const bool fast = static_cast<double>(p.fit.n) >= min_fast_samples_ &&
+                        full_in_s && *full_in_s <= fast_full_within_s_;
+      if (!long_window && !fast) continue;
       double growth = p.last_mib - p.first_mib;
       if (rate < min_rate_ || growth < min_growth_) continue;
       double r2 = p.fit.r2();
@@ -159,27 +182,25 @@ class MemoryLeakRule : public Rule {
 
       std::string exhaustion =
           "time to exhaustion unknown (GPU total not reported)";
-      const GpuInfo* info = find_gpu_info(header_, gpu);
-      auto used = last_used_.find(gpu);
-      if (info && info->memory_total_bytes && used != last_used_.end()) {
-        double free_mib = (static_cast<double>(*info->memory_total_bytes) -
-                           static_cast<double>(std::min(
-                               used->second, *info->memory_total_bytes))) /
-                          kMiB;
-        exhaustion =
-            fmt::format("{} free of {} -> full in about {} at this rate",
-                        gib_text(static_cast<uint64_t>(free_mib * kMiB)),
-                        gib_text(*info->memory_total_bytes),
-                        elapsed_words(free_mib / rate * 60));
+      if (full_in_s) {
+        uint64_t total = *find_gpu_info(header_, gpu)->memory_total_bytes;
+        exhaustion = fmt::format(
+            "{} free of {} -> full in about {} at this rate",
+            gib_text(static_cast<uint64_t>(*full_in_s / 60 * rate * kMiB)),
+            gib_text(total), elapsed_words(*full_in_s));
       }
 
       Finding f;
       f.id = kId;
-      f.severity = "warning";
+      f.severity = full_in_s && *full_in_s <= critical_full_within_s_
+                       ? "critical"
+                       : "warning";
       f.gpus = {gpu};
       f.pids = {pid};
       f.title = fmt::format("{} leaks GPU {} memory at {:.1f} MiB/min",
                             label.text(), gpu, rate);
+      if (fast)
+        f.title += fmt::format(": full in about {}", elapsed_words(*full_in_s));
       f.start = p.first_t;
       f.end = p.last_t;
       f.evidence = fmt::format(
@@ -204,13 +225,47 @@ class MemoryLeakRule : public Rule {
     return out;
   }
 
+  std::optional<std::string> not_judged() const override {
+    if (procs_.empty() && no_process_list_ > 0)
+      return "needs each process's GPU memory; the driver reported only the "
+             "GPU's total in " +
+             std::to_string(no_process_list_) + " readings";
+    if (!procs_.empty() && window_.span() < min_window_s_)
+      return "a slow leak " +
+             needs_time("one process's GPU memory", min_window_s_,
+                        window_.span()) +
+             " (only one that fills the GPU within " +
+             elapsed_words(fast_full_within_s_) + " is judged sooner)";
+    return std::nullopt;
+  }
+
  private:
+  // Seconds until the GPU is full at `rate_mib_per_min`, from its last
+  // reading; nullopt when its total or use is unknown or it does not grow.
+  std::optional<double> seconds_to_full(int gpu,
+                                        double rate_mib_per_min) const {
+    const GpuInfo* info = find_gpu_info(header_, gpu);
+    auto used = last_used_.find(gpu);
+    if (!info || !info->memory_total_bytes || used == last_used_.end() ||
+        !(rate_mib_per_min > 0))
+      return std::nullopt;
+    double free_mib = (static_cast<double>(*info->memory_total_bytes) -
+                       static_cast<double>(
+                           std::min(used->second, *info->memory_total_bytes))) /
+                      kMiB;
+    return free_mib / rate_mib_per_min * 60;
+  }
+
   TraceHeader header_;
   workload::Window window_;
   double min_window_s_ = kMinWindowS, min_coverage_ = kMinCoverage,
          min_rate_ = kMinRateMiBPerMin, min_growth_ = kMinGrowthMiB,
          min_r2_ = kMinR2, max_drawdown_share_ = kMaxDrawdownShare,
-         max_jump_share_ = kMaxJumpShare, min_rise_spread_ = kMinRiseSpread;
+         max_jump_share_ = kMaxJumpShare, min_rise_spread_ = kMinRiseSpread,
+         min_fast_samples_ = kMinFastSamples,
+         fast_full_within_s_ = kFastFullWithinS,
+         critical_full_within_s_ = kCriticalFullWithinS;
+  size_t no_process_list_ = 0;  // GPU readings without a process list
   std::map<std::pair<int, uint32_t>, PerProc> procs_;
   std::map<uint32_t, workload::ProcLabel> labels_;
   std::map<int, uint64_t> last_used_;

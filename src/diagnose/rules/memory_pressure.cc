@@ -3,10 +3,13 @@
 // CUDA out-of-memory.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
@@ -110,6 +113,17 @@ class MemoryPressureRule : public Rule {
       out.push_back(std::move(f));
     }
     return out;
+  }
+
+  // Memory seen high in a window shorter than min_window_s may be a peak,
+  // not a level; memory never high was judged.
+  std::optional<std::string> not_judged() const override {
+    double longest = -1;
+    for (const auto& [index, st] : gpus_)
+      if (!st.high.empty() && st.window.span() < min_window_s_)
+        longest = std::max(longest, st.window.span());
+    if (longest < 0) return std::nullopt;
+    return needs_time("high GPU memory use", min_window_s_, longest);
   }
 
  private:

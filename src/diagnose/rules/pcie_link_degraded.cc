@@ -4,9 +4,13 @@
 // count; a link that is slow only while idle is normal.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -74,6 +78,17 @@ class PcieLinkDegradedRule : public Rule {
       out.push_back(make_finding(index, st, fraction));
     }
     return out;
+  }
+
+  // A slow link seen, but in fewer samples than a finding needs.
+  std::optional<std::string> not_judged() const override {
+    size_t most = 0;
+    for (const auto& [index, st] : gpus_)
+      if (st.degraded.count > 0 &&
+          static_cast<double>(st.degraded.count) < min_samples_)
+        most = std::max(most, st.degraded.count);
+    if (most == 0) return std::nullopt;
+    return needs_samples("a down-trained link moving data", min_samples_, most);
   }
 
  private:

@@ -4,9 +4,13 @@
 // clock is unknown (then "well under max" cannot be shown).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -61,6 +65,18 @@ class PowerCappingRule : public Rule {
       out.push_back(make_finding(index, st, fraction));
     }
     return out;
+  }
+
+  // Capping seen, but in fewer samples than a finding needs.
+  std::optional<std::string> not_judged() const override {
+    size_t most = 0;
+    for (const auto& [index, st] : gpus_)
+      if (st.capped.count > 0 &&
+          static_cast<double>(st.capped.count) < min_samples_)
+        most = std::max(most, st.capped.count);
+    if (most == 0) return std::nullopt;
+    return needs_samples("a busy GPU held by its power cap", min_samples_,
+                         most);
   }
 
  private:

@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -79,6 +82,20 @@ class ThermalOutlierRule : public Rule {
       if (worst) out.push_back(make_finding(index, st, *worst));
     }
     return out;
+  }
+
+  // A GPU seen out of line with its peers, but in fewer samples than a
+  // finding needs.
+  std::optional<std::string> not_judged() const override {
+    size_t most = 0;
+    for (const auto& [index, st] : gpus_)
+      for (const Outlier* o : {&st.hot, &st.idle_power})
+        if (o->when.count > 0 &&
+            static_cast<double>(o->when.count) < min_samples_)
+          most = std::max(most, o->when.count);
+    if (most == 0) return std::nullopt;
+    return needs_samples("a GPU out of line with its peers", min_samples_,
+                         most);
   }
 
  private:

@@ -4,9 +4,13 @@
 // and clocks at max is working as designed and stays silent.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -74,6 +78,18 @@ class ThermalThrottlingRule : public Rule {
       out.push_back(make_finding(index, gpus_.at(index), fraction,
                                  find_gpu_info(*header_, index), hits.size()));
     return out;
+  }
+
+  // Throttling seen, but in fewer samples than a finding needs.
+  std::optional<std::string> not_judged() const override {
+    size_t most = 0;
+    for (const auto& [index, st] : gpus_)
+      if (st.throttled.count > 0 &&
+          static_cast<double>(st.throttled.count) < min_samples_)
+        most = std::max(most, st.throttled.count);
+    if (most == 0) return std::nullopt;
+    return needs_samples("a busy GPU held down by a thermal reason",
+                         min_samples_, most);
   }
 
  private:
