@@ -27,6 +27,17 @@ echo "== status wall time from process start; goal < 50 ms"
 fake="$build/tests/fake_nvml/lib/libnvidia-ml.so.1"
 python3 "$root/bench/status_wall.py" "$gd"
 python3 "$root/bench/status_wall.py" "$gd" "$fake" "$root/tests/data/scenario_4gpu.jsonl"
+echo "== status wall time, fake NVML with the H200's call costs (FAKE_NVML_COSTS);"
+echo "   goal: half of nvidia-smi's wall on the real H200 (103.7 ms, -q 112.3 ms)"
+echo "   set GD_BASELINE_GPUDOCTOR=<older gpudoctor> to alternate it with this one"
+costs="$root/tests/data/real_gpu/nvml-call-costs.txt"
+h200="$root/tests/data/real_gpu/h200-matmul.jsonl"
+baseline=()
+[[ -n "${GD_BASELINE_GPUDOCTOR:-}" ]] && baseline=(--baseline "$GD_BASELINE_GPUDOCTOR")
+python3 "$root/bench/status_wall.py" "$gd" "$fake" "$h200" --costs "$costs" \
+  --runs 20 "${baseline[@]}"
+python3 "$root/bench/status_wall.py" "$gd" "$fake" "$h200" --costs "$costs" \
+  --runs 20 --json "${baseline[@]}"
 # Benchmarks other areas add (diagnose, store, serve) as bench/<area>/run.sh.
 for script in "$root"/bench/*/run.sh; do
   [[ -x "$script" ]] || continue

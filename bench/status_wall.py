@@ -1,29 +1,65 @@
 #!/usr/bin/env python3
 """Wall time of `gpudoctor status` from process start to exit.
-Goal (issue 3): under 50 ms. Usage: status_wall.py GPUDOCTOR [FAKE_LIB SCENARIO]"""
+Goal (issue 3): under 50 ms; on a real GPU (issue 25): at most half of
+nvidia-smi's wall on the same machine.
+
+Usage: status_wall.py GPUDOCTOR [FAKE_LIB SCENARIO] [--costs FILE] [--json]
+                      [--runs N] [--baseline OTHER_GPUDOCTOR]
+  --costs FILE   the fake NVML's cost model (FAKE_NVML_COSTS): each call takes
+                 the wall time measured on a real driver, e.g.
+                 tests/data/real_gpu/nvml-call-costs.txt (dlopen + nvmlInit
+                 11.5 ms, PCIe throughput 20.8 ms, energy 3.2 ms ... an H200)
+  --json         `status --json` instead of `status`
+  --baseline B   also time binary B (e.g. the commit before), alternating
+                 run by run with GPUDOCTOR, and print both medians"""
+import argparse
 import os
 import statistics
 import subprocess
-import sys
 import time
 
-exe = sys.argv[1]
-env = dict(os.environ)
-args = [exe, "--kmsg", "none"]
-label = "no driver"
-if len(sys.argv) > 3:
-    args += ["--nvml-lib", sys.argv[2]]
-    env["FAKE_NVML_SCENARIO"] = sys.argv[3]
-    label = "fake NVML, " + os.path.basename(sys.argv[3])
-else:
-    args += ["--nvml-lib", "/nonexistent/libnvidia-ml.so.1"]
-args.append("status")
+ap = argparse.ArgumentParser(usage=__doc__)
+ap.add_argument("gpudoctor")
+ap.add_argument("fake_lib", nargs="?")
+ap.add_argument("scenario", nargs="?")
+ap.add_argument("--costs")
+ap.add_argument("--json", action="store_true")
+ap.add_argument("--runs", type=int, default=30)
+ap.add_argument("--baseline")
+a = ap.parse_args()
 
-runs = []
-for _ in range(30):
+env = dict(os.environ)
+label = "no driver"
+lib = "/nonexistent/libnvidia-ml.so.1"
+if a.scenario:
+    lib = a.fake_lib
+    env["FAKE_NVML_SCENARIO"] = a.scenario
+    label = "fake NVML, " + os.path.basename(a.scenario)
+env.pop("FAKE_NVML_COSTS", None)
+if a.costs:
+    env["FAKE_NVML_COSTS"] = a.costs
+    label += ", cost model " + os.path.basename(a.costs)
+command = ["status"] + (["--json"] if a.json else [])
+
+
+def run_once(exe):
     t0 = time.perf_counter()
-    subprocess.run(args, env=env, stdout=subprocess.DEVNULL, check=True)
-    runs.append((time.perf_counter() - t0) * 1000)
-runs.sort()
-print(f"status wall time ({label}): median {statistics.median(runs):.1f} ms, "
-      f"p90 {runs[int(len(runs) * 0.9)]:.1f} ms, min {runs[0]:.1f} ms over {len(runs)} runs")
+    subprocess.run([exe, "--kmsg", "none", "--nvml-lib", lib] + command,
+                   env=env, stdout=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - t0) * 1000
+
+
+binaries = [("", a.gpudoctor)]
+if a.baseline:
+    binaries = [("baseline ", a.baseline), ("this build ", a.gpudoctor)]
+runs = {exe: [] for _, exe in binaries}
+for _, exe in binaries:
+    run_once(exe)  # warm the page cache
+for _ in range(a.runs):
+    for _, exe in binaries:
+        runs[exe].append(run_once(exe))
+for name, exe in binaries:
+    r = sorted(runs[exe])
+    print(f"{name}{' '.join(command)} wall time ({label}): median "
+          f"{statistics.median(r):.1f} ms, p90 {r[int(len(r) * 0.9)]:.1f} ms, "
+          f"min {r[0]:.1f} ms over {len(r)} runs")

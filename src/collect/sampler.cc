@@ -1,8 +1,10 @@
 #include "collect/sampler.h"
 
 #include <algorithm>
+#include <future>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "collect/device_holder_watch.h"
 #include "kernellog/kernel_log.h"
@@ -21,28 +23,36 @@ double unix_now() {
 struct Sampler::Impl {
   using Clock = std::chrono::steady_clock;
 
-  // The host is read once before NVML is even loaded: a one-shot command's
-  // rate window then runs while NVML initialises instead of after it.
+  // NVML is loaded (dlopen + nvmlInit, ~11 ms on an H200: the driver loads
+  // libcuda then) and its static facts are read on a thread of their own,
+  // bounded by GpuSource's init deadline, while this thread reads the host,
+  // the PCI bus and opens the kernel log. The host's first reading is taken
+  // first: a one-shot command's rate window runs while NVML initialises.
   explicit Impl(const SamplerOptions& o)
-      : host(o.proc_root, o.sys_root),
-        host_read_at(read_host()),
-        gpu(gpu_options(o)),
-        holders(o.proc_root, o.dev_prefix) {
+      : host(o.proc_root, o.sys_root), holders(o.proc_root, o.dev_prefix) {
+    auto loading = std::async(std::launch::async, [&o] {
+      return std::make_unique<GpuSource>(gpu_options(o));
+    });
+    host_read_at = read_host();
     header.host = host.host_info();
-    header.nvml_status = gpu.status();
-    header.nvml_error = gpu.error();
-    header.driver = gpu.driver();
-    if (!header.driver && !gpu.library_version().empty())  // NVML failed
-      header.driver.emplace().library_version = gpu.library_version();
-    header.gpus = gpu.gpus();
-    pci = PciIndex(header.gpus);
-    read_pci_facts(o);
+    auto pci_devices = procfs::scan_pci_gpus(o.sys_root);
+    auto module_version =
+        procfs::read_nvidia_kernel_module_version(o.proc_root);
     if (!o.kmsg_path.empty() && o.kmsg_path != "none") {
       kmsg = std::make_unique<KernelLogSource>(o.kmsg_path, o.kmsg_from_start);
       if (!kmsg->ok()) kmsg_error = kmsg->error();
     } else {
       kmsg_error = "kernel log disabled";
     }
+    gpu = loading.get();
+    header.nvml_status = gpu->status();
+    header.nvml_error = gpu->error();
+    header.driver = gpu->driver();
+    if (!header.driver && !gpu->library_version().empty())  // NVML failed
+      header.driver.emplace().library_version = gpu->library_version();
+    header.gpus = gpu->gpus();
+    pci = PciIndex(header.gpus);
+    add_pci_facts(std::move(pci_devices), std::move(module_version));
   }
 
   static GpuSource::Options gpu_options(const SamplerOptions& o) {
@@ -57,8 +67,9 @@ struct Sampler::Impl {
   // Read once at start: the NVIDIA GPUs the PCI bus lists (with the port
   // above each, whose AER lines are about the GPU's link) and the loaded
   // kernel module's version; both are there even when NVML cannot start.
-  void read_pci_facts(const SamplerOptions& o) {
-    if (auto devices = procfs::scan_pci_gpus(o.sys_root)) {
+  void add_pci_facts(std::optional<std::vector<procfs::PciGpuDevice>> devices,
+                     std::optional<std::string> module_version) {
+    if (devices) {
       header.pci_gpus.emplace();
       for (auto& d : *devices) {
         pci.add_pci_gpu(d.gpu.address);
@@ -67,9 +78,9 @@ struct Sampler::Impl {
         header.pci_gpus->push_back(std::move(d.gpu));
       }
     }
-    if (auto v = procfs::read_nvidia_kernel_module_version(o.proc_root)) {
+    if (module_version) {
       if (!header.driver) header.driver.emplace();
-      header.driver->kernel_module_version = *v;
+      header.driver->kernel_module_version = *module_version;
     }
   }
 
@@ -118,10 +129,9 @@ struct Sampler::Impl {
     return Clock::now();
   }
 
-  // Declared in construction order (see the constructor).
   HostSource host;
   Clock::time_point host_read_at;  // of the last host reading
-  GpuSource gpu;
+  std::unique_ptr<GpuSource> gpu;  // set by the constructor
   std::unique_ptr<KernelLogSource> kmsg;
   std::string kmsg_error;
   DeviceHolderWatch holders;
@@ -141,7 +151,7 @@ const std::string& Sampler::kernel_log_error() const {
 
 Sample Sampler::sample() {
   Sample s;
-  s.gpus = impl_->gpu.sample(s.events);
+  s.gpus = impl_->gpu->sample(s.events);
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
   impl_->host_read_at = Impl::Clock::now();
@@ -154,15 +164,29 @@ Sample Sampler::sample() {
 Sample Sampler::sample_once(std::chrono::milliseconds window) {
   using Clock = Impl::Clock;
   // The host's first reading is the last one taken (at the latest, when
-  // the Sampler was built, before NVML was loaded).
+  // the Sampler was built, while NVML was loading). The GPUs are read on a
+  // thread of their own (each GPU on its worker, within the deadline; the
+  // PCIe counters alone block 21 ms on an H200) while this one takes the
+  // first reading of the processes NVML listed with the static facts.
   Sample s;
-  s.gpus = impl_->gpu.sample(s.events);
+  auto reading = std::async(std::launch::async, [this] {
+    std::vector<Event> events;
+    auto gpus = impl_->gpu->sample(events);
+    return std::make_pair(std::move(gpus), std::move(events));
+  });
+  const std::vector<uint32_t>& listed = impl_->gpu->initial_pids();
+  auto procs_first = Clock::now();
+  impl_->host.processes(listed, unix_now());
+  std::tie(s.gpus, s.events) = reading.get();
   s.t = unix_now();
-  // The GPU read names the processes, so their first reading comes after
-  // it; they get two thirds of a window of their own.
   const auto pids = impl_->pids_of_interest(s);
-  const auto procs_first = Clock::now();
-  impl_->host.processes(pids, unix_now());
+  if (!std::includes(listed.begin(), listed.end(), pids.begin(), pids.end())) {
+    // A GPU process that started since the static facts (or a holder of
+    // a dead owner's device files): its first reading comes now, and it
+    // gets two thirds of a window of its own.
+    procs_first = Clock::now();
+    impl_->host.processes(pids, unix_now());
+  }
   std::this_thread::sleep_until(
       std::max(impl_->host_read_at + window, procs_first + window * 2 / 3));
   s.t = unix_now();

@@ -41,9 +41,12 @@ class Sampler {
   Sample sample();
   // One sample with real rates for a command that samples once (status, ps,
   // the checklist): the host is read before the GPUs (the Sampler's
-  // constructor does, before loading NVML) and again after them, at least
+  // constructor does, while NVML loads) and again after them, at least
   // `window` apart, and the GPU processes twice, at least 2/3 of `window`
-  // apart. Where the counters did not move a rate stays unset (n/a).
+  // apart: first those NVML listed with the static facts, while the GPUs
+  // are read, or, for a process new in the sample, after the GPU read.
+  // Where the counters did not move a rate stays unset (n/a). On a real
+  // GPU the windows pass while NVML loads and reads: nothing waits for them.
   Sample sample_once(std::chrono::milliseconds window = kOneShotRateWindow);
 
   // Long enough for CPU% from /proc's 10 ms ticks (USER_HZ=100) to see a

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -38,6 +39,9 @@ class DeviceReader {
   DeviceReader& operator=(const DeviceReader&) = delete;
 
   GpuInfo read_info();
+  // The pids NVML lists on the GPU now (compute and graphics), without
+  // their details; empty when the listing fails. No events.
+  std::vector<uint32_t> read_pids();
   // Events (gpu_lost, nvml_error) are appended to `events`.
   GpuSample read_sample(std::vector<Event>& events);
 
@@ -69,6 +73,8 @@ class DeviceReader {
   nvmlReturn_t read_memory(MemoryInfo& out);
   std::optional<int> numa_node_from_sysfs(const GpuInfo& info) const;
   void read_values(GpuSample& s);
+  // Every read of read_values() but the utilisation and PCIe throughput.
+  void read_other_values(GpuSample& s);
   // One `unsigned` out of fn(dev_, args..., &value): nullopt when the
   // function is missing, the GPU is lost, or the read fails (read_ok()).
   template <typename Fn, typename... Args>
@@ -173,7 +179,28 @@ class DeviceReader {
         pcie_replay_total, bar1_used_bytes;
     std::vector<std::string> read_errors;
   } slow_;
-  void read_pcie_throughput(SlowValues& v);
+  // PCIe throughput, TX and RX, each read on a helper thread while the
+  // worker makes the sample's other reads (device_reader.cc).
+  class PcieThroughputRead {
+   public:
+    using PcieFn = nvmlDeviceGetPcieThroughput_fn;
+    void start(PcieFn fn, nvmlDevice_t dev);  // nothing when fn is missing
+    void join();
+    bool started() const { return started_; }
+    nvmlReturn_t tx_rc() const { return tx_rc_; }
+    nvmlReturn_t rx_rc() const { return rx_rc_; }
+    unsigned tx_kb() const { return tx_kb_; }
+    unsigned rx_kb() const { return rx_kb_; }
+
+   private:
+    bool started_ = false;
+    nvmlReturn_t tx_rc_ = NVML_ERROR_UNKNOWN, rx_rc_ = NVML_ERROR_UNKNOWN;
+    unsigned tx_kb_ = 0, rx_kb_ = 0;
+    // Declared last: joined (destroyed) first, before the results above.
+    std::jthread tx_, rx_;
+  };
+  // Checks the answers into slow_ and `s` (after join()).
+  void finish_pcie_throughput(const PcieThroughputRead& pcie, GpuSample& s);
 
   // MIG: mode from the static facts; GPU instance id -> profile name
   // ("3g.40gb"), and profile id -> name, both learnt once.

@@ -6,6 +6,7 @@
 // (and the library is never shut down or unloaded under it).
 #include "nvml/gpu_source.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -37,6 +38,7 @@ struct Worker {
   bool busy = false;  // a job is queued or running
   bool stop = false;
   GpuInfo info;
+  std::vector<uint32_t> pids;  // listed with the static facts (kInfo)
   GpuSample sample;
   std::vector<Event> events;  // produced by finished jobs, not yet handed out
   std::condition_variable wake;
@@ -62,9 +64,11 @@ void worker_loop(std::shared_ptr<Shared> shared, std::shared_ptr<Worker> w) {
     lock.unlock();
 
     GpuInfo info;
+    std::vector<uint32_t> pids;
     GpuSample sample;
     if (job == Worker::Job::kInfo) {
       info = w->reader->read_info();
+      pids = w->reader->read_pids();
     } else {
       sample = w->reader->read_sample(events);
     }
@@ -72,6 +76,7 @@ void worker_loop(std::shared_ptr<Shared> shared, std::shared_ptr<Worker> w) {
     lock.lock();
     if (job == Worker::Job::kInfo) {
       w->info = std::move(info);
+      w->pids = std::move(pids);
     } else {
       w->sample = std::move(sample);
     }
@@ -165,6 +170,7 @@ struct GpuSource::Impl {
   std::string error;
   std::optional<DriverInfo> driver;
   std::vector<GpuInfo> gpus;
+  std::vector<uint32_t> initial_pids;
   std::string library_version;
 
   std::shared_ptr<NvmlLibrary> lib;
@@ -282,7 +288,11 @@ struct GpuSource::Impl {
         continue;  // gpus[i] stays {index}; samples report it stale
       }
       gpus[i] = std::move(w.info);
+      initial_pids.insert(initial_pids.end(), w.pids.begin(), w.pids.end());
     }
+    std::sort(initial_pids.begin(), initial_pids.end());
+    initial_pids.erase(std::unique(initial_pids.begin(), initial_pids.end()),
+                       initial_pids.end());
   }
 
   std::vector<GpuSample> sample(std::vector<Event>& events) {
@@ -342,6 +352,9 @@ const std::optional<DriverInfo>& GpuSource::driver() const {
   return impl_->driver;
 }
 const std::vector<GpuInfo>& GpuSource::gpus() const { return impl_->gpus; }
+const std::vector<uint32_t>& GpuSource::initial_pids() const {
+  return impl_->initial_pids;
+}
 
 std::vector<GpuSample> GpuSource::sample(std::vector<Event>& events) {
   return impl_->sample(events);

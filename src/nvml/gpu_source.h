@@ -53,6 +53,10 @@ class GpuSource {
   // failed and driver() is empty.
   const std::string& library_version() const;
   const std::vector<GpuInfo>& gpus() const;
+  // The pids NVML listed on any GPU when the static facts were read, in
+  // order: a command that samples once gives them their first process
+  // reading while the GPUs are read (Sampler::sample_once).
+  const std::vector<uint32_t>& initial_pids() const;
 
   // Reads every GPU. Each GPU's read runs off the caller's thread and is
   // bounded by the deadline: a GPU whose read has not finished comes back as

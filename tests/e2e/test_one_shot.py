@@ -1,8 +1,10 @@
 """The one-shot commands (status, ps) on the fake: CPU rates measured over a
-real window, and --sys-root reaching the GPU's NUMA node lookup."""
+real window, --sys-root reaching the GPU's NUMA node lookup, and the slow
+NVML calls waited for side by side rather than one after another."""
 import json
 import os
 import re
+import time
 import unittest
 
 from gd_e2e import E2E, load_scenario, read_trace, run, scenario_4gpu, spawn_python, write_scenario
@@ -56,6 +58,58 @@ class CpuRates(E2E):
         rows = [r for r in json.loads(p.stdout)["processes"] if r["pid"] == self.pid]
         self.assertEqual(len(rows), 1, p.stdout)
         self.assertGreater(rows[0]["cpu_pct"], 0.0)
+
+
+class Concurrency(E2E):
+    """Slow driver calls (latency faults far above anything else here) run
+    beside each other: nvmlInit while the host is read, the PCIe counters
+    beside the sample's other reads, the processes' first reading while the
+    GPUs are read. In sequence this status would take 0.5 (init) + 0.5
+    (energy) + 0.5 (PCIe) s."""
+
+    def setUp(self):
+        super().setUp()
+        spinner = spawn_python(SPINNER)
+        self.children.append(spinner)
+        self.pid = int(spinner.stdout.readline())
+        self.header, samples = load_scenario(scenario_4gpu())
+        self.samples = samples[:1]
+        self.samples[0]["gpus"][0]["processes"] = [
+            {"pid": self.pid, "used_bytes": 8 << 30, "type": "compute"}]
+
+    def status(self, faults, deadline):
+        self.header["faults"] = faults
+        scenario = write_scenario(self.header, self.samples, self.tmp.name)
+        start = time.monotonic()
+        p = run(["--deadline", deadline, "status", "--json"], scenario=scenario)
+        wall = time.monotonic() - start
+        self.assertEqual(p.returncode, 0, p.stderr)
+        _, got = read_trace(p.stdout)
+        return got[0], wall
+
+    def test_slow_calls_overlap_and_every_value_is_still_read(self):
+        sample, wall = self.status([
+            {"function": "nvmlInit_v2", "latency_ms": 500},
+            {"function": "nvmlDeviceGetTotalEnergyConsumption", "latency_ms": 500},
+            {"function": "nvmlDeviceGetPcieThroughput", "latency_ms": 500}], "5s")
+        self.assertGreaterEqual(wall, 1.0)
+        self.assertLess(wall, 1.35, "the slow calls ran one after another")
+        want = self.samples[0]["gpus"][0]
+        got = {g["index"]: g for g in sample["gpus"]}[0]
+        for field in ("pcie_tx_bytes_per_s", "pcie_rx_bytes_per_s", "energy_mj_total"):
+            self.assertEqual(got.get(field), want[field], field)
+        procs = {q["pid"]: q for q in sample["processes"]}
+        self.assertIsNotNone(procs[self.pid].get("cpu_pct"), "one reading is not a rate")
+        self.assertIsNotNone(sample["host"].get("cpu_util_pct"))
+
+    def test_a_hung_pcie_counter_is_bounded_by_the_deadline(self):
+        sample, wall = self.status([
+            {"function": "nvmlDeviceGetPcieThroughput", "gpu": 1, "hang_s": 60}], "300ms")
+        self.assertLess(wall, 10, "status waited for the hung GPU")
+        got = {g["index"]: g for g in sample["gpus"]}
+        self.assertTrue(got[1].get("stale"), got[1])
+        self.assertFalse(got[0].get("stale"), got[0])
+        self.assertIn("nvml_error", [e["kind"] for e in sample["events"]])
 
 
 class SysRoot(E2E):

@@ -81,10 +81,13 @@ nvmlReturn_t load_world(std::shared_ptr<World>& out) {
                    kMaxDevices);
       return NVML_ERROR_UNKNOWN;
     }
+    CallCosts costs;
+    if (const char* file = std::getenv("FAKE_NVML_COSTS"); file && *file)
+      costs = CallCosts::load(file);
     out = std::make_shared<World>(World{std::move(scenario), std::move(faults),
                                         std::chrono::steady_clock::now(),
                                         std::chrono::system_clock::now(),
-                                        env_speed()});
+                                        env_speed(), std::move(costs)});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake-nvml: cannot load scenario %s: %s\n", path,
                  e.what());
@@ -139,6 +142,8 @@ nvmlReturn_t init(const char* function) {
   FaultDecision d = world->faults.decide(function, -1, 0);
   sleep_s(d.sleep_s);
   if (d.return_code) return static_cast<nvmlReturn_t>(*d.return_code);
+  // The real library's dlopen + nvmlInit (libcuda is loaded here).
+  spend_wall_us(world->costs.wall_us(function));
 
   std::lock_guard lock(g_mu);
   if (g_refcount++ == 0) {
@@ -191,6 +196,7 @@ SystemCall::SystemCall(const char* function) : world_(current_world()) {
     return;
   }
   sleep_s(d.sleep_s);
+  spend_wall_us(world_->costs.wall_us(function));
   if (d.return_code) status_ = static_cast<nvmlReturn_t>(*d.return_code);
 }
 
@@ -289,6 +295,7 @@ void DeviceCall::run(const char* function) {
     return;
   }
   sleep_s(d.sleep_s);
+  spend_wall_us(world_->costs.wall_us(function));
   // Time moves on while a call hangs: read the clock after the sleep.
   const double now = world_->now_s();
   auto idx = world_->scenario.sample_at(now);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "costs.h"
 #include "fake_extra_api.h"
 #include "faults.h"
 #include "model/sample.h"
@@ -39,6 +40,8 @@ struct World {
   // microseconds, and a counter must match the instant its timestamp names.
   std::chrono::system_clock::time_point t0_wall;
   double speed = 1.0;  // scenario seconds per wall second (FAKE_NVML_SPEED)
+  // Wall time each call takes (FAKE_NVML_COSTS; empty: every call is free).
+  CallCosts costs;
 
   double now_s() const;  // scenario time since init
   // Wall-clock microseconds since the epoch at scenario time `scenario_s`.

@@ -1,6 +1,9 @@
 // The scenario and fault engine on their own (no NVML ABI involved).
 #include <gtest/gtest.h>
 
+#include <chrono>
+
+#include "costs.h"
 #include "error_codes.h"
 #include "faults.h"
 #include "pci_address.h"
@@ -108,6 +111,43 @@ TEST(PciAddress, ParsesFullLegacyAndShortForms) {
   EXPECT_FALSE(parse_pci_address("not-a-bus-id"));
   EXPECT_EQ(bus_id(want), "00000000:4E:00.0");
   EXPECT_EQ(bus_id_legacy(want), "0000:4E:00.0");
+}
+
+TEST(CostModel, NamesFromBenchNvmlCallsAreNvmlNames) {
+  EXPECT_EQ(CallCosts::key_for("GetPcieThroughput(TX)"),
+            "nvmlDeviceGetPcieThroughput");
+  EXPECT_EQ(CallCosts::key_for("GetMemoryInfo_v2"), "nvmlDeviceGetMemoryInfo");
+  EXPECT_EQ(CallCosts::key_for("GpmMetricsGet (8 metrics)"),
+            "nvmlGpmMetricsGet");
+  EXPECT_EQ(CallCosts::key_for("dlopen + nvmlInit"), "nvmlInit");
+  EXPECT_EQ(CallCosts::key_for("nvmlDeviceGetFanSpeed_v2"),
+            "nvmlDeviceGetFanSpeed");
+  EXPECT_EQ(CallCosts::key_for("(sum of the above)"), "");
+  EXPECT_EQ(CallCosts::key_for("read_sample, every read"), "");
+  EXPECT_EQ(CallCosts::key_for("call"), "");
+}
+
+TEST(CostModel, ReadsTheRealGpuFileAndItsLastSectionWins) {
+  CallCosts c = CallCosts::load(REAL_GPU_COSTS_FILE);
+  // The H200 section comes after the H100 one.
+  EXPECT_DOUBLE_EQ(c.wall_us("nvmlDeviceGetPcieThroughput"), 20842.8);
+  EXPECT_DOUBLE_EQ(c.wall_us("nvmlInit_v2"), 11543);
+  EXPECT_DOUBLE_EQ(c.wall_us("nvmlDeviceGetTotalEnergyConsumption"), 3162.4);
+  EXPECT_DOUBLE_EQ(c.wall_us("nvmlDeviceGetMemoryInfo_v2"), 8.1);
+  EXPECT_DOUBLE_EQ(c.wall_us("nvmlGpmMetricsGet"), 1400.2);
+  EXPECT_DOUBLE_EQ(c.wall_us("nvmlDeviceGetName"), 0);  // not listed
+  EXPECT_EQ(c.size(), 29u);
+}
+
+TEST(CostModel, SpendsTheWallTime) {
+  using Clock = std::chrono::steady_clock;
+  for (double us : {300.0, 2500.0}) {
+    auto t = Clock::now();
+    spend_wall_us(us);
+    const double spent =
+        std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+    EXPECT_GE(spent, us);
+  }
 }
 
 }  // namespace
