@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "collect/sampler.h"
+#include "common/phase_timing.h"
 #include "trace/trace_io.h"
 #include "views/status_view.h"
 
@@ -25,6 +26,7 @@ void add_status_command(CLI::App& app, const GlobalOptions& global) {
       std::cout << render_status(sampler.header(), s);
     }
     std::cout.flush();
+    note_phase("status: written");
     command_exit_code() = kExitOk;
   });
 }

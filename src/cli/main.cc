@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/full_binary.h"
+#include "common/phase_timing.h"
 #include "procfs/kept_file.h"
 
 #ifndef GD_VERSION
@@ -56,6 +57,7 @@ constexpr gd::DurationRange kSlowReadsRange{0, 3600};
 }  // namespace
 
 int main(int argc, char** argv) {
+  gd::note_phase("main");
   gd::remember_command_line(argc, argv);
   // Sampling keeps a few /proc files open per watched process.
   gd::procfs::raise_open_files_limit();
@@ -115,5 +117,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpudoctor: %s\n", e.what());
     return gd::kExitError;
   }
+  gd::note_phase("command done");
   return gd::command_exit_code();
 }

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collect/device_holder_watch.h"
+#include "common/phase_timing.h"
 #include "kernellog/kernel_log.h"
 #include "nvml/gpu_source.h"
 #include "procfs/host_source.h"
@@ -44,7 +45,9 @@ struct Sampler::Impl {
     } else {
       kmsg_error = "kernel log disabled";
     }
+    note_phase("sampler: host read, waiting for NVML");
     gpu = loading.get();
+    note_phase("sampler: NVML and static facts in");
     header.nvml_status = gpu->status();
     header.nvml_error = gpu->error();
     header.driver = gpu->driver();
@@ -177,7 +180,9 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   const std::vector<uint32_t>& listed = impl_->gpu->initial_pids();
   auto procs_first = Clock::now();
   impl_->host.processes(listed, unix_now());
+  note_phase("sample_once: processes' first reading");
   std::tie(s.gpus, s.events) = reading.get();
+  note_phase("sample_once: GPUs read");
   s.t = unix_now();
   const auto pids = impl_->pids_of_interest(s);
   if (!std::includes(listed.begin(), listed.end(), pids.begin(), pids.end())) {
@@ -189,12 +194,14 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   }
   std::this_thread::sleep_until(
       std::max(impl_->host_read_at + window, procs_first + window * 2 / 3));
+  note_phase("sample_once: rate window over");
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
   impl_->host_read_at = Clock::now();
   s.processes = impl_->host.processes(pids, s.t);
   impl_->drop_vanished_holders(s);
   impl_->poll_kernel_log(s);
+  note_phase("sample_once: done");
   return s;
 }
 

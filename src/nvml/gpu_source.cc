@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/phase_timing.h"
 #include "nvml/device_reader.h"
 #include "nvml/nvml_library.h"
 
@@ -110,6 +111,7 @@ struct InitState {
 
 void init_library(InitState& st, const GpuSource::Options& o) {
   std::string error;
+  note_phase("nvml: dlopen");
   std::shared_ptr<NvmlLibrary> lib =
       NvmlLibrary::open(o.lib_path, &error, o.hidden_symbols);
   nvml::InitOutcome outcome{kNvmlNoDriver, error};
@@ -117,6 +119,7 @@ void init_library(InitState& st, const GpuSource::Options& o) {
   unsigned count = 0;
   if (lib) driver.library_version = lib->library_version();
   if (lib) outcome = lib->init();
+  note_phase("nvml: nvmlInit returned");
   if (lib && outcome.status == kNvmlOk) {
     const nvml::NvmlFunctions& f = lib->fn();
     char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};

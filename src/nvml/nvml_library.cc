@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "common/phase_timing.h"
 #include "model/sample.h"
 
 namespace gd::nvml {
@@ -75,8 +76,11 @@ std::unique_ptr<NvmlLibrary> NvmlLibrary::open(
 
 NvmlLibrary::~NvmlLibrary() {
   if (leaked_) return;
+  note_phase("nvml: nvmlShutdown");
   if (initialised_ && fn_.nvmlShutdown) fn_.nvmlShutdown();
+  note_phase("nvml: dlclose");
   if (handle_) dlclose(handle_);
+  note_phase("nvml: unloaded");
 }
 
 const char* init_status_for(nvmlReturn_t code) {
@@ -101,6 +105,7 @@ InitOutcome NvmlLibrary::init() {
             "the NVML library exports neither nvmlInit_v2 nor nvmlInit"};
   }
   nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+  note_phase("nvml: loaded, nvmlInit");
   if (fn_.nvmlInit_v2) rc = fn_.nvmlInit_v2();
   if (rc == NVML_ERROR_FUNCTION_NOT_FOUND && fn_.nvmlInit) rc = fn_.nvmlInit();
   if (rc == NVML_SUCCESS) {
