@@ -1,0 +1,205 @@
+#include "procfs/other_cpu.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+#include "common/container_ref.h"
+#include "common/text_cap.h"
+#include "common/user_name.h"
+#include "model/process_tree.h"
+#include "procfs/process_files.h"
+#include "procfs/text_util.h"
+
+namespace gd::procfs {
+
+namespace {
+
+// A /proc directory entry that is a pid ("1234"), or nullopt.
+std::optional<uint32_t> pid_of_entry(const char* name) {
+  if (name[0] < '1' || name[0] > '9') return std::nullopt;
+  auto v = parse_u64(name);
+  if (!v || *v > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(*v);
+}
+
+// A lifetime average over less than this is a tick or two: noise. Such a
+// process is read again at the next reading instead.
+constexpr double kMinLifetimeSeconds = 0.1;
+
+}  // namespace
+
+OtherCpuScan::OtherCpuScan(std::string proc_root)
+    : proc_root_(std::move(proc_root)), clk_tck_(sysconf(_SC_CLK_TCK)) {
+  if (clk_tck_ <= 0) clk_tck_ = 100;
+}
+
+const char* OtherCpuScan::pid_path(uint32_t pid, const char* file) {
+  path_.assign(proc_root_).push_back('/');
+  char tmp[16];
+  auto [end, ec] = std::to_chars(tmp, tmp + sizeof tmp, pid);
+  (void)ec;
+  path_.append(tmp, end).push_back('/');
+  path_.append(file);
+  return path_.c_str();
+}
+
+void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
+  ++round_;
+  counts_ = {};
+  DIR* dir = opendir(proc_root_.c_str());
+  if (!dir) return;
+  while (dirent* d = readdir(dir)) {
+    auto pid = pid_of_entry(d->d_name);
+    if (!pid) continue;
+    ++counts_.listed;
+    auto [it, fresh] = cache_.try_emplace(*pid);
+    Entry& e = it->second;
+    e.listed_round = round_;
+    if (e.job) continue;  // the process table reads it
+    if (fresh || !e.cpu_pct || e.hot || *pid % kSlices == round_ % kSlices)
+      read_one(*pid, e, fresh, now, btime);
+  }
+  closedir(dir);
+  std::erase_if(
+      cache_, [&](const auto& kv) { return kv.second.listed_round != round_; });
+}
+
+void OtherCpuScan::read_one(uint32_t pid, Entry& e, bool fresh, double now,
+                            std::optional<uint64_t> btime) {
+  ++counts_.stat_reads;
+  std::optional<PidStat> st;
+  if (read_file(pid_path(pid, "stat"), buf_, Ending::kShortRead))
+    st = parse_pid_stat(buf_);
+  if (!st) {  // gone since the listing (or unreadable): forget it
+    e.listed_round = 0;
+    return;
+  }
+  if (!fresh && st->starttime != e.starttime) {  // the pid was reused
+    e = Entry{};
+    e.listed_round = round_;
+    fresh = true;
+  }
+  const uint64_t ticks = st->utime + st->stime;
+  const double tck = static_cast<double>(clk_tck_);
+  if (!fresh && e.at > 0 && now > e.at && ticks >= e.ticks) {
+    e.cpu_pct = static_cast<double>(ticks - e.ticks) / tck / (now - e.at) * 100;
+  } else if (fresh && round_ > 1 && btime) {
+    // Not listed at the previous reading: it started since.
+    double age = now - (static_cast<double>(*btime) +
+                        static_cast<double>(st->starttime) / tck);
+    if (age >= kMinLifetimeSeconds)
+      e.cpu_pct = static_cast<double>(ticks) / tck / age * 100;
+  }
+  cap_text(st->comm, kCommMax);
+  if (st->comm != e.comm) {  // exec or rename: its user may have changed too
+    e.comm = std::move(st->comm);
+    e.described = false;
+  }
+  e.starttime = st->starttime;
+  e.ticks = ticks;
+  e.at = now;
+  e.ppid = st->ppid;
+}
+
+void OtherCpuScan::describe(uint32_t pid, Entry& e) {
+  e.described = true;
+  e.user.clear();
+  if (read_file(pid_path(pid, "status"), buf_)) {
+    if (auto uid = parse_status_euid(buf_)) {
+      auto it = user_names_.find(*uid);
+      if (it == user_names_.end())
+        it = user_names_.emplace(*uid, user_name_of(*uid)).first;
+      e.user = it->second;
+    }
+  }
+  e.container.reset();
+  std::string c =
+      container_from_cgroup(read_cgroup(pid_path(pid, "cgroup"))).short_text();
+  if (!c.empty()) e.container = std::move(c);
+}
+
+void OtherCpuScan::forget_rate(Entry& e) {
+  // Not read while in a job: when it leaves the job (the job ended, its
+  // launcher lives on) its next reading is a new baseline, not a rate over
+  // the whole job, and its old rate is not shown meanwhile.
+  e.job = true;
+  e.cpu_pct.reset();
+  e.at = 0;
+}
+
+std::optional<uint32_t> OtherCpuScan::parent(
+    uint32_t pid, const std::vector<ProcessSample>& job_processes) const {
+  auto it = std::lower_bound(
+      job_processes.begin(), job_processes.end(), pid,
+      [](const ProcessSample& p, uint32_t v) { return p.pid < v; });
+  if (it != job_processes.end() && it->pid == pid && it->ppid) return *it->ppid;
+  // 0 (never read, or init's parent) ends the walk.
+  auto c = cache_.find(pid);
+  if (c != cache_.end()) return c->second.ppid;
+  return std::nullopt;
+}
+
+std::optional<std::vector<OtherCpuProcess>> OtherCpuScan::top(
+    const std::vector<uint32_t>& gpu_pids,
+    const std::vector<ProcessSample>& job_processes) {
+  if (round_ < 2) return std::nullopt;
+  for (auto& [pid, e] : cache_) e.job = e.hot = false;
+  auto mark_job = [&](uint32_t pid) {
+    if (auto it = cache_.find(pid); it != cache_.end()) forget_rate(it->second);
+  };
+  for (const ProcessSample& p : job_processes) mark_job(p.pid);
+  // The table lists ancestors up to the job's launcher or shell; above it
+  // are sshd, the container runtime, init: still not "other work".
+  for (uint32_t g : gpu_pids) {
+    auto up = parent(g, job_processes);
+    for (int depth = 0; up && *up != 0 && *up != g && depth < kMaxTreeDepth;
+         ++depth) {
+      mark_job(*up);
+      up = parent(*up, job_processes);
+    }
+  }
+  ranked_.clear();
+  for (const auto& [pid, e] : cache_)
+    if (!e.job && e.cpu_pct && *e.cpu_pct >= kMinCpuPct)
+      ranked_.emplace_back(*e.cpu_pct, pid);
+  std::sort(ranked_.begin(), ranked_.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  // A descendant of a GPU process that the table has not listed yet (forked
+  // since its last look) is the job's own work, not other work.
+  auto in_gpu_job = [&](uint32_t pid) {
+    auto up = parent(pid, job_processes);
+    for (int depth = 0; up && *up != 0 && *up != pid && depth < kMaxTreeDepth;
+         ++depth) {
+      if (std::find(gpu_pids.begin(), gpu_pids.end(), *up) != gpu_pids.end())
+        return true;
+      up = parent(*up, job_processes);
+    }
+    return false;
+  };
+  std::vector<OtherCpuProcess> out;
+  size_t hot = 0;
+  for (const auto& [cpu, pid] : ranked_) {
+    if (hot == kHotMax) break;
+    Entry& e = cache_.at(pid);
+    if (std::find(gpu_pids.begin(), gpu_pids.end(), pid) != gpu_pids.end() ||
+        in_gpu_job(pid)) {
+      forget_rate(e);
+      continue;
+    }
+    e.hot = true;
+    ++hot;
+    if (out.size() == kOtherCpuTopMax) continue;
+    if (!e.described) describe(pid, e);
+    out.push_back(
+        {pid, e.comm, e.user, e.container, std::round(cpu * 10) / 10});
+  }
+  return out;
+}
+
+}  // namespace gd::procfs
