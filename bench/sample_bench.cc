@@ -17,6 +17,9 @@
 //                             16 s do not reach), with what it read per
 //                             sample (stat_reads, quiet, unchecked,
 //                             sched_only, light_skips, children_reads)
+//   OtherCpuOnly/busy_workers host.other_cpu_top alone: /proc listed, the
+//                             processes outside the jobs read (listed,
+//                             stat_reads per sample)
 //   GpusAndHostOnly           the same 8 GPUs with no processes: what the
 //                             NVML worker threads and host files cost
 //   FullSample/datacenter     idle workers, and every GPU an H100 split into
@@ -41,6 +44,7 @@
 
 #include "collect/sampler.h"
 #include "procfs/kept_file.h"
+#include "procfs/other_cpu.h"
 #include "procfs/process_table.h"
 #include "trace/trace_io.h"
 #include "tracegen/tracegen.h"
@@ -276,6 +280,35 @@ void BM_ProcessesOnly(benchmark::State& state, Workers kind) {
   state.counters["children_reads"] = children_reads / n;
 }
 
+// host.other_cpu_top alone (procfs/other_cpu.h): the listing of /proc and
+// the stat reads of the processes outside the jobs, with the 8 jobs' ~500
+// processes as the process table lists them (members: not read).
+void BM_OtherCpuOnly(benchmark::State& state, Workers kind) {
+  Jobs jobs(kind, 1);
+  std::vector<uint32_t> roots(jobs.pids.begin(), jobs.pids.end());
+  gd::procfs::ProcessTable table("/proc");
+  gd::procfs::OtherCpuScan scan("/proc");
+  double t = 0, listed = 0, stat_reads = 0;
+  auto members = table.processes(roots, t, std::nullopt);
+  for (int i = 0; i < kWarmupSamples; ++i) {
+    scan.read(t += 1, std::nullopt);
+    scan.top(roots, members);
+    usleep(200 * 1000);
+  }
+  for (auto _ : state) {
+    scan.read(t += 1, std::nullopt);
+    benchmark::DoNotOptimize(scan.top(roots, members));
+    listed += static_cast<double>(scan.last_read_counts().listed);
+    stat_reads += static_cast<double>(scan.last_read_counts().stat_reads);
+    state.PauseTiming();
+    usleep(200 * 1000);
+    state.ResumeTiming();
+  }
+  double n = static_cast<double>(state.iterations());
+  state.counters["listed"] = listed / n;
+  state.counters["stat_reads"] = stat_reads / n;
+}
+
 void BM_GpusAndHostOnly(benchmark::State& state) { run_sampler(state, {}); }
 
 void BM_DatacenterSample(benchmark::State& state) {
@@ -306,6 +339,10 @@ BENCHMARK_CAPTURE(BM_ProcessesOnly, idle_workers, Workers::kIdle)
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(60);
 BENCHMARK_CAPTURE(BM_ProcessesOnly, busy_workers, Workers::kBusy)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(60);
+BENCHMARK_CAPTURE(BM_OtherCpuOnly, busy_workers, Workers::kBusy)
     ->MeasureProcessCPUTime()
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(60);
