@@ -289,15 +289,15 @@ void BM_OtherCpuOnly(benchmark::State& state, Workers kind) {
   gd::procfs::ProcessTable table("/proc");
   gd::procfs::OtherCpuScan scan("/proc");
   double t = 0, listed = 0, stat_reads = 0;
-  auto members = table.processes(roots, t, std::nullopt);
+  scan.set_jobs(roots, table.processes(roots, t, std::nullopt));
   for (int i = 0; i < kWarmupSamples; ++i) {
     scan.read(t += 1, std::nullopt);
-    scan.top(roots, members);
+    scan.top();
     usleep(200 * 1000);
   }
   for (auto _ : state) {
     scan.read(t += 1, std::nullopt);
-    benchmark::DoNotOptimize(scan.top(roots, members));
+    benchmark::DoNotOptimize(scan.top());
     listed += static_cast<double>(scan.last_read_counts().listed);
     stat_reads += static_cast<double>(scan.last_read_counts().stat_reads);
     state.PauseTiming();

@@ -122,9 +122,8 @@ Sample Sampler::sample() {
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
   impl_->host_read_at = Impl::Clock::now();
-  const auto pids = Impl::gpu_pids(s.gpus);
-  s.processes = impl_->host.processes(pids, s.t);
-  s.host.other_cpu_top = impl_->host.other_cpu_top(pids, s.processes);
+  s.processes = impl_->host.processes(Impl::gpu_pids(s.gpus), s.t);
+  s.host.other_cpu_top = impl_->host.other_cpu_top();
   impl_->poll_kernel_log(s);
   impl_->holders.attach(s, s.t);
   return s;
@@ -147,7 +146,7 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   s.host = impl_->host.sample(s.t);
   impl_->host_read_at = Clock::now();
   s.processes = impl_->host.processes(pids, s.t);
-  s.host.other_cpu_top = impl_->host.other_cpu_top(pids, s.processes);
+  s.host.other_cpu_top = impl_->host.other_cpu_top();
   impl_->poll_kernel_log(s);
   impl_->holders.attach(s, s.t);
   return s;

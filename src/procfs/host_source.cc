@@ -223,13 +223,14 @@ HostSample HostSource::sample(double now) {
 
 std::vector<ProcessSample> HostSource::processes(
     const std::vector<uint32_t>& gpu_pids, double now) {
-  return impl_->table.processes(gpu_pids, now, impl_->boot_time());
+  auto out = impl_->table.processes(gpu_pids, now, impl_->boot_time());
+  // The next reading of the other work skips these: the table reads them.
+  impl_->other.set_jobs(gpu_pids, out);
+  return out;
 }
 
-std::optional<std::vector<OtherCpuProcess>> HostSource::other_cpu_top(
-    const std::vector<uint32_t>& gpu_pids,
-    const std::vector<ProcessSample>& job_processes) {
-  return impl_->other.top(gpu_pids, job_processes);
+std::optional<std::vector<OtherCpuProcess>> HostSource::other_cpu_top() {
+  return impl_->other.top();
 }
 
 }  // namespace gd

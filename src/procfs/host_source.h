@@ -34,12 +34,10 @@ class HostSource {
   std::vector<ProcessSample> processes(const std::vector<uint32_t>& gpu_pids,
                                        double now);
 
-  // The busiest processes outside every GPU job (host.other_cpu_top), from
-  // the readings sample() takes; `job_processes` is what processes()
-  // returned for `gpu_pids`. nullopt until sample() has read twice.
-  std::optional<std::vector<OtherCpuProcess>> other_cpu_top(
-      const std::vector<uint32_t>& gpu_pids,
-      const std::vector<ProcessSample>& job_processes);
+  // The busiest processes outside every GPU job (host.other_cpu_top) at the
+  // last sample(), the jobs being those of the last processes() call.
+  // nullopt until sample() has read twice.
+  std::optional<std::vector<OtherCpuProcess>> other_cpu_top();
 
  private:
   struct Impl;

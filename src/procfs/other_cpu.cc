@@ -132,63 +132,78 @@ void OtherCpuScan::forget_rate(Entry& e) {
   e.at = 0;
 }
 
-std::optional<uint32_t> OtherCpuScan::parent(
-    uint32_t pid, const std::vector<ProcessSample>& job_processes) const {
-  auto it = std::lower_bound(
-      job_processes.begin(), job_processes.end(), pid,
-      [](const ProcessSample& p, uint32_t v) { return p.pid < v; });
-  if (it != job_processes.end() && it->pid == pid && it->ppid) return *it->ppid;
+std::optional<uint32_t> OtherCpuScan::parent(uint32_t pid) const {
+  auto it = std::lower_bound(job_links_.begin(), job_links_.end(), pid,
+                             [](const std::pair<uint32_t, uint32_t>& l,
+                                uint32_t v) { return l.first < v; });
+  if (it != job_links_.end() && it->first == pid) return it->second;
   // 0 (never read, or init's parent) ends the walk.
   auto c = cache_.find(pid);
   if (c != cache_.end()) return c->second.ppid;
   return std::nullopt;
 }
 
-std::optional<std::vector<OtherCpuProcess>> OtherCpuScan::top(
-    const std::vector<uint32_t>& gpu_pids,
-    const std::vector<ProcessSample>& job_processes) {
-  if (round_ < 2) return std::nullopt;
-  for (auto& [pid, e] : cache_) e.job = e.hot = false;
+bool OtherCpuScan::is_gpu_pid(uint32_t pid) const {
+  return std::binary_search(gpu_pids_.begin(), gpu_pids_.end(), pid);
+}
+
+void OtherCpuScan::set_jobs(const std::vector<uint32_t>& gpu_pids,
+                            const std::vector<ProcessSample>& job_processes) {
+  gpu_pids_.assign(gpu_pids.begin(), gpu_pids.end());
+  std::sort(gpu_pids_.begin(), gpu_pids_.end());
+  job_links_.clear();
+  for (const ProcessSample& p : job_processes)
+    if (p.ppid) job_links_.emplace_back(p.pid, *p.ppid);
+  std::sort(job_links_.begin(), job_links_.end());
+
+  for (auto& [pid, e] : cache_) e.job = false;
   auto mark_job = [&](uint32_t pid) {
     if (auto it = cache_.find(pid); it != cache_.end()) forget_rate(it->second);
   };
   for (const ProcessSample& p : job_processes) mark_job(p.pid);
   // The table lists ancestors up to the job's launcher or shell; above it
   // are sshd, the container runtime, init: still not "other work".
-  for (uint32_t g : gpu_pids) {
-    auto up = parent(g, job_processes);
+  for (uint32_t g : gpu_pids_) {
+    mark_job(g);
+    auto up = parent(g);
     for (int depth = 0; up && *up != 0 && *up != g && depth < kMaxTreeDepth;
          ++depth) {
       mark_job(*up);
-      up = parent(*up, job_processes);
+      up = parent(*up);
     }
   }
+}
+
+bool OtherCpuScan::in_gpu_job(uint32_t pid) const {
+  if (is_gpu_pid(pid)) return true;
+  auto up = parent(pid);
+  for (int depth = 0; up && *up != 0 && *up != pid && depth < kMaxTreeDepth;
+       ++depth) {
+    if (is_gpu_pid(*up)) return true;
+    up = parent(*up);
+  }
+  return false;
+}
+
+std::optional<std::vector<OtherCpuProcess>> OtherCpuScan::top() {
+  if (round_ < 2) return std::nullopt;
   ranked_.clear();
-  for (const auto& [pid, e] : cache_)
+  for (auto& [pid, e] : cache_) {
+    e.hot = false;
     if (!e.job && e.cpu_pct && *e.cpu_pct >= kMinCpuPct)
       ranked_.emplace_back(*e.cpu_pct, pid);
+  }
   std::sort(ranked_.begin(), ranked_.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
-  // A descendant of a GPU process that the table has not listed yet (forked
-  // since its last look) is the job's own work, not other work.
-  auto in_gpu_job = [&](uint32_t pid) {
-    auto up = parent(pid, job_processes);
-    for (int depth = 0; up && *up != 0 && *up != pid && depth < kMaxTreeDepth;
-         ++depth) {
-      if (std::find(gpu_pids.begin(), gpu_pids.end(), *up) != gpu_pids.end())
-        return true;
-      up = parent(*up, job_processes);
-    }
-    return false;
-  };
   std::vector<OtherCpuProcess> out;
   size_t hot = 0;
   for (const auto& [cpu, pid] : ranked_) {
     if (hot == kHotMax) break;
     Entry& e = cache_.at(pid);
-    if (std::find(gpu_pids.begin(), gpu_pids.end(), pid) != gpu_pids.end() ||
-        in_gpu_job(pid)) {
+    // A descendant of a GPU process that the table has not listed yet
+    // (forked since its last look) is the job's own work.
+    if (in_gpu_job(pid)) {
       forget_rate(e);
       continue;
     }

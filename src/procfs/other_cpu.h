@@ -8,7 +8,7 @@
 //    busiest at its last reading, and otherwise once per kSlices readings
 //    (by pid), its CPU% then averaged over those readings. A process that
 //    turns busy is seen within kSlices readings;
-//  - members of a GPU job (as the last top() found them) are not read at
+//  - members of a GPU job (as the last set_jobs() said) are not read at
 //    all: the process table reads them, and a training node's hundreds of
 //    data-loader workers are most of its processes.
 // A process first seen after the first reading has started since the
@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "model/sample.h"
@@ -34,13 +35,18 @@ class OtherCpuScan {
   // seconds), for the lifetime CPU% of new processes; nullopt: none.
   void read(double now, std::optional<uint64_t> btime);
 
-  // The busiest processes (at least kMinCpuPct, at most kOtherCpuTopMax,
-  // busiest first) that are neither a GPU process, nor a descendant of one,
-  // nor an ancestor of one, nor listed in `job_processes` (the process
-  // table's GPU processes and relatives). nullopt before two readings.
-  std::optional<std::vector<OtherCpuProcess>> top(
-      const std::vector<uint32_t>& gpu_pids,
-      const std::vector<ProcessSample>& job_processes);
+  // What is inside a GPU job, for the readings and top() that follow: the
+  // GPU processes, and `job_processes` (the process table's GPU processes,
+  // descendants and listed ancestors); every ancestor of a GPU process
+  // counts too. Its members are not read again while they are members.
+  void set_jobs(const std::vector<uint32_t>& gpu_pids,
+                const std::vector<ProcessSample>& job_processes);
+
+  // The busiest processes at the last reading (at least kMinCpuPct, at most
+  // kOtherCpuTopMax, busiest first) outside every GPU job as set_jobs last
+  // said, descendants of a GPU process it did not list included. nullopt
+  // before two readings.
+  std::optional<std::vector<OtherCpuProcess>> top();
 
   // Processes listed and stat files read by the last read().
   struct ReadCounts {
@@ -65,7 +71,7 @@ class OtherCpuScan {
     std::string comm;
     std::optional<double> cpu_pct;
     uint64_t listed_round = 0;
-    bool job = false;  // inside a GPU job at the last top()
+    bool job = false;  // inside a GPU job (set_jobs, or found by top())
     bool hot = false;  // one of the kHotMax busiest at the last top()
     // user and container: read once, for a process about to be listed.
     bool described = false;
@@ -78,8 +84,10 @@ class OtherCpuScan {
   void describe(uint32_t pid, Entry& e);
   static void forget_rate(Entry& e);  // marks `e` a job member
   // The recorded parent of `pid`: the process table's, else this scan's.
-  std::optional<uint32_t> parent(
-      uint32_t pid, const std::vector<ProcessSample>& job_processes) const;
+  std::optional<uint32_t> parent(uint32_t pid) const;
+  bool is_gpu_pid(uint32_t pid) const;
+  // A GPU process or a descendant of one.
+  bool in_gpu_job(uint32_t pid) const;
   const char* pid_path(uint32_t pid, const char* file);
 
   std::string proc_root_;
@@ -91,6 +99,10 @@ class OtherCpuScan {
   // Reused between calls.
   std::string path_, buf_;
   std::vector<std::pair<double, uint32_t>> ranked_;  // (cpu_pct, pid)
+  // From set_jobs: the GPU pids, and (pid, ppid) of the table's processes;
+  // both sorted.
+  std::vector<uint32_t> gpu_pids_;
+  std::vector<std::pair<uint32_t, uint32_t>> job_links_;
 };
 
 }  // namespace gd::procfs

@@ -99,13 +99,14 @@ TEST(OtherCpuScan, NamesOnlyTheWorkOutsideEveryGpuJobBusiestFirst) {
   const std::vector<ProcessSample> table = {listed(20, 10), listed(30, 20),
                                             listed(31, 30)};
   scan.read(1000.0, std::nullopt);
-  EXPECT_FALSE(scan.top({30}, table).has_value()) << "one reading: no rate";
+  scan.set_jobs({30}, table);
+  EXPECT_FALSE(scan.top().has_value()) << "one reading: no rate";
 
   // One second later, `extra` ticks more: extra / kTck CPUs.
   const uint64_t extra = static_cast<uint64_t>(kTck);
   put_host(proc, extra);
   scan.read(1001.0, std::nullopt);
-  auto top = scan.top({30}, table);
+  auto top = scan.top();
   ASSERT_TRUE(top.has_value());
   // Not the GPU process (30), its worker (31) or the worker's child that the
   // table has not listed (32), not its shell (20), sshd (10) or init (1):
@@ -126,7 +127,7 @@ TEST(OtherCpuScan, NoneBusyIsAnEmptyListAndTheListIsBounded) {
   OtherCpuScan idle(proc.root());
   idle.read(10.0, std::nullopt);
   idle.read(11.0, std::nullopt);
-  auto top = idle.top({}, {});
+  auto top = idle.top();
   ASSERT_TRUE(top.has_value());
   EXPECT_TRUE(top->empty()) << "looked, nothing busy: []";
 
@@ -137,7 +138,7 @@ TEST(OtherCpuScan, NoneBusyIsAnEmptyListAndTheListIsBounded) {
       proc.put(pid, "busy", 1, static_cast<uint64_t>(kTck) * (pid - 99) * k);
     busy.read(static_cast<double>(10 + k), std::nullopt);
   }
-  top = busy.top({}, {});
+  top = busy.top();
   ASSERT_TRUE(top.has_value());
   ASSERT_EQ(top->size(), gd::kOtherCpuTopMax);
   EXPECT_EQ(top->front().pid, 119u);
@@ -157,13 +158,13 @@ TEST(OtherCpuScan, ReadsIdleProcessesOncePerSliceRoundAndTheBusyEverySample) {
   for (int i = 0; i < 4; ++i) {  // warm up: two full readings, then slices
     proc.put(5000, "busy", 1, busy += static_cast<uint64_t>(kTck));
     scan.read(t += 1, std::nullopt);
-    scan.top({}, {});
+    scan.top();
   }
   size_t reads = 0;
   for (uint32_t i = 0; i < OtherCpuScan::kSlices; ++i) {
     proc.put(5000, "busy", 1, busy += static_cast<uint64_t>(kTck));
     scan.read(t += 1, std::nullopt);
-    auto top = scan.top({}, {});
+    auto top = scan.top();
     ASSERT_TRUE(top && top->size() == 1);
     EXPECT_NEAR(top->front().cpu_pct, 100.0, 1.0) << "read every sample";
     reads += scan.last_read_counts().stat_reads;
@@ -181,12 +182,21 @@ TEST(OtherCpuScan, JobMembersAreNotReadAfterTheyAreKnown) {
   for (uint32_t pid = 31; pid < 91; ++pid) table.push_back(listed(pid, 30));
   OtherCpuScan scan(proc.root());
   scan.read(1, std::nullopt);
-  scan.top({30}, table);
+  EXPECT_EQ(scan.last_read_counts().stat_reads, 61u) << "all seen once";
+  scan.set_jobs({30}, table);
   scan.read(2, std::nullopt);
-  scan.top({30}, table);
-  scan.read(3, std::nullopt);
-  // init is not in this tree; only the 61 job processes are: none read.
+  // Only the 61 job processes are in this tree: none read again.
+  EXPECT_EQ(scan.last_read_counts().listed, 61u);
   EXPECT_EQ(scan.last_read_counts().stat_reads, 0u);
+  // The job ended (NVML lists no process): its processes are other work
+  // again, with a new baseline rather than a rate over the whole job.
+  scan.set_jobs({}, {});
+  proc.put(30, "python", 1, static_cast<uint64_t>(kTck) * 1000);
+  scan.read(3, std::nullopt);
+  EXPECT_EQ(scan.last_read_counts().stat_reads, 61u);
+  auto top = scan.top();
+  ASSERT_TRUE(top.has_value());
+  EXPECT_TRUE(top->empty()) << "1000 s of CPU over the job is no rate";
 }
 
 TEST(OtherCpuScan, AProcessStartedSinceTheLastReadingGetsItsLifetimeCpu) {
@@ -202,7 +212,7 @@ TEST(OtherCpuScan, AProcessStartedSinceTheLastReadingGetsItsLifetimeCpu) {
   proc.put(77, "cc1plus", 1, static_cast<uint64_t>(0.4 * kTck),
            static_cast<uint64_t>(1000.5 * kTck));
   scan.read(2001.5, btime);
-  auto top = scan.top({}, {});
+  auto top = scan.top();
   ASSERT_TRUE(top && top->size() == 1);
   EXPECT_EQ(top->front().comm, "cc1plus");
   EXPECT_NEAR(top->front().cpu_pct, 40.0, 2.0);  // 0.4 s over 1.0 s of life
@@ -221,12 +231,12 @@ TEST(OtherCpuScan, AReusedPidStartsOverAndAHostileCommIsCapped) {
   const std::string hostile(5000, 'x');
   proc.put(kPid, hostile, 1, 10, 900);
   scan.read(12, std::nullopt);
-  auto top = scan.top({}, {});
+  auto top = scan.top();
   ASSERT_TRUE(top.has_value());
   EXPECT_TRUE(top->empty()) << "no rate from the old process's ticks";
   proc.put(kPid, hostile, 1, 10 + static_cast<uint64_t>(kTck), 900);
   scan.read(13, std::nullopt);
-  top = scan.top({}, {});
+  top = scan.top();
   ASSERT_TRUE(top && top->size() == 1);
   EXPECT_LE(top->front().comm.size(), OtherCpuScan::kCommMax + 40);
   EXPECT_EQ(top->front().comm.substr(0, 10), "xxxxxxxxxx");
@@ -271,8 +281,8 @@ TEST(OtherCpuScanLive, ARealBusyProcessIsOtherWorkTheJobsOwnAreNot) {
   host.processes(gpu, now());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   host.sample(now());
-  auto table = host.processes(gpu, now());
-  auto top = host.other_cpu_top(gpu, table);
+  host.processes(gpu, now());
+  auto top = host.other_cpu_top();
 
   kill(worker, SIGKILL);
   kill(job, SIGKILL);
