@@ -2,7 +2,9 @@
 // other work that competes with the jobs for the CPUs. The process table
 // only reads GPU processes and their relatives, so this reads everything
 // else, as cheaply as it can:
-//  - /proc is listed every reading (new pids, exits);
+//  - /proc is listed every kListEvery readings (new pids; the kernel's
+//    cost is per process listed, job workers included); in between, the
+//    processes already known are read. An exit shows as a failed read;
 //  - a process is read (its stat: utime + stime of all its threads) when
 //    first seen, when it has no CPU% yet, when it is one of the kHotMax
 //    busiest at its last reading, and otherwise once per kSlices readings
@@ -11,9 +13,10 @@
 //  - members of a GPU job (as the last set_jobs() said) are not read at
 //    all: the process table reads them, and a training node's hundreds of
 //    data-loader workers are most of its processes.
-// A process first seen after the first reading has started since the
+// A process first seen after the first listing has started since the
 // previous one, so its CPU% is its lifetime average: a short-lived busy
-// process (a compiler of a parallel build) still shows.
+// process (a compiler of a parallel build) still shows if it lives until a
+// listing.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "model/sample.h"
+#include "procfs/kept_file.h"
 
 namespace gd::procfs {
 
@@ -55,6 +59,8 @@ class OtherCpuScan {
   ReadCounts last_read_counts() const { return counts_; }
 
   static constexpr uint32_t kSlices = 16;
+  // The first two readings list /proc, then every kListEvery-th.
+  static constexpr uint64_t kListEvery = 4;
   static constexpr size_t kHotMax = 2 * kOtherCpuTopMax;
   // Under 1% of a CPU is not "busy": a sleeping daemon's wake-ups.
   static constexpr double kMinCpuPct = 1.0;
@@ -64,13 +70,14 @@ class OtherCpuScan {
 
  private:
   struct Entry {
+    KeptFile stat_file;      // open while hot
     uint64_t starttime = 0;  // clock ticks after boot: the process's identity
     uint64_t ticks = 0;      // utime + stime at the last reading
     double at = 0;           // when
     uint32_t ppid = 0;
     std::string comm;
     std::optional<double> cpu_pct;
-    uint64_t listed_round = 0;
+    uint64_t listed_round = 0;  // 0: gone (its stat could not be read)
     bool job = false;  // inside a GPU job (set_jobs, or found by top())
     bool hot = false;  // one of the kHotMax busiest at the last top()
     // user and container: read once, for a process about to be listed.
@@ -92,7 +99,7 @@ class OtherCpuScan {
 
   std::string proc_root_;
   long clk_tck_;
-  uint64_t round_ = 0;
+  uint64_t round_ = 0, listings_ = 0;
   ReadCounts counts_;
   std::unordered_map<uint32_t, Entry> cache_;
   std::unordered_map<uint32_t, std::string> user_names_;

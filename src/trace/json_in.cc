@@ -663,8 +663,7 @@ void parse_other_cpu(const Loc& loc, object obj, OtherCpuProcess& o) {
   static constexpr std::string_view kNames[] = {
       GD_OTHER_CPU_FIELDS(GD_KEY_NAME)};
   GD_OTHER_CPU_FIELDS(GD_CLEAR)
-  bool have_pid = false;
-  std::optional<double> cpu;
+  bool have_pid = false, have_cpu = false;
   size_t cursor = 0;
   for (auto f : obj) {
     switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
@@ -673,14 +672,16 @@ void parse_other_cpu(const Loc& loc, object obj, OtherCpuProcess& o) {
         o.pid = integer_of<uint32_t>(loc, f.key, f.value);
         have_pid = true;
         break;
-      case Key::cpu_pct:
-        read(loc, f.key, f.value, cpu);
+      case Key::cpu_pct:  // required: the list is sorted by it
+        if (!is_number(f.value.type()))
+          wrong_type(loc, f.key, "a number", f.value);
+        o.cpu_pct = number_of(f.value);
+        have_cpu = true;
         break;
     }
   }
   if (!have_pid) missing(loc, "pid");
-  if (!cpu) missing(loc, "cpu_pct");
-  o.cpu_pct = *cpu;
+  if (!have_cpu) missing(loc, "cpu_pct");
 }
 
 void clear_host_sample(HostSample& o) {

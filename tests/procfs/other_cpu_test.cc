@@ -160,7 +160,7 @@ TEST(OtherCpuScan, ReadsIdleProcessesOncePerSliceRoundAndTheBusyEverySample) {
     scan.read(t += 1, std::nullopt);
     scan.top();
   }
-  size_t reads = 0;
+  size_t reads = 0, listed = 0;
   for (uint32_t i = 0; i < OtherCpuScan::kSlices; ++i) {
     proc.put(5000, "busy", 1, busy += static_cast<uint64_t>(kTck));
     scan.read(t += 1, std::nullopt);
@@ -168,10 +168,23 @@ TEST(OtherCpuScan, ReadsIdleProcessesOncePerSliceRoundAndTheBusyEverySample) {
     ASSERT_TRUE(top && top->size() == 1);
     EXPECT_NEAR(top->front().cpu_pct, 100.0, 1.0) << "read every sample";
     reads += scan.last_read_counts().stat_reads;
-    EXPECT_EQ(scan.last_read_counts().listed, kIdle + 1);
+    listed += scan.last_read_counts().listed;
   }
-  // Each idle process once per kSlices readings, the busy one every time.
+  // Each idle process once per kSlices readings, the busy one every time;
+  // /proc listed every kListEvery readings.
   EXPECT_EQ(reads, kIdle + OtherCpuScan::kSlices);
+  EXPECT_EQ(listed,
+            (kIdle + 1) * OtherCpuScan::kSlices / OtherCpuScan::kListEvery);
+
+  // Between listings an exit shows at once for a busy process (its read
+  // fails), and a new one waits for the next listing.
+  proc.remove(5000);
+  proc.put(6000, "new", 1, 0);
+  scan.read(t += 1, std::nullopt);  // reading 21: not a listing
+  ASSERT_EQ(scan.last_read_counts().listed, 0u) << "test out of step";
+  auto top = scan.top();
+  ASSERT_TRUE(top.has_value());
+  EXPECT_TRUE(top->empty());
 }
 
 TEST(OtherCpuScan, JobMembersAreNotReadAfterTheyAreKnown) {
@@ -206,6 +219,7 @@ TEST(OtherCpuScan, AProcessStartedSinceTheLastReadingGetsItsLifetimeCpu) {
   const uint64_t btime = 1000;
   scan.read(2000.0, btime);
   scan.read(2001.0, btime);
+  scan.read(2001.2, btime);  // the third reading does not list /proc
   // Started at 2000.5 (1000.5 s after boot), used 0.4 s of CPU by 2001.5:
   // 40% over its life. A short-lived compiler would be gone by its next
   // slice reading; this is its chance to count.
