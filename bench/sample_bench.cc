@@ -43,9 +43,11 @@
 #include <vector>
 
 #include "collect/sampler.h"
+#include "procfs/cpu_stat.h"
 #include "procfs/kept_file.h"
 #include "procfs/other_cpu.h"
 #include "procfs/process_table.h"
+#include "procfs/text_util.h"
 #include "trace/trace_io.h"
 #include "tracegen/tracegen.h"
 
@@ -283,20 +285,33 @@ void BM_ProcessesOnly(benchmark::State& state, Workers kind) {
 // host.other_cpu_top alone (procfs/other_cpu.h): the listing of /proc and
 // the stat reads of the processes outside the jobs, with the 8 jobs' ~500
 // processes as the process table lists them (members: not read).
+double unix_seconds() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 void BM_OtherCpuOnly(benchmark::State& state, Workers kind) {
   Jobs jobs(kind, 1);
   std::vector<uint32_t> roots(jobs.pids.begin(), jobs.pids.end());
   gd::procfs::ProcessTable table("/proc");
   gd::procfs::OtherCpuScan scan("/proc");
-  double t = 0, listed = 0, stat_reads = 0;
-  scan.set_jobs(roots, table.processes(roots, t, std::nullopt));
+  double listed = 0, stat_reads = 0;
+  // The sampler tells the scan the jobs after every process-table read.
+  const auto members = table.processes(roots, unix_seconds(), std::nullopt);
+  // As the sampler does: a new process's first reading is its lifetime rate.
+  std::optional<uint64_t> btime;
+  if (std::string st; gd::procfs::read_file("/proc/stat", st))
+    btime = gd::procfs::parse_proc_stat(st).btime;
   for (int i = 0; i < kWarmupSamples; ++i) {
-    scan.read(t += 1, std::nullopt);
+    scan.read(unix_seconds(), btime);
+    scan.set_jobs(roots, members);
     scan.top();
     usleep(200 * 1000);
   }
   for (auto _ : state) {
-    scan.read(t += 1, std::nullopt);
+    scan.read(unix_seconds(), btime);
+    scan.set_jobs(roots, members);
     benchmark::DoNotOptimize(scan.top());
     listed += static_cast<double>(scan.last_read_counts().listed);
     stat_reads += static_cast<double>(scan.last_read_counts().stat_reads);

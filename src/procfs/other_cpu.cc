@@ -51,13 +51,15 @@ const char* OtherCpuScan::pid_path(uint32_t pid, const char* file) {
 void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
   ++round_;
   counts_ = {};
-  auto due = [&](uint32_t pid, const Entry& e) {
-    return !e.job &&  // the process table reads it
-           (!e.cpu_pct || e.hot || pid % kSlices == round_ % kSlices);
-  };
   // Listing costs the kernel ~0.4 us a process, the job's workers included:
   // between listings the known processes are read from the cache.
-  if (round_ > 2 && round_ % kListEvery != 0) {
+  const bool listing = round_ <= 2 || round_ % kListEvery == 0;
+  auto due = [&](uint32_t pid, const Entry& e) {
+    return !e.job &&  // the process table reads it
+           (!e.cpu_pct || (e.hot && listing) ||
+            pid % kSlices == round_ % kSlices);
+  };
+  if (!listing) {
     for (auto& [pid, e] : cache_)
       if (due(pid, e)) read_one(pid, e, false, now, btime);
     std::erase_if(cache_,

@@ -6,10 +6,12 @@
 //    cost is per process listed, job workers included); in between, the
 //    processes already known are read. An exit shows as a failed read;
 //  - a process is read (its stat: utime + stime of all its threads) when
-//    first seen, when it has no CPU% yet, when it is one of the kHotMax
-//    busiest at its last reading, and otherwise once per kSlices readings
-//    (by pid), its CPU% then averaged over those readings. A process that
-//    turns busy is seen within kSlices readings;
+//    first seen, when it has no CPU% yet, at every listing when it is one
+//    of the kHotMax busiest, and otherwise once per kSlices readings (by
+//    pid), its CPU% then averaged over those readings. A process that
+//    turns busy is seen within kSlices readings, one that exits leaves the
+//    list at the next listing. (A stat read costs ~10 us; reading the
+//    busiest every sample doubled the cost for a fresher CPU%);
 //  - members of a GPU job (as the last set_jobs() said) are not read at
 //    all: the process table reads them, and a training node's hundreds of
 //    data-loader workers are most of its processes.

@@ -146,7 +146,7 @@ TEST(OtherCpuScan, NoneBusyIsAnEmptyListAndTheListIsBounded) {
   EXPECT_EQ(top->back().pid, 112u);
 }
 
-TEST(OtherCpuScan, ReadsIdleProcessesOncePerSliceRoundAndTheBusyEverySample) {
+TEST(OtherCpuScan, ReadsIdleProcessesOncePerSliceRoundAndTheBusyAtListings) {
   FakeProc proc;
   constexpr uint32_t kIdle = 320;
   for (uint32_t pid = 1000; pid < 1000 + kIdle; ++pid)
@@ -166,22 +166,24 @@ TEST(OtherCpuScan, ReadsIdleProcessesOncePerSliceRoundAndTheBusyEverySample) {
     scan.read(t += 1, std::nullopt);
     auto top = scan.top();
     ASSERT_TRUE(top && top->size() == 1);
-    EXPECT_NEAR(top->front().cpu_pct, 100.0, 1.0) << "read every sample";
+    EXPECT_NEAR(top->front().cpu_pct, 100.0, 1.0);
     reads += scan.last_read_counts().stat_reads;
     listed += scan.last_read_counts().listed;
   }
-  // Each idle process once per kSlices readings, the busy one every time;
-  // /proc listed every kListEvery readings.
-  EXPECT_EQ(reads, kIdle + OtherCpuScan::kSlices);
+  // Each idle process once per kSlices readings, the busy one at every
+  // listing (its slice, 5000 % 16 == 8, falls on one); /proc listed every
+  // kListEvery readings.
+  static_assert(5000 % OtherCpuScan::kSlices % OtherCpuScan::kListEvery == 0);
+  EXPECT_EQ(reads, kIdle + OtherCpuScan::kSlices / OtherCpuScan::kListEvery);
   EXPECT_EQ(listed,
             (kIdle + 1) * OtherCpuScan::kSlices / OtherCpuScan::kListEvery);
 
-  // Between listings an exit shows at once for a busy process (its read
-  // fails), and a new one waits for the next listing.
+  // An exit leaves the list at the next listing (reading 24), which also
+  // finds a new process.
   proc.remove(5000);
   proc.put(6000, "new", 1, 0);
-  scan.read(t += 1, std::nullopt);  // reading 21: not a listing
-  ASSERT_EQ(scan.last_read_counts().listed, 0u) << "test out of step";
+  for (int i = 21; i <= 24; ++i) scan.read(t += 1, std::nullopt);
+  ASSERT_EQ(scan.last_read_counts().listed, kIdle + 1) << "test out of step";
   auto top = scan.top();
   ASSERT_TRUE(top.has_value());
   EXPECT_TRUE(top->empty());
