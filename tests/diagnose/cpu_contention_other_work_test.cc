@@ -56,7 +56,8 @@ bool names_pid(const Finding& f, uint32_t pid) {
 TEST(CpuContentionOtherWork, NamesTheBusyUnrelatedProcessesNotTheShell) {
   TraceHeader h;
   auto samples = generate("cpu-contention-other-work", h);
-  const Finding* f = contention(run(h, samples));
+  const DiagnoseResult r = run(h, samples);
+  const Finding* f = contention(r);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->evidence.find("(yes, bob) 3"), std::string::npos) << f->evidence;
   // 48 processes share the CPUs: three are named, the rest counted.
@@ -71,7 +72,8 @@ TEST(CpuContentionOtherWork, NamesTheBusyUnrelatedProcessesNotTheShell) {
 TEST(CpuContentionOtherWork, WithoutTheFieldSaysSoAndDoesNotBlameTheShell) {
   TraceHeader h;
   auto samples = generate("cpu-contention-unrecorded", h);
-  const Finding* f = contention(run(h, samples));
+  const DiagnoseResult r = run(h, samples);
+  const Finding* f = contention(r);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->evidence.find("which processes is not recorded in this trace"),
             std::string::npos)
@@ -92,7 +94,8 @@ TEST(CpuContentionOtherWork, AnAncestorInTheListIsStillNotOtherWork) {
                                  {kShell, "bash", "alice", std::nullopt, 95});
     s.host.other_cpu_top->pop_back();
   }
-  const Finding* f = contention(run(h, samples));
+  const DiagnoseResult r = run(h, samples);
+  const Finding* f = contention(r);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->evidence.find("bash"), std::string::npos) << f->evidence;
   EXPECT_FALSE(names_pid(*f, kShell));
@@ -105,7 +108,8 @@ TEST(CpuContentionOtherWork, AProcessUsingLittleCpuIsNotNamed) {
   auto samples = generate("cpu-contention-other-work", h);
   for (Sample& s : samples)
     for (OtherCpuProcess& p : *s.host.other_cpu_top) p.cpu_pct = 4;
-  const Finding* f = contention(run(h, samples));
+  const DiagnoseResult r = run(h, samples);
+  const Finding* f = contention(r);
   ASSERT_NE(f, nullptr) << "the host is still saturated by others";
   EXPECT_EQ(f->evidence.find("(yes, bob)"), std::string::npos) << f->evidence;
   EXPECT_EQ(f->action.find("start with"), std::string::npos) << f->action;
