@@ -17,6 +17,9 @@
 //                             16 s do not reach), with what it read per
 //                             sample (stat_reads, quiet, unchecked,
 //                             sched_only, light_skips, children_reads)
+//   OtherCpuOnly/busy_workers host.other_cpu_top alone: /proc listed, the
+//                             processes outside the jobs read (listed,
+//                             stat_reads per sample)
 //   GpusAndHostOnly           the same 8 GPUs with no processes: what the
 //                             NVML worker threads and host files cost
 //   FullSample/datacenter     idle workers, and every GPU an H100 split into
@@ -40,8 +43,11 @@
 #include <vector>
 
 #include "collect/sampler.h"
+#include "procfs/cpu_stat.h"
 #include "procfs/kept_file.h"
+#include "procfs/other_cpu.h"
 #include "procfs/process_table.h"
+#include "procfs/text_util.h"
 #include "trace/trace_io.h"
 #include "tracegen/tracegen.h"
 
@@ -276,6 +282,48 @@ void BM_ProcessesOnly(benchmark::State& state, Workers kind) {
   state.counters["children_reads"] = children_reads / n;
 }
 
+// host.other_cpu_top alone (procfs/other_cpu.h): the listing of /proc and
+// the stat reads of the processes outside the jobs, with the 8 jobs' ~500
+// processes as the process table lists them (members: not read).
+double unix_seconds() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void BM_OtherCpuOnly(benchmark::State& state, Workers kind) {
+  Jobs jobs(kind, 1);
+  std::vector<uint32_t> roots(jobs.pids.begin(), jobs.pids.end());
+  gd::procfs::ProcessTable table("/proc");
+  gd::procfs::OtherCpuScan scan("/proc");
+  double listed = 0, stat_reads = 0;
+  // The sampler tells the scan the jobs after every process-table read.
+  const auto members = table.processes(roots, unix_seconds(), std::nullopt);
+  // As the sampler does: a new process's first reading is its lifetime rate.
+  std::optional<uint64_t> btime;
+  if (std::string st; gd::procfs::read_file("/proc/stat", st))
+    btime = gd::procfs::parse_proc_stat(st).btime;
+  for (int i = 0; i < kWarmupSamples; ++i) {
+    scan.read(unix_seconds(), btime);
+    scan.set_jobs(roots, members);
+    scan.top();
+    usleep(200 * 1000);
+  }
+  for (auto _ : state) {
+    scan.read(unix_seconds(), btime);
+    scan.set_jobs(roots, members);
+    benchmark::DoNotOptimize(scan.top());
+    listed += static_cast<double>(scan.last_read_counts().listed);
+    stat_reads += static_cast<double>(scan.last_read_counts().stat_reads);
+    state.PauseTiming();
+    usleep(200 * 1000);
+    state.ResumeTiming();
+  }
+  double n = static_cast<double>(state.iterations());
+  state.counters["listed"] = listed / n;
+  state.counters["stat_reads"] = stat_reads / n;
+}
+
 void BM_GpusAndHostOnly(benchmark::State& state) { run_sampler(state, {}); }
 
 void BM_DatacenterSample(benchmark::State& state) {
@@ -306,6 +354,10 @@ BENCHMARK_CAPTURE(BM_ProcessesOnly, idle_workers, Workers::kIdle)
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(60);
 BENCHMARK_CAPTURE(BM_ProcessesOnly, busy_workers, Workers::kBusy)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(60);
+BENCHMARK_CAPTURE(BM_OtherCpuOnly, busy_workers, Workers::kBusy)
     ->MeasureProcessCPUTime()
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(60);

@@ -160,6 +160,7 @@ Sample Sampler::sample() {
   impl_->host_read_at = Impl::Clock::now();
   s.processes = impl_->host.processes(impl_->pids_of_interest(s), s.t);
   impl_->drop_vanished_holders(s);
+  s.host.other_cpu_top = impl_->host.other_cpu_top();
   impl_->poll_kernel_log(s);
   return s;
 }
@@ -200,6 +201,7 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   impl_->host_read_at = Clock::now();
   s.processes = impl_->host.processes(pids, s.t);
   impl_->drop_vanished_holders(s);
+  s.host.other_cpu_top = impl_->host.other_cpu_top();
   impl_->poll_kernel_log(s);
   note_phase("sample_once: done");
   return s;

@@ -220,6 +220,17 @@ inline constexpr const char* kFabricCompleted = "completed";
 // the GPU to its NVLink partition).
 inline constexpr const char* kFabricFailed = "failed";
 
+// A busy process outside every GPU job (not a GPU process, not one of their
+// descendants, not one of their ancestors): the "other work" that competes
+// with the jobs for the CPUs.
+struct OtherCpuProcess {
+  uint32_t pid = 0;
+  std::string comm, user;      // "" = unknown
+  opt<std::string> container;  // ContainerRef::short_text(); nullopt = none
+  double cpu_pct = 0;          // of one CPU, averaged since its last reading
+  bool operator==(const OtherCpuProcess&) const = default;
+};
+
 struct HostSample {
   opt<double> cpu_util_pct, cpu_iowait_pct, cpu_steal_pct, load1;
   opt<uint64_t> mem_available_bytes, swap_used_bytes;
@@ -232,7 +243,12 @@ struct HostSample {
   // Project extension: kernel-log lines read that no parser classified,
   // since the collector started (counted, never silently dropped).
   opt<uint64_t> kernel_lines_unclassified_total;
+  // Additions to version 1: the busiest processes outside every GPU job,
+  // at most kOtherCpuTopMax, busiest first; nullopt = not looked, empty =
+  // none busy.
+  opt<std::vector<OtherCpuProcess>> other_cpu_top{};
 };
+inline constexpr size_t kOtherCpuTopMax = 8;
 
 struct ProcessSample {
   uint32_t pid = 0;

@@ -13,6 +13,7 @@
 #include "procfs/kept_file.h"
 #include "procfs/loadavg.h"
 #include "procfs/meminfo.h"
+#include "procfs/other_cpu.h"
 #include "procfs/pressure.h"
 #include "procfs/process_table.h"
 #include "procfs/text_util.h"
@@ -25,6 +26,7 @@ using namespace procfs;
 struct HostSource::Impl {
   std::string proc, sys;
   ProcessTable table;
+  OtherCpuScan other;
   std::string buf;
 
   // Previous reading, for rates.
@@ -39,7 +41,7 @@ struct HostSource::Impl {
   std::unordered_map<std::string, bool> disk_counted;  // name -> decision
 
   Impl(std::string p, std::string s)
-      : proc(std::move(p)), sys(std::move(s)), table(proc) {}
+      : proc(std::move(p)), sys(std::move(s)), table(proc), other(proc) {}
 
   bool read(const char* rel) { return read_file(proc + rel, buf); }
 
@@ -215,12 +217,20 @@ HostSample HostSource::sample(double now) {
   m.prev_swap = swap;
   m.prev_disks = std::move(disks);
   m.prev_have_disks = have_disks;
+  m.other.read(now, m.btime);
   return s;
 }
 
 std::vector<ProcessSample> HostSource::processes(
     const std::vector<uint32_t>& gpu_pids, double now) {
-  return impl_->table.processes(gpu_pids, now, impl_->boot_time());
+  auto out = impl_->table.processes(gpu_pids, now, impl_->boot_time());
+  // The next reading of the other work skips these: the table reads them.
+  impl_->other.set_jobs(gpu_pids, out);
+  return out;
+}
+
+std::optional<std::vector<OtherCpuProcess>> HostSource::other_cpu_top() {
+  return impl_->other.top();
 }
 
 }  // namespace gd

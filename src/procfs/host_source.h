@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ class HostSource {
   // previous call for the same pid.
   std::vector<ProcessSample> processes(const std::vector<uint32_t>& gpu_pids,
                                        double now);
+
+  // The busiest processes outside every GPU job (host.other_cpu_top) at the
+  // last sample(), the jobs being those of the last processes() call.
+  // nullopt until sample() has read twice.
+  std::optional<std::vector<OtherCpuProcess>> other_cpu_top();
 
  private:
   struct Impl;

@@ -131,6 +131,7 @@ EncodedBlock encode_block(std::span<const Sample> samples, int zstd_level) {
     }
     r.events = s.events;
     r.device_holders = s.device_holders;
+    r.host.other_cpu_top = s.host.other_cpu_top;  // not numeric columns
     append_sample_json(rest, r);
     rest += '\n';
   }

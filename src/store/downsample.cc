@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include "store/numeric_fields.h"
 
@@ -77,6 +79,37 @@ void store_averages(S& s, const std::vector<NumericField<S>>& fields,
   }
 }
 
+// Each process's CPU% averaged over the bucket's samples that looked (one
+// that was not in a list counts as 0 there: it was below the busiest), the
+// busiest kOtherCpuTopMax kept, named as last seen. nullopt when no sample
+// of the bucket looked.
+std::optional<std::vector<OtherCpuProcess>> average_other_cpu(
+    const std::vector<Sample>& in, size_t begin, size_t end) {
+  std::map<uint32_t, std::pair<OtherCpuProcess, long double>> by_pid;
+  size_t looked = 0;
+  for (size_t i = begin; i < end; ++i) {
+    if (!in[i].host.other_cpu_top) continue;
+    ++looked;
+    for (const auto& p : *in[i].host.other_cpu_top) {
+      auto& [last, sum] = by_pid[p.pid];
+      last = p;
+      sum += p.cpu_pct;
+    }
+  }
+  if (looked == 0) return std::nullopt;
+  std::vector<OtherCpuProcess> out;
+  for (auto& [pid, entry] : by_pid) {
+    entry.first.cpu_pct = round_decimals(
+        static_cast<double>(entry.second / static_cast<long double>(looked)));
+    out.push_back(std::move(entry.first));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.cpu_pct > b.cpu_pct;
+  });
+  if (out.size() > kOtherCpuTopMax) out.resize(kOtherCpuTopMax);
+  return out;
+}
+
 Sample average_bucket(const std::vector<Sample>& in, size_t begin, size_t end) {
   const Sample& last = in[end - 1];
   Sample out;
@@ -130,6 +163,7 @@ Sample average_bucket(const std::vector<Sample>& in, size_t begin, size_t end) {
     out.gpus.push_back(std::move(g));
   }
   store_averages(out.host, host_fields(), host_acc);
+  out.host.other_cpu_top = average_other_cpu(in, begin, end);
   for (auto& p : out.processes) {
     auto it = cpu.find(p.pid);
     if (it != cpu.end() && it->second.n)

@@ -633,24 +633,61 @@ void read_remap_histogram(const Loc& parent, std::string_view key, element v,
   }
 }
 
-#define GD_HOST_SAMPLE_FIELDS(X)   \
-  X(cpu_util_pct, plain)           \
-  X(cpu_iowait_pct, plain)         \
-  X(cpu_steal_pct, plain)          \
-  X(load1, plain)                  \
-  X(mem_available_bytes, plain)    \
-  X(swap_used_bytes, plain)        \
-  X(swap_in_pages_per_s, plain)    \
-  X(swap_out_pages_per_s, plain)   \
-  X(disk_read_bytes_per_s, plain)  \
-  X(disk_write_bytes_per_s, plain) \
-  X(disk_busy_pct, plain)          \
-  X(psi_cpu_some_pct, plain)       \
-  X(psi_mem_some_pct, plain)       \
-  X(psi_io_some_pct, plain)        \
-  X(kernel_lines_unclassified_total, plain)
+#define GD_HOST_SAMPLE_FIELDS(X)            \
+  X(cpu_util_pct, plain)                    \
+  X(cpu_iowait_pct, plain)                  \
+  X(cpu_steal_pct, plain)                   \
+  X(load1, plain)                           \
+  X(mem_available_bytes, plain)             \
+  X(swap_used_bytes, plain)                 \
+  X(swap_in_pages_per_s, plain)             \
+  X(swap_out_pages_per_s, plain)            \
+  X(disk_read_bytes_per_s, plain)           \
+  X(disk_write_bytes_per_s, plain)          \
+  X(disk_busy_pct, plain)                   \
+  X(psi_cpu_some_pct, plain)                \
+  X(psi_mem_some_pct, plain)                \
+  X(psi_io_some_pct, plain)                 \
+  X(kernel_lines_unclassified_total, plain) \
+  X(other_cpu_top, custom)
 
-void clear_host_sample(HostSample& o) { GD_HOST_SAMPLE_FIELDS(GD_CLEAR) }
+#define GD_OTHER_CPU_FIELDS(X) \
+  X(pid, custom)               \
+  X(comm, plain)               \
+  X(user, plain)               \
+  X(container, plain)          \
+  X(cpu_pct, custom)
+
+void parse_other_cpu(const Loc& loc, object obj, OtherCpuProcess& o) {
+  enum class Key { GD_OTHER_CPU_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {
+      GD_OTHER_CPU_FIELDS(GD_KEY_NAME)};
+  GD_OTHER_CPU_FIELDS(GD_CLEAR)
+  bool have_pid = false, have_cpu = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_OTHER_CPU_FIELDS(GD_CASE)
+      case Key::pid:
+        o.pid = integer_of<uint32_t>(loc, f.key, f.value);
+        have_pid = true;
+        break;
+      case Key::cpu_pct:  // required: the list is sorted by it
+        if (!is_number(f.value.type()))
+          wrong_type(loc, f.key, "a number", f.value);
+        o.cpu_pct = number_of(f.value);
+        have_cpu = true;
+        break;
+    }
+  }
+  if (!have_pid) missing(loc, "pid");
+  if (!have_cpu) missing(loc, "cpu_pct");
+}
+
+void clear_host_sample(HostSample& o) {
+  GD_HOST_SAMPLE_FIELDS(GD_CLEAR)
+  o.other_cpu_top.reset();
+}
 
 [[gnu::flatten]] void parse_host_sample(const Loc& parent, element v,
                                         HostSample& o) {
@@ -666,6 +703,15 @@ void clear_host_sample(HostSample& o) { GD_HOST_SAMPLE_FIELDS(GD_CLEAR) }
   for (auto f : obj) {
     switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
       GD_HOST_SAMPLE_FIELDS(GD_CASE)
+      case Key::other_cpu_top:
+        if (f.value.is_null()) break;
+        o.other_cpu_top.emplace();
+        read_object_array(loc, f.key, f.value, *o.other_cpu_top,
+                          parse_other_cpu);
+        // At most kOtherCpuTopMax by contract; a longer list is hostile.
+        if (o.other_cpu_top->size() > kOtherCpuTopMax)
+          o.other_cpu_top->resize(kOtherCpuTopMax);
+        break;
     }
   }
 }

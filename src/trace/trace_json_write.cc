@@ -385,6 +385,25 @@ void append_host_sample(std::string& out, const HostSample& h) {
   value(out, h.psi_io_some_pct);
   if_known(out, ",\"kernel_lines_unclassified_total\":",
            h.kernel_lines_unclassified_total);
+  if (h.other_cpu_top) {
+    lit(out, ",\"other_cpu_top\":[");
+    for (size_t i = 0; i < h.other_cpu_top->size(); ++i) {
+      const OtherCpuProcess& p = (*h.other_cpu_top)[i];
+      if (i) out.push_back(',');
+      lit(out, "{\"pid\":");
+      unsigned_integer(out, p.pid);
+      lit(out, ",\"comm\":");
+      string(out, p.comm);
+      lit(out, ",\"user\":");
+      string(out, p.user);
+      lit(out, ",\"container\":");
+      value(out, p.container);
+      lit(out, ",\"cpu_pct\":");
+      number(out, p.cpu_pct);
+      out.push_back('}');
+    }
+    out.push_back(']');
+  }
   out.push_back('}');
 }
 

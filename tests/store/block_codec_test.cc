@@ -194,5 +194,24 @@ TEST(BlockCodec, OneColumnDecodeMatchesTheFullDecode) {
   EXPECT_EQ(host.host[0][3].as_double(), *in[3].host.cpu_util_pct);
 }
 
+// The host's other CPU work is a list, not a number: it rides in the rest
+// blob, and a sample that did not look stays "not looked".
+TEST(BlockCodec, OtherCpuTopComesBackAndAbsentStaysAbsent) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 5; ++i) in.push_back(make_sample(kT0 + i, i, 1));
+  in[1].host.other_cpu_top = std::vector<OtherCpuProcess>{};
+  in[2].host.other_cpu_top = std::vector<OtherCpuProcess>{
+      {5120, "yes", "bob", std::nullopt, 99.7},
+      {6001, "ffmpeg", "carol", "docker:3c4d5e6f7a8b", 45.25}};
+  in[3].host.other_cpu_top = in[2].host.other_cpu_top;
+  auto out = round_trip(in);
+  ASSERT_EQ(out.size(), in.size());
+  for (size_t k = 0; k < in.size(); ++k)
+    EXPECT_EQ(out[k].host.other_cpu_top, in[k].host.other_cpu_top) << k;
+  EXPECT_FALSE(out[0].host.other_cpu_top.has_value());
+  ASSERT_TRUE(out[1].host.other_cpu_top.has_value());
+  EXPECT_TRUE(out[1].host.other_cpu_top->empty());
+}
+
 }  // namespace
 }  // namespace gd::store

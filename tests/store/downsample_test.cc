@@ -90,5 +90,34 @@ TEST(Downsample, OneSamplePerBucketEndingAtItsLastSample) {
   EXPECT_DOUBLE_EQ(*out[0].gpus[0].power_w, 100.5 + 14.5);  // i = 0..29
 }
 
+// A minute keeps who took the CPUs: each process's mean over the samples
+// that looked (0 where it was not among the busiest), busiest first.
+TEST(Downsample, OtherCpuTopIsEachProcessesMeanOverTheSamplesThatLooked) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 5; ++i) in.push_back(make_sample(kT0 + i, i, 1));
+  using L = std::vector<OtherCpuProcess>;
+  in[0].host.other_cpu_top = L{{7, "yes", "bob", std::nullopt, 90},
+                               {8, "gzip", "bob", std::nullopt, 10}};
+  in[1].host.other_cpu_top = L{{8, "gzip", "bob", std::nullopt, 50}};
+  // in[2] did not look: it does not count.
+  in[3].host.other_cpu_top = L{{7, "yes", "bob", std::nullopt, 30},
+                               {8, "gzip", "bob", "docker:abc", 90}};
+  in[4].host.other_cpu_top = L{};
+  auto out = downsample(in, 60);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].host.other_cpu_top.has_value());
+  const auto& top = *out[0].host.other_cpu_top;
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0].pid, 8u);  // (10 + 50 + 90) / 4
+  EXPECT_DOUBLE_EQ(top[0].cpu_pct, 37.5);
+  EXPECT_EQ(top[0].container, "docker:abc") << "named as last seen";
+  EXPECT_EQ(top[1].pid, 7u);  // (90 + 30) / 4
+  EXPECT_DOUBLE_EQ(top[1].cpu_pct, 30);
+
+  // No sample of the minute looked: not looked.
+  for (auto& s : in) s.host.other_cpu_top.reset();
+  EXPECT_FALSE(downsample(in, 60)[0].host.other_cpu_top.has_value());
+}
+
 }  // namespace
 }  // namespace gd::store

@@ -56,6 +56,56 @@ TEST(TraceJson, UnknownFieldsAreWrittenAsNullAndReadBackAsUnknown) {
   EXPECT_FALSE(back.processes[0].cgroup.has_value());
 }
 
+TEST(TraceJson, OtherCpuTopAbsentEmptyOrListedReadsBackAsWritten) {
+  Sample s = testing::unknown_sample();
+  // Absent: not looked. The key is not written at all.
+  EXPECT_FALSE(
+      json::parse(sample_to_json(s))["host"].contains("other_cpu_top"));
+  EXPECT_FALSE(sample_from_json(sample_to_json(s), "t:2")
+                   .host.other_cpu_top.has_value());
+  // []: looked, nothing else busy.
+  s.host.other_cpu_top = std::vector<OtherCpuProcess>{};
+  Sample back = sample_from_json(sample_to_json(s), "t:2");
+  ASSERT_TRUE(back.host.other_cpu_top.has_value());
+  EXPECT_TRUE(back.host.other_cpu_top->empty());
+  // A process outside any container: "container": null.
+  s.host.other_cpu_top->push_back({5120, "yes", "bob", std::nullopt, 99.7});
+  const json j = json::parse(sample_to_json(s));
+  const json& top = j["host"]["other_cpu_top"];
+  ASSERT_EQ(top.size(), 1u) << j.dump();
+  EXPECT_EQ(top[0]["pid"], 5120);
+  EXPECT_EQ(top[0]["comm"], "yes");
+  EXPECT_EQ(top[0]["user"], "bob");
+  EXPECT_TRUE(top[0]["container"].is_null());
+  EXPECT_DOUBLE_EQ(top[0]["cpu_pct"].get<double>(), 99.7);
+  back = sample_from_json(sample_to_json(s), "t:2");
+  EXPECT_EQ(back.host.other_cpu_top, s.host.other_cpu_top);
+}
+
+TEST(TraceJson, OtherCpuTopIsBoundedAndNeedsPidAndCpu) {
+  // A hostile trace's list longer than the contract's 8 keeps the first 8.
+  std::string many;
+  for (int i = 0; i < 50; ++i)
+    many += (i ? "," : "") + std::string("{\"pid\":") +
+            std::to_string(100 + i) + ",\"comm\":\"x\",\"cpu_pct\":50}";
+  const std::string line = R"({"t":1,"gpus":[],"host":{"other_cpu_top":[)" +
+                           many + R"(]},"processes":[],"events":[]})";
+  const Sample s = sample_from_json(line, "t:2");
+  ASSERT_TRUE(s.host.other_cpu_top.has_value());
+  ASSERT_EQ(s.host.other_cpu_top->size(), kOtherCpuTopMax);
+  EXPECT_EQ(s.host.other_cpu_top->back().pid, 107u);
+  EXPECT_THROW(
+      sample_from_json(
+          R"({"t":1,"gpus":[],"host":{"other_cpu_top":[{"pid":5}]},"processes":[],"events":[]})",
+          "t:3"),
+      TraceError);
+  EXPECT_THROW(
+      sample_from_json(
+          R"({"t":1,"gpus":[],"host":{"other_cpu_top":[{"cpu_pct":5}]},"processes":[],"events":[]})",
+          "t:4"),
+      TraceError);
+}
+
 TEST(TraceJson, HeaderWithEverythingUnknownReadsBackUnknown) {
   TraceHeader h;
   h.nvml_status = kNvmlNoDriver;

@@ -107,6 +107,10 @@ inline void expect_same(const HostSample& a, const HostSample& b) {
   EXPECT_EQ(a.psi_io_some_pct, b.psi_io_some_pct);
   EXPECT_EQ(a.kernel_lines_unclassified_total,
             b.kernel_lines_unclassified_total);
+  EXPECT_EQ(a.other_cpu_top.has_value(), b.other_cpu_top.has_value());
+  if (a.other_cpu_top && b.other_cpu_top) {
+    EXPECT_EQ(*a.other_cpu_top, *b.other_cpu_top);
+  }
 }
 
 inline void expect_same(const ProcessSample& a, const ProcessSample& b) {

@@ -209,21 +209,25 @@ inline Sample full_sample(double t = 1732262400.123456) {
   Sample s;
   s.t = t;
   s.gpus = {full_gpu_sample(0), full_gpu_sample(1)};
-  s.host = HostSample{.cpu_util_pct = 41.0,
-                      .cpu_iowait_pct = 0.5,
-                      .cpu_steal_pct = 0.0,
-                      .load1 = 52.1,
-                      .mem_available_bytes = 812345678901ULL,
-                      .swap_used_bytes = 4096,
-                      .swap_in_pages_per_s = 1.5,
-                      .swap_out_pages_per_s = 2.25,
-                      .disk_read_bytes_per_s = 12000000,
-                      .disk_write_bytes_per_s = 300000,
-                      .disk_busy_pct = 3.0,
-                      .psi_cpu_some_pct = 12.34,
-                      .psi_mem_some_pct = 0.01,
-                      .psi_io_some_pct = 99.99,
-                      .kernel_lines_unclassified_total = 42};
+  s.host = HostSample{
+      .cpu_util_pct = 41.0,
+      .cpu_iowait_pct = 0.5,
+      .cpu_steal_pct = 0.0,
+      .load1 = 52.1,
+      .mem_available_bytes = 812345678901ULL,
+      .swap_used_bytes = 4096,
+      .swap_in_pages_per_s = 1.5,
+      .swap_out_pages_per_s = 2.25,
+      .disk_read_bytes_per_s = 12000000,
+      .disk_write_bytes_per_s = 300000,
+      .disk_busy_pct = 3.0,
+      .psi_cpu_some_pct = 12.34,
+      .psi_mem_some_pct = 0.01,
+      .psi_io_some_pct = 99.99,
+      .kernel_lines_unclassified_total = 42,
+      .other_cpu_top = std::vector<OtherCpuProcess>{
+          {5120, "yes", "bob", "k8s-pod:1a2b3c4d-5e6", 99.7},
+          {6001, "ffmpeg \"x\" ü", "", "docker:3c4d5e6f7a8b", 12.25}}};
   s.processes = {full_process(4242, 4100), full_process(4300, 4242)};
   s.processes[1].name = "pt_data_worker";
   s.processes[1].state = "Z";

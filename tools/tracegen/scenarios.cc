@@ -513,6 +513,44 @@ struct CpuContention : Scenario {
   }
 };
 
+// Issue 25's host: 48 busy processes of another user on 16 CPUs. They are
+// no GPU job's relatives, so only host.other_cpu_top (the collector's
+// busiest 8 per sample, a different 8 each time) names them; the shell the
+// job was started from is in processes[] (an ancestor, to group the job)
+// and busy enough that a rule reading processes[] would blame it.
+struct OtherWork : Scenario {
+  static constexpr int kOthers = 48;
+  static constexpr uint32_t kFirstPid = 5100;
+  bool recorded;  // false: a trace from before other_cpu_top
+  explicit OtherWork(bool recorded_) : recorded(recorded_) {}
+  void setup(World& w) override {
+    w.header.host.cpu_count = 16;
+    w.add_gpus(w.opt.gpus);
+    JobSpec spec = default_job(w, all_gpus(w));
+    spec.worker_cpu = 20;
+    spec.main_cpu = 60;
+    w.add_training_job(spec);
+    w.add_proc(make_proc(spec.parent_pid, 6800, spec.user, "bash", "-bash", "S",
+                         60, 5));
+    w.background_cores = kOthers * 0.31;  // ~31% of a CPU each
+  }
+  void step(World& w, const Step& st) override {
+    w.healthy_step(st);
+    for (int g : all_gpus(w)) w.gpu_activity(g, 45 + 10 * w.rng.normal());
+    if (!recorded) return;
+    std::vector<OtherCpuProcess> all;
+    for (int i = 0; i < kOthers; ++i)
+      all.push_back({kFirstPid + static_cast<uint32_t>(i), "yes", "bob",
+                     std::nullopt,
+                     std::round((31 + 3 * w.rng.normal()) * 10) / 10});
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+      return a.cpu_pct > b.cpu_pct;
+    });
+    all.resize(kOtherCpuTopMax);
+    w.s.host.other_cpu_top = std::move(all);
+  }
+};
+
 // ---- GPU health (rules of the GPU-health engineer) -------------------------
 
 struct Clocks : Scenario {
@@ -1325,6 +1363,20 @@ const std::vector<Entry>& entries() {
         {"cpu-contention"},
         {"input-bound"}},
        make<CpuContention>(false)},
+      {{"cpu-contention-other-work",
+        "48 busy processes of another user on 16 CPUs, listed only in "
+        "host.other_cpu_top; the job's shell is busy too; GPUs at ~45%",
+        1,
+        {"cpu-contention"},
+        {"input-bound"}},
+       make<OtherWork>(true)},
+      {{"cpu-contention-unrecorded",
+        "the same host in a trace without host.other_cpu_top: only the "
+        "job's busy shell is listed outside the job",
+        1,
+        {"cpu-contention"},
+        {"input-bound"}},
+       make<OtherWork>(false)},
       {{"cpu-steal",
         "VM with ~25% CPU steal; the job's GPUs run at ~50%",
         1,

@@ -33,6 +33,9 @@ constexpr double kSlowUtilPct = 70;
 constexpr double kMinFraction = 0.2;
 constexpr double kMinSamples = 30;
 constexpr size_t kTopOffenders = 3;
+// A process that used under a tenth of a CPU while listed is not what
+// saturates the host; naming it would send the user after a bystander.
+constexpr double kMinNamedCpuPct = 10;
 
 class CpuContentionRule : public Rule {
  public:
@@ -96,15 +99,45 @@ class CpuContentionRule : public Rule {
     job_cores_.add(job_cores);
     gpus_.insert(slow_gpus.begin(), slow_gpus.end());
     job_pids_.insert(slow_pids.begin(), slow_pids.end());
-    // Built only here: most samples return above.
+    observe_offenders(s, ctx, jobs);
+  }
+
+  // Who the other work is: the collector's host.other_cpu_top where the
+  // trace has it. processes[] holds the GPU jobs and their ancestors (the
+  // shell or launcher that started them, kept to group ranks): never other
+  // work, so without the field only a listed process that is neither is
+  // named (a hand-written trace may list one).
+  void observe_offenders(const Sample& s, const SampleContext& ctx,
+                         const std::vector<GpuJob>& jobs) {
+    // Built only here: most samples return before.
     std::set<uint32_t> members;
     for (const GpuJob& job : jobs)
-      if (job.visible) members.insert(job.members.begin(), job.members.end());
+      members.insert(job.members.begin(), job.members.end());
+    auto in_job = [&](uint32_t pid) {
+      if (members.contains(pid)) return true;
+      for (const GpuJob& job : jobs)
+        if (ctx.tree().is_ancestor(pid, job.pid)) return true;
+      return false;
+    };
+    if (s.host.other_cpu_top) {
+      ++looked_;
+      for (const OtherCpuProcess& p : *s.host.other_cpu_top) {
+        if (in_job(p.pid)) continue;
+        Offender& o = offenders_[p.pid];
+        o.label.pid = p.pid;
+        if (!p.comm.empty()) o.label.name = p.comm;
+        if (!p.user.empty()) o.label.user = p.user;
+        o.cpu_sum += p.cpu_pct;
+        ++o.seen;
+      }
+      return;
+    }
     for (const ProcessSample& p : s.processes) {
-      if (!p.cpu_pct || members.contains(p.pid)) continue;
+      if (!p.cpu_pct || in_job(p.pid)) continue;
       Offender& o = offenders_[p.pid];
       o.label.update(p);
       o.cpu_sum += *p.cpu_pct;
+      ++o.seen;
     }
   }
 
@@ -114,11 +147,19 @@ class CpuContentionRule : public Rule {
         static_cast<double>(hit_.count) / static_cast<double>(tracked_);
     if (frac < min_fraction_) return {};
 
+    // Ranked by the CPU time they took over the window; shown with their
+    // CPU% while they ran (a list of the busiest 8 per sample names each of
+    // many equal processes in only some samples).
     std::vector<std::pair<double, const Offender*>> ranked;
     for (const auto& [pid, o] : offenders_)
-      ranked.emplace_back(o.cpu_sum / static_cast<double>(hit_.count), &o);
-    std::sort(ranked.begin(), ranked.end(),
-              [](const auto& a, const auto& b) { return a.first > b.first; });
+      if (o.cpu_sum / static_cast<double>(o.seen) >= kMinNamedCpuPct)
+        ranked.emplace_back(o.cpu_sum, &o);
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first
+                                : a.second->label.pid < b.second->label.pid;
+    });
+    const size_t more =
+        ranked.size() > kTopOffenders ? ranked.size() - kTopOffenders : 0;
     if (ranked.size() > kTopOffenders) ranked.resize(kTopOffenders);
 
     Finding f;
@@ -126,12 +167,17 @@ class CpuContentionRule : public Rule {
     f.severity = "warning";
     f.gpus.assign(gpus_.begin(), gpus_.end());
     std::string top;
-    for (const auto& [cpu, o] : ranked) {
-      if (cpu < 50) continue;  // not worth naming: under half a CPU
+    for (const auto& [sum, o] : ranked) {
       f.pids.push_back(o->label.pid);
-      top += fmt::format("{}{} {:.0f}%", top.empty() ? "" : ", ",
-                         o->label.text(), cpu);
+      top +=
+          fmt::format("{}{} {:.0f}%", top.empty() ? "" : ", ", o->label.text(),
+                      o->cpu_sum / static_cast<double>(o->seen));
     }
+    if (more) top += fmt::format(" and {} more", more);
+    // Without the field nothing names the other work: say so rather than
+    // leave the user to guess (or blame the job's own launcher).
+    if (top.empty() && looked_ < hit_.count)
+      top = "which processes is not recorded in this trace";
     for (uint32_t p : job_pids_) f.pids.push_back(p);
     f.start = hit_.first;
     f.end = hit_.last;
@@ -180,12 +226,14 @@ class CpuContentionRule : public Rule {
   struct Offender {
     workload::ProcLabel label;
     double cpu_sum = 0;
+    size_t seen = 0;  // samples it was listed in
   };
   std::optional<int> cpu_count_;
   double saturated_pct_ = kSaturatedPct, min_other_share_ = kMinOtherShare,
          steal_pct_ = kStealPct, slow_util_pct_ = kSlowUtilPct,
          min_fraction_ = kMinFraction, min_samples_ = kMinSamples;
   size_t tracked_ = 0, stolen_count_ = 0;
+  size_t looked_ = 0;  // contended samples with host.other_cpu_top
   Span hit_;
   Stat host_util_, steal_, other_cores_, job_cores_, gpu_util_;
   std::set<int> gpus_;

@@ -1,0 +1,239 @@
+#include "procfs/other_cpu.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+#include "common/container_ref.h"
+#include "common/text_cap.h"
+#include "common/user_name.h"
+#include "model/process_tree.h"
+#include "procfs/process_files.h"
+#include "procfs/text_util.h"
+
+namespace gd::procfs {
+
+namespace {
+
+// A /proc directory entry that is a pid ("1234"), or nullopt.
+std::optional<uint32_t> pid_of_entry(const char* name) {
+  if (name[0] < '1' || name[0] > '9') return std::nullopt;
+  auto v = parse_u64(name);
+  if (!v || *v > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(*v);
+}
+
+// A lifetime average over less than this is a tick or two: noise. Such a
+// process is read again at the next reading instead.
+constexpr double kMinLifetimeSeconds = 0.1;
+
+}  // namespace
+
+OtherCpuScan::OtherCpuScan(std::string proc_root)
+    : proc_root_(std::move(proc_root)), clk_tck_(sysconf(_SC_CLK_TCK)) {
+  if (clk_tck_ <= 0) clk_tck_ = 100;
+}
+
+const char* OtherCpuScan::pid_path(uint32_t pid, const char* file) {
+  path_.assign(proc_root_).push_back('/');
+  char tmp[16];
+  auto [end, ec] = std::to_chars(tmp, tmp + sizeof tmp, pid);
+  (void)ec;
+  path_.append(tmp, end).push_back('/');
+  path_.append(file);
+  return path_.c_str();
+}
+
+void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
+  ++round_;
+  counts_ = {};
+  // Listing costs the kernel ~0.4 us a process, the job's workers included:
+  // between listings the known processes are read from the cache.
+  const bool listing = round_ <= 2 || round_ % kListEvery == 0;
+  auto due = [&](uint32_t pid, const Entry& e) {
+    return !e.job &&  // the process table reads it
+           (!e.cpu_pct || (e.hot && listing) ||
+            pid % kSlices == round_ % kSlices);
+  };
+  if (!listing) {
+    for (auto& [pid, e] : cache_)
+      if (due(pid, e)) read_one(pid, e, false, now, btime);
+    std::erase_if(cache_,
+                  [](const auto& kv) { return kv.second.listed_round == 0; });
+    return;
+  }
+  DIR* dir = opendir(proc_root_.c_str());
+  if (!dir) return;
+  ++listings_;
+  while (dirent* d = readdir(dir)) {
+    auto pid = pid_of_entry(d->d_name);
+    if (!pid) continue;
+    ++counts_.listed;
+    auto [it, fresh] = cache_.try_emplace(*pid);
+    Entry& e = it->second;
+    e.listed_round = round_;
+    if (fresh || due(*pid, e)) read_one(*pid, e, fresh, now, btime);
+  }
+  closedir(dir);
+  std::erase_if(
+      cache_, [&](const auto& kv) { return kv.second.listed_round != round_; });
+}
+
+void OtherCpuScan::read_one(uint32_t pid, Entry& e, bool fresh, double now,
+                            std::optional<uint64_t> btime) {
+  ++counts_.stat_reads;
+  std::optional<PidStat> st;
+  // The busiest are read every sample: their file stays open (half the
+  // kernel's cost of a read), the others' is opened for each.
+  if (!e.hot) e.stat_file.close();
+  bool ok =
+      e.hot ? e.stat_file.read(pid_path(pid, "stat"), buf_, Ending::kShortRead)
+            : read_file(pid_path(pid, "stat"), buf_, Ending::kShortRead);
+  if (ok) st = parse_pid_stat(buf_);
+  if (!st) {  // gone since the listing (or unreadable): forget it
+    e.listed_round = 0;
+    return;
+  }
+  if (!fresh && st->starttime != e.starttime) {  // the pid was reused
+    e = Entry{};
+    e.listed_round = round_;
+    fresh = true;
+  }
+  const uint64_t ticks = st->utime + st->stime;
+  const double tck = static_cast<double>(clk_tck_);
+  if (!fresh && e.at > 0 && now > e.at && ticks >= e.ticks) {
+    e.cpu_pct = static_cast<double>(ticks - e.ticks) / tck / (now - e.at) * 100;
+  } else if (fresh && listings_ > 1 && btime) {
+    // Not in the previous listing: it started since.
+    double age = now - (static_cast<double>(*btime) +
+                        static_cast<double>(st->starttime) / tck);
+    if (age >= kMinLifetimeSeconds)
+      e.cpu_pct = static_cast<double>(ticks) / tck / age * 100;
+  }
+  cap_text(st->comm, kCommMax);
+  if (st->comm != e.comm) {  // exec or rename: its user may have changed too
+    e.comm = std::move(st->comm);
+    e.described = false;
+  }
+  e.starttime = st->starttime;
+  e.ticks = ticks;
+  e.at = now;
+  e.ppid = st->ppid;
+}
+
+void OtherCpuScan::describe(uint32_t pid, Entry& e) {
+  e.described = true;
+  e.user.clear();
+  if (read_file(pid_path(pid, "status"), buf_)) {
+    if (auto uid = parse_status_euid(buf_)) {
+      auto it = user_names_.find(*uid);
+      if (it == user_names_.end())
+        it = user_names_.emplace(*uid, user_name_of(*uid)).first;
+      e.user = it->second;
+    }
+  }
+  e.container.reset();
+  std::string c =
+      container_from_cgroup(read_cgroup(pid_path(pid, "cgroup"))).short_text();
+  if (!c.empty()) e.container = std::move(c);
+}
+
+void OtherCpuScan::forget_rate(Entry& e) {
+  // Not read while in a job: when it leaves the job (the job ended, its
+  // launcher lives on) its next reading is a new baseline, not a rate over
+  // the whole job, and its old rate is not shown meanwhile.
+  e.job = true;
+  e.cpu_pct.reset();
+  e.at = 0;
+}
+
+std::optional<uint32_t> OtherCpuScan::parent(uint32_t pid) const {
+  auto it = std::lower_bound(job_links_.begin(), job_links_.end(), pid,
+                             [](const std::pair<uint32_t, uint32_t>& l,
+                                uint32_t v) { return l.first < v; });
+  if (it != job_links_.end() && it->first == pid) return it->second;
+  // 0 (never read, or init's parent) ends the walk.
+  auto c = cache_.find(pid);
+  if (c != cache_.end()) return c->second.ppid;
+  return std::nullopt;
+}
+
+bool OtherCpuScan::is_gpu_pid(uint32_t pid) const {
+  return std::binary_search(gpu_pids_.begin(), gpu_pids_.end(), pid);
+}
+
+void OtherCpuScan::set_jobs(const std::vector<uint32_t>& gpu_pids,
+                            const std::vector<ProcessSample>& job_processes) {
+  gpu_pids_.assign(gpu_pids.begin(), gpu_pids.end());
+  std::sort(gpu_pids_.begin(), gpu_pids_.end());
+  job_links_.clear();
+  for (const ProcessSample& p : job_processes)
+    if (p.ppid) job_links_.emplace_back(p.pid, *p.ppid);
+  std::sort(job_links_.begin(), job_links_.end());
+
+  for (auto& [pid, e] : cache_) e.job = false;
+  auto mark_job = [&](uint32_t pid) {
+    if (auto it = cache_.find(pid); it != cache_.end()) forget_rate(it->second);
+  };
+  for (const ProcessSample& p : job_processes) mark_job(p.pid);
+  // The table lists ancestors up to the job's launcher or shell; above it
+  // are sshd, the container runtime, init: still not "other work".
+  for (uint32_t g : gpu_pids_) {
+    mark_job(g);
+    auto up = parent(g);
+    for (int depth = 0; up && *up != 0 && *up != g && depth < kMaxTreeDepth;
+         ++depth) {
+      mark_job(*up);
+      up = parent(*up);
+    }
+  }
+}
+
+bool OtherCpuScan::in_gpu_job(uint32_t pid) const {
+  if (is_gpu_pid(pid)) return true;
+  auto up = parent(pid);
+  for (int depth = 0; up && *up != 0 && *up != pid && depth < kMaxTreeDepth;
+       ++depth) {
+    if (is_gpu_pid(*up)) return true;
+    up = parent(*up);
+  }
+  return false;
+}
+
+std::optional<std::vector<OtherCpuProcess>> OtherCpuScan::top() {
+  if (round_ < 2) return std::nullopt;
+  ranked_.clear();
+  for (auto& [pid, e] : cache_) {
+    e.hot = false;
+    if (!e.job && e.cpu_pct && *e.cpu_pct >= kMinCpuPct)
+      ranked_.emplace_back(*e.cpu_pct, pid);
+  }
+  std::sort(ranked_.begin(), ranked_.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<OtherCpuProcess> out;
+  size_t hot = 0;
+  for (const auto& [cpu, pid] : ranked_) {
+    if (hot == kHotMax) break;
+    Entry& e = cache_.at(pid);
+    // A descendant of a GPU process that the table has not listed yet
+    // (forked since its last look) is the job's own work.
+    if (in_gpu_job(pid)) {
+      forget_rate(e);
+      continue;
+    }
+    e.hot = true;
+    ++hot;
+    if (out.size() == kOtherCpuTopMax) continue;
+    if (!e.described) describe(pid, e);
+    out.push_back(
+        {pid, e.comm, e.user, e.container, std::round(cpu * 10) / 10});
+  }
+  return out;
+}
+
+}  // namespace gd::procfs

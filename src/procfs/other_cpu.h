@@ -1,0 +1,117 @@
+// The busiest processes outside every GPU job (host.other_cpu_top): the
+// other work that competes with the jobs for the CPUs. The process table
+// only reads GPU processes and their relatives, so this reads everything
+// else, as cheaply as it can:
+//  - /proc is listed every kListEvery readings (new pids; the kernel's
+//    cost is per process listed, job workers included); in between, the
+//    processes already known are read. An exit shows as a failed read;
+//  - a process is read (its stat: utime + stime of all its threads) when
+//    first seen, when it has no CPU% yet, at every listing when it is one
+//    of the kHotMax busiest, and otherwise once per kSlices readings (by
+//    pid), its CPU% then averaged over those readings. A process that
+//    turns busy is seen within kSlices readings, one that exits leaves the
+//    list at the next listing. (A stat read costs ~10 us; reading the
+//    busiest every sample doubled the cost for a fresher CPU%);
+//  - members of a GPU job (as the last set_jobs() said) are not read at
+//    all: the process table reads them, and a training node's hundreds of
+//    data-loader workers are most of its processes.
+// A process first seen after the first listing has started since the
+// previous one, so its CPU% is its lifetime average: a short-lived busy
+// process (a compiler of a parallel build) still shows if it lives until a
+// listing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "model/sample.h"
+#include "procfs/kept_file.h"
+
+namespace gd::procfs {
+
+class OtherCpuScan {
+ public:
+  explicit OtherCpuScan(std::string proc_root);
+
+  // Takes a reading at `now` (Unix seconds). btime: boot time (Unix
+  // seconds), for the lifetime CPU% of new processes; nullopt: none.
+  void read(double now, std::optional<uint64_t> btime);
+
+  // What is inside a GPU job, for the readings and top() that follow: the
+  // GPU processes, and `job_processes` (the process table's GPU processes,
+  // descendants and listed ancestors); every ancestor of a GPU process
+  // counts too. Its members are not read again while they are members.
+  void set_jobs(const std::vector<uint32_t>& gpu_pids,
+                const std::vector<ProcessSample>& job_processes);
+
+  // The busiest processes at the last reading (at least kMinCpuPct, at most
+  // kOtherCpuTopMax, busiest first) outside every GPU job as set_jobs last
+  // said, descendants of a GPU process it did not list included. nullopt
+  // before two readings.
+  std::optional<std::vector<OtherCpuProcess>> top();
+
+  // Processes listed and stat files read by the last read().
+  struct ReadCounts {
+    size_t listed = 0, stat_reads = 0;
+  };
+  ReadCounts last_read_counts() const { return counts_; }
+
+  static constexpr uint32_t kSlices = 16;
+  // The first two readings list /proc, then every kListEvery-th.
+  static constexpr uint64_t kListEvery = 4;
+  static constexpr size_t kHotMax = 2 * kOtherCpuTopMax;
+  // Under 1% of a CPU is not "busy": a sleeping daemon's wake-ups.
+  static constexpr double kMinCpuPct = 1.0;
+  // A kernel thread's comm can be 63 bytes ("kworker/u64:2-events_unbound");
+  // a fixture's is anything.
+  static constexpr size_t kCommMax = 64;
+
+ private:
+  struct Entry {
+    KeptFile stat_file;      // open while hot
+    uint64_t starttime = 0;  // clock ticks after boot: the process's identity
+    uint64_t ticks = 0;      // utime + stime at the last reading
+    double at = 0;           // when
+    uint32_t ppid = 0;
+    std::string comm;
+    std::optional<double> cpu_pct;
+    uint64_t listed_round = 0;  // 0: gone (its stat could not be read)
+    bool job = false;  // inside a GPU job (set_jobs, or found by top())
+    bool hot = false;  // one of the kHotMax busiest at the last top()
+    // user and container: read once, for a process about to be listed.
+    bool described = false;
+    std::string user;
+    std::optional<std::string> container;
+  };
+
+  void read_one(uint32_t pid, Entry& e, bool fresh, double now,
+                std::optional<uint64_t> btime);
+  void describe(uint32_t pid, Entry& e);
+  static void forget_rate(Entry& e);  // marks `e` a job member
+  // The recorded parent of `pid`: the process table's, else this scan's.
+  std::optional<uint32_t> parent(uint32_t pid) const;
+  bool is_gpu_pid(uint32_t pid) const;
+  // A GPU process or a descendant of one.
+  bool in_gpu_job(uint32_t pid) const;
+  const char* pid_path(uint32_t pid, const char* file);
+
+  std::string proc_root_;
+  long clk_tck_;
+  uint64_t round_ = 0, listings_ = 0;
+  ReadCounts counts_;
+  std::unordered_map<uint32_t, Entry> cache_;
+  std::unordered_map<uint32_t, std::string> user_names_;
+  // Reused between calls.
+  std::string path_, buf_;
+  std::vector<std::pair<double, uint32_t>> ranked_;  // (cpu_pct, pid)
+  // From set_jobs: the GPU pids, and (pid, ppid) of the table's processes;
+  // both sorted.
+  std::vector<uint32_t> gpu_pids_;
+  std::vector<std::pair<uint32_t, uint32_t>> job_links_;
+};
+
+}  // namespace gd::procfs
