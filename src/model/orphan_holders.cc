@@ -214,12 +214,14 @@ std::string end_holders_advice(int gpu,
   if (holders.empty()) return "";
   std::string pids;
   for (const ProbableHolder& h : holders) pids += " " + std::to_string(h.pid);
+  const bool one = holders.size() == 1;
   return fmt::format(
       "end the process{} still holding GPU {}'s device files{}: `gpudoctor "
-      "kill{}`; the driver frees the memory when the last of them closes the "
-      "files (a GPU reset cannot succeed while they hold the GPU open)",
-      holders.size() == 1 ? "" : "es", gpu,
-      holders.size() == 1 ? "" : " (most likely first)", pids);
+      "kill{}`; the driver frees the memory when {} the files (a GPU reset "
+      "cannot succeed while {} the GPU open)",
+      one ? "" : "es", gpu, one ? "" : " (most likely first)", pids,
+      one ? "it closes" : "the last of them closes",
+      one ? "it holds" : "they hold");
 }
 
 }  // namespace gd
