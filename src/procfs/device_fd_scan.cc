@@ -18,10 +18,7 @@ std::vector<uint32_t> numeric_entries(const std::string& proc_root) {
   DIR* d = opendir(proc_root.c_str());
   if (!d) return pids;
   while (dirent* e = readdir(d)) {
-    const char* n = e->d_name;
-    if (n[0] < '1' || n[0] > '9') continue;
-    auto v = parse_u64(n);
-    if (v && *v <= UINT32_MAX) pids.push_back(static_cast<uint32_t>(*v));
+    if (auto pid = pid_of_entry(e->d_name)) pids.push_back(*pid);
   }
   closedir(d);
   std::sort(pids.begin(), pids.end());

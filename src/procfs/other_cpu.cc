@@ -19,14 +19,6 @@ namespace gd::procfs {
 
 namespace {
 
-// A /proc directory entry that is a pid ("1234"), or nullopt.
-std::optional<uint32_t> pid_of_entry(const char* name) {
-  if (name[0] < '1' || name[0] > '9') return std::nullopt;
-  auto v = parse_u64(name);
-  if (!v || *v > UINT32_MAX) return std::nullopt;
-  return static_cast<uint32_t>(*v);
-}
-
 // A lifetime average over less than this is a tick or two: noise. Such a
 // process is read again at the next reading instead.
 constexpr double kMinLifetimeSeconds = 0.1;

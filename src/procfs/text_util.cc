@@ -145,4 +145,11 @@ std::optional<std::string_view> value_after_key(std::string_view line,
   return line.substr(key.size() + 1);
 }
 
+std::optional<uint32_t> pid_of_entry(const char* name) {
+  if (name[0] < '1' || name[0] > '9') return std::nullopt;
+  auto v = parse_u64(name);
+  if (!v || *v > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(*v);
+}
+
 }  // namespace gd::procfs

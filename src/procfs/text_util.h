@@ -52,6 +52,8 @@ std::string_view next_field(std::string_view& text);
 std::string_view trim(std::string_view s);
 
 std::optional<uint64_t> parse_u64(std::string_view s);
+// A /proc directory entry that is a pid ("1234"), or nullopt.
+std::optional<uint32_t> pid_of_entry(const char* name);
 std::optional<int64_t> parse_i64(std::string_view s);
 // A finite number >= 0 (loads and PSI shares), else nullopt.
 std::optional<double> parse_double(std::string_view s);
