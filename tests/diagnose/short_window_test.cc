@@ -129,6 +129,30 @@ DiagnoseResult tracker_window() {
   return run_diagnose(make_header(2), samples);
 }
 
+// Two samples of a missing owner may be a process that just exited: the
+// rule neither fires nor passes for "all is well".
+TEST(ShortWindow, OrphanedMemoryInTwoSamplesIsNotJudged) {
+  Jitter j;
+  auto samples = make_samples(2, 1.0, [&](size_t, Sample& s) {
+    GpuSample g = busy_gpu(0, j);
+    g.mem_used_bytes = 6 * kGiB;
+    g.processes =
+        std::vector<GpuProcess>{GpuProcess{4242, 6 * kGiB, "compute"}};
+    s.gpus.push_back(g);
+    ProcessSample gone;
+    gone.pid = 4242;
+    gone.state = "missing";
+    s.processes.push_back(gone);
+  });
+  auto r = run_diagnose(make_header(1), samples);
+  EXPECT_TRUE(with_id(r, "orphaned-memory").empty());
+  const NotJudged* n = not_judged(r, "orphaned-memory");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->reason,
+            "needs 3 samples of GPU memory no live process accounts for; the "
+            "window has 2");
+}
+
 TEST(ShortWindow, RulesThatNeedMoreAreListedWithWhatTheyNeed) {
   auto r = tracker_window();
   for (const char* id : {"memory-leak", "gpu-idle-allocated", "cpu-contention"})

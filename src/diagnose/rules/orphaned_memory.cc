@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 #include "model/orphan_holders.h"
@@ -292,6 +293,19 @@ class OrphanedMemoryRule : public Rule {
       out.push_back(std::move(f));
     }
     return out;
+  }
+
+  // Memory without a live owner in fewer samples than min_samples may be a
+  // process that just exited (its memory is freed within a sample or two).
+  std::optional<std::string> not_judged() const override {
+    size_t seen = 0;
+    for (const auto& [index, st] : gpus_)
+      if (st.orphan.count > 0 &&
+          static_cast<double>(st.orphan.count) < min_samples_)
+        seen = std::max(seen, st.orphan.count);
+    if (seen == 0) return std::nullopt;
+    return needs_samples("GPU memory no live process accounts for",
+                         min_samples_, seen);
   }
 
  private:
