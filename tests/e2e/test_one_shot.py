@@ -93,7 +93,9 @@ class Concurrency(E2E):
             {"function": "nvmlDeviceGetTotalEnergyConsumption", "latency_ms": 500},
             {"function": "nvmlDeviceGetPcieThroughput", "latency_ms": 500}], "5s")
         self.assertGreaterEqual(wall, 1.0)
-        self.assertLess(wall, 1.35, "the slow calls ran one after another")
+        # Sanitizers slow every step; one after another still takes longer.
+        limit = 1.35 * (1.5 if os.environ.get("GD_SANITIZED") else 1)
+        self.assertLess(wall, limit, "the slow calls ran one after another")
         want = self.samples[0]["gpus"][0]
         got = {g["index"]: g for g in sample["gpus"]}[0]
         for field in ("pcie_tx_bytes_per_s", "pcie_rx_bytes_per_s", "energy_mj_total"):

@@ -623,10 +623,13 @@ print(f"{os.getpid()},{child}", flush=True)
 # maps no CUDA library but the driver's libcuda (here the fake one, argv[2]).
 # Prints its pid.
 NVML_ONLY_AGENT = r"""
-import ctypes, os, sys, time
+import mmap, os, sys, time
 dev = sys.argv[1]
 files = [open(os.path.join(dev, n), "rb") for n in ("nvidiactl", "nvidia0", "nvidia-uvm")]
-ctypes.CDLL(sys.argv[2])
+# Mapped as a file (as the loader maps it), so that a sanitizer build of the
+# fake library need not be loadable into this interpreter.
+lib = open(sys.argv[2], "rb")
+mapped = mmap.mmap(lib.fileno(), 0, prot=mmap.PROT_READ)
 print(os.getpid(), flush=True)
 time.sleep(120)
 """
