@@ -89,7 +89,8 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   DiagnoseResult result;
   TraceHeader header;
   if (!f.from.empty()) {
-    TraceReader reader(f.from, {.parse_threads = trace_parse_threads()});
+    TraceReader reader(
+        f.from, {.parse_threads = trace_parse_threads(), .process_budget = {}});
     header = reader.header();
     TraceSampleSource source(reader);
     result = diagnose(header, source, options);

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "collect/sampler.h"
+#include "model/process_budget.h"
 #include "trace/trace_io.h"
 #include "views/format.h"
 
@@ -62,7 +63,10 @@ void add_record_command(CLI::App& app, const GlobalOptions& global) {
     while (!g_stop.load()) {
       sleep_until_or_stopped(next);
       if (g_stop.load()) break;
-      writer.write_sample(sampler.sample());
+      // serve's budget: a trace keeps what a reader of it would keep.
+      Sample s = sampler.sample();
+      apply_process_budget(s, ProcessBudget{});
+      writer.write_sample(s);
       writer.flush();  // a killed recorder still leaves a valid trace
       ++written;
       if (o->count && written >= o->count) break;

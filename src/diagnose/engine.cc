@@ -54,6 +54,11 @@ DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
     if (result.window.samples == 0) result.window.start = sample.t;
     result.window.end = sample.t;
     ++result.window.samples;
+    if (sample.processes_left_out > 0) {
+      ++result.window.samples_with_processes_left_out;
+      result.window.most_processes_left_out = std::max(
+          result.window.most_processes_left_out, sample.processes_left_out);
+    }
     context.reset(sample);
     for (auto& rule : rules) rule->observe(sample, context);
   }

@@ -72,6 +72,10 @@ struct DiagnoseWindow {
   // Set by the caller when the window has more than one origin; empty for
   // a trace or a purely live window.
   std::vector<WindowPart> parts{};
+  // Samples that left processes out (over the per-sample process budget,
+  // model/process_budget.h), and the most left out of one.
+  size_t samples_with_processes_left_out = 0;
+  uint64_t most_processes_left_out = 0;
 };
 
 // A rule that could not judge the window, and why (Rule::not_judged).

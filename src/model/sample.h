@@ -302,6 +302,9 @@ struct Sample {
   // Processes holding /dev/nvidia* open, when the collector looked (it may
   // look only when GPU memory is unaccounted for); nullopt = not looked.
   opt<std::vector<DeviceHolder>> device_holders;
+  // Processes the sample had but did not keep: over the per-sample process
+  // budget of serve, record or a trace reader (model/process_budget.h).
+  uint64_t processes_left_out = 0;
 };
 
 }  // namespace gd

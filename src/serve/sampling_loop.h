@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "collect/process_budget.h"
+#include "model/process_budget.h"
 #include "collect/sampler.h"
 #include "serve/alerting.h"
 #include "serve/alertmanager_client.h"

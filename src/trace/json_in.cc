@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/process_budget.h"
 #include "trace/faults_json.h"
 #include "trace/trace_checks.h"
 #include "trace/trace_io.h"
@@ -792,7 +793,8 @@ void parse_event(const Loc& loc, object obj, Event& o) {
   X(host, custom)           \
   X(processes, custom)      \
   X(events, custom)         \
-  X(device_holders, custom)
+  X(device_holders, custom) \
+  X(processes_left_out, custom)
 
 #define GD_DEVICE_HOLDER_FIELDS(X) \
   X(pid, custom)                   \
@@ -949,6 +951,50 @@ void parse_pci_gpu(const Loc& loc, object obj, PciGpu& o) {
   if (!have_address) missing(loc, "address");
 }
 
+// A sample's processes within `budget`. Past max_processes, only each
+// element's pid and ppid are read first and only the elements the budget
+// keeps are decoded (in processes_to_keep's order), so a line listing a
+// million processes holds what 512 would; the rest are counted.
+void read_processes(const Loc& loc, element v, const ProcessBudget& budget,
+                    Sample& out) {
+  constexpr std::string_view kKey = "processes";
+  array arr;
+  if (v.is_null() || v.get_array().get(arr) ||
+      arr.size() <= budget.max_processes) {
+    read_object_array(loc, kKey, v, out.processes, parse_process);
+    cap_cmdlines(out.processes, budget);
+    return;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> pid_ppid;
+  size_t i = 0;
+  for (element e : arr) {
+    const Loc item = loc.child(kKey, i++);
+    object obj;
+    if (e.get_object().get(obj)) wrong_type(item, "", "an object", e);
+    element pid, ppid;
+    if (obj["pid"].get(pid)) missing(item, "pid");
+    uint32_t parent = 0;
+    if (!obj["ppid"].get(ppid) && !ppid.is_null())
+      parent = integer_of<uint32_t>(item, "ppid", ppid);
+    pid_ppid.emplace_back(integer_of<uint32_t>(item, "pid", pid), parent);
+  }
+  const std::vector<size_t> keep =
+      processes_to_keep(pid_ppid, gpu_process_pids(out), budget.max_processes);
+  constexpr size_t kLeftOut = ~size_t{0};
+  std::vector<size_t> slot(pid_ppid.size(), kLeftOut);
+  for (size_t k = 0; k < keep.size(); ++k) slot[keep[k]] = k;
+  out.processes.resize(keep.size());
+  i = 0;
+  for (element e : arr) {
+    if (slot[i] != kLeftOut)
+      parse_process(loc.child(kKey, i), e.get_object().value_unsafe(),
+                    out.processes[slot[i]]);
+    ++i;
+  }
+  out.processes_left_out += pid_ppid.size() - keep.size();
+  cap_cmdlines(out.processes, budget);
+}
+
 [[noreturn, gnu::noinline, gnu::cold]] void invalid_json(
     const std::string& where, simdjson::error_code err) {
   throw TraceError(where + ": invalid JSON: " + simdjson::error_message(err));
@@ -971,13 +1017,18 @@ object root_object(simdjson::dom::parser& parser, const char* data, size_t len,
 }  // namespace
 
 void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
-                  const std::string& where, Sample& out) {
+                  const std::string& where, Sample& out,
+                  const ProcessBudget& budget) {
   enum class Key { GD_SAMPLE_FIELDS(GD_KEY_ENUM) };
   static constexpr std::string_view kNames[] = {GD_SAMPLE_FIELDS(GD_KEY_NAME)};
   const Loc loc{where, nullptr, {}, 0};
   const object obj = root_object(parser, data, len, loc);
   bool have_t = false, have_gpus = false, have_host = false,
-       have_processes = false, have_events = false, have_holders = false;
+       have_events = false, have_holders = false;
+  // Read after the loop: the budget keeps the GPUs' processes first.
+  element processes;
+  bool have_processes = false;
+  out.processes_left_out = 0;
   size_t cursor = 0;
   for (auto f : obj) {
     switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
@@ -997,8 +1048,12 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
         have_host = true;
         break;
       case Key::processes:
-        read_object_array(loc, f.key, f.value, out.processes, parse_process);
+        processes = f.value;
         have_processes = true;
+        break;
+      case Key::processes_left_out:
+        if (!f.value.is_null())
+          out.processes_left_out = integer_of<uint64_t>(loc, f.key, f.value);
         break;
       case Key::events:
         read_object_array(loc, f.key, f.value, out.events, parse_event);
@@ -1016,7 +1071,10 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
   if (!have_t) missing(loc, "t");
   if (!have_gpus) out.gpus.clear();
   if (!have_host) clear_host_sample(out.host);
-  if (!have_processes) out.processes.clear();
+  if (have_processes)
+    read_processes(loc, processes, budget, out);
+  else
+    out.processes.clear();
   if (!have_events) out.events.clear();
   if (!have_holders) out.device_holders.reset();
   trace_checks::check_sample(out, where);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 
+#include "model/process_budget.h"
 #include "model/sample.h"
 
 namespace gd::json_in {
@@ -16,8 +17,10 @@ namespace gd::json_in {
 // content does not matter). `out` is overwritten completely; its vectors and
 // strings keep their capacity, so a reader that reuses one Sample allocates
 // almost nothing per line. Throws TraceError("WHERE: path.field: problem").
+// Processes past `budget` are counted in out.processes_left_out, not kept.
 void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
-                  const std::string& where, Sample& out);
+                  const std::string& where, Sample& out,
+                  const ProcessBudget& budget);
 
 // Also checks "format" and "version".
 TraceHeader parse_header(simdjson::dom::parser& parser, const char* data,

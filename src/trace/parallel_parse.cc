@@ -8,8 +8,9 @@
 
 namespace gd {
 
-ParallelSampleParser::ParallelSampleParser(LineSource& source, int threads)
-    : source_(source) {
+ParallelSampleParser::ParallelSampleParser(LineSource& source, int threads,
+                                           const ProcessBudget& budget)
+    : source_(source), budget_(budget) {
   if (threads < 1) threads = 1;
   // Two batches per worker: one being parsed, one parsed and waiting, so a
   // worker rarely waits for the consumer to hand storage back.
@@ -24,7 +25,25 @@ ParallelSampleParser::~ParallelSampleParser() {
     stopping_ = true;
   }
   free_cv_.notify_all();
+  long_cv_.notify_all();
   for (auto& w : workers_) w.join();
+}
+
+bool ParallelSampleParser::take_long_line(Batch& b) {
+  std::unique_lock lock(mu_);
+  long_cv_.wait(lock, [&] { return stopping_ || !long_line_out_; });
+  if (stopping_) return false;
+  long_line_out_ = b.holds_long = true;
+  return true;
+}
+
+void ParallelSampleParser::release(std::unique_ptr<Batch> b) {
+  if (b->holds_long) {
+    b->holds_long = false;
+    long_line_out_ = false;
+    long_cv_.notify_all();
+  }
+  free_.push_back(std::move(b));
 }
 
 void ParallelSampleParser::fill(Batch& b) {
@@ -36,12 +55,16 @@ void ParallelSampleParser::fill(Batch& b) {
   b.seq = next_seq_in_++;
   try {
     std::string_view line;
-    while (b.lines.size() < kBatchLines) {
+    while (b.lines.size() < kBatchLines && b.text.size() < kBatchBytes) {
       if (!source_.next(line)) {
         b.last = true;
         break;
       }
       if (LineSource::is_blank(line)) continue;
+      if (line.size() > kBatchBytes && !take_long_line(b)) {
+        b.last = true;  // stopping: nobody reads this batch
+        break;
+      }
       b.lines.push_back({b.text.size(), line.size(), source_.line_number()});
       b.text.append(line);
       b.text.append(LineSource::kPadding, ' ');
@@ -55,8 +78,9 @@ void ParallelSampleParser::fill(Batch& b) {
   if (b.last) source_done_ = true;
 }
 
-void ParallelSampleParser::parse(Batch& b, const std::string& source_name) {
+void ParallelSampleParser::parse(Batch& b) {
   thread_local simdjson::dom::parser parser;
+  const std::string& source_name = source_.name();
   if (b.samples.size() < b.lines.size()) b.samples.resize(b.lines.size());
   std::string where;
   for (const Batch::Line& l : b.lines) {
@@ -65,7 +89,7 @@ void ParallelSampleParser::parse(Batch& b, const std::string& source_name) {
     where += std::to_string(l.number);
     try {
       json_in::parse_sample(parser, b.text.data() + l.offset, l.size, where,
-                            b.samples[b.parsed]);
+                            b.samples[b.parsed], budget_);
     } catch (...) {
       // The read error found while filling (if any) comes later in the
       // file than this line: this one is reported.
@@ -75,6 +99,11 @@ void ParallelSampleParser::parse(Batch& b, const std::string& source_name) {
     }
     ++b.parsed;
   }
+  // simdjson keeps buffers sized for the longest line it parsed (about ten
+  // bytes per byte of it), and the batch its text: after a huge line, both
+  // start afresh.
+  if (parser.capacity() > 4 * kBatchBytes) parser = simdjson::dom::parser();
+  if (b.text.capacity() > 4 * kBatchBytes) std::string().swap(b.text);
 }
 
 void ParallelSampleParser::work() {
@@ -91,12 +120,12 @@ void ParallelSampleParser::work() {
       std::lock_guard source_lock(source_mu_);
       if (source_done_) {
         std::lock_guard lock(mu_);
-        free_.push_back(std::move(b));
+        release(std::move(b));
         return;
       }
       fill(*b);
     }
-    parse(*b, source_.name());
+    parse(*b);
     const uint64_t seq = b->seq;
     {
       std::lock_guard lock(mu_);
@@ -123,7 +152,7 @@ bool ParallelSampleParser::next(Sample& out, size_t& line) {
       }
       {
         std::lock_guard lock(mu_);
-        free_.push_back(std::move(current_));
+        release(std::move(current_));
       }
       free_cv_.notify_one();
     }

@@ -6,8 +6,10 @@
 //
 // Lines are taken from the source in batches; each worker copies a batch
 // out (under a lock), parses it with its own parser, and queues it by
-// sequence number. A bounded number of batches exists, each reused, so
-// memory stays flat however long the trace is.
+// sequence number. A bounded number of batches exists, each reused and
+// each holding at most kBatchLines lines or kBatchBytes of text (or one
+// longer line, and only one batch at a time holds such a line), so memory
+// stays flat however long the trace is and however long its lines are.
 #pragma once
 
 #include <condition_variable>
@@ -21,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "model/process_budget.h"
 #include "model/sample.h"
 #include "trace/line_source.h"
 
@@ -30,7 +33,8 @@ class ParallelSampleParser {
  public:
   // `source` is positioned after the header and is read only by the worker
   // threads from now on, until this object is destroyed.
-  ParallelSampleParser(LineSource& source, int threads);
+  ParallelSampleParser(LineSource& source, int threads,
+                       const ProcessBudget& budget);
   ~ParallelSampleParser();
   ParallelSampleParser(const ParallelSampleParser&) = delete;
   ParallelSampleParser& operator=(const ParallelSampleParser&) = delete;
@@ -42,6 +46,7 @@ class ParallelSampleParser {
   bool next(Sample& out, size_t& line);
 
   static constexpr size_t kBatchLines = 16;
+  static constexpr size_t kBatchBytes = size_t{1} << 20;
 
  private:
   struct Batch {
@@ -56,20 +61,30 @@ class ParallelSampleParser {
     size_t taken = 0;          // handed out by next()
     std::exception_ptr error;  // what stopped the batch after `parsed`
     bool last = false;         // nothing follows this batch
+    bool holds_long = false;   // has the one long line allowed at a time
   };
 
   void work();
   // Copies the next lines of the source into `b`; under source_mu_.
   void fill(Batch& b);
-  static void parse(Batch& b, const std::string& source_name);
+  void parse(Batch& b);
+  // Waits until no other batch holds a line longer than kBatchBytes, then
+  // takes that right for `b`; false when stopping. Under source_mu_.
+  bool take_long_line(Batch& b);
+  // A batch going back to the free list; under mu_.
+  void release(std::unique_ptr<Batch> b);
 
   LineSource& source_;
+  const ProcessBudget budget_;
   std::mutex source_mu_;
   uint64_t next_seq_in_ = 0;  // under source_mu_
   bool source_done_ = false;  // under source_mu_
 
   std::mutex mu_;
-  std::condition_variable parsed_cv_, free_cv_;
+  std::condition_variable parsed_cv_, free_cv_, long_cv_;
+  // A batch holds a line longer than kBatchBytes: one such line at a time,
+  // since parsing one costs about ten times its size.
+  bool long_line_out_ = false;
   std::map<uint64_t, std::unique_ptr<Batch>> parsed_;  // waiting, by seq
   std::vector<std::unique_ptr<Batch>> free_;
   bool stopping_ = false;

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/process_budget.h"
 #include "model/sample.h"
 
 namespace gd {
@@ -21,7 +22,8 @@ struct TraceError : std::runtime_error {
 std::string header_to_json(const TraceHeader& h);
 std::string sample_to_json(const Sample& s);
 
-// Strict parsers; `where` prefixes error messages ("trace.jsonl:7").
+// Strict parsers; `where` prefixes error messages ("trace.jsonl:7"). A
+// sample keeps its processes within the default ProcessBudget.
 TraceHeader header_from_json(std::string_view line, const std::string& where);
 Sample sample_from_json(std::string_view line, const std::string& where);
 
@@ -65,6 +67,9 @@ class TraceReader {
     // cost of reading a trace, so a reader that has other work to do (the
     // rules of `diagnose --from`) gives it threads.
     int parse_threads = 0;
+    // What one sample keeps of its processes (serve's budget): a trace
+    // line listing a million processes costs what 512 do.
+    ProcessBudget process_budget;
   };
   explicit TraceReader(const std::string& path) : TraceReader(path, {}) {}
   TraceReader(const std::string& path, Options options);

@@ -502,7 +502,12 @@ void append_sample_json(std::string& out, const Sample& s) {
     if (i) out.push_back(',');
     append_process_sample(out, s.processes[i]);
   }
-  lit(out, "],\"events\":[");
+  out.push_back(']');
+  if (s.processes_left_out > 0) {
+    lit(out, ",\"processes_left_out\":");
+    unsigned_integer(out, s.processes_left_out);
+  }
+  lit(out, ",\"events\":[");
   for (size_t i = 0; i < s.events.size(); ++i) {
     if (i) out.push_back(',');
     append_event(out, s.events[i]);

@@ -35,7 +35,7 @@ TraceHeader header_from_json(std::string_view line, const std::string& where) {
 void sample_from_json(std::string_view line, const std::string& where,
                       Sample& out) {
   json_in::parse_sample(thread_parser(), padded_copy(line), line.size(), where,
-                        out);
+                        out, ProcessBudget{});
 }
 
 Sample sample_from_json(std::string_view line, const std::string& where) {
@@ -45,7 +45,8 @@ Sample sample_from_json(std::string_view line, const std::string& where) {
 }
 
 struct TraceReader::Impl {
-  explicit Impl(const std::string& path) : source(path) {}
+  Impl(const std::string& path, const ProcessBudget& budget)
+      : source(path), budget(budget) {}
 
   // "FILE:LINE" of the last line read (of the last sample handed out).
   std::string where() const {
@@ -62,6 +63,7 @@ struct TraceReader::Impl {
   }
 
   LineSource source;
+  ProcessBudget budget;
   simdjson::dom::parser parser;
   TraceHeader header;
   bool have_previous = false;
@@ -71,7 +73,7 @@ struct TraceReader::Impl {
 };
 
 TraceReader::TraceReader(const std::string& path, Options options)
-    : impl_(std::make_unique<Impl>(path)) {
+    : impl_(std::make_unique<Impl>(path, options.process_budget)) {
   std::string_view line;
   if (!impl_->next_line(line)) {
     throw TraceError(impl_->source.name() +
@@ -86,7 +88,7 @@ TraceReader::TraceReader(const std::string& path, Options options)
                                         impl_->where());
   if (options.parse_threads > 0)
     impl_->parallel = std::make_unique<ParallelSampleParser>(
-        impl_->source, options.parse_threads);
+        impl_->source, options.parse_threads, options.process_budget);
 }
 
 TraceReader::~TraceReader() = default;
@@ -104,7 +106,11 @@ bool TraceReader::next(Sample& out) {
     std::string_view line;
     if (!impl_->next_line(line)) return false;
     json_in::parse_sample(impl_->parser, line.data(), line.size(),
-                          impl_->where(), out);
+                          impl_->where(), out, impl_->budget);
+    // simdjson keeps buffers sized for the longest line it parsed (about
+    // ten bytes per byte of it): after a huge line, start afresh.
+    if (impl_->parser.capacity() > ParallelSampleParser::kBatchBytes * 4)
+      impl_->parser = simdjson::dom::parser();
   }
   if (impl_->have_previous && out.t < impl_->previous_t)
     trace_checks::check_time_order(out.t, impl_->previous_t, impl_->where());

@@ -9,6 +9,7 @@
 #include "common/terminal_text.h"
 #include "diagnose/evidence.h"
 #include "diagnose/finding_json.h"
+#include "model/process_budget.h"
 
 namespace gd {
 namespace {
@@ -55,6 +56,18 @@ std::string parts_lines(const DiagnoseWindow& w) {
   return out;
 }
 
+// Said whenever a sample kept only part of its processes: a rule judged
+// what was kept, never the processes it did not see.
+std::string left_out_line(const DiagnoseWindow& w) {
+  if (w.samples_with_processes_left_out == 0) return "";
+  return fmt::format(
+      "  {} sample{} listed more processes than the {} a sample keeps (its "
+      "GPU processes and their ancestors first): up to {} left out of one\n",
+      w.samples_with_processes_left_out,
+      w.samples_with_processes_left_out == 1 ? "" : "s",
+      ProcessBudget{}.max_processes, w.most_processes_left_out);
+}
+
 std::vector<std::string> judged_ids(const DiagnoseResult& r) {
   std::vector<std::string> out;
   for (const auto& id : r.rules_checked)
@@ -81,6 +94,7 @@ std::string format_text_report(const DiagnoseResult& result,
   std::string out =
       "gpudoctor diagnose — " + window_line(result, header) + "\n";
   out += parts_lines(result.window);
+  out += left_out_line(result.window);
   if (result.findings.empty() && !result.not_judged.empty()) {
     // Silence from rules that saw too little is not "all is well".
     auto judged = judged_ids(result);
@@ -140,6 +154,10 @@ std::string format_json_report(const DiagnoseResult& result) {
     }
     window["parts"] = std::move(parts);
   }
+  if (result.window.samples_with_processes_left_out > 0)
+    window["processes_left_out"] = {
+        {"samples", result.window.samples_with_processes_left_out},
+        {"most_in_one_sample", result.window.most_processes_left_out}};
   nlohmann::json not_judged = nlohmann::json::array();
   for (const auto& n : result.not_judged)
     not_judged.push_back({{"id", n.id}, {"reason", n.reason}});

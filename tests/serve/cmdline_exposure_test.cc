@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "collect/process_budget.h"
+#include "model/process_budget.h"
 #include "serve/serve_options.h"
 
 namespace gd {

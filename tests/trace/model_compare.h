@@ -154,6 +154,7 @@ inline void expect_same(const Sample& a, const Sample& b) {
   for (size_t i = 0; i < a.events.size(); ++i) {
     expect_same(a.events[i], b.events[i]);
   }
+  EXPECT_EQ(a.processes_left_out, b.processes_left_out);
   ASSERT_EQ(a.device_holders.has_value(), b.device_holders.has_value());
   if (a.device_holders) {
     ASSERT_EQ(a.device_holders->size(), b.device_holders->size());

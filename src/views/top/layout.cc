@@ -7,6 +7,7 @@
 
 #include "common/bytes_text.h"
 #include "common/elapsed_text.h"
+#include "model/process_budget.h"
 #include "views/top/parts.h"
 
 namespace gd::top {
@@ -454,6 +455,23 @@ Screen layout(const LayoutInput& in, int width, int height) {
       s.hits.push_back({Hit::Kind::kProcessRow,
                         static_cast<int>(s.lines.size()), 0, width, i});
       s.lines.push_back(table_row(in, rows[i], width, cols, sel));
+    }
+    const Sample* sample = in.frame->sample.get();
+    if (sample && sample->processes_left_out > 0 && s.lines.size() > 1) {
+      // Said on the last line, not dropped silently: the table shows what
+      // the sample kept (model/process_budget.h).
+      LineBuilder b(width);
+      b.add(fmt::format("  ... {} more processes left out of this sample "
+                        "(a sample keeps {}, GPU processes first)",
+                        sample->processes_left_out,
+                        ProcessBudget{}.max_processes),
+            Style::kWarn);
+      if (room > 0) {
+        s.lines.push_back(b.done());
+        --room;
+      } else {
+        s.lines.back() = b.done();
+      }
     }
     if (rows.empty() && room > 0) {
       LineBuilder b(width);
