@@ -322,6 +322,8 @@ ApiReply api_history(const History* history, const QueryParams& params,
                      double now) {
   if (!history)
     return json_error(503, "history is off (serve runs with --no-db)");
+  if (!history->health().status.usable)
+    return json_error(503, "history is not usable (see the serve log)");
   HistoryQuery q;
   try {
     const std::string* metric = single_param(params, "metric");

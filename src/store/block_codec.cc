@@ -41,9 +41,12 @@ std::string compress(const std::string& in, int level) {
 
 std::string decompress(std::string_view in) {
   unsigned long long size = ZSTD_getFrameContentSize(in.data(), in.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN ||
-      size > kMaxBlockBytes)
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
     throw CodecError("not a zstd block");
+  if (size > kMaxBlockBytes)
+    throw CodecError("block decompresses to " + std::to_string(size) +
+                     " bytes (at most " + std::to_string(kMaxBlockBytes >> 20) +
+                     " MiB)");
   std::string out(size, '\0');
   size_t n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
   if (ZSTD_isError(n) || n != size)

@@ -148,7 +148,8 @@ TEST(HostileBlock, DecompressedSizeIsBounded) {
     decode_numeric(bomb);
     ADD_FAILURE() << "decoded";
   } catch (const CodecError& e) {
-    EXPECT_STREQ(e.what(), "not a zstd block");
+    EXPECT_STREQ(e.what(),
+                 "block decompresses to 104857600 bytes (at most 32 MiB)");
   }
 }
 
@@ -175,6 +176,37 @@ TEST(HostileBlock, TheLargestRealBlockStillDecodes) {
   ASSERT_EQ(out.size(), in.size());
   EXPECT_EQ(out.back().gpus.size(), 8u);
   EXPECT_EQ(*out.back().gpus[7].power_w, *in.back().gpus[7].power_w);
+}
+
+TEST(HostileBlock, TenMinutesOfABusyNodeStillDecode) {
+  // 600 samples (1 s) of 8 GPUs, each listing the 512 processes a sample
+  // keeps at most, with long command lines and changing numbers: a real
+  // block at its heaviest must not be mistaken for a crafted one.
+  std::vector<Sample> in;
+  for (int i = 0; i < 600; ++i) {
+    Sample s = make_sample(kT0 + i, i, 8);
+    for (uint32_t p = 0; p < 512; ++p) {
+      ProcessSample ps;
+      ps.pid = 1000 + p;
+      ps.ppid = 1;
+      ps.user = "user" + std::to_string(p % 7);
+      ps.name = "worker";
+      ps.cmdline =
+          "python train.py --rank " + std::to_string(p) + std::string(200, 'x');
+      ps.state = "R";
+      ps.cpu_pct = (i * 7 + p) % 100;
+      ps.threads = 8;
+      ps.rss_bytes = 1000000ull * p + i;
+      s.processes.push_back(ps);
+    }
+    in.push_back(std::move(s));
+  }
+  auto enc = encode_block(in, 3);
+  auto out = decode_block(enc.numeric, enc.rest);
+  ASSERT_EQ(out.size(), in.size());
+  ASSERT_EQ(out.back().processes.size(), in.back().processes.size());
+  EXPECT_EQ(out.back().processes[511].cmdline,
+            in.back().processes[511].cmdline);
 }
 
 TEST(HostileBlock, BudgetNamesWhatOverflows) {
