@@ -270,16 +270,6 @@ void charge_sample(DecodeBudget& budget, const Sample& s) {
   budget.charge(s.processes.size(), sizeof(ProcessSample), "processes");
 }
 
-// The process listings apply_processes turns into samples' processes.
-void charge_listings(DecodeBudget& budget, const ProcessColumns& pc) {
-  for (const auto& list : pc.lists)
-    budget.charge(list.size(), sizeof(ProcessSample), "process listings");
-  for (const auto& gpu : pc.gpus)
-    for (const auto& list : gpu.lists)
-      if (list)
-        budget.charge(list->size(), sizeof(GpuProcess), "GPU process listings");
-}
-
 // Sample i's numbers from the columns (its line gave the rest).
 void fill_numbers(const NumericColumns& cols,
                   const std::map<int, size_t>& gpu_pos, size_t i, Sample& s) {
@@ -333,10 +323,8 @@ std::vector<Sample> decode_block(std::string_view numeric_blob,
   }
   if (begin != rest.size())
     throw CodecError("block has more samples than its columns");
-  if (cols.has_processes) {
-    charge_listings(budget, cols.processes);
-    apply_processes(cols.processes, out);
-  }
+  // read_processes charged the listings by what apply_processes copies.
+  if (cols.has_processes) apply_processes(cols.processes, out);
   return out;
 }
 

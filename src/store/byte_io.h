@@ -21,9 +21,9 @@ struct CodecError : std::runtime_error {
 // list), so the total is capped too: a corrupt or crafted block fails with
 // CodecError instead of allocating gigabytes. A block of 600 samples (10
 // minutes at 1 s) of 8 GPUs with the 512 processes a sample keeps at most
-// builds ~145 MiB (hostile_block_test); blocks of many more samples (sub-second
-// intervals) with that many processes are the only real ones past the cap.
-inline constexpr size_t kMaxDecodedBytes = size_t{256} << 20;
+// builds ~215 MiB (hostile_block_test); only blocks of many more samples
+// (sub-second intervals) with that many processes come near the cap.
+inline constexpr size_t kMaxDecodedBytes = size_t{512} << 20;
 
 class DecodeBudget {
  public:

@@ -72,25 +72,42 @@ void write_list(ByteWriter& w, const std::vector<uint32_t>* list,
   for (uint32_t e : *list) w.varint(e);
 }
 
+// What listing an entry costs once decoded: its place in the list and in
+// the entry's positions, and the sample's copy of the entry, strings
+// included (apply_processes). One entry with a long command line listed by
+// every sample is many times the block's size.
+size_t listing_cost(const ProcessSample& p) {
+  size_t n = 2 * sizeof(uint32_t) + sizeof(ProcessSample) + p.user.size() +
+             p.name.size() + p.cmdline.size() +
+             (p.cgroup ? p.cgroup->size() : 0);
+  for (const auto& lib : p.libs) n += sizeof(std::string) + lib.size();
+  return n;
+}
+
+size_t listing_cost(const ProcessColumns::GpuProc& p) {
+  return 2 * sizeof(uint32_t) + sizeof(GpuProcess) + p.type.size();
+}
+
 // Reads one sample's list; nullopt for kNotListed (only where allowed).
+// Each listing is charged its entry's cost[e]: a byte that repeats a whole
+// list costs what the copies will.
 std::optional<std::vector<uint32_t>> read_list(
     ByteReader& r, const std::optional<std::vector<uint32_t>>& prev,
-    size_t entries, bool may_be_unlisted) {
+    const std::vector<size_t>& cost, bool may_be_unlisted) {
   const uint8_t mark = r.byte();
   if (mark == kNotListed && may_be_unlisted) return std::nullopt;
   if (mark == kSameList) {
     if (!prev) throw CodecError("process list repeats a missing list");
-    // One byte repeats a whole list: the copy is charged, not the byte.
-    r.budget().charge(prev->size(), 2 * sizeof(uint32_t), "process listings");
+    for (uint32_t e : *prev) r.budget().charge(1, cost[e], "process listings");
     return prev;
   }
   if (mark != kNewList) throw CodecError("bad process list marker");
   std::vector<uint32_t> list(r.count(1, "listed processes"));
-  r.budget().charge(list.size(), 2 * sizeof(uint32_t), "process listings");
   for (auto& e : list) {
     const uint64_t v = r.varint();
-    if (v >= entries) throw CodecError("process list names no entry");
+    if (v >= cost.size()) throw CodecError("process list names no entry");
     e = static_cast<uint32_t>(v);
+    r.budget().charge(1, cost[e], "process listings");
   }
   return list;
 }
@@ -271,11 +288,13 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     r.budget().charge(p.libs.size(), sizeof(std::string), "libraries");
     for (auto& lib : p.libs) lib = r.str();
   }
+  std::vector<size_t> cost;
+  for (const auto& e : pc.procs) cost.push_back(listing_cost(e.statics));
   r.budget().charge(n, sizeof(std::vector<uint32_t>), "process lists");
   pc.lists.resize(n);
   std::optional<std::vector<uint32_t>> prev;
   for (size_t i = 0; i < n; ++i) {
-    prev = read_list(r, prev, entries, false);
+    prev = read_list(r, prev, cost, false);
     pc.lists[i] = *prev;
   }
   auto at = positions(pc.lists, entries, plain);
@@ -311,11 +330,13 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
       e.pid = static_cast<uint32_t>(pid);
       e.type = r.str();
     }
+    std::vector<size_t> gcost;
+    for (const auto& e : gpu.entries) gcost.push_back(listing_cost(e));
     r.budget().charge(n, sizeof(gpu.lists[0]), "GPU process lists");
     gpu.lists.resize(n);
     std::optional<std::vector<uint32_t>> gprev;
     for (size_t i = 0; i < n; ++i) {
-      gpu.lists[i] = read_list(r, gprev, gpu.entries.size(), true);
+      gpu.lists[i] = read_list(r, gprev, gcost, true);
       gprev = gpu.lists[i];
     }
     auto gat = positions(gpu.lists, gpu.entries.size(), maybe);

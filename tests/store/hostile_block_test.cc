@@ -98,7 +98,8 @@ TEST(HostileBlock, RepeatedGpuIndexIsRejected) {
 
 // A process section where every sample repeats ("same as before", one
 // byte) a list of `listed` entries: a few KB that say billions of listings.
-std::string repeated_lists(size_t samples, size_t listed) {
+std::string repeated_lists(size_t samples, size_t listed,
+                           size_t cmdline_bytes = 1) {
   ByteWriter w = header(samples);
   w.varint(0);   // GPU field names
   w.varint(0);   // host field names
@@ -107,7 +108,7 @@ std::string repeated_lists(size_t samples, size_t listed) {
   w.varint(42);  // pid
   w.str("u");
   w.str("n");
-  w.str("c");
+  w.str(std::string(cmdline_bytes, 'c'));
   w.byte(0);    // flags
   w.varint(0);  // libraries
   w.byte(2);    // sample 0: a new list
@@ -123,7 +124,17 @@ TEST(HostileBlock, RepeatedProcessListsAreChargedByWhatTheyCopy) {
   // 4096 samples x 20,000 listings of one process: ~20 KB of stream that
   // would build 82 million listings (gigabytes once they become samples).
   const std::string err = numeric_error(repeated_lists(4096, 20000));
-  EXPECT_NE(err.find("block would decode to more than 256 MiB"),
+  EXPECT_NE(err.find("block would decode to more than 512 MiB"),
+            std::string::npos)
+      << err;
+}
+
+TEST(HostileBlock, ALongCommandLineListedByEverySampleIsCharged) {
+  // One process with a 1 MB command line, listed by 4096 samples: 1 MB of
+  // stream that would copy 4 GB of command lines into the samples.
+  const std::string err = numeric_error(repeated_lists(4096, 1, 1 << 20));
+  EXPECT_NE(err.find("block would decode to more than 512 MiB (process "
+                     "listings)"),
             std::string::npos)
       << err;
 }
@@ -218,7 +229,7 @@ TEST(HostileBlock, BudgetNamesWhatOverflows) {
     ADD_FAILURE() << "charged past the cap";
   } catch (const CodecError& e) {
     EXPECT_STREQ(e.what(),
-                 "block would decode to more than 256 MiB (process listings)");
+                 "block would decode to more than 512 MiB (process listings)");
   }
 }
 
