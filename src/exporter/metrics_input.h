@@ -32,6 +32,9 @@ struct ExportedFinding {
 
 // The history store's writer (`serve --db`), for gpudoctor_store_*.
 struct StoreStatus {
+  // false: serve refused the history file (a schema version it does not
+  // know) and runs without history.
+  bool usable = true;
   bool writable = true;
   uint64_t write_errors_total = 0;
   uint64_t pending_bytes = 0;  // encoded history waiting for the disk

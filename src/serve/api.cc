@@ -322,6 +322,8 @@ ApiReply api_history(const History* history, const QueryParams& params,
                      double now) {
   if (!history)
     return json_error(503, "history is off (serve runs with --no-db)");
+  if (!history->health().status.usable)
+    return json_error(503, "history is not usable (see the serve log)");
   HistoryQuery q;
   try {
     const std::string* metric = single_param(params, "metric");
@@ -396,12 +398,15 @@ ApiReply api_healthz(const Snapshot& s, double now) {
   json degraded = json::array();
   if (s.store) {
     const auto& st = *s.store;
-    out["store"] = {{"writable", st.writable},
+    out["store"] = {{"usable", st.usable},
+                    {"writable", st.writable},
                     {"write_errors_total", st.write_errors_total},
                     {"pending_bytes", st.pending_bytes},
                     {"dropped_samples_total", st.dropped_samples_total},
                     {"quarantined_total", st.quarantined_total}};
-    if (!st.writable)
+    if (!st.usable)
+      degraded.push_back({{"component", "store"}, {"problem", "not usable"}});
+    else if (!st.writable)
       degraded.push_back({{"component", "store"}, {"problem", "not writable"}});
     if (st.dropped_samples_total > 0)
       degraded.push_back(

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/log.h"
+#include "serve/unusable_history.h"
 #include "store/history_store.h"
 
 namespace gd {
@@ -218,7 +219,17 @@ std::unique_ptr<History> open_history(const std::string& path,
   StoreOptions o;
   o.path = path;
   o.retention_s = retention_s;
-  auto history = std::make_unique<StoreHistory>(HistoryStore::open(o));
+  std::unique_ptr<History> history;
+  try {
+    history = std::make_unique<StoreHistory>(HistoryStore::open(o));
+  } catch (const StoreVersionError& e) {
+    // Monitoring goes on; the file is left as it is for the gpudoctor that
+    // wrote it.
+    spdlog::error(
+        "msg=\"history not usable; serving without it\" db={} error={}",
+        serve_log::q(path), serve_log::q(e.what()));
+    return unusable_history(e.what());
+  }
   if (auto n = history->health().status.quarantined_total; n > 0)
     spdlog::warn(
         "msg=\"corrupt pending history moved to quarantine\" db={} "

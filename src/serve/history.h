@@ -96,7 +96,9 @@ class History {
 };
 
 // Opens (creating parent directories) the store at `path`. Throws
-// std::runtime_error "PATH: why".
+// std::runtime_error "PATH: why"; a history of a schema version this
+// gpudoctor does not know is logged and left untouched, and the History
+// returned then says so (unusable_history.h).
 std::unique_ptr<History> open_history(const std::string& path,
                                       double retention_s);
 

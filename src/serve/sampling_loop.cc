@@ -197,7 +197,8 @@ void SamplingLoop::log_gpu_changes() {
 // Logs the store's writable <-> unwritable transitions once each.
 void SamplingLoop::watch_store() {
   auto h = history_->health();
-  if (store_ && store_->writable && !h.status.writable)
+  // An unusable history was logged when serve opened it.
+  if (store_ && store_->writable && !h.status.writable && h.status.usable)
     spdlog::error(
         "msg=\"history not writable; keeping samples in memory\" error={} "
         "pending_bytes={}",

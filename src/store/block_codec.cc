@@ -10,6 +10,7 @@
 
 #include "store/column_codec.h"
 #include "store/process_columns.h"
+#include "trace/trace_checks.h"
 #include "trace/trace_io.h"
 
 namespace gd::store {
@@ -23,9 +24,11 @@ namespace {
 constexpr uint64_t kNumericFormat = 3;
 constexpr uint64_t kProcessSectionFormat = 2;
 constexpr uint64_t kNumbersOnlyFormat = 1;
-// A decompressed block larger than this is corruption, not data: a raw
-// block of 8 GPUs is ~1 MiB before compression.
-constexpr unsigned long long kMaxBlockBytes = 512ull << 20;
+// A decompressed blob larger than this is corruption, not data: a raw
+// block of 8 GPUs is ~1 MiB before compression, the largest one the writer
+// makes ~4 MiB. The bound keeps a crafted blob (zstd turns a few KB into
+// gigabytes of zeros) from costing more memory than a real one.
+constexpr unsigned long long kMaxBlockBytes = 32ull << 20;
 
 std::string compress(const std::string& in, int level) {
   std::string out(ZSTD_compressBound(in.size()), '\0');
@@ -38,9 +41,12 @@ std::string compress(const std::string& in, int level) {
 
 std::string decompress(std::string_view in) {
   unsigned long long size = ZSTD_getFrameContentSize(in.data(), in.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN ||
-      size > kMaxBlockBytes)
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
     throw CodecError("not a zstd block");
+  if (size > kMaxBlockBytes)
+    throw CodecError("block decompresses to " + std::to_string(size) +
+                     " bytes (at most " + std::to_string(kMaxBlockBytes >> 20) +
+                     " MiB)");
   std::string out(size, '\0');
   size_t n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
   if (ZSTD_isError(n) || n != size)
@@ -67,7 +73,7 @@ void write_field_names(ByteWriter& w,
 template <typename S>
 std::vector<int> read_field_names(ByteReader& r,
                                   int (*find)(std::string_view)) {
-  std::vector<int> map(r.count());
+  std::vector<int> map(r.count(1, "field names"));
   for (auto& m : map) m = find(r.str());
   return map;
 }
@@ -140,29 +146,61 @@ EncodedBlock encode_block(std::span<const Sample> samples, int zstd_level) {
 
 namespace {
 
+// The block's sample count: at most what the writer puts in a block, and
+// each sample's time takes at least a byte.
+size_t read_sample_count(ByteReader& r) {
+  const size_t n = r.count(1, "samples");
+  if (n > kMaxBlockSamples)
+    throw CodecError("block of " + std::to_string(n) +
+                     " samples (a block has at most " +
+                     std::to_string(kMaxBlockSamples) + ")");
+  return n;
+}
+
+// The GPU sections' count and each one's index (unique, like a sample's).
+size_t read_gpu_count(ByteReader& r, size_t columns_per_gpu) {
+  // Each section: its index and one column per field name, >= 1 byte each.
+  const size_t ngpus = r.count(1 + columns_per_gpu, "GPUs");
+  r.budget().charge(
+      ngpus, sizeof(int) + gpu_fields().size() * sizeof(std::vector<Cell>),
+      "GPU sections");
+  return ngpus;
+}
+
 // keep_gpu[f] / keep_host[f]: keep that column; nullptr keeps every one.
 NumericColumns decode_columns(std::string_view blob,
                               const std::vector<bool>* keep_gpu,
                               const std::vector<bool>* keep_host,
-                              bool keep_processes) {
+                              bool keep_processes, DecodeBudget& budget) {
   std::string raw = decompress(blob);
-  ByteReader r(raw);
+  ByteReader r(raw, budget);
   const uint64_t format = r.varint();
+  if (format > kNumericFormat)
+    throw NewerBlockFormat("block format " + std::to_string(format) +
+                           " is newer than this gpudoctor reads (" +
+                           std::to_string(kNumericFormat) + ")");
   if (format != kNumericFormat && format != kProcessSectionFormat &&
       format != kNumbersOnlyFormat)
     throw CodecError("unknown block format");
   NumericColumns out;
-  size_t n = r.count();
-  for (const auto& c : read_column(r, n)) {
+  const size_t n = read_sample_count(r);
+  const auto times = read_column(r, n);
+  if (times.size() != n) throw CodecError("bad time column");
+  for (const auto& c : times) {
     if (!c.present || !c.is_double) throw CodecError("bad time column");
     out.t.push_back(c.d);
   }
   auto gmap = read_field_names<GpuSample>(r, find_gpu_field);
   auto hmap = read_field_names<HostSample>(r, find_host_field);
-  size_t ngpus = r.count();
+  const size_t ngpus = read_gpu_count(r, gmap.size());
   out.gpu.resize(ngpus);
   for (size_t g = 0; g < ngpus; ++g) {
-    out.gpu_indices.push_back(static_cast<int>(r.svarint()));
+    const int64_t index = r.svarint();
+    if (index < 0 || index > trace_checks::kMaxGpuIndex ||
+        std::find(out.gpu_indices.begin(), out.gpu_indices.end(), index) !=
+            out.gpu_indices.end())
+      throw CodecError("bad or repeated GPU index " + std::to_string(index));
+    out.gpu_indices.push_back(static_cast<int>(index));
     out.gpu[g].resize(gpu_fields().size());
     for (int f : gmap) {
       bool keep = f >= 0 && (!keep_gpu || (*keep_gpu)[f]);
@@ -194,8 +232,10 @@ NumericColumns decode_columns(std::string_view blob,
 
 NumericColumns decode_numeric(std::string_view blob, int only_gpu_field,
                               int only_host_field) {
-  if (only_gpu_field < 0 && only_host_field < 0)
-    return decode_columns(blob, nullptr, nullptr, true);
+  if (only_gpu_field < 0 && only_host_field < 0) {
+    DecodeBudget budget;
+    return decode_columns(blob, nullptr, nullptr, true, budget);
+  }
   std::vector<int> g, h;
   if (only_gpu_field >= 0) g.push_back(only_gpu_field);
   if (only_host_field >= 0) h.push_back(only_host_field);
@@ -211,24 +251,66 @@ NumericColumns decode_numeric_fields(std::string_view blob,
     if (f >= 0 && static_cast<size_t>(f) < kg.size()) kg[f] = true;
   for (int f : host_keep)
     if (f >= 0 && static_cast<size_t>(f) < kh.size()) kh[f] = true;
-  return decode_columns(blob, &kg, &kh, keep_processes);
+  DecodeBudget budget;
+  return decode_columns(blob, &kg, &kh, keep_processes, budget);
 }
+
+namespace {
+
+// What a decoded sample holds beyond its line's strings, against the budget.
+void charge_sample(DecodeBudget& budget, const Sample& s) {
+  budget.charge(s.gpus.size(), sizeof(GpuSample), "GPU samples");
+  budget.charge(s.events.size(), sizeof(Event), "events");
+  if (s.device_holders)
+    budget.charge(s.device_holders->size(), sizeof(DeviceHolder),
+                  "device holders");
+  if (s.host.other_cpu_top)
+    budget.charge(s.host.other_cpu_top->size(), sizeof(OtherCpuProcess),
+                  "other CPU work");
+  budget.charge(s.processes.size(), sizeof(ProcessSample), "processes");
+}
+
+// Sample i's numbers from the columns (its line gave the rest).
+void fill_numbers(const NumericColumns& cols,
+                  const std::map<int, size_t>& gpu_pos, size_t i, Sample& s) {
+  s.t = cols.t[i];
+  for (auto& g : s.gpus) {
+    auto it = gpu_pos.find(g.index);
+    // The writer has a column section for every GPU of every sample.
+    if (it == gpu_pos.end())
+      throw CodecError("sample has GPU " + std::to_string(g.index) +
+                       " that the block's columns do not");
+    const auto& gc = cols.gpu[it->second];
+    for (size_t f = 0; f < gc.size(); ++f)
+      if (!gc[f].empty()) set_cell(g, gpu_fields()[f], gc[f][i]);
+  }
+  for (size_t f = 0; f < cols.host.size(); ++f)
+    if (!cols.host[f].empty())
+      set_cell(s.host, host_fields()[f], cols.host[f][i]);
+}
+
+}  // namespace
 
 std::vector<Sample> decode_block(std::string_view numeric_blob,
                                  std::string_view rest_blob) {
-  NumericColumns cols = decode_numeric(numeric_blob);
+  DecodeBudget budget;
+  NumericColumns cols =
+      decode_columns(numeric_blob, nullptr, nullptr, true, budget);
   std::string rest = decompress(rest_blob);
   const size_t n = cols.t.size();
   std::map<int, size_t> gpu_pos;
   for (size_t g = 0; g < cols.gpu_indices.size(); ++g)
     gpu_pos[cols.gpu_indices[g]] = g;
 
+  budget.charge(n, sizeof(Sample), "samples");
   std::vector<Sample> out(n);
   size_t begin = 0;
   for (size_t i = 0; i < n; ++i) {
     size_t end = rest.find('\n', begin);
     if (end == std::string::npos)
       throw CodecError("block has fewer samples than its columns");
+    // The line's strings are copied into the sample.
+    budget.charge(end - begin, 1, "sample lines");
     try {
       sample_from_json(std::string_view(rest).substr(begin, end - begin),
                        "block", out[i]);
@@ -236,21 +318,12 @@ std::vector<Sample> decode_block(std::string_view numeric_blob,
       throw CodecError(e.what());
     }
     begin = end + 1;
-    Sample& s = out[i];
-    s.t = cols.t[i];
-    for (auto& g : s.gpus) {
-      auto it = gpu_pos.find(g.index);
-      if (it == gpu_pos.end()) continue;
-      const auto& gc = cols.gpu[it->second];
-      for (size_t f = 0; f < gc.size(); ++f)
-        if (!gc[f].empty()) set_cell(g, gpu_fields()[f], gc[f][i]);
-    }
-    for (size_t f = 0; f < cols.host.size(); ++f)
-      if (!cols.host[f].empty())
-        set_cell(s.host, host_fields()[f], cols.host[f][i]);
+    charge_sample(budget, out[i]);
+    fill_numbers(cols, gpu_pos, i, out[i]);
   }
   if (begin != rest.size())
     throw CodecError("block has more samples than its columns");
+  // read_processes charged the listings by what apply_processes copies.
   if (cols.has_processes) apply_processes(cols.processes, out);
   return out;
 }

@@ -34,6 +34,17 @@
 
 namespace gd::store {
 
+// Samples in one block, at most: the writer seals a raw block at this many
+// (4096 samples of 8 GPUs are ~4 MiB before compression), so a block that
+// says more is corrupt.
+inline constexpr size_t kMaxBlockSamples = 4096;
+
+// A block of a format newer than this gpudoctor reads: not corrupt, so
+// `db repair` must not quarantine it.
+struct NewerBlockFormat : CodecError {
+  using CodecError::CodecError;
+};
+
 struct EncodedBlock {
   std::string numeric;
   std::string rest;
@@ -57,7 +68,8 @@ struct NumericColumns {
   ProcessColumns processes;
 };
 
-// Throw CodecError on a corrupted blob. With `only_gpu_field` or
+// Throw CodecError on a corrupted blob, including one that would decode to
+// more than kMaxDecodedBytes (byte_io.h). With `only_gpu_field` or
 // `only_host_field` >= 0, only that column is kept (the others are parsed
 // past, not stored): a query reads one field of many blocks.
 NumericColumns decode_numeric(std::string_view numeric_blob,

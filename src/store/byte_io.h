@@ -15,6 +15,33 @@ struct CodecError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What one decode may build (cells, lists, samples), in bytes. A block's
+// counts are checked against the bytes present, but the format also lets a
+// few bytes stand for many values (a constant column, a repeated process
+// list), so the total is capped too: a corrupt or crafted block fails with
+// CodecError instead of allocating gigabytes. A block of 600 samples (10
+// minutes at 1 s) of 8 GPUs with the 512 processes a sample keeps at most
+// builds ~215 MiB (hostile_block_test); only blocks of many more samples
+// (sub-second intervals) with that many processes come near the cap.
+inline constexpr size_t kMaxDecodedBytes = size_t{512} << 20;
+
+class DecodeBudget {
+ public:
+  // Takes `items` of `item_bytes` each out of what is left, or throws
+  // CodecError naming `what`.
+  void charge(uint64_t items, size_t item_bytes, const char* what) {
+    if (item_bytes != 0 && items > left_ / item_bytes)
+      throw CodecError(std::string("block would decode to more than ") +
+                       std::to_string(kMaxDecodedBytes >> 20) + " MiB (" +
+                       what + ")");
+    left_ -= static_cast<size_t>(items) * item_bytes;
+  }
+  size_t used() const { return kMaxDecodedBytes - left_; }
+
+ private:
+  size_t left_ = kMaxDecodedBytes;
+};
+
 // Small signed differences become small unsigned numbers (-1 -> 1, 1 -> 2).
 // Unsigned arithmetic throughout: differences of uint64 counters may wrap.
 inline uint64_t zigzag(uint64_t v) { return (v << 1) ^ (0 - (v >> 63)); }
@@ -45,6 +72,10 @@ class ByteWriter {
 class ByteReader {
  public:
   explicit ByteReader(std::string_view in) : in_(in) {}
+  ByteReader(std::string_view in, DecodeBudget& budget)
+      : in_(in), budget_(&budget) {}
+  ByteReader(const ByteReader&) = delete;
+  ByteReader& operator=(const ByteReader&) = delete;
   uint8_t byte() {
     if (pos_ >= in_.size()) throw CodecError("truncated block");
     return static_cast<uint8_t>(in_[pos_++]);
@@ -66,18 +97,26 @@ class ByteReader {
     return s;
   }
   std::string_view str() { return bytes(varint()); }
-  // A count that must fit in what is left (each counted item takes >= 1
-  // byte), so a corrupted count cannot make the decoder allocate gigabytes.
-  size_t count() {
-    uint64_t n = varint();
-    if (n > in_.size() - pos_ + 1) throw CodecError("implausible count");
+  // A count of items that each take at least `min_item_bytes` of what is
+  // left, so a corrupted count cannot make the decoder allocate gigabytes.
+  // `what` names the items in the error.
+  size_t count(size_t min_item_bytes, const char* what) {
+    const uint64_t n = varint();
+    if (n > left() / min_item_bytes)
+      throw CodecError(std::string("implausible count of ") + what + " (" +
+                       std::to_string(n) + " in " + std::to_string(left()) +
+                       " bytes)");
     return static_cast<size_t>(n);
   }
+  size_t left() const { return in_.size() - pos_; }
   bool at_end() const { return pos_ == in_.size(); }
+  DecodeBudget& budget() { return *budget_; }
 
  private:
   std::string_view in_;
   size_t pos_ = 0;
+  DecodeBudget own_budget_;
+  DecodeBudget* budget_ = &own_budget_;
 };
 
 }  // namespace gd::store

@@ -182,9 +182,12 @@ std::vector<Cell> read_column(ByteReader& r, size_t n, bool keep) {
     for (size_t i = 0; i < m; ++i) r.varint();
     return {};
   }
-  std::vector<Cell> col(n);
+  // A column with no values is returned empty ("no such column"): what it
+  // costs to decode is then bounded by the bytes its values take.
   uint8_t presence = r.byte();
-  if (presence == kNone) return col;
+  if (presence == kNone) return {};
+  r.budget().charge(n, sizeof(Cell) + sizeof(uint64_t), "column cells");
+  std::vector<Cell> col(n);
   if (presence == kAll) {
     for (auto& c : col) c.present = true;
   } else if (presence == kMask) {

@@ -17,8 +17,9 @@ namespace gd::store {
 // (the time column, so that a block's size bounds its sample count).
 void write_column(ByteWriter& w, const std::vector<Cell>& col, bool is_double,
                   bool allow_constant = true);
-// Reads one column of n cells; with keep == false only moves past it
-// (returns empty). Throws CodecError on a malformed column.
+// Reads one column of n cells: empty when the column has no values, or
+// with keep == false (then only moves past it). Charges the cells to the
+// reader's budget. Throws CodecError on a malformed column.
 std::vector<Cell> read_column(ByteReader& r, size_t n, bool keep = true);
 
 }  // namespace gd::store

@@ -58,6 +58,13 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The file is a gpudoctor history of a schema version this gpudoctor does
+// not know (store/schema_version.h): refused, nothing read or written.
+class StoreVersionError : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 struct HistoryPoint {
   double t;
   double v;

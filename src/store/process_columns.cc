@@ -72,22 +72,42 @@ void write_list(ByteWriter& w, const std::vector<uint32_t>* list,
   for (uint32_t e : *list) w.varint(e);
 }
 
+// What listing an entry costs once decoded: its place in the list and in
+// the entry's positions, and the sample's copy of the entry, strings
+// included (apply_processes). One entry with a long command line listed by
+// every sample is many times the block's size.
+size_t listing_cost(const ProcessSample& p) {
+  size_t n = 2 * sizeof(uint32_t) + sizeof(ProcessSample) + p.user.size() +
+             p.name.size() + p.cmdline.size() +
+             (p.cgroup ? p.cgroup->size() : 0);
+  for (const auto& lib : p.libs) n += sizeof(std::string) + lib.size();
+  return n;
+}
+
+size_t listing_cost(const ProcessColumns::GpuProc& p) {
+  return 2 * sizeof(uint32_t) + sizeof(GpuProcess) + p.type.size();
+}
+
 // Reads one sample's list; nullopt for kNotListed (only where allowed).
+// Each listing is charged its entry's cost[e]: a byte that repeats a whole
+// list costs what the copies will.
 std::optional<std::vector<uint32_t>> read_list(
     ByteReader& r, const std::optional<std::vector<uint32_t>>& prev,
-    size_t entries, bool may_be_unlisted) {
+    const std::vector<size_t>& cost, bool may_be_unlisted) {
   const uint8_t mark = r.byte();
   if (mark == kNotListed && may_be_unlisted) return std::nullopt;
   if (mark == kSameList) {
     if (!prev) throw CodecError("process list repeats a missing list");
+    for (uint32_t e : *prev) r.budget().charge(1, cost[e], "process listings");
     return prev;
   }
   if (mark != kNewList) throw CodecError("bad process list marker");
-  std::vector<uint32_t> list(r.count());
+  std::vector<uint32_t> list(r.count(1, "listed processes"));
   for (auto& e : list) {
     const uint64_t v = r.varint();
-    if (v >= entries) throw CodecError("process list names no entry");
+    if (v >= cost.size()) throw CodecError("process list names no entry");
     e = static_cast<uint32_t>(v);
+    r.budget().charge(1, cost[e], "process listings");
   }
   return list;
 }
@@ -103,6 +123,11 @@ std::vector<std::vector<uint32_t>> positions(const Lists& lists, size_t entries,
         if (at[e].empty() || at[e].back() != i)
           at[e].push_back(static_cast<uint32_t>(i));
   return at;
+}
+
+// Cell k of a column; a column with no values is empty (read_column).
+Cell cell_at(const std::vector<Cell>& col, size_t k) {
+  return k < col.size() ? col[k] : Cell{};
 }
 
 const std::vector<uint32_t>* plain(const std::vector<uint32_t>& l) {
@@ -240,7 +265,10 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
                               const std::vector<int>& gpu_indices, bool keep,
                               bool gpu_utilisation) {
   ProcessColumns pc;
-  const size_t entries = r.count();
+  // An entry: pid, three strings, flags and its library count here, then
+  // its state count and six columns: >= 13 bytes.
+  const size_t entries = r.count(13, "processes");
+  r.budget().charge(entries, sizeof(ProcessColumns::Proc), "processes");
   pc.procs.resize(entries);
   for (auto& e : pc.procs) {
     ProcessSample& p = e.statics;
@@ -256,13 +284,17 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     if (flags & kHasCgroup) p.cgroup = std::string(r.str());
     if (flags & kHasStartTime) p.start_time = std::bit_cast<double>(r.varint());
     if (flags & kHasNsPid) p.ns_pid = static_cast<uint32_t>(r.varint());
-    p.libs.resize(r.count());
+    p.libs.resize(r.count(1, "libraries"));
+    r.budget().charge(p.libs.size(), sizeof(std::string), "libraries");
     for (auto& lib : p.libs) lib = r.str();
   }
+  std::vector<size_t> cost;
+  for (const auto& e : pc.procs) cost.push_back(listing_cost(e.statics));
+  r.budget().charge(n, sizeof(std::vector<uint32_t>), "process lists");
   pc.lists.resize(n);
   std::optional<std::vector<uint32_t>> prev;
   for (size_t i = 0; i < n; ++i) {
-    prev = read_list(r, prev, entries, false);
+    prev = read_list(r, prev, cost, false);
     pc.lists[i] = *prev;
   }
   auto at = positions(pc.lists, entries, plain);
@@ -270,7 +302,8 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     auto& proc = pc.procs[e];
     proc.at = std::move(at[e]);
     const size_t m = proc.at.size();
-    proc.states.resize(r.count());
+    proc.states.resize(r.count(1, "process states"));
+    r.budget().charge(proc.states.size(), sizeof(std::string), "states");
     for (auto& s : proc.states) s = r.str();
     proc.ppid = read_column(r, m, keep);
     proc.state = read_column(r, m, keep);
@@ -287,17 +320,23 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
   for (int g : gpu_indices) {
     ProcessColumns::Gpu gpu;
     gpu.index = g;
-    gpu.entries.resize(r.count());
+    // An entry: pid, type, then one column (five from format 3) >= 1 byte.
+    gpu.entries.resize(r.count(gpu_utilisation ? 7 : 3, "GPU processes"));
+    r.budget().charge(gpu.entries.size(), sizeof(ProcessColumns::GpuProc),
+                      "GPU processes");
     for (auto& e : gpu.entries) {
       const uint64_t pid = r.varint();
       if (pid > UINT32_MAX) throw CodecError("bad pid");
       e.pid = static_cast<uint32_t>(pid);
       e.type = r.str();
     }
+    std::vector<size_t> gcost;
+    for (const auto& e : gpu.entries) gcost.push_back(listing_cost(e));
+    r.budget().charge(n, sizeof(gpu.lists[0]), "GPU process lists");
     gpu.lists.resize(n);
     std::optional<std::vector<uint32_t>> gprev;
     for (size_t i = 0; i < n; ++i) {
-      gpu.lists[i] = read_list(r, gprev, gpu.entries.size(), true);
+      gpu.lists[i] = read_list(r, gprev, gcost, true);
       gprev = gpu.lists[i];
     }
     auto gat = positions(gpu.lists, gpu.entries.size(), maybe);
@@ -339,13 +378,13 @@ void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
       else
         ++next[e];
       if (k < proc.at.size()) {
-        p.ppid = value_of<uint32_t>(proc.ppid[k]);
-        if (auto s = value_of<uint64_t>(proc.state[k]))
+        p.ppid = value_of<uint32_t>(cell_at(proc.ppid, k));
+        if (auto s = value_of<uint64_t>(cell_at(proc.state, k)))
           p.state = proc.states.at(*s);
-        p.cpu_pct = value_of<double>(proc.cpu_pct[k]);
-        p.threads = value_of<int>(proc.threads[k]);
-        p.rss_bytes = value_of<uint64_t>(proc.rss[k]);
-        p.dev_shm_bytes = value_of<uint64_t>(proc.dev_shm[k]);
+        p.cpu_pct = value_of<double>(cell_at(proc.cpu_pct, k));
+        p.threads = value_of<int>(cell_at(proc.threads, k));
+        p.rss_bytes = value_of<uint64_t>(cell_at(proc.rss, k));
+        p.dev_shm_bytes = value_of<uint64_t>(cell_at(proc.dev_shm, k));
       }
       out.push_back(std::move(p));
     }

@@ -4,13 +4,22 @@
 
 #include <utility>
 
+#include "store/existing_file.h"
 #include "store/history_store.h"
 
 namespace gd::store {
 
-Db::Db(const std::string& path, bool read_only) : path_(path) {
-  int flags = read_only ? SQLITE_OPEN_READONLY
-                        : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+Db::Db(const std::string& path, bool read_only)
+    : Db(path, read_only ? OpenMode::kReadOnly : OpenMode::kCreate) {}
+
+Db::Db(const std::string& path, OpenMode mode) : path_(path) {
+  int flags = SQLITE_OPEN_READONLY;
+  if (mode == OpenMode::kCreate)
+    flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (mode == OpenMode::kExistingOnly) {
+    check_existing_file(path);
+    flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW;
+  }
   // The store serialises access itself (one connection per role, each
   // behind a mutex); SQLite's own full mutexing is then not needed.
   flags |= SQLITE_OPEN_NOMUTEX;

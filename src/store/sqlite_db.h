@@ -11,11 +11,21 @@ struct sqlite3_stmt;
 
 namespace gd::store {
 
+// How a Db opens its file.
+enum class OpenMode {
+  kReadOnly,
+  kCreate,  // read-write, creating the file if missing (serve)
+  // Read-write, an existing regular file only: never created, never
+  // through a symlink (db repair, often run as root on a path it is given).
+  kExistingOnly,
+};
+
 class Db {
  public:
   Db() = default;
   // Opens (creating unless read_only) the file; throws StoreError.
   Db(const std::string& path, bool read_only);
+  Db(const std::string& path, OpenMode mode);
   ~Db();
   Db(Db&& o) noexcept;
   Db& operator=(Db&& o) noexcept;

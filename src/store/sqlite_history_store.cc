@@ -40,6 +40,7 @@
 #include "store/history_store.h"
 #include "store/numeric_fields.h"
 #include "store/quarantine.h"
+#include "store/schema_version.h"
 #include "store/sqlite_db.h"
 #include "store/write_queue.h"
 
@@ -55,11 +56,7 @@ using store::Stmt;
 using store::Transaction;
 
 using store::kApplicationId;
-// PRAGMA user_version: bump with a migration step in migrate().
-// 1: blocks, pending, meta. 2: + alerts (migrated in place; a version-1
-// gpudoctor refuses a version-2 file with "newer than this gpudoctor
-// reads").
-constexpr int kSchemaVersion = 2;
+using store::kSchemaVersion;  // store/schema_version.h
 // Alert rows waiting for a writable disk, at most (older ones dropped).
 constexpr size_t kMaxPendingAlerts = 1024;
 // Alert texts are findings' (they quote process names): capped like every
@@ -69,10 +66,9 @@ constexpr size_t kMaxAlertTextBytes = 4096;
 constexpr int kSealZstdLevel = 9;
 // Pending batches are rewritten into a block within minutes: be quick.
 constexpr int kBatchZstdLevel = 3;
-// A raw block is sealed at this many samples even inside its window:
-// sub-second intervals would otherwise make one block very large (4096
-// samples of 8 GPUs are ~4 MiB before compression).
-constexpr size_t kMaxBlockSamples = 4096;
+// A raw block is sealed at kMaxBlockSamples even inside its window:
+// sub-second intervals would otherwise make one block very large.
+using store::kMaxBlockSamples;
 // Raw blocks downsampled per maintain() call: each holds the writer lock
 // for a few ms; a backlog (daemon was down) drains 2 h of data per call
 // instead of stalling the sampling loop for seconds.
@@ -647,11 +643,7 @@ class SqliteHistoryStore final : public HistoryStore {
                        sqlite3_errmsg(db.handle()) + ")");
     }
     if (app_id == kApplicationId) {
-      if (version > kSchemaVersion)
-        throw StoreError(opt_.path + ": history schema version " +
-                         std::to_string(version) +
-                         " is newer than this gpudoctor reads (" +
-                         std::to_string(kSchemaVersion) + ")");
+      store::check_schema_version(opt_.path, version);
       if (version < kSchemaVersion && !read_only) migrate(db, version);
     } else if (app_id == 0 && tables == 0 && !read_only) {
       create(db);

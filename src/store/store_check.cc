@@ -5,6 +5,7 @@
 #include "store/block_codec.h"
 #include "store/history_store.h"
 #include "store/quarantine.h"
+#include "store/schema_version.h"
 #include "store/sqlite_db.h"
 
 namespace gd {
@@ -13,21 +14,39 @@ namespace {
 using store::Db;
 using store::Stmt;
 
-// Opens `path` and refuses anything but a gpudoctor history DB.
-Db open_history_db(const std::string& path, bool read_only) {
-  Db db(path, read_only);
-  int64_t app_id = 0;
+int64_t pragma_int(Db& db, const char* sql) {
+  Stmt st(db, sql);
+  int64_t v = st.step() ? st.col_int(0) : 0;
+  st.reset();
+  return v;
+}
+
+// Opens `path` and refuses anything but a gpudoctor history DB of a schema
+// version this gpudoctor knows.
+Db open_history_db(const std::string& path, store::OpenMode mode) {
+  Db db(path, mode);
+  int64_t app_id = 0, version = 0;
   try {
-    Stmt st(db, "PRAGMA application_id");
-    if (st.step()) app_id = st.col_int(0);
-    st.reset();
+    app_id = pragma_int(db, "PRAGMA application_id");
+    version = pragma_int(db, "PRAGMA user_version");
   } catch (const StoreError&) {
     throw StoreError(path + ": not a gpudoctor history database (" +
                      sqlite3_errmsg(db.handle()) + ")");
   }
   if (app_id != store::kApplicationId)
     throw StoreError(path + ": not a gpudoctor history database");
+  store::check_schema_version(path, version);
   return db;
+}
+
+// A newer gpudoctor's blocks are data, not damage: repair leaves the file
+// alone rather than quarantine them.
+void refuse_newer_blocks(const std::string& path, const StoreCheck& c) {
+  for (const auto& row : c.corrupt)
+    if (row.newer_format)
+      throw StoreVersionError(path + ": " + row.table +
+                              " id=" + std::to_string(row.id) + ": " + row.why +
+                              "; nothing moved to quarantine");
 }
 
 std::vector<std::string> integrity_errors(Db& db) {
@@ -50,9 +69,11 @@ void check_rows(Db& db, const char* table, const char* sql, size_t& examined,
   Stmt st(db, sql);
   while (st.step()) {
     ++examined;
+    bool newer = false;
     try {
       store::decode_block(st.col_blob(3), st.col_blob(4));
     } catch (const std::exception& e) {  // CodecError, or bad JSON in rest
+      newer = dynamic_cast<const store::NewerBlockFormat*>(&e) != nullptr;
       CorruptRow row;
       row.table = table;
       row.id = st.col_int(0);
@@ -61,6 +82,7 @@ void check_rows(Db& db, const char* table, const char* sql, size_t& examined,
         row.t1 = st.col_double(2);
       }
       row.why = e.what();
+      row.newer_format = newer;
       corrupt.push_back(std::move(row));
     }
   }
@@ -87,13 +109,14 @@ StoreCheck check_open(Db& db) {
 }  // namespace
 
 StoreCheck check_store(const std::string& path) {
-  Db db = open_history_db(path, true);
+  Db db = open_history_db(path, store::OpenMode::kReadOnly);
   return check_open(db);
 }
 
 StoreCheck repair_store(const std::string& path) {
-  Db db = open_history_db(path, false);
+  Db db = open_history_db(path, store::OpenMode::kExistingOnly);
   StoreCheck before = check_open(db);
+  refuse_newer_blocks(path, before);
   if (!before.corrupt.empty()) {
     store::Transaction tx(db);
     store::ensure_quarantine_table(db);

@@ -17,6 +17,7 @@ struct CorruptRow {
   std::optional<double> t0;
   std::optional<double> t1;
   std::string why;
+  bool newer_format = false;  // a newer gpudoctor's block: not corrupt
 };
 
 struct StoreCheck {
@@ -30,11 +31,15 @@ struct StoreCheck {
 };
 
 // Reads every block and pending batch of the DB at `path` (opened
-// read-only). Throws StoreError "PATH: why" when it is not a history DB.
+// read-only). Throws StoreError "PATH: why" when it is not a history DB,
+// StoreVersionError when its schema version is not one this gpudoctor
+// knows.
 StoreCheck check_store(const std::string& path);
 
 // Quarantines what check_store finds; returns the check of the repaired
-// store, with `repaired` set.
+// store, with `repaired` set. Opens an existing regular file only (never
+// creates one, never follows a symlink); refuses, touching nothing, a
+// schema version it does not know or a block of a newer format.
 StoreCheck repair_store(const std::string& path);
 
 }  // namespace gd

@@ -53,6 +53,21 @@ TEST(Healthz, HealthyIsOkWithNothingDegraded) {
   EXPECT_EQ(j["store"]["writable"], true);
 }
 
+TEST(Healthz, UnusableHistoryIsDegradedButNot503) {
+  // serve refused the history file (a schema version it does not know):
+  // one problem, "not usable", not also "not writable".
+  auto s = two_gpu_snapshot(1000);
+  s->store->usable = false;
+  s->store->writable = false;
+  auto r = api_healthz(*s, 1001);
+  EXPECT_EQ(r.status, 200);  // a restart would not make it usable
+  auto j = json::parse(r.body);
+  EXPECT_EQ(j["status"], "degraded");
+  EXPECT_TRUE(has_problem(j, "store", "not usable")) << r.body;
+  EXPECT_FALSE(has_problem(j, "store", "not writable")) << r.body;
+  EXPECT_EQ(j["store"]["usable"], false);
+}
+
 TEST(Healthz, FullDiskIsDegradedButNot503) {
   auto s = two_gpu_snapshot(1000);
   s->store->writable = false;
