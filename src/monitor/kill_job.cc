@@ -93,6 +93,7 @@ KillJob::KillJob(std::vector<uint32_t> pids,
               std::move(options), std::move(wake)) {}
 
 KillJob::~KillJob() {
+  backend_->cancel();
   if (thread_.joinable()) thread_.join();
 }
 
