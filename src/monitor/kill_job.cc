@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "common/signal_stack.h"
+
 namespace gd::monitor {
 
 using namespace procmgmt;
@@ -118,6 +120,7 @@ std::string KillJob::error() const {
 }
 
 void KillJob::plan_now() {
+  SignalStack signal_stack;  // for top's crash handler
   Stage next = Stage::kPlanned;
   try {
     KillBackend::Planned p = backend_->plan(pids_, options_);
@@ -147,6 +150,7 @@ void KillJob::confirm() {
 }
 
 void KillJob::run_session() {
+  SignalStack signal_stack;  // for top's crash handler
   Stage next = Stage::kDone;
   try {
     Observer observer(*this);

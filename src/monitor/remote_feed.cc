@@ -6,6 +6,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "common/signal_stack.h"
 #include "monitor/remote_http.h"
 #include "monitor/remote_json.h"
 
@@ -122,6 +123,7 @@ void RemoteFeed::stop() {
 }
 
 void RemoteFeed::run() {
+  SignalStack signal_stack;  // for top's crash handler (terminal.h)
   auto next = Clock::now();
   for (;;) {
     poll_once();
