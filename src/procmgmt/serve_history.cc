@@ -11,18 +11,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "common/bounded_json.h"
-
 namespace gd::procmgmt {
 
 std::optional<std::vector<HistorySeries>> parse_history_json(
     const std::string& body) {
-  nlohmann::json j;
-  try {
-    j = parse_bounded_json(body);
-  } catch (const JsonTooDeep&) {
-    return std::nullopt;
-  }
+  auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("series") ||
       !j["series"].is_array())
     return std::nullopt;

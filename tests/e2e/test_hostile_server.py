@@ -161,11 +161,15 @@ class Drip(HostileCase):
 
     def test_dripping_reply_is_an_error_and_q_ends_top(self):
         pane = self.top()
+        pid = pane.program_pid()
         s = pane.wait_for(r"!! cannot reach http://127\.0\.0\.1:\d+: no complete reply within 2s",
                           timeout=15)
         self.assertNotIn("connecting to", s)
         # Still polling (a new request after each failure), still dripping.
-        pane.wait_for(lambda _: self.server.requests >= 2, timeout=15)
+        peak = self.watch_rss(pid, 3)
+        self.assertLess(peak, RSS_LIMIT)
+        print(f"drip: peak RSS {peak / MiB:.1f} MiB over {self.server.requests} requests")
+        self.assertGreaterEqual(self.server.requests, 2, "top stopped polling")
         self.assert_ends_cleanly(pane, "q")
 
     def test_sigterm_ends_top_during_a_dripping_reply(self):
