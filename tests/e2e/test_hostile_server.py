@@ -4,16 +4,17 @@ real top in tmux, and checks what a user sees. A reply that drips one byte
 every 1.5 s, endless reply headers and a status nested 100,000 objects deep
 each end in one line on the screen; top's memory stays bounded, it does not
 crash, `q` and SIGTERM end it while the server is still at it, and the
-terminal is left as it was (out of the alternate screen). A port out of
-range is a usage error."""
+terminal is left as it was (out of the alternate screen), over http and
+https. A port out of range is a usage error."""
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
 
-from gd_e2e import E2E, FAKE_NVML, GPUDOCTOR, RSS_LIMIT_FACTOR
+from gd_e2e import E2E, FAKE_NVML, GPUDOCTOR, RSS_LIMIT_FACTOR, self_signed_cert
 from gd_tmux import Tmux
 
 MiB = 1 << 20
@@ -36,8 +37,9 @@ class HostileServer:
     header lines as fast as the client takes them and never ends them;
     "deep" sends deep_status() with a correct head."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, tls=None):
         self.mode = mode
+        self.tls = tls  # (certificate, key): https
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -49,7 +51,7 @@ class HostileServer:
         threading.Thread(target=self._accept, daemon=True).start()
 
     def url(self):
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def stop(self):
         self.stopping.set()
@@ -65,6 +67,10 @@ class HostileServer:
 
     def _serve(self, conn):
         try:
+            if self.tls:
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+                ctx.load_cert_chain(*self.tls)
+                conn = ctx.wrap_socket(conn, server_side=True)
             head = b""
             while b"\r\n\r\n" not in head:
                 data = conn.recv(4096)
@@ -120,10 +126,11 @@ class HostileCase(E2E):
             p.close()
         super().tearDown()
 
-    def top(self):
+    def top(self, server=None, *extra):
+        server = server or self.server
         pane = Tmux(self.tmp.name, [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none",
                                     "--interval", "500ms", "top", "--connect",
-                                    self.server.url()],
+                                    server.url(), *extra],
                     env={"FAKE_NVML_SCENARIO": "/nonexistent", "LANG": "C.UTF-8"})
         self.panes.append(pane)
         return pane
@@ -170,6 +177,18 @@ class Drip(HostileCase):
         self.assertLess(peak, RSS_LIMIT)
         print(f"drip: peak RSS {peak / MiB:.1f} MiB over {self.server.requests} requests")
         self.assertGreaterEqual(self.server.requests, 2, "top stopped polling")
+        self.assert_ends_cleanly(pane, "q")
+
+    def test_q_ends_top_during_a_dripping_https_reply(self):
+        # Ending a TLS connection from our side must not kill top (OpenSSL
+        # writes to the shut-down socket: SIGPIPE).
+        crt, key = self_signed_cert(self.tmp.name)
+        server = HostileServer("drip", tls=(crt, key))
+        self.addCleanup(server.stop)
+        pane = self.top(server, "--ca-file", crt)
+        pane.wait_for(r"!! cannot reach https://127\.0\.0\.1:\d+: no complete reply within 2s",
+                      timeout=15)
+        pane.wait_for(lambda _: server.requests >= 2, timeout=15)
         self.assert_ends_cleanly(pane, "q")
 
     def test_sigterm_ends_top_during_a_dripping_reply(self):
