@@ -221,10 +221,15 @@ TEST(RemoteJson, RepliesNestedDeeperThan64LevelsAreRefused) {
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "kill reply: nested deeper than 64 levels");
   }
-  // Wide is fine: a flat array of a million numbers is one level.
+  // Wide is fine: a flat array of a million numbers is one level, and an
+  // array of 200,000 objects is read in one pass (nlohmann's parser
+  // callback would rescan the array at every object: 2e10 steps).
   std::string wide = "[0";
   for (int i = 0; i < 1000000; ++i) wide += ",0";
   EXPECT_EQ(parse_bounded_json(wide + "]").size(), 1000001u);
+  std::string objects = "[{}";
+  for (int i = 0; i < 200000; ++i) objects += ",{}";
+  EXPECT_EQ(parse_bounded_json(objects + "]").size(), 200001u);
 }
 
 TEST(RemoteUrl, PortIsANumberIn1To65535) {
