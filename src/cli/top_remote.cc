@@ -1,6 +1,7 @@
 // top --connect in gpudoctor-full (see top_remote.h).
 #include "cli/top_remote.h"
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -49,6 +50,10 @@ int run_top_remote(const GlobalOptions& g, const TopFlags& f,
       throw CLI::ValidationError("--ca-file", f.ca_file + ": cannot read it");
     r.ca_file = f.ca_file;
   }
+  // A TLS connection ended on our side (a deadline, a cancel at quit) is
+  // still written to by OpenSSL's close_notify: EPIPE, not a SIGPIPE that
+  // kills top with the terminal still in its modes.
+  std::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<monitor::Feed> feed;
   try {
     feed = std::make_unique<monitor::RemoteFeed>(r);

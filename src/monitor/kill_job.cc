@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "common/signal_stack.h"
+
 namespace gd::monitor {
 
 using namespace procmgmt;
@@ -93,6 +95,7 @@ KillJob::KillJob(std::vector<uint32_t> pids,
               std::move(options), std::move(wake)) {}
 
 KillJob::~KillJob() {
+  backend_->cancel();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -117,6 +120,7 @@ std::string KillJob::error() const {
 }
 
 void KillJob::plan_now() {
+  SignalStack signal_stack;  // for top's crash handler
   Stage next = Stage::kPlanned;
   try {
     KillBackend::Planned p = backend_->plan(pids_, options_);
@@ -146,6 +150,7 @@ void KillJob::confirm() {
 }
 
 void KillJob::run_session() {
+  SignalStack signal_stack;  // for top's crash handler
   Stage next = Stage::kDone;
   try {
     Observer observer(*this);

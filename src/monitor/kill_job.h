@@ -55,6 +55,9 @@ class KillBackend {
                                     procmgmt::KillObserver& observer) = 0;
   // "" on this machine, else where the processes are ended.
   virtual std::string where() const { return ""; }
+  // From another thread: a plan() or run() waiting on the network returns
+  // (throws) at once. A local session is bounded by its own timeouts.
+  virtual void cancel() {}
 };
 
 // This machine: a fresh sample through `take_sample` (NVML's current
@@ -74,7 +77,9 @@ class KillJob {
   KillJob(std::vector<uint32_t> pids, std::function<Sample()> take_sample,
           TraceHeader header, KillJobOptions options,
           std::function<void()> wake);
-  ~KillJob();  // waits for the session (bounded by its timeouts)
+  // Waits for the session (bounded by its timeouts); a remote one is
+  // cancelled first, so quitting never waits on the network.
+  ~KillJob();
   KillJob(const KillJob&) = delete;
   KillJob& operator=(const KillJob&) = delete;
 

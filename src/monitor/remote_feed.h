@@ -6,6 +6,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -20,17 +21,24 @@ struct RemoteOptions {
   // https: PEM certificates to trust (serve's own self-signed one, or the
   // CA that signed it) instead of the system's ("" the system's).
   std::string ca_file;
-  double interval_s = 0;         // 0: serve's own interval
-  double request_timeout_s = 2;  // per request
+  double interval_s = 0;  // 0: serve's own interval
+  // Each request's total deadline: connecting, sending and the whole reply.
+  double request_timeout_s = 2;
 };
 
 // The URL split for the HTTP client; throws std::invalid_argument naming
-// what is wrong (only http and https, no query, no user info).
+// what is wrong (only http and https, no query, no user info, a port in
+// 1..65535).
 struct RemoteUrl {
   std::string scheme_host_port;  // "http://127.0.0.1:9856"
   std::string prefix;  // "" or "/gpu07" (reverse proxy), no slash at end
+  bool https = false;
+  std::string host;  // "127.0.0.1", "::1" (no brackets), "gpu07"
+  int port = 0;      // as given, else 80 or 443
 };
 RemoteUrl parse_remote_url(const std::string& url);
+
+class RequestCancel;  // remote_http.h
 
 class RemoteFeed : public Feed {
  public:
@@ -39,6 +47,7 @@ class RemoteFeed : public Feed {
   ~RemoteFeed() override;
 
   void start() override;
+  // Ends a request in flight at once: never waits on the network.
   void stop() override;
 
   // Whether serve accepts kill requests from us (its opt-in), as of the
@@ -58,6 +67,7 @@ class RemoteFeed : public Feed {
   std::shared_ptr<const FindingsState> findings_;
   double interval_s_;
   std::atomic<bool> remote_kill_{false};
+  std::unique_ptr<RequestCancel> cancel_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "common/bounded_json.h"
 #include "trace/trace_io.h"
 
 namespace gd::monitor {
@@ -15,8 +16,10 @@ using nlohmann::json;
 constexpr size_t kMaxFindings = 1000;
 constexpr size_t kMaxFindingText = 64 * 1024;
 
+// Nested deeper than kMaxJsonDepth: JsonTooDeep, before the dump() below
+// (recursive) could overflow the stack.
 json parse_object(std::string_view body, const char* what) {
-  json j = json::parse(body, nullptr, false);
+  json j = parse_bounded_json(body);
   if (j.is_discarded() || !j.is_object())
     throw std::runtime_error(std::string(what) +
                              ": the reply is not a JSON "

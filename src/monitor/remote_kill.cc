@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "common/bounded_json.h"
 #include "monitor/remote_http.h"
 #include "procmgmt/kill_json.h"
 
@@ -27,7 +28,11 @@ constexpr double kRunSlackS = 30;
 
 // The error text of a serve reply ({"error": "..."}), cut to one line.
 std::string error_of(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  nlohmann::json j;
+  try {
+    j = parse_bounded_json(body);
+  } catch (const JsonTooDeep&) {
+  }
   std::string text;
   if (j.is_object() && j.contains("error") && j["error"].is_string())
     text = j["error"].get<std::string>();
@@ -99,6 +104,10 @@ class RemoteKill : public KillBackend {
 
   std::string where() const override { return o_.url; }
 
+  // Serve goes on with a kill it started; only the waiting for its reply
+  // ends.
+  void cancel() override { cancel_.cancel(); }
+
  private:
   static KillApiRequest request(const KillJobOptions& options) {
     KillApiRequest req;
@@ -119,10 +128,10 @@ class RemoteKill : public KillBackend {
   }
 
   // With `live`, the reply's steps go to it: as their lines arrive when
-  // streamed, else once the whole reply is in.
+  // streamed, else once the whole reply is in. `reply_s` bounds the whole
+  // request.
   KillApiReply post(const KillApiRequest& req, double reply_s,
                     KillObserver* live = nullptr) {
-    auto client = remote_client(o_, url_, reply_s);
     httplib::Request http;
     http.method = "POST";
     http.path = url_.prefix + "/api/v1/kill";
@@ -164,12 +173,12 @@ class RemoteKill : public KillBackend {
       return true;
     };
     httplib::Response res;
-    httplib::Error error = httplib::Error::Success;
-    const bool ok = client->send(http, res, error);
+    const BoundedReply sent =
+        send_bounded(o_, url_, reply_s, cancel_, http, res);
     if (too_big)
       throw std::runtime_error("serve's kill reply is larger than 4 MiB");
     if (!bad_line.empty()) throw std::runtime_error(bad_line);
-    if (!ok && !last) throw std::runtime_error(cannot_reach(o_, error));
+    if (!sent.ok && !last) throw std::runtime_error(sent.error);
     if (lines) {
       if (!last)
         throw std::runtime_error(
@@ -200,6 +209,7 @@ class RemoteKill : public KillBackend {
 
   RemoteOptions o_;
   RemoteUrl url_;
+  RequestCancel cancel_;
   std::string plan_id_;
   std::vector<uint32_t> pids_;
 };

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "common/bounded_json.h"
 #include "common/duration.h"
 
 namespace gd::procmgmt {
@@ -91,6 +92,16 @@ std::string short_text(const json& v, const char* key, size_t max) {
 
 [[noreturn]] void bad_reply(const std::string& why) {
   throw std::runtime_error("kill reply: " + why);
+}
+
+// A reply from the network, refused when nested deeper than kMaxJsonDepth
+// (reply_from and dump() recurse once per level).
+json parse_reply_json(std::string_view text) {
+  try {
+    return parse_bounded_json(text);
+  } catch (const JsonTooDeep& e) {
+    bad_reply(e.what());
+  }
 }
 
 // Cuts `s` to at most `max` bytes without splitting a UTF-8 character
@@ -533,7 +544,7 @@ static KillApiReply reply_from(const json& j) {
 }
 
 KillApiReply parse_kill_api_reply(std::string_view body) {
-  json j = json::parse(body, nullptr, false);
+  json j = parse_reply_json(body);
   if (j.is_discarded()) bad_reply("not a JSON object");
   return reply_from(j);
 }
@@ -547,7 +558,7 @@ std::string kill_api_reply_line(const KillApiReply& r) {
 }
 
 KillStreamLine parse_kill_api_stream_line(std::string_view line) {
-  json j = json::parse(line, nullptr, false);
+  json j = parse_reply_json(line);
   if (j.is_discarded() || !j.is_object() || j.size() != 1)
     bad_reply("a line of the streamed reply is not {\"step\"} or {\"reply\"}");
   KillStreamLine out;

@@ -7,6 +7,15 @@
 // texts, a sane interval, an exit code of `kill`; a kill reply accepted
 // reads back the same once written; so does a line of a streamed kill
 // reply.
+//
+// With the first byte's high bit set, the input is a recipe for a large
+// document, so that nesting 100,000 deep and arrays of a million items are
+// reached from a few bytes: the second byte times 400 is a count N, and the
+// rest is A \x01 B \x01 C \x01 D, giving A*N + B + C*N + D, at most 2 MiB
+// (e.g. '{"header":' N times, '1', '}' N times; or '{"findings":[0', ',0'
+// N times, ']}'). Such a reply must be refused (nested deeper than 64
+// levels) or accepted within the bounds, never crash.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -71,12 +80,43 @@ void check_kill_stream_line(std::string_view text) {
   }
 }
 
+// The next part of a recipe, up to \x01 (or the end).
+std::string_view part(std::string_view& recipe) {
+  const size_t end = std::min(recipe.find('\x01'), recipe.size());
+  std::string_view p = recipe.substr(0, end);
+  recipe.remove_prefix(std::min(end + 1, recipe.size()));
+  return p;
+}
+
+// A*N + B + C*N + D from the recipe "N A \x01 B \x01 C \x01 D".
+std::string expand(std::string_view recipe) {
+  constexpr size_t kMaxBytes = 2 << 20;
+  if (recipe.empty()) return "";
+  size_t n = static_cast<uint8_t>(recipe[0]) * size_t{400};
+  recipe.remove_prefix(1);
+  const std::string_view a = part(recipe), b = part(recipe), c = part(recipe),
+                         d = recipe;
+  if (!a.empty() || !c.empty())
+    n = std::min(n, kMaxBytes / (a.size() + c.size()));
+  std::string out;
+  out.reserve(n * (a.size() + c.size()) + b.size() + d.size());
+  for (size_t i = 0; i < n; ++i) out += a;
+  out += b;
+  for (size_t i = 0; i < n; ++i) out += c;
+  out += d;
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const std::string_view text(reinterpret_cast<const char*>(data) + 1,
-                              size - 1);
+  std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  std::string expanded;
+  if (data[0] & 0x80) {
+    expanded = expand(text);
+    text = expanded;
+  }
   switch (data[0] % 4) {
     case 3:
       check_kill_reply(text);
@@ -112,6 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_CHECK(u.scheme_host_port.find('@') == std::string::npos, text);
         FUZZ_CHECK(u.prefix.empty() || u.prefix.front() == '/', text);
         FUZZ_CHECK(u.prefix.empty() || u.prefix.back() != '/', text);
+        FUZZ_CHECK(u.port >= 1 && u.port <= 65535, text);
       } catch (const std::invalid_argument&) {
       }
   }

@@ -114,7 +114,9 @@ void install_handlers() {
   struct sigaction sa {};
   sigemptyset(&sa.sa_mask);
   sa.sa_handler = on_crash;
-  sa.sa_flags = SA_RESETHAND;
+  // SA_ONSTACK: on the thread's alternate stack (SignalStack), so a stack
+  // overflow restores the terminal too.
+  sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
   for (int s : kCrashSignals) ::sigaction(s, &sa, nullptr);
   sa.sa_handler = on_quit;
   sa.sa_flags = SA_RESTART;

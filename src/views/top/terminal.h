@@ -5,13 +5,17 @@
 // exit, an exception, SIGTERM/SIGHUP/SIGINT (which ask the loop to end) and
 // a crash signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL), whose handler
 // writes the saved reset sequences and the saved terminal modes with
-// async-signal-safe calls only before the default action runs.
+// async-signal-safe calls only before the default action runs. The handler
+// runs on an alternate stack, so a stack overflow restores the terminal
+// too: on this thread, and on a feed's or kill job's thread (each has a
+// SignalStack of its own).
 #pragma once
 
 #include <cstdio>
 #include <stdexcept>
 #include <vector>
 
+#include "common/signal_stack.h"
 #include "views/top/keys.h"
 #include "views/top/screen.h"
 
@@ -58,8 +62,9 @@ class Terminal {
   bool unicode_ = true;
   bool colour_ = false;
   bool handlers_ = true;
-  Screen last_;             // as drawn, for drawing only what changed
-  void* screen_ = nullptr;  // SCREEN*
+  Screen last_;               // as drawn, for drawing only what changed
+  void* screen_ = nullptr;    // SCREEN*
+  SignalStack signal_stack_;  // this (the screen's) thread's
 };
 
 }  // namespace gd::top
