@@ -51,6 +51,9 @@ struct KillApiConfig {
   // only those of the Unix user of its own name (as `kill --user NAME`),
   // and a request naming another user is refused (403). Unset: all may.
   std::optional<std::vector<std::string>> admins;
+  // The login name of a uid (common/user_name.h's user_name_of; tests
+  // replace it): a non-admin naming its own user by uid is that user.
+  std::function<std::string(uint32_t)> user_name_of;
 };
 
 // What the endpoint looks at in a request's head.
