@@ -10,6 +10,7 @@ import collections
 import http.client
 import json
 import os
+import pwd
 import socket
 import subprocess
 import sys
@@ -30,6 +31,7 @@ FLOOD_CLIENTS = 24
 # Generous: a login waits behind the flood's checks, under ASan on 2 cores.
 TIMEOUT_S = 90
 HISTORY = "/api/v1/history?metric=gpu.util_pct&since=10m"
+HOLDER = "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(300)\n"
 
 
 def basic(user, password):
@@ -197,11 +199,54 @@ class Smuggling(ServeCase):
         self.assertEqual(status, 200)
 
 
+class RemoteKillOwnUid(ServeCase):
+    """--remote-kill-admins: a user not listed may end the processes of the
+    Unix user of its name, named by that name or by its uid."""
+
+    def test_a_non_admin_may_name_its_own_uid(self):
+        holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdout=subprocess.PIPE,
+                                  stdin=subprocess.DEVNULL)
+        self.children.append(holder)
+        pid = int(holder.stdout.readline())
+        header, samples = load_scenario(scenario_4gpu())
+        sample = samples[0]
+        for g in sample["gpus"]:
+            if g["index"] == 0:
+                g["processes"] = [{"pid": pid, "used_bytes": 2 * 1024 ** 3, "type": "compute"}]
+        scenario = write_scenario(header, [sample], self.tmp.name)
+        me = pwd.getpwuid(os.getuid()).pw_name
+        _, hash_ = USERS["ops"]
+        cfg = os.path.join(self.tmp.name, "web.yml")
+        with open(cfg, "w") as f:
+            f.write(f"basic_auth_users:\n  '{me}': '{hash_}'\n  ops: '{hash_}'\n")
+        s = self.serve(scenario, ["--no-db", "--web-config", cfg, "--allow-remote-kill",
+                                  "--remote-kill-admins", "ops"])
+
+        def kill(user):
+            conn = http.client.HTTPConnection(s.host, s.port, timeout=TIMEOUT_S)
+            try:
+                conn.request("POST", "/api/v1/kill",
+                             body=json.dumps({"pids": [pid], "user": user, "dry_run": True}),
+                             headers={"Authorization": basic(me, USERS["ops"][0]),
+                                      "Content-Type": "application/json", "X-Gpudoctor-Kill": "1"})
+                r = conn.getresponse()
+                return r.status, json.loads(r.read())
+            finally:
+                conn.close()
+
+        for user in (me, str(os.getuid())):
+            status, reply = kill(user)
+            self.assertEqual(status, 200, (user, reply))
+            self.assertEqual([t["pid"] for t in reply["plan"]["targets"]], [pid], reply)
+        status, reply = kill(str(os.getuid() + 1))
+        self.assertEqual(status, 403, reply)
+        self.assertIn(f"'{me}' may end only the processes of the Unix user '{me}'", reply["error"])
+
+
 # A command line that would reorder its row: a right-to-left override,
 # isolates, marks and a line separator.
 BIDI_ARGV0 = "train\u202e.exe\u202c-\u2066x\u2069-\u200f-\u2028end"
 BIDI_SHOWN = "train\\u202e.exe\\u202c-\\u2066x\\u2069-\\u200f-\\u2028end"
-HOLDER = "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(300)\n"
 BIDI_CONTROLS = {0x061C, 0x200E, 0x200F, 0x2028, 0x2029} | set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))
 
 
