@@ -77,10 +77,12 @@ BasicAuth::BasicAuth(std::map<std::string, std::string> users)
     : users_(std::move(users)) {}
 
 std::optional<bool> BasicAuth::known(std::string_view header) {
+  // A malformed header needs no check: parsing it is cheap.
+  const bool malformed = !parse_basic_auth(header);
   const std::string key(header);
   std::lock_guard lock(mu_);
-  if (good_.count(key)) return true;
-  if (!bad_.count(key)) return std::nullopt;
+  if (!malformed && good_.count(key)) return true;
+  if (!malformed && !bad_.count(key)) return std::nullopt;
   ++counts_.failures;
   return false;
 }

@@ -27,8 +27,9 @@ class BasicAuth {
  public:
   explicit BasicAuth(std::map<std::string, std::string> users);
   bool enabled() const { return !users_.empty(); }
-  // What check() said of `header` the last time, if it is remembered
-  // (cheap; event loop). A remembered failure counts as a failure.
+  // What check() said of `header` the last time, if it is remembered, and
+  // false for a malformed header (cheap; event loop). A false counts as a
+  // failure.
   std::optional<bool> known(std::string_view header);
   // Runs bcrypt (slow; off the event loop).
   bool check(std::string_view header);

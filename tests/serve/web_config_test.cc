@@ -164,6 +164,9 @@ TEST(BasicAuth, CredentialsWithANulByteAreRefused) {
   EXPECT_FALSE(parse_basic_auth(header("prometheus:s3cret pass\0junk"sv)));
   EXPECT_FALSE(parse_basic_auth(header("prometheus\0x:s3cret pass"sv)));
   BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
+  // Refused on the event loop already, without a check.
+  EXPECT_EQ(auth.known(header("prometheus:s3cret pass\0junk"sv)),
+            std::optional<bool>(false));
   EXPECT_FALSE(auth.check(header("prometheus:s3cret pass\0junk"sv)));
   EXPECT_FALSE(auth.check(header("prometheus:s3cret pass\0"sv)));
   EXPECT_TRUE(auth.check(header("prometheus:s3cret pass")));
