@@ -2,9 +2,10 @@
 to reach its handlers, end to end (the real binary, real sockets): a
 wrong-password flood must not lock out valid users nor take the slow
 handlers' threads, smuggling-shaped requests (two Host or two
-Content-Length headers) and passwords with a NUL byte are refused, and
-bidi controls in a command line reach the dashboard escaped, the way the
-terminal views show them."""
+Content-Length headers) and passwords with a NUL byte are refused, a
+non-admin may name its own uid in a remote kill, and bidi controls in a
+command line reach the dashboard escaped, the way the terminal views show
+them."""
 import base64
 import collections
 import http.client
