@@ -10,6 +10,11 @@ namespace {
 
 // Header values remembered as good; a handful of scrapers and browsers.
 constexpr size_t kMaxRemembered = 64;
+// Header values remembered as failed: a few misconfigured scrapers
+// retrying an old password. At most 4 KiB each (parse_basic_auth), so at
+// most 1 MiB; an attacker who varies the password only pushes the others
+// out, and is slowed by the check pool instead.
+constexpr size_t kMaxRememberedBad = 256;
 // Compared against when the user is unknown, so that a wrong name takes as
 // long as a wrong password (cost 10, like htpasswd -B).
 constexpr const char* kDummyHash =
@@ -62,6 +67,7 @@ std::optional<std::pair<std::string, std::string>> parse_basic_auth(
     if ((header[i] | 0x20) != (kScheme[i] | 0x20)) return std::nullopt;
   auto decoded = base64_decode(header.substr(kScheme.size()));
   if (!decoded) return std::nullopt;
+  if (decoded->find('\0') != std::string::npos) return std::nullopt;
   const auto colon = decoded->find(':');
   if (colon == std::string::npos) return std::nullopt;
   return std::make_pair(decoded->substr(0, colon), decoded->substr(colon + 1));
@@ -70,14 +76,34 @@ std::optional<std::pair<std::string, std::string>> parse_basic_auth(
 BasicAuth::BasicAuth(std::map<std::string, std::string> users)
     : users_(std::move(users)) {}
 
-bool BasicAuth::known_good(std::string_view header) const {
+std::optional<bool> BasicAuth::known(std::string_view header) {
+  // A malformed header needs no check: parsing it is cheap.
+  const bool malformed = !parse_basic_auth(header);
+  const std::string key(header);
   std::lock_guard lock(mu_);
-  return good_.count(std::string(header)) > 0;
+  if (!malformed && good_.count(key)) return true;
+  if (!malformed && !bad_.count(key)) return std::nullopt;
+  ++counts_.failures;
+  return false;
+}
+
+void BasicAuth::note_refused() {
+  std::lock_guard lock(mu_);
+  ++counts_.refused;
+}
+
+BasicAuth::Counts BasicAuth::counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
 }
 
 bool BasicAuth::check(std::string_view header) {
   const auto creds = parse_basic_auth(header);
-  if (!creds) return false;
+  if (!creds) {
+    std::lock_guard lock(mu_);
+    ++counts_.failures;
+    return false;
+  }
   const auto user = users_.find(creds->first);
   const std::string& hash =
       user == users_.end() ? std::string(kDummyHash) : user->second;
@@ -85,11 +111,12 @@ bool BasicAuth::check(std::string_view header) {
   const char* out = crypt_rn(creds->second.c_str(), hash.c_str(), data.get(),
                              sizeof(crypt_data));
   const bool ok = out && user != users_.end() && same(hash, out);
-  if (ok) {
-    std::lock_guard lock(mu_);
-    if (good_.size() >= kMaxRemembered) good_.clear();
-    good_.insert(std::string(header));
-  }
+  std::lock_guard lock(mu_);
+  auto& remembered = ok ? good_ : bad_;
+  if (remembered.size() >= (ok ? kMaxRemembered : kMaxRememberedBad))
+    remembered.clear();
+  remembered.insert(std::string(header));
+  if (!ok) ++counts_.failures;
   return ok;
 }
 

@@ -28,6 +28,19 @@ inline constexpr unsigned kIdleTimeoutS = 10;
 // kSlowQueue waiting; past that they are answered 503 at once.
 inline constexpr size_t kSlowThreads = 2;
 inline constexpr size_t kSlowQueue = 16;
+// Basic-auth password checks (bcrypt: at cost 10, 60-250 ms each on the
+// 2-core build VM) not answered from memory run on a pool of their own, so
+// that a wrong-password flood cannot take the slow pool's threads: one
+// thread (a flood costs at most one core), at most kAuthQueue waiting, at
+// most kAuthQueuePerAddress of them from one client address, taken in turn
+// between addresses (a login from another address waits for about one
+// check; one from the flood's own address, behind its share). Past that a
+// check is answered 503 (Retry-After: 1) and counted in
+// gpudoctor_http_auth_checks_refused_total. A header value that failed is
+// remembered (basic_auth.h) and answered 401 without a check.
+inline constexpr size_t kAuthThreads = 1;
+inline constexpr size_t kAuthQueue = 64;
+inline constexpr size_t kAuthQueuePerAddress = 32;
 
 // Live event streams (/api/v1/events, Server-Sent Events) open at once: a
 // dashboard holds one, so this is room for a team watching one node. Past

@@ -28,7 +28,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -40,10 +42,12 @@
 #include <string_view>
 
 #include "collect/sampler.h"
+#include "exporter/family_writer.h"
 #include "serve/api.h"
 #include "serve/basic_auth.h"
 #include "serve/bounded_pool.h"
 #include "serve/event_stream.h"
+#include "serve/fair_pool.h"
 #include "serve/http_limits.h"
 #include "serve/kill_api.h"
 #include "serve/listen_socket.h"
@@ -63,6 +67,10 @@ struct HttpServer::Impl {
   std::vector<std::string> allowed_hosts;
   HostPolicy hosts;
   BoundedPool* slow_pool = nullptr;
+  FairPool* auth_pool = nullptr;  // password checks (bcrypt)
+  // When the next "password checks refused" line may be logged
+  // (steady-clock seconds).
+  std::atomic<double> next_refusal_log{0};
   WebConfig web;
   std::unique_ptr<BasicAuth> auth;  // null: no basic auth
   std::unique_ptr<KillApi> kill;    // null: remote kill off
@@ -118,9 +126,27 @@ constexpr const char* kRouteList =
     "/api/v1/findings, /api/v1/history, /api/v1/alerts, /api/v1/events, "
     "/api/v1/export, /healthz, POST /api/v1/kill";
 
+// Basic auth under a wrong-password flood: what it refused, on /metrics.
+void render_auth_families(const BasicAuth::Counts& n, std::string& out) {
+  prom::FamilyWriter(
+      out, "gpudoctor_http_auth_failures_total", "counter",
+      "Requests answered 401 for a wrong or unknown basic-auth user "
+      "or password.")
+      .add("", n.failures);
+  prom::FamilyWriter(
+      out, "gpudoctor_http_auth_checks_refused_total", "counter",
+      "Password checks refused (503) because too many were waiting: "
+      "a wrong-password flood.")
+      .add("", n.refused);
+}
+
 ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   const double now = unix_now();
-  if (path == "/metrics") return s.metrics_page.reply(s.box.get(), now);
+  if (path == "/metrics") {
+    ApiReply r = s.metrics_page.reply(s.box.get(), now);
+    if (s.auth) render_auth_families(s.auth->counts(), r.body);
+    return r;
+  }
   if (path == "/api/v1/status")
     return api_status(*s.box.get(), now, s.kill && s.kill->enabled());
   if (path == "/api/v1/processes") return api_processes(*s.box.get(), q);
@@ -147,6 +173,18 @@ ApiReply guarded(const Impl& s, const std::string& path, const QueryParams& q) {
   return json_error(500, "internal error");
 }
 
+// Two Host or two Content-Length headers: a proxy in front of serve may
+// have read the other one, so where this request ends (or whom it is for)
+// is in doubt. Refused, and the connection closed (request smuggling).
+std::optional<ApiReply> framing_refusal(MHD_Connection* c) {
+  for (const char* name :
+       {MHD_HTTP_HEADER_HOST, MHD_HTTP_HEADER_CONTENT_LENGTH})
+    if (header_count(c, name) > 1)
+      return json_error(
+          400, std::string("more than one ") + name + " header in the request");
+  return std::nullopt;
+}
+
 // What is refused before any handler runs, or nullopt.
 std::optional<ApiReply> refusal(const Impl& s, MHD_Connection* c,
                                 std::string_view url, std::string_view method) {
@@ -163,33 +201,95 @@ std::optional<ApiReply> refusal(const Impl& s, MHD_Connection* c,
   return std::nullopt;
 }
 
+using Work = std::function<std::optional<ApiReply>(bool& resumed)>;
+// The reply when a pool refuses a job, or cancels it (true: stopping, or,
+// for the password pool, pushed out by another address's).
+using Refused = std::function<ApiReply(bool cancelled)>;
+
 // Runs `work` on the slow pool: the connection is suspended (the loop goes
 // on serving others) and resumed with the reply, or with 503 when the
 // pool's queue is full or it is shutting down. A job that returns no reply
 // lets the request go on when resumed (basic auth passed). A job that
 // handed the connection back itself (a streamed kill reply) sets `resumed`
-// and returns no reply: `state` may be gone by then.
-void run_slow(Impl& s, MHD_Connection* c, RequestState* state,
-              std::function<std::optional<ApiReply>(bool& resumed)> work) {
+// and returns no reply: `state` may be gone by then. run_suspended() is
+// that on the pool that `submit` (its try_submit) hands the job to.
+void run_suspended(MHD_Connection* c, RequestState* state,
+                   const std::function<bool(BoundedPool::Job)>& submit,
+                   Work work, Refused refused) {
   // Suspended before the job exists, so the job's resume cannot come
   // first.
   MHD_suspend_connection(c);
-  const bool queued = s.slow_pool->try_submit(
-      [c, state, work = std::move(work)](bool cancelled) {
+  const bool queued =
+      submit([c, state, work = std::move(work), refused](bool cancelled) {
         bool resumed = false;
         if (cancelled)
-          state->reply = json_error(503, "shutting down");
+          state->reply = refused(true);
         else if (auto reply = work(resumed))
           state->reply = std::move(*reply);
         if (!resumed) MHD_resume_connection(c);
       });
   if (!queued) {
-    state->reply = json_error(503, "too many slow requests at once; retry");
+    state->reply = refused(false);
     MHD_resume_connection(c);
   }
 }
 
+void run_slow(Impl& s, MHD_Connection* c, RequestState* state, Work work) {
+  run_suspended(
+      c, state,
+      [&s](BoundedPool::Job job) {
+        return s.slow_pool->try_submit(std::move(job));
+      },
+      std::move(work),
+      [](bool cancelled) {
+        return cancelled
+                   ? json_error(503, "shutting down")
+                   : json_error(503, "too many slow requests at once; retry");
+      });
+}
+
 ApiReply unauthorized() { return json_error(401, "authentication required"); }
+
+// A password check refused: counted, and logged at most once a minute (a
+// flood would write a line per request).
+ApiReply check_refused(Impl& s, const std::string& address) {
+  s.auth->note_refused();
+  const double now = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count();
+  double next = s.next_refusal_log.load();
+  if (now >= next && s.next_refusal_log.compare_exchange_strong(next, now + 60))
+    spdlog::warn(
+        "msg=\"password checks refused: too many waiting (a wrong-password "
+        "flood?)\" client={} auth_checks_refused_total={} "
+        "auth_failures_total={}",
+        serve_log::q(address), s.auth->counts().refused,
+        s.auth->counts().failures);
+  ApiReply r = json_error(503, "too many password checks at once; retry");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+// Checks a password not seen before on the password pool, whose queue is
+// shared fairly between client addresses (fair_pool.h): a flood from one
+// address neither takes the slow pool's threads (/api/v1/history, remote
+// kill) nor holds up a login from another address for long.
+void check_password(Impl& s, MHD_Connection* c, RequestState* state,
+                    std::string given) {
+  const std::string address = client_address(c);
+  run_suspended(
+      c, state,
+      [&s, &address](BoundedPool::Job job) {
+        return s.auth_pool->try_submit(address, std::move(job));
+      },
+      [&s, state, given = std::move(given)](bool&) {
+        if (!s.auth->check(given))
+          return std::optional<ApiReply>(unauthorized());
+        state->authorized = true;  // go on when resumed
+        return std::optional<ApiReply>();
+      },
+      [&s, address](bool) { return check_refused(s, address); });
+}
 
 // The basic-auth user a request names ("-" for none).
 std::string auth_user(MHD_Connection* c) {
@@ -448,8 +548,10 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
   if (!state) {  // headers are in: decide now, before any body is read
     state = new RequestState;
     *con_cls = state;
-    if (std::string_view(url) == kKillPath) {  // the one path with a body
-      state->kill = true;
+    state->kill = std::string_view(url) == kKillPath;
+    if (auto refused = framing_refusal(c))
+      return answer(c, state, std::move(*refused));  // and close
+    if (state->kill) {                               // the one path with a body
       if (auto refused = kill_refusal(s, c, url, method)) {
         if (has_body(c) && !drainable_body(c))
           return answer(c, state, std::move(*refused));  // and close
@@ -484,15 +586,12 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
   if (s.auth && !state->authorized) {
     const auto creds = header(c, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!creds) return answer(c, state, unauthorized());
-    if (!s.auth->known_good(*creds)) {  // bcrypt: never on the loop
-      run_slow(s, c, state, [&s, state, given = std::string(*creds)](bool&) {
-        if (!s.auth->check(given))
-          return std::optional<ApiReply>(unauthorized());
-        state->authorized = true;  // go on when resumed
-        return std::optional<ApiReply>();
-      });
+    const std::optional<bool> known = s.auth->known(*creds);
+    if (!known) {  // bcrypt: never on the loop
+      check_password(s, c, state, std::string(*creds));
       return MHD_YES;
     }
+    if (!*known) return answer(c, state, unauthorized());
     state->authorized = true;
   }
   if (state->kill) return run_kill(s, c, state);
@@ -570,6 +669,10 @@ void HttpServer::start() {
   slow_pool_ = std::make_unique<BoundedPool>(http_limits::kSlowThreads,
                                              http_limits::kSlowQueue);
   impl_->slow_pool = slow_pool_.get();
+  auth_pool_ = std::make_unique<FairPool>(http_limits::kAuthThreads,
+                                          http_limits::kAuthQueue,
+                                          http_limits::kAuthQueuePerAddress);
+  impl_->auth_pool = auth_pool_.get();
   // TLS (GnuTLS inside libmicrohttpd): PEM texts and the priority string
   // live in impl_ as long as the daemon.
   std::vector<MHD_OptionItem> tls;
@@ -625,6 +728,7 @@ void HttpServer::stop() {
   if (kill_stream) kill_stream->abort();
   if (impl_->kill) impl_->kill->stop();  // a kill session stops waiting
   if (slow_pool_) slow_pool_->stop();
+  if (auth_pool_) auth_pool_->stop();
   if (daemon_) MHD_stop_daemon(daemon_);
   daemon_ = nullptr;
   downloads.clear();  // joins their producers

@@ -1,7 +1,7 @@
 // The HTTP side of `serve`: routes to api.h on libmicrohttpd's epoll event
 // loop (see http_server.cc for why), with the limits of http_limits.h, a
-// Host-header check against DNS rebinding, and slow handlers on a bounded
-// pool of their own.
+// Host-header check against DNS rebinding, and slow handlers and password
+// checks on bounded pools of their own.
 #pragma once
 
 #include <memory>
@@ -19,6 +19,7 @@ struct MHD_Daemon;
 namespace gd {
 
 class BoundedPool;
+class FairPool;
 class EventHub;
 
 class HttpServer {
@@ -60,6 +61,7 @@ class HttpServer {
   int port_ = 0;
   MHD_Daemon* daemon_ = nullptr;
   std::unique_ptr<BoundedPool> slow_pool_;
+  std::unique_ptr<FairPool> auth_pool_;
 };
 
 }  // namespace gd

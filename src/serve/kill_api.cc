@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <stdexcept>
 
 #include "collect/sampler.h"
 #include "common/int_list.h"
+#include "common/user_name.h"
 #include "procmgmt/kill_json.h"
 #include "procmgmt/kill_plan.h"
 #include "procmgmt/kill_session.h"
@@ -136,6 +138,18 @@ std::string pid_list(const std::vector<uint32_t>& pids) {
   return v.empty() ? "-" : join_ints(v, ",");
 }
 
+// Whether `named` (a request's "user": a login name or a uid, as `kill
+// --user` takes either) is the Unix user `self`.
+bool names_user(const std::string& named, const std::string& self,
+                const std::function<std::string(uint32_t)>& name_of) {
+  if (named == self) return true;
+  uint32_t uid = 0;
+  const auto [end, ec] =
+      std::from_chars(named.data(), named.data() + named.size(), uid);
+  return ec == std::errc() && end == named.data() + named.size() &&
+         name_of(uid) == self;
+}
+
 }  // namespace
 
 std::optional<ApiReply> kill_head_refusal(const KillHead& head, bool enabled) {
@@ -165,6 +179,7 @@ std::optional<ApiReply> kill_head_refusal(const KillHead& head, bool enabled) {
 
 KillApi::KillApi(KillApiConfig config) : config_(std::move(config)) {
   if (config_.self_pid == 0) config_.self_pid = static_cast<uint32_t>(getpid());
+  if (!config_.user_name_of) config_.user_name_of = gd::user_name_of;
 }
 
 void KillApi::stop() { stop_ = true; }
@@ -206,14 +221,16 @@ KillApiResult KillApi::run(std::string_view body, const TraceHeader& header,
   if (config_.admins &&
       std::find(config_.admins->begin(), config_.admins->end(), who.user) ==
           config_.admins->end()) {
-    if (!req.request.user.empty() && req.request.user != who.user)
+    if (!req.request.user.empty() &&
+        !names_user(req.request.user, who.user, config_.user_name_of))
       return {json_error(403, fmt::format("'{}' may end only the processes of "
                                           "the Unix user '{}' (serve "
                                           "--remote-kill-admins names who may "
                                           "end others')",
                                           who.user, who.user)),
               "not_admin=true"};
-    req.request.user = who.user;
+    // Its own user by uid stays a uid: the plan matches processes by it.
+    if (req.request.user.empty()) req.request.user = who.user;
   }
   std::string fields = fmt::format(
       "dry_run={} pids={} gpu={} only_user={} signal={} timeout_s={:g} "

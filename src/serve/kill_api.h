@@ -49,8 +49,12 @@ struct KillApiConfig {
   uint32_t self_pid = 0;  // serve itself (0: this process)
   // Basic-auth users who may end any user's processes; any other may end
   // only those of the Unix user of its own name (as `kill --user NAME`),
-  // and a request naming another user is refused (403). Unset: all may.
+  // and a request naming another user (by name or uid; its own uid is
+  // itself) is refused (403). Unset: all may.
   std::optional<std::vector<std::string>> admins;
+  // The login name of a uid (common/user_name.h's user_name_of; tests
+  // replace it): a non-admin naming its own user by uid is that user.
+  std::function<std::string(uint32_t)> user_name_of;
 };
 
 // What the endpoint looks at in a request's head.

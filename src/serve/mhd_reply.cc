@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -18,7 +19,25 @@ MHD_Result add_param(void* cls, MHD_ValueKind, const char* key,
   return MHD_YES;
 }
 
+struct HeaderCount {
+  const char* name;
+  size_t n = 0;
+};
+
+MHD_Result count_header(void* cls, MHD_ValueKind, const char* key,
+                        const char*) {
+  auto* count = static_cast<HeaderCount*>(cls);
+  if (key && strcasecmp(key, count->name) == 0) ++count->n;
+  return MHD_YES;
+}
+
 }  // namespace
+
+size_t header_count(MHD_Connection* c, const char* name) {
+  HeaderCount count{name};
+  MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &count);
+  return count.n;
+}
 
 QueryParams params_of(MHD_Connection* c) {
   QueryParams q;

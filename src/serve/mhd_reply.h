@@ -21,7 +21,10 @@
 namespace gd {
 
 QueryParams params_of(MHD_Connection* c);
+// The first header of that name (case-insensitive), if any.
 std::optional<std::string_view> header(MHD_Connection* c, const char* name);
+// How many headers of that name the request has.
+size_t header_count(MHD_Connection* c, const char* name);
 // A body small enough to read and drop before refusing it (so the client
 // reads the answer instead of a reset), sent with a Content-Length.
 bool drainable_body(MHD_Connection* c);

@@ -111,6 +111,32 @@ TEST_F(Server, OnlyGetAndHeadWithoutBodies) {
   EXPECT_TRUE(head.body.empty());
 }
 
+// Behind a proxy that reads the other header, two Host or two
+// Content-Length headers make a smuggled request: refused, whatever the
+// values, on every path.
+TEST_F(Server, TwoHostOrContentLengthHeadersAre400) {
+  start();
+  const std::string two_hosts = "Host: localhost\r\nHost: localhost\r\n";
+  RawReply r = request(port, "/metrics", two_hosts);
+  EXPECT_EQ(r.status, 400) << r.head;
+  EXPECT_EQ(r.body, R"({"error":"more than one Host header in the request"})");
+  EXPECT_EQ(
+      request(port, "/metrics", "Host: localhost\r\nhOsT: evil\r\n").status,
+      400);
+  EXPECT_EQ(request(port, "/api/v1/kill", two_hosts, "POST").status, 400);
+  r = request(port, "/healthz",
+              "Host: localhost\r\nContent-Length: 0\r\n"
+              "Content-Length: 0\r\n");
+  EXPECT_EQ(r.status, 400) << r.head;
+  EXPECT_EQ(
+      r.body,
+      R"({"error":"more than one Content-Length header in the request"})");
+  EXPECT_EQ(
+      request(port, "/healthz", "Host: localhost\r\nContent-Length: 0\r\n")
+          .status,
+      200);
+}
+
 TEST_F(Server, FortyThousandHeadersAreRefusedAndItKeepsServing) {
   start();
   std::string headers = "Host: localhost\r\n";

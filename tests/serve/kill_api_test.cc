@@ -520,6 +520,37 @@ TEST_F(KillServer, NonAdminsMayEndOnlyTheirOwnUsersProcesses) {
   EXPECT_EQ(j["plan"]["targets"][0]["pid"], c);
 }
 
+// A non-admin may name its own Unix user by uid too (as `kill --user 1000`
+// takes it): that is the same user, not another's processes.
+TEST_F(KillServer, NonAdminNamingItsOwnUidIsItself) {
+  pid_t c = child();  // this test's Unix user's
+  const std::string pid = std::to_string(c);
+  const uint32_t uid = getuid();
+  KillApiConfig cfg = config();
+  cfg.admins = std::vector<std::string>{"root-operator"};
+  // "ops" stands for this test's Unix user.
+  cfg.user_name_of = [uid](uint32_t u) {
+    return u == uid ? std::string("ops") : std::to_string(u);
+  };
+  start(cfg, /*auth=*/true);
+  list({static_cast<uint32_t>(c)});
+  const std::string auth = kJson + kMark + kGoodAuth;  // as "ops"
+  RawReply r = post(port,
+                    R"({"pids":[)" + pid + R"(],"user":")" +
+                        std::to_string(uid) + R"(","dry_run":true})",
+                    auth);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = body_of(r);
+  ASSERT_EQ(j["plan"]["targets"].size(), 1u) << r.body;
+  EXPECT_EQ(j["plan"]["targets"][0]["pid"], c);
+  // Another uid is still another user's.
+  r = post(port,
+           R"({"pids":[)" + pid + R"(],"user":")" + std::to_string(uid + 1) +
+               R"(","dry_run":true})",
+           auth);
+  EXPECT_EQ(r.status, 403) << r.body;
+}
+
 // Streamed or not, a session under way does not hold up serve's stop.
 TEST_F(KillServer, StoppingServeDoesNotWaitOutASession) {
   for (const char* stream : {"false", "true"}) {

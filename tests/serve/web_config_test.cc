@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "serve/basic_auth.h"
 
@@ -126,14 +128,64 @@ TEST(BasicAuth, ParsesTheHeader) {
 TEST(BasicAuth, RightPasswordPassesWrongOnesDoNot) {
   BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
   const std::string good = "Basic cHJvbWV0aGV1czpzM2NyZXQgcGFzcw==";
-  EXPECT_FALSE(auth.known_good(good));
+  EXPECT_FALSE(auth.known(good));
   EXPECT_TRUE(auth.check(good));
-  EXPECT_TRUE(auth.known_good(good));
+  EXPECT_EQ(auth.known(good), std::optional<bool>(true));
   EXPECT_FALSE(
       auth.check("Basic cHJvbWV0aGV1czp3cm9uZw=="));  // prometheus:wrong
   EXPECT_FALSE(
       auth.check("Basic bWFsbG9yeTpzM2NyZXQgcGFzcw=="));  // mallory:s3cret pass
-  EXPECT_FALSE(auth.known_good("Basic cHJvbWV0aGV1czp3cm9uZw=="));
+  EXPECT_EQ(auth.counts().failures, 2u);
+}
+
+// crypt_rn reads the password up to its first NUL: "s3cret pass\0junk"
+// would pass for "s3cret pass" if it got that far.
+TEST(BasicAuth, CredentialsWithANulByteAreRefused) {
+  const auto header = [](std::string_view user_pass) {
+    static constexpr char kB64[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out = "Basic ";
+    for (size_t i = 0; i < user_pass.size(); i += 3) {
+      unsigned n = static_cast<unsigned char>(user_pass[i]) << 16;
+      if (i + 1 < user_pass.size())
+        n |= static_cast<unsigned char>(user_pass[i + 1]) << 8;
+      if (i + 2 < user_pass.size())
+        n |= static_cast<unsigned char>(user_pass[i + 2]);
+      out += kB64[(n >> 18) & 63];
+      out += kB64[(n >> 12) & 63];
+      out += i + 1 < user_pass.size() ? kB64[(n >> 6) & 63] : '=';
+      out += i + 2 < user_pass.size() ? kB64[n & 63] : '=';
+    }
+    return out;
+  };
+  using namespace std::string_view_literals;
+  ASSERT_EQ(header("prometheus:s3cret pass"),
+            "Basic cHJvbWV0aGV1czpzM2NyZXQgcGFzcw==");
+  EXPECT_FALSE(parse_basic_auth(header("prometheus:s3cret pass\0junk"sv)));
+  EXPECT_FALSE(parse_basic_auth(header("prometheus\0x:s3cret pass"sv)));
+  BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
+  // Refused on the event loop already, without a check.
+  EXPECT_EQ(auth.known(header("prometheus:s3cret pass\0junk"sv)),
+            std::optional<bool>(false));
+  EXPECT_FALSE(auth.check(header("prometheus:s3cret pass\0junk"sv)));
+  EXPECT_FALSE(auth.check(header("prometheus:s3cret pass\0"sv)));
+  EXPECT_TRUE(auth.check(header("prometheus:s3cret pass")));
+}
+
+// A wrong password tried again is answered from memory (no second bcrypt)
+// and counted each time.
+TEST(BasicAuth, AFailedHeaderIsRememberedAsFailed) {
+  BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
+  const std::string wrong = "Basic cHJvbWV0aGV1czp3cm9uZw==";
+  EXPECT_FALSE(auth.known(wrong));
+  EXPECT_FALSE(auth.check(wrong));
+  EXPECT_EQ(auth.known(wrong), std::optional<bool>(false));
+  EXPECT_EQ(auth.known(wrong), std::optional<bool>(false));
+  EXPECT_EQ(auth.counts().failures, 3u);
+  auth.note_refused();
+  EXPECT_EQ(auth.counts().refused, 1u);
+  // The right password is not held up by the wrong one remembered.
+  EXPECT_TRUE(auth.check("Basic cHJvbWV0aGV1czpzM2NyZXQgcGFzcw=="));
 }
 
 }  // namespace

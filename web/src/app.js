@@ -10,8 +10,18 @@
 (function () {
   // ---- small helpers -------------------------------------------------------
 
+  // Bidi embeddings, overrides, isolates and marks, and the Unicode line and
+  // paragraph separators: in a process's command line they would reorder
+  // what the row shows (U+202E before "gpj.exe" shows "exe.jpg"). Every
+  // text put into the page shows them as \u202e, as the terminal views do
+  // (src/common/terminal_text.cc); the API keeps the bytes as they are.
+  const LAYOUT_CONTROLS = /[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  function inert(text) {
+    return String(text).replace(LAYOUT_CONTROLS, c => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  }
+
   // h("div", {class: "x", title: t}, child...): an element; string children
-  // become text nodes.
+  // become text nodes (with inert()).
   function h(tag, attrs) {
     const el = document.createElement(tag);
     if (attrs) {
@@ -19,10 +29,10 @@
         const v = attrs[k];
         if (v === undefined || v === null || v === false) continue;
         if (k === "class") el.className = v;
-        else if (k === "text") el.textContent = v;
+        else if (k === "text") el.textContent = inert(v);
         else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
         else if (k === "style") Object.assign(el.style, v);
-        else el.setAttribute(k, v);
+        else el.setAttribute(k, inert(v));
       }
     }
     for (let i = 2; i < arguments.length; i++) append(el, arguments[i]);
@@ -31,7 +41,7 @@
   function append(el, c) {
     if (c === undefined || c === null || c === false) return;
     if (Array.isArray(c)) { for (const x of c) append(el, x); return; }
-    el.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+    el.appendChild(typeof c === "object" ? c : document.createTextNode(inert(c)));
   }
   function $(id) { return document.getElementById(id); }
   function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); }
@@ -275,7 +285,7 @@
     if (hd.nvml_status !== "ok") parts.push("NVML: " + hd.nvml_status.replace(/_/g, " "));
     else parts.push("driver " + (d.driver_version || "?") + " · CUDA " + (d.cuda_driver_version || "?"));
     parts.push((hd.gpus || []).length + " GPUs");
-    $("node").textContent = parts.join(" · ");
+    $("node").textContent = inert(parts.join(" · "));
     document.title = "gpudoctor — " + ((hd.host && hd.host.hostname) || "");
   }
 
