@@ -14,8 +14,8 @@
 #include <string>
 #include <thread>
 
-#include "model/process_budget.h"
 #include "collect/sampler.h"
+#include "model/process_budget.h"
 #include "serve/alerting.h"
 #include "serve/alertmanager_client.h"
 #include "serve/cmdline_exposure.h"
