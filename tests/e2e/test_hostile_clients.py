@@ -35,6 +35,22 @@ HISTORY = "/api/v1/history?metric=gpu.util_pct&since=10m"
 HOLDER = "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(300)\n"
 
 
+def gpu0_holder(test, argv=None):
+    """A live process (argv[0] as given) that the fake NVML lists on GPU 0
+    with 2 GiB: returns its pid and the scenario."""
+    argv = argv or [sys.executable.encode()]
+    holder = subprocess.Popen(argv + [b"-c", HOLDER.encode()], executable=sys.executable,
+                              stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    test.children.append(holder)
+    pid = int(holder.stdout.readline())
+    header, samples = load_scenario(scenario_4gpu())
+    sample = samples[0]
+    for g in sample["gpus"]:
+        if g["index"] == 0:
+            g["processes"] = [{"pid": pid, "used_bytes": 2 * 1024 ** 3, "type": "compute"}]
+    return pid, write_scenario(header, [sample], test.tmp.name)
+
+
 def basic(user, password):
     raw = user.encode() + b":" + (password if isinstance(password, bytes) else password.encode())
     return "Basic " + base64.b64encode(raw).decode()
@@ -205,16 +221,7 @@ class RemoteKillOwnUid(ServeCase):
     Unix user of its name, named by that name or by its uid."""
 
     def test_a_non_admin_may_name_its_own_uid(self):
-        holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdout=subprocess.PIPE,
-                                  stdin=subprocess.DEVNULL)
-        self.children.append(holder)
-        pid = int(holder.stdout.readline())
-        header, samples = load_scenario(scenario_4gpu())
-        sample = samples[0]
-        for g in sample["gpus"]:
-            if g["index"] == 0:
-                g["processes"] = [{"pid": pid, "used_bytes": 2 * 1024 ** 3, "type": "compute"}]
-        scenario = write_scenario(header, [sample], self.tmp.name)
+        pid, scenario = gpu0_holder(self)
         me = pwd.getpwuid(os.getuid()).pw_name
         _, hash_ = USERS["ops"]
         cfg = os.path.join(self.tmp.name, "web.yml")
@@ -257,16 +264,7 @@ class BidiDashboard(E2E):
     def test_bidi_controls_in_a_command_line_are_shown_escaped(self):
         from cdp import Browser
         from test_serve import Serve
-        holder = subprocess.Popen([BIDI_ARGV0.encode(), b"-c", HOLDER.encode()], executable=sys.executable,
-                                  stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
-        self.children.append(holder)
-        pid = int(holder.stdout.readline())
-        header, samples = load_scenario(scenario_4gpu())
-        sample = samples[0]
-        for g in sample["gpus"]:
-            if g["index"] == 0:
-                g["processes"] = [{"pid": pid, "used_bytes": 2 * 1024 ** 3, "type": "compute"}]
-        scenario = write_scenario(header, [sample], self.tmp.name)
+        pid, scenario = gpu0_holder(self, [BIDI_ARGV0.encode()])
         serve = Serve(scenario, ["--no-db", "--show-cmdline", "full"], self.tmp)
         browser = Browser()
         page = browser.new_page()

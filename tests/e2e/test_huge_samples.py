@@ -16,6 +16,7 @@ import unittest
 
 from gd_e2e import E2E, GPUDOCTOR, RSS_LIMIT_FACTOR, load_scenario, scenario_4gpu
 from gd_tmux import Tmux
+from test_top import TopE2E
 
 KEPT = 512
 # Peak RSS, measured on a normal build: diagnose of one 58 MB line ~350 MiB
@@ -125,16 +126,7 @@ class DiagnoseHugeSamples(E2E):
                         f"twenty lines peaked at {rss:.0f} MiB, one at {rss_one:.0f} MiB")
 
 
-class TopHugeSamples(E2E):
-    def setUp(self):
-        super().setUp()
-        self.panes = []
-
-    def tearDown(self):
-        for p in self.panes:
-            p.close()
-        super().tearDown()
-
+class TopHugeSamples(TopE2E):
     def test_top_from_a_huge_line_shows_the_job_and_the_count_left_out(self):
         # The job's processes come after 400,000 others: the budget keeps
         # the GPU processes first, so top still lists them.

@@ -21,10 +21,7 @@ using testing::StoreDir;
 // 1900 samples at 1 s: sealed blocks [0,600), [600,1200), [1200,1800) and
 // 10 pending batches of 10 for [1800,1900).
 std::string filled_db(const StoreDir& dir) {
-  std::string path = dir.path("h.db");
-  auto store = open_store(path, 10);
-  for (int i = 0; i < 1900; ++i) store->append(make_sample(kT0 + i, i));
-  return path;
+  return testing::filled_history(dir, 1900);
 }
 
 // A zstd frame header followed by garbage: what a flipped disk sector or a

@@ -86,6 +86,15 @@ inline std::unique_ptr<HistoryStore> open_store(const std::string& path,
   return HistoryStore::open(o);
 }
 
+// h.db in `dir` with `samples` samples at 1 s from kT0, in batches of 10
+// (sealed blocks of 600 and the pending batches after them), closed.
+inline std::string filled_history(const StoreDir& dir, int samples) {
+  std::string path = dir.path("h.db");
+  auto store = open_store(path, 10);
+  for (int i = 0; i < samples; ++i) store->append(make_sample(kT0 + i, i));
+  return path;
+}
+
 // Everything export_trace writes for [since, until], read back.
 inline std::vector<Sample> export_all(const HistoryStore& store,
                                       const std::string& file, double since = 0,

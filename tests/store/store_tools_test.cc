@@ -16,8 +16,6 @@
 namespace gd {
 namespace {
 
-using testing::kT0;
-using testing::make_sample;
 using testing::open_store;
 using testing::sql;
 using testing::sql_int;
@@ -25,12 +23,7 @@ using testing::StoreDir;
 
 // Two sealed blocks and a few pending batches, the store closed (no WAL).
 std::string history(const StoreDir& dir) {
-  std::string path = dir.path("h.db");
-  {
-    auto store = open_store(path, 10);
-    for (int i = 0; i < 1230; ++i) store->append(make_sample(kT0 + i, i));
-  }
-  return path;
+  return testing::filled_history(dir, 1230);
 }
 
 std::string bytes_of(const std::string& path) {
