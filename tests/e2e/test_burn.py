@@ -169,7 +169,9 @@ class EightGpusWithFaults(BurnE2E):
         text = self.reasons(7)
         self.assertIn("TFLOP/s FP32 (peers", text)
         self.assertIn("95% of the 19.5 TFLOP/s peak", text)
-        self.assertIn("memtest 5 patterns", text)
+        # The memtest is time-boxed: on a loaded machine (sanitizers, 2
+        # cores) fewer of its 5 patterns fit in the 8 s burn.
+        self.assertRegex(text, r"memtest [1-5] patterns over [0-9.]+ MiB")
         self.assertIn("on Gen4 x16", text)
         self.assertIn("no tensor-core GEMM: no cuBLAS", " ".join(g["notes"]) + text)
 
