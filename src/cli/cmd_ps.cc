@@ -77,12 +77,12 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
     auto procs = procmgmt::ProcSnapshot::read(global.proc_root);
     auto trees = procmgmt::build_job_trees(s, ranks, procs);
     if (f.json) {
-      std::cout << procmgmt::job_trees_to_json(s, trees) << '\n';
+      std::cout << job_trees_to_json(s, trees) << '\n';
       return;
     }
     std::string why = explain_nvml_status(sampler.header());
     if (!why.empty()) std::cout << "!! " << why << "\n";
-    std::cout << procmgmt::render_job_trees(s, trees)
+    std::cout << render_job_trees(s, trees)
               << render_ps_history(rows, history, kHistorySince);
     return;
   }

@@ -67,9 +67,9 @@ int run_watch_leak(const GlobalOptions& g, const LeakFlags& f) {
 
   auto estimates = tracker.estimates();
   if (f.json) {
-    std::cout << procmgmt::leaks_to_json(estimates, tracker.samples()) << "\n";
+    std::cout << leaks_to_json(estimates, tracker.samples()) << "\n";
   } else {
-    std::cout << procmgmt::render_leaks(estimates, tracker.samples());
+    std::cout << render_leaks(estimates, tracker.samples());
   }
   if (f.pid && estimates.empty()) {
     std::fprintf(

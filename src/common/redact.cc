@@ -4,22 +4,17 @@
 #include <array>
 #include <cctype>
 
+#include "common/ascii_text.h"
+
 namespace gd {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // A name (option or variable) that names a credential.
 bool names_secret(std::string_view name) {
   static constexpr std::array<std::string_view, 7> kWords = {
       "key", "token", "secret", "password", "passwd", "credential", "auth"};
-  std::string n = lower(name);
+  std::string n = ascii_lower(name);
   return std::any_of(kWords.begin(), kWords.end(), [&](std::string_view w) {
     return n.find(w) != std::string::npos;
   });
@@ -72,7 +67,7 @@ void redact_word(std::string_view word, std::string& out, bool& secret_follows,
     // is an argument, not an option name.
     secret_follows = dashes > 0 && plain_name && names_secret(name);
     out.append(word);
-    if (lower(word) == "bearer") secret_follows = true;
+    if (ascii_lower(word) == "bearer") secret_follows = true;
     return;
   }
   if (plain_name && names_secret(name)) {

@@ -3,18 +3,13 @@
 #include <charconv>
 #include <cstdio>
 
+#include "common/ascii_text.h"
 #include "common/pci_bus_id.h"
 #include "kernellog/pci_address.h"
 
 namespace gd::kernellog {
 
 namespace {
-
-std::string_view skip_blanks(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  return s;
-}
 
 // Old kernels say "Corrected"/"Uncorrected", 6.x "Correctable"/
 // "Uncorrectable"; the fatal/non-fatal part is the same.
@@ -66,8 +61,8 @@ std::optional<AerLine> parse_aer(std::string_view msg) {
   if (address.find(' ') != std::string_view::npos) return std::nullopt;
   auto device = canonical_pci_bus_id(address);
   if (!device || address.size() < 12) return std::nullopt;  // full address
-  rest = skip_blanks(rest.substr(colon + 2));
-  if (rest.starts_with("AER: ")) rest = skip_blanks(rest.substr(5));
+  rest = trim_left(rest.substr(colon + 2));
+  if (rest.starts_with("AER: ")) rest = trim_left(rest.substr(5));
 
   AerLine line;
   line.driver = std::string(msg.substr(0, space));
@@ -87,7 +82,7 @@ std::optional<AerLine> parse_aer(std::string_view msg) {
     line.kind = AerLineKind::kReceived;
     line.severity = severity_of(rest.substr(0, at));
     if (line.severity.empty()) return std::nullopt;
-    std::string_view src = skip_blanks(rest.substr(at + marker.size()));
+    std::string_view src = trim_left(rest.substr(at + marker.size()));
     src = src.substr(0, src.find(' '));
     if (src.starts_with("id="))
       line.source = source_from_id(src.substr(3), line.device);

@@ -1,5 +1,6 @@
 // KernelLogClassifier: kernel-log lines, in order -> events; and
 // parse_kernel_log_line, one line on its own.
+#include "common/ascii_text.h"
 #include "common/pci_bus_id.h"
 #include "common/text_cap.h"
 #include "kernellog/aer_line.h"
@@ -58,7 +59,7 @@ KernelLogClassifier::Result KernelLogClassifier::classify(std::string_view line,
   // The event text is the line as the user would see it in dmesg/journal,
   // trimmed; a raw /dev/kmsg record loses only its "PRI,SEQ,USEC,FLAGS;"
   // header, which is bookkeeping, not part of the message.
-  std::string_view text = kernellog::trim_blanks(line);
+  std::string_view text = trim(line);
   text.remove_prefix(kernellog::kmsg_header_length(text));
   std::string_view msg = kernellog::kernel_message(text);
   Result r;

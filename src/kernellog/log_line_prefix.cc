@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "common/ascii_text.h"
+
 namespace gd::kernellog {
 
 namespace {
@@ -14,19 +16,10 @@ std::string_view drop_bracket_stamp(std::string_view s) {
   size_t close = s.find(']');
   // A stamp is short; a ']' far away belongs to the message.
   if (close == std::string_view::npos || close > 40) return s;
-  return trim_blanks(s.substr(close + 1));
+  return trim(s.substr(close + 1));
 }
 
 }  // namespace
-
-std::string_view trim_blanks(std::string_view s) {
-  auto blank = [](char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-  };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 size_t kmsg_header_length(std::string_view line) {
   // At least three comma-separated fields, the first three numeric, then ';'
@@ -48,17 +41,16 @@ size_t kmsg_header_length(std::string_view line) {
 }
 
 std::string_view kernel_message(std::string_view line) {
-  std::string_view s = trim_blanks(line);
-  if (size_t k = kmsg_header_length(s)) return trim_blanks(s.substr(k));
+  std::string_view s = trim(line);
+  if (size_t k = kmsg_header_length(s)) return trim(s.substr(k));
   if (!s.empty() && s.front() == '[') return drop_bracket_stamp(s);
   // syslog/journal: the message follows the first "kernel: " within the
   // header part of the line (date, host and tag take well under 80 chars).
   size_t tag = s.find("kernel: ");
   if (tag != std::string_view::npos && tag < 80) {
-    return drop_bracket_stamp(trim_blanks(s.substr(tag + 8)));
+    return drop_bracket_stamp(trim(s.substr(tag + 8)));
   }
-  if (s.starts_with("kernel:"))
-    return drop_bracket_stamp(trim_blanks(s.substr(7)));
+  if (s.starts_with("kernel:")) return drop_bracket_stamp(trim(s.substr(7)));
   return s;
 }
 

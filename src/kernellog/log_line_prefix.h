@@ -19,6 +19,4 @@ std::string_view kernel_message(std::string_view line);
 // with one, else 0: the number of characters to drop.
 size_t kmsg_header_length(std::string_view line);
 
-std::string_view trim_blanks(std::string_view s);
-
 }  // namespace gd::kernellog

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii_text.h"
 #include "kernellog/pci_address.h"
 
 namespace gd::kernellog {
@@ -13,23 +14,15 @@ bool has(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
 }
 
-bool has_nocase(std::string_view s, std::string_view part) {
-  return std::search(s.begin(), s.end(), part.begin(), part.end(),
-                     [](char a, char b) {
-                       return std::tolower(static_cast<unsigned char>(a)) ==
-                              std::tolower(static_cast<unsigned char>(b));
-                     }) != s.end();
-}
-
 // A GSP (GPU System Processor firmware) failure: the RPC timeout banners
 // (_kgspLogRpcTimeout, _kgspLogXid119), a boot that cannot proceed, a
 // firmware image that is missing. The RPC history tables printed after a
 // timeout name GSP functions (GSP_RM_CONTROL) but no failure.
 bool is_gsp_error(std::string_view s) {
   if (has(s, "_kgspLogXid119") || has(s, "_kgspLogRpcTimeout")) return true;
-  if (!has_nocase(s, "gsp")) return false;
+  if (!icontains(s, "gsp")) return false;
   for (std::string_view word : {"timeout", "fail", "cannot", "no firmware"})
-    if (has_nocase(s, word)) return true;
+    if (icontains(s, word)) return true;
   return false;
 }
 

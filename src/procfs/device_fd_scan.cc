@@ -7,26 +7,11 @@
 #include <cerrno>
 #include <climits>
 
+#include "procfs/pid_listing.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
 
 namespace gd::procfs {
-namespace {
-
-std::vector<uint32_t> numeric_entries(const std::string& proc_root) {
-  std::vector<uint32_t> pids;
-  DIR* d = opendir(proc_root.c_str());
-  if (!d) return pids;
-  while (dirent* e = readdir(d)) {
-    if (auto pid = pid_of_entry(e->d_name)) pids.push_back(*pid);
-  }
-  closedir(d);
-  std::sort(pids.begin(), pids.end());
-  return pids;
-}
-
-}  // namespace
-
 std::string nvidia_device_name(const std::string& target,
                                const std::string& dev_prefix) {
   std::string prefix = dev_prefix;
@@ -79,8 +64,7 @@ void scan_one(const std::string& proc_root, const std::string& dev_prefix,
 
 DeviceFdScan scan_nvidia_device_fds(const std::string& proc_root,
                                     const std::string& dev_prefix) {
-  return scan_nvidia_device_fds_of(proc_root, dev_prefix,
-                                   numeric_entries(proc_root));
+  return scan_nvidia_device_fds_of(proc_root, dev_prefix, list_pids(proc_root));
 }
 
 DeviceFdScan scan_nvidia_device_fds_of(const std::string& proc_root,

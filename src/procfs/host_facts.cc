@@ -1,5 +1,6 @@
 #include "procfs/host_facts.h"
 
+#include "common/ascii_text.h"
 #include "procfs/text_util.h"
 
 namespace gd::procfs {

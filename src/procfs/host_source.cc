@@ -7,6 +7,7 @@
 
 #include <unordered_map>
 
+#include "common/ascii_text.h"
 #include "procfs/cpu_stat.h"
 #include "procfs/diskstats.h"
 #include "procfs/host_facts.h"

@@ -1,6 +1,5 @@
 #include "procfs/other_cpu.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "common/text_cap.h"
 #include "common/user_name.h"
 #include "model/process_tree.h"
+#include "procfs/pid_listing.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
 
@@ -58,19 +58,18 @@ void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
                   [](const auto& kv) { return kv.second.listed_round == 0; });
     return;
   }
-  DIR* dir = opendir(proc_root_.c_str());
-  if (!dir) return;
-  ++listings_;
-  while (dirent* d = readdir(dir)) {
-    auto pid = pid_of_entry(d->d_name);
-    if (!pid) continue;
+  ++listings_;  // before the reads: read_one tells a first listing apart
+  bool listed = for_each_pid(proc_root_, [&](uint32_t pid) {
     ++counts_.listed;
-    auto [it, fresh] = cache_.try_emplace(*pid);
+    auto [it, fresh] = cache_.try_emplace(pid);
     Entry& e = it->second;
     e.listed_round = round_;
-    if (fresh || due(*pid, e)) read_one(*pid, e, fresh, now, btime);
+    if (fresh || due(pid, e)) read_one(pid, e, fresh, now, btime);
+  });
+  if (!listed) {  // keep what was known until /proc can be read again
+    --listings_;
+    return;
   }
-  closedir(dir);
   std::erase_if(
       cache_, [&](const auto& kv) { return kv.second.listed_round != round_; });
 }

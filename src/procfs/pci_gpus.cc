@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/ascii_text.h"
 #include "procfs/text_util.h"
 
 namespace gd::procfs {

@@ -10,6 +10,7 @@
 #include "common/user_name.h"
 #include "model/process_tree.h"
 #include "procfs/loadavg.h"
+#include "procfs/pid_listing.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
 
@@ -109,21 +110,17 @@ void ProcessTable::thread_children_from_files(uint32_t pid,
 
 void ProcessTable::rescan_parents() {
   ++scan_round_;
-  DIR* dir = opendir(proc_root_.c_str());
-  if (!dir) return;
-  while (dirent* e = readdir(dir)) {
-    auto pid = pid_of_entry(e->d_name);
-    if (!pid) continue;
-    auto [it, fresh] = parent_of_.try_emplace(*pid);
-    if (fresh || *pid % kRescanSlices == scan_round_ % kRescanSlices) {
+  bool listed = for_each_pid(proc_root_, [&](uint32_t pid) {
+    auto [it, fresh] = parent_of_.try_emplace(pid);
+    if (fresh || pid % kRescanSlices == scan_round_ % kRescanSlices) {
       // Only the ppid is wanted; it sits right after the comm.
-      if (read_file(pid_path(*pid, "stat"), buf_)) {
+      if (read_file(pid_path(pid, "stat"), buf_)) {
         if (auto st = parse_pid_stat(buf_)) it->second.ppid = st->ppid;
       }
     }
     it->second.round = scan_round_;
-  }
-  closedir(dir);
+  });
+  if (!listed) return;
   std::erase_if(parent_of_,
                 [&](const auto& kv) { return kv.second.round != scan_round_; });
   edges_.clear();

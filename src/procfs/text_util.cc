@@ -105,12 +105,6 @@ std::string_view next_field(std::string_view& text) {
   return field;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 std::optional<uint64_t> parse_u64(std::string_view s) {
   uint64_t v = 0;
   if (s.empty()) return std::nullopt;

@@ -49,8 +49,6 @@ bool next_line(std::string_view& text, std::string_view& line);
 // Returns an empty view when none is left.
 std::string_view next_field(std::string_view& text);
 
-std::string_view trim(std::string_view s);
-
 std::optional<uint64_t> parse_u64(std::string_view s);
 // A /proc directory entry that is a pid ("1234"), or nullopt.
 std::optional<uint32_t> pid_of_entry(const char* name);

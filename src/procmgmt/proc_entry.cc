@@ -1,7 +1,5 @@
 #include "procmgmt/proc_entry.h"
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <charconv>
 
@@ -60,21 +58,6 @@ std::optional<ProcEntry> read_proc_entry(const std::string& proc_root,
   e.cmdline = procfs::read_cmdline((dir + "cmdline").c_str()).value_or("");
   e.cgroup = procfs::read_cgroup((dir + "cgroup").c_str());
   return e;
-}
-
-std::vector<uint32_t> list_pids(const std::string& proc_root) {
-  std::vector<uint32_t> pids;
-  DIR* d = opendir(proc_root.c_str());
-  if (!d) return pids;
-  while (dirent* e = readdir(d)) {
-    const char* n = e->d_name;
-    if (n[0] < '1' || n[0] > '9') continue;
-    auto v = procfs::parse_u64(n);
-    if (v && *v <= UINT32_MAX) pids.push_back(static_cast<uint32_t>(*v));
-  }
-  closedir(d);
-  std::sort(pids.begin(), pids.end());
-  return pids;
 }
 
 std::string describe_state(char state) {

@@ -49,9 +49,6 @@ std::vector<uint32_t> parse_nspid(std::string_view status_text);
 std::optional<ProcEntry> read_proc_entry(const std::string& proc_root,
                                          uint32_t pid);
 
-// Pids of all numeric entries of `proc_root`, ascending.
-std::vector<uint32_t> list_pids(const std::string& proc_root);
-
 // One-line description of a state letter: "running", "uninterruptible sleep
 // (D)".
 std::string describe_state(char state);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "procfs/cpu_stat.h"
+#include "procfs/pid_listing.h"
 
 namespace gd::procmgmt {
 
@@ -30,7 +31,7 @@ std::optional<double> read_boot_time(const std::string& proc_root) {
 
 ProcSnapshot ProcSnapshot::read(const std::string& proc_root) {
   std::vector<ProcEntry> entries;
-  for (uint32_t pid : list_pids(proc_root))
+  for (uint32_t pid : procfs::list_pids(proc_root))
     if (auto e = read_proc_entry(proc_root, pid))
       entries.push_back(std::move(*e));
   return from_entries(std::move(entries), read_boot_time(proc_root));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "common/ascii_text.h"
+
 namespace gd {
 namespace {
 
@@ -24,16 +26,9 @@ bool is_v6_char(char c) {
          c == '.';
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
 // A bare name or address as given to --allowed-host or left of the port.
 std::optional<std::string> clean_name(std::string_view raw, bool bracketed) {
-  std::string name = lower(raw);
+  std::string name = ascii_lower(raw);
   if (bracketed) {  // an IPv6 address, kept as written (lower case)
     in6_addr v6{};
     if (!std::all_of(name.begin(), name.end(), is_v6_char) ||
@@ -103,7 +98,7 @@ HostPolicy host_policy_for(const std::string& listen_host,
   std::string listen = listen_host;
   if (listen.size() > 2 && listen.front() == '[')
     listen = listen.substr(1, listen.size() - 2);
-  if (allowed.empty() && !is_loopback_name(lower(listen))) p.any = true;
+  if (allowed.empty() && !is_loopback_name(ascii_lower(listen))) p.any = true;
   return p;
 }
 

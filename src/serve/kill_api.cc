@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "collect/sampler.h"
+#include "common/ascii_text.h"
 #include "common/int_list.h"
 #include "common/user_name.h"
 #include "procmgmt/kill_json.h"
@@ -24,24 +25,9 @@ namespace {
 
 using namespace procmgmt;
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
 // "application/json", with parameters ("; charset=utf-8") allowed.
 bool is_json_type(std::string_view type) {
-  return lower(trim(type.substr(0, type.find(';')))) == "application/json";
+  return iequals(trim(type.substr(0, type.find(';'))), "application/json");
 }
 
 std::optional<size_t> decimal(std::string_view text) {

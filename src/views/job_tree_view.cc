@@ -10,7 +10,10 @@
 #include "common/int_list.h"
 #include "common/terminal_text.h"
 
-namespace gd::procmgmt {
+namespace gd {
+
+using procmgmt::JobTree;
+using procmgmt::JobTreeRank;
 
 namespace {
 
@@ -38,7 +41,8 @@ nlohmann::json proc_json(const ProcessSample* p) {
 
 }  // namespace
 
-std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
+std::string render_job_trees(const Sample&,
+                             const std::vector<procmgmt::JobTree>& trees) {
   std::string out;
   for (const JobTree& t : trees) {
     std::string indent;
@@ -77,7 +81,7 @@ std::string render_job_trees(const Sample&, const std::vector<JobTree>& trees) {
 }
 
 std::string job_trees_to_json(const Sample& s,
-                              const std::vector<JobTree>& trees) {
+                              const std::vector<procmgmt::JobTree>& trees) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const JobTree& t : trees) {
     nlohmann::json j;
@@ -110,4 +114,4 @@ std::string job_trees_to_json(const Sample& s,
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace gd::procmgmt
+}  // namespace gd

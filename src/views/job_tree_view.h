@@ -8,11 +8,11 @@
 #include "model/sample.h"
 #include "procmgmt/job_tree.h"
 
-namespace gd::procmgmt {
+namespace gd {
 
 std::string render_job_trees(const Sample& sample,
-                             const std::vector<JobTree>& trees);
+                             const std::vector<procmgmt::JobTree>& trees);
 std::string job_trees_to_json(const Sample& sample,
-                              const std::vector<JobTree>& trees);
+                              const std::vector<procmgmt::JobTree>& trees);
 
-}  // namespace gd::procmgmt
+}  // namespace gd

@@ -9,9 +9,10 @@
 #include "common/elapsed_text.h"
 #include "common/terminal_text.h"
 
-namespace gd::procmgmt {
+namespace gd {
 
-std::string render_leaks(const std::vector<LeakEstimate>& es, size_t samples) {
+std::string render_leaks(const std::vector<procmgmt::LeakEstimate>& es,
+                         size_t samples) {
   std::string out = fmt::format("{} samples\n", samples);
   out += fmt::format("{:<4} {:<9} {:>10} {:>10} {:>12} {:>14} {:>8}  {}\n",
                      "GPU", "PID", "FIRST", "LAST", "GROWTH", "FULL IN", "SPAN",
@@ -35,7 +36,8 @@ std::string render_leaks(const std::vector<LeakEstimate>& es, size_t samples) {
   return out;
 }
 
-std::string leaks_to_json(const std::vector<LeakEstimate>& es, size_t samples) {
+std::string leaks_to_json(const std::vector<procmgmt::LeakEstimate>& es,
+                          size_t samples) {
   nlohmann::json arr = nlohmann::json::array();
   auto opt = [](const auto& v) {
     return v ? nlohmann::json(*v) : nlohmann::json();
@@ -58,4 +60,4 @@ std::string leaks_to_json(const std::vector<LeakEstimate>& es, size_t samples) {
       .dump();
 }
 
-}  // namespace gd::procmgmt
+}  // namespace gd

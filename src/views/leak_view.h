@@ -8,9 +8,11 @@
 
 #include "procmgmt/leak_rate.h"
 
-namespace gd::procmgmt {
+namespace gd {
 
-std::string render_leaks(const std::vector<LeakEstimate>& e, size_t samples);
-std::string leaks_to_json(const std::vector<LeakEstimate>& e, size_t samples);
+std::string render_leaks(const std::vector<procmgmt::LeakEstimate>& e,
+                         size_t samples);
+std::string leaks_to_json(const std::vector<procmgmt::LeakEstimate>& e,
+                          size_t samples);
 
-}  // namespace gd::procmgmt
+}  // namespace gd

@@ -7,17 +7,15 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii_text.h"
 #include "diagnose/evidence.h"
 #include "diagnose/rule.h"
 
 namespace gd {
 namespace {
 
-bool says_mismatch(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
-    return static_cast<char>(std::tolower(c));
-  });
-  return text.find("mismatch") != std::string::npos;
+bool says_mismatch(std::string_view text) {
+  return icontains(text, "mismatch");
 }
 
 class NvmlDriverMismatchRule : public Rule {

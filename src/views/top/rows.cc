@@ -5,26 +5,16 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/ascii_text.h"
 #include "common/container_ref.h"
 #include "views/ps_view.h"
 
 namespace gd::top {
 namespace {
 
-bool contains_nocase(const std::string& hay, const std::string& needle) {
-  if (needle.empty()) return true;
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
-                        [](char a, char b) {
-                          return std::tolower(static_cast<unsigned char>(a)) ==
-                                 std::tolower(static_cast<unsigned char>(b));
-                        });
-  return it != hay.end();
-}
-
 bool matches_text(const ProcRow& r, const std::string& text) {
-  return contains_nocase(row_command(r), text) ||
-         contains_nocase(row_user(r), text) ||
-         contains_nocase(std::to_string(r.key.pid), text);
+  return icontains(row_command(r), text) || icontains(row_user(r), text) ||
+         icontains(std::to_string(r.key.pid), text);
 }
 
 // A value to sort by: a number or a text; unknown sorts last either way.
