@@ -1,59 +1,123 @@
 #!/usr/bin/env python3
-"""Fails when a file under src/ includes upward or into a sibling consumer.
+"""Holds every #include under src/ to the floors, and the README to them.
 
-The floors are the README's ("How it is built"): a module may include its
-own headers and those of the modules this table allows, nothing else.
-    check_floors.py SRC_DIR
+Each module may include its own headers and those of the modules the table
+below allows, nothing else. A module's floor is one above the highest floor
+it may include, so nothing includes upward or sideways by construction.
+    check_floors.py SRC_DIR [--readme README.md]   check (and the README)
+    check_floors.py SRC_DIR --draw                  print the README's picture
+The README's picture ("How it is built", between the floors markers) is
+drawn from this table, so the two cannot differ.
 """
 import pathlib
 import re
 import sys
 
-# module -> the modules of ours it may include (besides itself).
-BELOW = {
-    "common": set(),
-    "model": {"common"},
-    "nvml": {"common", "model"},
-    "procfs": {"common", "model"},
-    "kernellog": {"common", "model"},
-    "trace": {"common", "model"},
-    "cuda": {"common", "model"},
-    "collect": {"common", "model", "nvml", "procfs", "kernellog"},
-    "diagnose": {"common", "model", "trace"},
-    "checklist": {"common", "model"},
-    "procmgmt": {"common", "model", "procfs"},
-    "exporter": {"common", "model"},
-    "store": {"common", "model", "trace"},
-    # serve composes consumers through their public headers (procmgmt: the
-    # remote kill runs its plan and session).
-    "serve": {"common", "model", "trace", "collect", "diagnose", "exporter",
-              "store", "procmgmt"},
+# module -> (the modules of ours it may include besides itself, what it is).
+TABLE = {
+    "common": (set(), "durations, sizes, ASCII and terminal-safe text, "
+               "bounded JSON"),
+    "model": ({"common"}, "sample.h (docs/trace-format.md), process_tree.h"),
+    "nvml": ({"common", "model"}, "GpuSource: NVML through dlopen"),
+    "procfs": ({"common", "model"}, "HostSource: /proc, /sys, the process "
+               "table"),
+    "kernellog": ({"common", "model"}, "Xid, OOM, AER lines of the kernel "
+                  "log"),
+    "trace": ({"common", "model"}, "samples as JSONL (+zstd), read and "
+              "written"),
+    "cuda": ({"common", "model"}, "the CUDA driver API through dlopen "
+             "(burn)"),
+    "http_client": ({"common"}, "the one HTTP client and URL parser "
+                    "(deadlines, TLS, auth, size bounds)"),
+    "collect": ({"common", "model", "nvml", "procfs", "kernellog"},
+                "the Sampler: joins the sources into one Sample"),
+    "diagnose": ({"common", "model", "trace"}, "the rules, one per file, "
+                 "one table"),
+    "checklist": ({"common", "model"}, "static checks, one per file"),
+    "procmgmt": ({"common", "model", "procfs"}, "who, kill sessions, "
+                 "watch-leak, ps --tree data"),
+    "exporter": ({"common", "model"}, "Prometheus text of /metrics"),
+    "store": ({"common", "model", "trace"}, "the SQLite history"),
     # burn drives the GPUs through cuda, watches them through collect and
     # runs the diagnosis over its window.
-    "burn": {"common", "model", "trace", "cuda", "collect", "diagnose"},
+    "burn": ({"common", "model", "trace", "cuda", "collect", "diagnose"},
+             "GPU stress tests, kernels, verdicts"),
+    # serve's wire format: each message's writer beside its reader.
+    "api": ({"common", "model", "diagnose", "procmgmt"}, "serve's API "
+            "messages (status, findings, history, kill), writer beside "
+            "reader"),
+    # serve composes consumers through their public headers (procmgmt: the
+    # remote kill runs its plan and session).
+    "serve": ({"common", "model", "trace", "collect", "diagnose", "exporter",
+               "store", "procmgmt", "api", "http_client"},
+              "the daemon: sampling loop, HTTP API, alerting"),
     # top's data: feeds (live, replay, remote), window diagnosis, kill jobs.
-    "monitor": {"common", "model", "trace", "collect", "diagnose",
-                "procmgmt"},
-    "views": {"common", "model", "diagnose", "checklist", "procmgmt", "burn",
-              "monitor"},
-    "cli": {"common", "model", "trace", "procfs", "collect", "diagnose",
-            "checklist", "procmgmt", "exporter", "store", "serve", "burn",
-            "monitor",
-            "views"},
+    "monitor": ({"common", "model", "trace", "collect", "diagnose",
+                 "procmgmt", "api", "http_client"},
+                "top's data: feeds, window diagnosis, kill jobs"),
+    "views": ({"common", "model", "diagnose", "checklist", "procmgmt",
+               "burn", "monitor", "api"},
+              "terminal text and command JSON; views/top/: top's screen"),
+    "cli": ({"common", "model", "trace", "procfs", "collect", "diagnose",
+             "checklist", "procmgmt", "exporter", "store", "serve", "burn",
+             "monitor", "views", "api", "http_client"},
+            "one thin cmd_<name>.cc per command: flags -> module -> view"),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
+BEGIN, END = "<!-- floors: begin -->", "<!-- floors: end -->"
 
 
-def main():
-    src = pathlib.Path(sys.argv[1])
-    modules = {p.name for p in src.iterdir() if p.is_dir()}
-    errors = [f"src/{m}/ is a module the floors table does not place"
-              for m in sorted(modules - BELOW.keys())]
+def floors(modules):
+    """module -> floor, for the modules present; raises on a cycle."""
+    out, busy = {}, set()
+
+    def floor(m):
+        if m in out:
+            return out[m]
+        if m in busy:
+            raise SystemExit(f"floors table: {m} is part of a cycle")
+        busy.add(m)
+        below = [floor(d) for d in TABLE[m][0] if d in modules]
+        out[m] = 1 + max(below, default=-1)
+        return out[m]
+
+    for m in modules:
+        floor(m)
+    return out
+
+
+def draw(modules):
+    levels = floors(modules)
+    width = max(len(m) for m in modules) + 2
+    lines = ["```"]
+    for level in sorted(set(levels.values()), reverse=True):
+        for i, m in enumerate(sorted(x for x in modules if levels[x] == level)):
+            head = f"floor {level}" if i == 0 else ""
+            lines.append(f"{head:<8} {('src/' + m + '/'):<{width + 5}}"
+                         f"{TABLE[m][1]}")
+            # common and model are below everything; name the rest.
+            below = sorted(d for d in TABLE[m][0]
+                           if d in modules and d not in ("common", "model"))
+            indent = " " * (9 + width + 5)
+            words = "includes " + ", ".join(below)
+            while below and words:
+                cut = words.rfind(" ", 0, 78 - len(indent)) \
+                    if len(indent) + len(words) > 78 else len(words)
+                lines.append(indent + words[:cut].rstrip())
+                words = "  " + words[cut:].strip() if words[cut:].strip() \
+                    else ""
+    lines.append("every module above floor 1 may include common/ and model/")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def check_includes(src, modules):
+    errors = []
     for path in sorted(src.rglob("*")):
         if path.suffix not in (".cc", ".h"):
             continue
         module = path.relative_to(src).parts[0]
-        allowed = BELOW.get(module, set()) | {module}
+        allowed = TABLE.get(module, (set(), ""))[0] | {module}
         text = path.read_text(errors="replace")
         for m in INCLUDE.finditer(text):
             target = m.group(1)
@@ -61,11 +125,41 @@ def main():
                 line = text.count("\n", 0, m.start()) + 1
                 errors.append(f"{path.relative_to(src.parent)}:{line}: "
                               f"{module} includes {target}/ (not below it)")
+    return errors
+
+
+def check_readme(readme, picture):
+    text = pathlib.Path(readme).read_text()
+    if BEGIN not in text or END not in text:
+        return [f"{readme}: no {BEGIN} ... {END} block"]
+    block = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    if block != picture:
+        return [f"{readme}: the floors picture differs from the table; "
+                f"paste the output of check_floors.py SRC --draw:\n{picture}"]
+    return []
+
+
+def main():
+    src = pathlib.Path(sys.argv[1])
+    modules = {p.name for p in src.iterdir() if p.is_dir()}
+    errors = [f"src/{m}/ is a module the floors table does not place"
+              for m in sorted(modules - TABLE.keys())]
+    if errors:
+        print("\n".join(errors))
+        sys.exit(1)
+    if "--draw" in sys.argv:
+        print(draw(modules))
+        return
+    errors = check_includes(src, modules)
+    if "--readme" in sys.argv:
+        errors += check_readme(sys.argv[sys.argv.index("--readme") + 1],
+                               draw(modules))
     for e in errors:
         print(e)
     if errors:
         sys.exit(1)
-    print(f"floors: {len(modules)} modules, no upward or sideways include")
+    print(f"floors: {len(modules)} modules on {max(floors(modules).values())}"
+          " floors, no upward or sideways include, README agrees")
 
 
 if __name__ == "__main__":
