@@ -39,12 +39,8 @@ struct Sampler::Impl {
     auto pci_devices = procfs::scan_pci_gpus(o.sys_root);
     auto module_version =
         procfs::read_nvidia_kernel_module_version(o.proc_root);
-    if (!o.kmsg_path.empty() && o.kmsg_path != "none") {
+    if (!o.kmsg_path.empty() && o.kmsg_path != "none")
       kmsg = std::make_unique<KernelLogSource>(o.kmsg_path, o.kmsg_from_start);
-      if (!kmsg->ok()) kmsg_error = kmsg->error();
-    } else {
-      kmsg_error = "kernel log disabled";
-    }
     note_phase("sampler: host read, waiting for NVML");
     gpu = loading.get();
     note_phase("sampler: NVML and static facts in");
@@ -136,7 +132,6 @@ struct Sampler::Impl {
   Clock::time_point host_read_at;  // of the last host reading
   std::unique_ptr<GpuSource> gpu;  // set by the constructor
   std::unique_ptr<KernelLogSource> kmsg;
-  std::string kmsg_error;
   DeviceHolderWatch holders;
   std::vector<uint32_t> holder_pids;  // of the current sample
   PciIndex pci;
@@ -148,9 +143,6 @@ Sampler::Sampler(const SamplerOptions& options)
 Sampler::~Sampler() = default;
 
 const TraceHeader& Sampler::header() const { return impl_->header; }
-const std::string& Sampler::kernel_log_error() const {
-  return impl_->kmsg_error;
-}
 
 Sample Sampler::sample() {
   Sample s;

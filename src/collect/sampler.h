@@ -33,8 +33,6 @@ class Sampler {
   Sampler& operator=(const Sampler&) = delete;
 
   const TraceHeader& header() const;
-  // Why the kernel log is not read ("" when it is).
-  const std::string& kernel_log_error() const;
   // One sample at the current time. Host rates are averages since the
   // previous reading (the first one is taken when the Sampler is built, so
   // even the first sample has rates).

@@ -79,33 +79,6 @@ void append_escaped(std::string& out, std::string_view value,
 
 }  // namespace
 
-std::string sanitize_utf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    if (c == '\n') {
-      out += c;
-      ++i;
-      continue;
-    }
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
-      out.append(kReplacement);
-      ++i;
-      continue;
-    }
-    size_t len = utf8_sequence_length(text, i);
-    if (len == 0) {
-      out.append(kReplacement);
-      ++i;
-    } else {
-      out.append(text.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
-}
-
 void append_label_value(std::string& out, std::string_view value) {
   append_escaped(out, value, SIZE_MAX);
 }

@@ -25,10 +25,6 @@ void append_label_value(std::string& out, std::string_view value);
 void append_untrusted_label_value(std::string& out, std::string_view value,
                                   size_t max_bytes = kMaxUntrustedLabelBytes);
 
-// Replaces invalid UTF-8 sequences and control characters (other than \n)
-// with U+FFFD.
-std::string sanitize_utf8(std::string_view text);
-
 // Sample values: integers exactly, others shortest round-trip; NaN, +Inf,
 // -Inf as the format spells them.
 void append_value(std::string& out, double v);

@@ -1,49 +1,18 @@
+// DeviceReader (device_reader.h): names of NVML's enums, error handling,
+// and the static facts of a GPU (read_info). A sample's reads are in
+// device_reader_sample.cc, the memory health in device_reader_memory.cc,
+// processes in device_reader_processes.cc; GPM, MIG and NVLink in their own
+// files.
 #include "nvml/device_reader.h"
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <thread>
 
 #include "nvml/nvml_util.h"
 
 namespace gd::nvml {
-
-namespace {
-
-// NVML reports PCIe throughput in KB/s; KB is taken as 1024 bytes, as NVML
-// uses "KB" for binary kilobytes elsewhere (memory sizes).
-constexpr uint64_t kBytesPerNvmlKilobyte = 1024;
-// How many extra process slots to allow for processes that start between
-// the size query and the read.
-constexpr unsigned kProcessSlack = 8;
-constexpr int kProcessListAttempts = 4;
-
-// usedGpuMemory == NVML_VALUE_NOT_AVAILABLE (-1 as unsigned long long).
-constexpr unsigned long long kNotAvailable =
-    static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE);
-
-// Tries the variants of one function newest first, starting at `variant`
-// (variants found missing earlier are skipped), and returns the first answer
-// that is not FUNCTION_NOT_FOUND. A variant that is missing (no symbol, or
-// the driver says FUNCTION_NOT_FOUND) advances `variant` for good.
-template <typename... Calls>
-nvmlReturn_t first_available(int& variant, Calls&&... calls) {
-  nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
-  int i = 0;
-  auto try_one = [&](auto& call) {
-    if (i++ < variant) return false;
-    rc = call();
-    if (rc != NVML_ERROR_FUNCTION_NOT_FOUND) return true;
-    variant = i;
-    return false;
-  };
-  (try_one(calls) || ...);
-  return rc;
-}
-
-}  // namespace
 
 std::string recovery_action_name(unsigned long long action) {
   switch (action) {
@@ -296,46 +265,7 @@ GpuInfo DeviceReader::read_info() {
     if (fn && ok(fn(dev_, &u), name)) return u;
     return std::nullopt;
   };
-  if (auto mw = uint_of(f_.nvmlDeviceGetPowerManagementLimit,
-                        "nvmlDeviceGetPowerManagementLimit")) {
-    info.power_limit_w = *mw / 1000.0;
-  }
-  if (auto mw = uint_of(f_.nvmlDeviceGetPowerManagementDefaultLimit,
-                        "nvmlDeviceGetPowerManagementDefaultLimit")) {
-    info.power_default_limit_w = *mw / 1000.0;
-  }
-  if (auto v = uint_of(f_.nvmlDeviceGetMaxPcieLinkGeneration,
-                       "nvmlDeviceGetMaxPcieLinkGeneration")) {
-    info.pcie_max_gen = static_cast<int>(*v);
-  }
-  if (auto v = uint_of(f_.nvmlDeviceGetMaxPcieLinkWidth,
-                       "nvmlDeviceGetMaxPcieLinkWidth")) {
-    info.pcie_max_width = static_cast<int>(*v);
-  }
-  if (f_.nvmlDeviceGetTemperatureThreshold) {
-    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
-               dev_, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &u),
-           "nvmlDeviceGetTemperatureThreshold")) {
-      info.temp_slowdown_c = static_cast<int>(u);
-    }
-    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
-               dev_, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &u),
-           "nvmlDeviceGetTemperatureThreshold")) {
-      info.temp_shutdown_c = static_cast<int>(u);
-    }
-  }
-  if (f_.nvmlDeviceGetTemperatureThreshold) {
-    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
-               dev_, NVML_TEMPERATURE_THRESHOLD_GPU_MAX, &u),
-           "nvmlDeviceGetTemperatureThreshold")) {
-      info.temp_max_operating_c = static_cast<int>(u);
-    }
-    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
-               dev_, NVML_TEMPERATURE_THRESHOLD_MEM_MAX, &u),
-           "nvmlDeviceGetTemperatureThreshold")) {
-      info.temp_mem_max_c = static_cast<int>(u);
-    }
-  }
+  read_limits(info);
   if (auto v =
           uint_of(f_.nvmlDeviceGetMinorNumber, "nvmlDeviceGetMinorNumber")) {
     info.minor_number = static_cast<int>(*v);
@@ -415,520 +345,52 @@ GpuInfo DeviceReader::read_info() {
   return info;
 }
 
-// ---- one sample -------------------------------------------------------------
-
-template <typename Info, typename Fn>
-nvmlReturn_t DeviceReader::list_processes(Fn fn, std::vector<Info>& buf,
-                                          std::vector<ProcessEntry>& out) {
-  if (!fn) return NVML_ERROR_FUNCTION_NOT_FOUND;
-  // Two-call protocol: a too-small buffer gives INSUFFICIENT_SIZE and the
-  // needed count. Processes can start in between, so allow slack and retry a
-  // bounded number of times.
-  if (buf.size() < kProcessSlack) buf.resize(kProcessSlack);
-  for (int attempt = 0; attempt < kProcessListAttempts; ++attempt) {
-    unsigned count = static_cast<unsigned>(buf.size());
-    nvmlReturn_t rc = fn(dev_, &count, buf.data());
-    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
-      buf.resize(std::max<size_t>(count, buf.size()) + kProcessSlack);
-      continue;
-    }
-    if (rc == NVML_SUCCESS) {
-      count = std::min<unsigned>(count, static_cast<unsigned>(buf.size()));
-      for (unsigned i = 0; i < count; ++i) {
-        ProcessEntry e{buf[i].pid, buf[i].usedGpuMemory};
-        if constexpr (requires { buf[i].gpuInstanceId; }) {
-          e.gi = buf[i].gpuInstanceId;
-          e.ci = buf[i].computeInstanceId;
-        }
-        out.push_back(e);
-      }
-    }
-    return rc;
-  }
-  return NVML_ERROR_INSUFFICIENT_SIZE;
-}
-
-void DeviceReader::merge_processes(const std::vector<ProcessEntry>& entries,
-                                   const char* type,
-                                   std::vector<GpuProcess>& out) {
-  const size_t before = out.size();
-  for (const ProcessEntry& p : entries) {
-    std::optional<uint64_t> used;
-    if (p.used != kNotAvailable) used = p.used;
-    GpuProcess* found = nullptr;
-    for (auto& q : out) {
-      if (q.pid == p.pid) found = &q;
-    }
-    if (!found) {
-      GpuProcess gp;
-      gp.pid = p.pid;
-      gp.used_bytes = used;
-      gp.type = type;
-      if (p.gi != kNoInstance) gp.gi_id = p.gi;
-      if (p.ci != kNoInstance) gp.ci_id = p.ci;
-      out.push_back(std::move(gp));
-    } else if (found >= out.data() + before) {
-      // Listed more than once by one call (one entry per MIG instance): the
-      // memory adds up; unknown stays unknown.
-      if (found->used_bytes && used) {
-        *found->used_bytes += *used;
-      } else {
-        found->used_bytes.reset();
-      }
-    } else {
-      // Listed as compute and as graphics: one process, one memory figure.
-      found->type = "compute+graphics";
-      if (used && (!found->used_bytes || *used > *found->used_bytes))
-        found->used_bytes = used;
-    }
-  }
-}
-
-std::optional<std::vector<GpuProcess>> DeviceReader::read_processes() {
-  std::vector<GpuProcess> procs;
-  bool any_listed = false;
-  std::vector<ProcessEntry>& entries = process_entries_;
-
-  last_process_rc_ = NVML_SUCCESS;
-  entries.clear();
-  nvmlReturn_t rc = first_available(
-      compute_procs_variant_,
-      [&] {
-        return list_processes(f_.nvmlDeviceGetComputeRunningProcesses_v3,
-                              procs_v3_, entries);
-      },
-      [&] {
-        return list_processes(f_.nvmlDeviceGetComputeRunningProcesses_v2,
-                              procs_v2_, entries);
-      },
-      [&] {
-        return list_processes(f_.nvmlDeviceGetComputeRunningProcesses,
-                              procs_v1_, entries);
-      });
-  if (ok(rc, "nvmlDeviceGetComputeRunningProcesses")) {
-    any_listed = true;
-    merge_processes(entries, "compute", procs);
-  } else if (is_failed_read(rc)) {
-    last_process_rc_ = rc;
-  }
-  if (lost_now_) return std::nullopt;
-
-  entries.clear();
-  rc = first_available(
-      graphics_procs_variant_,
-      [&] {
-        return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses_v3,
-                              procs_v3_, entries);
-      },
-      [&] {
-        return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses_v2,
-                              procs_v2_, entries);
-      },
-      [&] {
-        return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses,
-                              procs_v1_, entries);
-      });
-  if (ok(rc, "nvmlDeviceGetGraphicsRunningProcesses")) {
-    any_listed = true;
-    merge_processes(entries, "graphics", procs);
-  } else if (is_failed_read(rc)) {
-    last_process_rc_ = rc;
-  }
-  if (!any_listed) return std::nullopt;
-  return procs;
-}
-
-std::vector<uint32_t> DeviceReader::read_pids() {
-  events_ = nullptr;
-  read_errors_ = nullptr;
-  lost_now_ = false;
-  std::vector<uint32_t> pids;
-  if (!acquire_handle()) return pids;
-  if (auto procs = read_processes())
-    for (const auto& p : *procs) pids.push_back(p.pid);
-  return pids;
-}
-
-GpuSample DeviceReader::read_sample(std::vector<Event>& events) {
-  events_ = &events;
-  lost_now_ = false;
-  GpuSample s;
-  s.index = index_;
-  read_errors_ = &s.read_errors;
-  if (acquire_handle()) read_values(s);
-  read_errors_ = nullptr;
-  if (lost_now_) {
-    if (!lost_reported_) {
-      Event e;
-      e.kind = "gpu_lost";
-      e.gpu = index_;
-      e.text =
-          "GPU " + std::to_string(index_) + ": NVML reports the GPU is lost";
-      events.push_back(std::move(e));
-      lost_reported_ = true;
-    }
-    GpuSample lost;
-    lost.index = index_;
-    lost.lost = true;
-    events_ = nullptr;
-    return lost;
-  }
-  lost_reported_ = false;  // answering again: a later loss is a new event
-  events_ = nullptr;
-  return s;
-}
-
-template <typename Fn, typename... Args>
-std::optional<unsigned> DeviceReader::read_uint(Fn fn, std::string_view name,
-                                                const char* field,
-                                                Args... args) {
-  // Every read is skipped once the GPU has reported itself lost.
-  if (!fn || lost_now_) return std::nullopt;
+// Power limits, PCIe link maxima and temperature thresholds.
+void DeviceReader::read_limits(GpuInfo& info) {
   unsigned u = 0;
-  if (read_ok(fn(dev_, args..., &u), name, {field})) return u;
-  return std::nullopt;
-}
-
-void DeviceReader::read_values(GpuSample& s) {
-  if (f_.nvmlDeviceGetUtilizationRates) {
-    nvmlUtilization_t util{};
-    if (read_ok(f_.nvmlDeviceGetUtilizationRates(dev_, &util),
-                "nvmlDeviceGetUtilizationRates",
-                {"util_pct", "mem_util_pct"})) {
-      s.util_pct = util.gpu;
-      s.mem_util_pct = util.memory;
+  auto uint_of = [&](auto fn,
+                     std::string_view name) -> std::optional<unsigned> {
+    if (fn && ok(fn(dev_, &u), name)) return u;
+    return std::nullopt;
+  };
+  if (auto mw = uint_of(f_.nvmlDeviceGetPowerManagementLimit,
+                        "nvmlDeviceGetPowerManagementLimit")) {
+    info.power_limit_w = *mw / 1000.0;
+  }
+  if (auto mw = uint_of(f_.nvmlDeviceGetPowerManagementDefaultLimit,
+                        "nvmlDeviceGetPowerManagementDefaultLimit")) {
+    info.power_default_limit_w = *mw / 1000.0;
+  }
+  if (auto v = uint_of(f_.nvmlDeviceGetMaxPcieLinkGeneration,
+                       "nvmlDeviceGetMaxPcieLinkGeneration")) {
+    info.pcie_max_gen = static_cast<int>(*v);
+  }
+  if (auto v = uint_of(f_.nvmlDeviceGetMaxPcieLinkWidth,
+                       "nvmlDeviceGetMaxPcieLinkWidth")) {
+    info.pcie_max_width = static_cast<int>(*v);
+  }
+  if (f_.nvmlDeviceGetTemperatureThreshold) {
+    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
+               dev_, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &u),
+           "nvmlDeviceGetTemperatureThreshold")) {
+      info.temp_slowdown_c = static_cast<int>(u);
+    }
+    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
+               dev_, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &u),
+           "nvmlDeviceGetTemperatureThreshold")) {
+      info.temp_shutdown_c = static_cast<int>(u);
     }
   }
-  if (lost_now_) return;  // the first call tells: don't wait on the rest
-  slow_now_ = slow_due();
-  // The PCIe counters block 20 ms in the driver while using almost no CPU:
-  // they are watched beside every other read of this sample (which adds up
-  // to ~9 ms on an H200), so a sample that makes every read takes ~21 ms
-  // instead of ~30. Joined before the sample is handed out.
-  PcieThroughputRead pcie;
-  if (slow_now_) pcie.start(f_.nvmlDeviceGetPcieThroughput, dev_);
-  read_other_values(s);
-  pcie.join();
-  if (slow_now_ && pcie.started()) finish_pcie_throughput(pcie, s);
-}
-
-void DeviceReader::read_other_values(GpuSample& s) {
-  MemoryInfo mem;
-  nvmlReturn_t rc = read_memory(mem);
-  if (read_ok(rc, "nvmlDeviceGetMemoryInfo",
-              {"mem_used_bytes", "mem_reserved_bytes"})) {
-    s.mem_used_bytes = mem.used;
-    s.mem_reserved_bytes = mem.reserved;
-  }
-
-  if (auto v =
-          read_uint(f_.nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature",
-                    "temp_c", NVML_TEMPERATURE_GPU)) {
-    s.temp_c = static_cast<int>(*v);
-  }
-  read_field_values(s);
-  read_slow_values(s);
-  if (auto mw = read_uint(f_.nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage",
-                          "power_w")) {
-    s.power_w = *mw / 1000.0;
-  }
-  if (fan_supported_ && f_.nvmlDeviceGetFanSpeed && !lost_now_) {
-    unsigned pct = 0;
-    const nvmlReturn_t fan_rc = f_.nvmlDeviceGetFanSpeed(dev_, &pct);
-    if (fan_rc == NVML_ERROR_NOT_SUPPORTED) fan_supported_ = false;
-    if (read_ok(fan_rc, "nvmlDeviceGetFanSpeed", {"fan_pct"})) s.fan_pct = pct;
-  }
-  if (auto v = read_uint(f_.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo",
-                         "sm_clock_mhz", NVML_CLOCK_SM)) {
-    s.sm_clock_mhz = static_cast<int>(*v);
-  }
-  if (auto v = read_uint(f_.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo",
-                         "mem_clock_mhz", NVML_CLOCK_MEM)) {
-    s.mem_clock_mhz = static_cast<int>(*v);
-  }
-  if (f_.nvmlDeviceGetPerformanceState && !lost_now_) {
-    nvmlPstates_t p = NVML_PSTATE_UNKNOWN;
-    if (read_ok(f_.nvmlDeviceGetPerformanceState(dev_, &p),
-                "nvmlDeviceGetPerformanceState", {"pstate"}) &&
-        p >= NVML_PSTATE_0 && p <= NVML_PSTATE_15) {
-      s.pstate = static_cast<int>(p);
+  if (f_.nvmlDeviceGetTemperatureThreshold) {
+    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
+               dev_, NVML_TEMPERATURE_THRESHOLD_GPU_MAX, &u),
+           "nvmlDeviceGetTemperatureThreshold")) {
+      info.temp_max_operating_c = static_cast<int>(u);
     }
-  }
-  if (!lost_now_) {
-    unsigned long long reasons = 0;
-    rc = first_available(
-        clock_reasons_variant_,
-        [&] {
-          return call_if(f_.nvmlDeviceGetCurrentClocksEventReasons, dev_,
-                         &reasons);
-        },
-        [&] {
-          return call_if(f_.nvmlDeviceGetCurrentClocksThrottleReasons, dev_,
-                         &reasons);
-        });
-    if (read_ok(rc, "nvmlDeviceGetCurrentClocksEventReasons",
-                {"clock_event_reasons"})) {
-      s.clock_event_reasons = clock_event_reason_names(reasons);
-    }
-  }
-  if (auto v = read_uint(f_.nvmlDeviceGetCurrPcieLinkGeneration,
-                         "nvmlDeviceGetCurrPcieLinkGeneration", "pcie_gen")) {
-    s.pcie_gen = static_cast<int>(*v);
-  }
-  if (auto v = read_uint(f_.nvmlDeviceGetCurrPcieLinkWidth,
-                         "nvmlDeviceGetCurrPcieLinkWidth", "pcie_width")) {
-    s.pcie_width = static_cast<int>(*v);
-  }
-  read_memory_health(s);
-  if (lost_now_) return;
-  read_engine_utilization(s);
-  read_nvlinks(s);
-  read_fabric(s);
-  if (lost_now_) return;
-  if (mig_enabled_) s.mig_instances = read_mig_instances(true);
-  if (gpm_supported_ && !lost_now_) read_gpm(gpm_gpu_, nullptr, s.gpm, true);
-  if (lost_now_) return;
-  s.processes = read_processes();
-  if (!s.processes && read_errors_ && !lost_now_ &&
-      is_failed_read(last_process_rc_)) {
-    read_errors_->emplace_back("processes");
-  }
-  if (s.processes && !lost_now_) read_process_utilization(*s.processes);
-}
-
-bool DeviceReader::slow_due() const {
-  return !slow_read_at_ ||
-         std::chrono::steady_clock::now() - *slow_read_at_ >= slow_interval_;
-}
-
-void DeviceReader::read_slow_values(GpuSample& s) {
-  SlowValues& v = slow_;
-  if (slow_now_ && !lost_now_) {
-    slow_read_at_ = std::chrono::steady_clock::now();
-    v = SlowValues{};
-    // Collected on their own, so that the samples until the next read
-    // repeat these fields' errors with their values.
-    std::vector<std::string>* sample_errors = read_errors_;
-    read_errors_ = &v.read_errors;
-    if (f_.nvmlDeviceGetMarginTemperature && !lost_now_) {
-      nvmlMarginTemperature_t margin{};
-      margin.version = nvmlMarginTemperature_v1;
-      if (read_ok(f_.nvmlDeviceGetMarginTemperature(dev_, &margin),
-                  "nvmlDeviceGetMarginTemperature", {"temp_limit_margin_c"}))
-        v.temp_limit_margin_c = margin.marginTemperature;
-    }
-    if (f_.nvmlDeviceGetTotalEnergyConsumption && !lost_now_) {
-      unsigned long long mj = 0;
-      if (read_ok(f_.nvmlDeviceGetTotalEnergyConsumption(dev_, &mj),
-                  "nvmlDeviceGetTotalEnergyConsumption", {"energy_mj_total"}))
-        v.energy_mj_total = mj;
-    }
-    if (auto n =
-            read_uint(f_.nvmlDeviceGetPcieReplayCounter,
-                      "nvmlDeviceGetPcieReplayCounter", "pcie_replay_total"))
-      v.pcie_replay_total = *n;
-    if (f_.nvmlDeviceGetBAR1MemoryInfo && !lost_now_) {
-      nvmlBAR1Memory_t bar1{};
-      if (read_ok(f_.nvmlDeviceGetBAR1MemoryInfo(dev_, &bar1),
-                  "nvmlDeviceGetBAR1MemoryInfo", {"bar1_used_bytes"}))
-        v.bar1_used_bytes = bar1.bar1Used;
-    }
-    read_errors_ = sample_errors;
-  }
-  s.temp_limit_margin_c = v.temp_limit_margin_c;
-  s.energy_mj_total = v.energy_mj_total;
-  s.pcie_tx_bytes_per_s = v.pcie_tx_bytes_per_s;
-  s.pcie_rx_bytes_per_s = v.pcie_rx_bytes_per_s;
-  s.pcie_replay_total = v.pcie_replay_total;
-  s.bar1_used_bytes = v.bar1_used_bytes;
-  if (read_errors_)
-    read_errors_->insert(read_errors_->end(), v.read_errors.begin(),
-                         v.read_errors.end());
-}
-
-// Each direction is a byte counter the driver watches for 20 ms, blocking
-// the caller (measured on an H100: 20.8 ms wall, 0.7 ms CPU): each is read
-// on a thread of its own, at once, while the worker makes the sample's
-// other reads. Only the NVML call runs there; its answer is checked on the
-// worker after the join. If the driver hangs, the worker is abandoned with
-// the helpers, as for any other read.
-void DeviceReader::PcieThroughputRead::start(PcieFn fn, nvmlDevice_t dev) {
-  if (!fn) return;
-  started_ = true;
-  tx_ = std::jthread(
-      [this, fn, dev] { tx_rc_ = fn(dev, NVML_PCIE_UTIL_TX_BYTES, &tx_kb_); });
-  rx_ = std::jthread(
-      [this, fn, dev] { rx_rc_ = fn(dev, NVML_PCIE_UTIL_RX_BYTES, &rx_kb_); });
-}
-
-void DeviceReader::PcieThroughputRead::join() {
-  if (tx_.joinable()) tx_.join();
-  if (rx_.joinable()) rx_.join();
-}
-
-void DeviceReader::finish_pcie_throughput(const PcieThroughputRead& pcie,
-                                          GpuSample& s) {
-  if (lost_now_) return;
-  // Kept with the other costly reads' values and errors, for the samples
-  // until the next refresh.
-  SlowValues& v = slow_;
-  std::vector<std::string>* sample_errors = read_errors_;
-  const size_t known_errors = v.read_errors.size();
-  read_errors_ = &v.read_errors;
-  if (read_ok(pcie.tx_rc(), "nvmlDeviceGetPcieThroughput",
-              {"pcie_tx_bytes_per_s"}))
-    v.pcie_tx_bytes_per_s = uint64_t{pcie.tx_kb()} * kBytesPerNvmlKilobyte;
-  if (!lost_now_ && read_ok(pcie.rx_rc(), "nvmlDeviceGetPcieThroughput",
-                            {"pcie_rx_bytes_per_s"}))
-    v.pcie_rx_bytes_per_s = uint64_t{pcie.rx_kb()} * kBytesPerNvmlKilobyte;
-  read_errors_ = sample_errors;
-  s.pcie_tx_bytes_per_s = v.pcie_tx_bytes_per_s;
-  s.pcie_rx_bytes_per_s = v.pcie_rx_bytes_per_s;
-  if (read_errors_)
-    read_errors_->insert(
-        read_errors_->end(),
-        v.read_errors.begin() + static_cast<std::ptrdiff_t>(known_errors),
-        v.read_errors.end());
-}
-
-// nvmlDeviceGetFieldValues, one call for the fields read that way.
-void DeviceReader::read_field_values(GpuSample& s) {
-  if (!f_.nvmlDeviceGetFieldValues || lost_now_) return;
-  nvmlFieldValue_t fv[2];
-  std::memset(fv, 0, sizeof fv);
-  fv[0].fieldId = NVML_FI_DEV_MEMORY_TEMP;
-  fv[1].fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
-  if (!read_ok(f_.nvmlDeviceGetFieldValues(dev_, 2, fv),
-               "nvmlDeviceGetFieldValues", {"mem_temp_c", "recovery_action"})) {
-    return;
-  }
-  if (read_ok(fv[0].nvmlReturn,
-              "nvmlDeviceGetFieldValues(NVML_FI_DEV_MEMORY_TEMP)",
-              {"mem_temp_c"})) {
-    if (auto t = field_as_double(fv[0])) s.mem_temp_c = static_cast<int>(*t);
-  }
-  if (read_ok(fv[1].nvmlReturn,
-              "nvmlDeviceGetFieldValues(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)",
-              {"recovery_action"})) {
-    if (auto a = field_as_double(fv[1]); a && *a >= 0) {
-      s.recovery_action =
-          recovery_action_name(static_cast<unsigned long long>(*a));
-    }
-  }
-}
-
-// ECC counters, SRAM status, retired pages and remapped rows.
-void DeviceReader::read_memory_health(GpuSample& s) {
-  if (f_.nvmlDeviceGetTotalEccErrors) {
-    struct EccRead {
-      nvmlMemoryErrorType_t type;
-      nvmlEccCounterType_t counter;
-      const char* field;
-      opt<uint64_t> GpuSample::*out;
-    };
-    static constexpr EccRead kTotals[] = {
-        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC,
-         "ecc_sbe_volatile_total", &GpuSample::ecc_sbe_volatile_total},
-        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
-         "ecc_dbe_volatile_total", &GpuSample::ecc_dbe_volatile_total},
-        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
-         "ecc_sbe_aggregate_total", &GpuSample::ecc_sbe_aggregate_total},
-        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
-         "ecc_dbe_aggregate_total", &GpuSample::ecc_dbe_aggregate_total},
-    };
-    for (const EccRead& r : kTotals) {
-      unsigned long long n = 0;
-      if (lost_now_) return;
-      if (read_ok(f_.nvmlDeviceGetTotalEccErrors(dev_, r.type, r.counter, &n),
-                  "nvmlDeviceGetTotalEccErrors", {r.field})) {
-        s.*r.out = n;
-      }
-    }
-  }
-  if (f_.nvmlDeviceGetMemoryErrorCounter) {
-    struct LocationRead {
-      nvmlMemoryErrorType_t type;
-      nvmlEccCounterType_t counter;
-      nvmlMemoryLocation_t location;
-      const char* field;
-      opt<uint64_t> GpuSample::*out;
-    };
-    static constexpr LocationRead kByLocation[] = {
-        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
-         NVML_MEMORY_LOCATION_SRAM, "ecc_sram_correctable_aggregate_total",
-         &GpuSample::ecc_sram_correctable_aggregate_total},
-        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
-         NVML_MEMORY_LOCATION_SRAM, "ecc_sram_uncorrectable_aggregate_total",
-         &GpuSample::ecc_sram_uncorrectable_aggregate_total},
-        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
-         NVML_MEMORY_LOCATION_DRAM, "ecc_dram_correctable_aggregate_total",
-         &GpuSample::ecc_dram_correctable_aggregate_total},
-        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
-         NVML_MEMORY_LOCATION_DRAM, "ecc_dram_uncorrectable_aggregate_total",
-         &GpuSample::ecc_dram_uncorrectable_aggregate_total},
-        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC,
-         NVML_MEMORY_LOCATION_SRAM, "ecc_sram_correctable_volatile_total",
-         &GpuSample::ecc_sram_correctable_volatile_total},
-        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
-         NVML_MEMORY_LOCATION_SRAM, "ecc_sram_uncorrectable_volatile_total",
-         &GpuSample::ecc_sram_uncorrectable_volatile_total},
-        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC,
-         NVML_MEMORY_LOCATION_DRAM, "ecc_dram_correctable_volatile_total",
-         &GpuSample::ecc_dram_correctable_volatile_total},
-        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
-         NVML_MEMORY_LOCATION_DRAM, "ecc_dram_uncorrectable_volatile_total",
-         &GpuSample::ecc_dram_uncorrectable_volatile_total},
-    };
-    for (const LocationRead& r : kByLocation) {
-      unsigned long long n = 0;
-      if (lost_now_) return;
-      if (read_ok(f_.nvmlDeviceGetMemoryErrorCounter(dev_, r.type, r.counter,
-                                                     r.location, &n),
-                  "nvmlDeviceGetMemoryErrorCounter", {r.field})) {
-        s.*r.out = n;
-      }
-    }
-  }
-  if (f_.nvmlDeviceGetSramEccErrorStatus && !lost_now_) {
-    nvmlEccSramErrorStatus_t st{};
-    st.version = nvmlEccSramErrorStatus_v1;
-    nvmlReturn_t rc = f_.nvmlDeviceGetSramEccErrorStatus(dev_, &st);
-    // A library that has the function but not this struct version: unknown.
-    if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
-      rc = NVML_ERROR_FUNCTION_NOT_FOUND;
-    if (read_ok(rc, "nvmlDeviceGetSramEccErrorStatus",
-                {"ecc_sram_threshold_exceeded"})) {
-      s.ecc_sram_threshold_exceeded = st.bThresholdExceeded != 0;
-    }
-  }
-  if (f_.nvmlDeviceGetRetiredPagesPendingStatus && !lost_now_) {
-    nvmlEnableState_t pending = NVML_FEATURE_DISABLED;
-    if (read_ok(f_.nvmlDeviceGetRetiredPagesPendingStatus(dev_, &pending),
-                "nvmlDeviceGetRetiredPagesPendingStatus",
-                {"retired_pages_pending"})) {
-      s.retired_pages_pending = pending == NVML_FEATURE_ENABLED;
-    }
-  }
-  if (f_.nvmlDeviceGetRemappedRows && !lost_now_) {
-    unsigned corr = 0, unc = 0, pending = 0, failure = 0;
-    if (read_ok(
-            f_.nvmlDeviceGetRemappedRows(dev_, &corr, &unc, &pending, &failure),
-            "nvmlDeviceGetRemappedRows",
-            {"remapped_rows_pending", "remapped_rows_failure",
-             "remapped_rows_correctable_total",
-             "remapped_rows_uncorrectable_total"})) {
-      s.remapped_rows_pending = pending != 0;
-      s.remapped_rows_failure = failure != 0;
-      s.remapped_rows_correctable_total = corr;
-      s.remapped_rows_uncorrectable_total = unc;
-    }
-  }
-  if (f_.nvmlDeviceGetRowRemapperHistogram && !lost_now_) {
-    nvmlRowRemapperHistogramValues_t h{};
-    if (read_ok(f_.nvmlDeviceGetRowRemapperHistogram(dev_, &h),
-                "nvmlDeviceGetRowRemapperHistogram", {"row_remap_histogram"})) {
-      s.row_remap_histogram =
-          RowRemapHistogram{h.max, h.high, h.partial, h.low, h.none};
+    if (ok(f_.nvmlDeviceGetTemperatureThreshold(
+               dev_, NVML_TEMPERATURE_THRESHOLD_MEM_MAX, &u),
+           "nvmlDeviceGetTemperatureThreshold")) {
+      info.temp_mem_max_c = static_cast<int>(u);
     }
   }
 }

@@ -66,6 +66,8 @@ class DeviceReader {
 
   bool acquire_handle();
   void read_pci(GpuInfo& info);
+  // Power limits, PCIe maxima, temperature thresholds (read_info).
+  void read_limits(GpuInfo& info);
   struct MemoryInfo {
     unsigned long long total = 0, used = 0;
     std::optional<unsigned long long> reserved;  // _v2 only

@@ -1,5 +1,6 @@
-// Utilisation per process (NVML's process utilisation samples) and of the
-// video engines.
+// DeviceReader (device_reader.h): the processes on a GPU (NVML's compute
+// and graphics lists), their utilisation (NVML's process utilisation
+// samples), and that of the video engines.
 #include <algorithm>
 
 #include "nvml/device_reader.h"
@@ -13,6 +14,14 @@ namespace {
 constexpr unsigned kUtilSlack = 8;
 // Samples the first read makes room for (a few per process and GPU).
 constexpr unsigned kUtilInitialSlots = 64;
+// How many extra process slots to allow for processes that start between
+// the size query and the read.
+constexpr unsigned kProcessSlack = 8;
+constexpr int kProcessListAttempts = 4;
+
+// usedGpuMemory == NVML_VALUE_NOT_AVAILABLE (-1 as unsigned long long).
+constexpr unsigned long long kNotAvailable =
+    static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE);
 
 }  // namespace
 
@@ -93,6 +102,141 @@ void DeviceReader::read_engine_utilization(GpuSample& s) {
     if (read_ok(rc, "nvmlDeviceGetDecoderUtilization", {"dec_util_pct"}))
       s.dec_util_pct = std::min(pct, 100u);
   }
+}
+
+// ---- the process lists
+// -------------------------------------------------------
+
+template <typename Info, typename Fn>
+nvmlReturn_t DeviceReader::list_processes(Fn fn, std::vector<Info>& buf,
+                                          std::vector<ProcessEntry>& out) {
+  if (!fn) return NVML_ERROR_FUNCTION_NOT_FOUND;
+  // Two-call protocol: a too-small buffer gives INSUFFICIENT_SIZE and the
+  // needed count. Processes can start in between, so allow slack and retry a
+  // bounded number of times.
+  if (buf.size() < kProcessSlack) buf.resize(kProcessSlack);
+  for (int attempt = 0; attempt < kProcessListAttempts; ++attempt) {
+    unsigned count = static_cast<unsigned>(buf.size());
+    nvmlReturn_t rc = fn(dev_, &count, buf.data());
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+      buf.resize(std::max<size_t>(count, buf.size()) + kProcessSlack);
+      continue;
+    }
+    if (rc == NVML_SUCCESS) {
+      count = std::min<unsigned>(count, static_cast<unsigned>(buf.size()));
+      for (unsigned i = 0; i < count; ++i) {
+        ProcessEntry e{buf[i].pid, buf[i].usedGpuMemory};
+        if constexpr (requires { buf[i].gpuInstanceId; }) {
+          e.gi = buf[i].gpuInstanceId;
+          e.ci = buf[i].computeInstanceId;
+        }
+        out.push_back(e);
+      }
+    }
+    return rc;
+  }
+  return NVML_ERROR_INSUFFICIENT_SIZE;
+}
+
+void DeviceReader::merge_processes(const std::vector<ProcessEntry>& entries,
+                                   const char* type,
+                                   std::vector<GpuProcess>& out) {
+  const size_t before = out.size();
+  for (const ProcessEntry& p : entries) {
+    std::optional<uint64_t> used;
+    if (p.used != kNotAvailable) used = p.used;
+    GpuProcess* found = nullptr;
+    for (auto& q : out) {
+      if (q.pid == p.pid) found = &q;
+    }
+    if (!found) {
+      GpuProcess gp;
+      gp.pid = p.pid;
+      gp.used_bytes = used;
+      gp.type = type;
+      if (p.gi != kNoInstance) gp.gi_id = p.gi;
+      if (p.ci != kNoInstance) gp.ci_id = p.ci;
+      out.push_back(std::move(gp));
+    } else if (found >= out.data() + before) {
+      // Listed more than once by one call (one entry per MIG instance): the
+      // memory adds up; unknown stays unknown.
+      if (found->used_bytes && used) {
+        *found->used_bytes += *used;
+      } else {
+        found->used_bytes.reset();
+      }
+    } else {
+      // Listed as compute and as graphics: one process, one memory figure.
+      found->type = "compute+graphics";
+      if (used && (!found->used_bytes || *used > *found->used_bytes))
+        found->used_bytes = used;
+    }
+  }
+}
+
+std::optional<std::vector<GpuProcess>> DeviceReader::read_processes() {
+  std::vector<GpuProcess> procs;
+  bool any_listed = false;
+  std::vector<ProcessEntry>& entries = process_entries_;
+
+  last_process_rc_ = NVML_SUCCESS;
+  entries.clear();
+  nvmlReturn_t rc = first_available(
+      compute_procs_variant_,
+      [&] {
+        return list_processes(f_.nvmlDeviceGetComputeRunningProcesses_v3,
+                              procs_v3_, entries);
+      },
+      [&] {
+        return list_processes(f_.nvmlDeviceGetComputeRunningProcesses_v2,
+                              procs_v2_, entries);
+      },
+      [&] {
+        return list_processes(f_.nvmlDeviceGetComputeRunningProcesses,
+                              procs_v1_, entries);
+      });
+  if (ok(rc, "nvmlDeviceGetComputeRunningProcesses")) {
+    any_listed = true;
+    merge_processes(entries, "compute", procs);
+  } else if (is_failed_read(rc)) {
+    last_process_rc_ = rc;
+  }
+  if (lost_now_) return std::nullopt;
+
+  entries.clear();
+  rc = first_available(
+      graphics_procs_variant_,
+      [&] {
+        return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses_v3,
+                              procs_v3_, entries);
+      },
+      [&] {
+        return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses_v2,
+                              procs_v2_, entries);
+      },
+      [&] {
+        return list_processes(f_.nvmlDeviceGetGraphicsRunningProcesses,
+                              procs_v1_, entries);
+      });
+  if (ok(rc, "nvmlDeviceGetGraphicsRunningProcesses")) {
+    any_listed = true;
+    merge_processes(entries, "graphics", procs);
+  } else if (is_failed_read(rc)) {
+    last_process_rc_ = rc;
+  }
+  if (!any_listed) return std::nullopt;
+  return procs;
+}
+
+std::vector<uint32_t> DeviceReader::read_pids() {
+  events_ = nullptr;
+  read_errors_ = nullptr;
+  lost_now_ = false;
+  std::vector<uint32_t> pids;
+  if (!acquire_handle()) return pids;
+  if (auto procs = read_processes())
+    for (const auto& p : *procs) pids.push_back(p.pid);
+  return pids;
 }
 
 }  // namespace gd::nvml

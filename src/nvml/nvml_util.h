@@ -52,4 +52,23 @@ inline bool is_failed_read(nvmlReturn_t rc) {
   }
 }
 
+// Tries the variants of one function newest first, starting at `variant`
+// (variants found missing earlier are skipped), and returns the first answer
+// that is not FUNCTION_NOT_FOUND. A variant that is missing (no symbol, or
+// the driver says FUNCTION_NOT_FOUND) advances `variant` for good.
+template <typename... Calls>
+nvmlReturn_t first_available(int& variant, Calls&&... calls) {
+  nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+  int i = 0;
+  auto try_one = [&](auto& call) {
+    if (i++ < variant) return false;
+    rc = call();
+    if (rc != NVML_ERROR_FUNCTION_NOT_FOUND) return true;
+    variant = i;
+    return false;
+  };
+  (try_one(calls) || ...);
+  return rc;
+}
+
 }  // namespace gd::nvml

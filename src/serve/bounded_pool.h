@@ -2,15 +2,16 @@
 // HTTP event loop (/api/v1/history reads SQLite). A full queue refuses the
 // job at once, so the caller can answer 503 instead of piling up work that
 // a flood of slow requests would otherwise make unbounded.
+//
+// A FairPool (serve/fair_pool.h) with one key: its queue, bound, workers and
+// cancellation on stop are FairPool's, and one key makes it first in, first
+// out.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
-#include <deque>
-#include <functional>
-#include <mutex>
-#include <thread>
-#include <vector>
+#include <utility>
+
+#include "serve/fair_pool.h"
 
 namespace gd {
 
@@ -18,27 +19,20 @@ class BoundedPool {
  public:
   // Called once on a worker thread; `cancelled` is true when the pool
   // stopped before the job could run (it must still finish its request).
-  using Job = std::function<void(bool cancelled)>;
+  using Job = FairPool::Job;
 
-  BoundedPool(size_t threads, size_t max_waiting);
-  ~BoundedPool();
-  BoundedPool(const BoundedPool&) = delete;
-  BoundedPool& operator=(const BoundedPool&) = delete;
+  // One key may hold all max_waiting places, and there is no other key to
+  // push out: a full queue refuses.
+  BoundedPool(size_t threads, size_t max_waiting)
+      : pool_(threads, max_waiting, max_waiting) {}
 
   // False (and `job` is not kept) when max_waiting jobs already wait.
-  bool try_submit(Job job);
+  bool try_submit(Job job) { return pool_.try_submit({}, std::move(job)); }
   // Running jobs finish; waiting ones are called with cancelled = true.
-  void stop();
+  void stop() { pool_.stop(); }
 
  private:
-  void work();
-
-  const size_t max_waiting_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> waiting_;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  FairPool pool_;
 };
 
 }  // namespace gd

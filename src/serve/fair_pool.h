@@ -4,7 +4,8 @@
 // them. Used for basic-auth password checks (bcrypt), which an
 // unauthenticated client can ask for at will: a wrong-password flood from
 // one address then delays a login from another by one check per address
-// waiting, not by the flood's length.
+// waiting, not by the flood's length. With one key it is a plain bounded
+// queue: BoundedPool (serve/bounded_pool.h) is that.
 #pragma once
 
 #include <condition_variable>

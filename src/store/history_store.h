@@ -2,8 +2,8 @@
 // /api/v1/history and `gpudoctor export` can write yesterday's incident back
 // as a trace (docs/trace-format.md) for `diagnose --from`.
 //
-// The SQLite implementation lives in sqlite_history_store.cc (samples packed in
-// blocks, see block_codec.h).
+// The SQLite implementation is SqliteHistoryStore (sqlite_history_store.h,
+// internal to the store; samples packed in blocks, see block_codec.h).
 #pragma once
 
 #include <cstddef>

@@ -35,7 +35,6 @@ class Db {
   void exec(const std::string& sql);
   sqlite3* handle() const { return db_; }
   const std::string& path() const { return path_; }
-  bool is_open() const { return db_ != nullptr; }
   // Throws StoreError "PATH: what: <sqlite message>".
   [[noreturn]] void fail(std::string_view what) const;
 

@@ -27,9 +27,8 @@ std::string sample_to_json(const Sample& s);
 TraceHeader header_from_json(std::string_view line, const std::string& where);
 Sample sample_from_json(std::string_view line, const std::string& where);
 
-// Added by the trace module:
-// Append one line's JSON (no newline) to `out`; for writers that reuse a
-// buffer. Throw TraceError for what cannot be written (t not finite,
+// For writers that reuse a buffer: append one line's JSON (no newline) to
+// `out`. Throw TraceError for what cannot be written (t not finite,
 // faults_json not valid JSON).
 void append_header_json(std::string& out, const TraceHeader& h);
 void append_sample_json(std::string& out, const Sample& s);
