@@ -8,10 +8,10 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "api/kill_json.h"
 #include "collect/sampler.h"
 #include "common/int_list.h"
 #include "common/user_name.h"
-#include "procmgmt/kill_json.h"
 #include "procmgmt/kill_plan.h"
 #include "procmgmt/kill_session.h"
 #include "procmgmt/kill_signal.h"
@@ -23,6 +23,7 @@ namespace gd {
 namespace {
 
 using namespace procmgmt;
+using namespace api;  // the request and reply (api/kill_json.h)
 
 std::string lower(std::string_view s) {
   std::string out(s);

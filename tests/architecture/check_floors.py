@@ -24,21 +24,24 @@ BELOW = {
     "procmgmt": {"common", "model", "procfs"},
     "exporter": {"common", "model"},
     "store": {"common", "model", "trace"},
+    # serve's JSON API messages, both ends: they carry findings and kill
+    # plans, so api sits above diagnose and procmgmt.
+    "api": {"common", "model", "trace", "diagnose", "procmgmt"},
     # serve composes consumers through their public headers (procmgmt: the
     # remote kill runs its plan and session).
     "serve": {"common", "model", "trace", "collect", "diagnose", "exporter",
-              "store", "procmgmt"},
+              "store", "procmgmt", "api"},
     # burn drives the GPUs through cuda, watches them through collect and
     # runs the diagnosis over its window.
     "burn": {"common", "model", "trace", "cuda", "collect", "diagnose"},
     # top's data: feeds (live, replay, remote), window diagnosis, kill jobs.
     "monitor": {"common", "model", "trace", "collect", "diagnose",
-                "procmgmt"},
+                "procmgmt", "api"},
     "views": {"common", "model", "diagnose", "checklist", "procmgmt", "burn",
-              "monitor"},
+              "monitor", "api"},
     "cli": {"common", "model", "trace", "procfs", "collect", "diagnose",
             "checklist", "procmgmt", "exporter", "store", "serve", "burn",
-            "monitor",
+            "monitor", "api",
             "views"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
