@@ -3,7 +3,7 @@
 // Names the cause of a slow, under-used or out-of-memory GPU server
 // (findings.md). Exit codes: 0 ok/info, 1 warning, 2 critical, 3 could not
 // diagnose. Live, it starts from the last minutes of a running serve's
-// history when there is one (procmgmt/serve_history.h).
+// history when there is one (monitor/serve_history.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,7 +20,7 @@
 #include "diagnose/engine.h"
 #include "diagnose/history_then_live.h"
 #include "diagnose/live_sample_source.h"
-#include "procmgmt/serve_history.h"
+#include "monitor/serve_history.h"
 #include "trace/trace_io.h"
 #include "views/diagnose_report.h"
 #include "views/format.h"
@@ -66,7 +66,7 @@ struct DiagnoseFlags {
 std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
                                                   SampleSource& live) {
   if (f.serve == "none") return nullptr;
-  auto body = procmgmt::fetch_from_serve(f.serve, kServeHistoryPath);
+  auto body = monitor::fetch_from_serve(f.serve, kServeHistoryPath);
   if (!body) return nullptr;
   try {
     return std::make_unique<HistoryThenLiveSource>(*body, live);

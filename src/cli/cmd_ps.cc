@@ -12,8 +12,8 @@
 #include "collect/sampler.h"
 #include "model/orphan_holders.h"
 #include "model/process_tree.h"
+#include "monitor/serve_history.h"
 #include "procmgmt/proc_snapshot.h"
-#include "procmgmt/serve_history.h"
 #include "views/job_tree_view.h"
 #include "views/ps_history_view.h"
 #include "views/ps_view.h"
@@ -55,7 +55,7 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
   for (const auto& r : rows)
     if (std::find(pids.begin(), pids.end(), r.gpu_process.pid) == pids.end())
       pids.push_back(r.gpu_process.pid);
-  auto history = procmgmt::fetch_process_memory_history(
+  auto history = monitor::fetch_process_memory_history(
       f.serve, pids, kHistorySince, kHistoryStep);
 
   if (f.tree) {

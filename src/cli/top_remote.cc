@@ -8,11 +8,11 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "api/kill_json.h"
 #include "cli/commands.h"
 #include "monitor/kill_job.h"
 #include "monitor/remote_feed.h"
 #include "monitor/remote_kill.h"
-#include "procmgmt/kill_json.h"
 
 namespace gd {
 namespace {
@@ -61,7 +61,7 @@ int run_top_remote(const GlobalOptions& g, const TopFlags& f,
     std::fprintf(stderr, "gpudoctor: top: --connect %s\n", e.what());
     return kExitUsage;
   }
-  if (f.kill_timeout_s > procmgmt::kKillApiMaxTimeoutS) {
+  if (f.kill_timeout_s > api::kKillApiMaxTimeoutS) {
     std::fprintf(stderr,
                  "gpudoctor: top: --kill-timeout: at most 60s with "
                  "--connect (serve's bound)\n");

@@ -8,14 +8,15 @@
 #include <optional>
 #include <stdexcept>
 
+#include "api/kill_json.h"
 #include "common/bounded_json.h"
 #include "monitor/remote_http.h"
-#include "procmgmt/kill_json.h"
 
 namespace gd::monitor {
 namespace {
 
 using namespace procmgmt;
+using namespace api;  // the request and reply (api/kill_json.h)
 
 // A kill reply is a few KiB; a "serve" that sends more is not one.
 constexpr size_t kMaxReplyBytes = 4 << 20;

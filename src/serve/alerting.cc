@@ -21,10 +21,6 @@ int severity_order(const std::string& s) {
 
 }  // namespace
 
-bool is_alerting_key(const std::string& key) {
-  return key.rfind(kPrefix, 0) == 0;
-}
-
 double AlertPolicy::for_s(const Finding& f) const {
   auto it = for_by_id.find(f.id);
   if (it != for_by_id.end()) return it->second;

@@ -48,9 +48,6 @@ struct AlertPolicy {
                                  const std::vector<std::string>& keys);
 };
 
-// Keys of a Config that belong to [alerting] (not to any rule).
-bool is_alerting_key(const std::string& key);
-
 struct TrackedAlert {
   std::string key;      // id + gpus: one alert per finding id per GPU set
   Finding finding;      // the latest evidence

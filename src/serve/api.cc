@@ -9,8 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "api/error_json.h"
+#include "api/findings_json.h"
+#include "api/healthz_json.h"
+#include "api/status_json.h"
 #include "common/duration.h"
-#include "diagnose/finding_json.h"
 #include "exporter/exporter.h"
 #include "model/orphan_holders.h"
 #include "model/process_tree.h"
@@ -72,7 +75,7 @@ std::optional<double> plain_number(const std::string& text) {
 }  // namespace
 
 ApiReply json_error(int status, const std::string& message) {
-  return {status, "application/json", dump(json{{"error", message}})};
+  return {status, "application/json", api::error_json(message)};
 }
 
 double parse_since(const std::string& text, double now) {
@@ -130,32 +133,20 @@ ApiReply MetricsPageCache::reply(const std::shared_ptr<const Snapshot>& s,
 }
 
 ApiReply api_status(const Snapshot& s, double now, bool remote_kill) {
-  std::string body = "{\"header\":";
-  append_header_json(body, *s.header);
-  body += ",\"sample\":";
-  if (s.sample)
-    append_sample_json(body, *s.sample);
-  else
-    body += "null";
-  json collect = {{"collections_total", s.collections_total},
-                  {"collect_duration_s", s.collect_duration_s},
-                  {"interval_s", s.interval_s},
-                  {"started_at", s.started_at},
-                  {"version", s.version},
-                  {"remote_kill", remote_kill}};
-  collect["sample_age_s"] =
-      s.sample ? json(std::max(0.0, now - s.sample->t)) : json(nullptr);
-  json gpus = json::array();
+  api::StatusCollect collect;
+  collect.collections_total = s.collections_total;
+  collect.collect_duration_s = s.collect_duration_s;
+  collect.interval_s = s.interval_s;
+  collect.started_at = s.started_at;
+  collect.version = s.version;
+  collect.remote_kill = remote_kill;
+  if (s.sample) collect.sample_age_s = std::max(0.0, now - s.sample->t);
+  collect.gpus.reserve(s.gpu_health.size());
   for (const auto& h : s.gpu_health)
-    gpus.push_back({{"index", h.index},
-                    {"success", h.success},
-                    {"lost", h.lost},
-                    {"last_success_t", opt_json(h.last_success_t)}});
-  collect["gpus"] = std::move(gpus);
-  body += ",\"collect\":";
-  body += dump(collect);
-  body += '}';
-  return {200, "application/json", std::move(body)};
+    collect.gpus.push_back({h.index, h.success, h.lost, h.last_success_t});
+  ApiReply r;
+  api::append_status_json(r.body, *s.header, s.sample.get(), collect);
+  return r;
 }
 
 namespace {
@@ -254,23 +245,18 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
 }
 
 ApiReply api_findings(const Snapshot& s) {
-  json arr = json::array();
+  api::FindingsReply out;
+  out.findings.reserve(s.alerts.size());
   for (const auto& a : s.alerts) {
-    const Finding& f = a.finding;
-    json alert = {
-        {"state", a.state}, {"since", a.since}, {"for_s", s.policy.for_s(f)}};
-    if (a.fired_at > 0) alert["firing_since"] = a.fired_at;
-    json item = finding_to_json(f);
-    item["alert"] = std::move(alert);
-    arr.push_back(std::move(item));
+    api::FindingAlert alert{a.state, a.since, s.policy.for_s(a.finding), {}};
+    if (a.fired_at > 0) alert.firing_since = a.fired_at;
+    out.findings.push_back({a.finding, std::move(alert)});
   }
-  json out = {{"findings", std::move(arr)},
-              {"window",
-               {{"start", s.window.start},
-                {"end", s.window.end},
-                {"samples", s.window.samples}}},
-              {"evaluated_at", opt_json(s.evaluated_at)}};
-  return {200, "application/json", dump(out)};
+  out.window.start = s.window.start;
+  out.window.end = s.window.end;
+  out.window.samples = s.window.samples;
+  out.evaluated_at = s.evaluated_at;
+  return {200, "application/json", api::findings_json(out)};
 }
 
 namespace {
@@ -394,47 +380,43 @@ ApiReply api_alerts(const History* history, const QueryParams& params,
 // would only lose the samples waiting in memory.
 ApiReply api_healthz(const Snapshot& s, double now) {
   const double limit = std::max(kStaleMinS, kStaleIntervals * s.interval_s);
-  json out = {{"collections_total", s.collections_total}};
-  json degraded = json::array();
+  api::HealthReply out;
+  out.collections_total = s.collections_total;
+  auto& degraded = out.degraded;
   if (s.store) {
     const auto& st = *s.store;
-    out["store"] = {{"usable", st.usable},
-                    {"writable", st.writable},
-                    {"write_errors_total", st.write_errors_total},
-                    {"pending_bytes", st.pending_bytes},
-                    {"dropped_samples_total", st.dropped_samples_total},
-                    {"quarantined_total", st.quarantined_total}};
+    out.store = api::HealthStore{st.usable,
+                                 st.writable,
+                                 st.write_errors_total,
+                                 st.pending_bytes,
+                                 st.dropped_samples_total,
+                                 st.quarantined_total};
     if (!st.usable)
-      degraded.push_back({{"component", "store"}, {"problem", "not usable"}});
+      degraded.push_back({"store", std::nullopt, "not usable"});
     else if (!st.writable)
-      degraded.push_back({{"component", "store"}, {"problem", "not writable"}});
+      degraded.push_back({"store", std::nullopt, "not writable"});
     if (st.dropped_samples_total > 0)
-      degraded.push_back(
-          {{"component", "store"}, {"problem", "samples dropped"}});
+      degraded.push_back({"store", std::nullopt, "samples dropped"});
     if (st.quarantined_total > 0)
-      degraded.push_back(
-          {{"component", "store"}, {"problem", "corrupt data quarantined"}});
+      degraded.push_back({"store", std::nullopt, "corrupt data quarantined"});
   }
   if (s.sample) {
     for (const auto& g : s.gpu_health)
       if (g.lost || !g.success)
-        degraded.push_back({{"component", "gpu"},
-                            {"gpu", g.index},
-                            {"problem", g.lost ? "lost" : "stale"}});
+        degraded.push_back({"gpu", g.index, g.lost ? "lost" : "stale"});
   }
-  out["degraded"] = degraded;
   const char* fine = degraded.empty() ? "ok" : "degraded";
   if (!s.sample) {
     // Starting up: healthy until the first sample is overdue.
     bool ok = now - s.started_at < limit;
-    out["status"] = ok ? (degraded.empty() ? "starting" : fine) : "stalled";
-    return {ok ? 200 : 503, "application/json", dump(out)};
+    out.status = ok ? (degraded.empty() ? "starting" : fine) : "stalled";
+    return {ok ? 200 : 503, "application/json", api::healthz_json(out)};
   }
   double age = now - s.sample->t;
-  out["sample_age_s"] = age;
+  out.sample_age_s = age;
   bool ok = age < limit;
-  out["status"] = ok ? fine : "stalled";
-  return {ok ? 200 : 503, "application/json", dump(out)};
+  out.status = ok ? fine : "stalled";
+  return {ok ? 200 : 503, "application/json", api::healthz_json(out)};
 }
 
 MetricsInput metrics_input(const Snapshot& s, double now) {

@@ -146,16 +146,6 @@ void EventHub::close_all() {
   streams_.clear();
 }
 
-size_t EventHub::open_streams() const {
-  std::lock_guard lock(mu_);
-  size_t n = 0;
-  for (const auto& s : streams_) {
-    std::lock_guard slock(s->mu_);
-    n += !s->detached_;
-  }
-  return n;
-}
-
 uint64_t EventHub::dropped_total() const {
   std::lock_guard lock(mu_);
   return dropped_total_;

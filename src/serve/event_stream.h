@@ -77,7 +77,6 @@ class EventHub {
   // the HTTP server stops.
   void close_all();
 
-  size_t open_streams() const;
   uint64_t dropped_total() const;
 
   // The event texts (exposed for tests).

@@ -3,29 +3,16 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
+#include "api/alerts_json.h"
+#include "api/history_json.h"
 #include "serve/log.h"
 #include "serve/unusable_history.h"
 #include "store/history_store.h"
 
 namespace gd {
 namespace {
-
-// A finite double in its shortest round-trip form (JSON has no NaN or Inf:
-// those are null).
-void append_number(std::string& out, double v) {
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
-  }
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, ec == std::errc() ? end : buf);
-}
 
 class StoreHistory : public History {
  public:
@@ -64,52 +51,19 @@ class StoreHistory : public History {
           "msg=\"history query skipped corrupt blocks\" skipped_blocks={} "
           "hint=\"gpudoctor db check\"",
           report.skipped_blocks);
-    // Written directly (a day of 8 GPUs is ~100k points; a JSON tree of
-    // them costs more than the query).
-    std::string out = "{\"since\":";
-    append_number(out, q.since);
-    out += ",\"until\":";
-    append_number(out, q.until);
-    out += ",\"step\":";
-    append_number(out, q.step);
-    out += ",\"skipped_blocks\":" + std::to_string(report.skipped_blocks);
-    auto append_series = [&](const std::vector<HistorySeries>& series) {
-      out += '[';
-      for (size_t k = 0; k < series.size(); ++k) {
-        const auto& s = series[k];
-        if (k) out += ',';
-        out += "{\"gpu\":";
-        out += s.gpu ? std::to_string(*s.gpu) : "null";
-        out += ",\"pid\":";
-        out += s.pid ? std::to_string(*s.pid) : "null";
-        out += ",\"points\":[";
-        for (size_t i = 0; i < s.points.size(); ++i) {
-          if (i) out += ',';
-          out += '[';
-          append_number(out, s.points[i].t);
-          out += ',';
-          append_number(out, s.points[i].v);
-          out += ']';
-        }
-        out += "]}";
+    std::string out;
+    api::HistoryJsonWriter w(out, q.since, q.until, q.step,
+                             report.skipped_blocks, q.multi);
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      // The single-metric form has one result: the first metric's.
+      if (!q.multi && i > 0) break;
+      w.metric(metrics[i]);
+      for (const auto& s : results[i]) {
+        w.series(s.gpu, s.pid);
+        for (const auto& p : s.points) w.point(p.t, p.v);
       }
-      out += ']';
-    };
-    if (q.multi) {
-      out += ",\"results\":[";
-      for (size_t i = 0; i < metrics.size(); ++i) {
-        if (i) out += ',';
-        // Metric names are from the store's own list (checked above).
-        out += "{\"metric\":\"" + metrics[i] + "\",\"series\":";
-        append_series(results[i]);
-        out += '}';
-      }
-      out += ']';
-    } else {
-      out += ",\"metric\":\"" + metrics.front() + "\",\"series\":";
-      append_series(results.front());
     }
-    out += '}';
+    w.finish();
     return out;
   }
 
@@ -161,7 +115,6 @@ class StoreHistory : public History {
   }
 
   std::string alerts_json(double since, double until) const override {
-    using nlohmann::json;
     std::vector<StoredAlert> rows;
     try {
       rows = store_->alerts(since, until);
@@ -170,22 +123,23 @@ class StoreHistory : public History {
                     serve_log::q(e.what()));
       throw std::runtime_error("alert history query failed (see the log)");
     }
-    json arr = json::array();
-    for (const auto& a : rows)
-      arr.push_back(
-          {{"id", a.id},
-           {"severity", a.severity},
-           {"gpus", a.gpus},
-           {"title", a.title},
-           {"evidence", a.evidence},
-           {"action", a.action},
-           {"started_at", a.started_at},
-           {"fired_at", a.fired_at},
-           {"resolved_at",
-            a.resolved_at > 0 ? json(a.resolved_at) : json(nullptr)},
-           {"ended", a.ended.empty() ? json(nullptr) : json(a.ended)}});
-    json out = {{"since", since}, {"until", until}, {"alerts", std::move(arr)}};
-    return out.dump(-1, ' ', false, json::error_handler_t::replace);
+    api::AlertsReply out{since, until, {}};
+    out.alerts.reserve(rows.size());
+    for (auto& a : rows) {
+      api::AlertEntry e;
+      e.id = std::move(a.id);
+      e.severity = std::move(a.severity);
+      e.title = std::move(a.title);
+      e.evidence = std::move(a.evidence);
+      e.action = std::move(a.action);
+      e.gpus = std::move(a.gpus);
+      e.started_at = a.started_at;
+      e.fired_at = a.fired_at;
+      if (a.resolved_at > 0) e.resolved_at = a.resolved_at;
+      e.ended = std::move(a.ended);
+      out.alerts.push_back(std::move(e));
+    }
+    return api::alerts_json(out);
   }
 
   Health health() const override {

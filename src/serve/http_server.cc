@@ -36,11 +36,11 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
 
+#include "api/error_json.h"
 #include "collect/sampler.h"
 #include "exporter/family_writer.h"
 #include "serve/api.h"
@@ -301,10 +301,7 @@ std::string auth_user(MHD_Connection* c) {
 
 // The message of a {"error": "..."} reply, else "".
 std::string error_text(const ApiReply& r) {
-  auto j = nlohmann::json::parse(r.body, nullptr, false);
-  if (j.is_object() && j.contains("error") && j["error"].is_string())
-    return j["error"].get<std::string>();
-  return "";
+  return api::parse_error_json(r.body).value_or("");
 }
 
 // What is refused of a POST /api/v1/kill when its headers are in, or

@@ -8,11 +8,11 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "api/kill_json.h"
 #include "collect/sampler.h"
 #include "common/ascii_text.h"
 #include "common/int_list.h"
 #include "common/user_name.h"
-#include "procmgmt/kill_json.h"
 #include "procmgmt/kill_plan.h"
 #include "procmgmt/kill_session.h"
 #include "procmgmt/kill_signal.h"
@@ -24,6 +24,7 @@ namespace gd {
 namespace {
 
 using namespace procmgmt;
+using namespace api;  // the request and reply (api/kill_json.h)
 
 // "application/json", with parameters ("; charset=utf-8") allowed.
 bool is_json_type(std::string_view type) {

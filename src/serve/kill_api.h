@@ -88,7 +88,7 @@ struct KillApiResult {
 };
 
 // The HTTP layer's end of a streamed reply (a request with "stream": true,
-// procmgmt/kill_json.h): begin() once the plan goes ahead, just before the
+// api/kill_json.h): begin() once the plan goes ahead, just before the
 // first signal (the reply is 200 from then on), then each step's line as
 // it happens. Refusals, dry runs and a changed plan are answered whole.
 class KillReplyStream {

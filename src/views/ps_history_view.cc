@@ -9,7 +9,7 @@
 
 namespace gd {
 
-using procmgmt::HistorySeries;
+using api::HistorySeries;
 
 namespace {
 

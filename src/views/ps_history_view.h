@@ -1,5 +1,5 @@
 // `gpudoctor ps` with `serve` running: each process's GPU memory over the
-// last minutes (procmgmt/serve_history.h fetches it), as sparkline lines
+// last minutes (monitor/serve_history.h fetches it), as sparkline lines
 // under the table and as "memory_history" in the JSON.
 #pragma once
 
@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "api/history_json.h"
 #include "model/sample.h"
-#include "procmgmt/serve_history.h"
 #include "views/ps_view.h"
 
 namespace gd {
 
 // Per pid, one series per GPU it is on.
-using ProcessHistory = std::map<uint32_t, std::vector<procmgmt::HistorySeries>>;
+using ProcessHistory = std::map<uint32_t, std::vector<api::HistorySeries>>;
 
 // "" when serve had nothing for these rows; else a heading naming `since`
 // ("10m") and one sparkline line per row.

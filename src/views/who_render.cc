@@ -164,7 +164,12 @@ std::string render_who(const GpuMemoryAccount& a) {
   return out;
 }
 
-std::string who_to_json(const GpuMemoryAccount& a) {
+namespace {
+
+// One GPU's account as a JSON tree, for who_to_json and who_list_to_json:
+// `who --json` is written with nlohmann throughout (views cannot use the
+// trace writer, and a command's JSON is written once, off any hot path).
+nlohmann::json who_json(const GpuMemoryAccount& a) {
   nlohmann::json j;
   j["gpu"] = a.gpu;
   j["name"] = a.name;
@@ -225,8 +230,18 @@ std::string who_to_json(const GpuMemoryAccount& a) {
                          {"listed_bytes", m.listed_bytes},
                          {"pids", m.pids}});
   j["mig_instances"] = std::move(instances);
+  return j;
+}
+
+// Process names and command lines are untrusted bytes: invalid UTF-8 is
+// replaced, never thrown on.
+std::string dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+
+}  // namespace
+
+std::string who_to_json(const GpuMemoryAccount& a) { return dump(who_json(a)); }
 
 std::string render_who_list(const std::vector<GpuMemoryAccount>& accounts) {
   std::string out;
@@ -236,10 +251,9 @@ std::string render_who_list(const std::vector<GpuMemoryAccount>& accounts) {
 }
 
 std::string who_list_to_json(const std::vector<GpuMemoryAccount>& accounts) {
-  std::string json = "{\"gpus\":[";
-  for (size_t i = 0; i < accounts.size(); ++i)
-    json += (i ? "," : "") + who_to_json(accounts[i]);
-  return json + "]}";
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& a : accounts) gpus.push_back(who_json(a));
+  return dump(nlohmann::json{{"gpus", std::move(gpus)}});
 }
 
 }  // namespace gd::procmgmt

@@ -3,7 +3,7 @@
 // (basic_auth.h), the --web-config file (web_config.h; any error must be
 // std::invalid_argument, which serve reports as one line), and POST
 // /api/v1/kill's head checks and JSON body (kill_api.h,
-// procmgmt/kill_json.h). The request line and the other headers are
+// api/kill_json.h). The request line and the other headers are
 // libmicrohttpd's. Checks that a name accepted from a header is lower case,
 // that a loopback listener passes loopback names only, that an
 // --allowed-host value, once accepted, is answered when it comes back as a
@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/kill_json.h"
 #include "fuzz_check.h"
-#include "procmgmt/kill_json.h"
 #include "serve/basic_auth.h"
 #include "serve/host_check.h"
 #include "serve/http_limits.h"
@@ -54,27 +54,26 @@ void check_kill_head(std::string_view input) {
 // A body accepted is within the bounds handle() relies on, and what is
 // written of it reads back as the same request.
 void check_kill_body(std::string_view input) {
-  gd::procmgmt::KillApiRequest r;
+  gd::api::KillApiRequest r;
   try {
-    r = gd::procmgmt::parse_kill_api_request(input);
+    r = gd::api::parse_kill_api_request(input);
   } catch (const std::invalid_argument&) {
     return;
   }
   FUZZ_CHECK(!r.request.pids.empty() || r.request.gpu, input);
-  FUZZ_CHECK(r.request.pids.size() <= gd::procmgmt::kKillApiMaxPids, input);
+  FUZZ_CHECK(r.request.pids.size() <= gd::api::kKillApiMaxPids, input);
   for (uint32_t pid : r.request.pids)
     FUZZ_CHECK(pid >= 1 && pid <= 4194304, input);
   FUZZ_CHECK(!r.request.gpu || (*r.request.gpu >= 0 && *r.request.gpu <= 1023),
              input);
   FUZZ_CHECK(r.signal == SIGTERM || r.signal == SIGKILL, input);
-  FUZZ_CHECK(
-      r.timeout_s >= 0 && r.timeout_s <= gd::procmgmt::kKillApiMaxTimeoutS,
-      input);
+  FUZZ_CHECK(r.timeout_s >= 0 && r.timeout_s <= gd::api::kKillApiMaxTimeoutS,
+             input);
   FUZZ_CHECK(r.request.user.size() <= 64 && r.plan_id.size() <= 64, input);
-  const std::string again = gd::procmgmt::kill_api_request_json(r);
-  gd::procmgmt::KillApiRequest back;
+  const std::string again = gd::api::kill_api_request_json(r);
+  gd::api::KillApiRequest back;
   try {
-    back = gd::procmgmt::parse_kill_api_request(again);
+    back = gd::api::parse_kill_api_request(again);
   } catch (const std::invalid_argument&) {
     FUZZ_CHECK(false, again);
   }

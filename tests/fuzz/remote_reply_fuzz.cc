@@ -1,5 +1,5 @@
 // What `top --connect` reads from the network (monitor/remote_json.h,
-// procmgmt/kill_json.h): a reply of serve's /api/v1/status,
+// api/kill_json.h): a reply of serve's /api/v1/status,
 // /api/v1/findings or POST /api/v1/kill, or the URL the user typed. The
 // first byte picks which. Rejected with a std::runtime_error (an
 // invalid_argument for a URL), or accepted within the bounds the screen
@@ -22,15 +22,15 @@
 #include <string>
 #include <string_view>
 
+#include "api/kill_json.h"
 #include "fuzz_check.h"
 #include "monitor/remote_feed.h"
 #include "monitor/remote_json.h"
-#include "procmgmt/kill_json.h"
 
 namespace {
 
 void check_kill_reply(std::string_view text) {
-  using namespace gd::procmgmt;
+  using namespace gd::api;
   KillApiReply r;
   try {
     r = parse_kill_api_reply(text);
@@ -60,7 +60,7 @@ void check_kill_reply(std::string_view text) {
 // A line of a streamed kill reply: a step, or the reply (bounded as
 // above, and read back the same once written).
 void check_kill_stream_line(std::string_view text) {
-  using namespace gd::procmgmt;
+  using namespace gd::api;
   KillStreamLine line;
   try {
     line = parse_kill_api_stream_line(text);

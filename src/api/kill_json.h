@@ -18,7 +18,7 @@
 #include "procmgmt/kill_plan.h"
 #include "procmgmt/kill_session.h"
 
-namespace gd::procmgmt {
+namespace gd::api {
 
 // What one remote request may ask for.
 inline constexpr size_t kKillApiMaxPids = 256;
@@ -27,7 +27,8 @@ inline constexpr size_t kKillApiMaxPids = 256;
 inline constexpr double kKillApiMaxTimeoutS = 60;
 
 struct KillApiRequest {
-  KillRequest request;   // pids and/or gpu, user, tree, any (as `kill`)
+  procmgmt::KillRequest
+      request;           // pids and/or gpu, user, tree, any (as `kill`)
   int signal = SIGTERM;  // SIGTERM or SIGKILL
   double timeout_s = 10;
   bool force = false;    // SIGKILL what outlives the timeout
@@ -53,24 +54,25 @@ KillApiRequest parse_kill_api_request(std::string_view body);
 // 16 hex digits ("" when there is nothing to signal). The same processes
 // give the same id; a pid now held by another process (new start time)
 // gives another.
-std::string kill_plan_id(const KillPlan& plan);
+std::string kill_plan_id(const procmgmt::KillPlan& plan);
 
 struct KillApiReply {
   bool dry_run = false;
   int signal = SIGTERM;
   double timeout_s = 10;
   bool force = false;
-  KillPlan plan;
+  procmgmt::KillPlan plan;
   std::string plan_id;
   // GPU memory of each planned process (targets and zombies) in the sample
   // the plan was made from.
   std::map<uint32_t, uint64_t> gpu_memory;
   // The command of each refused pid, as its refusal line shows it.
   std::map<uint32_t, std::string> refused_commands;
-  std::vector<KillStep> steps;         // each signal sent, in order
-  std::optional<KillOutcome> outcome;  // set when the session ran
-  int exit_code = kKillExitReleased;   // as `gpudoctor kill` would exit
-  std::string message;                 // one line: what happened
+  std::vector<procmgmt::KillStep> steps;         // each signal sent, in order
+  std::optional<procmgmt::KillOutcome> outcome;  // set when the session ran
+  int exit_code =
+      procmgmt::kKillExitReleased;  // as `gpudoctor kill` would exit
+  std::string message;              // one line: what happened
   std::string error;  // "" or why the request was refused (HTTP 409)
 };
 
@@ -83,14 +85,14 @@ KillApiReply parse_kill_api_reply(std::string_view body);
 // signalling; refusals and dry runs are answered whole, as above): JSON
 // lines, {"step": {...}} for each signal and escalation as it happens,
 // then {"reply": {...}} with the whole reply (its steps included).
-std::string kill_api_step_line(const KillStep& s);       // ends with '\n'
-std::string kill_api_reply_line(const KillApiReply& r);  // ends with '\n'
+std::string kill_api_step_line(const procmgmt::KillStep& s);  // ends with '\n'
+std::string kill_api_reply_line(const KillApiReply& r);       // ends with '\n'
 struct KillStreamLine {
-  std::optional<KillStep> step;       // a step line
-  std::optional<KillApiReply> reply;  // the last line
+  std::optional<procmgmt::KillStep> step;  // a step line
+  std::optional<KillApiReply> reply;       // the last line
 };
 // One line (without its '\n'); throws std::runtime_error like
 // parse_kill_api_reply.
 KillStreamLine parse_kill_api_stream_line(std::string_view line);
 
-}  // namespace gd::procmgmt
+}  // namespace gd::api

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
-namespace gd::procmgmt {
+#include "api/history_json.h"
+
+namespace gd::monitor {
 
 // How long ps (or diagnose) waits for serve, all requests together (connect,
 // send and the whole reply): serve is local and answers in milliseconds, so
@@ -19,14 +21,9 @@ namespace gd::procmgmt {
 // else on its port that accepts and never answers), and ps must not hang on it.
 inline constexpr int kServeTotalDeadlineMs = 300;
 
-struct HistorySeries {
-  std::optional<int> gpu;
-  std::vector<std::pair<double, double>> points;  // (t, bytes)
-};
-
-// Parses the JSON body of /api/v1/history; nullopt when it is not one.
-std::optional<std::vector<HistorySeries>> parse_history_json(
-    const std::string& body);
+// A series' points are (t, bytes); the reply is read by
+// api/history_json.h.
+using api::HistorySeries;
 
 // GPU memory of each pid over the last `since` (e.g. "10m") in `step`
 // buckets; pids serve knows nothing about are absent. Stops at the first
@@ -43,4 +40,4 @@ std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
 std::optional<std::string> fetch_from_serve(const std::string& base_url,
                                             const std::string& path);
 
-}  // namespace gd::procmgmt
+}  // namespace gd::monitor

@@ -1,4 +1,4 @@
-#include "procmgmt/serve_history.h"
+#include "monitor/serve_history.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -8,22 +8,8 @@
 
 #include "views/ps_history_view.h"
 
-namespace gd::procmgmt {
+namespace gd::monitor {
 namespace {
-
-TEST(HistoryJson, ParsesSeriesAndRejectsOtherShapes) {
-  auto s = parse_history_json(
-      R"({"metric":"process.used_bytes","since":1,"until":2,"step":30,)"
-      R"("series":[{"gpu":0,"pid":42,"points":[[1.0,100],[31.0,200]]}]})");
-  ASSERT_TRUE(s);
-  ASSERT_EQ(s->size(), 1u);
-  EXPECT_EQ((*s)[0].gpu, 0);
-  ASSERT_EQ((*s)[0].points.size(), 2u);
-  EXPECT_EQ((*s)[0].points[1].second, 200.0);
-  EXPECT_FALSE(parse_history_json("not json"));
-  EXPECT_FALSE(parse_history_json(R"({"error":"unknown metric"})"));
-  EXPECT_FALSE(parse_history_json(R"({"series":[{"points":[[1]]}]})"));
-}
 
 TEST(Sparkline, ScalesMinToMax) {
   EXPECT_EQ(sparkline({}), "");
@@ -106,4 +92,4 @@ TEST(FetchFromServe, BodyOn200NothingOtherwise) {
 }
 
 }  // namespace
-}  // namespace gd::procmgmt
+}  // namespace gd::monitor

@@ -1,4 +1,4 @@
-#include "procmgmt/kill_json.h"
+#include "api/kill_json.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,11 @@
 #include "common/bounded_json.h"
 #include "common/duration.h"
 
-namespace gd::procmgmt {
+namespace gd::api {
+
+// The plan and its steps are procmgmt's types; this file only carries them.
+using namespace procmgmt;
+
 namespace {
 
 using nlohmann::json;
@@ -572,4 +576,4 @@ KillStreamLine parse_kill_api_stream_line(std::string_view line) {
   return out;
 }
 
-}  // namespace gd::procmgmt
+}  // namespace gd::api

@@ -2,7 +2,7 @@
 // wrong one refused with its reason), the plan id that ties a kill to the
 // plan shown, the reply read back as it was written, and the syslog line
 // naming a remote requester.
-#include "procmgmt/kill_json.h"
+#include "api/kill_json.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,10 @@
 
 #include "procmgmt/kill_signal.h"
 
-namespace gd::procmgmt {
+namespace gd::api {
 namespace {
+
+using namespace procmgmt;
 
 std::string refusal_of(const std::string& body) {
   try {
@@ -322,4 +324,4 @@ TEST(KillAuditLine, NamesTheRemoteUserAndAddress) {
 }
 
 }  // namespace
-}  // namespace gd::procmgmt
+}  // namespace gd::api

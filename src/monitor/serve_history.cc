@@ -1,4 +1,4 @@
-#include "procmgmt/serve_history.h"
+#include "monitor/serve_history.h"
 
 #include <netdb.h>
 #include <poll.h>
@@ -9,33 +9,9 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <stdexcept>
 
-namespace gd::procmgmt {
-
-std::optional<std::vector<HistorySeries>> parse_history_json(
-    const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("series") ||
-      !j["series"].is_array())
-    return std::nullopt;
-  std::vector<HistorySeries> out;
-  for (const auto& s : j["series"]) {
-    if (!s.is_object() || !s.contains("points") || !s["points"].is_array())
-      return std::nullopt;
-    HistorySeries hs;
-    if (s.contains("gpu") && s["gpu"].is_number_integer())
-      hs.gpu = s["gpu"].get<int>();
-    for (const auto& p : s["points"]) {
-      if (!p.is_array() || p.size() != 2 || !p[0].is_number() ||
-          !p[1].is_number())
-        return std::nullopt;
-      hs.points.emplace_back(p[0].get<double>(), p[1].get<double>());
-    }
-    out.push_back(std::move(hs));
-  }
-  return out;
-}
+namespace gd::monitor {
 
 namespace {
 
@@ -203,10 +179,16 @@ std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
         "&since=" + since + "&step=" + step;
     auto body = get_within(*r->addrs, r->host, path, deadline);
     if (!body) break;  // not running or too slow: do not wait once per pid
-    if (auto series = parse_history_json(*body); series && !series->empty())
-      out[pid] = std::move(*series);
+    try {
+      auto reply = api::parse_history_json(*body);
+      // The single-metric form: its one result.
+      if (!reply.multi && !reply.results.front().series.empty())
+        out[pid] = std::move(reply.results.front().series);
+    } catch (const std::exception&) {
+      // Not a history reply (an error body, not serve): nothing for it.
+    }
   }
   return out;
 }
 
-}  // namespace gd::procmgmt
+}  // namespace gd::monitor
