@@ -8,6 +8,9 @@
 #include <string>
 #include <thread>
 
+#include "http_client/cancel.h"
+#include "http_client/url.h"
+
 namespace gd {
 
 class AlertmanagerClient {
@@ -22,7 +25,7 @@ class AlertmanagerClient {
 
   // Queues one JSON array body; returns at once.
   void post(std::string body);
-  // Stops after the batch in flight (queued ones are dropped).
+  // Stops at once: the post in flight is ended (queued ones are dropped).
   void stop();
 
   uint64_t sent() const;
@@ -31,8 +34,8 @@ class AlertmanagerClient {
  private:
   void run();
 
-  std::string scheme_host_port_;
-  std::string path_;
+  http::Url url_;
+  http::RequestCancel cancel_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;

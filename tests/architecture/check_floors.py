@@ -12,6 +12,8 @@ import sys
 # module -> the modules of ours it may include (besides itself).
 BELOW = {
     "common": set(),
+    # The one HTTP client and URL parser (gpudoctor-full only).
+    "http_client": {"common"},
     "model": {"common"},
     "nvml": {"common", "model"},
     "procfs": {"common", "model"},
@@ -21,19 +23,20 @@ BELOW = {
     "collect": {"common", "model", "nvml", "procfs", "kernellog"},
     "diagnose": {"common", "model", "trace"},
     "checklist": {"common", "model"},
-    "procmgmt": {"common", "model", "procfs"},
+    # http_client: ps's and diagnose's questions to serve (serve_history).
+    "procmgmt": {"common", "model", "procfs", "http_client"},
     "exporter": {"common", "model"},
     "store": {"common", "model", "trace"},
     # serve composes consumers through their public headers (procmgmt: the
     # remote kill runs its plan and session).
     "serve": {"common", "model", "trace", "collect", "diagnose", "exporter",
-              "store", "procmgmt"},
+              "store", "procmgmt", "http_client"},
     # burn drives the GPUs through cuda, watches them through collect and
     # runs the diagnosis over its window.
     "burn": {"common", "model", "trace", "cuda", "collect", "diagnose"},
     # top's data: feeds (live, replay, remote), window diagnosis, kill jobs.
     "monitor": {"common", "model", "trace", "collect", "diagnose",
-                "procmgmt"},
+                "procmgmt", "http_client"},
     "views": {"common", "model", "diagnose", "checklist", "procmgmt", "burn",
               "monitor"},
     "cli": {"common", "model", "trace", "procfs", "collect", "diagnose",
