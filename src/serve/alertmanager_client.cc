@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <stdexcept>
 
 #include "http_client/client.h"
@@ -16,6 +17,9 @@ constexpr size_t kMaxQueuedBatches = 64;
 // Alertmanager answers in milliseconds; a few seconds bound a dead one
 // (the whole post: connecting, sending and its reply).
 constexpr double kPostDeadlineS = 8;
+// How long stop() lets a post in flight finish (Alertmanager answers in
+// milliseconds) before it ends it.
+constexpr auto kStopGrace = std::chrono::milliseconds(500);
 // Its reply is an empty body or a short error.
 constexpr size_t kMaxReplyBytes = 64 * 1024;
 
@@ -52,11 +56,12 @@ void AlertmanagerClient::post(std::string body) {
 
 void AlertmanagerClient::stop() {
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     stopping_ = true;
+    cv_.notify_all();
+    cv_.wait_for(lock, kStopGrace, [&] { return !posting_; });
   }
   cancel_.cancel();
-  cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -84,9 +89,12 @@ void AlertmanagerClient::run() {
       if (stopping_) return;
       req.body = std::move(queue_.front());
       queue_.pop_front();
+      posting_ = true;
     }
     http::Reply res = http::send(url_, {}, req, cancel_);
     std::lock_guard lock(mu_);
+    posting_ = false;
+    cv_.notify_all();
     if (res.ok && res.status >= 200 && res.status < 300) {
       ++sent_;
     } else if (!stopping_) {

@@ -25,7 +25,9 @@ class AlertmanagerClient {
 
   // Queues one JSON array body; returns at once.
   void post(std::string body);
-  // Stops at once: the post in flight is ended (queued ones are dropped).
+  // Stops: the post in flight gets a short grace to finish, then is ended
+  // (queued ones are dropped), so a dead Alertmanager never holds serve's
+  // exit for its whole deadline.
   void stop();
 
   uint64_t sent() const;
@@ -40,6 +42,7 @@ class AlertmanagerClient {
   std::condition_variable cv_;
   std::deque<std::string> queue_;
   bool stopping_ = false;
+  bool posting_ = false;
   uint64_t sent_ = 0, failed_ = 0;
   std::thread thread_;
 };
