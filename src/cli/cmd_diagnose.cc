@@ -3,7 +3,7 @@
 // Names the cause of a slow, under-used or out-of-memory GPU server
 // (findings.md). Exit codes: 0 ok/info, 1 warning, 2 critical, 3 could not
 // diagnose. Live, it starts from the last minutes of a running serve's
-// history when there is one (monitor/serve_history.h).
+// history when there is one (cli/serve_client.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,12 +15,12 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/serve_client.h"
 #include "collect/sampler.h"
 #include "diagnose/config.h"
 #include "diagnose/engine.h"
 #include "diagnose/history_then_live.h"
 #include "diagnose/live_sample_source.h"
-#include "monitor/serve_history.h"
 #include "trace/trace_io.h"
 #include "views/diagnose_report.h"
 #include "views/format.h"
@@ -66,7 +66,7 @@ struct DiagnoseFlags {
 std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
                                                   SampleSource& live) {
   if (f.serve == "none") return nullptr;
-  auto body = monitor::fetch_from_serve(f.serve, kServeHistoryPath);
+  auto body = serve_get(f.serve, kServeHistoryPath);
   if (!body) return nullptr;
   try {
     return std::make_unique<HistoryThenLiveSource>(*body, live);
@@ -80,6 +80,8 @@ std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
 }
 
 int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
+  if (f.from.empty() && f.serve != "none")
+    ask_serve_in_full_binary("diagnose --serve");
   DiagnoseOptions options;
   options.gpu = f.gpu;
   options.min_severity = f.min_severity;

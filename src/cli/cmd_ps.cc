@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/serve_client.h"
 #include "collect/sampler.h"
 #include "model/orphan_holders.h"
 #include "model/process_tree.h"
@@ -38,6 +39,8 @@ struct PsFlags {
 };
 
 void run_ps(const GlobalOptions& global, const PsFlags& f) {
+  const bool ask_serve = !f.serve.empty() && f.serve != "none";
+  if (ask_serve) ask_serve_in_full_binary("ps --serve");
   Sampler sampler(global.sampler_options());
   // ps is about processes: their CPU% gets a longer window than status'
   // (a worker starved on a loaded host still shows what it got).
@@ -55,8 +58,9 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
   for (const auto& r : rows)
     if (std::find(pids.begin(), pids.end(), r.gpu_process.pid) == pids.end())
       pids.push_back(r.gpu_process.pid);
-  auto history = monitor::fetch_process_memory_history(
-      f.serve, pids, kHistorySince, kHistoryStep);
+  ProcessHistory history;
+  if (ask_serve)
+    history = serve_memory_history(f.serve, pids, kHistorySince, kHistoryStep);
 
   if (f.tree) {
     std::vector<procmgmt::TreeRank> ranks;
@@ -115,7 +119,7 @@ void add_ps_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"mem", "cpu", "pid", "elapsed", "gpu"}));
   cmd->add_option("--serve", f->serve,
                   "gpudoctor serve to ask for memory history (default "
-                  "http://127.0.0.1:9856)");
+                  "http://127.0.0.1:9856; none = do not ask)");
   cmd->callback([&global, f] {
     run_ps(global, *f);
     command_exit_code() = kExitOk;

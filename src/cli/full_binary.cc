@@ -25,24 +25,24 @@ void remember_command_line(int argc, char** argv) {
   saved_argv().push_back(nullptr);
 }
 
-void exec_full_binary(std::string_view what) {
+std::string try_exec_full_binary() {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::string path =
       (ec ? std::filesystem::path(".") : self.parent_path()) / kFullBinaryName;
   std::vector<char*>& argv = saved_argv();
-  if (argv.empty()) {
-    std::fprintf(stderr, "gpudoctor: internal error: no command line kept\n");
-    std::exit(1);
-  }
+  if (argv.empty()) return "internal error: no command line kept";
   std::fflush(stdout);
   std::fflush(stderr);
   ::execv(path.c_str(), argv.data());
+  return path + ", which cannot be started: " + std::strerror(errno);
+}
+
+void exec_full_binary(std::string_view what) {
+  const std::string why = try_exec_full_binary();
   std::fprintf(stderr,
-               "gpudoctor: %.*s runs in %s, which cannot be started: %s "
-               "(install it beside gpudoctor)\n",
-               static_cast<int>(what.size()), what.data(), path.c_str(),
-               std::strerror(errno));
+               "gpudoctor: %.*s runs in %s (install it beside gpudoctor)\n",
+               static_cast<int>(what.size()), what.data(), why.c_str());
   std::exit(1);
 }
 

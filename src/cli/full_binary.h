@@ -2,13 +2,15 @@
 // lean `gpudoctor` that people run links no HTTP, TLS or SQLite library:
 // those (libmicrohttpd and GnuTLS, cpp-httplib and OpenSSL, SQLite, yaml-cpp)
 // cost a resident process several MiB and run their own initialisers at
-// every start, and `top`, `status`, `ps` and `diagnose` never use them. The
-// commands that do (serve, db, export, top --connect) live in
+// every start, and `top`, `status`, `who` and `kill` never use them. The
+// commands that do (serve, db, export, top --connect, and ps or a live
+// diagnose asking a running serve for its history: serve_client.h) live in
 // gpudoctor-full, installed beside it, and the lean binary hands their
 // command line over unchanged with execv: same process, same pid, same
 // terminal. (git keeps its HTTP transport out of `git` the same way.)
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace gd {
@@ -42,5 +44,9 @@ void remember_command_line(int argc, char** argv);
 // error naming the file when it cannot be started. `what` names the feature
 // in that message ("serve", "top --connect").
 [[noreturn]] void exec_full_binary(std::string_view what);
+
+// The same, but returns when gpudoctor-full cannot be started: "PATH, which
+// cannot be started: why" (for a command that can go on without it).
+std::string try_exec_full_binary();
 
 }  // namespace gd

@@ -9,9 +9,10 @@ namespace gd {
 
 struct GlobalOptions {
   std::string nvml_lib = "libnvidia-ml.so.1";
-  double interval_s = 1.0;  // sampling interval
-  double deadline_s = 1.0;  // per-GPU NVML read deadline
-  double slow_reads_s =     // refresh of the costly NVML reads
+  double interval_s = 1.0;      // sampling interval
+  bool interval_given = false;  // --interval was on the command line
+  double deadline_s = 1.0;      // per-GPU NVML read deadline
+  double slow_reads_s =         // refresh of the costly NVML reads
       std::chrono::duration<double>(SamplerOptions{}.slow_read_interval)
           .count();
   std::string proc_root = "/proc";  // for fixture tests

@@ -78,7 +78,9 @@ int main(int argc, char** argv) {
   app.add_option("--nvml-lib", global.nvml_lib,
                  "NVML library to dlopen (default libnvidia-ml.so.1)");
   gd::add_duration_option(app, "--interval", global.interval_s, kIntervalRange,
-                          "sampling interval, e.g. 500ms, 1s (default 1s)");
+                          "sampling interval, e.g. 500ms, 1s (default 1s; top "
+                          "--connect: serve's own)")
+      ->each([&global](const std::string&) { global.interval_given = true; });
   gd::add_duration_option(app, "--deadline", global.deadline_s, kDeadlineRange,
                           "longest wait for one GPU's NVML reads before it is "
                           "reported stale (default 1s)");

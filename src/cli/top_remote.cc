@@ -37,9 +37,10 @@ int run_top_remote(const GlobalOptions& g, const TopFlags& f,
                    top::TopOptions& o) {
   monitor::RemoteOptions r;
   r.url = f.connect;
-  r.interval_s = g.interval_s;
+  // Without --interval, serve's own: its samples come at that pace.
+  r.interval_s = g.interval_given ? g.interval_s : 0;
   if (!f.auth_file.empty())
-    std::tie(r.user, r.password) = read_auth_file(f.auth_file);
+    std::tie(r.who.user, r.who.password) = read_auth_file(f.auth_file);
   if (!f.ca_file.empty()) {
     if (f.connect.rfind("https://", 0) != 0) {
       std::fprintf(stderr,
@@ -48,7 +49,7 @@ int run_top_remote(const GlobalOptions& g, const TopFlags& f,
     }
     if (!std::ifstream(f.ca_file))
       throw CLI::ValidationError("--ca-file", f.ca_file + ": cannot read it");
-    r.ca_file = f.ca_file;
+    r.who.ca_file = f.ca_file;
   }
   // A TLS connection ended on our side (a deadline, a cancel at quit) is
   // still written to by OpenSSL's close_notify: EPIPE, not a SIGPIPE that

@@ -7,38 +7,34 @@
 
 #include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
+#include "http_client/cancel.h"
+#include "http_client/client.h"
+#include "http_client/url.h"
 #include "monitor/feed.h"
 
 namespace gd::monitor {
 
 struct RemoteOptions {
   std::string url;  // http[s]://host[:port][/prefix]
-  // Basic auth for a serve started with --web-config ("" none).
-  std::string user, password;
-  // https: PEM certificates to trust (serve's own self-signed one, or the
-  // CA that signed it) instead of the system's ("" the system's).
-  std::string ca_file;
-  double interval_s = 0;  // 0: serve's own interval
+  // Basic auth for a serve started with --web-config; for https, the
+  // certificates to trust (serve's own self-signed one, or the CA that
+  // signed it) instead of the system's.
+  http::Credentials who;
+  // 0: serve's own interval (its status reply says it).
+  double interval_s = 0;
   // Each request's total deadline: connecting, sending and the whole reply.
   double request_timeout_s = 2;
 };
 
-// The URL split for the HTTP client; throws std::invalid_argument naming
-// what is wrong (only http and https, no query, no user info, a port in
-// 1..65535).
-struct RemoteUrl {
-  std::string scheme_host_port;  // "http://127.0.0.1:9856"
-  std::string prefix;  // "" or "/gpu07" (reverse proxy), no slash at end
-  bool https = false;
-  std::string host;  // "127.0.0.1", "::1" (no brackets), "gpu07"
-  int port = 0;      // as given, else 80 or 443
-};
-RemoteUrl parse_remote_url(const std::string& url);
-
-class RequestCancel;  // remote_http.h
+// serve's base URL (http_client/url.h), with no query: requests' paths
+// follow its path (a reverse proxy's prefix). Throws std::invalid_argument
+// naming what is wrong.
+http::Url parse_remote_url(const std::string& url);
 
 class RemoteFeed : public Feed {
  public:
@@ -50,24 +46,19 @@ class RemoteFeed : public Feed {
   // Ends a request in flight at once: never waits on the network.
   void stop() override;
 
-  // Whether serve accepts kill requests from us (its opt-in), as of the
-  // last status reply.
-  bool remote_kill_allowed() const { return remote_kill_.load(); }
-
  private:
   void run();
   void poll_once();
 
   RemoteOptions options_;
-  RemoteUrl url_;
+  http::Url url_;
   std::shared_ptr<const TraceHeader> header_;
   std::optional<GpuHistory> history_;
   double last_t_ = 0;
   std::shared_ptr<const Sample> sample_;
   std::shared_ptr<const FindingsState> findings_;
   double interval_s_;
-  std::atomic<bool> remote_kill_{false};
-  std::unique_ptr<RequestCancel> cancel_;
+  http::RequestCancel cancel_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -1,7 +1,5 @@
 #include "monitor/remote_kill.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -10,7 +8,7 @@
 
 #include "api/kill_json.h"
 #include "common/bounded_json.h"
-#include "monitor/remote_http.h"
+#include "http_client/client.h"
 
 namespace gd::monitor {
 namespace {
@@ -133,31 +131,25 @@ class RemoteKill : public KillBackend {
   // request.
   KillApiReply post(const KillApiRequest& req, double reply_s,
                     KillObserver* live = nullptr) {
-    httplib::Request http;
+    http::Request http;
     http.method = "POST";
-    http.path = url_.prefix + "/api/v1/kill";
-    http.headers = {{"X-Gpudoctor-Kill", "1"},
-                    {"Content-Type", "application/json"}};
+    http.path = "/api/v1/kill";
+    http.headers = {{"X-Gpudoctor-Kill", "1"}};
+    http.content_type = "application/json";
     http.body = kill_api_request_json(req);
+    http.total_s = reply_s;
+    http.max_body_bytes = kMaxReplyBytes;
     std::string body;
-    size_t received = 0;
-    bool too_big = false, lines = false;
+    bool lines = false;
     std::optional<KillApiReply> last;
     std::string bad_line;
-    http.response_handler = [&](const httplib::Response& head) {
+    http.on_head = [&](const http::Reply& head) {
       lines = live && head.status == 200 &&
-              head.get_header_value("Content-Type")
-                      .rfind("application/x-ndjson", 0) == 0;
+              head.header("Content-Type").rfind("application/x-ndjson", 0) == 0;
       return true;
     };
-    http.content_receiver = [&](const char* data, size_t len, uint64_t,
-                                uint64_t) {
-      received += len;
-      if (received > kMaxReplyBytes) {
-        too_big = true;
-        return false;
-      }
-      body.append(data, len);
+    http.on_body = [&](std::string_view data) {
+      body.append(data);
       // Streamed: each complete line is taken as it arrives.
       for (size_t nl; lines && (nl = body.find('\n')) != std::string::npos;
            body.erase(0, nl + 1)) {
@@ -173,13 +165,9 @@ class RemoteKill : public KillBackend {
       }
       return true;
     };
-    httplib::Response res;
-    const BoundedReply sent =
-        send_bounded(o_, url_, reply_s, cancel_, http, res);
-    if (too_big)
-      throw std::runtime_error("serve's kill reply is larger than 4 MiB");
+    const http::Reply res = http::send(url_, o_.who, http, cancel_);
     if (!bad_line.empty()) throw std::runtime_error(bad_line);
-    if (!sent.ok && !last) throw std::runtime_error(sent.error);
+    if (!res.ok && !last) throw std::runtime_error(res.error);
     if (lines) {
       if (!last)
         throw std::runtime_error(
@@ -202,15 +190,15 @@ class RemoteKill : public KillBackend {
     }
     std::string why = error_of(body);
     if (res.status == 401)
-      why += o_.user.empty() ? " (give top --auth-file user:password)"
-                             : " (check --auth-file)";
+      why += o_.who.user.empty() ? " (give top --auth-file user:password)"
+                                 : " (check --auth-file)";
     throw std::runtime_error("serve refused (HTTP " +
                              std::to_string(res.status) + "): " + why);
   }
 
   RemoteOptions o_;
-  RemoteUrl url_;
-  RequestCancel cancel_;
+  http::Url url_;
+  http::RequestCancel cancel_;
   std::string plan_id_;
   std::vector<uint32_t> pids_;
 };

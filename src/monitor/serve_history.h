@@ -2,7 +2,9 @@
 // memory (GET /api/v1/history) for `gpudoctor ps`, and any other GET, e.g.
 // the recent samples as a trace (/api/v1/export) for a live `diagnose`.
 // Absent serve is normal: every failure yields an empty result, never an
-// error. One small HTTP/1.0 client: the lean binary links no HTTP library.
+// error. The requests go through src/http_client, which only gpudoctor-full
+// links: the lean binary hands ps and a live diagnose over to it
+// (src/cli/serve_client.h).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,7 @@ using api::HistorySeries;
 // GPU memory of each pid over the last `since` (e.g. "10m") in `step`
 // buckets; pids serve knows nothing about are absent. Stops at the first
 // failure (serve not running) and at kServeTotalDeadlineMs: pids not asked
-// by then are absent. Only http://HOST:PORT URLs are understood.
+// by then are absent. `base_url`: http[s]://host[:port][/prefix].
 std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
     const std::string& base_url, const std::vector<uint32_t>& pids,
     const std::string& since = "10m", const std::string& step = "30s");
@@ -36,7 +38,7 @@ std::map<uint32_t, std::vector<HistorySeries>> fetch_process_memory_history(
 // GET `path` (e.g. "/api/v1/export?since=10m") from serve at `base_url`
 // within kServeTotalDeadlineMs: the body when serve answered 200 with one,
 // nullopt otherwise (not running, too slow, another status, a reply over
-// 8 MiB, not an http://HOST:PORT URL).
+// 8 MiB, not an http(s) URL).
 std::optional<std::string> fetch_from_serve(const std::string& base_url,
                                             const std::string& path);
 

@@ -1,10 +1,11 @@
 #include "serve/alertmanager_client.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <stdexcept>
 
+#include "http_client/client.h"
 #include "serve/log.h"
 
 namespace gd {
@@ -13,26 +14,32 @@ namespace {
 // A batch is a few KiB; more than this many waiting means Alertmanager has
 // been unreachable for a long time, and only the newest state matters.
 constexpr size_t kMaxQueuedBatches = 64;
-// Alertmanager answers in milliseconds; a few seconds bound a dead one.
-constexpr time_t kConnectTimeoutS = 3;
-constexpr time_t kIoTimeoutS = 5;
+// Alertmanager answers in milliseconds; a few seconds bound a dead one
+// (the whole post: connecting, sending and its reply).
+constexpr double kPostDeadlineS = 8;
+// How long stop() lets a post in flight finish (Alertmanager answers in
+// milliseconds) before it ends it.
+constexpr auto kStopGrace = std::chrono::milliseconds(500);
+// Its reply is an empty body or a short error.
+constexpr size_t kMaxReplyBytes = 64 * 1024;
+
+// The base URL, with no query (bodies go to a path under it).
+http::Url base_url(const std::string& url) {
+  try {
+    http::Url u = http::parse_url(url);
+    if (url.find('?') != std::string::npos)
+      throw std::invalid_argument("'" + url.substr(0, 200) +
+                                  "': a query is not expected");
+    return u;
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--alertmanager: ") + e.what());
+  }
+}
 
 }  // namespace
 
-AlertmanagerClient::AlertmanagerClient(const std::string& url) {
-  const auto scheme_end = url.find("://");
-  if (scheme_end == std::string::npos ||
-      (url.compare(0, scheme_end, "http") != 0 &&
-       url.compare(0, scheme_end, "https") != 0) ||
-      url.size() == scheme_end + 3)
-    throw std::invalid_argument("--alertmanager: '" + url +
-                                "' is not an http(s)://host[:port] URL");
-  const auto path_start = url.find('/', scheme_end + 3);
-  scheme_host_port_ = url.substr(0, path_start);
-  std::string prefix =
-      path_start == std::string::npos ? "" : url.substr(path_start);
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  path_ = prefix + "/api/v2/alerts";
+AlertmanagerClient::AlertmanagerClient(const std::string& url)
+    : url_(base_url(url)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -49,10 +56,12 @@ void AlertmanagerClient::post(std::string body) {
 
 void AlertmanagerClient::stop() {
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     stopping_ = true;
+    cv_.notify_all();
+    cv_.wait_for(lock, kStopGrace, [&] { return !posting_; });
   }
-  cv_.notify_all();
+  cancel_.cancel();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -67,29 +76,33 @@ uint64_t AlertmanagerClient::failed() const {
 }
 
 void AlertmanagerClient::run() {
-  httplib::Client client(scheme_host_port_);
-  client.set_connection_timeout(kConnectTimeoutS);
-  client.set_read_timeout(kIoTimeoutS);
-  client.set_write_timeout(kIoTimeoutS);
   for (;;) {
-    std::string body;
+    http::Request req;
+    req.method = "POST";
+    req.path = "/api/v2/alerts";
+    req.content_type = "application/json";
+    req.total_s = kPostDeadlineS;
+    req.max_body_bytes = kMaxReplyBytes;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
-      body = std::move(queue_.front());
+      req.body = std::move(queue_.front());
       queue_.pop_front();
+      posting_ = true;
     }
-    auto res = client.Post(path_, body, "application/json");
+    http::Reply res = http::send(url_, {}, req, cancel_);
     std::lock_guard lock(mu_);
-    if (res && res->status >= 200 && res->status < 300) {
+    posting_ = false;
+    cv_.notify_all();
+    if (res.ok && res.status >= 200 && res.status < 300) {
       ++sent_;
-    } else {
+    } else if (!stopping_) {
       ++failed_;
       spdlog::warn("msg=\"alertmanager post failed\" url={} error={}",
-                   serve_log::q(scheme_host_port_ + path_),
-                   serve_log::q(res ? "HTTP " + std::to_string(res->status)
-                                    : httplib::to_string(res.error())));
+                   serve_log::q(url_.text),
+                   serve_log::q(res.ok ? "HTTP " + std::to_string(res.status)
+                                       : res.error));
     }
   }
 }

@@ -8,6 +8,9 @@
 #include <string>
 #include <thread>
 
+#include "http_client/cancel.h"
+#include "http_client/url.h"
+
 namespace gd {
 
 class AlertmanagerClient {
@@ -22,7 +25,9 @@ class AlertmanagerClient {
 
   // Queues one JSON array body; returns at once.
   void post(std::string body);
-  // Stops after the batch in flight (queued ones are dropped).
+  // Stops: the post in flight gets a short grace to finish, then is ended
+  // (queued ones are dropped), so a dead Alertmanager never holds serve's
+  // exit for its whole deadline.
   void stop();
 
   uint64_t sent() const;
@@ -31,12 +36,13 @@ class AlertmanagerClient {
  private:
   void run();
 
-  std::string scheme_host_port_;
-  std::string path_;
+  http::Url url_;
+  http::RequestCancel cancel_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;
   bool stopping_ = false;
+  bool posting_ = false;
   uint64_t sent_ = 0, failed_ = 0;
   std::thread thread_;
 };

@@ -85,6 +85,30 @@ class LeanBinary(E2E):
         self.assertEqual(os.path.realpath(f"/proc/{proc.pid}/exe"), os.path.realpath(FULL))
         self.assertEqual(body.count('DCGM_FI_DEV_GPU_UTIL{'), 4, body[:2000])
 
+    def test_ps_asking_serve_runs_in_gpudoctor_full(self):
+        # ps asks serve for history over HTTP, which only gpudoctor-full
+        # links: the process that answers is gpudoctor-full, with the same
+        # command line (a "serve" here that records who asked and waits).
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        self.addCleanup(listener.close)
+        port = listener.getsockname()[1]
+        env = dict(os.environ, FAKE_NVML_SCENARIO=scenario_4gpu())
+        proc = subprocess.Popen([GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none", "ps",
+                                 "--serve", f"http://127.0.0.1:{port}"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.children.append(proc)
+        listener.settimeout(20)
+        conn, _ = listener.accept()
+        with conn:
+            exe = os.path.realpath(f"/proc/{proc.pid}/exe")
+            conn.recv(4096)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(exe, os.path.realpath(FULL))
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn("PID", out)
+
     def test_a_lean_binary_alone_says_what_is_missing(self):
         with tempfile.TemporaryDirectory() as d:
             lonely = os.path.join(d, "gpudoctor")
@@ -96,6 +120,28 @@ class LeanBinary(E2E):
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
                 self.assertIn(f"{what} runs in {d}/gpudoctor-full", p.stderr)
                 self.assertIn("No such file or directory", p.stderr)
+            # ps and a live diagnose ask serve from gpudoctor-full; alone, they
+            # say so in one line and go on without serve's history.
+            for args, what in ((["ps", "--json", "--serve", "http://127.0.0.1:1"],
+                                "ps --serve"),
+                               (["--interval", "250ms", "diagnose", "--duration", "1s",
+                                 "--json", "--serve", "http://127.0.0.1:1"],
+                                "diagnose --serve")):
+                p = subprocess.run([lonely, "--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
+                                    "--kmsg", "none"] + args,
+                                   capture_output=True, text=True, timeout=30)
+                self.assertIn(p.returncode, (0, 1, 2, 3), p.stderr)
+                self.assertEqual(p.stderr.strip().splitlines(),
+                                 [f"gpudoctor: warning: {what} runs in {d}/gpudoctor-full, "
+                                  "which cannot be started: No such file or directory; "
+                                  "going on without it"], p.stderr)
+                self.assertTrue(p.stdout.startswith("{"), p.stdout[:200])
+            # Without serve, nothing is handed over: no warning.
+            p = subprocess.run([lonely, "--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
+                                "--kmsg", "none", "ps", "--json", "--serve", "none"],
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stderr, "")
             # What the lean binary runs itself still works alone.
             p = subprocess.run([lonely, "--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
                                 "--kmsg", "none", "status", "--json"],

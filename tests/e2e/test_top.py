@@ -1,14 +1,17 @@
 """`gpudoctor top` end to end in tmux: the real binary on the fake NVML with
 real child processes as GPU jobs; the tests read the screen a user sees,
 type keys, resize the terminal, and check what happened to the processes."""
+import http.server
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import unittest
+import urllib.request
 
 from gd_e2e import (E2E, FAKE_NVML, GPUDOCTOR, TRAINER, load_scenario, scenario_4gpu,
                     self_signed_cert, spawn_python, unused_pid, write_scenario)
@@ -19,6 +22,39 @@ from test_serve import Serve
 from test_who_kill import CANARY, Scenario, alive, reap_in_background, spawn, wait_until
 
 GiB = 1 << 30
+
+
+class CountingProxy:
+    """Forwards GET requests on 127.0.0.1 to serve at `port` and counts
+    those of /api/v1/status."""
+
+    def __init__(self, port):
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                if self.path.startswith("/api/v1/status"):
+                    proxy.status_requests += 1
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{self.path}",
+                                            timeout=5) as r:
+                    body = r.read()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.status_requests = 0
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def top_argv(*args, interval="500ms"):
@@ -394,6 +430,32 @@ class TopSources(TopE2E):
         pane.wait_for(r"!! cannot reach http://127.0.0.1")
         pane.keys("q")
         self.assertIn("EXIT=0", pane.wait_for(r"EXIT=\d+"))
+
+    def test_connect_polls_at_serves_own_interval_unless_told(self):
+        # serve samples every 200 ms (test_serve.Serve); a proxy in front of
+        # it counts top's status requests. Without --interval top asks at
+        # serve's pace; with --interval 2s, every 2 s.
+        path = Scenario(self.tmp.name).write({})
+        serve = Serve(path, ["--no-db"])
+        self.addCleanup(serve.kill)
+        proxy = CountingProxy(serve.port)
+        self.addCleanup(proxy.stop)
+        env = {"FAKE_NVML_SCENARIO": "/nonexistent", "LANG": "C.UTF-8"}
+        counts = {}
+        for interval in (None, "2s"):
+            argv = [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none"]
+            argv += ["--interval", interval] if interval else []
+            argv += ["top", "--connect", f"http://127.0.0.1:{proxy.port}"]
+            pane = Tmux(self.tmp.name, argv, env=env)
+            self.panes.append(pane)
+            pane.wait_for(r"remote http://127\.0\.0\.1", timeout=20)
+            before = proxy.status_requests
+            time.sleep(4)
+            counts[interval] = proxy.status_requests - before
+            pane.keys("q")
+            self.assertIn("EXIT=0", pane.wait_for(r"EXIT=\d+"))
+        self.assertGreaterEqual(counts[None], 8, counts)
+        self.assertLessEqual(counts["2s"], 3, counts)
 
     def test_connect_over_https_trusts_the_ca_file(self):
         job = self.trainer(workers=1)

@@ -150,8 +150,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         auto u = gd::monitor::parse_remote_url(std::string(text));
         FUZZ_CHECK(u.scheme_host_port.rfind("http", 0) == 0, text);
         FUZZ_CHECK(u.scheme_host_port.find('@') == std::string::npos, text);
-        FUZZ_CHECK(u.prefix.empty() || u.prefix.front() == '/', text);
-        FUZZ_CHECK(u.prefix.empty() || u.prefix.back() != '/', text);
+        FUZZ_CHECK(u.path.empty() || u.path.front() == '/', text);
+        FUZZ_CHECK(u.path.empty() || u.path.back() != '/', text);
         FUZZ_CHECK(u.port >= 1 && u.port <= 65535, text);
       } catch (const std::invalid_argument&) {
       }

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "http_client/fake_server.h"
+
 namespace gd {
 namespace {
 
@@ -88,6 +90,28 @@ TEST(AlertmanagerClient, RejectsNonHttpUrls) {
   EXPECT_THROW(AlertmanagerClient("alertmanager:9093"), std::invalid_argument);
   EXPECT_THROW(AlertmanagerClient("ftp://x:21"), std::invalid_argument);
   EXPECT_THROW(AlertmanagerClient("http://"), std::invalid_argument);
+  try {
+    AlertmanagerClient("http://am:99999");
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "--alertmanager: 'http://am:99999': port '99999' is not a "
+                 "number in 1..65535");
+  }
+}
+
+TEST(AlertmanagerClient, StopEndsAPostToAnAlertmanagerThatNeverAnswers) {
+  http::testing::FakeServer am(http::testing::FakeServer::Mode::kSilent);
+  AlertmanagerClient client(am.url());
+  client.post("[]");
+  while (am.request().find("\r\n\r\n[]") == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The post waits for a reply (its deadline is 8 s): stop ends it after
+  // a grace of 500 ms.
+  const auto t0 = std::chrono::steady_clock::now();
+  client.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_EQ(client.sent() + client.failed(), 0u);
 }
 
 }  // namespace

@@ -147,8 +147,8 @@ class RemoteServe {
   RemoteOptions connection(std::string password = "s3cret pass") const {
     RemoteOptions o;
     o.url = "http://127.0.0.1:" + std::to_string(http_.port());
-    o.user = "ops";
-    o.password = std::move(password);
+    o.who.user = "ops";
+    o.who.password = std::move(password);
     return o;
   }
 

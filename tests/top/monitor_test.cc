@@ -206,12 +206,13 @@ TEST(RemoteJson, RejectsWhatIsNotServesReply) {
 TEST(RemoteUrl, HttpAndHttpsWithAnOptionalPrefixOnly) {
   auto u = parse_remote_url("http://127.0.0.1:9856/");
   EXPECT_EQ(u.scheme_host_port, "http://127.0.0.1:9856");
-  EXPECT_EQ(u.prefix, "");
+  EXPECT_EQ(u.path, "");
   u = parse_remote_url("https://gpu07.example:443/gd");
-  EXPECT_EQ(u.prefix, "/gd");
+  EXPECT_EQ(u.path, "/gd");
   EXPECT_THROW(parse_remote_url("ftp://x"), std::invalid_argument);
   EXPECT_THROW(parse_remote_url("http://user:pw@x"), std::invalid_argument);
   EXPECT_THROW(parse_remote_url("http://x/?a=1"), std::invalid_argument);
+  EXPECT_THROW(parse_remote_url("http://x/?"), std::invalid_argument);
   EXPECT_THROW(parse_remote_url("http:///path"), std::invalid_argument);
 }
 
