@@ -8,13 +8,13 @@
 #include <string>
 #include <thread>
 
+#include "api/kill_json.h"
 #include "common/bounded_json.h"
 #include "http_client/fake_server.h"
 #include "monitor/kill_job.h"
 #include "monitor/remote_feed.h"
 #include "monitor/remote_json.h"
 #include "monitor/remote_kill.h"
-#include "procmgmt/kill_json.h"
 
 namespace gd::monitor {
 namespace {
@@ -55,7 +55,7 @@ TEST(RemoteJson, RepliesNestedDeeperThan64LevelsAreRefused) {
     EXPECT_STREQ(e.what(), "nested deeper than 64 levels");
   }
   try {
-    procmgmt::parse_kill_api_reply("{\"plan\": " + nested(100000) + "}");
+    api::parse_kill_api_reply("{\"plan\": " + nested(100000) + "}");
     ADD_FAILURE() << "accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "kill reply: nested deeper than 64 levels");
