@@ -1,12 +1,12 @@
 // The readers of serve's API messages (src/api): /api/v1/status,
 // /api/v1/findings, /api/v1/history, /api/v1/alerts, /healthz, an error
 // reply and /api/v1/processes, as a client reads them from the network; the
-// first byte picks which
-// (POST /api/v1/kill is http_request_fuzz's and remote_reply_fuzz's). Each
-// reply is refused with a std::runtime_error, or accepted within its bounds; an
-// accepted reply, written and read again, settles: from the second writing on,
-// the bytes no longer change (the first may differ: a number too large for a
-// double is read as infinity and written as null).
+// first byte picks which (POST /api/v1/kill is http_request_fuzz's and
+// remote_reply_fuzz's). Each reply is refused with a std::runtime_error, or
+// accepted within its bounds; an accepted reply, written and read again,
+// settles: from the second writing on, the bytes no longer change (the first
+// may differ: a number too large for a double is read as infinity and written
+// as null).
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
