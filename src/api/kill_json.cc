@@ -9,6 +9,7 @@
 
 #include "common/bounded_json.h"
 #include "common/duration.h"
+#include "trace/json_out.h"
 
 namespace gd::api {
 
@@ -18,6 +19,7 @@ using namespace procmgmt;
 namespace {
 
 using nlohmann::json;
+namespace jo = json_out;
 
 // PID_MAX_LIMIT of 64-bit Linux: no pid is larger.
 constexpr uint64_t kMaxPid = 4194304;
@@ -30,10 +32,21 @@ constexpr size_t kMaxPlanIdBytes = 64;
 constexpr size_t kMaxReplyItems = 65536;
 constexpr size_t kMaxReplyText = 16 * 1024;
 
-std::string dump(const json& j) {
-  // Commands and user names are untrusted bytes: invalid UTF-8 is
-  // replaced, never thrown on.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+// Commands and user names are untrusted bytes: json_out replaces invalid
+// UTF-8, never throws on it. Keys are written in the order serve has always
+// sent them (nlohmann's sorted order, before json_out).
+
+void append_pids(std::string& out, const std::vector<uint32_t>& pids) {
+  out += '[';
+  for (size_t i = 0; i < pids.size(); ++i) {
+    if (i) out += ',';
+    jo::unsigned_integer(out, pids[i]);
+  }
+  out += ']';
+}
+
+void append_state(std::string& out, char state) {
+  jo::string(out, std::string_view(&state, 1));
 }
 
 // --- the request ---------------------------------------------------------
@@ -99,7 +112,7 @@ std::string short_text(const json& v, const char* key, size_t max) {
 }
 
 // A reply from the network, refused when nested deeper than kMaxJsonDepth
-// (reply_from and dump() recurse once per level).
+// (reply_from recurses once per level).
 json parse_reply_json(std::string_view text) {
   try {
     return parse_bounded_json(text);
@@ -185,21 +198,40 @@ char state_letter(const std::string& s) { return s.size() == 1 ? s[0] : '?'; }
 
 // --- both ----------------------------------------------------------------
 
-json proc_json(const KillTarget& t, const std::map<uint32_t, uint64_t>& mem) {
+void append_proc(std::string& out, const KillTarget& t,
+                 const std::map<uint32_t, uint64_t>& mem) {
   const ProcEntry& p = t.proc;
-  json j = {{"pid", p.pid},
-            {"ppid", p.ppid},
-            {"uid", p.uid ? json(*p.uid) : json(nullptr)},
-            {"user", p.user},
-            {"state", std::string(1, p.state)},
-            {"comm", p.comm},
-            {"command", p.command()},
-            {"start_time", p.starttime},
-            {"role", t.role},
-            {"gpus", t.gpus}};
+  jo::lit(out, "{\"comm\":");
+  jo::string(out, p.comm);
+  jo::lit(out, ",\"command\":");
+  jo::string(out, p.command());
+  jo::lit(out, ",\"gpu_memory_bytes\":");
   auto m = mem.find(p.pid);
-  j["gpu_memory_bytes"] = m == mem.end() ? json(nullptr) : json(m->second);
-  return j;
+  if (m == mem.end()) {
+    jo::null(out);
+  } else {
+    jo::unsigned_integer(out, m->second);
+  }
+  jo::lit(out, ",\"gpus\":[");
+  for (size_t i = 0; i < t.gpus.size(); ++i) {
+    if (i) out += ',';
+    jo::integer(out, t.gpus[i]);
+  }
+  jo::lit(out, "],\"pid\":");
+  jo::unsigned_integer(out, p.pid);
+  jo::lit(out, ",\"ppid\":");
+  jo::unsigned_integer(out, p.ppid);
+  jo::lit(out, ",\"role\":");
+  jo::string(out, t.role);
+  jo::lit(out, ",\"start_time\":");
+  jo::unsigned_integer(out, p.starttime);
+  jo::lit(out, ",\"state\":");
+  append_state(out, p.state);
+  jo::lit(out, ",\"uid\":");
+  jo::value(out, p.uid);
+  jo::lit(out, ",\"user\":");
+  jo::string(out, p.user);
+  out += '}';
 }
 
 KillTarget proc_from(const json& item, std::map<uint32_t, uint64_t>& mem) {
@@ -246,29 +278,54 @@ KillResult result_from(const std::string& s) {
   bad_reply("unknown outcome '" + s.substr(0, 32) + "'");
 }
 
-json optional_json(const std::optional<uint64_t>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json held_json(const HeldMemory& h) {
-  json j = {{"pid", h.pid}, {"gpu", h.gpu}, {"next", h.next}};
-  for (const auto& ap : h.account.processes) {
-    if (ap.pid != h.pid) continue;
-    j["status"] = holder_status_name(ap.status);
-    j["used_bytes"] = optional_json(ap.used_bytes);
-    j["explanation"] = ap.explanation;
-    j["action"] = ap.action;
+void append_held(std::string& out, const HeldMemory& h) {
+  // The accounted process of its pid (the last one, as before), if any.
+  const AccountedProcess* own = nullptr;
+  for (const auto& ap : h.account.processes)
+    if (ap.pid == h.pid) own = &ap;
+  out += '{';
+  if (own) {
+    jo::lit(out, "\"action\":");
+    jo::string(out, own->action);
+    jo::lit(out, ",\"explanation\":");
+    jo::string(out, own->explanation);
+    out += ',';
   }
-  json others = json::array();
-  for (const auto& o : h.account.other_holders)
-    others.push_back({{"pid", o.proc.pid},
-                      {"user", o.proc.user},
-                      {"state", std::string(1, o.proc.state)},
-                      {"command", o.proc.command()}});
-  j["other_holders"] = std::move(others);
-  j["gpu_users"] = h.gpu_users;
-  if (h.unlisted_bytes) j["unlisted_bytes"] = *h.unlisted_bytes;
-  return j;
+  jo::lit(out, "\"gpu\":");
+  jo::integer(out, h.gpu);
+  jo::lit(out, ",\"gpu_users\":");
+  append_pids(out, h.gpu_users);
+  jo::lit(out, ",\"next\":");
+  jo::string(out, h.next);
+  jo::lit(out, ",\"other_holders\":[");
+  for (size_t i = 0; i < h.account.other_holders.size(); ++i) {
+    const ProcEntry& p = h.account.other_holders[i].proc;
+    if (i) out += ',';
+    jo::lit(out, "{\"command\":");
+    jo::string(out, p.command());
+    jo::lit(out, ",\"pid\":");
+    jo::unsigned_integer(out, p.pid);
+    jo::lit(out, ",\"state\":");
+    append_state(out, p.state);
+    jo::lit(out, ",\"user\":");
+    jo::string(out, p.user);
+    out += '}';
+  }
+  jo::lit(out, "],\"pid\":");
+  jo::unsigned_integer(out, h.pid);
+  if (own) {
+    jo::lit(out, ",\"status\":");
+    jo::string(out, holder_status_name(own->status));
+  }
+  if (h.unlisted_bytes) {
+    jo::lit(out, ",\"unlisted_bytes\":");
+    jo::unsigned_integer(out, *h.unlisted_bytes);
+  }
+  if (own) {
+    jo::lit(out, ",\"used_bytes\":");
+    jo::value(out, own->used_bytes);
+  }
+  out += '}';
 }
 
 HolderStatus status_from(const std::string& s) {
@@ -312,23 +369,39 @@ HeldMemory held_from(const json& item) {
   return h;
 }
 
-json outcome_json(const KillOutcome& o) {
-  json j = {{"result", result_name(o.result)}};
-  json alive = json::array();
-  for (const auto& p : o.still_alive)
-    alive.push_back(
-        {{"pid", p.pid}, {"state", std::string(1, p.state)}, {"why", p.why}});
-  j["still_alive"] = std::move(alive);
-  json memory = json::array();
-  for (const auto& m : o.memory)
-    memory.push_back({{"gpu", m.gpu},
-                      {"before_bytes", optional_json(m.before)},
-                      {"after_bytes", optional_json(m.after)}});
-  j["memory"] = std::move(memory);
-  json held = json::array();
-  for (const auto& h : o.not_released) held.push_back(held_json(h));
-  j["not_released"] = std::move(held);
-  return j;
+void append_outcome(std::string& out, const KillOutcome& o) {
+  jo::lit(out, "{\"memory\":[");
+  for (size_t i = 0; i < o.memory.size(); ++i) {
+    const auto& m = o.memory[i];
+    if (i) out += ',';
+    jo::lit(out, "{\"after_bytes\":");
+    jo::value(out, m.after);
+    jo::lit(out, ",\"before_bytes\":");
+    jo::value(out, m.before);
+    jo::lit(out, ",\"gpu\":");
+    jo::integer(out, m.gpu);
+    out += '}';
+  }
+  jo::lit(out, "],\"not_released\":[");
+  for (size_t i = 0; i < o.not_released.size(); ++i) {
+    if (i) out += ',';
+    append_held(out, o.not_released[i]);
+  }
+  jo::lit(out, "],\"result\":");
+  jo::string(out, result_name(o.result));
+  jo::lit(out, ",\"still_alive\":[");
+  for (size_t i = 0; i < o.still_alive.size(); ++i) {
+    const auto& p = o.still_alive[i];
+    if (i) out += ',';
+    jo::lit(out, "{\"pid\":");
+    jo::unsigned_integer(out, p.pid);
+    jo::lit(out, ",\"state\":");
+    append_state(out, p.state);
+    jo::lit(out, ",\"why\":");
+    jo::string(out, p.why);
+    out += '}';
+  }
+  jo::lit(out, "]}");
 }
 
 KillOutcome outcome_from(const json& v) {
@@ -351,11 +424,22 @@ KillOutcome outcome_from(const json& v) {
   return o;
 }
 
-json step_json(const KillStep& s) {
-  if (s.escalation)
-    return {
-        {"escalation", true}, {"alive", s.alive}, {"timeout_s", s.timeout_s}};
-  return {{"pid", s.pid}, {"signal", signal_name(s.sig)}, {"error", s.error}};
+void append_step(std::string& out, const KillStep& s) {
+  if (s.escalation) {
+    jo::lit(out, "{\"alive\":");
+    jo::unsigned_integer(out, s.alive);
+    jo::lit(out, ",\"escalation\":true,\"timeout_s\":");
+    jo::number(out, s.timeout_s);
+    out += '}';
+    return;
+  }
+  jo::lit(out, "{\"error\":");
+  jo::string(out, s.error);
+  jo::lit(out, ",\"pid\":");
+  jo::unsigned_integer(out, s.pid);
+  jo::lit(out, ",\"signal\":");
+  jo::string(out, signal_name(s.sig));
+  out += '}';
 }
 
 KillStep step_from(const json& item) {
@@ -382,19 +466,40 @@ KillStep step_from(const json& item) {
 }  // namespace
 
 std::string kill_api_request_json(const KillApiRequest& r) {
-  json j = json::object();
-  if (!r.request.pids.empty()) j["pids"] = r.request.pids;
-  if (r.request.gpu) j["gpu"] = *r.request.gpu;
-  if (!r.request.user.empty()) j["user"] = r.request.user;
-  if (r.request.tree) j["tree"] = true;
-  if (r.request.any) j["any"] = true;
-  j["signal"] = r.signal == SIGKILL ? "KILL" : "TERM";
-  j["timeout"] = r.timeout_s;
-  j["force"] = r.force;
-  j["dry_run"] = r.dry_run;
-  if (!r.plan_id.empty()) j["plan_id"] = r.plan_id;
-  if (r.stream) j["stream"] = true;
-  return dump(j);
+  std::string out;
+  out += '{';
+  if (r.request.any) jo::lit(out, "\"any\":true,");
+  jo::lit(out, "\"dry_run\":");
+  jo::boolean(out, r.dry_run);
+  jo::lit(out, ",\"force\":");
+  jo::boolean(out, r.force);
+  if (r.request.gpu) {
+    jo::lit(out, ",\"gpu\":");
+    jo::integer(out, *r.request.gpu);
+  }
+  if (!r.request.pids.empty()) {
+    jo::lit(out, ",\"pids\":");
+    append_pids(out, r.request.pids);
+  }
+  if (!r.plan_id.empty()) {
+    jo::lit(out, ",\"plan_id\":");
+    jo::string(out, r.plan_id);
+  }
+  if (r.signal == SIGKILL) {
+    jo::lit(out, ",\"signal\":\"KILL\"");
+  } else {
+    jo::lit(out, ",\"signal\":\"TERM\"");
+  }
+  if (r.stream) jo::lit(out, ",\"stream\":true");
+  jo::lit(out, ",\"timeout\":");
+  jo::number(out, r.timeout_s);
+  if (r.request.tree) jo::lit(out, ",\"tree\":true");
+  if (!r.request.user.empty()) {
+    jo::lit(out, ",\"user\":");
+    jo::string(out, r.request.user);
+  }
+  out += '}';
+  return out;
 }
 
 KillApiRequest parse_kill_api_request(std::string_view body) {
@@ -461,40 +566,72 @@ std::string kill_plan_id(const KillPlan& plan) {
 }
 
 std::string kill_api_reply_json(const KillApiReply& r) {
-  json plan = json::object();
-  json targets = json::array(), zombies = json::array(),
-       refusals = json::array();
-  for (const auto& t : r.plan.targets)
-    targets.push_back(proc_json(t, r.gpu_memory));
-  for (const auto& z : r.plan.zombies)
-    zombies.push_back(proc_json(z, r.gpu_memory));
-  for (const auto& x : r.plan.refusals) {
-    auto c = r.refused_commands.find(x.pid);
-    refusals.push_back(
-        {{"pid", x.pid},
-         {"reason", x.reason},
-         {"command",
-          c == r.refused_commands.end() ? json(nullptr) : json(c->second)}});
+  std::string out;
+  jo::lit(out, "{\"dry_run\":");
+  jo::boolean(out, r.dry_run);
+  if (!r.error.empty()) {
+    jo::lit(out, ",\"error\":");
+    jo::string(out, r.error);
   }
-  plan["id"] = r.plan_id;
-  plan["targets"] = std::move(targets);
-  plan["zombies"] = std::move(zombies);
-  plan["refusals"] = std::move(refusals);
-  plan["notes"] = r.plan.notes;
-  plan["not_found"] = r.plan.not_found;
-  json steps = json::array();
-  for (const auto& s : r.steps) steps.push_back(step_json(s));
-  json j = {{"dry_run", r.dry_run},
-            {"signal", signal_name(r.signal)},
-            {"timeout_s", r.timeout_s},
-            {"force", r.force},
-            {"plan", std::move(plan)},
-            {"steps", std::move(steps)},
-            {"outcome", r.outcome ? outcome_json(*r.outcome) : json(nullptr)},
-            {"exit_code", r.exit_code},
-            {"message", r.message}};
-  if (!r.error.empty()) j["error"] = r.error;
-  return dump(j);
+  jo::lit(out, ",\"exit_code\":");
+  jo::integer(out, r.exit_code);
+  jo::lit(out, ",\"force\":");
+  jo::boolean(out, r.force);
+  jo::lit(out, ",\"message\":");
+  jo::string(out, r.message);
+  jo::lit(out, ",\"outcome\":");
+  if (r.outcome) {
+    append_outcome(out, *r.outcome);
+  } else {
+    jo::null(out);
+  }
+  jo::lit(out, ",\"plan\":{\"id\":");
+  jo::string(out, r.plan_id);
+  jo::lit(out, ",\"not_found\":");
+  append_pids(out, r.plan.not_found);
+  jo::lit(out, ",\"notes\":[");
+  for (size_t i = 0; i < r.plan.notes.size(); ++i) {
+    if (i) out += ',';
+    jo::string(out, r.plan.notes[i]);
+  }
+  jo::lit(out, "],\"refusals\":[");
+  for (size_t i = 0; i < r.plan.refusals.size(); ++i) {
+    const KillRefusal& x = r.plan.refusals[i];
+    if (i) out += ',';
+    jo::lit(out, "{\"command\":");
+    auto c = r.refused_commands.find(x.pid);
+    if (c == r.refused_commands.end()) {
+      jo::null(out);
+    } else {
+      jo::string(out, c->second);
+    }
+    jo::lit(out, ",\"pid\":");
+    jo::unsigned_integer(out, x.pid);
+    jo::lit(out, ",\"reason\":");
+    jo::string(out, x.reason);
+    out += '}';
+  }
+  jo::lit(out, "],\"targets\":[");
+  for (size_t i = 0; i < r.plan.targets.size(); ++i) {
+    if (i) out += ',';
+    append_proc(out, r.plan.targets[i], r.gpu_memory);
+  }
+  jo::lit(out, "],\"zombies\":[");
+  for (size_t i = 0; i < r.plan.zombies.size(); ++i) {
+    if (i) out += ',';
+    append_proc(out, r.plan.zombies[i], r.gpu_memory);
+  }
+  jo::lit(out, "]},\"signal\":");
+  jo::string(out, signal_name(r.signal));
+  jo::lit(out, ",\"steps\":[");
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    if (i) out += ',';
+    append_step(out, r.steps[i]);
+  }
+  jo::lit(out, "],\"timeout_s\":");
+  jo::number(out, r.timeout_s);
+  out += '}';
+  return out;
 }
 
 // A reply object (the body, or a streamed reply's last line).
@@ -554,7 +691,11 @@ KillApiReply parse_kill_api_reply(std::string_view body) {
 }
 
 std::string kill_api_step_line(const KillStep& s) {
-  return dump(json{{"step", step_json(s)}}) + '\n';
+  std::string out;
+  jo::lit(out, "{\"step\":");
+  append_step(out, s);
+  jo::lit(out, "}\n");
+  return out;
 }
 
 std::string kill_api_reply_line(const KillApiReply& r) {

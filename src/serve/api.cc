@@ -6,12 +6,12 @@
 #include <charconv>
 #include <cmath>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "api/error_json.h"
 #include "api/findings_json.h"
 #include "api/healthz_json.h"
+#include "api/processes_json.h"
 #include "api/status_json.h"
 #include "common/duration.h"
 #include "exporter/exporter.h"
@@ -22,8 +22,6 @@
 namespace gd {
 namespace {
 
-using nlohmann::json;
-
 // Bounds a /api/v1/history answer: 11,000 points per series is what
 // Prometheus allows per query, and keeps a reply in the low megabytes.
 constexpr double kMaxPointsPerSeries = 11000;
@@ -31,17 +29,6 @@ constexpr double kMaxPointsPerSeries = 11000;
 // intervals (plus the GPU deadline slack below): collection has stalled.
 constexpr double kStaleIntervals = 5;
 constexpr double kStaleMinS = 30;
-
-std::string dump(const json& j) {
-  // Process names and command lines are untrusted bytes: replace invalid
-  // UTF-8 instead of throwing.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-template <typename T>
-json opt_json(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 const std::string* single_param(const QueryParams& params,
                                 const std::string& name) {
@@ -153,23 +140,27 @@ namespace {
 
 // Who probably keeps memory whose owner is gone (model/orphan_holders.h),
 // with the evidence and the command that ends them.
-json orphan_holders_json(const Snapshot& s, const ProcessTree& tree,
-                         std::optional<int> gpu) {
-  json held = json::array();
+std::vector<api::OrphanHolderEntry> orphan_holders(const Snapshot& s,
+                                                   const ProcessTree& tree,
+                                                   std::optional<int> gpu) {
+  std::vector<api::OrphanHolderEntry> held;
   const bool pids_visible =
       !s.header || s.header->host.pid_namespace != "container";
   for (const auto& g : probable_holders_in(*s.sample, tree, pids_visible)) {
     if (gpu && g.gpu != *gpu) continue;
     for (const auto& h : g.holders) {
-      const ProcessSample* p = tree.find(h.pid);
-      held.push_back({{"gpu", g.gpu},
-                      {"pid", h.pid},
-                      {"user", p ? json(p->user) : json(nullptr)},
-                      {"name", p ? json(p->name) : json(nullptr)},
-                      {"cmdline", p ? json(p->cmdline) : json(nullptr)},
-                      {"dead_owners", g.dead_owners},
-                      {"evidence", h.evidence},
-                      {"action", fmt::format("gpudoctor kill {}", h.pid)}});
+      api::OrphanHolderEntry e;
+      e.gpu = g.gpu;
+      e.pid = h.pid;
+      if (const ProcessSample* p = tree.find(h.pid)) {
+        e.user = p->user;
+        e.name = p->name;
+        e.cmdline = p->cmdline;
+      }
+      e.dead_owners = g.dead_owners;
+      e.evidence = h.evidence;
+      e.action = fmt::format("gpudoctor kill {}", h.pid);
+      held.push_back(std::move(e));
     }
   }
   return held;
@@ -184,9 +175,9 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
   } catch (const std::invalid_argument& e) {
     return json_error(400, e.what());
   }
-  json out = {{"t", s.sample ? json(s.sample->t) : json(nullptr)}};
-  json arr = json::array();
+  api::ProcessesReply out;
   if (s.sample) {
+    out.t = s.sample->t;
     ProcessTree tree(*s.sample);
     // Distinct GPU processes per job group, over every GPU.
     std::map<uint32_t, std::set<uint32_t>> members;
@@ -200,48 +191,42 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
       if (gpu && g.index != *gpu) continue;
       if (!g.processes) continue;
       for (const auto& gp : *g.processes) {
-        json row = {{"gpu", g.index},
-                    {"pid", gp.pid},
-                    {"used_bytes", opt_json(gp.used_bytes)},
-                    {"type", gp.type}};
+        api::ProcessRow row;
+        row.gpu = g.index;
+        row.pid = gp.pid;
+        row.used_bytes = gp.used_bytes;
+        row.type = gp.type;
         if (const ProcessSample* found = tree.find(gp.pid)) {
           const ProcessSample& p = *found;
-          row["ppid"] = opt_json(p.ppid);
-          row["user"] = p.user;
-          row["name"] = p.name;
-          row["cmdline"] = p.cmdline;
-          row["state"] = p.state;
-          row["cpu_pct"] = opt_json(p.cpu_pct);
-          row["threads"] = opt_json(p.threads);
-          row["rss_bytes"] = opt_json(p.rss_bytes);
-          row["start_time"] = opt_json(p.start_time);
-          row["cgroup"] = opt_json(p.cgroup);
+          row.in_proc = true;
+          row.ppid = p.ppid;
+          row.user = p.user;
+          row.name = p.name;
+          row.cmdline = p.cmdline;
+          row.state = p.state;
+          row.cpu_pct = p.cpu_pct;
+          row.threads = p.threads;
+          row.rss_bytes = p.rss_bytes;
+          row.start_time = p.start_time;
+          row.cgroup = p.cgroup;
         } else {
-          row["state"] = "unknown";
+          row.state = "unknown";
         }
         // The job this rank belongs to: ranks that share a launcher (or a
         // common non-generic parent) are one job.
         const uint32_t group = tree.job_group(gp.pid);
         const ProcessSample* gproc = tree.find(group);
-        row["job"] = {{"pid", group},
-                      {"name", gproc ? gproc->name : std::string()},
-                      {"ranks", ranks_of[group]}};
-        json kids = json::array();
+        row.job = {group, gproc ? gproc->name : std::string(), ranks_of[group]};
         for (uint32_t pid : tree.children(gp.pid)) {
           const ProcessSample* c = tree.find(pid);
-          kids.push_back({{"pid", c->pid},
-                          {"name", c->name},
-                          {"state", c->state},
-                          {"cpu_pct", opt_json(c->cpu_pct)}});
+          row.children.push_back({c->pid, c->name, c->state, c->cpu_pct});
         }
-        row["children"] = std::move(kids);
-        arr.push_back(std::move(row));
+        out.processes.push_back(std::move(row));
       }
     }
-    out["orphan_holders"] = orphan_holders_json(s, tree, gpu);
+    out.orphan_holders = orphan_holders(s, tree, gpu);
   }
-  out["processes"] = std::move(arr);
-  return {200, "application/json", dump(out)};
+  return {200, "application/json", api::processes_json(out)};
 }
 
 ApiReply api_findings(const Snapshot& s) {

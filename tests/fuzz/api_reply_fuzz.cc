@@ -1,11 +1,12 @@
 // The readers of serve's API messages (src/api): /api/v1/status,
-// /api/v1/findings, /api/v1/history, /api/v1/alerts, /healthz and an error
-// reply, as a client reads them from the network; the first byte picks which
-// (POST /api/v1/kill is http_request_fuzz's and remote_reply_fuzz's). Each
-// reply is refused with a std::runtime_error, or accepted within its bounds; an
-// accepted reply, written and read again, settles: from the second writing on,
-// the bytes no longer change (the first may differ: a number too large for a
-// double is read as infinity and written as null).
+// /api/v1/findings, /api/v1/history, /api/v1/alerts, /healthz, an error
+// reply and /api/v1/processes, as a client reads them from the network; the
+// first byte picks which (POST /api/v1/kill is http_request_fuzz's and
+// remote_reply_fuzz's). Each reply is refused with a std::runtime_error, or
+// accepted within its bounds; an accepted reply, written and read again,
+// settles: from the second writing on, the bytes no longer change (the first
+// may differ: a number too large for a double is read as infinity and written
+// as null).
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include "api/findings_json.h"
 #include "api/healthz_json.h"
 #include "api/history_json.h"
+#include "api/processes_json.h"
 #include "api/status_json.h"
 #include "fuzz_check.h"
 
@@ -156,13 +158,43 @@ void check_error(std::string_view text) {
   FUZZ_CHECK(error_json(*back) == once || back->size() == 1024, once);
 }
 
+void check_processes(std::string_view text) {
+  ProcessesReply r;
+  try {
+    r = parse_processes_json(text);
+  } catch (const std::runtime_error&) {
+    return;
+  }
+  FUZZ_CHECK(r.processes.size() <= 100000, text);
+  for (const auto& p : r.processes) {
+    FUZZ_CHECK(p.gpu >= 0 && p.gpu < 1024, text);
+    FUZZ_CHECK(p.pid <= 4194304 && p.job.pid <= 4194304, text);
+    FUZZ_CHECK(p.cmdline.size() <= 64 * 1024, text);
+    FUZZ_CHECK(p.children.size() <= 100000, text);
+    FUZZ_CHECK(p.in_proc || p.state == "unknown", text);
+  }
+  if (r.orphan_holders)
+    for (const auto& h : *r.orphan_holders) {
+      FUZZ_CHECK(h.gpu >= 0 && h.gpu < 1024, text);
+      FUZZ_CHECK(h.dead_owners.size() <= 100000, text);
+      FUZZ_CHECK(h.evidence.size() <= 100000, text);
+    }
+  const std::string once = processes_json(r);
+  try {
+    const std::string twice = processes_json(parse_processes_json(once));
+    FUZZ_CHECK(processes_json(parse_processes_json(twice)) == twice, twice);
+  } catch (const std::runtime_error&) {
+    FUZZ_CHECK(false, once);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1,
                               size - 1);
-  switch (data[0] % 6) {
+  switch (data[0] % 7) {
     case 0:
       check_status(text);
       break;
@@ -178,8 +210,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 4:
       check_healthz(text);
       break;
-    default:
+    case 5:
       check_error(text);
+      break;
+    default:
+      check_processes(text);
   }
   return 0;
 }
