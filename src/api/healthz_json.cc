@@ -13,7 +13,6 @@ namespace jo = json_out;
 
 constexpr size_t kMaxText = 256;
 constexpr size_t kMaxDegraded = 4096;
-constexpr int64_t kMaxGpu = 1023;
 
 // Keys in the order serve has always sent them (nlohmann's sorted order,
 // before this writer); "gpu", "sample_age_s" and "store" only when known.

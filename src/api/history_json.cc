@@ -18,8 +18,6 @@ constexpr size_t kMaxMetricBytes = 256;
 constexpr size_t kMaxSeries = 4096;
 // serve answers at most 11,000 points per series and 32 metrics.
 constexpr size_t kMaxPoints = 1000000;
-constexpr int64_t kMaxGpu = 1023;
-constexpr int64_t kMaxPid = 4194304;  // PID_MAX_LIMIT of 64-bit Linux
 
 // Shortest round-trip text, without json_out::number's ".0" on whole
 // values: timestamps and byte counts are whole, and a history reply is

@@ -12,6 +12,11 @@
 
 namespace gd::api {
 
+// Bounds every reader holds numbers to: a GPU index (NVML counts far fewer
+// GPUs) and a pid (PID_MAX_LIMIT of 64-bit Linux: no pid is larger).
+inline constexpr uint32_t kMaxGpu = 1023;
+inline constexpr uint32_t kMaxPid = 4194304;
+
 // `body` as a JSON object; throws "WHAT: the reply is not a JSON object"
 // (or JsonTooDeep) otherwise.
 nlohmann::json parse_object(std::string_view body, const char* what);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "api/json_read.h"
 #include "common/bounded_json.h"
 #include "common/duration.h"
 #include "trace/json_out.h"
@@ -21,9 +22,6 @@ namespace {
 using nlohmann::json;
 namespace jo = json_out;
 
-// PID_MAX_LIMIT of 64-bit Linux: no pid is larger.
-constexpr uint64_t kMaxPid = 4194304;
-constexpr int64_t kMaxGpu = 1023;
 constexpr size_t kMaxUserBytes = 64;
 constexpr size_t kMaxPlanIdBytes = 64;
 

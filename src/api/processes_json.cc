@@ -13,9 +13,6 @@ namespace jo = json_out;
 
 constexpr size_t kMaxItems = 100000;
 constexpr size_t kMaxText = 64 * 1024;
-constexpr int64_t kMaxGpu = 1023;
-// PID_MAX_LIMIT of 64-bit Linux: no pid is larger.
-constexpr int64_t kMaxPid = 4194304;
 
 void append_pids(std::string& out, const std::vector<uint32_t>& pids) {
   out += '[';
