@@ -48,9 +48,9 @@ int run_who(const GlobalOptions& global, const WhoFlags& f) {
     accounts.push_back(
         procmgmt::account_gpu_memory(header, s, gpu, procs, devices));
   if (f.json)
-    std::cout << procmgmt::who_list_to_json(accounts) << "\n";
+    std::cout << who_list_to_json(accounts) << "\n";
   else
-    std::cout << procmgmt::render_who_list(accounts);
+    std::cout << render_who_list(accounts);
   return kExitOk;
 }
 

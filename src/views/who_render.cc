@@ -8,7 +8,11 @@
 #include "common/bytes_text.h"
 #include "common/terminal_text.h"
 
-namespace gd::procmgmt {
+namespace gd {
+
+// The account and its holders are procmgmt's types; this file only shows
+// them.
+using namespace procmgmt;
 
 namespace {
 
@@ -256,4 +260,4 @@ std::string who_list_to_json(const std::vector<GpuMemoryAccount>& accounts) {
   return dump(nlohmann::json{{"gpus", std::move(gpus)}});
 }
 
-}  // namespace gd::procmgmt
+}  // namespace gd

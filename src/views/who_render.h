@@ -7,14 +7,16 @@
 
 #include "procmgmt/gpu_memory_account.h"
 
-namespace gd::procmgmt {
+namespace gd {
 
-std::string render_who(const GpuMemoryAccount& a);
-std::string who_to_json(const GpuMemoryAccount& a);
+std::string render_who(const procmgmt::GpuMemoryAccount& a);
+std::string who_to_json(const procmgmt::GpuMemoryAccount& a);
 
 // `who` over several GPUs: the texts one blank line apart; the JSON as
 // {"gpus": [who_to_json, ...]}.
-std::string render_who_list(const std::vector<GpuMemoryAccount>& accounts);
-std::string who_list_to_json(const std::vector<GpuMemoryAccount>& accounts);
+std::string render_who_list(
+    const std::vector<procmgmt::GpuMemoryAccount>& accounts);
+std::string who_list_to_json(
+    const std::vector<procmgmt::GpuMemoryAccount>& accounts);
 
-}  // namespace gd::procmgmt
+}  // namespace gd

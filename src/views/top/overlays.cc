@@ -382,7 +382,7 @@ std::vector<Line> overlay_lines(const LayoutInput& in, int width) {
     case Overlay::kWho:
       title = fmt::format("Who holds GPU {}", st.who_gpu);
       if (in.who)
-        add_lines(body, procmgmt::render_who(*in.who));
+        add_lines(body, render_who(*in.who));
       else
         body.push_back({"no sample yet"});
       break;
