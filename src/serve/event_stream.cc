@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
+#include "api/sample_event_json.h"
 #include "model/process_tree.h"
 #include "serve/api.h"
-#include "trace/trace_io.h"
 
 namespace gd {
 
@@ -151,20 +150,16 @@ uint64_t EventHub::dropped_total() const {
   return dropped_total_;
 }
 
-// event: sample -- the sample in trace format without the host process
-// list (the page asks /api/v1/processes for that), plus per GPU the memory
-// that no live process owns (used minus what live listed processes hold:
-// the driver's reservation, and memory of exited or invisible processes).
+// event: sample -- api/sample_event_json.h: the sample without the host
+// process list, and per GPU the memory no live process owns.
 std::string EventHub::sample_event(const Sample& s) {
   Sample lean;
   lean.t = s.t;
   lean.gpus = s.gpus;
   lean.host = s.host;
   lean.events = s.events;
-  std::string out = "event: sample\ndata: {\"sample\":";
-  append_sample_json(out, lean);
   ProcessTree tree(s);
-  nlohmann::json memory = nlohmann::json::array();
+  std::vector<api::GpuMemoryShare> memory;
   for (const auto& g : s.gpus) {
     if (!g.mem_used_bytes || !g.processes) continue;
     uint64_t live = 0;
@@ -174,13 +169,11 @@ std::string EventHub::sample_event(const Sample& s) {
         live += *p.used_bytes;
     }
     const uint64_t used = *g.mem_used_bytes;
-    memory.push_back({{"gpu", g.index},
-                      {"live_process_bytes", live},
-                      {"unowned_bytes", used > live ? used - live : 0}});
+    memory.push_back({g.index, live, used > live ? used - live : 0});
   }
-  out += ",\"memory\":";
-  out += memory.dump();
-  out += "}\n\n";
+  std::string out = "event: sample\ndata: ";
+  api::append_sample_event_json(out, lean, memory);
+  out += "\n\n";
   return out;
 }
 

@@ -1,12 +1,12 @@
 // The readers of serve's API messages (src/api): /api/v1/status,
 // /api/v1/findings, /api/v1/history, /api/v1/alerts, /healthz, an error
-// reply and /api/v1/processes, as a client reads them from the network; the
-// first byte picks which (POST /api/v1/kill is http_request_fuzz's and
-// remote_reply_fuzz's). Each reply is refused with a std::runtime_error, or
-// accepted within its bounds; an accepted reply, written and read again,
-// settles: from the second writing on, the bytes no longer change (the first
-// may differ: a number too large for a double is read as infinity and written
-// as null).
+// reply, /api/v1/processes and the sample event of /api/v1/events, as a
+// client reads them from the network; the first byte picks which (POST
+// /api/v1/kill is http_request_fuzz's and remote_reply_fuzz's). Each reply is
+// refused with a std::runtime_error, or accepted within its bounds; an accepted
+// reply, written and read again, settles: from the second writing on, the bytes
+// no longer change (the first may differ: a number too large for a double is
+// read as infinity and written as null).
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -19,6 +19,7 @@
 #include "api/healthz_json.h"
 #include "api/history_json.h"
 #include "api/processes_json.h"
+#include "api/sample_event_json.h"
 #include "api/status_json.h"
 #include "fuzz_check.h"
 
@@ -188,13 +189,35 @@ void check_processes(std::string_view text) {
   }
 }
 
+void check_sample_event(std::string_view text) {
+  SampleEvent e;
+  try {
+    e = parse_sample_event_json(text);
+  } catch (const std::runtime_error&) {  // TraceError is one too
+    return;
+  }
+  FUZZ_CHECK(e.memory.size() <= 1024, text);
+  for (const auto& m : e.memory) FUZZ_CHECK(m.gpu >= 0 && m.gpu < 1024, text);
+  std::string once, twice, thrice;
+  try {
+    append_sample_event_json(once, e.sample, e.memory);
+    SampleEvent back = parse_sample_event_json(once);
+    append_sample_event_json(twice, back.sample, back.memory);
+    back = parse_sample_event_json(twice);
+    append_sample_event_json(thrice, back.sample, back.memory);
+  } catch (const std::runtime_error&) {
+    FUZZ_CHECK(false, once);
+  }
+  FUZZ_CHECK(twice == thrice, twice);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1,
                               size - 1);
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0:
       check_status(text);
       break;
@@ -213,8 +236,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 5:
       check_error(text);
       break;
-    default:
+    case 6:
       check_processes(text);
+      break;
+    default:
+      check_sample_event(text);
   }
   return 0;
 }
