@@ -47,12 +47,9 @@ void append_finding(std::string& out, const AlertedFinding& a) {
   }
   jo::lit(out, "],\"id\":");
   jo::string(out, f.id);
-  jo::lit(out, ",\"pids\":[");
-  for (size_t i = 0; i < f.pids.size(); ++i) {
-    if (i) out += ',';
-    jo::unsigned_integer(out, f.pids[i]);
-  }
-  jo::lit(out, "],\"severity\":");
+  jo::lit(out, ",\"pids\":");
+  jo::unsigned_list(out, f.pids);
+  jo::lit(out, ",\"severity\":");
   jo::string(out, f.severity);
   jo::lit(out, ",\"start\":");
   jo::number(out, f.start);

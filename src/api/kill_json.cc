@@ -34,15 +34,6 @@ constexpr size_t kMaxReplyText = 16 * 1024;
 // UTF-8, never throws on it. Keys are written in the order serve has always
 // sent them (nlohmann's sorted order, before json_out).
 
-void append_pids(std::string& out, const std::vector<uint32_t>& pids) {
-  out += '[';
-  for (size_t i = 0; i < pids.size(); ++i) {
-    if (i) out += ',';
-    jo::unsigned_integer(out, pids[i]);
-  }
-  out += ']';
-}
-
 void append_state(std::string& out, char state) {
   jo::string(out, std::string_view(&state, 1));
 }
@@ -292,7 +283,7 @@ void append_held(std::string& out, const HeldMemory& h) {
   jo::lit(out, "\"gpu\":");
   jo::integer(out, h.gpu);
   jo::lit(out, ",\"gpu_users\":");
-  append_pids(out, h.gpu_users);
+  jo::unsigned_list(out, h.gpu_users);
   jo::lit(out, ",\"next\":");
   jo::string(out, h.next);
   jo::lit(out, ",\"other_holders\":[");
@@ -477,7 +468,7 @@ std::string kill_api_request_json(const KillApiRequest& r) {
   }
   if (!r.request.pids.empty()) {
     jo::lit(out, ",\"pids\":");
-    append_pids(out, r.request.pids);
+    jo::unsigned_list(out, r.request.pids);
   }
   if (!r.plan_id.empty()) {
     jo::lit(out, ",\"plan_id\":");
@@ -586,7 +577,7 @@ std::string kill_api_reply_json(const KillApiReply& r) {
   jo::lit(out, ",\"plan\":{\"id\":");
   jo::string(out, r.plan_id);
   jo::lit(out, ",\"not_found\":");
-  append_pids(out, r.plan.not_found);
+  jo::unsigned_list(out, r.plan.not_found);
   jo::lit(out, ",\"notes\":[");
   for (size_t i = 0; i < r.plan.notes.size(); ++i) {
     if (i) out += ',';

@@ -14,15 +14,6 @@ namespace jo = json_out;
 constexpr size_t kMaxItems = 100000;
 constexpr size_t kMaxText = 64 * 1024;
 
-void append_pids(std::string& out, const std::vector<uint32_t>& pids) {
-  out += '[';
-  for (size_t i = 0; i < pids.size(); ++i) {
-    if (i) out += ',';
-    jo::unsigned_integer(out, pids[i]);
-  }
-  out += ']';
-}
-
 // Keys in the order serve has always sent them (nlohmann's sorted order,
 // before this writer).
 void append_row(std::string& out, const ProcessRow& p) {
@@ -99,7 +90,7 @@ void append_holder(std::string& out, const OrphanHolderEntry& h) {
   jo::lit(out, ",\"cmdline\":");
   jo::value(out, h.cmdline);
   jo::lit(out, ",\"dead_owners\":");
-  append_pids(out, h.dead_owners);
+  jo::unsigned_list(out, h.dead_owners);
   jo::lit(out, ",\"evidence\":[");
   for (size_t i = 0; i < h.evidence.size(); ++i) {
     if (i) out += ',';

@@ -120,6 +120,15 @@ void unsigned_integer(std::string& out, uint64_t v) {
   out.append(buf, r.ptr);
 }
 
+void unsigned_list(std::string& out, const std::vector<uint32_t>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    unsigned_integer(out, v[i]);
+  }
+  out += ']';
+}
+
 void number(std::string& out, double v) {
   if (!std::isfinite(v)) {
     null(out);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gd::json_out {
 
@@ -25,6 +26,8 @@ void string(std::string& out, std::string_view s);
 
 void integer(std::string& out, int64_t v);
 void unsigned_integer(std::string& out, uint64_t v);
+// [1,2,3]: pids and other id lists.
+void unsigned_list(std::string& out, const std::vector<uint32_t>& v);
 
 // Shortest text that reads back to the same double; always has a '.' or an
 // exponent so readers see a float ("97.0", not "97"). Non-finite -> null,
