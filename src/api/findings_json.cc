@@ -111,6 +111,15 @@ std::string findings_json(const FindingsReply& r) {
     if (i) out += ',';
     append_finding(out, r.findings[i]);
   }
+  jo::lit(out, "],\"not_judged\":[");
+  for (size_t i = 0; i < r.not_judged.size(); ++i) {
+    if (i) out += ',';
+    jo::lit(out, "{\"id\":");
+    jo::string(out, r.not_judged[i].id);
+    jo::lit(out, ",\"reason\":");
+    jo::string(out, r.not_judged[i].reason);
+    out += '}';
+  }
   jo::lit(out, "],\"window\":{\"end\":");
   jo::number(out, r.window.end);
   jo::lit(out, ",\"samples\":");
@@ -133,6 +142,19 @@ FindingsReply parse_findings_json(std::string_view body) {
     if (!item.is_object())
       throw std::runtime_error("findings: an item is not an object");
     r.findings.push_back({finding_from(item), alert_from(item)});
+  }
+  // Absent from a serve older than the field: nothing known to be unjudged.
+  if (auto n = j.find("not_judged"); n != j.end() && n->is_array()) {
+    if (n->size() > kMaxFindings)
+      throw std::runtime_error("findings: more than 1000 not_judged entries");
+    for (const auto& item : *n) {
+      if (!item.is_object())
+        throw std::runtime_error(
+            "findings: a not_judged entry is not an object");
+      const char* what = "findings.not_judged";
+      r.not_judged.push_back({text_or_empty(item, "id", kMaxText, what),
+                              text_or_empty(item, "reason", kMaxText, what)});
+    }
   }
   if (auto e = j.find("evaluated_at"); e != j.end() && e->is_number())
     r.evaluated_at = e->get<double>();

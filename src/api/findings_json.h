@@ -29,13 +29,17 @@ struct FindingsReply {
   std::vector<AlertedFinding> findings;
   DiagnoseWindow window;  // start, end and samples are sent
   std::optional<double> evaluated_at;
+  // Rules that could not judge the window (docs/findings.md "not_judged"):
+  // a serve with none of these and no findings has judged everything.
+  std::vector<NotJudged> not_judged;
 };
 
 std::string findings_json(const FindingsReply& r);
 
 // Throws std::runtime_error with one line naming what is wrong: not an
 // object, no "findings" array, more than 1000 findings, an unknown
-// severity, a field of the wrong type. Texts are cut to 64 KiB; GPU
+// severity, a field of the wrong type, more than 1000 not_judged entries.
+// Texts are cut to 64 KiB; GPU
 // indices out of [0, 1024) and pids over 2^32 are left out.
 FindingsReply parse_findings_json(std::string_view body);
 

@@ -41,6 +41,9 @@ struct Sampler::Impl {
         procfs::read_nvidia_kernel_module_version(o.proc_root);
     if (!o.kmsg_path.empty() && o.kmsg_path != "none")
       kmsg = std::make_unique<KernelLogSource>(o.kmsg_path, o.kmsg_from_start);
+    header.kernel_log_error = !kmsg        ? "not read (--kmsg none)"
+                              : kmsg->ok() ? ""
+                                           : kmsg->error();
     note_phase("sampler: host read, waiting for NVML");
     gpu = loading.get();
     note_phase("sampler: NVML and static facts in");

@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/elapsed_text.h"
+#include "model/sample.h"
 
 namespace gd {
 
@@ -24,6 +26,23 @@ inline std::string needs_samples(std::string_view what, double need,
                                  size_t have) {
   return fmt::format("needs {:.0f} samples of {}; the window has {}", need,
                      what, have);
+}
+
+// A rule that lives on kernel-log lines cannot judge a window whose log was
+// not read: "needs the kernel log's PCIe AER lines; cannot open /dev/kmsg:
+// Operation not permitted (...)". nullopt when the log was read (or the
+// trace does not say).
+inline std::optional<std::string> needs_kernel_log(const TraceHeader& header,
+                                                   std::string_view lines) {
+  if (header.kernel_log_error.empty()) return std::nullopt;
+  return fmt::format("needs the kernel log's {} lines; {}", lines,
+                     header.kernel_log_error);
+}
+
+// "needs the GPUs' clock event reasons; the driver gave none in 15 readings".
+inline std::string needs_field(std::string_view what, size_t readings) {
+  return fmt::format("needs {}; the driver gave none in {} reading{}", what,
+                     readings, readings == 1 ? "" : "s");
 }
 
 }  // namespace gd

@@ -41,6 +41,8 @@ std::unique_ptr<Rule> make_gpu_imbalance_rule();
 std::unique_ptr<Rule> make_gpu_shared_contention_rule();
 std::unique_ptr<Rule> make_dev_shm_small_rule();
 std::unique_ptr<Rule> make_low_sm_efficiency_rule();
+std::unique_ptr<Rule> make_tensor_cores_unused_rule();
+std::unique_ptr<Rule> make_memory_underused_rule();
 
 const std::vector<RuleEntry>& rule_table() {
   static const std::vector<RuleEntry> table = {
@@ -77,6 +79,8 @@ const std::vector<RuleEntry>& rule_table() {
       {"gpu-shared-contention", make_gpu_shared_contention_rule},
       {"dev-shm-small", make_dev_shm_small_rule},
       {"low-sm-efficiency", make_low_sm_efficiency_rule},
+      {"tensor-cores-unused", make_tensor_cores_unused_rule},
+      {"memory-underused", make_memory_underused_rule},
   };
   return table;
 }

@@ -120,7 +120,11 @@ struct TraceHeader {
   int version = 1;
   HostInfo host;
   std::string nvml_status = kNvmlOk;
-  std::string nvml_error;     // NVML's text when nvml_status == "error"
+  std::string nvml_error;  // NVML's text when nvml_status == "error"
+  // Why the kernel log (Xid, AER and OOM-killer lines) was not read: "" when
+  // it was, or when the trace does not say (older traces). Rules that live
+  // on those lines cannot judge a window without them.
+  std::string kernel_log_error;
   opt<DriverInfo> driver;     // nullopt when NVML could not be used
   std::vector<GpuInfo> gpus;  // [] when NVML could not be used
   // Every NVIDIA GPU the PCI bus lists; nullopt = not looked.

@@ -27,6 +27,9 @@ struct FindingsState {
   std::optional<double> evaluated_at;
   DiagnoseWindow window;
   size_t rules_checked = 0;
+  // Rules that could not judge the window: no findings is then not "all
+  // is well", and the strip says so.
+  std::vector<NotJudged> not_judged;
   std::string error;  // the diagnosis or the request failed ("" if not)
 };
 

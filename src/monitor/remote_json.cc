@@ -25,6 +25,7 @@ FindingsState parse_remote_findings(std::string_view body) {
   for (auto& a : reply.findings) out.findings.push_back(std::move(a.finding));
   out.evaluated_at = reply.evaluated_at;
   out.window = std::move(reply.window);
+  out.not_judged = std::move(reply.not_judged);
   return out;
 }
 

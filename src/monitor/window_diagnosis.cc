@@ -106,6 +106,7 @@ std::shared_ptr<const FindingsState> WindowDiagnosis::evaluate_if_due(
     state->findings = std::move(r.findings);
     state->window = r.window;
     state->rules_checked = r.rules_checked.size();
+    state->not_judged = std::move(r.not_judged);
   } catch (const std::exception& e) {
     state->error = e.what();
   }

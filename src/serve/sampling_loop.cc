@@ -225,6 +225,7 @@ void SamplingLoop::evaluate(double now) {
   }
   evaluated_at_ = now;
   window_info_ = result.window;
+  not_judged_ = std::move(result.not_judged);
   auto changed = tracker_.update(result.findings, now, cfg->policy);
   for (const auto& a : changed) {
     const auto& f = a.finding;
@@ -272,6 +273,7 @@ void SamplingLoop::publish() {
   s->alerts = tracker_.active();
   s->evaluated_at = evaluated_at_;
   s->window = window_info_;
+  s->not_judged = not_judged_;
   s->policy = policy_;
   s->version = options_.version;
   std::shared_ptr<const Snapshot> published = s;

@@ -95,6 +95,7 @@ class SamplingLoop {
   AlertTracker tracker_;
   std::optional<double> evaluated_at_;
   DiagnoseWindow window_info_;
+  std::vector<NotJudged> not_judged_;  // of the latest evaluation
   AlertPolicy policy_;
   double last_eval_ = 0, last_resend_ = 0, last_maintain_ = 0;
   double last_store_error_log_ = 0;

@@ -32,6 +32,8 @@ struct Snapshot {
   std::vector<TrackedAlert> alerts;  // pending and firing
   std::optional<double> evaluated_at;
   DiagnoseWindow window;
+  // Rules the latest evaluation could not judge, and why.
+  std::vector<NotJudged> not_judged;
   AlertPolicy policy;
   std::string version;
 };

@@ -59,15 +59,16 @@ namespace {
   X(mig_profiles, custom)         \
   X(mig_enabled_pending, plain)
 
-#define GD_HEADER_FIELDS(X) \
-  X(format, custom)         \
-  X(version, custom)        \
-  X(host, custom)           \
-  X(nvml_status, plain)     \
-  X(nvml_error, plain)      \
-  X(driver, custom)         \
-  X(gpus, custom)           \
-  X(pci_gpus, custom)       \
+#define GD_HEADER_FIELDS(X)  \
+  X(format, custom)          \
+  X(version, custom)         \
+  X(host, custom)            \
+  X(nvml_status, plain)      \
+  X(nvml_error, plain)       \
+  X(kernel_log_error, plain) \
+  X(driver, custom)          \
+  X(gpus, custom)            \
+  X(pci_gpus, custom)        \
   X(faults, custom)
 
 // Objects whose fields are all `plain`; `loc` names the object.

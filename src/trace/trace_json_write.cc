@@ -477,6 +477,10 @@ void append_header_json(std::string& out, const TraceHeader& h) {
     lit(out, ",\"pci_gpus\":");
     append_pci_gpus(out, *h.pci_gpus);
   }
+  if (!h.kernel_log_error.empty()) {
+    lit(out, ",\"kernel_log_error\":");
+    string_or_null(out, h.kernel_log_error);
+  }
   if (!h.faults_json.empty()) {
     lit(out, ",\"faults\":");
     append_faults_json(out, h.faults_json);

@@ -79,9 +79,10 @@ std::vector<std::string> judged_ids(const DiagnoseResult& r) {
 
 std::string not_judged_lines(const DiagnoseResult& r) {
   std::string out = fmt::format(
-      "\nNot judged ({} rule{}: too little of what "
-      "they need in this window):\n",
-      r.not_judged.size(), r.not_judged.size() == 1 ? "" : "s");
+      "\nNot judged ({} rule{}: what {} need{} is not in this window):\n",
+      r.not_judged.size(), r.not_judged.size() == 1 ? "" : "s",
+      r.not_judged.size() == 1 ? "it" : "they",
+      r.not_judged.size() == 1 ? "s" : "");
   for (const auto& n : r.not_judged)
     out += fmt::format("  {}: {}\n", safe(n.id), safe(n.reason));
   return out;

@@ -151,6 +151,24 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s,
   return out;
 }
 
+// "     other work (outside the GPU jobs): 5120 yes (bob) 99.7%, ..." — what
+// competes with the jobs for the CPUs (host.other_cpu_top, busiest first);
+// nothing when it was not looked at or nothing else is busy.
+std::string other_work_line(const HostSample& h) {
+  if (!h.other_cpu_top || h.other_cpu_top->empty()) return {};
+  std::string out = "     other work (outside the GPU jobs):";
+  const char* sep = " ";
+  for (const OtherCpuProcess& p : *h.other_cpu_top) {
+    std::string who = p.user.empty() ? std::string() : safe(p.user);
+    if (p.container) who += (who.empty() ? "" : ", ") + safe(*p.container);
+    out += fmt::format("{}{} {}{} {:.0f}%", sep, p.pid,
+                       p.comm.empty() ? "?" : safe(p.comm),
+                       who.empty() ? "" : " (" + who + ")", p.cpu_pct);
+    sep = ", ";
+  }
+  return out + "\n";
+}
+
 std::string host_block(const HostInfo& hi, const HostSample& h) {
   std::string out =
       fmt::format("Host {}  kernel {}  {} x {}\n", safe(hi.hostname),
@@ -159,6 +177,7 @@ std::string host_block(const HostInfo& hi, const HostSample& h) {
       "     CPU {} (iowait {}, steal {})  load1 {}\n",
       or_na(h.cpu_util_pct, "{:.1f}%"), or_na(h.cpu_iowait_pct, "{:.1f}%"),
       or_na(h.cpu_steal_pct, "{:.1f}%"), or_na(h.load1, "{:.2f}"));
+  out += other_work_line(h);
   out += fmt::format(
       "     memory {} available of {}  swap {} used of {}, in {}\n",
       h.mem_available_bytes ? human_bytes(*h.mem_available_bytes) : kUnknown,

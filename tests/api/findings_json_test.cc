@@ -36,6 +36,9 @@ FindingsReply two_alerts() {
   r.window.end = 1732800060;
   r.window.samples = 121;
   r.evaluated_at = 1732800060.25;
+  r.not_judged = {
+      {"xid-error", "needs the kernel log's Xid lines; not read (--kmsg none)"},
+      {"memory-leak", "needs 5 min; the window has \"14 s\""}};
   return r;
 }
 
@@ -59,6 +62,9 @@ TEST(FindingsJson, ReadsBackWhatServeWrote) {
   EXPECT_EQ(r.window.samples, 121u);
   EXPECT_EQ(r.window.start, 1732799940);
   EXPECT_EQ(r.evaluated_at, 1732800060.25);
+  ASSERT_EQ(r.not_judged.size(), 2u);
+  EXPECT_EQ(r.not_judged[0].id, "xid-error");
+  EXPECT_EQ(r.not_judged[1].reason, "needs 5 min; the window has \"14 s\"");
   EXPECT_EQ(findings_json(r), body);  // and written again, the same bytes
 }
 
@@ -74,7 +80,8 @@ TEST(FindingsJson, BytesAreAsBefore) {
             R"({"evaluated_at":null,"findings":[{"action":"","alert":)"
             R"({"for_s":300.0,"since":2.0,"state":"pending"},"end":0.0,)"
             R"("evidence":"","gpus":[],"id":"x","pids":[],"severity":"info",)"
-            R"("start":0.0,"title":""}],"window":{"end":0.0,"samples":0,)"
+            R"("start":0.0,"title":""}],"not_judged":[],)"
+            R"("window":{"end":0.0,"samples":0,)"
             R"("start":0.0}})");
 }
 
@@ -98,6 +105,10 @@ TEST(FindingsJson, RefusesWhatIsNotFindings) {
             "findings: 'start' is not a number");
   EXPECT_EQ(refusal_of(R"({"findings":[{"severity":"info","alert":[]}]})"),
             "findings: 'alert' is not an object");
+  EXPECT_EQ(refusal_of(R"({"findings":[],"not_judged":[1]})"),
+            "findings: a not_judged entry is not an object");
+  EXPECT_EQ(refusal_of(R"({"findings":[],"not_judged":[{"id":7}]})"),
+            "findings.not_judged: 'id' is not a string");
   std::string many = R"({"findings":[)";
   for (int i = 0; i < 1001; ++i)
     many += std::string(i ? "," : "") + R"({"severity":"info"})";

@@ -196,6 +196,10 @@ TEST(ShortWindow, LongQuietWindowJudgesEverythingAndSaysAllIsWell) {
   Jitter j;
   auto samples = make_samples(301, 1.0, [&](size_t, Sample& s) {
     GpuSample g = busy_gpu(0, j);
+    // GPM pipe activity (without it tensor-cores-unused cannot judge).
+    g.gpm.sm_active_pct = 85;
+    g.gpm.tensor_active_pct = 50;
+    g.gpm.fp32_active_pct = 10;
     g.mem_used_bytes = 20 * kGiB + 512 * kMiB;
     g.processes = std::vector<GpuProcess>{{7000, 20 * kGiB, "compute"}};
     s.gpus = {g};

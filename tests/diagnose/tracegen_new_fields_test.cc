@@ -30,7 +30,7 @@ TEST(TracegenNewFields, EveryScenarioCarriesTheHealthyDefaults) {
         for (const char* own :
              {"memory-degrading", "recovery-action-required", "gpu-missing",
               "pcie-aer-errors", "dev-shm-small", "nvlink-degraded",
-              "low-sm-efficiency"})
+              "low-sm-efficiency", "tensor-cores-unused", "memory-underused"})
           about_new_fields |= id == own;
     if (about_new_fields) continue;
     TraceHeader h;

@@ -40,6 +40,9 @@ def gpu(index, util, procs=(), reasons=(), temp=60, sm=1410, reserve=512 << 20):
             "pcie_replay_total": 0, "ecc_sbe_volatile_total": 0, "ecc_dbe_volatile_total": 0,
             "retired_pages_pending": False, "remapped_rows_pending": False,
             "remapped_rows_failure": False,
+            # GPM pipe activity of a job that uses its tensor cores.
+            "sm_active_pct": 0.9 * util, "tensor_active_pct": 0.5 * util,
+            "fp32_active_pct": 0.1 * util, "fp64_active_pct": 0.0,
             "processes": [{"pid": p, "used_bytes": b, "type": "compute"} for p, b in procs]}
 
 
@@ -196,6 +199,26 @@ class Live(E2E):
                 break
         self.assertIn(f"  from serve's history ({url}): ", p.stdout)
         self.assertIn("  sampled live: 4 samples", p.stdout)
+
+    def test_kernel_log_rules_say_when_the_log_was_not_read(self):
+        args = ["--interval", "500ms", "diagnose", "--duration", "2s", "--json",
+                "--serve", "none"]
+        p = run(args, scenario=scenario_4gpu(), timeout=60)  # run() adds --kmsg none
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        reasons = {n["id"]: n["reason"] for n in json.loads(p.stdout)["not_judged"]}
+        for rule, lines in [("xid-error", "Xid"), ("pcie-aer-errors", "PCIe AER"),
+                            ("host-oom-kill", "OOM-killer")]:
+            self.assertEqual(reasons.get(rule),
+                             f"needs the kernel log's {lines} lines; not read (--kmsg none)")
+        # A log that was read (a plain file here): those rules judge.
+        log = os.path.join(self.tmp.name, "kern.log")
+        open(log, "w").close()
+        e = dict(os.environ, FAKE_NVML_SCENARIO=scenario_4gpu())
+        p = subprocess.run([GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", log] + args,
+                           env=e, capture_output=True, text=True, timeout=60)
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        ids = {n["id"] for n in json.loads(p.stdout)["not_judged"]}
+        self.assertFalse(ids & {"xid-error", "pcie-aer-errors", "host-oom-kill"}, ids)
 
     def test_without_serve_the_window_is_the_live_one(self):
         with socket.socket() as sock:  # a port nobody listens on once closed

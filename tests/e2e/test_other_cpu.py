@@ -101,6 +101,23 @@ class OtherCpu(E2E):
         for e in top:
             self.assertNotIn(e["pid"], (self.launcher, self.trainer, self.worker))
 
+    def test_status_names_the_other_work_and_never_the_job(self):
+        # The spinner shows within a few tries on a machine shared with
+        # builds (a one-shot's rate window is short).
+        line = ""
+        for _ in range(5):
+            p = run(["status"], scenario=self.scenario)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = [l for l in p.stdout.splitlines() if "other work (outside the GPU jobs):" in l]
+            if lines and f" {self.other} " in lines[0]:
+                line = lines[0]
+                break
+        self.assertTrue(line, p.stdout)
+        with open(f"/proc/{self.other}/comm") as f:
+            self.assertIn(f"{self.other} {f.read().strip()} ({getpass.getuser()})", line)
+        for pid in (self.launcher, self.trainer, self.worker):
+            self.assertNotIn(f" {pid} ", line)
+
 
 if __name__ == "__main__":
     unittest.main()

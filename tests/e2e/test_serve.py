@@ -235,6 +235,15 @@ class Api(ServeCase):
         status, fs = s.get_json("/api/v1/findings")
         self.assertEqual(status, 200)
         self.assertIn("findings", fs)
+        # Beside the findings, what serve could not judge and why: here the
+        # kernel log is not read (--kmsg none), so the Xid rule says so.
+        deadline = time.time() + 20
+        while fs.get("evaluated_at") is None and time.time() < deadline:
+            time.sleep(0.2)
+            _, fs = s.get_json("/api/v1/findings")
+        reasons = {n["id"]: n["reason"] for n in fs["not_judged"]}
+        self.assertEqual(reasons.get("xid-error"),
+                         "needs the kernel log's Xid lines; not read (--kmsg none)", fs)
         status, hz = s.get_json("/healthz")
         self.assertEqual((status, hz["status"]), (200, "ok"))
 

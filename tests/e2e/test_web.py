@@ -155,6 +155,13 @@ class Dashboard(E2E):
         node = p.evaluate("document.getElementById('node').innerText")
         self.assertIn(socket.gethostname(), node)
         self.assertIn("driver 535.129.03", node)
+        # The findings panel lists what serve could not judge (its kernel
+        # log is not read here): never a bare "nothing wrong".
+        p.wait_for("document.querySelector('#findings .not-judged') !== null", 15)
+        p.evaluate("document.querySelector('#findings .not-judged').open = true")
+        unjudged = p.evaluate("document.querySelector('#findings .not-judged').innerText")
+        self.assertIn("xid-error needs the kernel log's Xid lines; not read (--kmsg none)", unjudged)
+        self.assertNotIn("nothing wrong", p.evaluate("document.getElementById('findings').innerText"))
 
         # Charts have drawn points: the history's and the live ones.
         p.wait_for("Number(document.querySelector('[data-chart=util]').dataset.points) > 100", 15)

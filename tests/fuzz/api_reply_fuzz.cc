@@ -70,6 +70,9 @@ void check_findings(std::string_view text) {
     FUZZ_CHECK(f.title.size() <= 64 * 1024, text);
     FUZZ_CHECK(a.alert.state.size() <= 16, text);
   }
+  FUZZ_CHECK(r.not_judged.size() <= 1000, text);
+  for (const auto& n : r.not_judged)
+    FUZZ_CHECK(n.id.size() <= 64 * 1024 && n.reason.size() <= 64 * 1024, text);
   const std::string once = findings_json(r);
   try {
     const std::string twice = findings_json(parse_findings_json(once));

@@ -183,6 +183,22 @@ TEST(TopLayout, FindingsStripMostSevereFirstWithIdAndTitle) {
   EXPECT_LT(crit, warn);
 }
 
+TEST(TopLayout, NoFindingsWithUnjudgedRulesIsNotAllIsWell) {
+  Shown v(header_with(2), two_jobs());
+  auto fs = std::make_shared<monitor::FindingsState>();
+  fs->source = "serve's alerts";
+  fs->rules_checked = 33;
+  fs->not_judged = {{"xid-error", "needs the kernel log's Xid lines"},
+                    {"memory-leak", "needs 5 min"}};
+  v.frame->findings = fs;
+  const std::string& t = v.draw(120, 30);
+  EXPECT_NE(t.find("no findings — serve's alerts; not judged (2): xid-error, "
+                   "memory-leak"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("✓"), std::string::npos) << t;
+}
+
 TEST(TopLayout, HostileProcessNamesNeverReachTheScreenRaw) {
   Sample s = two_jobs();
   s.processes[0].cmdline =
@@ -201,6 +217,23 @@ TEST(TopLayout, HostileProcessNamesNeverReachTheScreenRaw) {
   v.draw(80, 24);
   EXPECT_FALSE(has_control_byte(v.screen));
   EXPECT_NE(v.text_.find("\\e[31mroot"), std::string::npos) << v.text_;
+}
+
+TEST(TopLayout, HostStripNamesTheBusiestOtherWork) {
+  Sample s = two_jobs();
+  s.host.cpu_util_pct = 99;
+  s.host.other_cpu_top = std::vector<OtherCpuProcess>{
+      {5120, "yes\x1b[2J", "bob", std::nullopt, 99.7},
+      {5121, "stress", "bob", std::nullopt, 98.1},
+      {5122, "gzip", "bob", std::nullopt, 40}};
+  Shown v(header_with(2), s);
+  const std::string& t = v.draw(200, 60);
+  EXPECT_NE(t.find("other yes\\e[2J 5120 100% +2"), std::string::npos) << t;
+  EXPECT_FALSE(has_control_byte(v.screen));
+  // Nothing busy outside the jobs: nothing said.
+  s.host.other_cpu_top = std::vector<OtherCpuProcess>{};
+  Shown quiet(header_with(2), s);
+  EXPECT_EQ(quiet.draw(200, 60).find("5120"), std::string::npos);
 }
 
 TEST(TopLayout, SelectedRowIsReverseAcrossTheWidthAndTaggedIsMarked) {

@@ -116,6 +116,7 @@ TEST(TraceJson, HeaderWithEverythingUnknownReadsBackUnknown) {
   EXPECT_TRUE(j.at("host").at("cpu_count").is_null());
   EXPECT_TRUE(j.at("gpus")[0].at("power_limit_w").is_null());
   EXPECT_FALSE(j.contains("faults"));
+  EXPECT_FALSE(j.contains("kernel_log_error"));  // read, or not said
   const TraceHeader back = header_from_json(line, "t:1");
   expect_same(h, back);
   EXPECT_FALSE(back.driver.has_value());
@@ -229,6 +230,7 @@ TEST(TraceJson, HeaderUsesTheFieldNamesOfTheSpec) {
   EXPECT_EQ(j["version"], 1);
   EXPECT_EQ(j["nvml_status"], "error");
   EXPECT_EQ(j["nvml_error"], "Unknown Error");
+  EXPECT_EQ(j["kernel_log_error"], "not read (--kmsg none)");
   for (const char* k :
        {"hostname", "kernel", "cpu_model", "cpu_count", "mem_total_bytes",
         "swap_total_bytes", "pid_namespace"}) {

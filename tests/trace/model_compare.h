@@ -209,6 +209,7 @@ inline void expect_same(const TraceHeader& a, const TraceHeader& b) {
   EXPECT_EQ(a.host.pid_namespace, b.host.pid_namespace);
   EXPECT_EQ(a.nvml_status, b.nvml_status);
   EXPECT_EQ(a.nvml_error, b.nvml_error);
+  EXPECT_EQ(a.kernel_log_error, b.kernel_log_error);
   ASSERT_EQ(a.driver.has_value(), b.driver.has_value());
   if (a.driver) {
     EXPECT_EQ(a.driver->driver_version, b.driver->driver_version);

@@ -21,6 +21,7 @@ inline TraceHeader full_header() {
                     .pid_namespace = "container"};
   h.nvml_status = kNvmlError;
   h.nvml_error = "Unknown Error";
+  h.kernel_log_error = "not read (--kmsg none)";
   h.driver = DriverInfo{.driver_version = "535.129.03",
                         .cuda_driver_version = "12.2",
                         .nvml_version = "12.535.129.03",

@@ -259,5 +259,28 @@ TEST(StatusView, WithoutNvmlTheModuleAndLibraryVersionsAreShown) {
       << out;
 }
 
+TEST(StatusView, OtherWorkOutsideTheGpuJobsIsListedBusiestFirst) {
+  Sample s;
+  s.gpus.push_back(busy_gpu());
+  s.host.cpu_util_pct = 99;
+  s.host.other_cpu_top = std::vector<OtherCpuProcess>{
+      {5120, "yes", "bob", std::nullopt, 99.7},
+      {5121, "stress\x1b[2J", "", std::string("docker:3f2a"), 51.2}};
+  std::string out = render_status(a100_header(), s);
+  EXPECT_NE(out.find("other work (outside the GPU jobs): 5120 yes (bob) "
+                     "100%, 5121 stress"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("(docker:3f2a) 51%"), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << "sanitised";
+  // Not looked at, or nothing else busy: no line.
+  s.host.other_cpu_top = std::vector<OtherCpuProcess>{};
+  EXPECT_EQ(render_status(a100_header(), s).find("other work"),
+            std::string::npos);
+  s.host.other_cpu_top.reset();
+  EXPECT_EQ(render_status(a100_header(), s).find("other work"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gd

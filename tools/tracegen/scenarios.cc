@@ -1160,7 +1160,9 @@ const std::vector<std::string>& all_ids() {
                                                "pcie-aer-errors",
                                                "dev-shm-small",
                                                "nvlink-degraded",
-                                               "low-sm-efficiency"};
+                                               "low-sm-efficiency",
+                                               "tensor-cores-unused",
+                                               "memory-underused"};
   return ids;
 }
 

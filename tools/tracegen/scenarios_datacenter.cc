@@ -98,9 +98,11 @@ struct NvlinkNode : Scenario {
 
 // H100s at ~95% util. kBusy: the SMs are busy too (~85%); kLaunchBound: SMs
 // active only ~20% (small kernels, launch/sync bound); kLowUtil: util ~30%
-// with SMs ~10% (the GPU is simply not busy).
+// with SMs ~10% (the GPU is simply not busy); kPlainFp32: GPU 0's job does
+// its matmuls in FP32 (FP32 pipe ~60%, tensor cores idle); kFp64: GPU 0
+// runs FP64 work (FP64 pipe ~70%, tensor cores idle, which is right).
 struct HopperActivity : Scenario {
-  enum Kind { kBusy, kLaunchBound, kLowUtil } kind;
+  enum Kind { kBusy, kLaunchBound, kLowUtil, kPlainFp32, kFp64 } kind;
   explicit HopperActivity(Kind k) : kind(k) {}
   void setup(World& w) override {
     w.add_gpus(w.opt.gpus);
@@ -118,6 +120,15 @@ struct HopperActivity : Scenario {
     w.host_baseline();
   }
   void post(World& w, Sample& out, const Step&) override {
+    if (kind == kPlainFp32 || kind == kFp64) {
+      GpmActivity& a = out.gpus[0].gpm;
+      const double fp = (kind == kPlainFp32 ? 58 : 14) + 4 * w.rng.uniform();
+      a.fp32_active_pct = std::round(fp * 10) / 10;
+      a.fp64_active_pct = kind == kFp64 ? 70.0 : 0.0;
+      a.fp16_active_pct = 0.0;
+      a.tensor_active_pct = std::round(0.4 * w.rng.uniform() * 10) / 10;
+      return;
+    }
     if (kind != kLaunchBound) return;
     // GPU 0 runs a job of tiny kernels: busy by "util", idle by the SMs.
     GpuSample& g = out.gpus[0];
@@ -129,6 +140,32 @@ struct HopperActivity : Scenario {
     g.gpm.gr_engine_active_pct = u;
     if (g.processes)
       for (GpuProcess& p : *g.processes) p.sm_util_pct = u;
+  }
+};
+
+// A job on GPU 0 holding ~10% of its memory for the whole window. kSmall:
+// at ~35% util (a batch far too small for the GPU); kComputeBound: at ~95%
+// util with the SMs busy (compute-bound at that batch size: fine).
+struct SmallFootprint : Scenario {
+  enum Kind { kSmall, kComputeBound } kind;
+  explicit SmallFootprint(Kind k) : kind(k) {}
+  void setup(World& w) override {
+    w.add_gpus(w.opt.gpus);
+    for (int g : all_gpus(w)) w.make_h100(g);
+    JobSpec spec = default_job(w, {0});
+    spec.mem_fraction = 0.1;
+    w.add_training_job(spec);
+  }
+  void step(World& w, const Step& st) override {
+    if (kind == kComputeBound) return w.healthy_step(st);
+    w.begin_step(st);
+    for (int g : all_gpus(w)) {
+      w.gpu_activity(
+          g, g == 0 ? std::clamp(35 + 2 * w.rng.normal(), 0.0, 100.0) : 0.0);
+      w.gpu_memory(g);
+    }
+    w.jitter_cpu();
+    w.host_baseline();
   }
 };
 
@@ -209,7 +246,8 @@ std::vector<Entry> with_datacenter_entries(std::vector<Entry> entries) {
         "H100s at ~95% util whose SMs are ~85% active (GPM): a busy GPU",
         1,
         {},
-        {"low-sm-efficiency", "nvlink-degraded"}},
+        {"low-sm-efficiency", "nvlink-degraded", "tensor-cores-unused",
+         "memory-underused"}},
        make<HopperActivity>(HopperActivity::kBusy)},
       {{"low-sm-efficiency",
         "H100s at ~95% util; on GPU 0 the SMs are active only ~20% of the "
@@ -229,8 +267,36 @@ std::vector<Entry> with_datacenter_entries(std::vector<Entry> entries) {
         "H100s at ~30% util with SMs ~10% active: not busy, not inefficient",
         1,
         {},
-        {"low-sm-efficiency"}},
+        {"low-sm-efficiency", "tensor-cores-unused"}},
        make<HopperActivity>(HopperActivity::kLowUtil)},
+      {{"plain-fp32",
+        "H100s at ~95% util; GPU 0's job runs its matmuls in FP32: FP32 "
+        "pipe ~60%, tensor cores ~0% (GPM)",
+        1,
+        {"tensor-cores-unused"},
+        {"low-sm-efficiency", "memory-underused"}},
+       make<HopperActivity>(HopperActivity::kPlainFp32)},
+      {{"fp64-work",
+        "H100s at ~95% util; GPU 0 runs FP64 work: FP64 pipe ~70%, FP32 "
+        "~15%, tensor cores ~0%",
+        1,
+        {},
+        {"tensor-cores-unused", "low-sm-efficiency"}},
+       make<HopperActivity>(HopperActivity::kFp64)},
+      {{"small-batch",
+        "a job holds GPU 0 (H100) for the whole window with ~10% of its "
+        "memory at ~35% util: a batch far too small for the GPU",
+        1,
+        {"memory-underused"},
+        {"gpu-idle-allocated", "low-sm-efficiency", "tensor-cores-unused"}},
+       make<SmallFootprint>(SmallFootprint::kSmall)},
+      {{"small-footprint-compute-bound",
+        "a job holds GPU 0 (H100) with ~10% of its memory at ~95% util, SMs "
+        "busy: compute-bound at its batch size",
+        1,
+        {},
+        {"memory-underused", "tensor-cores-unused"}},
+       make<SmallFootprint>(SmallFootprint::kComputeBound)},
   };
   entries.insert(entries.end(), mine.begin(), mine.end());
   return entries;

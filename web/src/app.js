@@ -298,11 +298,15 @@
     const list = (f.findings || []).slice().sort((a, b) =>
       (SEVERITY[a.severity] - SEVERITY[b.severity]) || String(a.id).localeCompare(String(b.id)));
     $("findings-count").textContent = list.length ? "(" + list.length + ")" : "";
+    // Rules that could not judge the window: "nothing wrong" is said only
+    // when every rule judged (docs/findings.md).
+    const unjudged = Array.isArray(f.not_judged) ? f.not_judged : [];
     if (!list.length) {
-      box.appendChild(h("p", { class: "muted" }, f.evaluated_at
-        ? "nothing wrong in the last " + Math.round((f.window.end - f.window.start) || 60) + " s (evaluated " + clock(f.evaluated_at) + ")"
-        : "no evaluation yet"));
-      return;
+      const span = Math.round((f.window.end - f.window.start) || 60) + " s (evaluated " + clock(f.evaluated_at) + ")";
+      box.appendChild(h("p", { class: "muted" }, !f.evaluated_at ? "no evaluation yet"
+        : unjudged.length ? "nothing found in the last " + span + ", but " + unjudged.length +
+          (unjudged.length === 1 ? " rule" : " rules") + " could not judge it"
+        : "nothing wrong in the last " + span));
     }
     for (const x of list) {
       const alert = x.alert || {};
@@ -315,6 +319,12 @@
           h("span", { class: "muted" }, alert.state ? alert.state + " since " + clock(alert.firing_since || alert.since) : "")),
         h("p", null, h("span", { class: "k" }, "evidence: "), x.evidence),
         h("p", null, h("span", { class: "k" }, "action: "), x.action)));
+    }
+    if (unjudged.length) {
+      const items = unjudged.slice(0, 100).map(n =>
+        h("li", null, h("span", { class: "chip" }, n.id), " " + n.reason));
+      box.appendChild(h("details", { class: "not-judged" },
+        h("summary", { class: "muted" }, "not judged (" + unjudged.length + ")"), h("ul", null, ...items)));
     }
   }
 

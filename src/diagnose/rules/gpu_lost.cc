@@ -12,6 +12,7 @@
 #include <map>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -84,6 +85,15 @@ class GpuLostRule : public Rule {
       out.push_back(make_finding(index, st));
     }
     return out;
+  }
+
+  // Without NVML a lost GPU shows only as Xid 79 in the kernel log (and as
+  // gpu-missing on the PCI bus): the rule cannot say the GPUs answered.
+  std::optional<std::string> not_judged() const override {
+    const std::string& status = header_->nvml_status;
+    if (status.empty() || status == kNvmlOk) return std::nullopt;
+    return fmt::format("needs NVML to watch the GPUs; it did not start ({})",
+                       status);
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -143,6 +144,10 @@ class HostOomKillRule : public Rule {
           "after "
           "it is fully gone — check that no zombie still holds it.";
     return {f};
+  }
+
+  std::optional<std::string> not_judged() const override {
+    return needs_kernel_log(*header_, "OOM-killer");
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -45,6 +46,12 @@ class MemoryDegradingRule : public Rule {
     for (const auto& g : s.gpus) {
       if (g.lost || g.stale) continue;
       auto& st = gpus_[g.index];
+      ++st.readings;
+      if (g.remapped_rows_correctable_total ||
+          g.remapped_rows_uncorrectable_total || g.row_remap_histogram ||
+          g.remapped_rows_pending || g.remapped_rows_failure ||
+          g.ecc_sram_threshold_exceeded)
+        st.with_facts = true;
       track(st.correctable, g.remapped_rows_correctable_total, s.t);
       track(st.uncorrectable, g.remapped_rows_uncorrectable_total, s.t);
       if (g.row_remap_histogram) {
@@ -72,6 +79,18 @@ class MemoryDegradingRule : public Rule {
     return out;
   }
 
+  // Row remapping is what shows memory wearing out; a GPU whose driver
+  // gives none of its counters (GPUs before Ampere retire pages instead;
+  // ecc-uncorrectable watches those) cannot be judged by this rule.
+  std::optional<std::string> not_judged() const override {
+    for (const auto& [index, st] : gpus_)
+      if (!st.with_facts)
+        return needs_field(fmt::format("{}'s row-remapping counters",
+                                       gpu_label(*header_, index)),
+                           st.readings);
+    return std::nullopt;
+  }
+
  private:
   // First and last known value of a lifetime counter.
   struct Counter {
@@ -89,6 +108,8 @@ class MemoryDegradingRule : public Rule {
   }
 
   struct State {
+    size_t readings = 0;
+    bool with_facts = false;  // some reading gave a row-remapping fact
     Counter correctable, uncorrectable;
     opt<RowRemapHistogram> histogram;  // the last known one
     Span low_banks, failure, sram;

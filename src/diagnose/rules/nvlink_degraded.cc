@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -58,8 +60,10 @@ class NvlinkDegradedRule : public Rule {
     for (const auto& g : s.gpus)
       if (!g.lost && !g.stale && g.nvlinks)
         for (const NvLink& l : *g.nvlinks) any_up |= l.active.value_or(false);
+    last_t_ = s.t;
     for (const auto& g : s.gpus) {
       if (g.lost || g.stale || !g.nvlinks) continue;
+      with_links_.insert(g.index);
       for (const NvLink& l : *g.nvlinks) {
         if (l.link < 0 || l.link >= kMaxLinkId) continue;
         LinkState& st = links_[{g.index, l.link}];
@@ -87,6 +91,24 @@ class NvlinkDegradedRule : public Rule {
     for (const auto& [gpu, links] : bad)
       out.push_back(make_finding(gpu, links));
     return out;
+  }
+
+  // A GPU that has links (the header says how many) but whose link state
+  // the driver never gave cannot be judged; nor can a link that went down
+  // too shortly before the window ended to tell from a retrain.
+  std::optional<std::string> not_judged() const override {
+    for (const GpuInfo& info : header_->gpus)
+      if (info.nvlink_count.value_or(0) > 0 && !with_links_.count(info.index))
+        return fmt::format(
+            "needs the state of {}'s {} NVLinks; the driver gave none",
+            gpu_label(*header_, info.index), *info.nvlink_count);
+    size_t most = 0;
+    for (const auto& [key, st] : links_)
+      if (!is_down(st) && st.down.count > 0 && st.down.last == last_t_)
+        most = std::max(most, st.down.count);
+    if (most == 0) return std::nullopt;
+    return needs_samples("a link down while its peers are up",
+                         min_down_samples_, most);
   }
 
  private:
@@ -193,6 +215,8 @@ class NvlinkDegradedRule : public Rule {
   }
 
   const TraceHeader* header_ = nullptr;
+  double last_t_ = 0;
+  std::set<int> with_links_;  // GPUs whose link state some sample gave
   double min_down_samples_ = kMinDownSamples,
          min_down_fraction_ = kMinDownFraction;
   double min_crc_ = kMinCrcErrors, min_replays_ = kMinReplays,

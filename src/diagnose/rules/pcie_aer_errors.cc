@@ -13,6 +13,7 @@
 
 #include "common/pci_bus_id.h"
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
@@ -85,6 +86,10 @@ class PcieAerErrorsRule : public Rule {
       out.push_back(describe(key, link, uncorrected, rate));
     }
     return out;
+  }
+
+  std::optional<std::string> not_judged() const override {
+    return needs_kernel_log(*header_, "PCIe AER");
   }
 
  private:

@@ -5,9 +5,11 @@
 // thermal case is left to thermal-throttling).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -28,7 +30,9 @@ class PowerBrakeRule : public Rule {
 
   void observe(const Sample& s, const SampleContext&) override {
     for (const auto& g : s.gpus) {
-      if (g.lost || g.stale || !g.clock_event_reasons) continue;
+      if (g.lost || g.stale) continue;
+      ++readings_;
+      if (!g.clock_event_reasons) continue;
       auto& st = gpus_[g.index];
       ++st.known;
       bool brake = has_reason(g, "hw_power_brake_slowdown");
@@ -58,6 +62,20 @@ class PowerBrakeRule : public Rule {
       out.push_back(make_finding(index, st));
     }
     return out;
+  }
+
+  // Without clock event reasons there is nothing to judge by; a brake still
+  // on when the window ended, too briefly to tell from a clock-change blip,
+  // may be the start of a real one.
+  std::optional<std::string> not_judged() const override {
+    if (readings_ > 0 && gpus_.empty())
+      return needs_field("the GPUs' clock event reasons", readings_);
+    size_t most = 0;
+    for (const auto& [index, st] : gpus_)
+      if (st.run > 0 && static_cast<double>(st.longest) < min_run_)
+        most = std::max(most, st.run);
+    if (most == 0) return std::nullopt;
+    return needs_samples("a power brake in a row", min_run_, most);
   }
 
  private:
@@ -129,6 +147,7 @@ class PowerBrakeRule : public Rule {
 
   const TraceHeader* header_ = nullptr;
   double min_run_ = kMinRunSamples;
+  size_t readings_ = 0;        // GPU readings (lost and stale ones aside)
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 

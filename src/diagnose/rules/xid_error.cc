@@ -13,6 +13,7 @@
 #include <set>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/xid_catalog.h"
 #include "diagnose/xid_recovery_action.h"
@@ -78,6 +79,10 @@ class XidErrorRule : public Rule {
     for (const auto& [key, g] : groups_)
       out.push_back(make_finding(key.first, key.second, g));
     return out;
+  }
+
+  std::optional<std::string> not_judged() const override {
+    return needs_kernel_log(*header_, "Xid");
   }
 
  private:

@@ -451,6 +451,16 @@ void add_host_strip(std::vector<Line>& out, const LayoutInput& in, int width) {
                  swap_rate > 0 ? Style::kWarn : Style::kNormal});
   if (h.load1)
     p.push_back({fmt::format("load {:.2f}", *h.load1), Style::kNormal});
+  // The busiest process outside the GPU jobs: what competes with them for
+  // the CPUs (status lists all of them); a warning while the CPUs are full.
+  if (h.other_cpu_top && !h.other_cpu_top->empty()) {
+    const OtherCpuProcess& o = h.other_cpu_top->front();
+    const size_t more = h.other_cpu_top->size() - 1;
+    p.push_back(
+        {fmt::format("other {} {} {:.0f}%{}", o.comm.empty() ? "?" : o.comm,
+                     o.pid, o.cpu_pct, more ? fmt::format(" +{}", more) : ""),
+         h.cpu_util_pct.value_or(0) >= 90 ? Style::kWarn : Style::kDim});
+  }
   if (h.disk_read_bytes_per_s || h.disk_write_bytes_per_s)
     p.push_back(
         {"disk r " + rate_text(h.disk_read_bytes_per_s) + " w " +

@@ -118,6 +118,18 @@ void add_findings(std::vector<Line>& out, std::vector<Hit>& hits,
     out.push_back(b.done());
     return;
   }
+  if (fs->findings.empty() && !fs->not_judged.empty()) {
+    // Nothing found is not "all is well" while rules could not judge.
+    LineBuilder b(width);
+    std::string ids;
+    for (const NotJudged& n : fs->not_judged)
+      ids += (ids.empty() ? "" : ", ") + n.id;
+    b.add(fmt::format("  no findings — {}; not judged ({}): {}", fs->source,
+                      fs->not_judged.size(), ids),
+          Style::kDim);
+    out.push_back(b.done());
+    return;
+  }
   if (fs->findings.empty()) {
     LineBuilder b(width);
     b.add(in.unicode ? "  ✓ " : "  ok ", Style::kGood);
