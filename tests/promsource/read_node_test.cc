@@ -8,6 +8,7 @@
 #include <string>
 
 #include "http_client/fake_server.h"
+#include "promsource/fleet_nodes.h"
 
 namespace gd::promsource {
 namespace {
@@ -70,6 +71,20 @@ TEST(ReadNode, AServerErrorNamesTheField) {
   }
   EXPECT_THROW(read_node(client(server), {"n1\"}", 0, 15, 15}, cancel),
                std::invalid_argument);
+}
+
+TEST(FleetNodes, EveryNodeOnceByTheJoinRule) {
+  FakeServer server({reply(
+      200, R"({"status":"success","data":[)"
+           R"({"__name__":"DCGM_FI_DEV_GPU_UTIL","gpu":"0","Hostname":"b"},)"
+           R"({"__name__":"DCGM_FI_DEV_GPU_UTIL","gpu":"1","Hostname":"b"},)"
+           R"({"__name__":"DCGM_FI_DEV_GPU_UTIL","instance":"a.dc:9856"},)"
+           R"({"__name__":"DCGM_FI_DEV_GPU_UTIL","Hostname":"x\"} or"}]})")});
+  http::RequestCancel cancel;
+  EXPECT_EQ(fleet_nodes(client(server), 0, 60, cancel),
+            (std::vector<std::string>{"a.dc", "b"}));
+  EXPECT_NE(server.request().find("match%5B%5D=DCGM_FI_DEV_GPU_UTIL&"),
+            std::string::npos);
 }
 
 }  // namespace
