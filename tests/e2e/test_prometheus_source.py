@@ -3,7 +3,8 @@ of two nodes' dcgm-exporter and node_exporter series, written in their own
 exposition (names, labels, # TYPE lines, as OpenMetrics ending in # EOF),
 backfilled with `promtool tsdb create-blocks-from openmetrics` into a real
 Prometheus (the Debian package), then `gpudoctor export --prometheus` for
-each node and `gpudoctor diagnose --from` on what it wrote:
+each node and `gpudoctor diagnose --from` on what it wrote, and `gpudoctor
+diagnose --prometheus` over the whole fleet:
 
   node-hot  GPU 0 busy at 89 C with its SM clock held at 1200 MHz by
             sw_thermal_slowdown (bit 0x20); GPU 1 busy and cool
@@ -268,6 +269,25 @@ class PrometheusSource(unittest.TestCase):
         found = self.findings(trace)
         bad = [f for f in found if f["severity"] in ("warning", "critical")]
         self.assertEqual(bad, [])
+
+    def test_diagnose_loops_over_the_fleets_nodes(self):
+        # The backfilled hour ends two minutes ago: a window of 70 min holds
+        # it.
+        p = gd("diagnose", "--prometheus", self.url, "--duration", "70m", "--json")
+        self.assertEqual(p.returncode, 1, p.stderr)  # the worst node: a warning
+        nodes = {n["node"]: n["report"]["findings"] for n in json.loads(p.stdout)["nodes"]}
+        self.assertEqual(sorted(nodes), ["node-hot", "node-ok"])
+        hot = [(f["id"], f["gpus"]) for f in nodes["node-hot"]
+               if f["severity"] in ("warning", "critical")]
+        self.assertEqual(hot, [("thermal-throttling", [0])])
+        self.assertEqual([f for f in nodes["node-ok"]
+                          if f["severity"] in ("warning", "critical")], [])
+        text = gd("diagnose", "--prometheus", self.url, "--duration", "70m")
+        self.assertIn("== node-hot ==", text.stdout)
+        self.assertIn("== node-ok ==", text.stdout)
+        bad = gd("diagnose", "--prometheus", "ftp://x")
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertEqual(len(bad.stderr.strip().splitlines()), 1, bad.stderr)
 
     def test_an_unknown_node_and_bad_flags_are_one_line(self):
         out = os.path.join(self.tmp.name, "none.jsonl")
