@@ -1,5 +1,6 @@
 // gpudoctor diagnose [--from TRACE] [--duration 30s] [--json] [--gpu N]
 //                    [--min-severity S] [--config FILE] [--serve URL]
+//                    [--prometheus URL (every node of a fleet)]
 // Names the cause of a slow, under-used or out-of-memory GPU server
 // (findings.md). Exit codes: 0 ok/info, 1 warning, 2 critical, 3 could not
 // diagnose. Live, it starts from the last minutes of a running serve's
@@ -15,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/fleet_diagnose.h"
 #include "cli/serve_client.h"
 #include "collect/sampler.h"
 #include "diagnose/config.h"
@@ -59,6 +61,8 @@ struct DiagnoseFlags {
   std::string config_path;
   bool checklist = false;
   std::string serve = kDefaultServeUrl;  // "none": sample live only
+  std::string prometheus;                // a fleet instead of this machine
+  bool duration_given = false;
 };
 
 // serve's recent samples as the start of a live window, or null when serve
@@ -80,6 +84,18 @@ std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
 }
 
 int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
+  if (!f.prometheus.empty()) {
+    DiagnoseOptions options;
+    options.gpu = f.gpu;
+    options.min_severity = f.min_severity;
+    if (!f.config_path.empty())
+      options.config = Config::from_toml_file(f.config_path);
+    FleetDiagnoseFlags fleet;
+    fleet.url = f.prometheus;
+    fleet.json = f.json;
+    if (f.duration_given) fleet.window_s = f.duration_s;
+    return diagnose_fleet(fleet, options);
+  }
   if (f.from.empty() && f.serve != "none")
     ask_serve_in_full_binary("diagnose --serve");
   DiagnoseOptions options;
@@ -169,6 +185,12 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       "when it answers within 300 ms (default http://127.0.0.1:9856; none = "
       "sample live only)");
   from->excludes(serve);
+  auto* prometheus = cmd->add_option(
+      "--prometheus", f->prometheus,
+      "diagnose every node of a fleet from its Prometheus (dcgm-exporter, "
+      "node_exporter or serve series; docs/fleet.md) over the last "
+      "--duration (default here 1h), one report per node");
+  prometheus->excludes(from)->excludes(serve);
   auto* gpu =
       cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
           ->transform(decimal_in(0, kMaxGpuIndex));
@@ -188,14 +210,18 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       ->excludes(gpu)
       ->excludes(min_severity)
       ->excludes(config)
-      ->excludes(serve);
-  cmd->callback([&global, f] {
+      ->excludes(serve)
+      ->excludes(prometheus);
+  cmd->callback([&global, f, cmd] {
+    f->duration_given = cmd->count("--duration") > 0;
     try {
       command_exit_code() = f->checklist ? run_checklist(global, f->json)
                                          : run_diagnose(global, *f);
     } catch (const ConfigError& e) {  // --config is user input: usage error
       std::fprintf(stderr, "gpudoctor: diagnose: %s\n", e.what());
       command_exit_code() = kExitUsage;
+    } catch (const CLI::ParseError&) {
+      throw;  // a bad flag: main's one line and exit 2
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpudoctor: diagnose: %s\n", e.what());
       command_exit_code() = kExitCouldNotDiagnose;

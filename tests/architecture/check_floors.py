@@ -29,6 +29,9 @@ TABLE = {
              "(burn)"),
     "http_client": ({"common"}, "the one HTTP client and URL parser "
                     "(deadlines, TLS, auth, size bounds)"),
+    # A fleet's Prometheus as a source: its series as the model's samples.
+    "promsource": ({"common", "model", "http_client"}, "a fleet's "
+                   "Prometheus as samples: series table, node join"),
     "collect": ({"common", "model", "nvml", "procfs", "kernellog"},
                 "the Sampler: joins the sources into one Sample"),
     "diagnose": ({"common", "model", "trace"}, "the rules, one per file, "
@@ -59,7 +62,7 @@ TABLE = {
               "terminal text and command JSON; views/top/: top's screen"),
     "cli": ({"common", "model", "trace", "procfs", "collect", "diagnose",
              "checklist", "procmgmt", "exporter", "store", "serve", "burn",
-             "monitor", "views", "api", "http_client"},
+             "monitor", "views", "api", "http_client", "promsource"},
             "one thin cmd_<name>.cc per command: flags -> module -> view"),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)

@@ -1,12 +1,14 @@
 // A hostile or plain HTTP server on a thread of a test, on 127.0.0.1 (raw
 // sockets: it does what no real server library would). One connection at a
 // time, as `mode` says:
-//   kReply:   reads the request head, sends `reply` as it is, closes;
+//   kReply:   reads the request head, sends `reply` as it is, closes (or,
+//             made with a list of replies, the i-th connection gets the
+//             i-th, the last one again after the end);
 //   kDrip:    sends a head, then a body byte every 200 ms (at most
 //             `drip_bytes`);
 //   kHeaders: sends header lines until the client goes away;
 //   kSilent:  reads the request and never answers.
-// The last request's head (and body, as far as it was read) is kept.
+// Each request's head (and body, as far as it was read) is kept.
 #pragma once
 
 #include <netinet/in.h>
@@ -14,11 +16,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace gd::http::testing {
 
@@ -39,6 +43,11 @@ class FakeServer {
     port_ = ntohs(a.sin_port);
     thread_ = std::thread([this] { serve(); });
   }
+  explicit FakeServer(std::vector<std::string> replies)
+      : FakeServer(Mode::kReply) {
+    std::lock_guard lock(mu_);
+    replies_ = std::move(replies);
+  }
   ~FakeServer() {
     stop_ = true;
     thread_.join();
@@ -55,7 +64,11 @@ class FakeServer {
   int connections() const { return connections_; }
   std::string request() const {
     std::lock_guard lock(mu_);
-    return request_;
+    return requests_.empty() ? "" : requests_.back();
+  }
+  std::vector<std::string> requests() const {
+    std::lock_guard lock(mu_);
+    return requests_;
   }
 
  private:
@@ -111,13 +124,16 @@ class FakeServer {
       if (c < 0) continue;
       ++connections_;
       std::string got = read_request(c);
+      std::string reply = reply_;
       {
         std::lock_guard lock(mu_);
-        request_ = got;
+        if (!replies_.empty())
+          reply = replies_[std::min(requests_.size(), replies_.size() - 1)];
+        requests_.push_back(got);
       }
       switch (mode_) {
         case Mode::kReply:
-          send_all(c, reply_);
+          send_all(c, reply);
           break;
         case Mode::kDrip:
           drip(c);
@@ -150,7 +166,8 @@ class FakeServer {
   std::atomic<int> dripped_{0};
   std::atomic<int> connections_{0};
   mutable std::mutex mu_;
-  std::string request_;
+  std::vector<std::string> replies_;
+  std::vector<std::string> requests_;
   std::thread thread_;
 };
 

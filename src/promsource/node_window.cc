@@ -1,0 +1,203 @@
+#include "promsource/node_window.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "promsource/node_match.h"
+
+namespace gd::promsource {
+namespace {
+
+using http::prom::Series;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+// NVML counts far fewer GPUs; a "gpu" label past this is not one.
+constexpr int kMaxGpuIndex = 1023;
+
+// The "gpu" label as an index, -1 when it is not one.
+int gpu_index(const Series& s) {
+  const std::string& text = s.label("gpu");
+  if (text.empty() || text.size() > 4) return -1;
+  int v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v <= kMaxGpuIndex ? v : -1;
+}
+
+}  // namespace
+
+NodeWindow::NodeWindow(std::string node, double start, double end,
+                       double step_s)
+    : node_(std::move(node)), start_(start), step_(step_s) {
+  if (!(step_s > 0) || !std::isfinite(start) || !std::isfinite(end) ||
+      end < start)
+    throw std::invalid_argument("the time range or step is not valid");
+  const double steps = std::floor((end - start) / step_s + 1e-9) + 1;
+  if (steps > static_cast<double>(kMaxSteps))
+    throw std::invalid_argument(
+        "the range asks for " + std::to_string(static_cast<long long>(steps)) +
+        " samples, more than " + std::to_string(kMaxSteps) +
+        " (two days at 15 s); use a longer --step or a shorter range");
+  steps_ = static_cast<size_t>(steps);
+  host_.resize(steps_);
+}
+
+size_t NodeWindow::step_of(double t) const {
+  const double i = std::round((t - start_) / step_);
+  // Prometheus writes times in milliseconds: a grid time is within 1 ms.
+  if (!(i >= 0) || i >= static_cast<double>(steps_) ||
+      std::fabs(start_ + i * step_ - t) > 0.001)
+    return steps_;
+  return static_cast<size_t>(i);
+}
+
+NodeWindow::Gpu& NodeWindow::gpu(int index, const Series& s) {
+  auto [it, fresh] = gpus_.try_emplace(index);
+  Gpu& g = it->second;
+  if (fresh) {
+    g.info.index = index;
+    g.at.resize(steps_);
+  }
+  // What labels say about the GPU, from the first series that says it.
+  auto fill = [&](std::string& field, const char* label) {
+    if (field.empty()) field = s.label(label);
+  };
+  fill(g.info.uuid, "UUID");
+  fill(g.info.name, "modelName");
+  fill(g.info.pci_bus_id, "pci_bus_id");
+  fill(driver_version_, "DCGM_FI_DRIVER_VERSION");
+  return g;
+}
+
+void NodeWindow::add(const Entry& e, const std::vector<Series>& series) {
+  if (e.scope == Scope::kGpu)
+    add_gpu(e, series);
+  else
+    add_host(e, series);
+}
+
+void NodeWindow::add_gpu(const Entry& e, const std::vector<Series>& series) {
+  for (const Series& s : series) {
+    const int index = gpu_index(s);
+    // MIG instances' series (GPU_I_ID) are not the GPU's; a series of
+    // another node is not this one's, whatever the server answered.
+    if (index < 0 || !s.label("GPU_I_ID").empty() ||
+        node_of(s.label("Hostname"), s.label("instance")) != node_)
+      continue;
+    if (!given_.emplace(e.field, index).second) continue;
+    Gpu& g = gpu(index, s);
+    switch (e.kind) {
+      case Kind::kSample:
+        for (const auto& p : s.points) {
+          const size_t i = step_of(p.t);
+          if (i == steps_ || !std::isfinite(p.v)) continue;
+          if (!g.at[i]) {
+            g.at[i].emplace();
+            g.at[i]->index = index;
+          }
+          e.gpu(*g.at[i], p.v);
+        }
+        break;
+      case Kind::kFact:
+        for (auto p = s.points.rbegin(); p != s.points.rend(); ++p)
+          if (std::isfinite(p->v)) {
+            e.gpu_fact(g.info, p->v);
+            break;
+          }
+        break;
+      case Kind::kXid:
+        add_xid(index, s);
+        break;
+      case Kind::kFbFree:
+        add_fb_free(g, s);
+        break;
+    }
+  }
+}
+
+// DCGM keeps the last Xid's code: each change to a non-zero code is an Xid
+// at that time. A code already there when the window starts happened
+// earlier, at a time no series tells, and is left out.
+void NodeWindow::add_xid(int index, const Series& s) {
+  opt<double> last;
+  for (const auto& p : s.points) {
+    const size_t i = step_of(p.t);
+    if (i == steps_ || !std::isfinite(p.v)) continue;
+    if (last && p.v != *last && p.v > 0 && p.v < 1e6) {
+      Event ev;
+      ev.kind = "xid";
+      ev.gpu = index;
+      ev.code = static_cast<int>(p.v);
+      ev.text = "DCGM_FI_DEV_XID_ERRORS became " + std::to_string(*ev.code);
+      events_[i].push_back(std::move(ev));
+    }
+    last = p.v;
+  }
+}
+
+// The total as used + free where both are known at one time, when no
+// exact total came before.
+void NodeWindow::add_fb_free(Gpu& g, const Series& s) {
+  if (g.info.memory_total_bytes) return;
+  for (const auto& p : s.points) {
+    const size_t i = step_of(p.t);
+    if (i == steps_ || !std::isfinite(p.v) || p.v < 0 || !g.at[i] ||
+        !g.at[i]->mem_used_bytes)
+      continue;
+    const double total =
+        static_cast<double>(*g.at[i]->mem_used_bytes) + p.v * kMiB;
+    if (total < 9.2e18)
+      g.info.memory_total_bytes = static_cast<uint64_t>(total);
+  }
+}
+
+void NodeWindow::add_host(const Entry& e, const std::vector<Series>& series) {
+  // The server aggregated the node's series into one; more is not ours.
+  if (series.empty() || !given_.emplace(e.field, -1).second) return;
+  const Series& s = series.front();
+  if (e.kind == Kind::kFact) {
+    for (auto p = s.points.rbegin(); p != s.points.rend(); ++p)
+      if (std::isfinite(p->v)) {
+        e.host_fact(host_info_, p->v);
+        break;
+      }
+    return;
+  }
+  for (const auto& p : s.points) {
+    const size_t i = step_of(p.t);
+    if (i == steps_ || !std::isfinite(p.v)) continue;
+    if (!host_[i]) host_[i].emplace();
+    e.host(*host_[i], p.v);
+  }
+}
+
+TraceHeader NodeWindow::header() const {
+  TraceHeader h;
+  h.host = host_info_;
+  h.host.hostname = node_;
+  if (!driver_version_.empty()) {
+    DriverInfo d;
+    d.driver_version = driver_version_;
+    h.driver = d;
+  }
+  for (const auto& [index, g] : gpus_) h.gpus.push_back(g.info);
+  return h;
+}
+
+void NodeWindow::each_sample(
+    const std::function<void(const Sample&)>& fn) const {
+  for (size_t i = 0; i < steps_; ++i) {
+    Sample s;
+    s.t = start_ + static_cast<double>(i) * step_;
+    for (const auto& [index, g] : gpus_)
+      if (g.at[i]) s.gpus.push_back(*g.at[i]);
+    if (auto ev = events_.find(i); ev != events_.end()) s.events = ev->second;
+    if (s.gpus.empty() && !host_[i] && s.events.empty()) continue;
+    if (host_[i]) s.host = *host_[i];
+    fn(s);
+  }
+}
+
+}  // namespace gd::promsource

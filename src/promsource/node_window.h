@@ -1,0 +1,62 @@
+// One node's window of Prometheus series -> a trace: its header and its
+// samples on a fixed grid (start, start + step, ...). A field no series
+// gives stays absent; a grid time no series has a value for gives no
+// sample.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "http_client/prometheus_api.h"
+#include "model/sample.h"
+#include "promsource/series_table.h"
+
+namespace gd::promsource {
+
+// The most grid steps one window holds: two days at 15 s. Each step keeps
+// a sample of every GPU, so this bounds the memory a window takes.
+inline constexpr size_t kMaxSteps = 11520;
+
+class NodeWindow {
+ public:
+  // Throws std::invalid_argument when the grid is not valid or has more
+  // than kMaxSteps steps.
+  NodeWindow(std::string node, double start, double end, double step_s);
+
+  // The series of entry `e` (as the node's query answered them).
+  void add(const Entry& e, const std::vector<http::prom::Series>& series);
+
+  TraceHeader header() const;
+  // Each sample that has any value, in time order.
+  void each_sample(const std::function<void(const Sample&)>& fn) const;
+  size_t steps() const { return steps_; }
+
+ private:
+  struct Gpu {
+    GpuInfo info;
+    std::vector<opt<GpuSample>> at;  // by grid step
+  };
+  // The grid step of time `t`, or steps_ when `t` is not on the grid.
+  size_t step_of(double t) const;
+  Gpu& gpu(int index, const http::prom::Series& s);
+  void add_gpu(const Entry& e, const std::vector<http::prom::Series>& series);
+  void add_host(const Entry& e, const std::vector<http::prom::Series>& series);
+  void add_xid(int index, const http::prom::Series& s);
+  void add_fb_free(Gpu& g, const http::prom::Series& s);
+
+  std::string node_;
+  double start_, step_;
+  size_t steps_;
+  std::map<int, Gpu> gpus_;
+  std::vector<opt<HostSample>> host_;
+  HostInfo host_info_;
+  std::string driver_version_;
+  std::map<size_t, std::vector<Event>> events_;  // by grid step
+  // (field, GPU index or -1 for the host) that a source already gave.
+  std::set<std::pair<std::string, int>> given_;
+};
+
+}  // namespace gd::promsource

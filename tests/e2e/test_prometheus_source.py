@@ -1,0 +1,319 @@
+"""A fleet diagnosed from the Prometheus it already has, end to end: an hour
+of two nodes' dcgm-exporter and node_exporter series, written in their own
+exposition (names, labels, # TYPE lines, as OpenMetrics ending in # EOF),
+backfilled with `promtool tsdb create-blocks-from openmetrics` into a real
+Prometheus (the Debian package), then `gpudoctor export --prometheus` for
+each node and `gpudoctor diagnose --from` on what it wrote, and `gpudoctor
+diagnose --prometheus` over the whole fleet:
+
+  node-hot  GPU 0 busy at 89 C with its SM clock held at 1200 MHz by
+            sw_thermal_slowdown (bit 0x20); GPU 1 busy and cool
+            -> thermal-throttling on GPU 0, nothing on GPU 1
+  node-ok   two busy, cool GPUs, an idle-ish host -> no warning or critical
+
+promtool or prometheus missing fails the test: it is never skipped.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.request
+
+from gd_e2e import GPUDOCTOR, kill_tree
+
+PROMETHEUS = shutil.which("prometheus")
+PROMTOOL = shutil.which("promtool")
+STEP = 15
+HOUR = 3600
+MiB = 1024 * 1024
+
+# dcgm-exporter's families (etc/default-counters.csv): name, TYPE, help.
+# Its counters are not named *_total, which OpenMetrics wants of a counter,
+# so they are written as `unknown`: Prometheus stores every type alike.
+DCGM = [
+    ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
+    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
+    ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "unknown",
+     "Total energy consumption since boot (in mJ)."),
+    ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "unknown", "Total number of PCIe retries."),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
+    ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
+    ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
+    ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
+    ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "unknown",
+     "Total number of double-bit volatile ECC errors."),
+    ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"),
+    ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge",
+     "Current clock throttle reasons (bitmask of DCGM_CLOCKS_THROTTLE_REASON_*)"),
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
+     "Ratio of time the graphics engine is active."),
+    ("DCGM_FI_PROF_SM_ACTIVE", "gauge",
+     "The ratio of cycles an SM has at least 1 warp assigned."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
+     "Ratio of cycles the tensor (HMMA) pipe is active."),
+]
+
+
+def gpu_values(hot, i):
+    """One GPU's values at step i: busy, and either held down by heat or
+    cool at full clocks."""
+    return {
+        "DCGM_FI_DEV_SM_CLOCK": 1200 if hot else 1980,
+        "DCGM_FI_DEV_MEM_CLOCK": 2619,
+        "DCGM_FI_DEV_MEMORY_TEMP": 84 if hot else 55,
+        "DCGM_FI_DEV_GPU_TEMP": 89 if hot else 58,
+        "DCGM_FI_DEV_POWER_USAGE": 420.5 if hot else 610.25,
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": 9_000_000_000 + i * STEP * 600_000,
+        "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": 0,
+        "DCGM_FI_DEV_GPU_UTIL": 98,
+        "DCGM_FI_DEV_MEM_COPY_UTIL": 45,
+        "DCGM_FI_DEV_XID_ERRORS": 0,
+        "DCGM_FI_DEV_FB_FREE": 41_000,
+        "DCGM_FI_DEV_FB_USED": 40_000,
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": 0,
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE": 0,
+        # NVML's nvmlClocksThrottleReasonSwThermalSlowdown.
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": 0x20 if hot else 0,
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE": 0.97,
+        "DCGM_FI_PROF_SM_ACTIVE": 0.91,
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": 0.52,
+    }
+
+
+# node_exporter: per CPU and mode, seconds per 15 s step (they add to 15).
+CPU_MODES = {"user": 4.0, "nice": 0.0, "system": 1.0, "idle": 9.7, "iowait": 0.1,
+             "irq": 0.1, "softirq": 0.1, "steal": 0.0}
+CPUS = 8
+
+
+def exposition(nodes, times):
+    """OpenMetrics text of every node's series at `times`."""
+    out = []
+
+    def family(name, typ, help_text, rows):
+        out.append(f"# HELP {name} {help_text}")
+        out.append(f"# TYPE {name} {typ}")
+        for labels, series_name, values in rows:
+            body = ",".join(f'{k}="{v}"' for k, v in labels)
+            for t, v in zip(times, values):
+                out.append(f"{series_name}{{{body}}} {v} {t}")
+
+    for name, typ, help_text in DCGM:
+        rows = []
+        for n, (node, hot_gpus) in enumerate(nodes.items()):
+            for gpu in (0, 1):
+                labels = [("gpu", gpu), ("UUID", f"GPU-{node}-{gpu}"),
+                          ("device", f"nvidia{gpu}"),
+                          ("modelName", "NVIDIA H100 80GB HBM3"),
+                          ("Hostname", node), ("DCGM_FI_DRIVER_VERSION", "535.129.03"),
+                          # dcgm-exporter is scraped at its pod's address.
+                          ("instance", f"10.1.0.{n + 1}:9400"),
+                          ("job", "dcgm-exporter")]
+                values = [gpu_values(gpu in hot_gpus, i)[name] for i in range(len(times))]
+                rows.append((labels, name, values))
+        family(name, typ, help_text, rows)
+
+    def node_rows(fn):
+        return [([("instance", f"{node}:9100"), ("job", "node")] + extra, series, values)
+                for node in nodes for extra, series, values in fn(node)]
+
+    family("node_cpu_seconds", "counter", "Seconds the CPUs spent in each mode.",
+           node_rows(lambda node: [
+               ([("cpu", c), ("mode", m)], "node_cpu_seconds_total",
+                [100000 + per * i for i in range(len(times))])
+               for c in range(CPUS) for m, per in CPU_MODES.items()]))
+    for name, value in (("node_memory_MemTotal_bytes", 512 * 1024 * MiB),
+                        ("node_memory_MemAvailable_bytes", 400 * 1024 * MiB),
+                        ("node_memory_SwapTotal_bytes", 0),
+                        ("node_memory_SwapFree_bytes", 0),
+                        ("node_load1", 4.5)):
+        family(name, "gauge", "node_exporter gauge.",
+               node_rows(lambda node, v=value: [([], name, [v] * len(times))]))
+    for name in ("node_vmstat_pswpin", "node_vmstat_pswpout"):
+        family(name, "unknown", "/proc/vmstat information field.",
+               node_rows(lambda node, n=name: [([], n, [0] * len(times))]))
+    family("node_disk_io_time_seconds", "counter", "Total seconds spent doing I/Os.",
+           node_rows(lambda node: [([("device", "nvme0n1")],
+                                    "node_disk_io_time_seconds_total",
+                                    [500 + 0.3 * i for i in range(len(times))])]))
+    for res in ("cpu", "memory", "io"):
+        family(f"node_pressure_{res}_waiting_seconds", "counter",
+               f"Total time in seconds that processes have waited for {res}.",
+               node_rows(lambda node: [([], f"node_pressure_{res}_waiting_seconds_total",
+                                        [10 + 0.01 * i for i in range(len(times))])]))
+    out.append("# EOF")
+    return "\n".join(out) + "\n"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def gd(*args, timeout=180):
+    return subprocess.run([GPUDOCTOR] + list(args), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+class PrometheusSource(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not PROMETHEUS or not PROMTOOL:
+            raise AssertionError("prometheus and promtool not installed (Debian "
+                                 "package 'prometheus')")
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = cls.tmp.name
+        # An hour ending two minutes ago, on the 15 s grid: well inside the
+        # retention the server is started with, whatever the clock says.
+        end = (int(time.time()) - 120) // STEP * STEP
+        cls.start = end - HOUR
+        cls.end = end
+        times = list(range(cls.start, end + 1, STEP))
+        om = os.path.join(d, "fleet.om")
+        with open(om, "w") as f:
+            f.write(exposition({"node-hot": {0}, "node-ok": set()}, times))
+        tsdb = os.path.join(d, "tsdb")
+        p = subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
+                           capture_output=True, text=True, timeout=300)
+        if p.returncode != 0:
+            raise AssertionError(f"promtool: {p.stdout}{p.stderr}")
+        cls.port = free_port()
+        cfg = os.path.join(d, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
+        cls.log = open(os.path.join(d, "prometheus.log"), "w")
+        cls.prom = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tsdb}",
+             f"--web.listen-address=127.0.0.1:{cls.port}",
+             "--storage.tsdb.retention.time=30d", "--log.level=warn"],
+            stdout=cls.log, stderr=subprocess.STDOUT, start_new_session=True)
+        cls.url = f"http://127.0.0.1:{cls.port}"
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(cls.url + "/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline or cls.prom.poll() is not None:
+                kill_tree(cls.prom)
+                raise AssertionError("prometheus did not start: " +
+                                     open(os.path.join(d, "prometheus.log")).read()[-2000:])
+            time.sleep(0.3)
+
+    @classmethod
+    def tearDownClass(cls):
+        kill_tree(cls.prom)
+        cls.log.close()
+        cls.tmp.cleanup()
+
+    def export(self, node, *extra):
+        out = os.path.join(self.tmp.name, f"{node}.jsonl")
+        p = gd("export", "--prometheus", self.url, "--node", node,
+               "--since", str(self.start), "--until", str(self.end), "--step", "15s",
+               "-o", out, *extra)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"exported {HOUR // STEP + 1} samples of {node}", p.stderr)
+        with open(out) as f:
+            lines = [json.loads(l) for l in f if l.strip()]
+        return out, lines[0], lines[1:]
+
+    def findings(self, trace):
+        p = gd("diagnose", "--from", trace, "--json")
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        return json.loads(p.stdout)["findings"]
+
+    def test_the_throttled_node_is_found_thermally_throttled(self):
+        trace, header, samples = self.export("node-hot")
+        self.assertEqual(header["host"]["hostname"], "node-hot")
+        self.assertEqual([g["uuid"] for g in header["gpus"]],
+                         ["GPU-node-hot-0", "GPU-node-hot-1"])
+        self.assertEqual(header["gpus"][0]["memory_total_bytes"], 81_000 * MiB)
+        self.assertEqual(samples[0]["t"], self.start)
+        self.assertEqual(samples[-1]["t"], self.end)
+        g0 = samples[10]["gpus"][0]
+        self.assertEqual(g0["clock_event_reasons"], ["sw_thermal_slowdown"])
+        self.assertEqual((g0["temp_c"], g0["sm_clock_mhz"], g0["util_pct"]), (89, 1200, 98))
+        self.assertEqual(g0["mem_used_bytes"], 40_000 * MiB)
+        self.assertAlmostEqual(g0["power_w"], 420.5)
+        self.assertEqual(samples[10]["gpus"][1]["clock_event_reasons"], [])
+        host = samples[10]["host"]
+        # (4 + 1 + 0.1 + 0.1) s busy of 15 s per CPU.
+        self.assertAlmostEqual(host["cpu_util_pct"], 100 * 5.2 / 15, places=3)
+        self.assertAlmostEqual(host["mem_available_bytes"], 400 * 1024 * MiB)
+        # Nothing here exports fans, P-states or processes: unknown (null),
+        # not zero.
+        self.assertIsNone(g0["fan_pct"])
+        self.assertIsNone(g0["pstate"])
+        self.assertIsNone(g0["processes"])
+
+        found = self.findings(trace)
+        thermal = [f for f in found if f["id"] == "thermal-throttling"]
+        self.assertEqual(len(thermal), 1, found)
+        self.assertEqual(thermal[0]["gpus"], [0], thermal)
+        self.assertIn(thermal[0]["severity"], ("warning", "critical"))
+
+    def test_the_healthy_node_has_no_warning(self):
+        trace, header, samples = self.export("node-ok")
+        self.assertEqual(len(header["gpus"]), 2)
+        found = self.findings(trace)
+        bad = [f for f in found if f["severity"] in ("warning", "critical")]
+        self.assertEqual(bad, [])
+
+    def test_diagnose_loops_over_the_fleets_nodes(self):
+        # The backfilled hour ends two minutes ago: a window of 70 min holds
+        # it.
+        p = gd("diagnose", "--prometheus", self.url, "--duration", "70m", "--json")
+        self.assertEqual(p.returncode, 1, p.stderr)  # the worst node: a warning
+        nodes = {n["node"]: n["report"]["findings"] for n in json.loads(p.stdout)["nodes"]}
+        self.assertEqual(sorted(nodes), ["node-hot", "node-ok"])
+        hot = [(f["id"], f["gpus"]) for f in nodes["node-hot"]
+               if f["severity"] in ("warning", "critical")]
+        self.assertEqual(hot, [("thermal-throttling", [0])])
+        self.assertEqual([f for f in nodes["node-ok"]
+                          if f["severity"] in ("warning", "critical")], [])
+        text = gd("diagnose", "--prometheus", self.url, "--duration", "70m")
+        self.assertIn("== node-hot ==", text.stdout)
+        self.assertIn("== node-ok ==", text.stdout)
+        bad = gd("diagnose", "--prometheus", "ftp://x")
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertEqual(len(bad.stderr.strip().splitlines()), 1, bad.stderr)
+
+    def test_an_unknown_node_and_bad_flags_are_one_line(self):
+        out = os.path.join(self.tmp.name, "none.jsonl")
+        p = gd("export", "--prometheus", self.url, "--node", "node-gone",
+               "--since", str(self.start), "--until", str(self.end), "-o", out)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("no series of node 'node-gone'", p.stderr)
+        for args in (["--node", "x"],  # no --prometheus nor --db
+                     ["--prometheus", self.url],  # no --node
+                     ["--prometheus", self.url, "--node", 'n1"} or up{x="'],
+                     ["--prometheus", "ftp://x", "--node", "n1"],
+                     ["--prometheus", self.url, "--node", "n1", "--step", "0s"],
+                     ["--prometheus", self.url, "--node", "n1", "--user", "u"],
+                     ["--prometheus", self.url, "--node", "n1", "--ca-file", "/etc/hostname"],
+                     ["--db", "x.db", "--node", "n1"]):
+            p = gd("export", *args, "-o", out)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, (args, p.stderr))
+
+    def test_a_server_that_is_not_there_is_one_line(self):
+        p = gd("export", "--prometheus", f"http://127.0.0.1:{free_port()}", "--node", "n1",
+               "-o", os.path.join(self.tmp.name, "x.jsonl"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
