@@ -45,4 +45,29 @@ inline std::string needs_field(std::string_view what, size_t readings) {
                      readings, readings == 1 ? "" : "s");
 }
 
+// Counts the GPU readings that came with NVML's process list. A rule that
+// judges GPU processes cannot judge a window where no reading had one (a
+// driver that does not give it, or a trace read from an exporter's series,
+// which carry no processes).
+class ProcessListsSeen {
+ public:
+  void add(const Sample& s) {
+    for (const GpuSample& g : s.gpus) {
+      if (g.lost || g.stale) continue;
+      ++readings_;
+      if (g.processes) ++with_list_;
+    }
+  }
+  std::optional<std::string> not_judged() const {
+    if (readings_ == 0 || with_list_ > 0) return std::nullopt;
+    return fmt::format(
+        "needs the GPUs' process lists (as gpudoctor record and serve keep "
+        "them); none came with the {} GPU reading{}",
+        readings_, readings_ == 1 ? "" : "s");
+  }
+
+ private:
+  size_t readings_ = 0, with_list_ = 0;
+};
+
 }  // namespace gd

@@ -141,5 +141,25 @@ TEST(SourceNotJudged, MemoryDegradingNeedsRowRemapping) {
       << n->reason;
 }
 
+TEST(SourceNotJudged, RulesAboutProcessesNeedTheProcessLists) {
+  // A window read from an exporter's series: GPU readings, no processes.
+  auto r = run_diagnose(make_header(1),
+                        minute([](GpuSample& g) { g.processes.reset(); }));
+  for (const char* id :
+       {"input-bound", "memory-leak", "gpu-idle-allocated", "orphaned-memory",
+        "memory-underused", "gpu-shared-contention", "cpu-contention",
+        "gpu-imbalance", "dev-shm-small", "driver-cuda-mismatch"}) {
+    const NotJudged* n = not_judged(r, id);
+    ASSERT_NE(n, nullptr) << id;
+    EXPECT_EQ(n->reason,
+              "needs the GPUs' process lists (as gpudoctor record and serve "
+              "keep them); none came with the 60 GPU readings")
+        << id;
+  }
+  // An empty list is a list: nobody on the GPU is judged.
+  auto empty = run_diagnose(make_header(1), minute());
+  EXPECT_EQ(not_judged(empty, "input-bound"), nullptr);
+}
+
 }  // namespace
 }  // namespace gd::test

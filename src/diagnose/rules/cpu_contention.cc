@@ -55,6 +55,7 @@ class CpuContentionRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext& ctx) override {
+    process_lists_.add(s);
     const std::vector<GpuJob>& jobs = ctx.gpu_jobs(100);
     double job_cores = 0;
     std::vector<int> slow_gpus;
@@ -217,6 +218,7 @@ class CpuContentionRule : public Rule {
   // Kept apart from the judging above: a GPU job seen in fewer samples than
   // min_samples is too little to call the host's load contention.
   std::optional<std::string> not_judged() const override {
+    if (auto why = process_lists_.not_judged()) return why;
     if (tracked_ == 0 || static_cast<double>(tracked_) >= min_samples_)
       return std::nullopt;
     return needs_samples("a GPU job at work", min_samples_, tracked_);
@@ -239,6 +241,7 @@ class CpuContentionRule : public Rule {
   std::set<int> gpus_;
   std::set<uint32_t> job_pids_;
   std::map<uint32_t, Offender> offenders_;  // per pid outside GPU jobs
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace

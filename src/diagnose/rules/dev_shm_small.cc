@@ -11,6 +11,7 @@
 #include <set>
 
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
 
@@ -53,6 +54,7 @@ class DevShmSmallRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext& ctx) override {
+    process_lists_.add(s);
     const ProcessTree& tree = ctx.tree();
     for (const GpuJob& job : ctx.gpu_jobs(kSaturatedPct)) {
       if (job.workers.empty()) continue;
@@ -78,6 +80,11 @@ class DevShmSmallRule : public Rule {
     std::vector<Finding> out;
     for (const auto& [group, st] : jobs_) out.push_back(describe(st));
     return out;
+  }
+
+  // Without GPU process lists there is nothing to judge.
+  std::optional<std::string> not_judged() const override {
+    return process_lists_.not_judged();
   }
 
  private:
@@ -122,6 +129,7 @@ class DevShmSmallRule : public Rule {
   double small_bytes_ = kSmallMib * workload::kMiB;
   double per_worker_bytes_ = kMinMibPerWorker * workload::kMiB;
   std::map<uint32_t, JobState> jobs_;
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace

@@ -30,6 +30,7 @@
 
 #include "common/cuda_version.h"
 #include "diagnose/evidence.h"
+#include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 
 namespace gd {
@@ -108,6 +109,7 @@ class DriverCudaMismatchRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext&) override {
+    process_lists_.add(s);
     if (!known_) return;
     gpu_of_.clear();  // this sample's GPU processes
     for (const auto& g : s.gpus)
@@ -191,6 +193,11 @@ class DriverCudaMismatchRule : public Rule {
     return out;
   }
 
+  // Without GPU process lists there is nothing to judge.
+  std::optional<std::string> not_judged() const override {
+    return process_lists_.not_judged();
+  }
+
  private:
   // "" when the runtime is supported by the driver.
   std::string classify(const CudaVersion& rt) const {
@@ -248,6 +255,7 @@ class DriverCudaMismatchRule : public Rule {
   std::map<std::pair<std::string, std::string>, Group> groups_;
   std::unordered_map<uint32_t, LibVerdict> verdicts_;  // by pid, bounded
   std::unordered_map<uint32_t, int> gpu_of_;           // reused per sample
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace

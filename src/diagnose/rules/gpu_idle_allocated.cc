@@ -64,6 +64,7 @@ class GpuIdleAllocatedRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext& ctx) override {
+    process_lists_.add(s);
     const ProcessTree& tree = ctx.tree();
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g) || !g.util_pct) continue;
@@ -133,6 +134,7 @@ class GpuIdleAllocatedRule : public Rule {
   // A held GPU that was idle in a window shorter than min_window_s may
   // only be between steps; a busy one was judged (it is not idle).
   std::optional<std::string> not_judged() const override {
+    if (auto why = process_lists_.not_judged()) return why;
     double longest = -1;
     for (const auto& [index, st] : gpus_) {
       if (st.window.samples == 0 || st.holders.empty() ||
@@ -152,6 +154,7 @@ class GpuIdleAllocatedRule : public Rule {
          min_held_ = kMinHeldMiB * kMiB,
          min_holder_fraction_ = kMinHolderFraction, min_window_s_ = kMinWindowS;
   std::map<int, PerGpu> gpus_;
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace

@@ -63,6 +63,7 @@ class GpuImbalanceRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext& ctx) override {
+    process_lists_.add(s);
     const ProcessTree& tree = ctx.tree();
     std::map<uint32_t, std::pair<std::set<int>, std::vector<uint32_t>>> groups;
     for (const GpuJob& job : ctx.gpu_jobs(100)) {
@@ -155,6 +156,7 @@ class GpuImbalanceRule : public Rule {
 
   // A multi-GPU job whose GPUs were seen, but too few times to compare.
   std::optional<std::string> not_judged() const override {
+    if (auto why = process_lists_.not_judged()) return why;
     size_t most = 0;
     bool short_job = false;
     for (const auto& [group, st] : groups_) {
@@ -177,6 +179,7 @@ class GpuImbalanceRule : public Rule {
   double min_gap_ = kMinGapPct, max_ratio_ = kMaxRatio,
          min_busiest_ = kMinBusiestPct, min_samples_ = kMinSamples;
   std::map<uint32_t, PerGroup> groups_;  // keyed by launcher / group pid
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace

@@ -54,6 +54,7 @@ class GpuSharedContentionRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext& ctx) override {
+    process_lists_.add(s);
     const ProcessTree& tree = ctx.tree();
     // GPU-listed pid -> job group, sorted by pid (the last job listing a
     // pid wins); member scratch, reused every sample.
@@ -142,6 +143,7 @@ class GpuSharedContentionRule : public Rule {
 
   // Processes seen sharing a GPU, but in too few samples.
   std::optional<std::string> not_judged() const override {
+    if (auto why = process_lists_.not_judged()) return why;
     size_t most = 0;
     for (const auto& [index, st] : gpus_)
       if (st.shared.count > 0 &&
@@ -167,6 +169,7 @@ class GpuSharedContentionRule : public Rule {
   // observe()'s scratch, kept so a sample costs no allocation.
   std::vector<std::pair<uint32_t, uint32_t>> group_of_;
   std::vector<uint32_t> jobs_;
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace

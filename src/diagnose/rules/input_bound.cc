@@ -191,6 +191,7 @@ class InputBoundRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext& ctx) override {
+    process_lists_.add(s);
     const ProcessTree& tree = ctx.tree();
     for (const GpuJob& job : ctx.gpu_jobs(worker_saturated_)) {
       if (!job.visible) continue;  // no CPU side to look at
@@ -247,6 +248,7 @@ class InputBoundRule : public Rule {
 
   // A GPU job seen waiting on its GPU, but in too few samples.
   std::optional<std::string> not_judged() const override {
+    if (auto why = process_lists_.not_judged()) return why;
     size_t most = 0;
     for (const auto& [pid, st] : jobs_)
       if (st.samples > 0 && static_cast<double>(st.samples) < min_samples_ &&
@@ -430,6 +432,7 @@ class InputBoundRule : public Rule {
          min_dip_ = kMinDipFraction, min_cycles_ = kMinCycleCount,
          max_period_spread_ = kMaxPeriodSpread;
   std::map<uint32_t, PerJob> jobs_;  // per root GPU pid
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace

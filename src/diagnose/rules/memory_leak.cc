@@ -117,6 +117,7 @@ class MemoryLeakRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext&) override {
+    process_lists_.add(s);
     window_.add(s.t);
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g)) continue;
@@ -226,6 +227,7 @@ class MemoryLeakRule : public Rule {
   }
 
   std::optional<std::string> not_judged() const override {
+    if (auto why = process_lists_.not_judged()) return why;
     if (procs_.empty() && no_process_list_ > 0)
       return "needs each process's GPU memory; the driver reported only the "
              "GPU's total in " +
@@ -269,6 +271,7 @@ class MemoryLeakRule : public Rule {
   std::map<std::pair<int, uint32_t>, PerProc> procs_;
   std::map<uint32_t, workload::ProcLabel> labels_;
   std::map<int, uint64_t> last_used_;
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace

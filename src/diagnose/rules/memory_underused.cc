@@ -66,6 +66,7 @@ class MemoryUnderusedRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext& ctx) override {
+    process_lists_.add(s);
     const ProcessTree& tree = ctx.tree();
     for (const GpuSample& g : s.gpus) {
       if (!workload::readable(g) || !g.processes) continue;
@@ -108,6 +109,7 @@ class MemoryUnderusedRule : public Rule {
   // What it looks for, held for the whole of a window too short to call it
   // the job's steady use.
   std::optional<std::string> not_judged() const override {
+    if (auto why = process_lists_.not_judged()) return why;
     double longest = -1;
     for (const auto& [index, st] : gpus_)
       if (st.window.span() < min_window_s_ && underused_peak(index, st))
@@ -189,6 +191,7 @@ class MemoryUnderusedRule : public Rule {
   double max_peak_fraction_ = kMaxPeakFraction, max_busy_pct_ = kMaxBusyPct,
          min_holder_fraction_ = kMinHolderFraction, min_window_s_ = kMinWindowS;
   std::map<int, PerGpu> gpus_;  // bounded by the number of GPUs
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace

@@ -86,6 +86,7 @@ class OrphanedMemoryRule : public Rule {
   }
 
   void observe(const Sample& s, const SampleContext& ctx) override {
+    process_lists_.add(s);
     if (blind_) return;
     // A GPU pid without an entry in processes[] is of unknown liveness and
     // counted as live; only "Z" / "missing" entries are dead.
@@ -298,6 +299,7 @@ class OrphanedMemoryRule : public Rule {
   // Memory without a live owner in fewer samples than min_samples may be a
   // process that just exited (its memory is freed within a sample or two).
   std::optional<std::string> not_judged() const override {
+    if (auto why = process_lists_.not_judged()) return why;
     size_t seen = 0;
     for (const auto& [index, st] : gpus_)
       if (st.orphan.count > 0 &&
@@ -316,6 +318,7 @@ class OrphanedMemoryRule : public Rule {
          min_fraction_ = kMinFraction, min_samples_ = kMinSamples;
   std::map<int, PerGpu> gpus_;
   std::map<uint32_t, OwnerMemory> owners_;
+  ProcessListsSeen process_lists_;
 };
 
 }  // namespace
