@@ -1,0 +1,46 @@
+// The accounting engine: streams a window of samples (one at a time, so a
+// week of a node costs the state of its GPUs and groups, not the samples)
+// and tells where each GPU's time and energy went (account.h).
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "accounting/account.h"
+#include "model/sample.h"
+
+namespace gd::accounting {
+
+struct AccountOptions {
+  // Samples outside [start, end] are skipped (nullopt: no bound).
+  std::optional<double> start, end;
+  // Groups kept per dimension; the rest are folded into "other".
+  size_t max_groups = 1000;
+  // An interval longer than this many times the recent sampling period is
+  // a gap: not attributed (gap_judge.h).
+  double gap_factor = 4;
+  // A held GPU whose util_pct is below this is idle-held.
+  double idle_util_pct = 1;
+};
+
+// GPU indices accounted: 0..kMaxGpuIndex-1 (a hostile trace's others are
+// counted in AccountReport nowhere and said in ignored_gpu_samples).
+inline constexpr int kMaxGpuIndex = 64;
+
+class Accountant {
+ public:
+  Accountant(const TraceHeader& header, AccountOptions options);
+  ~Accountant();
+  Accountant(const Accountant&) = delete;
+  Accountant& operator=(const Accountant&) = delete;
+  // Samples in time order (a sample not after the previous one is skipped).
+  void add(const Sample& sample);
+  // The report of everything added; the accountant is spent after.
+  AccountReport finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gd::accounting
