@@ -83,14 +83,14 @@ struct Accountant::Impl {
         gaps(o.gap_factor),
         tables{GroupTable(o.max_groups), GroupTable(o.max_groups),
                GroupTable(o.max_groups)} {
-    gpus.resize(kMaxGpuIndex);
-    for (int i = 0; i < kMaxGpuIndex; ++i) {
+    gpus.resize(kAccountedGpus);
+    for (int i = 0; i < kAccountedGpus; ++i) {
       gpus[i].acc.index = i;
       gpus[i].row.key = "gpu:" + std::to_string(i);
       gpus[i].row.label = "GPU " + std::to_string(i);
     }
     for (const GpuInfo& info : header.gpus) {
-      if (info.index < 0 || info.index >= kMaxGpuIndex) continue;
+      if (info.index < 0 || info.index >= kAccountedGpus) continue;
       GpuState& g = gpus[info.index];
       g.acc.name = info.name.substr(0, GroupTable::kKeyMax);
       g.acc.mem_total_bytes = info.memory_total_bytes;
@@ -157,7 +157,7 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
                                    double limit) {
   // A lost or stale GPU says nothing: the interval after it spans the
   // missing time, and is a gap when that is long.
-  if (g.index < 0 || g.index >= kMaxGpuIndex || g.lost || g.stale) return;
+  if (g.index < 0 || g.index >= kAccountedGpus || g.lost || g.stale) return;
   GpuState& st = gpus[g.index];
   GpuAccount& acc = st.acc;
   if (!st.started) {

@@ -23,9 +23,9 @@ struct AccountOptions {
   double idle_util_pct = 1;
 };
 
-// GPU indices accounted: 0..kMaxGpuIndex-1 (a hostile trace's others are
-// counted in AccountReport nowhere and said in ignored_gpu_samples).
-inline constexpr int kMaxGpuIndex = 64;
+// GPU indices accounted: 0..kAccountedGpus-1 (a GPU mask is 64 bits; a
+// hostile trace's other indices are skipped).
+inline constexpr int kAccountedGpus = 64;
 
 class Accountant {
  public:
