@@ -5,6 +5,7 @@ the trace's own numbers say each job should be given."""
 import csv
 import io
 import json
+import os
 import subprocess
 import tempfile
 import unittest
@@ -18,6 +19,15 @@ WATTS = [300.0, 100.0, 50.0]
 C_ENDS = 300           # the Slurm job holds GPU 1 for samples i < C_ENDS
 SM_A, SM_B = 30.0, 10.0
 HOSTILE = "evil\x1b[2J\x1b]0;pwned\x07"
+
+
+def _tool(*relative):
+    """A build output next to gpudoctor's (build/src/cli/gpudoctor)."""
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(GPUDOCTOR))))
+    return os.path.join(build, *relative)
+
+
+STORE_FILL = os.environ.get("GD_STORE_FILL") or _tool("tests", "store", "gd_store_fill")
 
 
 def gd(*args, timeout=120):
@@ -177,6 +187,40 @@ class ReportFromTrace(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("missing.jsonl", p.stderr)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
+class ReportFromHistory(unittest.TestCase):
+    """The same trace stored the way `serve --db` keeps it: `report --db`
+    gives every group the same figures as `report --from`."""
+
+    def test_db_matches_trace(self):
+        if not os.path.exists(STORE_FILL):
+            self.fail(f"{STORE_FILL} not built")
+        with tempfile.TemporaryDirectory() as tmp:
+            trace = build_trace(tmp)
+            db = os.path.join(tmp, "h.db")
+            p = subprocess.run([STORE_FILL, "--db", db, "--trace", trace],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            want = json.loads(gd("report", "--from", trace, "--json").stdout)
+            p = gd("report", "--db", db, "--since", "0", "--json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            got = json.loads(p.stdout)
+            self.assertEqual(got["window"]["samples"], SECONDS + 1)
+            self.assertEqual([g["key"] for g in got["groups"]],
+                             [g["key"] for g in want["groups"]])
+            for a, b in zip(got["groups"], want["groups"]):
+                self.assertAlmostEqual(a["gpu_hours_held"], b["gpu_hours_held"], places=6)
+                self.assertAlmostEqual(a["energy_kwh"], b["energy_kwh"],
+                                       delta=0.01 * b["energy_kwh"])
+            self.assertAlmostEqual(got["node"]["idle_energy_kwh"], IDLE, delta=0.01 * IDLE)
+            # A window inside the history: half of it.
+            p = gd("report", "--db", db, "--start", str(T0), "--end", str(T0 + SECONDS / 2),
+                   "--json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            half = json.loads(p.stdout)
+            self.assertAlmostEqual(half["node"]["gpu_hours_available"],
+                                   3 * SECONDS / 2 / 3600, places=6)
 
 
 if __name__ == "__main__":
