@@ -82,7 +82,8 @@ struct AccountReport {
   // "other" (folded groups) last.
   std::vector<GroupRow> groups[4];
   Usage total;  // over all groups (== sum of every dimension's rows)
-  size_t groups_folded[4] = {0, 0, 0, 0};  // distinct groups put in "other"
+  // Distinct groups put in "other", counted up to kFoldedCountMax.
+  size_t groups_folded[4] = {0, 0, 0, 0};
   double gap_s = 0;  // the length over which an interval counted as a gap
   const std::vector<GroupRow>& by(Dimension d) const {
     return groups[static_cast<int>(d)];
@@ -98,5 +99,8 @@ struct Prices {
 };
 
 inline constexpr double kJoulesPerKwh = 3.6e6;
+// Folded groups are counted up to this many (a count, not a list, would be
+// unbounded only in its keys: each is remembered to count it once).
+inline constexpr size_t kFoldedCountMax = 65536;
 
 }  // namespace gd::accounting

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "accounting/energy.h"
@@ -21,7 +22,13 @@ constexpr int kTables = 3;  // job, user, container
 struct OwnerIdx {
   std::array<uint32_t, kTables> row{};
   bool operator==(const OwnerIdx&) const = default;
+  // One number per owner (rows are below kMaxGroupsCap, 21 bits each).
+  uint64_t packed() const {
+    return uint64_t{row[0]} | uint64_t{row[1]} << 21 | uint64_t{row[2]} << 42;
+  }
 };
+// Rows per group table, so that OwnerIdx::packed() is unique.
+constexpr size_t kMaxGroupsCap = size_t{1} << 20;
 
 struct GpuState {
   bool started = false;
@@ -81,8 +88,9 @@ struct Accountant::Impl {
   explicit Impl(const TraceHeader& header, AccountOptions o)
       : opt(o),
         gaps(o.gap_factor),
-        tables{GroupTable(o.max_groups), GroupTable(o.max_groups),
-               GroupTable(o.max_groups)} {
+        tables{GroupTable(std::min(o.max_groups, kMaxGroupsCap)),
+               GroupTable(std::min(o.max_groups, kMaxGroupsCap)),
+               GroupTable(std::min(o.max_groups, kMaxGroupsCap))} {
     gpus.resize(kAccountedGpus);
     for (int i = 0; i < kAccountedGpus; ++i) {
       gpus[i].acc.index = i;
@@ -114,25 +122,26 @@ struct Accountant::Impl {
   double last_limit = 0;
 
   // Per sample: the process tree (built once a sample has GPU processes)
-  // and the owners already resolved.
+  // and the owners already resolved. Hashed, not searched: a hostile
+  // trace's GPU may list a million processes.
   std::optional<ProcessTree> tree;
   const Sample* tree_of = nullptr;
-  std::vector<std::pair<uint32_t, OwnerIdx>> owners;
+  std::unordered_map<uint32_t, OwnerIdx> owners;
   OwnerKeys keys;
   std::vector<Holder> holders;
   std::vector<OwnerIdx> holder_owner;
+  std::unordered_map<uint64_t, size_t> holder_of;  // packed owner -> holder
   Split split;
 };
 
 OwnerIdx Accountant::Impl::owner_index(uint32_t pid) {
-  for (const auto& [p, idx] : owners)
-    if (p == pid) return idx;
+  if (auto it = owners.find(pid); it != owners.end()) return it->second;
   owner_of(*tree, pid, keys);
   OwnerIdx idx;
   idx.row[0] = tables[0].find_or_add(keys.job_key, keys.job_label);
   idx.row[1] = tables[1].find_or_add(keys.user_key, keys.user_label);
   idx.row[2] = tables[2].find_or_add(keys.container_key, keys.container_label);
-  owners.emplace_back(pid, idx);
+  owners.emplace(pid, idx);
   return idx;
 }
 
@@ -209,6 +218,7 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
   // some), one per owner.
   holders.clear();
   holder_owner.clear();
+  holder_of.clear();
   for (const GpuProcess& gp : *g.processes) {
     if (gp.used_bytes && *gp.used_bytes == 0) continue;
     if (tree_of != &s) {
@@ -219,9 +229,9 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
       tree_of = &s;
     }
     const OwnerIdx o = owner_index(gp.pid);
-    size_t i = 0;
-    while (i < holder_owner.size() && !(holder_owner[i] == o)) ++i;
-    if (i == holder_owner.size()) {
+    const auto [it, added] = holder_of.emplace(o.packed(), holders.size());
+    const size_t i = it->second;
+    if (added) {
       holder_owner.push_back(o);
       holders.push_back({static_cast<uint32_t>(i), uint64_t{0}, 0.0});
     }

@@ -26,7 +26,6 @@ class GroupTable {
   // The rows by held time, largest first, "other" last; empties the table.
   std::vector<GroupRow> take_sorted();
 
-  static constexpr size_t kFoldedCountMax = 65536;
   // Keys and labels are cut to this many bytes (they come from process
   // names and cgroup paths).
   static constexpr size_t kKeyMax = 256;

@@ -65,9 +65,11 @@ std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
   end_row(out);
   for (const GroupRow& row : rows) {
     std::string label = row.label;
-    if (row.folded)
-      label = fmt::format("other ({} more)",
-                          r.groups_folded[static_cast<int>(o.by)]);
+    if (row.folded) {
+      const size_t n = r.groups_folded[static_cast<int>(o.by)];
+      label = fmt::format("other ({}{} more)", n,
+                          n >= accounting::kFoldedCountMax ? "+" : "");
+    }
     out += terminal_cell(label, 32) +
            fmt::format(
                " {:<8} {:>10} {:>10} {:>15} {:>10} {:>18} {:>10} "

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -268,6 +269,39 @@ TEST(Accountant, HostileNumberOfPidsIsFoldedIntoOther) {
   for (const GroupRow& row : r.by(Dimension::kJob)) sum += row.usage.held_s;
   EXPECT_NEAR(sum, r.gpus[0].held_s, 1e-6);
   EXPECT_NEAR(r.gpus[0].held_s, 400, 1e-6);
+}
+
+// One GPU listing 200k processes: hashed, not searched (a quadratic walk
+// would take minutes here), and folded past the cap.
+TEST(Accountant, MillionsOfGpuProcessesStayLinear) {
+  TraceHeader h;
+  Accountant acc(h, AccountOptions{});
+  for (int k = 0; k < 2; ++k) {
+    Sample s;
+    s.t = 10 + k;
+    GpuSample g;
+    g.util_pct = 50;
+    g.power_w = 100;
+    g.processes.emplace();
+    for (uint32_t pid = 1; pid <= 200000; ++pid) {
+      GpuProcess gp;
+      gp.pid = pid;
+      gp.used_bytes = 1 << 20;
+      g.processes->push_back(gp);
+    }
+    s.gpus = {g};
+    acc.add(s);
+  }
+  const AccountReport r = acc.finish();
+  ASSERT_EQ(r.by(Dimension::kJob).size(), 1001u);
+  EXPECT_EQ(r.groups_folded[0], std::min<size_t>(199000, kFoldedCountMax));
+  double held = 0, energy = 0;
+  for (const GroupRow& row : r.by(Dimension::kJob)) {
+    held += row.usage.held_s;
+    energy += row.usage.energy_j;
+  }
+  EXPECT_NEAR(held, 1, 1e-9);
+  EXPECT_NEAR(energy, 100, 1e-6);
 }
 
 TEST(Accountant, WindowBounds) {
