@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +39,13 @@ struct GpuState {
   GpuAccount acc;
   GroupRow row;  // this GPU as a group of the "gpu" dimension
 };
+
+// A percentage from the trace as a fraction in [0, 1]; nullopt when absent
+// or not a number. A hostile trace's 1e308 % would make every sum infinite.
+std::optional<double> fraction(const std::optional<double>& pct) {
+  if (!pct || !std::isfinite(*pct)) return std::nullopt;
+  return std::clamp(*pct, 0.0, 100.0) / 100.0;
+}
 
 void touch(GroupRow& row, double t0, double t1, int gpu) {
   if (row.first_t == 0 || t0 < row.first_t) row.first_t = t0;
@@ -203,9 +212,11 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
   } else {
     acc.unmeasured_s += dt;
   }
-  if (g.util_pct) acc.busy_s += *g.util_pct / 100.0 * dt;
-  if (g.gpm.sm_active_pct) {
-    acc.sm_active_s += *g.gpm.sm_active_pct / 100.0 * dt;
+  const std::optional<double> util = fraction(g.util_pct);
+  const std::optional<double> sm_active = fraction(g.gpm.sm_active_pct);
+  if (util) acc.busy_s += *util * dt;
+  if (sm_active) {
+    acc.sm_active_s += *sm_active * dt;
     acc.sm_measured_s += dt;
   }
   if (!g.processes) {
@@ -236,12 +247,16 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
       holders.push_back({static_cast<uint32_t>(i), uint64_t{0}, 0.0});
     }
     Holder& h = holders[i];
+    // Saturating: a hostile trace's byte counts must not wrap the sum.
     if (h.mem)
-      h.mem =
-          gp.used_bytes ? std::optional(*h.mem + *gp.used_bytes) : std::nullopt;
-    if (h.sm)
-      h.sm = gp.sm_util_pct ? std::optional(*h.sm + *gp.sm_util_pct)
+      h.mem = gp.used_bytes ? std::optional(*gp.used_bytes > UINT64_MAX - *h.mem
+                                                ? UINT64_MAX
+                                                : *h.mem + *gp.used_bytes)
                             : std::nullopt;
+    if (h.sm)
+      h.sm = fraction(gp.sm_util_pct)
+                 ? std::optional(*h.sm + *fraction(gp.sm_util_pct) * 100)
+                 : std::nullopt;
   }
   if (holders.empty()) {
     acc.unheld_s += dt;
@@ -252,7 +267,7 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
   acc.held_s += dt;
   acc.held_energy_j += j;
 
-  const bool idle = g.util_pct && *g.util_pct < opt.idle_util_pct;
+  const bool idle = util && *util * 100 < opt.idle_util_pct;
   const std::optional<uint64_t> mem_total = acc.mem_total_bytes;
   uint64_t gpu_mem = 0;
   bool gpu_mem_known = true;
@@ -260,9 +275,9 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
     const double hw = split.held[i], aw = split.activity[i];
     Usage u;
     u.held_s = hw * dt;
-    if (g.util_pct) u.busy_s = aw * *g.util_pct / 100.0 * dt;
-    if (g.gpm.sm_active_pct) {
-      u.sm_active_s = aw * *g.gpm.sm_active_pct / 100.0 * dt;
+    if (util) u.busy_s = aw * *util * dt;
+    if (sm_active) {
+      u.sm_active_s = aw * *sm_active * dt;
       u.sm_measured_s = hw * dt;
     }
     if (idle) u.idle_held_s = hw * dt;
@@ -284,10 +299,13 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
     }
     if (holders[i].mem) {
       u.mem_peak_bytes = *holders[i].mem;
-      gpu_mem += *holders[i].mem;
+      gpu_mem = *holders[i].mem > UINT64_MAX - gpu_mem
+                    ? UINT64_MAX
+                    : gpu_mem + *holders[i].mem;
       if (mem_total && *mem_total > 0) {
-        u.mem_frac_s = static_cast<double>(*holders[i].mem) /
-                       static_cast<double>(*mem_total) * dt;
+        u.mem_frac_s = std::min(1.0, static_cast<double>(*holders[i].mem) /
+                                         static_cast<double>(*mem_total)) *
+                       dt;
         u.mem_time_s = dt;
       }
     } else {
@@ -310,7 +328,9 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
         std::max(st.row.usage.mem_peak_bytes, gpu_mem);
     if (mem_total && *mem_total > 0) {
       st.row.usage.mem_frac_s +=
-          static_cast<double>(gpu_mem) / static_cast<double>(*mem_total) * dt;
+          std::min(1.0, static_cast<double>(gpu_mem) /
+                            static_cast<double>(*mem_total)) *
+          dt;
       st.row.usage.mem_time_s += dt;
     }
   }

@@ -304,6 +304,48 @@ TEST(Accountant, MillionsOfGpuProcessesStayLinear) {
   EXPECT_NEAR(energy, 100, 1e-6);
 }
 
+// Numbers no GPU reports: every figure stays finite and still closes.
+TEST(Accountant, HostileNumbersStayFiniteAndClose) {
+  TraceHeader h;
+  GpuInfo info;
+  info.memory_total_bytes = 80 * kGiB;
+  h.gpus = {info};
+  Accountant acc(h, AccountOptions{});
+  for (int k = 0; k < 3; ++k) {
+    Sample s;
+    s.t = 10 + k;
+    GpuSample g;
+    g.util_pct = 1e308;
+    g.gpm.sm_active_pct = -5;
+    g.energy_mj_total = uint64_t{1000} * static_cast<uint64_t>(k);
+    g.processes.emplace();
+    for (uint32_t pid : {7u, 8u}) {
+      GpuProcess gp;
+      gp.pid = pid;
+      gp.used_bytes = UINT64_MAX;
+      gp.sm_util_pct = pid == 7 ? 1e308 : -1;
+      g.processes->push_back(gp);
+    }
+    s.gpus = {g};
+    acc.add(s);
+  }
+  const AccountReport r = acc.finish();
+  ASSERT_EQ(r.gpus.size(), 1u);
+  const GpuAccount& g = r.gpus[0];
+  EXPECT_NEAR(g.held_s + g.unheld_s + g.unattributed_s, g.wall_s, 1e-9);
+  EXPECT_NEAR(g.busy_s, 2, 1e-9);  // util clamped to 100%
+  EXPECT_EQ(g.sm_active_s, 0);     // clamped to 0%
+  double held = 0, energy = 0;
+  for (const GroupRow& row : r.by(Dimension::kJob)) {
+    EXPECT_TRUE(std::isfinite(row.usage.busy_s));
+    EXPECT_LE(row.usage.mem_frac_s, row.usage.mem_time_s);
+    held += row.usage.held_s;
+    energy += row.usage.energy_j;
+  }
+  EXPECT_NEAR(held, 2, 1e-9);
+  EXPECT_NEAR(energy, 2, 1e-9);  // 1 J a second from the counter
+}
+
 TEST(Accountant, WindowBounds) {
   Expected want;
   AccountOptions o;
