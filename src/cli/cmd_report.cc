@@ -116,7 +116,10 @@ void run_report(const ReportFlags& f) {
   if (f.price_kwh) view.prices.kwh = f.price_kwh;
   if (f.price_gpu_hour) view.prices.gpu_hour = f.price_gpu_hour;
   if (r.samples == 0)
-    std::fprintf(stderr, "gpudoctor: report: no samples in the window\n");
+    std::fprintf(
+        stderr, "gpudoctor: report: no samples in %s between %s and %s\n",
+        view.source.c_str(), o.start ? utc_text(*o.start).c_str() : "its start",
+        o.end ? utc_text(*o.end).c_str() : "its end");
   const std::string out = f.json  ? report_json(r, view)
                           : f.csv ? report_csv(r, view)
                                   : report_text(r, view);

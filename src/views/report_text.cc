@@ -49,9 +49,14 @@ std::string memory(const Usage& u) {
 std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
   const char* by = accounting::dimension_name(o.by);
   std::string out =
-      fmt::format("gpudoctor report: {}, {} .. {} ({} samples), by {}\n\n",
-                  terminal_safe(o.source, 256), utc_text(r.start),
-                  utc_text(r.end), r.samples, by);
+      r.samples == 0
+          ? fmt::format(
+                "gpudoctor report: {}, no samples in the window, by {}\n\n",
+                terminal_safe(o.source, 256), by)
+          : fmt::format(
+                "gpudoctor report: {}, {} .. {} ({} samples), by {}\n\n",
+                terminal_safe(o.source, 256), utc_text(r.start),
+                utc_text(r.end), r.samples, by);
   const auto& rows = r.by(o.by);
   std::string head = by;
   for (char& c : head) c = static_cast<char>(c - ('a' - 'A'));

@@ -183,6 +183,16 @@ class ReportFromTrace(unittest.TestCase):
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
             self.assertIn(word, p.stderr)
+        # A window the trace does not reach: said on stderr, an empty report.
+        p = gd("report", "--from", self.trace, "--since", "1h", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("no samples in", p.stderr)
+        self.assertEqual(json.loads(p.stdout)["groups"], [])
+        # A window the trace does not reach: said on stderr, an empty report.
+        p = gd("report", "--from", self.trace, "--since", "1h", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("no samples in", p.stderr)
+        self.assertEqual(json.loads(p.stdout)["groups"], [])
         p = gd("report", "--from", self.tmp.name + "/missing.jsonl")
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("missing.jsonl", p.stderr)
