@@ -45,13 +45,24 @@ struct Usage {
   void add(const Usage& o);
 };
 
+// A diagnosis finding (diagnose's, handed over by the caller) that names
+// pids of this group, and how much of the group's time it covers.
+struct GroupFinding {
+  std::string id, severity;
+  double seconds = 0;  // the finding's span within the group's first..last
+  double share = 0;    // seconds / the group's first..last (0..1)
+};
+// Findings kept per group (the most covering first).
+inline constexpr size_t kFindingsPerGroup = 16;
+
 struct GroupRow {
   std::string key;    // stable identity ("slurm:1234", "u:alice", "gpu:0")
   std::string label;  // what a person reads; untrusted text, unsanitised
   Usage usage;
-  double first_t = 0, last_t = 0;  // first and last interval it held a GPU
-  uint64_t gpu_mask = 0;           // GPUs 0..63 it held (bit i = GPU i)
-  bool folded = false;             // "other": groups past the cap
+  double first_t = 0, last_t = 0;      // first and last interval it held a GPU
+  uint64_t gpu_mask = 0;               // GPUs 0..63 it held (bit i = GPU i)
+  bool folded = false;                 // "other": groups past the cap
+  std::vector<GroupFinding> findings;  // with Accountant::attribute
 };
 
 struct GpuAccount {

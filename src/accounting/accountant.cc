@@ -140,6 +140,9 @@ struct Accountant::Impl {
   std::vector<Holder> holders;
   std::vector<OwnerIdx> holder_owner;
   std::unordered_map<uint64_t, size_t> holder_of;  // packed owner -> holder
+  // Every GPU process's owner (the last one seen), for attribute().
+  std::unordered_map<uint32_t, OwnerIdx> owner_of_pid;
+  void attribute(const std::vector<Accountant::FindingSpan>& findings);
   Split split;
 };
 
@@ -151,6 +154,8 @@ OwnerIdx Accountant::Impl::owner_index(uint32_t pid) {
   idx.row[1] = tables[1].find_or_add(keys.user_key, keys.user_label);
   idx.row[2] = tables[2].find_or_add(keys.container_key, keys.container_label);
   owners.emplace(pid, idx);
+  if (owner_of_pid.size() < kPidsRemembered || owner_of_pid.count(pid))
+    owner_of_pid[pid] = idx;
   return idx;
 }
 
@@ -336,6 +341,47 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
   }
 }
 
+void Accountant::Impl::attribute(
+    const std::vector<Accountant::FindingSpan>& findings) {
+  std::vector<uint32_t> rows;
+  for (const auto& f : findings) {
+    for (int t = 0; t < kTables; ++t) {
+      // The distinct rows the finding's pids belong to.
+      rows.clear();
+      for (uint32_t pid : f.pids)
+        if (auto it = owner_of_pid.find(pid); it != owner_of_pid.end())
+          rows.push_back(it->second.row[t]);
+      std::sort(rows.begin(), rows.end());
+      rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+      for (uint32_t i : rows) {
+        GroupRow& row = tables[t].row(i);
+        const double span = row.last_t - row.first_t;
+        const double seconds = std::max(
+            0.0, std::min(f.end, row.last_t) - std::max(f.start, row.first_t));
+        GroupFinding gf{f.id.substr(0, 64), f.severity.substr(0, 16), seconds,
+                        span > 0 ? std::min(1.0, seconds / span) : 0.0};
+        // The same id twice (two GPUs of one job): keep the longer.
+        auto same = std::find_if(
+            row.findings.begin(), row.findings.end(),
+            [&gf](const GroupFinding& x) { return x.id == gf.id; });
+        if (same != row.findings.end()) {
+          if (gf.seconds > same->seconds) *same = gf;
+        } else if (row.findings.size() < kFindingsPerGroup) {
+          row.findings.push_back(std::move(gf));
+        }
+      }
+    }
+  }
+  for (int t = 0; t < kTables; ++t)
+    for (size_t i = 0; i < tables[t].size(); ++i) {
+      auto& fs = tables[t].row(static_cast<uint32_t>(i)).findings;
+      std::stable_sort(fs.begin(), fs.end(),
+                       [](const GroupFinding& a, const GroupFinding& b) {
+                         return a.seconds > b.seconds;
+                       });
+    }
+}
+
 AccountReport Accountant::Impl::finish() {
   AccountReport r;
   r.start = first_t;
@@ -365,6 +411,9 @@ Accountant::Accountant(const TraceHeader& header, AccountOptions options)
     : impl_(std::make_unique<Impl>(header, options)) {}
 Accountant::~Accountant() = default;
 void Accountant::add(const Sample& sample) { impl_->add(sample); }
+void Accountant::attribute(const std::vector<FindingSpan>& findings) {
+  impl_->attribute(findings);
+}
 AccountReport Accountant::finish() { return impl_->finish(); }
 
 }  // namespace gd::accounting

@@ -3,8 +3,11 @@
 // and tells where each GPU's time and energy went (account.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "accounting/account.h"
 #include "model/sample.h"
@@ -26,6 +29,8 @@ struct AccountOptions {
 // GPU indices accounted: 0..kAccountedGpus-1 (a GPU mask is 64 bits; a
 // hostile trace's other indices are skipped).
 inline constexpr int kAccountedGpus = 64;
+// GPU processes whose group is remembered for attribute().
+inline constexpr size_t kPidsRemembered = size_t{1} << 16;
 
 class Accountant {
  public:
@@ -35,6 +40,16 @@ class Accountant {
   Accountant& operator=(const Accountant&) = delete;
   // Samples in time order (a sample not after the previous one is skipped).
   void add(const Sample& sample);
+  // What a finding tells the accountant: its id, severity, pids and span.
+  struct FindingSpan {
+    std::string id, severity;
+    std::vector<uint32_t> pids;
+    double start = 0, end = 0;
+  };
+  // Gives each finding to the groups whose GPU processes it names (after
+  // the last add(), before finish()). Pids are remembered up to
+  // kPidsRemembered; a finding naming none of them is given to nobody.
+  void attribute(const std::vector<FindingSpan>& findings);
   // The report of everything added; the accountant is spent after.
   AccountReport finish();
 

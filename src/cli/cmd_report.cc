@@ -12,12 +12,14 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "accounting/accountant.h"
 #include "cli/commands.h"
 #include "cli/full_binary.h"
 #include "collect/sampler.h"
 #include "common/time_point.h"
+#include "diagnose/engine.h"
 #include "store/history_store.h"
 #include "trace/trace_io.h"
 #include "views/report_view.h"
@@ -27,7 +29,7 @@ namespace {
 
 struct ReportFlags {
   std::string from, db, since, start, end, by = "job";
-  bool json = false, csv = false;
+  bool json = false, csv = false, findings = false;
   std::optional<double> price_kwh, price_gpu_hour;
 };
 
@@ -57,16 +59,49 @@ int parse_threads() {
       std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
 }
 
+// The window's samples, each handed to the accountant on its way to the
+// diagnosis: one pass over the trace does both.
+class AccountingSource : public SampleSource {
+ public:
+  AccountingSource(TraceReader& reader, accounting::Accountant& acc,
+                   const accounting::AccountOptions& o)
+      : reader_(reader), acc_(acc), o_(o) {}
+  bool next(Sample& out) override {
+    while (reader_.next(out)) {
+      if (o_.start && out.t < *o_.start) continue;
+      if (o_.end && out.t > *o_.end) return false;  // in time order
+      acc_.add(out);
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  TraceReader& reader_;
+  accounting::Accountant& acc_;
+  const accounting::AccountOptions& o_;
+};
+
 accounting::AccountReport account_trace(const ReportFlags& f,
                                         const accounting::AccountOptions& o) {
   TraceReader reader(f.from,
                      {.parse_threads = parse_threads(), .process_budget = {}});
   accounting::Accountant acc(reader.header(), o);
-  Sample s;
-  while (reader.next(s)) {
-    if (o.end && s.t > *o.end) break;  // samples are in time order
-    acc.add(s);
+  AccountingSource source(reader, acc, o);
+  if (!f.findings) {
+    Sample s;
+    while (source.next(s)) {
+    }
+    return acc.finish();
   }
+  // The efficiency findings behind the waste, given to the groups whose
+  // processes they name.
+  const DiagnoseResult d = diagnose(reader.header(), source, {});
+  std::vector<accounting::Accountant::FindingSpan> spans;
+  spans.reserve(d.findings.size());
+  for (const Finding& x : d.findings)
+    spans.push_back({x.id, x.severity, x.pids, x.start, x.end});
+  acc.attribute(spans);
   return acc.finish();
 }
 
@@ -115,6 +150,7 @@ void run_report(const ReportFlags& f) {
   view.source = f.from.empty() ? f.db : f.from;
   if (f.price_kwh) view.prices.kwh = f.price_kwh;
   if (f.price_gpu_hour) view.prices.gpu_hour = f.price_gpu_hour;
+  view.findings = f.findings;
   if (r.samples == 0)
     std::fprintf(
         stderr, "gpudoctor: report: no samples in %s between %s and %s\n",
@@ -167,9 +203,16 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
          [f](const std::string& v) { f->price_gpu_hour = std::stod(v); },
          "price of one GPU-hour held: adds a cost column")
       ->check(check_price);
+  cmd->add_flag("--findings", f->findings,
+                "also run the diagnosis over the window and give each "
+                "group the findings that name its processes (--from only)");
   cmd->callback([f] {
     if (f->from.empty() && f->db.empty())
       throw CLI::RequiredError("--from or --db");
+    if (f->findings && f->from.empty())
+      throw CLI::ValidationError("--findings",
+                                 "needs --from (not yet with --db: export "
+                                 "the history to a trace first)");
     run_report(*f);
   });
 }

@@ -1,4 +1,6 @@
 // Cells the text, JSON and CSV forms of `gpudoctor report` share.
+#include <fmt/format.h>
+
 #include "views/report_view.h"
 
 namespace gd {
@@ -21,6 +23,15 @@ std::string report_split_text(const accounting::Usage& u) {
   add(u.split_memory_s, "memory");
   add(u.split_equal_s, "equal");
   return out.empty() ? "-" : out;
+}
+
+std::string report_findings_text(const accounting::GroupRow& row) {
+  std::string out;
+  for (const auto& f : row.findings) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {:.0f}%", f.id, 100 * f.share);
+  }
+  return out;
 }
 
 }  // namespace gd

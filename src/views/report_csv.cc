@@ -36,6 +36,7 @@ std::string report_csv(const accounting::AccountReport& r,
       "idle_held_gpu_hours,mem_mean_pct,mem_peak_bytes,energy_kwh,"
       "energy_counter_kwh,energy_power_kwh,split";
   if (o.prices.any()) out += ",cost";
+  if (o.findings) out += ",findings";
   out += "\n";
   for (const auto& row : r.by(o.by)) {
     const auto& u = row.usage;
@@ -53,6 +54,7 @@ std::string report_csv(const accounting::AccountReport& r,
         num(u.energy_counter_j / kJoulesPerKwh),
         num(u.energy_power_j / kJoulesPerKwh), report_split_text(u));
     if (o.prices.any()) out += fmt::format(",{:.4f}", o.prices.cost(u));
+    if (o.findings) out += "," + cell(report_findings_text(row));
     out += "\n";
   }
   return out;

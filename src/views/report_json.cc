@@ -108,6 +108,15 @@ std::string report_json(const accounting::AccountReport& r,
     g["first"] = row.first_t;
     g["last"] = row.last_t;
     g.update(usage_json(row.usage, o));
+    if (o.findings) {
+      Json fs = Json::array();
+      for (const auto& f : row.findings)
+        fs.push_back({{"id", f.id},
+                      {"severity", f.severity},
+                      {"seconds", f.seconds},
+                      {"share", f.share}});
+      g["findings"] = std::move(fs);
+    }
     groups.push_back(std::move(g));
   }
   doc["groups"] = groups;

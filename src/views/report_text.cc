@@ -90,6 +90,18 @@ std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
   }
   if (rows.empty()) out += "(no GPU was held in this window)\n";
 
+  if (o.findings) {
+    out += "\nfindings (share of each one's time):\n";
+    bool any = false;
+    for (const GroupRow& row : rows) {
+      if (row.findings.empty()) continue;
+      any = true;
+      out += "  " + terminal_fit(row.label, 40) + ": " +
+             terminal_safe(report_findings_text(row)) + "\n";
+    }
+    if (!any) out += "  none names a process of these groups\n";
+  }
+
   const accounting::NodeTotals n = accounting::node_totals(r);
   out += fmt::format(
       "\nnode: {} GPUs, {} GPU-h available: held {} ({}), busy {}, "

@@ -15,6 +15,9 @@ struct ReportViewOptions {
   accounting::Dimension by = accounting::Dimension::kJob;
   accounting::Prices prices;
   std::string source;  // the trace or database read (a path: untrusted)
+  // The diagnosis ran (--findings): each group's findings are shown (an
+  // empty list then means none, not "not looked").
+  bool findings = false;
 };
 
 std::string report_text(const accounting::AccountReport& r,
@@ -30,5 +33,9 @@ std::vector<int> report_gpus(uint64_t mask);
 // Which method a group's energy split used: "sm", "memory", "equal", or
 // "sm+memory" ... when several did, in that order; "-" when none.
 std::string report_split_text(const accounting::Usage& u);
+
+// A group's findings in one cell: "input-bound 62%, gpu-idle-allocated 10%"
+// (share of the group's time); "" when none.
+std::string report_findings_text(const accounting::GroupRow& row);
 
 }  // namespace gd

@@ -346,6 +346,39 @@ TEST(Accountant, HostileNumbersStayFiniteAndClose) {
   EXPECT_NEAR(energy, 2, 1e-9);  // 1 J a second from the counter
 }
 
+// Findings go to the groups whose GPU processes they name, with the share
+// of each group's time they cover.
+TEST(Accountant, FindingsGoToTheGroupsOfTheirPids) {
+  const Scenario s = shared_node();
+  Expected want;
+  Accountant acc(s.header(), AccountOptions{});
+  s.run([&](const Sample& sample) { acc.add(sample); }, want);
+  acc.attribute({{"input-bound", "warning", {101}, 1010, 1040},
+                 {"input-bound", "warning", {102}, 1000, 1020},
+                 {"gpu-idle-allocated", "warning", {300, 999999}, 0, 5000},
+                 {"memory-leak", "warning", {424242}, 1000, 1100}});
+  const AccountReport r = acc.finish();
+  const GroupRow* a = find(r, Dimension::kJob, pid_key(100, 1009));
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->findings.size(), 1u);  // one id per group, the longest
+  EXPECT_EQ(a->findings[0].id, "input-bound");
+  const double span = a->last_t - a->first_t;
+  EXPECT_NEAR(a->findings[0].seconds, 30, 1e-9);
+  EXPECT_NEAR(a->findings[0].share, 30 / span, 1e-9);
+  const GroupRow* c = find(r, Dimension::kJob, "slurm:1234");
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->findings.size(), 1u);
+  EXPECT_EQ(c->findings[0].id, "gpu-idle-allocated");
+  EXPECT_NEAR(c->findings[0].share, 1, 1e-9);  // clipped to its time
+  const GroupRow* b = find(r, Dimension::kJob, pid_key(200, 1000));
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->findings.empty());  // no finding names its pids
+  const GroupRow* alice = find(r, Dimension::kUser, "u:alice");
+  ASSERT_NE(alice, nullptr);
+  ASSERT_EQ(alice->findings.size(), 1u);
+  EXPECT_EQ(alice->findings[0].id, "input-bound");
+}
+
 TEST(Accountant, WindowBounds) {
   Expected want;
   AccountOptions o;

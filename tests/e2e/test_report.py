@@ -28,6 +28,7 @@ def _tool(*relative):
 
 
 STORE_FILL = os.environ.get("GD_STORE_FILL") or _tool("tests", "store", "gd_store_fill")
+TRACEGEN = os.environ.get("GD_TRACEGEN") or _tool("tools", "tracegen", "gpudoctor-tracegen")
 
 
 def gd(*args, timeout=120):
@@ -231,6 +232,43 @@ class ReportFromHistory(unittest.TestCase):
             half = json.loads(p.stdout)
             self.assertAlmostEqual(half["node"]["gpu_hours_available"],
                                    3 * SECONDS / 2 / 3600, places=6)
+
+
+class ReportFindings(unittest.TestCase):
+    """--findings: the diagnosis of the same window, each finding given to
+    the job whose processes it names, with the share of the job's time."""
+
+    def test_findings_match_diagnose(self):
+        if not os.path.exists(TRACEGEN):
+            self.fail(f"{TRACEGEN} not built")
+        with tempfile.TemporaryDirectory() as tmp:
+            trace = os.path.join(tmp, "ib.jsonl")
+            subprocess.run([TRACEGEN, "--scenario", "input-bound", "--gpus", "2",
+                            "--duration", "20m", "--interval", "1s", "-q", "-o", trace],
+                           check=True, timeout=120)
+            p = gd("--kmsg", "none", "diagnose", "--from", trace, "--json")
+            findings = [f for f in json.loads(p.stdout)["findings"] if f["pids"]]
+            self.assertTrue(any(f["id"] == "input-bound" for f in findings), p.stdout)
+            p = gd("report", "--from", trace, "--findings", "--json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = json.loads(p.stdout)
+            jobs = [g for g in doc["groups"] if not g["other"]]
+            self.assertEqual(len(jobs), 1)
+            job = jobs[0]
+            got = {f["id"]: f for f in job["findings"]}
+            for f in findings:
+                self.assertIn(f["id"], got)
+                span = job["last"] - job["first"]
+                overlap = min(f["end"], job["last"]) - max(f["start"], job["first"])
+                self.assertAlmostEqual(got[f["id"]]["share"], overlap / span, places=6)
+            text = gd("report", "--from", trace, "--findings").stdout
+            self.assertIn("input-bound", text.split("findings (share")[1])
+            # Without the flag, no findings key: absent is not "none".
+            doc = json.loads(gd("report", "--from", trace, "--json").stdout)
+            self.assertNotIn("findings", doc["groups"][0])
+            p = gd("report", "--db", os.path.join(tmp, "x.db"), "--findings")
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("--findings", p.stderr)
 
 
 if __name__ == "__main__":
