@@ -31,6 +31,11 @@ inline constexpr FullOnlyCommand kServeCommand{
 inline constexpr FullOnlyCommand kExportCommand{
     "export", 80,
     "write the history kept by `serve --db` as a trace (for diagnose --from)"};
+inline constexpr FullOnlyCommand kReportCommand{
+    "report", 82,
+    "where the GPU-hours and the energy went: usage, waste and energy per "
+    "job, user, container or GPU, from a trace or the history of `serve "
+    "--db`"};
 inline constexpr FullOnlyCommand kDbCommand{
     "db", 85, "check or repair the history database of `serve --db`"};
 

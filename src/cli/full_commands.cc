@@ -29,6 +29,8 @@ static const CommandRegistration gd_serve_forwarder(
     kServeCommand.order, add_forwarder_of<kServeCommand>);
 static const CommandRegistration gd_export_forwarder(
     kExportCommand.order, add_forwarder_of<kExportCommand>);
+static const CommandRegistration gd_report_forwarder(
+    kReportCommand.order, add_forwarder_of<kReportCommand>);
 static const CommandRegistration gd_db_forwarder(kDbCommand.order,
                                                  add_forwarder_of<kDbCommand>);
 

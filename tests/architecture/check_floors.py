@@ -37,6 +37,8 @@ TABLE = {
     "diagnose": ({"common", "model", "trace"}, "the rules, one per file, "
                  "one table"),
     "checklist": ({"common", "model"}, "static checks, one per file"),
+    "accounting": ({"common", "model"}, "GPU-hours and energy per job, user, "
+                   "container and GPU (report)"),
     "procmgmt": ({"common", "model", "procfs"}, "who, kill sessions, "
                  "watch-leak, ps --tree data"),
     "exporter": ({"common", "model"}, "Prometheus text of /metrics"),
@@ -58,9 +60,10 @@ TABLE = {
                  "procmgmt", "api", "http_client"},
                 "top's data: feeds, window diagnosis, kill jobs"),
     "views": ({"common", "model", "diagnose", "checklist", "procmgmt",
-               "burn", "monitor", "api"},
+               "burn", "monitor", "api", "accounting"},
               "terminal text and command JSON; views/top/: top's screen"),
     "cli": ({"common", "model", "trace", "procfs", "collect", "diagnose",
+             "accounting",
              "checklist", "procmgmt", "exporter", "store", "serve", "burn",
              "monitor", "views", "api", "http_client", "promsource"},
             "one thin cmd_<name>.cc per command: flags -> module -> view"),

@@ -1,0 +1,61 @@
+// The accounting engine: streams a window of samples (one at a time, so a
+// week of a node costs the state of its GPUs and groups, not the samples)
+// and tells where each GPU's time and energy went (account.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "accounting/account.h"
+#include "model/sample.h"
+
+namespace gd::accounting {
+
+struct AccountOptions {
+  // Samples outside [start, end] are skipped (nullopt: no bound).
+  std::optional<double> start, end;
+  // Groups kept per dimension; the rest are folded into "other".
+  size_t max_groups = 1000;
+  // An interval longer than this many times the recent sampling period is
+  // a gap: not attributed (gap_judge.h).
+  double gap_factor = 4;
+  // A held GPU whose util_pct is below this is idle-held.
+  double idle_util_pct = 1;
+};
+
+// GPU indices accounted: 0..kAccountedGpus-1 (a GPU mask is 64 bits; a
+// hostile trace's other indices are skipped).
+inline constexpr int kAccountedGpus = 64;
+// GPU processes whose group is remembered for attribute().
+inline constexpr size_t kPidsRemembered = size_t{1} << 16;
+
+class Accountant {
+ public:
+  Accountant(const TraceHeader& header, AccountOptions options);
+  ~Accountant();
+  Accountant(const Accountant&) = delete;
+  Accountant& operator=(const Accountant&) = delete;
+  // Samples in time order (a sample not after the previous one is skipped).
+  void add(const Sample& sample);
+  // What a finding tells the accountant: its id, severity, pids and span.
+  struct FindingSpan {
+    std::string id, severity;
+    std::vector<uint32_t> pids;
+    double start = 0, end = 0;
+  };
+  // Gives each finding to the groups whose GPU processes it names (after
+  // the last add(), before finish()). Pids are remembered up to
+  // kPidsRemembered; a finding naming none of them is given to nobody.
+  void attribute(const std::vector<FindingSpan>& findings);
+  // The report of everything added; the accountant is spent after.
+  AccountReport finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gd::accounting

@@ -1,0 +1,222 @@
+// gpudoctor report [--from TRACE | --db PATH] [--since 24h | --start T
+// --end T] [--by job|user|container|gpu] [--json|--csv] [--price-kwh X]
+// [--price-gpu-hour Y]: where the GPU-hours and the energy of a window went.
+// Flags -> the accounting engine (fed from a trace or serve's history) ->
+// the report view. In gpudoctor-full, because --db reads SQLite.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "accounting/accountant.h"
+#include "cli/commands.h"
+#include "cli/full_binary.h"
+#include "collect/sampler.h"
+#include "common/time_point.h"
+#include "diagnose/engine.h"
+#include "store/history_store.h"
+#include "trace/trace_io.h"
+#include "views/report_view.h"
+
+namespace gd {
+namespace {
+
+struct ReportFlags {
+  std::string from, db, since, start, end, by = "job";
+  bool json = false, csv = false, findings = false;
+  std::optional<double> price_kwh, price_gpu_hour;
+};
+
+// A price: a plain non-negative decimal ("0.12", "2"); no sign, exponent,
+// nan or inf.
+std::string check_price(const std::string& text) {
+  const bool plain = !text.empty() && text.size() <= 32 &&
+                     text.find_first_not_of("0123456789.") == std::string::npos;
+  char* end = nullptr;
+  const double v = plain ? std::strtod(text.c_str(), &end) : -1;
+  if (!plain || end != text.c_str() + text.size() || !std::isfinite(v))
+    return "'" + text + "' is not a price (a plain number such as 0.12)";
+  return {};
+}
+
+accounting::Dimension dimension_of(const std::string& by) {
+  if (by == "user") return accounting::Dimension::kUser;
+  if (by == "container") return accounting::Dimension::kContainer;
+  if (by == "gpu") return accounting::Dimension::kGpu;
+  return accounting::Dimension::kJob;
+}
+
+// Reading a trace is most of the work (the accounting of one sample costs
+// less than parsing it), so parser threads go as far as there are cores.
+int parse_threads() {
+  return static_cast<int>(
+      std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+}
+
+// The window's samples, each handed to the accountant on its way to the
+// diagnosis: one pass over the trace does both.
+class AccountingSource : public SampleSource {
+ public:
+  AccountingSource(TraceReader& reader, accounting::Accountant& acc,
+                   const accounting::AccountOptions& o)
+      : reader_(reader), acc_(acc), o_(o) {}
+  bool next(Sample& out) override {
+    while (reader_.next(out)) {
+      if (o_.start && out.t < *o_.start) continue;
+      if (o_.end && out.t > *o_.end) return false;  // in time order
+      acc_.add(out);
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  TraceReader& reader_;
+  accounting::Accountant& acc_;
+  const accounting::AccountOptions& o_;
+};
+
+accounting::AccountReport account_trace(const ReportFlags& f,
+                                        const accounting::AccountOptions& o) {
+  TraceReader reader(f.from,
+                     {.parse_threads = parse_threads(), .process_budget = {}});
+  accounting::Accountant acc(reader.header(), o);
+  AccountingSource source(reader, acc, o);
+  if (!f.findings) {
+    Sample s;
+    while (source.next(s)) {
+    }
+    return acc.finish();
+  }
+  // The efficiency findings behind the waste, given to the groups whose
+  // processes they name.
+  const DiagnoseResult d = diagnose(reader.header(), source, {});
+  std::vector<accounting::Accountant::FindingSpan> spans;
+  spans.reserve(d.findings.size());
+  for (const Finding& x : d.findings)
+    spans.push_back({x.id, x.severity, x.pids, x.start, x.end});
+  acc.attribute(spans);
+  return acc.finish();
+}
+
+accounting::AccountReport account_history(const ReportFlags& f,
+                                          const accounting::AccountOptions& o) {
+  StoreOptions so;
+  so.path = f.db;
+  so.read_only = true;
+  auto store = HistoryStore::open(so);
+  accounting::Accountant acc(store->header(), o);
+  ReadReport read;
+  store->scan(
+      o.start.value_or(0), o.end.value_or(unix_now()),
+      [&acc](const Sample& s) {
+        acc.add(s);
+        return true;
+      },
+      &read);
+  if (read.skipped_blocks > 0)
+    std::fprintf(stderr,
+                 "gpudoctor: report: %s: skipped %zu corrupt history "
+                 "block(s); their time counts as unattributed (see "
+                 "`gpudoctor db check --db %s`)\n",
+                 f.db.c_str(), read.skipped_blocks, f.db.c_str());
+  return acc.finish();
+}
+
+void run_report(const ReportFlags& f) {
+  accounting::AccountOptions o;
+  const double now = unix_now();
+  if (!f.since.empty()) o.start = parse_time_point(f.since, now);
+  if (!f.start.empty()) o.start = parse_time_point(f.start, now);
+  if (!f.end.empty()) o.end = parse_time_point(f.end, now);
+  if (o.start && o.end && *o.end < *o.start)
+    throw CLI::ValidationError("--end", "--end " + utc_text(*o.end) +
+                                            " is before the start " +
+                                            utc_text(*o.start));
+  accounting::AccountReport r;
+  try {
+    r = f.from.empty() ? account_history(f, o) : account_trace(f, o);
+  } catch (const TraceError& e) {
+    throw std::runtime_error(std::string("report: ") + e.what());
+  }
+  ReportViewOptions view;
+  view.by = dimension_of(f.by);
+  view.source = f.from.empty() ? f.db : f.from;
+  if (f.price_kwh) view.prices.kwh = f.price_kwh;
+  if (f.price_gpu_hour) view.prices.gpu_hour = f.price_gpu_hour;
+  view.findings = f.findings;
+  if (r.samples == 0)
+    std::fprintf(
+        stderr, "gpudoctor: report: no samples in %s between %s and %s\n",
+        view.source.c_str(), o.start ? utc_text(*o.start).c_str() : "its start",
+        o.end ? utc_text(*o.end).c_str() : "its end");
+  const std::string out = f.json  ? report_json(r, view)
+                          : f.csv ? report_csv(r, view)
+                                  : report_text(r, view);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  command_exit_code() = kExitOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, const GlobalOptions&) {
+  auto* cmd = app.add_subcommand(kReportCommand.name, kReportCommand.summary);
+  auto f = std::make_shared<ReportFlags>();
+  auto* from = cmd->add_option("--from", f->from,
+                               "trace to account ('-' = stdin; .zst read)");
+  auto* db = cmd->add_option(
+      "--db", f->db, "history database written by `gpudoctor serve --db`");
+  from->excludes(db);
+  auto* since =
+      cmd->add_option("--since", f->since,
+                      "window: from a duration ago (24h), Unix seconds or "
+                      "a UTC time, to now (default: everything)")
+          ->check(check_time_point);
+  auto* start = cmd->add_option("--start", f->start,
+                                "window start, same forms as --since")
+                    ->check(check_time_point);
+  auto* end = cmd->add_option("--end", f->end,
+                              "window end, same forms (default: the last "
+                              "sample)")
+                  ->check(check_time_point);
+  since->excludes(start)->excludes(end);
+  cmd->add_option("--by", f->by,
+                  "group by job (default), user, container "
+                  "or gpu")
+      ->check(CLI::IsMember({"job", "user", "container", "gpu"}));
+  auto* json = cmd->add_flag("--json", f->json, "JSON instead of a table");
+  auto* csv = cmd->add_flag("--csv", f->csv, "CSV, one row per group");
+  json->excludes(csv);
+  cmd->add_option_function<std::string>(
+         "--price-kwh",
+         [f](const std::string& v) { f->price_kwh = std::stod(v); },
+         "price of one kWh: adds a cost column")
+      ->check(check_price);
+  cmd->add_option_function<std::string>(
+         "--price-gpu-hour",
+         [f](const std::string& v) { f->price_gpu_hour = std::stod(v); },
+         "price of one GPU-hour held: adds a cost column")
+      ->check(check_price);
+  cmd->add_flag("--findings", f->findings,
+                "also run the diagnosis over the window and give each "
+                "group the findings that name its processes (--from only)");
+  cmd->callback([f] {
+    if (f->from.empty() && f->db.empty())
+      throw CLI::RequiredError("--from or --db");
+    if (f->findings && f->from.empty())
+      throw CLI::ValidationError("--findings",
+                                 "needs --from (not yet with --db: export "
+                                 "the history to a trace first)");
+    run_report(*f);
+  });
+}
+
+GD_REGISTER_COMMAND(kReportCommand.order, add_report_command);
+
+}  // namespace gd
