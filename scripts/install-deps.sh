@@ -32,6 +32,9 @@ test_pkgs=(
   # the Alertmanager example, python3-yaml parses the Kubernetes manifests,
   # systemd-analyze verifies the unit.
   prometheus prometheus-alertmanager python3-yaml systemd
+  # The fleet e2e tests read the same backfilled series from VictoriaMetrics
+  # too (its Prometheus-compatible query API), not only from Prometheus.
+  victoria-metrics
   # bench/serve_load: HTTP load generator and node_exporter for comparison.
   wrk prometheus-node-exporter
   # scripts/fuzz.sh: libFuzzer harnesses need clang 14 and its runtimes.

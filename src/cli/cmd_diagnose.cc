@@ -1,6 +1,7 @@
 // gpudoctor diagnose [--from TRACE] [--duration 30s] [--json] [--gpu N]
 //                    [--min-severity S] [--config FILE] [--serve URL]
-//                    [--prometheus URL (every node of a fleet)]
+//                    [--prometheus URL (every node of a fleet,
+//                    fleet_diagnose.h)]
 // Names the cause of a slow, under-used or out-of-memory GPU server
 // (findings.md). Exit codes: 0 ok/info, 1 warning, 2 critical, 3 could not
 // diagnose. Live, it starts from the last minutes of a running serve's
@@ -17,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/fleet_diagnose.h"
+#include "cli/prometheus_flags.h"
 #include "cli/serve_client.h"
 #include "collect/sampler.h"
 #include "diagnose/config.h"
@@ -61,7 +63,7 @@ struct DiagnoseFlags {
   std::string config_path;
   bool checklist = false;
   std::string serve = kDefaultServeUrl;  // "none": sample live only
-  std::string prometheus;                // a fleet instead of this machine
+  FleetDiagnoseFlags fleet;  // --prometheus: a fleet instead of this machine
   bool duration_given = false;
 };
 
@@ -84,14 +86,13 @@ std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
 }
 
 int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
-  if (!f.prometheus.empty()) {
+  if (!f.fleet.prom.url.empty()) {
     DiagnoseOptions options;
     options.gpu = f.gpu;
     options.min_severity = f.min_severity;
     if (!f.config_path.empty())
       options.config = Config::from_toml_file(f.config_path);
-    FleetDiagnoseFlags fleet;
-    fleet.url = f.prometheus;
+    FleetDiagnoseFlags fleet = f.fleet;
     fleet.json = f.json;
     if (f.duration_given) fleet.window_s = f.duration_s;
     return diagnose_fleet(fleet, options);
@@ -186,11 +187,19 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       "sample live only)");
   from->excludes(serve);
   auto* prometheus = cmd->add_option(
-      "--prometheus", f->prometheus,
+      "--prometheus", f->fleet.prom.url,
       "diagnose every node of a fleet from its Prometheus (dcgm-exporter, "
       "node_exporter or serve series; docs/fleet.md) over the last "
-      "--duration (default here 1h), one report per node");
+      "--duration (default here 1h) or --since/--until, one report per "
+      "node, then a fleet summary");
   prometheus->excludes(from)->excludes(serve);
+  add_prometheus_flags(*cmd, f->fleet.prom, "--duration ago");
+  cmd->add_option("--match", f->fleet.match,
+                  "with --prometheus: only the nodes whose GPU series match "
+                  "these labels, e.g. '{cluster=\"a\",rack=~\"r1.*\"}'");
+  cmd->add_option("--concurrency", f->fleet.concurrency,
+                  "with --prometheus: nodes read at once (default 4, 1 to 64)")
+      ->transform(decimal_in(1, kMaxFleetConcurrency));
   auto* gpu =
       cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
           ->transform(decimal_in(0, kMaxGpuIndex));
@@ -214,6 +223,18 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       ->excludes(prometheus);
   cmd->callback([&global, f, cmd] {
     f->duration_given = cmd->count("--duration") > 0;
+    if (f->fleet.prom.url.empty()) {
+      std::vector<const char*> flags = prometheus_only_flags();
+      for (const char* flag :
+           {"--match", "--concurrency", "--since", "--until"})
+        flags.push_back(flag);
+      for (const char* flag : flags)
+        if (cmd->count(flag) > 0)
+          throw CLI::ValidationError(flag, "is for --prometheus");
+    } else if (f->duration_given && cmd->count("--since") > 0) {
+      throw CLI::ValidationError("--duration",
+                                 "and --since exclude each other");
+    }
     try {
       command_exit_code() = f->checklist ? run_checklist(global, f->json)
                                          : run_diagnose(global, *f);

@@ -14,6 +14,9 @@
 #include "cli/export_prometheus.h"
 #include "cli/flag_checks.h"
 #include "cli/full_binary.h"
+#include "cli/prometheus_flags.h"
+#include "collect/sampler.h"
+#include "common/duration.h"
 #include "common/time_point.h"
 #include "store/history_store.h"
 #include "trace/trace_io.h"
@@ -22,13 +25,11 @@
 namespace gd {
 namespace {
 
-// --step: at least a second (finer than any scrape), at most an hour.
-constexpr DurationRange kStepRange{1, 3600};
 // --prometheus without --since: the last hour.
 constexpr double kDefaultPrometheusWindowS = 3600;
 
 struct Opts {
-  std::string db, out, since, until;
+  std::string db, out;
   PrometheusExportFlags prom;
 };
 
@@ -71,7 +72,7 @@ void run_prometheus_export(Opts& o, double since, double until) {
                  "gpudoctor: export: %s has no series of node '%s' between "
                  "%s and %s (the node is dcgm-exporter's Hostname label or "
                  "the host of an instance label)\n",
-                 o.prom.url.c_str(), o.prom.node.c_str(),
+                 o.prom.prom.url.c_str(), o.prom.node.c_str(),
                  utc_text(since).c_str(), utc_text(until).c_str());
     command_exit_code() = kExitError;
     return;
@@ -92,62 +93,37 @@ void add_export_command(CLI::App& app, const GlobalOptions&) {
   auto* db = cmd->add_option(
       "--db", o->db, "history database written by `gpudoctor serve --db`");
   auto* prom = cmd->add_option(
-      "--prometheus", o->prom.url,
+      "--prometheus", o->prom.prom.url,
       "instead of --db: a Prometheus that scrapes dcgm-exporter, "
       "node_exporter or serve (http[s]://HOST:PORT); needs --node");
   db->excludes(prom);
   cmd->add_option("--node", o->prom.node,
                   "with --prometheus: the node, as dcgm-exporter's Hostname "
                   "label or the host of the instance label");
-  add_duration_option(*cmd, "--step", o->prom.step_s, kStepRange,
-                      "with --prometheus: time between samples (default 15s)");
-  cmd->add_option("--bearer-token-file", o->prom.bearer_token_file,
-                  "with --prometheus: file whose first line is the token");
-  cmd->add_option("--user", o->prom.user,
-                  "with --prometheus: basic auth user (with --password-file)");
-  cmd->add_option("--password-file", o->prom.password_file,
-                  "with --prometheus: file whose first line is the password");
-  cmd->add_option("--ca-file", o->prom.ca_file,
-                  "with an https:// --prometheus: PEM certificate(s) to trust "
-                  "(default: the system's)");
-  cmd->add_option(
-         "--since,--start", o->since,
-         "start: a duration ago (1h, 2d), Unix seconds (a plain number: "
-         "0 = everything) or a UTC time "
-         "2024-11-22T08:00:00Z (default: everything kept; with "
-         "--prometheus 1h)")
-      ->check(check_time_point);
-  cmd->add_option("--until,--end", o->until,
-                  "end, same forms as --since (default: now)")
-      ->check(check_time_point);
+  add_prometheus_flags(*cmd, o->prom.prom,
+                       "everything kept; with --prometheus 1h");
   cmd->add_option("-o,--output", o->out,
                   "trace file ('-' = stdout; a .zst name is compressed)")
       ->required();
   cmd->callback([o, cmd] {
-    const bool from_prometheus = !o->prom.url.empty();
+    const bool from_prometheus = !o->prom.prom.url.empty();
     if (o->db.empty() && !from_prometheus)
       throw CLI::RequiredError("--db or --prometheus");
     if (!from_prometheus)
-      for (const char* flag : {"--node", "--step", "--bearer-token-file",
-                               "--user", "--password-file", "--ca-file"})
+      for (const char* flag : prometheus_only_flags())
         if (cmd->count(flag) > 0)
           throw CLI::ValidationError(flag, "is for --prometheus");
+    if (!from_prometheus && cmd->count("--node") > 0)
+      throw CLI::ValidationError("--node", "is for --prometheus");
     if (from_prometheus && o->prom.node.empty())
       throw CLI::RequiredError("--node (with --prometheus)");
-    double now = std::chrono::duration<double>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count();
-    double since = !o->since.empty() ? parse_time_point(o->since, now)
-                   : from_prometheus ? now - kDefaultPrometheusWindowS
-                                     : 0;
-    double until = o->until.empty() ? now : parse_time_point(o->until, now);
-    if (until < since)
-      throw CLI::ValidationError(
-          "--until", utc_text(until) + " is before --since " + utc_text(since));
+    // --db with no --since: everything kept (the epoch on).
+    const TimeWindow w = window_of(
+        o->prom.prom, from_prometheus ? kDefaultPrometheusWindowS : unix_now());
     if (from_prometheus)
-      run_prometheus_export(*o, since, until);
+      run_prometheus_export(*o, w.start, w.end);
     else
-      run_db_export(*o, since, until);
+      run_db_export(*o, w.start, w.end);
   });
 }
 

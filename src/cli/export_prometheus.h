@@ -5,12 +5,14 @@
 
 #include <string>
 
+#include "cli/prometheus_flags.h"
+
 namespace gd {
 
 struct PrometheusExportFlags {
-  std::string url, node, out;
-  std::string bearer_token_file, user, password_file, ca_file;
-  double start = 0, end = 0, step_s = 15;
+  PrometheusFlags prom;  // the server, credentials, --step
+  std::string node, out;
+  double start = 0, end = 0;
 };
 
 // Throws CLI::ValidationError (exit 2) for a flag that cannot be used, and

@@ -1,17 +1,24 @@
 #include "cli/fleet_diagnose.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
+#include "cli/prometheus_credentials.h"
 #include "http_client/prometheus_api.h"
 #include "promsource/fleet_nodes.h"
+#include "promsource/label_matcher.h"
 #include "promsource/read_node.h"
 #include "views/diagnose_report.h"
+#include "views/fleet_report.h"
 
 namespace gd {
 namespace {
@@ -33,62 +40,117 @@ class WindowSource : public SampleSource {
   size_t at_ = 0;
 };
 
+struct NodeDone {
+  FleetNodeOutcome outcome;
+  std::string report;  // text or JSON, as asked
+};
+
+// One node read and diagnosed; its window is freed on return.
+NodeDone check_node(const http::prom::Client& client,
+                    const promsource::NodeQuery& q,
+                    const DiagnoseOptions& options, bool json) {
+  NodeDone d;
+  d.outcome.node = q.node;
+  try {
+    http::RequestCancel cancel;
+    auto window = promsource::read_node(client, q, cancel);
+    const TraceHeader header = window.header();
+    WindowSource source(window);
+    DiagnoseResult result = diagnose(header, source, options);
+    if (result.window.samples == 0)
+      throw std::runtime_error("no samples in the window");
+    d.outcome.checked = true;
+    d.outcome.exit_code = diagnose_exit_code(result);
+    d.report =
+        json ? format_json_report(result) : format_text_report(result, header);
+    d.outcome.findings = std::move(result.findings);
+    d.outcome.not_judged = std::move(result.not_judged);
+  } catch (const std::exception& e) {
+    d.outcome.why_not = e.what();
+  }
+  return d;
+}
+
+// "checked 12/100 nodes" on one rewritten line of a terminal's stderr.
+class Progress {
+ public:
+  explicit Progress(size_t total) : total_(total), on_(isatty(2) == 1) {}
+  void step() {
+    if (!on_) return;
+    std::lock_guard lock(mu_);
+    ++done_;
+    std::fprintf(stderr, "\rgpudoctor: diagnose: checked %zu/%zu nodes", done_,
+                 total_);
+    if (done_ == total_) std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  std::mutex mu_;
+  size_t total_, done_ = 0;
+  bool on_;
+};
+
 }  // namespace
 
 int diagnose_fleet(const FleetDiagnoseFlags& f,
                    const DiagnoseOptions& options) {
-  http::Url url;
-  try {
-    url = http::parse_url(f.url);
-  } catch (const std::invalid_argument& e) {
-    throw CLI::ValidationError("--prometheus", e.what());
+  const http::Url url = prometheus_url(f.prom);
+  const http::Credentials who = prometheus_credentials(f.prom);
+  if (!f.match.empty()) {
+    try {
+      promsource::check_label_matcher(f.match);
+    } catch (const std::invalid_argument& e) {
+      throw CLI::ValidationError("--match", e.what());
+    }
   }
+  if (f.concurrency < 1 || f.concurrency > kMaxFleetConcurrency)
+    throw CLI::ValidationError("--concurrency", "is 1 to 64");
+  const TimeWindow w = window_of(f.prom, f.window_s);
   std::signal(SIGPIPE, SIG_IGN);
   http::prom::Limits limits;
   // One series per GPU of the fleet when listing the nodes.
   limits.max_series = 65536;
-  http::prom::Client client(url, {}, limits);
+  const http::prom::Client lister(url, who, limits);
   http::RequestCancel cancel;
-  const double end = std::chrono::duration<double>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-  const double start = end - f.window_s;
-  const auto nodes = promsource::fleet_nodes(client, start, end, cancel);
+  const auto nodes =
+      promsource::fleet_nodes(lister, w.start, w.end, cancel, f.match);
   if (nodes.empty())
-    throw std::runtime_error(f.url +
-                             " has no GPU series (DCGM_FI_DEV_GPU_UTIL)"
-                             " in the last " +
-                             std::to_string(static_cast<long>(f.window_s)) +
-                             " s");
+    throw std::runtime_error(
+        f.prom.url + " has no GPU series (DCGM_FI_DEV_GPU_UTIL" + f.match +
+        ") between " + utc_text(w.start) + " and " + utc_text(w.end));
+  std::vector<NodeDone> done(nodes.size());
+  std::atomic<size_t> next{0};
+  Progress progress(nodes.size());
+  auto worker = [&] {
+    const http::prom::Client client(url, who);
+    for (size_t i = next++; i < nodes.size(); i = next++) {
+      done[i] = check_node(client, {nodes[i], w.start, w.end, f.prom.step_s},
+                           options, f.json);
+      progress.step();
+    }
+  };
+  const size_t workers =
+      std::min(nodes.size(), static_cast<size_t>(f.concurrency));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < workers; ++i) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+
+  std::vector<FleetNodeOutcome> outcomes;
   int worst = -1;
-  std::string json = "{\"nodes\":[";
-  for (const std::string& node : nodes) {
-    DiagnoseResult result;
-    TraceHeader header;
-    try {
-      auto window =
-          promsource::read_node(client, {node, start, end, f.step_s}, cancel);
-      header = window.header();
-      WindowSource source(window);
-      result = diagnose(header, source, options);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudoctor: diagnose: %s: %s\n", node.c_str(),
-                   e.what());
-      continue;
-    }
-    worst = std::max(worst, diagnose_exit_code(result));
-    // Node names are letters, digits, '.', '-', '_' (node_match.h): no
-    // JSON escaping needed.
-    if (f.json) {
-      if (json.back() != '[') json += ',';
-      json += "{\"node\":\"" + node +
-              "\",\"report\":" + format_json_report(result) + "}";
-    } else {
-      std::printf("== %s ==\n%s\n", node.c_str(),
-                  format_text_report(result, header).c_str());
-    }
+  std::string out = f.json ? "{\"nodes\":[" : "";
+  for (size_t i = 0; i < done.size(); ++i) {
+    const auto& o = done[i].outcome;
+    if (o.checked) worst = std::max(worst, o.exit_code);
+    if (f.json)
+      out += (i ? "," : "") + format_fleet_node_json(o, done[i].report);
+    else
+      out += format_fleet_node_text(o, done[i].report) + "\n";
+    outcomes.push_back(o);
   }
-  if (f.json) std::printf("%s]}\n", json.c_str());
+  out += f.json ? "],\"summary\":" + format_fleet_summary_json(outcomes) + "}\n"
+                : format_fleet_summary_text(outcomes);
+  std::fwrite(out.data(), 1, out.size(), stdout);
   return worst < 0 ? kExitCouldNotDiagnose : worst;
 }
 

@@ -1,24 +1,31 @@
 // diagnose --prometheus URL: every node of a fleet (promsource/fleet_nodes.h)
 // read from its Prometheus and diagnosed by the same engine, one report per
-// node. fleet_diagnose.cc runs it in gpudoctor-full; fleet_diagnose_exec.cc,
-// in the lean gpudoctor, hands the command line over to gpudoctor-full.
+// node, then a fleet summary (views/fleet_report.h). fleet_diagnose.cc runs
+// it in gpudoctor-full; fleet_diagnose_exec.cc, in the lean gpudoctor, hands
+// the command line over to gpudoctor-full.
 #pragma once
 
 #include <string>
 
+#include "cli/prometheus_flags.h"
 #include "diagnose/engine.h"
 
 namespace gd {
 
+// Nodes read at once: at least one, at most this many.
+inline constexpr int kMaxFleetConcurrency = 64;
+
 struct FleetDiagnoseFlags {
-  std::string url;
-  double window_s = 3600;  // the last hour
-  double step_s = 15;
+  PrometheusFlags prom;    // server, credentials, --since/--until, --step
+  double window_s = 3600;  // without --since: the last hour
+  std::string match;       // --match '{...}', "" for every node
+  int concurrency = 4;     // nodes in parallel, one window in memory each
   bool json = false;
 };
 
 // The exit status: the worst node's (diagnose_exit_code), or
-// kExitCouldNotDiagnose when no node could be read.
+// kExitCouldNotDiagnose when no node could be checked. Throws
+// CLI::ValidationError for a bad flag.
 int diagnose_fleet(const FleetDiagnoseFlags& f, const DiagnoseOptions& options);
 
 }  // namespace gd

@@ -9,8 +9,9 @@ namespace gd::promsource {
 
 std::vector<std::string> fleet_nodes(const http::prom::Client& client,
                                      double start, double end,
-                                     http::RequestCancel& cancel) {
-  auto r = client.series("DCGM_FI_DEV_GPU_UTIL", start, end, cancel);
+                                     http::RequestCancel& cancel,
+                                     const std::string& match) {
+  auto r = client.series("DCGM_FI_DEV_GPU_UTIL" + match, start, end, cancel);
   if (!r.ok) throw std::runtime_error("listing the nodes: " + r.error);
   std::set<std::string> nodes;
   for (const auto& s : r.series) {

@@ -12,11 +12,13 @@
 
 namespace gd::promsource {
 
-// Sorted, each once. Names that are not node names (node_match.h's
-// check_node_name: they could not be asked for) are left out. Throws
-// std::runtime_error with one line when the server cannot answer.
+// Sorted, each once. `match` (label_matcher.h, checked by the caller; ""
+// for all) narrows the GPU series asked for. Names that are not node names
+// (node_match.h's check_node_name: they could not be asked for) are left out.
+// Throws std::runtime_error with one line when the server cannot answer.
 std::vector<std::string> fleet_nodes(const http::prom::Client& client,
                                      double start, double end,
-                                     http::RequestCancel& cancel);
+                                     http::RequestCancel& cancel,
+                                     const std::string& match = "");
 
 }  // namespace gd::promsource

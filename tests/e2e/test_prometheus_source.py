@@ -13,14 +13,18 @@ diagnose --prometheus` over the whole fleet:
 
 promtool or prometheus missing fails the test: it is never skipped.
 """
+import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
+import urllib.error
+import urllib.parse
 import urllib.request
 
 from gd_e2e import GPUDOCTOR, kill_tree
@@ -116,7 +120,9 @@ def exposition(nodes, times):
                           ("Hostname", node), ("DCGM_FI_DRIVER_VERSION", "535.129.03"),
                           # dcgm-exporter is scraped at its pod's address.
                           ("instance", f"10.1.0.{n + 1}:9400"),
-                          ("job", "dcgm-exporter")]
+                          ("job", "dcgm-exporter"),
+                          # A label --match can pick nodes by.
+                          ("cluster", "hot" if hot_gpus else "cool")]
                 values = [gpu_values(gpu in hot_gpus, i)[name] for i in range(len(times))]
                 rows.append((labels, name, values))
         family(name, typ, help_text, rows)
@@ -159,6 +165,99 @@ def free_port():
         return s.getsockname()[1]
 
 
+def start_prometheus(d, openmetrics):
+    """A Prometheus on a free loopback port serving `openmetrics`,
+    backfilled with promtool into a TSDB under `d`: (process, URL, log)."""
+    if not PROMETHEUS or not PROMTOOL:
+        raise AssertionError("prometheus and promtool not installed (Debian "
+                             "package 'prometheus')")
+    om = os.path.join(d, "fleet.om")
+    with open(om, "w") as f:
+        f.write(openmetrics)
+    tsdb = os.path.join(d, "tsdb")
+    p = subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise AssertionError(f"promtool: {p.stdout}{p.stderr}")
+    port = free_port()
+    cfg = os.path.join(d, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
+    log = open(os.path.join(d, "prometheus.log"), "w")
+    prom = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tsdb}",
+         f"--web.listen-address=127.0.0.1:{port}",
+         "--storage.tsdb.retention.time=30d", "--log.level=warn"],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/-/ready", timeout=2) as r:
+                if r.status == 200:
+                    return prom, url, log
+        except OSError:
+            pass
+        if time.time() > deadline or prom.poll() is not None:
+            kill_tree(prom)
+            log.close()
+            raise AssertionError("prometheus did not start: " +
+                                 open(os.path.join(d, "prometheus.log")).read()[-2000:])
+        time.sleep(0.3)
+
+
+class FailingProxy:
+    """Forwards to a Prometheus, but answers a query_range about `node`
+    with a server error: one node whose window cannot be read."""
+
+    def __init__(self, upstream, node):
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.forward(b"")
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", 0))
+                self.forward(self.rfile.read(n))
+
+            def forward(self, body):
+                asked = urllib.parse.unquote_plus(self.path + "?" + body.decode())
+                if "/api/v1/query_range" in self.path and node in asked:
+                    proxy.failed += 1
+                    self.answer(500, b'{"status":"error","errorType":"internal",'
+                                     b'"error":"injected failure"}')
+                    return
+                req = urllib.request.Request(
+                    upstream + self.path, data=body or None, method=self.command,
+                    headers={k: v for k, v in self.headers.items()
+                             if k.lower() in ("content-type", "accept")})
+                try:
+                    with urllib.request.urlopen(req, timeout=30) as r:
+                        self.answer(r.status, r.read())
+                except urllib.error.HTTPError as e:
+                    self.answer(e.code, e.read())
+
+            def answer(self, code, data):
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.failed = 0
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
 def gd(*args, timeout=180):
     return subprocess.run([GPUDOCTOR] + list(args), capture_output=True, text=True,
                           timeout=timeout)
@@ -178,38 +277,8 @@ class PrometheusSource(unittest.TestCase):
         cls.start = end - HOUR
         cls.end = end
         times = list(range(cls.start, end + 1, STEP))
-        om = os.path.join(d, "fleet.om")
-        with open(om, "w") as f:
-            f.write(exposition({"node-hot": {0}, "node-ok": set()}, times))
-        tsdb = os.path.join(d, "tsdb")
-        p = subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
-                           capture_output=True, text=True, timeout=300)
-        if p.returncode != 0:
-            raise AssertionError(f"promtool: {p.stdout}{p.stderr}")
-        cls.port = free_port()
-        cfg = os.path.join(d, "prometheus.yml")
-        with open(cfg, "w") as f:
-            f.write("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
-        cls.log = open(os.path.join(d, "prometheus.log"), "w")
-        cls.prom = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tsdb}",
-             f"--web.listen-address=127.0.0.1:{cls.port}",
-             "--storage.tsdb.retention.time=30d", "--log.level=warn"],
-            stdout=cls.log, stderr=subprocess.STDOUT, start_new_session=True)
-        cls.url = f"http://127.0.0.1:{cls.port}"
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(cls.url + "/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline or cls.prom.poll() is not None:
-                kill_tree(cls.prom)
-                raise AssertionError("prometheus did not start: " +
-                                     open(os.path.join(d, "prometheus.log")).read()[-2000:])
-            time.sleep(0.3)
+        cls.prom, cls.url, cls.log = start_prometheus(
+            d, exposition({"node-hot": {0}, "node-ok": set()}, times))
 
     @classmethod
     def tearDownClass(cls):
@@ -288,6 +357,111 @@ class PrometheusSource(unittest.TestCase):
         bad = gd("diagnose", "--prometheus", "ftp://x")
         self.assertEqual(bad.returncode, 2, bad.stderr)
         self.assertEqual(len(bad.stderr.strip().splitlines()), 1, bad.stderr)
+
+    def window(self):
+        return ("--since", str(self.start), "--until", str(self.end), "--step", "15s")
+
+    def fleet_json(self, *args, url=None):
+        p = gd("diagnose", "--prometheus", url or self.url, *self.window(), "--json",
+               *args)
+        return p, (json.loads(p.stdout) if p.stdout.strip() else None)
+
+    def test_the_fleet_summary(self):
+        p, out = self.fleet_json()
+        self.assertEqual(p.returncode, 1, p.stderr)
+        s = out["summary"]
+        self.assertEqual(s["checked"], 2)
+        self.assertEqual(s["not_checked"], [])
+        by_id = {f["id"]: f["nodes"] for f in s["findings"]}
+        self.assertEqual(by_id.get("thermal-throttling"), 1, s)
+        self.assertEqual([w["node"] for w in s["worst"]], ["node-hot"], s)
+        self.assertEqual(s["worst"][0]["exit_code"], 1)
+        # No kernel log from Prometheus: judged on no node.
+        nj = {(n["id"], n["nodes"]) for n in s["not_judged"]}
+        self.assertIn(("xid-error", 2), nj, s)
+        self.assertTrue(all(n["reason"] for n in s["not_judged"]), s)
+        text = gd("diagnose", "--prometheus", self.url, *self.window())
+        self.assertEqual(text.returncode, 1, text.stderr)
+        summary = text.stdout.split("== fleet ==\n", 1)[1]
+        self.assertIn("nodes checked: 2 of 2", summary)
+        self.assertRegex(summary, r"thermal-throttling +1\n")
+        self.assertRegex(summary, r"worst nodes:\n +node-hot +warning")
+        self.assertRegex(summary, r"xid-error +2: ")
+
+    def test_match_narrows_the_fleet(self):
+        p, out = self.fleet_json("--match", '{cluster="cool"}')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([n["node"] for n in out["nodes"]], ["node-ok"])
+        self.assertEqual(out["summary"]["checked"], 1)
+        p, out = self.fleet_json("--match", '{cluster=~"h.*", job!="x"}')
+        self.assertEqual([n["node"] for n in out["nodes"]], ["node-hot"])
+        p, _ = self.fleet_json("--match", '{cluster="nowhere"}')
+        self.assertEqual(p.returncode, 3, p.stderr)
+        for bad in ('cluster="a"', '{cluster="a"', '{cluster=a}', '{}',
+                    '{cluster="a"} or up', '{1x="a"}', '{a=="b"}'):
+            p = gd("diagnose", "--prometheus", self.url, "--match", bad)
+            self.assertEqual(p.returncode, 2, (bad, p.stderr))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, (bad, p.stderr))
+            self.assertIn("--match", p.stderr)
+
+    def test_a_node_that_fails_is_reported_and_the_others_go_on(self):
+        proxy = FailingProxy(self.url, "node-ok")
+        try:
+            p, out = self.fleet_json(url=proxy.url)
+            self.assertGreater(proxy.failed, 0)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            nodes = {n["node"]: n for n in out["nodes"]}
+            self.assertIn("injected failure", nodes["node-ok"]["error"])
+            self.assertNotIn("report", nodes["node-ok"])
+            self.assertIn("thermal-throttling",
+                          [f["id"] for f in nodes["node-hot"]["report"]["findings"]])
+            s = out["summary"]
+            self.assertEqual(s["checked"], 1)
+            self.assertEqual([n["node"] for n in s["not_checked"]], ["node-ok"])
+            text = gd("diagnose", "--prometheus", proxy.url, *self.window())
+            self.assertEqual(text.returncode, 1, text.stderr)
+            self.assertRegex(text.stdout,
+                             r"== node-ok ==\ncould not check: .*injected failure")
+            self.assertIn("could not check 1:\n  node-ok: ", text.stdout)
+        finally:
+            proxy.close()
+        both = FailingProxy(self.url, "node-")
+        try:
+            # Every node fails: nothing checked, exit 3.
+            both_nodes = gd("diagnose", "--prometheus", both.url, *self.window())
+            self.assertEqual(both_nodes.returncode, 0 + 3, both_nodes.stderr)
+            self.assertIn("nodes checked: 0 of 2", both_nodes.stdout)
+        finally:
+            both.close()
+
+    def test_concurrency_does_not_change_the_findings(self):
+        def findings(n):
+            p, out = self.fleet_json("--concurrency", str(n))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            return {x["node"]: x["report"]["findings"] for x in out["nodes"]}, out["summary"]
+        one, four = findings(1), findings(4)
+        self.assertEqual(one, four)
+        for bad in ("0", "65", "x"):
+            p = gd("diagnose", "--prometheus", self.url, "--concurrency", bad)
+            self.assertEqual(p.returncode, 2, (bad, p.stderr))
+
+    def test_diagnose_takes_exports_auth_flags(self):
+        token = os.path.join(self.tmp.name, "token")
+        with open(token, "w") as f:
+            f.write("s3cret\n")
+        # Prometheus without auth ignores the header: the flags are accepted.
+        p, out = self.fleet_json("--bearer-token-file", token)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        for args in (["--user", "u"], ["--ca-file", "/etc/hostname"],
+                     ["--bearer-token-file", "/nonexistent"],
+                     ["--since", "yesterday-ish"], ["--step", "0s"],
+                     ["--since", "1h", "--duration", "10m"]):
+            p = gd("diagnose", "--prometheus", self.url, *args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, (args, p.stderr))
+        for args in (["--match", '{a="b"}'], ["--concurrency", "2"], ["--step", "15s"]):
+            p = gd("diagnose", "--from", "/etc/hostname", *args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
 
     def test_an_unknown_node_and_bad_flags_are_one_line(self):
         out = os.path.join(self.tmp.name, "none.jsonl")

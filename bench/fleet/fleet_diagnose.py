@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Benchmark: `gpudoctor diagnose --prometheus` over a fleet.
+
+Writes NODES nodes x GPUS GPUs x HOURS hours at a 15 s scrape as OpenMetrics
+(dcgm-exporter's default counters, node_exporter's CPU and memory; one node
+in ten thermally throttled), backfills a Prometheus with promtool, starts it
+on a free loopback port, and times `gpudoctor diagnose --prometheus --json`
+over the whole window. Prints: generation and backfill time, then for the
+diagnose run its wall time, peak RSS (getrusage of the child via wait4),
+time per node, its own CPU time (decoding and the rules) and the CPU time
+the Prometheus server spent answering (from /proc/PID/stat), and the share
+of the wall time not spent on gpudoctor's CPU (waiting on the server).
+
+usage: fleet_diagnose.py GPUDOCTOR [--nodes 100] [--gpus 8] [--hours 24]
+                         [--concurrency 4] [--dir DIR] [--keep]
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+STEP = 15
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# dcgm-exporter's etc/default-counters.csv (the series it exports unless
+# told otherwise): name, OpenMetrics type, value of a busy GPU (cool, hot).
+DCGM = [
+    ("DCGM_FI_DEV_SM_CLOCK", "gauge", 1980, 1200),
+    ("DCGM_FI_DEV_MEM_CLOCK", "gauge", 2619, 2619),
+    ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", 55, 84),
+    ("DCGM_FI_DEV_GPU_TEMP", "gauge", 58, 89),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", 610.25, 420.5),
+    ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "unknown", None, None),
+    ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "unknown", 0, 0),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", 98, 98),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", 45, 45),
+    ("DCGM_FI_DEV_ENC_UTIL", "gauge", 0, 0),
+    ("DCGM_FI_DEV_DEC_UTIL", "gauge", 0, 0),
+    ("DCGM_FI_DEV_XID_ERRORS", "gauge", 0, 0),
+    ("DCGM_FI_DEV_FB_FREE", "gauge", 41000, 41000),
+    ("DCGM_FI_DEV_FB_USED", "gauge", 40000, 40000),
+    ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "unknown", 0, 0),
+    ("DCGM_FI_DEV_VGPU_LICENSE_STATUS", "gauge", 0, 0),
+    ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "unknown", 0, 0),
+    ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "unknown", 0, 0),
+    ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", 0, 0),
+    ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge", 0, 0x20),
+]
+CPUS = 8
+CPU_MODES = {"user": 4.0, "nice": 0.0, "system": 1.0, "idle": 9.7, "iowait": 0.1,
+             "irq": 0.1, "softirq": 0.1, "steal": 0.0}
+
+
+def write_openmetrics(path, nodes, gpus, times):
+    """Streams the fleet's series to `path`; returns the number of series."""
+    n_series = 0
+    with open(path, "w", buffering=1 << 20) as f:
+        for name, typ, cool, hot in DCGM:
+            f.write(f"# TYPE {name} {typ}\n")
+            for n in range(nodes):
+                node = f"gpu-{n:03d}"
+                for g in range(gpus):
+                    is_hot = n % 10 == 0 and g == 0
+                    labels = (f'gpu="{g}",UUID="GPU-{node}-{g}",device="nvidia{g}",'
+                              f'modelName="NVIDIA H100 80GB HBM3",Hostname="{node}",'
+                              f'instance="10.{n // 250}.{n % 250}.1:9400",'
+                              f'job="dcgm-exporter"')
+                    v = hot if is_hot else cool
+                    n_series += 1
+                    for i, t in enumerate(times):
+                        value = 9e9 + i * STEP * 600000 if v is None else v
+                        f.write(f"{name}{{{labels}}} {value} {t}\n")
+        f.write("# TYPE node_cpu_seconds counter\n")
+        for n in range(nodes):
+            for c in range(CPUS):
+                for mode, per in CPU_MODES.items():
+                    labels = f'instance="gpu-{n:03d}:9100",job="node",cpu="{c}",mode="{mode}"'
+                    n_series += 1
+                    for i, t in enumerate(times):
+                        f.write(f"node_cpu_seconds_total{{{labels}}} {100000 + per * i} {t}\n")
+        for name, value in (("node_memory_MemTotal_bytes", 512 << 30),
+                            ("node_memory_MemAvailable_bytes", 400 << 30),
+                            ("node_memory_SwapTotal_bytes", 0),
+                            ("node_memory_SwapFree_bytes", 0),
+                            ("node_load1", 4.5)):
+            f.write(f"# TYPE {name} gauge\n")
+            for n in range(nodes):
+                labels = f'instance="gpu-{n:03d}:9100",job="node"'
+                n_series += 1
+                for t in times:
+                    f.write(f"{name}{{{labels}}} {value} {t}\n")
+        f.write("# EOF\n")
+    return n_series
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("gpudoctor")
+    ap.add_argument("--nodes", type=int, default=100)
+    ap.add_argument("--gpus", type=int, default=8)
+    ap.add_argument("--hours", type=float, default=24)
+    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--dir")
+    ap.add_argument("--keep", action="store_true", help="keep the TSDB and text")
+    a = ap.parse_args()
+    for tool in ("prometheus", "promtool"):
+        if not shutil.which(tool):
+            sys.exit(f"{tool} not found (Debian package 'prometheus')")
+    d = a.dir or tempfile.mkdtemp(prefix="gd-fleet-bench-")
+    end = (int(time.time()) - 300) // STEP * STEP
+    start = end - int(a.hours * 3600) // STEP * STEP
+    times = list(range(start, end + 1, STEP))
+    om = os.path.join(d, "fleet.om")
+    t0 = time.monotonic()
+    n_series = write_openmetrics(om, a.nodes, a.gpus, times)
+    gen_s = time.monotonic() - t0
+    size_mb = os.path.getsize(om) / 1e6
+    print(f"fleet: {a.nodes} nodes x {a.gpus} GPUs x {a.hours:g} h at {STEP} s: "
+          f"{n_series} series x {len(times)} points = {n_series * len(times) / 1e6:.1f} M "
+          f"samples, {size_mb:.0f} MB of OpenMetrics written in {gen_s:.1f} s")
+    tsdb = os.path.join(d, "tsdb")
+    t0 = time.monotonic()
+    p = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"promtool: {p.stderr[-2000:]}")
+    print(f"promtool backfill: {time.monotonic() - t0:.1f} s")
+    if not a.keep:
+        os.remove(om)
+    port = free_port()
+    cfg = os.path.join(d, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
+    log = open(os.path.join(d, "prometheus.log"), "w")
+    prom = subprocess.Popen(
+        ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={tsdb}",
+         f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=30d",
+         "--log.level=warn"], stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 300
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline or prom.poll() is not None:
+                sys.exit("prometheus did not start")
+            time.sleep(0.5)
+        server_cpu0 = cpu_seconds(prom.pid)
+        cmd = [a.gpudoctor, "diagnose", "--prometheus", url, "--since", str(start),
+               "--until", str(end), "--step", f"{STEP}s", "--json",
+               "--concurrency", str(a.concurrency)]
+        t0 = time.monotonic()
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.monotonic() - t0
+        server_cpu = cpu_seconds(prom.pid) - server_cpu0
+        code = os.waitstatus_to_exitcode(status)
+        err = child.stderr.read().decode()
+        if code not in (0, 1, 2):
+            sys.exit(f"diagnose exited {code}: {err.strip()[-2000:]}")
+        summary = json.loads(out)["summary"]
+        cpu = usage.ru_utime + usage.ru_stime
+        print(f"diagnose --prometheus --concurrency {a.concurrency}: exit {code}, "
+              f"{summary['checked']} nodes checked, {len(summary['not_checked'])} not")
+        print(f"  wall {wall:.1f} s, {wall / a.nodes * 1000:.0f} ms per node, "
+              f"peak RSS {usage.ru_maxrss / 1024:.0f} MB")
+        print(f"  gpudoctor CPU {cpu:.1f} s (decoding replies and the rules), "
+              f"Prometheus CPU {server_cpu:.1f} s (answering)")
+        waiting = max(0.0, 1 - cpu / (wall * min(a.concurrency, a.nodes)))
+        print(f"  share of the workers' time not on gpudoctor's CPU (waiting on the "
+              f"server, or for a CPU when the machine has fewer cores than workers): "
+              f"{waiting * 100:.0f}%")
+        print(f"  CPU split: gpudoctor {cpu / (cpu + server_cpu) * 100:.0f}%, Prometheus "
+              f"{server_cpu / (cpu + server_cpu) * 100:.0f}%; both together used "
+              f"{(cpu + server_cpu) / wall:.1f} of {os.cpu_count()} cores")
+        print("  findings by id (nodes): " +
+              ", ".join(f"{x['id']} {x['nodes']}" for x in summary["findings"]))
+    finally:
+        prom.terminate()
+        prom.wait()
+        log.close()
+        if not a.keep and not a.dir:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

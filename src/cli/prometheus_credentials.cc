@@ -1,0 +1,57 @@
+#include "cli/prometheus_credentials.h"
+
+#include <fstream>
+#include <stdexcept>
+
+namespace gd {
+namespace {
+
+// A secret's file: its first line, as tokens and passwords are kept (a
+// flag's value would show in ps and shell history).
+std::string first_line(const std::string& flag, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw CLI::ValidationError(flag, path + ": cannot read it");
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.empty())
+    throw CLI::ValidationError(flag, path + ": the first line is empty");
+  return line;
+}
+
+}  // namespace
+
+http::Url prometheus_url(const PrometheusFlags& f) {
+  try {
+    return http::parse_url(f.url);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--prometheus", e.what());
+  }
+}
+
+http::Credentials prometheus_credentials(const PrometheusFlags& f) {
+  http::Credentials who;
+  if (!f.bearer_token_file.empty() && !f.user.empty())
+    throw CLI::ValidationError("--bearer-token-file",
+                               "and --user exclude each other");
+  if (f.user.empty() != f.password_file.empty())
+    throw CLI::ValidationError(f.user.empty() ? "--password-file" : "--user",
+                               "--user and --password-file go together");
+  if (!f.bearer_token_file.empty())
+    who.bearer_token = first_line("--bearer-token-file", f.bearer_token_file);
+  if (!f.user.empty()) {
+    who.user = f.user;
+    who.password = first_line("--password-file", f.password_file);
+  }
+  if (!f.ca_file.empty()) {
+    if (f.url.rfind("https://", 0) != 0)
+      throw CLI::ValidationError("--ca-file",
+                                 "is for an https:// --prometheus");
+    if (!std::ifstream(f.ca_file))
+      throw CLI::ValidationError("--ca-file", f.ca_file + ": cannot read it");
+    who.ca_file = f.ca_file;
+  }
+  return who;
+}
+
+}  // namespace gd

@@ -1,0 +1,14 @@
+// The server and credentials of prometheus_flags.h checked and read
+// (gpudoctor-full: it links the HTTP client).
+#pragma once
+
+#include "cli/prometheus_flags.h"
+#include "http_client/prometheus_api.h"
+
+namespace gd {
+
+// Throws CLI::ValidationError naming the flag that cannot be used.
+http::Url prometheus_url(const PrometheusFlags& f);
+http::Credentials prometheus_credentials(const PrometheusFlags& f);
+
+}  // namespace gd

@@ -1,0 +1,62 @@
+#include "cli/prometheus_flags.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <optional>
+#include <stdexcept>
+
+#include "cli/flag_checks.h"
+#include "collect/sampler.h"
+#include "common/duration.h"
+
+namespace gd {
+namespace {
+
+// --step: at least a second (finer than any scrape), at most an hour.
+constexpr DurationRange kStepRange{1, 3600};
+
+}  // namespace
+
+void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,
+                          const std::string& since_help) {
+  add_duration_option(cmd, "--step", f.step_s, kStepRange,
+                      "with --prometheus: time between samples (default 15s)");
+  cmd.add_option("--bearer-token-file", f.bearer_token_file,
+                 "with --prometheus: file whose first line is the token");
+  cmd.add_option("--user", f.user,
+                 "with --prometheus: basic auth user (with --password-file)");
+  cmd.add_option("--password-file", f.password_file,
+                 "with --prometheus: file whose first line is the password");
+  cmd.add_option("--ca-file", f.ca_file,
+                 "with an https:// --prometheus: PEM certificate(s) to trust "
+                 "(default: the system's)");
+  cmd.add_option("--since,--start", f.since,
+                 "start: a duration ago (1h, 2d), Unix seconds or a UTC time "
+                 "2024-11-22T08:00:00Z (default: " +
+                     since_help + ")")
+      ->check(check_time_point);
+  cmd.add_option("--until,--end", f.until,
+                 "end, same forms as --since (default: now)")
+      ->check(check_time_point);
+}
+
+const std::vector<const char*>& prometheus_only_flags() {
+  static const std::vector<const char*> flags{"--step", "--bearer-token-file",
+                                              "--user", "--password-file",
+                                              "--ca-file"};
+  return flags;
+}
+
+TimeWindow window_of(const PrometheusFlags& f, double default_s) {
+  const double now = unix_now();
+  TimeWindow w;
+  w.start = f.since.empty() ? now - default_s : parse_time_point(f.since, now);
+  w.end = f.until.empty() ? now : parse_time_point(f.until, now);
+  if (w.end < w.start)
+    throw CLI::ValidationError(
+        "--until", utc_text(w.end) + " is before --since " + utc_text(w.start));
+  return w;
+}
+
+}  // namespace gd
