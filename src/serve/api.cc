@@ -241,7 +241,7 @@ ApiReply api_findings(const Snapshot& s) {
   out.window.end = s.window.end;
   out.window.samples = s.window.samples;
   out.evaluated_at = s.evaluated_at;
-  out.not_judged = s.not_judged;
+  if (s.not_judged) out.not_judged = *s.not_judged;
   return {200, "application/json", api::findings_json(out)};
 }
 

@@ -225,7 +225,8 @@ void SamplingLoop::evaluate(double now) {
   }
   evaluated_at_ = now;
   window_info_ = result.window;
-  not_judged_ = std::move(result.not_judged);
+  not_judged_ = std::make_shared<const std::vector<NotJudged>>(
+      std::move(result.not_judged));
   auto changed = tracker_.update(result.findings, now, cfg->policy);
   for (const auto& a : changed) {
     const auto& f = a.finding;

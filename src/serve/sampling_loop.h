@@ -95,7 +95,8 @@ class SamplingLoop {
   AlertTracker tracker_;
   std::optional<double> evaluated_at_;
   DiagnoseWindow window_info_;
-  std::vector<NotJudged> not_judged_;  // of the latest evaluation
+  // Of the latest evaluation.
+  std::shared_ptr<const std::vector<NotJudged>> not_judged_;
   AlertPolicy policy_;
   double last_eval_ = 0, last_resend_ = 0, last_maintain_ = 0;
   double last_store_error_log_ = 0;

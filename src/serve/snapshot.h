@@ -32,8 +32,9 @@ struct Snapshot {
   std::vector<TrackedAlert> alerts;  // pending and firing
   std::optional<double> evaluated_at;
   DiagnoseWindow window;
-  // Rules the latest evaluation could not judge, and why.
-  std::vector<NotJudged> not_judged;
+  // Rules the latest evaluation could not judge, and why: shared, not
+  // copied, by the snapshot of every sample until the next evaluation.
+  std::shared_ptr<const std::vector<NotJudged>> not_judged;
   AlertPolicy policy;
   std::string version;
 };
