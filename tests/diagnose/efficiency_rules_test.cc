@@ -13,12 +13,6 @@ namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
 
-const NotJudged* not_judged(const DiagnoseResult& r, const std::string& id) {
-  auto it = std::find_if(r.not_judged.begin(), r.not_judged.end(),
-                         [&](const NotJudged& n) { return n.id == id; });
-  return it == r.not_judged.end() ? nullptr : &*it;
-}
-
 // `n` samples at 1 Hz of GPU 0 running pid 7000 (20 GiB), as `edit` makes
 // each reading.
 DiagnoseResult job(size_t n, const std::function<void(GpuSample&)>& edit,

@@ -5,6 +5,7 @@
 // rule tests.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -205,6 +206,14 @@ inline std::vector<Finding> with_id(const DiagnoseResult& r,
   for (const auto& f : r.findings)
     if (f.id == id) out.push_back(f);
   return out;
+}
+
+// The rule `id`'s entry in the result's not_judged list; nullptr if it judged.
+inline const NotJudged* not_judged(const DiagnoseResult& r,
+                                   const std::string& id) {
+  auto it = std::find_if(r.not_judged.begin(), r.not_judged.end(),
+                         [&](const NotJudged& n) { return n.id == id; });
+  return it == r.not_judged.end() ? nullptr : &*it;
 }
 
 }  // namespace gd::test

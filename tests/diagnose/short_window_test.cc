@@ -20,12 +20,6 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-const NotJudged* not_judged(const DiagnoseResult& r, const std::string& id) {
-  auto it = std::find_if(r.not_judged.begin(), r.not_judged.end(),
-                         [&](const NotJudged& n) { return n.id == id; });
-  return it == r.not_judged.end() ? nullptr : &*it;
-}
-
 // `n` samples at 1 Hz of pid 4242 on a busy 80 GiB GPU 0 holding
 // `mib(i)`; the GPU's used memory is the process's plus 512 MiB.
 DiagnoseResult one_process(size_t n, const std::function<double(size_t)>& mib) {

@@ -13,12 +13,6 @@
 namespace gd::test {
 namespace {
 
-const NotJudged* not_judged(const DiagnoseResult& r, const std::string& id) {
-  auto it = std::find_if(r.not_judged.begin(), r.not_judged.end(),
-                         [&](const NotJudged& n) { return n.id == id; });
-  return it == r.not_judged.end() ? nullptr : &*it;
-}
-
 // A minute of a busy, healthy GPU 0, as `edit` changes each reading.
 std::vector<Sample> minute(const std::function<void(GpuSample&)>& edit =
                                [](GpuSample&) {}) {
