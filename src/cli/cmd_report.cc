@@ -132,9 +132,11 @@ accounting::AccountReport account_history(const ReportFlags& f,
 void run_report(const ReportFlags& f) {
   accounting::AccountOptions o;
   const double now = unix_now();
-  if (!f.since.empty()) o.start = parse_time_point(f.since, now);
-  if (!f.start.empty()) o.start = parse_time_point(f.start, now);
   if (!f.end.empty()) o.end = parse_time_point(f.end, now);
+  // A duration counts back from --end when one is given (parse_time_span).
+  const double anchor = o.end.value_or(now);
+  if (!f.since.empty()) o.start = parse_time_point(f.since, anchor);
+  if (!f.start.empty()) o.start = parse_time_point(f.start, anchor);
   if (o.start && o.end && *o.end < *o.start)
     throw CLI::ValidationError("--end", "--end " + utc_text(*o.end) +
                                             " is before the start " +

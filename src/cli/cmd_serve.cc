@@ -2,15 +2,18 @@
 //                 [--retention 7d] [--config FILE] [--alertmanager URL]
 //                 [--allowed-host NAME]... [--web-config FILE]
 //                 [--allow-remote-kill [--remote-kill-admins U,...]]
+//                 [--hostname NAME]
 // The daemon: Prometheus /metrics (dcgm-exporter compatible + gpudoctor_*),
 // JSON API, SQLite history and alerting on diagnosis findings. Sampling
 // interval and GPU deadline are the global --interval and --deadline.
 #include <cstdio>
+#include <stdexcept>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/full_binary.h"
 #include "diagnose/config.h"
+#include "promsource/node_match.h"
 #include "serve/host_check.h"
 #include "serve/serve_options.h"
 #include "views/format.h"
@@ -38,6 +41,7 @@ struct ServeFlags {
   std::string web_config;
   bool allow_remote_kill = false;
   std::vector<std::string> remote_kill_admins;
+  std::string hostname;
 };
 
 }  // namespace
@@ -93,6 +97,21 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
                       "only those of the Unix user of their own name. "
                       "Default: every basic-auth user may")
           ->delimiter(',');
+  cmd->add_option("--hostname", f->hostname,
+                  "the node's name in every series' Hostname label, the "
+                  "API and history (default: this host's name); the name a "
+                  "fleet's `diagnose --prometheus` joins the node by, e.g. "
+                  "the Kubernetes node name behind a Service")
+      ->check(CLI::Validator(
+          [](std::string& t) -> std::string {
+            try {
+              promsource::check_node_name(t);
+              return {};
+            } catch (const std::invalid_argument& e) {
+              return e.what();
+            }
+          },
+          "NAME"));
   cmd->callback([&global, f, admins] {
     try {
       ServeOptions o;
@@ -127,6 +146,7 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       }
       o.show_cmdline = *show_cmdline;
       o.sampler = global.sampler_options();
+      o.sampler.hostname = f->hostname;
       command_exit_code() = run_serve(o);
     } catch (const ServeUsageError& e) {
       std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());

@@ -6,6 +6,7 @@
 
 #include "cli/prometheus_credentials.h"
 #include "http_client/prometheus_api.h"
+#include "promsource/fleet_nodes.h"
 #include "promsource/node_match.h"
 #include "promsource/read_node.h"
 #include "trace/trace_io.h"
@@ -18,12 +19,20 @@ size_t export_prometheus(const PrometheusExportFlags& f) {
   } catch (const std::invalid_argument& e) {
     throw CLI::ValidationError("--node", e.what());
   }
+  check_node_label(f.prom);
   http::prom::Client client(url, prometheus_credentials(f.prom));
   // A TLS connection ended on our side is still written to by OpenSSL's
   // close_notify: EPIPE, not a SIGPIPE that ends the export silently.
   std::signal(SIGPIPE, SIG_IGN);
   http::RequestCancel cancel;
-  promsource::NodeQuery q{f.node, f.start, f.end, f.prom.step_s};
+  promsource::NodeQuery q{f.node,        f.start, f.end,
+                          f.prom.step_s, {},      f.prom.node_label};
+  // A node whose node_exporter is scraped at an address (node_match.h).
+  if (q.node_label.empty()) {
+    auto aliases = promsource::node_aliases(client, f.start, f.end, cancel);
+    if (auto a = aliases.find(f.node); a != aliases.end())
+      q.instance_hosts = std::move(a->second);
+  }
   promsource::NodeWindow window = [&] {
     try {
       return promsource::read_node(client, q, cancel);

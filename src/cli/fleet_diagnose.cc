@@ -7,6 +7,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -97,6 +98,7 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
                    const DiagnoseOptions& options) {
   const http::Url url = prometheus_url(f.prom);
   const http::Credentials who = prometheus_credentials(f.prom);
+  check_node_label(f.prom);
   if (!f.match.empty()) {
     try {
       promsource::check_label_matcher(f.match);
@@ -119,14 +121,22 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
     throw std::runtime_error(
         f.prom.url + " has no GPU series (DCGM_FI_DEV_GPU_UTIL" + f.match +
         ") between " + utc_text(w.start) + " and " + utc_text(w.end));
+  // Nodes whose node_exporter is scraped at an address (node_match.h).
+  const auto aliases =
+      f.prom.node_label.empty()
+          ? promsource::node_aliases(lister, w.start, w.end, cancel)
+          : std::map<std::string, std::vector<std::string>>{};
   std::vector<NodeDone> done(nodes.size());
   std::atomic<size_t> next{0};
   Progress progress(nodes.size());
   auto worker = [&] {
     const http::prom::Client client(url, who);
     for (size_t i = next++; i < nodes.size(); i = next++) {
-      done[i] = check_node(client, {nodes[i], w.start, w.end, f.prom.step_s},
-                           options, f.json);
+      promsource::NodeQuery q{nodes[i],      w.start, w.end,
+                              f.prom.step_s, {},      f.prom.node_label};
+      if (auto a = aliases.find(nodes[i]); a != aliases.end())
+        q.instance_hosts = a->second;
+      done[i] = check_node(client, q, options, f.json);
       progress.step();
     }
   };

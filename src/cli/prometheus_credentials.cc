@@ -3,6 +3,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "promsource/node_match.h"
+
 namespace gd {
 namespace {
 
@@ -52,6 +54,15 @@ http::Credentials prometheus_credentials(const PrometheusFlags& f) {
     who.ca_file = f.ca_file;
   }
   return who;
+}
+
+void check_node_label(const PrometheusFlags& f) {
+  if (f.node_label.empty()) return;
+  try {
+    promsource::check_label_name(f.node_label);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--node-label", e.what());
+  }
 }
 
 }  // namespace gd

@@ -31,9 +31,13 @@ void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,
   cmd.add_option("--ca-file", f.ca_file,
                  "with an https:// --prometheus: PEM certificate(s) to trust "
                  "(default: the system's)");
+  cmd.add_option("--node-label", f.node_label,
+                 "with --prometheus: the label of node_exporter's series that "
+                 "names the node (after relabelling, e.g. nodename), instead "
+                 "of the host of their instance");
   cmd.add_option("--since,--start", f.since,
-                 "start: a duration ago (1h, 2d), Unix seconds or a UTC time "
-                 "2024-11-22T08:00:00Z (default: " +
+                 "start: a duration before --until or now (1h, 2d), Unix "
+                 "seconds or a UTC time 2024-11-22T08:00:00Z (default: " +
                      since_help + ")")
       ->check(check_time_point);
   cmd.add_option("--until,--end", f.until,
@@ -42,21 +46,19 @@ void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,
 }
 
 const std::vector<const char*>& prometheus_only_flags() {
-  static const std::vector<const char*> flags{"--step", "--bearer-token-file",
-                                              "--user", "--password-file",
-                                              "--ca-file"};
+  static const std::vector<const char*> flags{
+      "--step",          "--bearer-token-file", "--user",
+      "--password-file", "--ca-file",           "--node-label"};
   return flags;
 }
 
 TimeWindow window_of(const PrometheusFlags& f, double default_s) {
-  const double now = unix_now();
-  TimeWindow w;
-  w.start = f.since.empty() ? now - default_s : parse_time_point(f.since, now);
-  w.end = f.until.empty() ? now : parse_time_point(f.until, now);
-  if (w.end < w.start)
-    throw CLI::ValidationError(
-        "--until", utc_text(w.end) + " is before --since " + utc_text(w.start));
-  return w;
+  try {
+    const TimeSpan s = parse_time_span(f.since, f.until, unix_now(), default_s);
+    return {s.start, s.end};
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--until", e.what());
+  }
 }
 
 }  // namespace gd

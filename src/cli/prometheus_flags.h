@@ -15,10 +15,12 @@ struct PrometheusFlags {
   std::string url;
   std::string bearer_token_file, user, password_file, ca_file;
   std::string since, until;  // as the user gave them (parse_time_point)
+  std::string node_label;    // --node-label: node_exporter's node label
   double step_s = 15;
 };
 
 // --step, --bearer-token-file, --user, --password-file, --ca-file,
+// --node-label,
 // --since/--start, --until/--end. `since_help` says what --since defaults
 // to for this command.
 void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,

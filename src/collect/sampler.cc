@@ -36,6 +36,7 @@ struct Sampler::Impl {
     });
     host_read_at = read_host();
     header.host = host.host_info();
+    if (!o.hostname.empty()) header.host.hostname = o.hostname;
     auto pci_devices = procfs::scan_pci_gpus(o.sys_root);
     auto module_version =
         procfs::read_nvidia_kernel_module_version(o.proc_root);

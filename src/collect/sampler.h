@@ -18,7 +18,8 @@ struct SamplerOptions {
   std::string sys_root = "/sys";
   std::string kmsg_path = "/dev/kmsg";  // "" disables the kernel log
   std::string dev_prefix = "/dev";      // NVIDIA device nodes (device holders)
-  bool kmsg_from_start = false;         // replay the whole log (tests)
+  std::string hostname;          // the header's host name; "" = this host's own
+  bool kmsg_from_start = false;  // replay the whole log (tests)
   std::chrono::milliseconds deadline{1000};  // per-GPU NVML read bound
   // How often the costly NVML reads are refreshed (0 = every sample).
   std::chrono::milliseconds slow_read_interval =

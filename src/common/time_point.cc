@@ -63,6 +63,18 @@ std::string check_time_point(const std::string& text) {
   }
 }
 
+TimeSpan parse_time_span(const std::string& since, const std::string& until,
+                         double now, double default_span_s) {
+  TimeSpan w;
+  w.end = until.empty() ? now : parse_time_point(until, now);
+  w.start =
+      since.empty() ? w.end - default_span_s : parse_time_point(since, w.end);
+  if (w.end < w.start)
+    throw std::invalid_argument(utc_text(w.end) + " is before the start " +
+                                utc_text(w.start));
+  return w;
+}
+
 std::string utc_text(double t) {
   std::time_t secs = static_cast<std::time_t>(std::floor(t));
   std::tm tm{};

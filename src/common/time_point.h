@@ -16,4 +16,16 @@ std::string check_time_point(const std::string& text);
 // "2024-11-22T08:00:00Z".
 std::string utc_text(double t);
 
+struct TimeSpan {
+  double start = 0, end = 0;
+};
+// --since and --until as the user gave them ("" when absent). The end is
+// --until (default now); the start is --since (default `default_span_s`
+// before the end). A duration in --since counts back from --until when one
+// is given, so `--since 1h --until 2024-11-22T08:00:00Z` is the hour before
+// 08:00, not the last hour. Throws std::invalid_argument naming the text, or
+// when the end is before the start.
+TimeSpan parse_time_span(const std::string& since, const std::string& until,
+                         double now, double default_span_s);
+
 }  // namespace gd

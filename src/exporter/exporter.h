@@ -5,7 +5,8 @@
 // DCGM_FI_DRIVER_VERSION) so NVIDIA's Grafana dashboard works unchanged.
 // Family 2 is native gpudoctor_* for what DCGM lacks: per-process GPU memory
 // and CPU, clock-event reasons, PCIe link vs max, host pressure, collection
-// health and findings.
+// health and findings; each carries family 1's Hostname label too, so a
+// fleet's Prometheus joins them to the node even behind a Kubernetes Service.
 //
 // A GPU that is stale (hung read) or lost has no value series at all (so
 // Prometheus marks them stale); gpudoctor_collect_success{gpu} 0 says why.
@@ -37,7 +38,10 @@ inline std::string render_metrics(const MetricsInput& in) {
 
 // Internal pieces, one per family group (exposed for tests).
 void render_dcgm_families(const MetricsInput& in, std::string& out);
+// The gpudoctor_* families without their Hostname label, which
+// render_metrics_of_snapshot and render_age_families add to every series.
 void render_native_families(const MetricsInput& in, std::string& out);
+void render_age_family_lines(const MetricsInput& in, std::string& out);
 // Part of the native families: memory health (ECC, row remapper, recovery
 // action) and failed reads of the answered GPUs, `labels[i]` being row i's
 // label set (memory_health_families.cc).

@@ -388,7 +388,7 @@ void render_finding_families(const MetricsInput& in, std::string& out) {
 
 }  // namespace
 
-void render_age_families(const MetricsInput& in, std::string& out) {
+void render_age_family_lines(const MetricsInput& in, std::string& out) {
   if (in.header == nullptr || in.sample == nullptr) return;
   {
     FamilyWriter f(out, "gpudoctor_gpu_sample_age_seconds", "gauge",

@@ -182,4 +182,40 @@ void append_sample(std::string& out, std::string_view name,
   out += '\n';
 }
 
+void prepend_label(std::string& page, size_t from, std::string_view name,
+                   std::string_view value) {
+  if (from >= page.size()) return;
+  std::string label(name);
+  label += "=\"";
+  append_label_value(label, value);
+  label += '"';
+  std::string out = page.substr(0, from);
+  out.reserve(page.size() + page.size() / 16);
+  size_t at = from;
+  while (at < page.size()) {
+    size_t eol = page.find('\n', at);
+    if (eol == std::string::npos) eol = page.size();
+    const std::string_view line(page.data() + at, eol - at);
+    // A metric name holds neither '{' nor ' ': the first of them ends it.
+    const size_t cut = line.find_first_of("{ ");
+    if (line.empty() || line[0] == '#' || cut == std::string_view::npos) {
+      out += line;
+    } else if (line[cut] == '{') {
+      out.append(line.substr(0, cut + 1));
+      out += label;
+      if (line.size() > cut + 1 && line[cut + 1] != '}') out += ',';
+      out.append(line.substr(cut + 1));
+    } else {
+      out.append(line.substr(0, cut));
+      out += '{';
+      out += label;
+      out += '}';
+      out.append(line.substr(cut));
+    }
+    if (eol < page.size()) out += '\n';
+    at = eol + 1;
+  }
+  page = std::move(out);
+}
+
 }  // namespace gd::prom

@@ -53,6 +53,13 @@ class Labels {
   std::string body_;
 };
 
+// Puts `name="value"` first in the label set of every sample line of
+// `page` from byte `from` on (lines this exporter wrote: comments are left
+// alone). serve's gpudoctor_* series carry dcgm-exporter's Hostname label
+// this way, in one place rather than in every family.
+void prepend_label(std::string& page, size_t from, std::string_view name,
+                   std::string_view value);
+
 // name{labels} value\n
 void append_sample(std::string& out, std::string_view name,
                    std::string_view label_body, double v);

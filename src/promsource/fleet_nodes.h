@@ -4,6 +4,7 @@
 // diagnose over a fleet.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,16 @@ std::vector<std::string> fleet_nodes(const http::prom::Client& client,
                                      double start, double end,
                                      http::RequestCancel& cancel,
                                      const std::string& match = "");
+
+// Node name -> the other hosts its node_exporter is scraped at: from
+// node_exporter's node_uname_info, whose `nodename` label is the node's
+// name and whose `instance` may be an address ("10.0.0.7:9100"). Hosts and
+// names that are not node names are left out; at most kMaxAliasesPerNode
+// per node. Throws std::runtime_error with one line when the server cannot
+// answer.
+inline constexpr size_t kMaxAliasesPerNode = 8;
+std::map<std::string, std::vector<std::string>> node_aliases(
+    const http::prom::Client& client, double start, double end,
+    http::RequestCancel& cancel);
 
 }  // namespace gd::promsource

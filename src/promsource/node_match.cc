@@ -19,23 +19,63 @@ void check_node_name(const std::string& node) {
   }
 }
 
-std::string instance_matcher(const std::string& node) {
-  check_node_name(node);
-  // '.' is the one regular-expression character a checked name can hold;
-  // "\\." in a PromQL string is the regex "\.".
+void check_label_name(const std::string& label) {
+  bool ok = !label.empty() && label.size() <= 128 &&
+            !(label[0] >= '0' && label[0] <= '9');
+  for (char c : label)
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                (c >= '0' && c <= '9') || c == '_');
+  if (!ok)
+    throw std::invalid_argument("'" + label +
+                                "' is not a label name ([a-zA-Z_][a-zA-Z0-9_]*"
+                                ", at most 128 characters)");
+}
+
+namespace {
+
+// '.' is the one regular-expression character a checked name can hold;
+// "\\." in a PromQL string is the regex "\.".
+std::string host_regex(const std::string& host) {
+  check_node_name(host);
   std::string regex;
-  for (char c : node) {
+  for (char c : host) {
     if (c == '.') regex += "\\\\";
     regex += c;
   }
-  return "instance=~\"" + regex + "(:[0-9]+)?\"";
+  return regex;
 }
 
-std::string gpu_query(const std::string& metric, const std::string& node) {
+}  // namespace
+
+std::string instance_matcher(const NodeSelector& node) {
+  std::string hosts = host_regex(node.node);
+  for (const auto& h : node.instance_hosts) hosts += "|" + host_regex(h);
+  if (!node.instance_hosts.empty()) hosts = "(" + hosts + ")";
+  return "instance=~\"" + hosts + "(:[0-9]+)?\"";
+}
+
+std::string host_matcher(const NodeSelector& node) {
+  if (node.node_label.empty()) return instance_matcher(node);
+  check_label_name(node.node_label);
+  check_node_name(node.node);
+  return node.node_label + "=\"" + node.node + "\"";
+}
+
+std::string gpu_query(const std::string& metric, const NodeSelector& node) {
   const std::string instance = instance_matcher(node);
-  // A label that is absent matches "": serve's series have no Hostname.
-  return metric + "{Hostname=\"" + node + "\"} or " + metric +
+  // A label that is absent matches "": older serves wrote no Hostname.
+  return metric + "{Hostname=\"" + node.node + "\"} or " + metric +
          "{Hostname=\"\"," + instance + "}";
+}
+
+bool is_node_of(const NodeSelector& node, const std::string& hostname,
+                const std::string& instance) {
+  const std::string named = node_of(hostname, instance);
+  if (named == node.node) return true;
+  if (!hostname.empty()) return false;
+  for (const auto& h : node.instance_hosts)
+    if (named == h) return true;
+  return false;
 }
 
 std::string node_of(const std::string& hostname, const std::string& instance) {

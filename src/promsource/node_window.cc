@@ -28,7 +28,7 @@ int gpu_index(const Series& s) {
 
 }  // namespace
 
-NodeWindow::NodeWindow(std::string node, double start, double end,
+NodeWindow::NodeWindow(NodeSelector node, double start, double end,
                        double step_s)
     : node_(std::move(node)), start_(start), step_(step_s) {
   if (!(step_s > 0) || !std::isfinite(start) || !std::isfinite(end) ||
@@ -84,7 +84,7 @@ void NodeWindow::add_gpu(const Entry& e, const std::vector<Series>& series) {
     // MIG instances' series (GPU_I_ID) are not the GPU's; a series of
     // another node is not this one's, whatever the server answered.
     if (index < 0 || !s.label("GPU_I_ID").empty() ||
-        node_of(s.label("Hostname"), s.label("instance")) != node_)
+        !is_node_of(node_, s.label("Hostname"), s.label("instance")))
       continue;
     if (!given_.emplace(e.field, index).second) continue;
     Gpu& g = gpu(index, s);
@@ -176,7 +176,7 @@ void NodeWindow::add_host(const Entry& e, const std::vector<Series>& series) {
 TraceHeader NodeWindow::header() const {
   TraceHeader h;
   h.host = host_info_;
-  h.host.hostname = node_;
+  h.host.hostname = node_.node;
   // The exporters carry no kernel-log lines: the rules that live on them
   // list themselves as not judged instead of passing for "all is well".
   h.kernel_log_error =

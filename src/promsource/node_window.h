@@ -12,6 +12,7 @@
 
 #include "http_client/prometheus_api.h"
 #include "model/sample.h"
+#include "promsource/node_match.h"
 #include "promsource/series_table.h"
 
 namespace gd::promsource {
@@ -24,7 +25,9 @@ class NodeWindow {
  public:
   // Throws std::invalid_argument when the grid is not valid or has more
   // than kMaxSteps steps.
-  NodeWindow(std::string node, double start, double end, double step_s);
+  NodeWindow(NodeSelector node, double start, double end, double step_s);
+  NodeWindow(std::string node, double start, double end, double step_s)
+      : NodeWindow(NodeSelector{std::move(node), {}, {}}, start, end, step_s) {}
 
   // The series of entry `e` (as the node's query answered them).
   void add(const Entry& e, const std::vector<http::prom::Series>& series);
@@ -47,7 +50,7 @@ class NodeWindow {
   void add_xid(int index, const http::prom::Series& s);
   void add_fb_free(Gpu& g, const http::prom::Series& s);
 
-  std::string node_;
+  NodeSelector node_;
   double start_, step_;
   size_t steps_;
   std::map<int, Gpu> gpus_;

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "http_client/cancel.h"
 #include "http_client/prometheus_api.h"
+#include "promsource/node_match.h"
 #include "promsource/node_window.h"
 
 namespace gd::promsource {
@@ -13,6 +15,10 @@ namespace gd::promsource {
 struct NodeQuery {
   std::string node;
   double start = 0, end = 0, step_s = 15;
+  // node_match.h's NodeSelector: the node's other instance hosts
+  // (node_aliases) and --node-label.
+  std::vector<std::string> instance_hosts;
+  std::string node_label;
 };
 
 // The window of `q.node`; throws std::runtime_error with one line when the
@@ -24,7 +30,10 @@ NodeWindow read_node(const http::prom::Client& client, const NodeQuery& q,
 // so a counter scraped every 15-30 s has points enough in each.
 std::string rate_window(double step_s);
 
-// Entry `e`'s PromQL for `node`.
-std::string query_of(const Entry& e, const std::string& node, double step_s);
+// Entry `e`'s PromQL for `node`: a GPU entry's metric with the node's
+// selector; in a host entry, $I is the node's host_matcher, $W the rate
+// window and $S(metric) serve's series of the node (by Hostname, as GPU
+// series are).
+std::string query_of(const Entry& e, const NodeSelector& node, double step_s);
 
 }  // namespace gd::promsource

@@ -44,7 +44,8 @@ constexpr std::pair<uint64_t, const char*> kReasonBits[] = {
     {0x100, "display_clock_setting"},
 };
 
-// $I: the node's instance matcher; $W: the rate window. CPU shares as the
+// $I: the node's node_exporter matcher; $W: the rate window; $S(m): serve's
+// series m of the node (read_node.h's query_of). CPU shares as the
 // procfs source counts them (busy = user, nice, system, irq, softirq, of
 // all modes node_exporter lists).
 #define GD_CPU_SHARE(modes)                              \
@@ -180,17 +181,17 @@ const Entry kEntries[] = {
      GD_CPU_SHARE("user|nice|system|irq|softirq"), nullptr,
      HOST(h.cpu_util_pct = v)},
     {"cpu_util_pct", Scope::kHost, Kind::kSample,
-     "max(gpudoctor_host_cpu_utilization_percent{$I})", nullptr,
+     "max($S(gpudoctor_host_cpu_utilization_percent))", nullptr,
      HOST(h.cpu_util_pct = v)},
     {"cpu_iowait_pct", Scope::kHost, Kind::kSample, GD_CPU_SHARE("iowait"),
      nullptr, HOST(h.cpu_iowait_pct = v)},
     {"cpu_iowait_pct", Scope::kHost, Kind::kSample,
-     "max(gpudoctor_host_cpu_iowait_percent{$I})", nullptr,
+     "max($S(gpudoctor_host_cpu_iowait_percent))", nullptr,
      HOST(h.cpu_iowait_pct = v)},
     {"cpu_steal_pct", Scope::kHost, Kind::kSample, GD_CPU_SHARE("steal"),
      nullptr, HOST(h.cpu_steal_pct = v)},
     {"cpu_steal_pct", Scope::kHost, Kind::kSample,
-     "max(gpudoctor_host_cpu_steal_percent{$I})", nullptr,
+     "max($S(gpudoctor_host_cpu_steal_percent))", nullptr,
      HOST(h.cpu_steal_pct = v)},
     {"load1", Scope::kHost, Kind::kSample, "max(node_load1{$I})", nullptr,
      HOST(h.load1 = v)},
@@ -198,7 +199,7 @@ const Entry kEntries[] = {
      "max(node_memory_MemAvailable_bytes{$I})", nullptr,
      HOST(h.mem_available_bytes = count(v))},
     {"mem_available_bytes", Scope::kHost, Kind::kSample,
-     "max(gpudoctor_host_memory_available_bytes{$I})", nullptr,
+     "max($S(gpudoctor_host_memory_available_bytes))", nullptr,
      HOST(h.mem_available_bytes = count(v))},
     {"swap_used_bytes", Scope::kHost, Kind::kSample,
      "max(node_memory_SwapTotal_bytes{$I}) - "
@@ -236,7 +237,7 @@ const Entry kEntries[] = {
      "max(node_memory_MemTotal_bytes{$I})", nullptr, nullptr, nullptr,
      [](HostInfo& i, double v) { i.mem_total_bytes = count(v); }},
     {"mem_total_bytes", Scope::kHost, Kind::kFact,
-     "max(gpudoctor_host_memory_total_bytes{$I})", nullptr, nullptr, nullptr,
+     "max($S(gpudoctor_host_memory_total_bytes))", nullptr, nullptr, nullptr,
      [](HostInfo& i, double v) { i.mem_total_bytes = count(v); }},
     {"swap_total_bytes", Scope::kHost, Kind::kFact,
      "max(node_memory_SwapTotal_bytes{$I})", nullptr, nullptr, nullptr,

@@ -10,6 +10,10 @@ Grafana and Alertmanager would see it:
   node-c  GPU 3's memory held by a pid that no longer exists (finding
           orphaned-memory, critical), GPU 1 96% full, and an Xid 79 for
           GPU 0 appended to its kernel log while it runs
+
+Each serve names its node with --hostname, as the Hostname label of every
+series; `gpudoctor diagnose --prometheus` then diagnoses the live fleet from
+this Prometheus alone.
 """
 import copy
 import json
@@ -176,7 +180,8 @@ class Fleet(unittest.TestCase):
             env = dict(os.environ, FAKE_NVML_SCENARIO=path)
             cls._spawn(name, [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", kmsg,
                               "--interval", "1s", "serve", "--listen", f"127.0.0.1:{port}",
-                              "--no-db", "--config", config], env=env)
+                              "--no-db", "--config", config, "--hostname", name],
+                       env=env)
             cls.nodes[name] = f"127.0.0.1:{port}"
         for name, addr in cls.nodes.items():
             wait_for(lambda: f"{name} /healthz (log: {cls._log(name)})",
@@ -295,7 +300,7 @@ scrape_configs:
             self.assertEqual(m["UUID"], g["uuid"])
             self.assertEqual(m["modelName"], g["name"])
             self.assertEqual(m["device"], f"nvidia{g['index']}")
-            self.assertEqual(m["Hostname"], os.uname().nodename)
+            self.assertEqual(m["Hostname"], "node-b")  # serve --hostname
 
     def test_memory_ratio_of_the_rules_matches_the_scenarios(self):
         ratio = self.by_node_gpu(
@@ -319,6 +324,43 @@ scrape_configs:
                              findings)
         self.assertFalse([k for k in findings if k[0] == "node-a" and k[2] == "critical"],
                          findings)
+
+    def test_every_series_names_its_node_in_hostname(self):
+        ours = '{job="gpudoctor",__name__=~"(DCGM|gpudoctor)_.*"'
+        self.assertEqual(self.query(f'count({ours},Hostname=""}})'), [])
+        pairs = self.query(f'count by (Hostname, node) ({ours}}})')
+        self.assertEqual(sorted((r["metric"]["node"], r["metric"]["Hostname"])
+                                for r in pairs),
+                         [("node-a", "node-a"), ("node-b", "node-b"), ("node-c", "node-c")])
+        self.assertGreater(len(self.query('{__name__=~"gpudoctor_.*",node="node-a"}')), 40)
+
+    def test_diagnose_prometheus_reads_the_live_fleet(self):
+        """diagnose --prometheus on this Prometheus: every serve is a node,
+        joined by its Hostname; the throttled node and the Xid are found, the
+        healthy node has no warning, and the rules that need process lists
+        (which no series carries) say so instead of passing."""
+        self.wait_query("node-c's Xid in Prometheus",
+                        'DCGM_FI_DEV_XID_ERRORS{node="node-c",gpu="0"} == 79')
+        # thermal-throttling wants a sustained window: 40 s of scrapes.
+        time.sleep(max(0.0, self.prometheus_started + 45 - time.time()))
+        r = subprocess.run([GPUDOCTOR, "diagnose", "--prometheus", self.prom(),
+                            "--since", "10m", "--step", "1s", "--json"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        doc = json.loads(r.stdout)
+        reports = {n["node"]: n["report"] for n in doc["nodes"]}
+        self.assertEqual(sorted(reports), ["node-a", "node-b", "node-c"], r.stdout)
+        ids = {node: {(f["id"], f["severity"], tuple(f["gpus"])) for f in rep["findings"]}
+               for node, rep in reports.items()}
+        self.assertIn(("thermal-throttling", "warning", (0,)), ids["node-b"], ids)
+        self.assertIn("xid-error", {i for i, _, _ in ids["node-c"]}, ids)
+        self.assertFalse([f for f in ids["node-a"] if f[1] != "info"], ids)
+        for node in ("node-a", "node-b"):
+            self.assertNotIn("xid-error", {i for i, _, _ in ids[node]}, ids)
+        not_judged = {j["id"] for j in reports["node-c"]["not_judged"]}
+        self.assertIn("orphaned-memory", not_judged)
+        self.assertEqual(doc["summary"]["checked"], 3)
+        self.assertEqual(doc["summary"]["not_checked"], [])
 
     def test_xid_reaches_prometheus(self):
         got = self.wait_query("Xid 79 on node-c GPU 0",

@@ -139,14 +139,30 @@ class Serve:
             self.own_db_dir = None
 
 
+HOSTNAME_FIRST = re.compile(r'^(gpudoctor_[a-zA-Z0-9_:]+)\{Hostname="(?:[^"\\]|\\.)*"(,|\})')
+
+
+def without_hostname(key):
+    """'gpudoctor_x{Hostname="h",gpu="0"}' -> 'gpudoctor_x{gpu="0"}': every
+    native series carries its node's Hostname first, as dcgm-exporter's
+    series do; the tests key them without it."""
+    if not key.startswith("gpudoctor_"):
+        return key
+    m = HOSTNAME_FIRST.match(key)
+    assert m, f"no Hostname label first: {key}"
+    rest = key[m.end():]
+    return m.group(1) if m.group(2) == "}" else m.group(1) + "{" + rest
+
+
 def parse_metrics(text):
-    """'name{labels}' -> float for every series line."""
+    """'name{labels}' -> float for every series line (gpudoctor_* keyed
+    without their Hostname label)."""
     out = {}
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
         key, value = line.rsplit(" ", 1)
-        out[key] = float(value)
+        out[without_hostname(key)] = float(value)
     return out
 
 
@@ -217,6 +233,26 @@ class Metrics(ServeCase):
         self.assertIn("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter", body)
         self.assertIn("# HELP DCGM_FI_DEV_GPU_UTIL ", body)
         self.assertIn("# TYPE gpudoctor_collect_success gauge", body)
+
+    def test_hostname_names_the_node_on_every_series_and_in_the_api(self):
+        """--hostname: the name a fleet's Prometheus joins this node by, on
+        dcgm-exporter's series and gpudoctor's own alike."""
+        path, header, _ = first_sample_scenario(self.tmp.name)
+        s = self.serve(path, ["--no-db", "--hostname", "gpu-node-7.dc1"])
+        s.wait_metrics(lambda m: 'gpudoctor_collect_success{gpu="0"}' in m)
+        body = s.get("/metrics")[2]
+        series = [l for l in body.splitlines() if l and not l.startswith("#")]
+        self.assertGreater(len(series), 50)
+        for line in series:
+            self.assertIn('Hostname="gpu-node-7.dc1"', line)
+        self.assertIn('gpudoctor_sample_age_seconds{Hostname="gpu-node-7.dc1"} ', body)
+        self.assertEqual(s.get_json("/api/v1/status")[1]["header"]["host"]["hostname"],
+                         "gpu-node-7.dc1")
+        bad = subprocess.run([GPUDOCTOR, "serve", "--no-db", "--hostname", 'a"b'],
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn("--hostname", bad.stderr)
+        self.assertIn("is not a node name", bad.stderr)
 
 
 class Api(ServeCase):

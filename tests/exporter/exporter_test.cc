@@ -49,6 +49,23 @@ struct Page {
   std::string text;
 };
 
+// "gpudoctor_x{Hostname=\"h\",gpu=\"0\"}" -> "gpudoctor_x{gpu=\"0\"}": every
+// native series carries the node's Hostname first (as dcgm-exporter's do);
+// the tests below key series without it.
+std::string without_hostname(const std::string& key) {
+  if (key.rfind("gpudoctor_", 0) != 0) return key;
+  const size_t open = key.find('{');
+  const std::string want = "{Hostname=\"";
+  if (open == std::string::npos || key.compare(open, want.size(), want) != 0) {
+    ADD_FAILURE() << "no Hostname label first: " << key;
+    return key;
+  }
+  const size_t close = key.find('"', open + want.size());
+  std::string rest = key.substr(close + 1);  // "," or "}"
+  if (rest == "}") return key.substr(0, open);
+  return key.substr(0, open + 1) + rest.substr(1);
+}
+
 Page parse(const std::string& text) {
   Page p;
   p.text = text;
@@ -63,7 +80,8 @@ Page parse(const std::string& text) {
     }
     if (line.empty() || line[0] == '#') continue;
     auto sp = line.rfind(' ');
-    p.series[line.substr(0, sp)] = std::stod(line.substr(sp + 1));
+    p.series[without_hostname(line.substr(0, sp))] =
+        std::stod(line.substr(sp + 1));
   }
   return p;
 }
@@ -236,8 +254,9 @@ TEST(Exporter, FindingsAreOneSeriesPerLabelSet) {
             1);
   size_t n = 0;
   for (size_t pos = 0;
-       (pos = page.text.find("gpudoctor_finding{id=\"xid-error\"", pos)) !=
-       std::string::npos;
+       (pos = page.text.find("gpudoctor_finding{Hostname=\"dgx-fake-01\","
+                             "id=\"xid-error\"",
+                             pos)) != std::string::npos;
        ++pos)
     ++n;
   EXPECT_EQ(n, 1u);
@@ -258,7 +277,8 @@ TEST(Exporter, HostileProcessNameIsEscapedCappedAndValidUtf8) {
   const Scenario s = hostile_scenario();
   const std::string text = render_metrics(input_for(s));
   const std::string want =
-      "gpudoctor_process_gpu_memory_bytes{gpu=\"0\",pid=\"4242\",user=\"" +
+      "gpudoctor_process_gpu_memory_bytes{Hostname=\"dgx-fake-01\",gpu=\"0\","
+      "pid=\"4242\",user=\"" +
       std::string(128, 'u') +
       "\",comm=\"ev\\\"il\\\\na\\nme\xEF\xBF\xBD\xEF\xBF\xBD\"} ";
   EXPECT_NE(text.find(want), std::string::npos) << text;

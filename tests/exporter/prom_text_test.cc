@@ -71,5 +71,28 @@ TEST(PromText, FamilyHeaderAndLabels) {
             "x_bytes{gpu=\"3\",name=\"a\\\"b\",comm=\"c\\nd\"} 7\n");
 }
 
+// serve's Hostname label goes first into every sample line after `from`,
+// escaped; comments, the part before `from` and values are left as they are.
+TEST(PromText, PrependLabelToEverySampleLineAfterFrom) {
+  std::string page =
+      "DCGM_X{gpu=\"0\"} 1\n"
+      "# HELP gpudoctor_a A {x} y.\n"
+      "# TYPE gpudoctor_a gauge\n"
+      "gpudoctor_a 2\n"
+      "gpudoctor_b{} 3\n"
+      "gpudoctor_c{gpu=\"1\",comm=\"a b{\"} 4\n";
+  prepend_label(page, page.find('#'), "Hostname", "n\"1\n");
+  EXPECT_EQ(page,
+            "DCGM_X{gpu=\"0\"} 1\n"
+            "# HELP gpudoctor_a A {x} y.\n"
+            "# TYPE gpudoctor_a gauge\n"
+            "gpudoctor_a{Hostname=\"n\\\"1\\n\"} 2\n"
+            "gpudoctor_b{Hostname=\"n\\\"1\\n\"} 3\n"
+            "gpudoctor_c{Hostname=\"n\\\"1\\n\",gpu=\"1\",comm=\"a b{\"} 4\n");
+  std::string unchanged = "gpudoctor_a 2\n";
+  prepend_label(unchanged, unchanged.size(), "Hostname", "n");
+  EXPECT_EQ(unchanged, "gpudoctor_a 2\n");
+}
+
 }  // namespace
 }  // namespace gd::prom

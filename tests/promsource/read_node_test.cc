@@ -35,7 +35,7 @@ TEST(ReadNode, AsksForEveryEntryWithTheNodesSelector) {
       R"({"status":"success","data":{"resultType":"matrix","result":[)"
       R"({"metric":{"gpu":"0","Hostname":"n1"},"values":[[0,"7"],[15,"8"]]}]}})")});
   http::RequestCancel cancel;
-  NodeWindow w = read_node(client(server), {"n1", 0, 15, 15}, cancel);
+  NodeWindow w = read_node(client(server), {"n1", 0, 15, 15, {}, ""}, cancel);
   const auto sent = server.requests();
   EXPECT_EQ(sent.size(), entries().size());
   // DCGM_FI_DEV_GPU_UTIL{Hostname="n1"} or ..., percent-encoded.
@@ -58,7 +58,7 @@ TEST(ReadNode, AServerErrorNamesTheField) {
                                 R"("error":"too many samples"})")});
   http::RequestCancel cancel;
   try {
-    read_node(client(server), {"n1", 0, 15, 15}, cancel);
+    read_node(client(server), {"n1", 0, 15, 15, {}, ""}, cancel);
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
@@ -69,7 +69,7 @@ TEST(ReadNode, AServerErrorNamesTheField) {
               std::string::npos)
         << what;
   }
-  EXPECT_THROW(read_node(client(server), {"n1\"}", 0, 15, 15}, cancel),
+  EXPECT_THROW(read_node(client(server), {"n1\"}", 0, 15, 15, {}, ""}, cancel),
                std::invalid_argument);
 }
 
@@ -85,6 +85,61 @@ TEST(FleetNodes, EveryNodeOnceByTheJoinRule) {
             (std::vector<std::string>{"a.dc", "b"}));
   EXPECT_NE(server.request().find("match%5B%5D=DCGM_FI_DEV_GPU_UTIL&"),
             std::string::npos);
+}
+
+// node_exporter scraped at an address names its node in node_uname_info:
+// the address joins the node; names and hosts that could not be asked for,
+// the node's own name and repeats are left out.
+TEST(NodeAliases, AnAddressNamedByNodeUnameInfoIsTheNode) {
+  FakeServer server({reply(
+      200,
+      R"({"status":"success","data":[)"
+      R"({"__name__":"node_uname_info","nodename":"gpu07","instance":"10.0.0.7:9100"},)"
+      R"({"__name__":"node_uname_info","nodename":"gpu07","instance":"10.0.0.7:9101"},)"
+      R"({"__name__":"node_uname_info","nodename":"gpu08","instance":"gpu08:9100"},)"
+      R"({"__name__":"node_uname_info","nodename":"x\"} or","instance":"10.0.0.9:9100"},)"
+      R"({"__name__":"node_uname_info","nodename":"gpu09","instance":"[::9]:9100"}]})")});
+  http::RequestCancel cancel;
+  const auto aliases = node_aliases(client(server), 0, 60, cancel);
+  ASSERT_EQ(aliases.count("gpu07"), 1u);
+  EXPECT_EQ(aliases.at("gpu07"), std::vector<std::string>{"10.0.0.7"});
+  EXPECT_TRUE(aliases.at("gpu08").empty());
+  EXPECT_EQ(aliases.count("gpu09"), 0u);
+  EXPECT_EQ(aliases.size(), 2u);
+  EXPECT_NE(server.request().find("match%5B%5D=node_uname_info&"),
+            std::string::npos);
+}
+
+TEST(NodeSelector, AliasesAndNodeLabelShapeTheHostQueries) {
+  const NodeSelector by_ip{"gpu07", {"10.0.0.7"}, ""};
+  EXPECT_EQ(instance_matcher(by_ip),
+            R"(instance=~"(gpu07|10\\.0\\.0\\.7)(:[0-9]+)?")");
+  EXPECT_EQ(host_matcher(by_ip), instance_matcher(by_ip));
+  const NodeSelector by_label{"gpu07", {}, "nodename"};
+  EXPECT_EQ(host_matcher(by_label), R"(nodename="gpu07")");
+  EXPECT_THROW(host_matcher(NodeSelector{"gpu07", {}, "a-b"}),
+               std::invalid_argument);
+  // A series of an alias joins only when it has no Hostname of its own.
+  EXPECT_TRUE(is_node_of(by_ip, "", "10.0.0.7:9856"));
+  EXPECT_TRUE(is_node_of(by_ip, "gpu07", "10.0.0.8:9400"));
+  EXPECT_FALSE(is_node_of(by_ip, "gpu08", "10.0.0.7:9400"));
+  EXPECT_FALSE(is_node_of(by_ip, "", "10.0.0.70:9400"));
+}
+
+TEST(QueryOf, ServesHostSeriesJoinByHostnameAsGpuSeriesDo) {
+  const NodeSelector node{"n1", {}, "nodename"};
+  for (const Entry& e : entries()) {
+    const std::string q = query_of(e, node, 15);
+    EXPECT_EQ(q.find('$'), std::string::npos) << q;
+    if (std::string(e.query) == "max($S(gpudoctor_host_cpu_steal_percent))") {
+      EXPECT_EQ(q, R"(max((gpudoctor_host_cpu_steal_percent{Hostname="n1"} or )"
+                   R"(gpudoctor_host_cpu_steal_percent{Hostname="",)"
+                   R"(instance=~"n1(:[0-9]+)?"})))");
+    }
+    if (std::string(e.query) == "max(node_load1{$I})") {
+      EXPECT_EQ(q, R"(max(node_load1{nodename="n1"}))");
+    }
+  }
 }
 
 }  // namespace

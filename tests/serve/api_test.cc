@@ -164,7 +164,9 @@ TEST(Api, MetricsPageCacheAnswersWhatApiMetricsRenders) {
   // The same snapshot scraped later: only the sample ages move.
   for (double now : {t, t + 0.25, t + 7})
     EXPECT_EQ(cache.reply(s, now).body, api_metrics(*s, now).body) << now;
-  EXPECT_NE(cache.reply(s, t + 7).body.find("gpudoctor_sample_age_seconds 7"),
+  const std::string host = "{Hostname=\"" + s->header->host.hostname + "\"}";
+  EXPECT_NE(cache.reply(s, t + 7).body.find("gpudoctor_sample_age_seconds" +
+                                            host + " 7"),
             std::string::npos);
   // A new snapshot (a new sample) is rendered afresh, also when the old one
   // is gone.
@@ -177,7 +179,8 @@ TEST(Api, MetricsPageCacheAnswersWhatApiMetricsRenders) {
   s.reset();
   std::shared_ptr<const Snapshot> n = next;
   EXPECT_EQ(cache.reply(n, t + 2).body, api_metrics(*n, t + 2).body);
-  EXPECT_NE(cache.reply(n, t + 2).body.find("gpudoctor_collections_total 4"),
+  EXPECT_NE(cache.reply(n, t + 2).body.find("gpudoctor_collections_total" +
+                                            host + " 4"),
             std::string::npos);
   // No sample yet: no page, as api_metrics.
   auto empty = std::make_shared<Snapshot>();
