@@ -85,6 +85,13 @@ class Progress {
     if (done_ == total_) std::fputs("\r\033[K", stderr);
     std::fflush(stderr);
   }
+  // Before a report is written: the line is rewritten at the next step.
+  void clear() {
+    if (!on_) return;
+    std::lock_guard lock(mu_);
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+  }
 
  private:
   std::mutex mu_;
@@ -126,9 +133,35 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
       f.prom.node_label.empty()
           ? promsource::node_aliases(lister, w.start, w.end, cancel)
           : std::map<std::string, std::vector<std::string>>{};
+  // Each node's report is written as soon as it and every node before it
+  // are done: the output is in node order, whatever finishes first, and a
+  // report is held only while an earlier node is still being read.
   std::vector<NodeDone> done(nodes.size());
-  std::atomic<size_t> next{0};
+  std::vector<bool> ready(nodes.size(), false);
+  size_t written = 0;
+  std::mutex out_mu;
+  int worst = -1;
+  auto write = [&](const std::string& text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  };
+  if (f.json) write("{\"nodes\":[");
   Progress progress(nodes.size());
+  auto deliver = [&](size_t i, NodeDone d) {
+    std::lock_guard lock(out_mu);
+    done[i] = std::move(d);
+    ready[i] = true;
+    for (; written < done.size() && ready[written]; ++written) {
+      progress.clear();
+      NodeDone& node = done[written];
+      if (node.outcome.checked) worst = std::max(worst, node.outcome.exit_code);
+      write(f.json ? (written ? "," : "") +
+                         format_fleet_node_json(node.outcome, node.report)
+                   : format_fleet_node_text(node.outcome, node.report) + "\n");
+      std::fflush(stdout);
+      std::string().swap(node.report);
+    }
+  };
+  std::atomic<size_t> next{0};
   auto worker = [&] {
     const http::prom::Client client(url, who);
     for (size_t i = next++; i < nodes.size(); i = next++) {
@@ -136,7 +169,7 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
                               f.prom.step_s, {},      f.prom.node_label};
       if (auto a = aliases.find(nodes[i]); a != aliases.end())
         q.instance_hosts = a->second;
-      done[i] = check_node(client, q, options, f.json);
+      deliver(i, check_node(client, q, options, f.json));
       progress.step();
     }
   };
@@ -147,20 +180,10 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
   for (auto& t : threads) t.join();
 
   std::vector<FleetNodeOutcome> outcomes;
-  int worst = -1;
-  std::string out = f.json ? "{\"nodes\":[" : "";
-  for (size_t i = 0; i < done.size(); ++i) {
-    const auto& o = done[i].outcome;
-    if (o.checked) worst = std::max(worst, o.exit_code);
-    if (f.json)
-      out += (i ? "," : "") + format_fleet_node_json(o, done[i].report);
-    else
-      out += format_fleet_node_text(o, done[i].report) + "\n";
-    outcomes.push_back(o);
-  }
-  out += f.json ? "],\"summary\":" + format_fleet_summary_json(outcomes) + "}\n"
-                : format_fleet_summary_text(outcomes);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  outcomes.reserve(done.size());
+  for (auto& d : done) outcomes.push_back(std::move(d.outcome));
+  write(f.json ? "],\"summary\":" + format_fleet_summary_json(outcomes) + "}\n"
+               : format_fleet_summary_text(outcomes));
   return worst < 0 ? kExitCouldNotDiagnose : worst;
 }
 
