@@ -17,6 +17,7 @@
 #include "accounting/accountant.h"
 #include "cli/commands.h"
 #include "cli/full_binary.h"
+#include "cli/history_scan_source.h"
 #include "collect/sampler.h"
 #include "common/time_point.h"
 #include "diagnose/engine.h"
@@ -82,6 +83,16 @@ class AccountingSource : public SampleSource {
   const accounting::AccountOptions& o_;
 };
 
+// The efficiency findings behind the waste, given to the groups whose
+// processes they name.
+void attribute_findings(accounting::Accountant& acc, const DiagnoseResult& d) {
+  std::vector<accounting::Accountant::FindingSpan> spans;
+  spans.reserve(d.findings.size());
+  for (const Finding& x : d.findings)
+    spans.push_back({x.id, x.severity, x.pids, x.start, x.end});
+  acc.attribute(spans);
+}
+
 accounting::AccountReport account_trace(const ReportFlags& f,
                                         const accounting::AccountOptions& o) {
   TraceReader reader(f.from,
@@ -94,14 +105,7 @@ accounting::AccountReport account_trace(const ReportFlags& f,
     }
     return acc.finish();
   }
-  // The efficiency findings behind the waste, given to the groups whose
-  // processes they name.
-  const DiagnoseResult d = diagnose(reader.header(), source, {});
-  std::vector<accounting::Accountant::FindingSpan> spans;
-  spans.reserve(d.findings.size());
-  for (const Finding& x : d.findings)
-    spans.push_back({x.id, x.severity, x.pids, x.start, x.end});
-  acc.attribute(spans);
+  attribute_findings(acc, diagnose(reader.header(), source, {}));
   return acc.finish();
 }
 
@@ -111,15 +115,28 @@ accounting::AccountReport account_history(const ReportFlags& f,
   so.path = f.db;
   so.read_only = true;
   auto store = HistoryStore::open(so);
-  accounting::Accountant acc(store->header(), o);
+  const TraceHeader header = store->header();
+  accounting::Accountant acc(header, o);
   ReadReport read;
-  store->scan(
-      o.start.value_or(0), o.end.value_or(unix_now()),
-      [&acc](const Sample& s) {
-        acc.add(s);
-        return true;
-      },
-      &read);
+  const double since = o.start.value_or(0), until = o.end.value_or(unix_now());
+  if (f.findings) {
+    // One pass: the scan feeds the diagnosis, and the accountant on the way.
+    DiagnoseResult d;
+    {
+      HistoryScanSource source(
+          *store, since, until, [&acc](const Sample& s) { acc.add(s); }, &read);
+      d = diagnose(header, source, {});
+    }
+    attribute_findings(acc, d);
+  } else {
+    store->scan(
+        since, until,
+        [&acc](const Sample& s) {
+          acc.add(s);
+          return true;
+        },
+        &read);
+  }
   if (read.skipped_blocks > 0)
     std::fprintf(stderr,
                  "gpudoctor: report: %s: skipped %zu corrupt history "
@@ -207,14 +224,10 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
       ->check(check_price);
   cmd->add_flag("--findings", f->findings,
                 "also run the diagnosis over the window and give each "
-                "group the findings that name its processes (--from only)");
+                "group the findings that name its processes");
   cmd->callback([f] {
     if (f->from.empty() && f->db.empty())
       throw CLI::RequiredError("--from or --db");
-    if (f->findings && f->from.empty())
-      throw CLI::ValidationError("--findings",
-                                 "needs --from (not yet with --db: export "
-                                 "the history to a trace first)");
     run_report(*f);
   });
 }
