@@ -414,6 +414,14 @@ void Accountant::add(const Sample& sample) { impl_->add(sample); }
 void Accountant::attribute(const std::vector<FindingSpan>& findings) {
   impl_->attribute(findings);
 }
+void Accountant::each_group(
+    Dimension d, const std::function<void(const GroupRow&)>& fn) const {
+  const size_t t = static_cast<size_t>(d);
+  if (t >= kTables) return;
+  const GroupTable& table = impl_->tables[t];
+  for (uint32_t i = 0; i < table.size(); ++i) fn(table.row(i));
+}
+
 AccountReport Accountant::finish() { return impl_->finish(); }
 
 }  // namespace gd::accounting

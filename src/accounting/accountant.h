@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,12 @@ class Accountant {
   // the last add(), before finish()). Pids are remembered up to
   // kPidsRemembered; a finding naming none of them is given to nobody.
   void attribute(const std::vector<FindingSpan>& findings);
+  // The groups of `d` (not kGpu) so far, in the order they were first
+  // seen, "other" among them; the figures keep growing with add(). For a
+  // running total (serve's per-job counters) without spending the report.
+  void each_group(Dimension d,
+                  const std::function<void(const GroupRow&)>& fn) const;
+
   // The report of everything added; the accountant is spent after.
   AccountReport finish();
 

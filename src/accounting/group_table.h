@@ -20,6 +20,7 @@ class GroupTable {
   // The row of `key`, added with `label` when new (or "other" when full).
   uint32_t find_or_add(std::string_view key, std::string_view label);
   GroupRow& row(uint32_t i) { return rows_[i]; }
+  const GroupRow& row(uint32_t i) const { return rows_[i]; }
   size_t size() const { return rows_.size(); }
   // Distinct keys folded into "other" (counted up to kFoldedCountMax).
   size_t folded() const { return folded_keys_.size(); }

@@ -42,6 +42,14 @@ struct StoreStatus {
   uint64_t quarantined_total = 0;  // corrupt blocks/batches moved aside
 };
 
+// One job's running totals (accounting's JobCounters): a series each, the
+// jobs past serve's bound summed as "other".
+struct ExportedJob {
+  std::string key;   // stable identity ("slurm:1234", "other"); untrusted
+  std::string name;  // what a person reads; untrusted
+  double held_s = 0, busy_s = 0, idle_held_s = 0, energy_j = 0;
+};
+
 struct MetricsInput {
   const TraceHeader* header = nullptr;  // required
   const Sample* sample = nullptr;       // nullptr before the first sample
@@ -56,6 +64,7 @@ struct MetricsInput {
   double now = 0;                    // Unix time of the scrape (for ages)
   std::string version;               // gpudoctor version, for build info
   std::optional<StoreStatus> store;  // absent: serve runs without history
+  std::vector<ExportedJob> jobs;     // empty: no job counters
 };
 
 }  // namespace gd

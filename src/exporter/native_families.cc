@@ -386,6 +386,43 @@ void render_finding_families(const MetricsInput& in, std::string& out) {
   }
 }
 
+// Per job: the accounting of `gpudoctor report`, as counters. Job keys and
+// names come from processes and cgroups: escaped and capped.
+void render_job_families(const MetricsInput& in, std::string& out) {
+  if (in.jobs.empty()) return;
+  std::vector<std::string> labels;
+  for (const auto& j : in.jobs)
+    labels.push_back(Labels()
+                         .add_untrusted("job_key", j.key)
+                         .add_untrusted("job_name", j.name)
+                         .body());
+  struct Family {
+    const char* name;
+    const char* help;
+    double ExportedJob::*value;
+  };
+  static constexpr Family kFamilies[] = {
+      {"gpudoctor_job_gpu_held_seconds_total",
+       "GPU-seconds the job held (memory on a GPU; a shared GPU split by "
+       "SM%, else memory), since its series began.",
+       &ExportedJob::held_s},
+      {"gpudoctor_job_gpu_busy_seconds_total",
+       "GPU-seconds the job's GPUs were busy (util), its share.",
+       &ExportedJob::busy_s},
+      {"gpudoctor_job_gpu_idle_held_seconds_total",
+       "GPU-seconds the job held a GPU that did nothing.",
+       &ExportedJob::idle_held_s},
+      {"gpudoctor_job_energy_joules_total",
+       "Energy of the job's share of its GPUs, in joules.",
+       &ExportedJob::energy_j},
+  };
+  for (const Family& f : kFamilies) {
+    FamilyWriter w(out, f.name, "counter", f.help);
+    for (size_t i = 0; i < in.jobs.size(); ++i)
+      w.add(labels[i], in.jobs[i].*f.value);
+  }
+}
+
 }  // namespace
 
 void render_age_family_lines(const MetricsInput& in, std::string& out) {
@@ -410,6 +447,7 @@ void render_native_families(const MetricsInput& in, std::string& out) {
   render_process_families(in, out);
   render_host_families(in, out);
   render_finding_families(in, out);
+  render_job_families(in, out);
 }
 
 }  // namespace gd

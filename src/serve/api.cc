@@ -417,6 +417,7 @@ MetricsInput metrics_input(const Snapshot& s, double now) {
   in.now = now;
   in.version = s.version;
   in.store = s.store;
+  in.jobs = s.jobs;
   for (const auto& a : s.alerts)
     in.findings.push_back(
         {a.finding.id, a.finding.severity, a.finding.gpus, a.state});

@@ -51,7 +51,8 @@ SamplingLoop::SamplingLoop(Sampler& sampler, History* history, SnapshotBox& box,
       config_(config),
       alertmanager_(alertmanager),
       options_(std::move(options)),
-      header_(std::make_shared<const TraceHeader>(sampler.header())) {
+      header_(std::make_shared<const TraceHeader>(sampler.header())),
+      jobs_(*header_) {
   started_at_ = unix_now();
   for (const auto& g : header_->gpus)
     health_.push_back({g.index, false, false, {}});
@@ -165,6 +166,7 @@ void SamplingLoop::run_once() {
     watch_store();
   }
 
+  jobs_.add(*sample);
   latest_ = sample;
   window_.push_back(sample);
   policy_ = config_.get()->policy;
@@ -277,6 +279,9 @@ void SamplingLoop::publish() {
   s->not_judged = not_judged_;
   s->policy = policy_;
   s->version = options_.version;
+  for (const auto& j : jobs_.counters())
+    s->jobs.push_back({j.key, j.name, j.usage.held_s, j.usage.busy_s,
+                       j.usage.idle_held_s, j.usage.energy_j});
   std::shared_ptr<const Snapshot> published = s;
   box_.set(std::move(s));
   if (options_.on_publish) options_.on_publish(*published);

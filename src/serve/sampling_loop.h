@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "accounting/job_counters.h"
 #include "collect/sampler.h"
 #include "model/process_budget.h"
 #include "serve/alerting.h"
@@ -73,6 +74,7 @@ class SamplingLoop {
   AlertmanagerClient* alertmanager_;
   SamplingLoopOptions options_;
   std::shared_ptr<const TraceHeader> header_;
+  accounting::JobCounters jobs_;  // gpudoctor_job_*_total
 
   std::mutex mu_;
   std::condition_variable cv_;

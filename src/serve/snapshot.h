@@ -37,6 +37,8 @@ struct Snapshot {
   std::shared_ptr<const std::vector<NotJudged>> not_judged;
   AlertPolicy policy;
   std::string version;
+  // Each job's GPU time and energy since it got its series (bounded).
+  std::vector<ExportedJob> jobs;
 };
 
 using SnapshotBox = SharedValue<Snapshot>;

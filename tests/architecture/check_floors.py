@@ -53,7 +53,7 @@ TABLE = {
     # serve composes consumers through their public headers (procmgmt: the
     # remote kill runs its plan and session).
     "serve": ({"common", "model", "trace", "collect", "diagnose", "exporter",
-               "store", "procmgmt", "api", "http_client"},
+               "store", "procmgmt", "api", "http_client", "accounting"},
               "the daemon: sampling loop, HTTP API, alerting"),
     # top's data: feeds (live, replay, remote), window diagnosis, kill jobs.
     "monitor": ({"common", "model", "trace", "collect", "diagnose",

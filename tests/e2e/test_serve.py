@@ -234,6 +234,30 @@ class Metrics(ServeCase):
         self.assertIn("# HELP DCGM_FI_DEV_GPU_UTIL ", body)
         self.assertIn("# TYPE gpudoctor_collect_success gauge", body)
 
+    def test_job_counters_grow_and_add_up_to_the_jobs_gpu_time(self):
+        """gpudoctor_job_*_total: the scenario's GPU processes as jobs, their
+        held GPU-seconds growing with every sample, "other" beside them."""
+        path, _, _ = first_sample_scenario(self.tmp.name)
+        s = self.serve(path, ["--no-db"])
+        held = 'gpudoctor_job_gpu_held_seconds_total'
+
+        def jobs(m):
+            return {k: v for k, v in m.items() if k.startswith(held + "{")}
+        first = jobs(s.wait_metrics(
+            lambda m: any(v > 0 for v in jobs(m).values())))
+        time.sleep(1.0)
+        later = jobs(s.metrics())
+        own = [k for k in later if 'job_key="other"' not in k]
+        self.assertTrue(own, later)
+        self.assertLessEqual(len(own), 10)
+        self.assertIn(f'{held}{{job_key="other",job_name="other"}}', later)
+        for k, v in first.items():
+            if k in later:
+                self.assertGreaterEqual(later[k], v, k)
+        self.assertGreater(sum(later.values()), sum(first.values()))
+        self.assertTrue(any(k.startswith("gpudoctor_job_energy_joules_total{")
+                            for k in s.metrics()))
+
     def test_hostname_names_the_node_on_every_series_and_in_the_api(self):
         """--hostname: the name a fleet's Prometheus joins this node by, on
         dcgm-exporter's series and gpudoctor's own alike."""

@@ -454,5 +454,31 @@ TEST(Exporter, PromtoolAcceptsThePageWithAHostileProcess) {
   }
 }
 
+// serve's per-job counters: one series per job and family, names escaped
+// and capped like any process-given text; none without jobs.
+TEST(Exporter, JobCountersAreCountersWithEscapedJobLabels) {
+  const Scenario s = load_scenario();
+  MetricsInput in = input_for(s);
+  EXPECT_EQ(render_metrics(in).find("gpudoctor_job_"), std::string::npos);
+  in.jobs = {
+      {"slurm:77", "ev\"il\nname" + std::string(300, 'x'), 120, 90, 5, 36000},
+      {"other", "other", 3, 1, 0, 900}};
+  const Page page = parse(render_metrics(in));
+  EXPECT_EQ(page.types.at("gpudoctor_job_energy_joules_total"), "counter");
+  EXPECT_EQ(page.types.at("gpudoctor_job_gpu_held_seconds_total"), "counter");
+  const std::string evil = "job_key=\"slurm:77\",job_name=\"ev\\\"il\\nname" +
+                           std::string(128 - 12, 'x') + "\"";
+  EXPECT_EQ(page.series.at("gpudoctor_job_energy_joules_total{" + evil + "}"),
+            36000);
+  EXPECT_EQ(
+      page.series.at("gpudoctor_job_gpu_busy_seconds_total{" + evil + "}"), 90);
+  EXPECT_EQ(page.series.at("gpudoctor_job_gpu_idle_held_seconds_total{job_key="
+                           "\"other\",job_name=\"other\"}"),
+            0);
+  EXPECT_EQ(page.series.at("gpudoctor_job_gpu_held_seconds_total{job_key="
+                           "\"other\",job_name=\"other\"}"),
+            3);
+}
+
 }  // namespace
 }  // namespace gd
