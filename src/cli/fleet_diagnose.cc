@@ -5,8 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -17,7 +20,9 @@
 #include "promsource/fleet_nodes.h"
 #include "promsource/label_matcher.h"
 #include "promsource/read_node.h"
+#include "serve/web_assets.h"
 #include "views/diagnose_report.h"
+#include "views/fleet_html.h"
 #include "views/fleet_report.h"
 
 namespace gd {
@@ -42,13 +47,14 @@ class WindowSource : public SampleSource {
 
 struct NodeDone {
   FleetNodeOutcome outcome;
-  std::string report;  // text or JSON, as asked
+  std::string report;      // text or JSON, as asked
+  FleetNodeCharts charts;  // with --html: bounded (kFleetChartPoints)
 };
 
 // One node read and diagnosed; its window is freed on return.
 NodeDone check_node(const http::prom::Client& client,
                     const promsource::NodeQuery& q,
-                    const DiagnoseOptions& options, bool json) {
+                    const DiagnoseOptions& options, bool json, bool charts) {
   NodeDone d;
   d.outcome.node = q.node;
   try {
@@ -63,12 +69,55 @@ NodeDone check_node(const http::prom::Client& client,
     d.outcome.exit_code = diagnose_exit_code(result);
     d.report =
         json ? format_json_report(result) : format_text_report(result, header);
+    if (charts) {
+      FleetChartBuilder b(q.start, q.end, fleet_chart_keys(result.findings));
+      window.each_sample([&b](const Sample& s) { b.add(s); });
+      d.charts = b.take();
+    }
     d.outcome.findings = std::move(result.findings);
     d.outcome.not_judged = std::move(result.not_judged);
   } catch (const std::exception& e) {
     d.outcome.why_not = e.what();
   }
   return d;
+}
+
+// The embedded dashboard asset whose name ends in `name` ("" if none).
+std::string_view web_asset_body(std::string_view name) {
+  for (const WebAsset& a : web_assets())
+    if (a.path.ends_with(name)) return a.body;
+  return {};
+}
+
+// --html: the page, written once every node is done and reported (it
+// takes their outcomes and charts). A failure is one line
+// naming the file.
+bool write_fleet_html(const FleetDiagnoseFlags& f, const TimeWindow& w,
+                      std::vector<NodeDone>& done) {
+  std::vector<FleetNodeOutcome> outcomes;
+  std::vector<FleetNodeCharts> charts;
+  for (auto& d : done) {
+    outcomes.push_back(std::move(d.outcome));
+    charts.push_back(std::move(d.charts));
+  }
+  FleetHtmlInput in;
+  in.server = f.prom.url;
+  in.start = w.start;
+  in.end = w.end;
+  in.nodes = &outcomes;
+  in.charts = &charts;
+  in.uplot_js = web_asset_body("/uPlot.min.js");
+  in.uplot_css = web_asset_body("/uPlot.min.css");
+  const std::string page = format_fleet_html(in);
+  std::ofstream out(f.html, std::ios::binary | std::ios::trunc);
+  if (out) out.write(page.data(), static_cast<std::streamsize>(page.size()));
+  if (out) out.close();
+  if (!out) {
+    std::fprintf(stderr, "gpudoctor: diagnose: cannot write %s: %s\n",
+                 f.html.c_str(), std::strerror(errno));
+    return false;
+  }
+  return true;
 }
 
 // "checked 12/100 nodes" on one rewritten line of a terminal's stderr.
@@ -126,7 +175,7 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
     const http::prom::Client client(url, who);
     for (size_t i = next++; i < nodes.size(); i = next++) {
       done[i] = check_node(client, {nodes[i], w.start, w.end, f.prom.step_s},
-                           options, f.json);
+                           options, f.json, !f.html.empty());
       progress.step();
     }
   };
@@ -151,6 +200,8 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
   out += f.json ? "],\"summary\":" + format_fleet_summary_json(outcomes) + "}\n"
                 : format_fleet_summary_text(outcomes);
   std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!f.html.empty() && !write_fleet_html(f, w, done))
+    return kExitCouldNotDiagnose;
   return worst < 0 ? kExitCouldNotDiagnose : worst;
 }
 

@@ -4,18 +4,21 @@ exposition (names, labels, # TYPE lines, as OpenMetrics ending in # EOF),
 backfilled with `promtool tsdb create-blocks-from openmetrics` into a real
 Prometheus (the Debian package), then `gpudoctor export --prometheus` for
 each node and `gpudoctor diagnose --from` on what it wrote, and `gpudoctor
-diagnose --prometheus` over the whole fleet:
+diagnose --prometheus` over the whole fleet, also as an HTML page (--html)
+opened in a headless Chromium:
 
   node-hot  GPU 0 busy at 89 C with its SM clock held at 1200 MHz by
             sw_thermal_slowdown (bit 0x20); GPU 1 busy and cool
             -> thermal-throttling on GPU 0, nothing on GPU 1
   node-ok   two busy, cool GPUs, an idle-ish host -> no warning or critical
 
-promtool or prometheus missing fails the test: it is never skipped.
+promtool, prometheus, chromium or python3-websocket missing fails the test:
+it is never skipped.
 """
 import http.server
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -387,6 +390,80 @@ class PrometheusSource(unittest.TestCase):
         self.assertRegex(summary, r"thermal-throttling +1\n")
         self.assertRegex(summary, r"worst nodes:\n +node-hot +warning")
         self.assertRegex(summary, r"xid-error +2: ")
+
+    def test_html_report_renders_offline(self):
+        page = os.path.join(self.tmp.name, "fleet.html")
+        p = gd("diagnose", "--prometheus", self.url, *self.window(), "--html", page)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("== node-hot ==", p.stdout)  # the text report as before
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        # Self-contained: nothing to fetch, uPlot inlined.
+        self.assertIsNone(re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html,
+                                    re.I), "external reference in the page")
+        self.assertNotRegex(html, r"<link\b")
+        self.assertIn("uPlot", html)
+        self.assertLess(len(html), 2_000_000)
+        # Here, not at the top: test_victoria_metrics imports this module.
+        # Missing, python3-websocket fails this test (cdp.py raises).
+        from cdp import Browser
+        browser = Browser()
+        try:
+            tab = browser.new_page()
+            tab.navigate("file://" + page)
+            tab.wait_for("document.readyState === 'complete'")
+            # uPlot drew the hot node's charts (temperature and SM clock).
+            charts = tab.wait_for("""(() => {
+                const s = [...document.querySelectorAll('section.node')]
+                    .find(e => e.querySelector('h3').textContent === 'node-hot');
+                const u = s ? s.querySelectorAll('.chart .uplot canvas') : [];
+                return u.length >= 2 ? u.length : 0; })()""")
+            self.assertGreaterEqual(charts, 2)
+            got = tab.evaluate("""(() => {
+                const rows = [...document.querySelectorAll('#heatmap tr.heat-row')];
+                const heat = {};
+                rows.forEach(r => heat[r.querySelector('th').textContent] =
+                    [...r.querySelectorAll('td')].map(td => td.className));
+                const findings = [...document.querySelectorAll('#findings tr.finding')]
+                    .map(r => [r.cells[0].textContent, r.cells[1].textContent,
+                               r.cells[2].textContent]);
+                const titles = [...document.querySelectorAll('.uplot .u-title')]
+                    .map(e => e.textContent);
+                return {heat, findings, titles};
+            })()""")
+            self.assertEqual(sorted(got["heat"]), ["node-hot", "node-ok"], got)
+            hot = got["heat"]["node-hot"]
+            self.assertEqual(len(hot), 96)
+            self.assertTrue(any(re.search(r"\bs[23]\b", c) for c in hot), hot)
+            self.assertFalse(any(re.search(r"\bs[23]\b", c)
+                                 for c in got["heat"]["node-ok"]), got["heat"]["node-ok"])
+            thermal = [f for f in got["findings"]
+                       if f[:2] == ["node-hot", "thermal-throttling"]]
+            self.assertEqual(len(thermal), 1, got["findings"])
+            self.assertIn(thermal[0][2], ("warning", "critical"))
+            # The most severe finding is first.
+            self.assertIn(got["findings"][0][2], ("warning", "critical"))
+            self.assertIn("GPU temperature (°C)", got["titles"])
+            self.assertIn("SM clock (MHz)", got["titles"])
+            self.assertEqual(tab.errors(), [])
+            self.assertEqual([u for u in tab.requests()
+                              if not u.startswith(("file:", "data:", "about:"))], [])
+            tab.close()
+        finally:
+            browser.close()
+        size = os.path.getsize(page)
+        print(f"\nfleet.html: {size} bytes for 2 nodes", flush=True)
+
+    def test_html_flag_errors_are_one_line(self):
+        p = gd("diagnose", "--html", os.path.join(self.tmp.name, "x.html"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("--html", p.stderr)
+        bad = os.path.join(self.tmp.name, "no-such-dir", "x.html")
+        p = gd("diagnose", "--prometheus", self.url, *self.window(), "--html", bad)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn(bad, p.stderr)
 
     def test_match_narrows_the_fleet(self):
         p, out = self.fleet_json("--match", '{cluster="cool"}')
