@@ -89,9 +89,8 @@ std::string_view web_asset_body(std::string_view name) {
   return {};
 }
 
-// --html: the page, written once every node is done and reported (it
-// takes their outcomes and charts). A failure is one line
-// naming the file.
+// --html: the page, written once every node is done and reported (it takes
+// their outcomes and charts). A failure is one line naming the file.
 bool write_fleet_html(const FleetDiagnoseFlags& f, const TimeWindow& w,
                       std::vector<NodeDone>& done) {
   std::vector<FleetNodeOutcome> outcomes;
