@@ -101,8 +101,9 @@ CPU_MODES = {"user": 4.0, "nice": 0.0, "system": 1.0, "idle": 9.7, "iowait": 0.1
 CPUS = 8
 
 
-def exposition(nodes, times):
-    """OpenMetrics text of every node's series at `times`."""
+def exposition(nodes, times, model="NVIDIA H100 80GB HBM3"):
+    """OpenMetrics text of every node's series at `times`, the GPUs' model
+    name `model`."""
     out = []
 
     def family(name, typ, help_text, rows):
@@ -119,7 +120,7 @@ def exposition(nodes, times):
             for gpu in (0, 1):
                 labels = [("gpu", gpu), ("UUID", f"GPU-{node}-{gpu}"),
                           ("device", f"nvidia{gpu}"),
-                          ("modelName", "NVIDIA H100 80GB HBM3"),
+                          ("modelName", model),
                           ("Hostname", node), ("DCGM_FI_DRIVER_VERSION", "535.129.03"),
                           # dcgm-exporter is scraped at its pod's address.
                           ("instance", f"10.1.0.{n + 1}:9400"),
@@ -453,6 +454,52 @@ class PrometheusSource(unittest.TestCase):
             browser.close()
         size = os.path.getsize(page)
         print(f"\nfleet.html: {size} bytes for 2 nodes", flush=True)
+
+    def test_html_escapes_hostile_label_values(self):
+        # A model name (a label value, shown in the finding's title) that
+        # is markup: it must come out as text, run nothing, fetch nothing.
+        hostile = ("<img src=x onerror=alert(1)></td><script>alert(2)</script>"
+                   "<a href='https://evil.example/'>")
+        d = os.path.join(self.tmp.name, "hostile")
+        os.mkdir(d)
+        times = list(range(self.start, self.end + 1, STEP))
+        prom, url, log = start_prometheus(d, exposition({"node-hot": {0}}, times,
+                                                        model=hostile))
+        try:
+            page = os.path.join(d, "fleet.html")
+            p = gd("diagnose", "--prometheus", url, *self.window(), "--html", page)
+            self.assertEqual(p.returncode, 1, p.stderr)
+        finally:
+            kill_tree(prom)
+            log.close()
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        self.assertNotIn("<img", html)
+        self.assertNotIn("evil.example/'>", html)
+        self.assertIn("&lt;img src=x onerror=alert(1)&gt;", html)
+        from cdp import Browser
+        browser = Browser()
+        try:
+            tab = browser.new_page()
+            tab.navigate("file://" + page)
+            tab.wait_for("document.querySelectorAll('.uplot').length >= 2")
+            got = tab.evaluate("""(() => ({
+                imgs: document.querySelectorAll('img').length,
+                links: [...document.querySelectorAll('a')].map(a => a.getAttribute('href')),
+                scripts: document.querySelectorAll('script').length,
+                title: document.querySelector('#findings tr.finding td:nth-child(5)')
+                    .textContent}))()""")
+            self.assertEqual(got["imgs"], 0, got)
+            self.assertTrue(all(h.startswith("#node-") for h in got["links"]), got)
+            self.assertEqual(got["scripts"], 3, got)  # data, uPlot, the page's
+            self.assertIn(hostile, got["title"])
+            self.assertEqual(tab.dialogs(), [])
+            self.assertEqual(tab.errors(), [])
+            self.assertEqual([u for u in tab.requests()
+                              if not u.startswith(("file:", "data:", "about:"))], [])
+            tab.close()
+        finally:
+            browser.close()
 
     def test_html_flag_errors_are_one_line(self):
         p = gd("diagnose", "--html", os.path.join(self.tmp.name, "x.html"))
