@@ -197,6 +197,10 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--match", f->fleet.match,
                   "with --prometheus: only the nodes whose GPU series match "
                   "these labels, e.g. '{cluster=\"a\",rack=~\"r1.*\"}'");
+  cmd->add_option("--html", f->fleet.html,
+                  "with --prometheus: also write the fleet as one "
+                  "self-contained HTML page (heat map, findings, charts) to "
+                  "this file");
   cmd->add_option("--concurrency", f->fleet.concurrency,
                   "with --prometheus: nodes read at once (default 4, 1 to 64)")
       ->transform(decimal_in(1, kMaxFleetConcurrency));
@@ -226,7 +230,7 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
     if (f->fleet.prom.url.empty()) {
       std::vector<const char*> flags = prometheus_only_flags();
       for (const char* flag :
-           {"--match", "--concurrency", "--since", "--until"})
+           {"--match", "--concurrency", "--since", "--until", "--html"})
         flags.push_back(flag);
       for (const char* flag : flags)
         if (cmd->count(flag) > 0)

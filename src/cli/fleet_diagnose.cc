@@ -5,8 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -18,7 +21,9 @@
 #include "promsource/fleet_nodes.h"
 #include "promsource/label_matcher.h"
 #include "promsource/read_node.h"
+#include "serve/web_assets.h"
 #include "views/diagnose_report.h"
+#include "views/fleet_html.h"
 #include "views/fleet_report.h"
 
 namespace gd {
@@ -43,13 +48,14 @@ class WindowSource : public SampleSource {
 
 struct NodeDone {
   FleetNodeOutcome outcome;
-  std::string report;  // text or JSON, as asked
+  std::string report;      // text or JSON, as asked
+  FleetNodeCharts charts;  // with --html: bounded (kFleetChartPoints)
 };
 
 // One node read and diagnosed; its window is freed on return.
 NodeDone check_node(const http::prom::Client& client,
                     const promsource::NodeQuery& q,
-                    const DiagnoseOptions& options, bool json) {
+                    const DiagnoseOptions& options, bool json, bool charts) {
   NodeDone d;
   d.outcome.node = q.node;
   try {
@@ -64,12 +70,51 @@ NodeDone check_node(const http::prom::Client& client,
     d.outcome.exit_code = diagnose_exit_code(result);
     d.report =
         json ? format_json_report(result) : format_text_report(result, header);
+    if (charts) {
+      FleetChartBuilder b(q.start, q.end, fleet_chart_keys(result.findings));
+      window.each_sample([&b](const Sample& s) { b.add(s); });
+      d.charts = b.take();
+    }
     d.outcome.findings = std::move(result.findings);
     d.outcome.not_judged = std::move(result.not_judged);
   } catch (const std::exception& e) {
     d.outcome.why_not = e.what();
   }
   return d;
+}
+
+// The embedded dashboard asset whose name ends in `name` ("" if none).
+std::string_view web_asset_body(std::string_view name) {
+  for (const WebAsset& a : web_assets())
+    if (a.path.ends_with(name)) return a.body;
+  return {};
+}
+
+// --html: the page, written once every node is done and reported (it takes
+// their outcomes and charts). A failure is one line naming the file.
+bool write_fleet_html(const FleetDiagnoseFlags& f, const TimeWindow& w,
+                      const std::vector<FleetNodeOutcome>& outcomes,
+                      std::vector<NodeDone>& done) {
+  std::vector<FleetNodeCharts> charts;
+  for (auto& d : done) charts.push_back(std::move(d.charts));
+  FleetHtmlInput in;
+  in.server = f.prom.url;
+  in.start = w.start;
+  in.end = w.end;
+  in.nodes = &outcomes;
+  in.charts = &charts;
+  in.uplot_js = web_asset_body("/uPlot.min.js");
+  in.uplot_css = web_asset_body("/uPlot.min.css");
+  const std::string page = format_fleet_html(in);
+  std::ofstream out(f.html, std::ios::binary | std::ios::trunc);
+  if (out) out.write(page.data(), static_cast<std::streamsize>(page.size()));
+  if (out) out.close();
+  if (!out) {
+    std::fprintf(stderr, "gpudoctor: diagnose: cannot write %s: %s\n",
+                 f.html.c_str(), std::strerror(errno));
+    return false;
+  }
+  return true;
 }
 
 // "checked 12/100 nodes" on one rewritten line of a terminal's stderr.
@@ -169,7 +214,7 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
                               f.prom.step_s, {},      f.prom.node_label};
       if (auto a = aliases.find(nodes[i]); a != aliases.end())
         q.instance_hosts = a->second;
-      deliver(i, check_node(client, q, options, f.json));
+      deliver(i, check_node(client, q, options, f.json, !f.html.empty()));
       progress.step();
     }
   };
@@ -184,6 +229,9 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
   for (auto& d : done) outcomes.push_back(std::move(d.outcome));
   write(f.json ? "],\"summary\":" + format_fleet_summary_json(outcomes) + "}\n"
                : format_fleet_summary_text(outcomes));
+  std::fflush(stdout);
+  if (!f.html.empty() && !write_fleet_html(f, w, outcomes, done))
+    return kExitCouldNotDiagnose;
   return worst < 0 ? kExitCouldNotDiagnose : worst;
 }
 

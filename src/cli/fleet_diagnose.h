@@ -21,6 +21,7 @@ struct FleetDiagnoseFlags {
   std::string match;       // --match '{...}', "" for every node
   int concurrency = 4;     // nodes in parallel, one window in memory each
   bool json = false;
+  std::string html;  // --html FILE: the fleet as one HTML page, "" for none
 };
 
 // The exit status: the worst node's (diagnose_exit_code), or

@@ -4,18 +4,21 @@ exposition (names, labels, # TYPE lines, as OpenMetrics ending in # EOF),
 backfilled with `promtool tsdb create-blocks-from openmetrics` into a real
 Prometheus (the Debian package), then `gpudoctor export --prometheus` for
 each node and `gpudoctor diagnose --from` on what it wrote, and `gpudoctor
-diagnose --prometheus` over the whole fleet:
+diagnose --prometheus` over the whole fleet, also as an HTML page (--html)
+opened in a headless Chromium:
 
   node-hot  GPU 0 busy at 89 C with its SM clock held at 1200 MHz by
             sw_thermal_slowdown (bit 0x20); GPU 1 busy and cool
             -> thermal-throttling on GPU 0, nothing on GPU 1
   node-ok   two busy, cool GPUs, an idle-ish host -> no warning or critical
 
-promtool or prometheus missing fails the test: it is never skipped.
+promtool, prometheus, chromium or python3-websocket missing fails the test:
+it is never skipped.
 """
 import http.server
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -98,8 +101,9 @@ CPU_MODES = {"user": 4.0, "nice": 0.0, "system": 1.0, "idle": 9.7, "iowait": 0.1
 CPUS = 8
 
 
-def exposition(nodes, times):
-    """OpenMetrics text of every node's series at `times`."""
+def exposition(nodes, times, model="NVIDIA H100 80GB HBM3"):
+    """OpenMetrics text of every node's series at `times`, the GPUs' model
+    name `model`."""
     out = []
 
     def family(name, typ, help_text, rows):
@@ -116,7 +120,7 @@ def exposition(nodes, times):
             for gpu in (0, 1):
                 labels = [("gpu", gpu), ("UUID", f"GPU-{node}-{gpu}"),
                           ("device", f"nvidia{gpu}"),
-                          ("modelName", "NVIDIA H100 80GB HBM3"),
+                          ("modelName", model),
                           ("Hostname", node), ("DCGM_FI_DRIVER_VERSION", "535.129.03"),
                           # dcgm-exporter is scraped at its pod's address.
                           ("instance", f"10.1.0.{n + 1}:9400"),
@@ -387,6 +391,126 @@ class PrometheusSource(unittest.TestCase):
         self.assertRegex(summary, r"thermal-throttling +1\n")
         self.assertRegex(summary, r"worst nodes:\n +node-hot +warning")
         self.assertRegex(summary, r"xid-error +2: ")
+
+    def test_html_report_renders_offline(self):
+        page = os.path.join(self.tmp.name, "fleet.html")
+        p = gd("diagnose", "--prometheus", self.url, *self.window(), "--html", page)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("== node-hot ==", p.stdout)  # the text report as before
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        # Self-contained: nothing to fetch, uPlot inlined.
+        self.assertIsNone(re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html,
+                                    re.I), "external reference in the page")
+        self.assertNotRegex(html, r"<link\b")
+        self.assertIn("uPlot", html)
+        self.assertLess(len(html), 2_000_000)
+        # Here, not at the top: test_victoria_metrics imports this module.
+        # Missing, python3-websocket fails this test (cdp.py raises).
+        from cdp import Browser
+        browser = Browser()
+        try:
+            tab = browser.new_page()
+            tab.navigate("file://" + page)
+            tab.wait_for("document.readyState === 'complete'")
+            # uPlot drew the hot node's charts (temperature and SM clock).
+            charts = tab.wait_for("""(() => {
+                const s = [...document.querySelectorAll('section.node')]
+                    .find(e => e.querySelector('h3').textContent === 'node-hot');
+                const u = s ? s.querySelectorAll('.chart .uplot canvas') : [];
+                return u.length >= 2 ? u.length : 0; })()""")
+            self.assertGreaterEqual(charts, 2)
+            got = tab.evaluate("""(() => {
+                const rows = [...document.querySelectorAll('#heatmap tr.heat-row')];
+                const heat = {};
+                rows.forEach(r => heat[r.querySelector('th').textContent] =
+                    [...r.querySelectorAll('td')].map(td => td.className));
+                const findings = [...document.querySelectorAll('#findings tr.finding')]
+                    .map(r => [r.cells[0].textContent, r.cells[1].textContent,
+                               r.cells[2].textContent]);
+                const titles = [...document.querySelectorAll('.uplot .u-title')]
+                    .map(e => e.textContent);
+                return {heat, findings, titles};
+            })()""")
+            self.assertEqual(sorted(got["heat"]), ["node-hot", "node-ok"], got)
+            hot = got["heat"]["node-hot"]
+            self.assertEqual(len(hot), 96)
+            self.assertTrue(any(re.search(r"\bs[23]\b", c) for c in hot), hot)
+            self.assertFalse(any(re.search(r"\bs[23]\b", c)
+                                 for c in got["heat"]["node-ok"]), got["heat"]["node-ok"])
+            thermal = [f for f in got["findings"]
+                       if f[:2] == ["node-hot", "thermal-throttling"]]
+            self.assertEqual(len(thermal), 1, got["findings"])
+            self.assertIn(thermal[0][2], ("warning", "critical"))
+            # The most severe finding is first.
+            self.assertIn(got["findings"][0][2], ("warning", "critical"))
+            self.assertIn("GPU temperature (°C)", got["titles"])
+            self.assertIn("SM clock (MHz)", got["titles"])
+            self.assertEqual(tab.errors(), [])
+            self.assertEqual([u for u in tab.requests()
+                              if not u.startswith(("file:", "data:", "about:"))], [])
+            tab.close()
+        finally:
+            browser.close()
+        size = os.path.getsize(page)
+        print(f"\nfleet.html: {size} bytes for 2 nodes", flush=True)
+
+    def test_html_escapes_hostile_label_values(self):
+        # A model name (a label value, shown in the finding's title) that
+        # is markup: it must come out as text, run nothing, fetch nothing.
+        hostile = ("<img src=x onerror=alert(1)></td><script>alert(2)</script>"
+                   "<a href='https://evil.example/'>")
+        d = os.path.join(self.tmp.name, "hostile")
+        os.mkdir(d)
+        times = list(range(self.start, self.end + 1, STEP))
+        prom, url, log = start_prometheus(d, exposition({"node-hot": {0}}, times,
+                                                        model=hostile))
+        try:
+            page = os.path.join(d, "fleet.html")
+            p = gd("diagnose", "--prometheus", url, *self.window(), "--html", page)
+            self.assertEqual(p.returncode, 1, p.stderr)
+        finally:
+            kill_tree(prom)
+            log.close()
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        self.assertNotIn("<img", html)
+        self.assertNotIn("evil.example/'>", html)
+        self.assertIn("&lt;img src=x onerror=alert(1)&gt;", html)
+        from cdp import Browser
+        browser = Browser()
+        try:
+            tab = browser.new_page()
+            tab.navigate("file://" + page)
+            tab.wait_for("document.querySelectorAll('.uplot').length >= 2")
+            got = tab.evaluate("""(() => ({
+                imgs: document.querySelectorAll('img').length,
+                links: [...document.querySelectorAll('a')].map(a => a.getAttribute('href')),
+                scripts: document.querySelectorAll('script').length,
+                title: document.querySelector('#findings tr.finding td:nth-child(5)')
+                    .textContent}))()""")
+            self.assertEqual(got["imgs"], 0, got)
+            self.assertTrue(all(h.startswith("#node-") for h in got["links"]), got)
+            self.assertEqual(got["scripts"], 3, got)  # data, uPlot, the page's
+            self.assertIn(hostile, got["title"])
+            self.assertEqual(tab.dialogs(), [])
+            self.assertEqual(tab.errors(), [])
+            self.assertEqual([u for u in tab.requests()
+                              if not u.startswith(("file:", "data:", "about:"))], [])
+            tab.close()
+        finally:
+            browser.close()
+
+    def test_html_flag_errors_are_one_line(self):
+        p = gd("diagnose", "--html", os.path.join(self.tmp.name, "x.html"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("--html", p.stderr)
+        bad = os.path.join(self.tmp.name, "no-such-dir", "x.html")
+        p = gd("diagnose", "--prometheus", self.url, *self.window(), "--html", bad)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn(bad, p.stderr)
 
     def test_match_narrows_the_fleet(self):
         p, out = self.fleet_json("--match", '{cluster="cool"}')
