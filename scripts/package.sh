@@ -175,11 +175,14 @@ fi
 cp -r deploy/. "$root/deploy/"
 rm -f "$root/deploy/docker/Dockerfile.dockerignore"
 install -m 0644 docs/install.md "$root/docs/install.md"
-env -i "$root/bin/gpudoctor-full" --help > "$root/docs/gpudoctor.txt"
+# argv[0] is "gpudoctor", so that the usage lines read as typed (and the
+# texts do not depend on where the bundle was staged).
+help_of() { env -i bash -c 'exec -a gpudoctor "$0" "$@"' "$root/bin/gpudoctor-full" "$@" --help; }
+help_of > "$root/docs/gpudoctor.txt"
 commands=$(sed -n '/^Subcommands:/,$ s/^  \([a-z][a-z-]*\)  .*/\1/p' "$root/docs/gpudoctor.txt")
 [[ -n "$commands" ]] || { echo "package.sh: no commands in --help" >&2; exit 1; }
 for c in $commands; do
-  env -i "$root/bin/gpudoctor-full" "$c" --help > "$root/docs/gpudoctor-$c.txt"
+  help_of "$c" > "$root/docs/gpudoctor-$c.txt"
 done
 env -i "$root/bin/gpudoctor" --version > "$root/VERSION"
 

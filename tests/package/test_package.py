@@ -171,7 +171,7 @@ class Contents(Unpacked):
             self.assertIn(c, commands)
         for c in commands:
             with open(os.path.join(r, f"docs/gpudoctor-{c}.txt")) as f:
-                self.assertIn("Usage:", f.read(), c)
+                self.assertIn(f"\nUsage: gpudoctor {c} ", f.read(), c)
         self.assertTrue(os.path.isfile(os.path.join(r, "licenses/gpudoctor.LICENSE")))
         # One Debian copyright file per package a bundled library comes from:
         # at least one, and each names a licence.
