@@ -21,6 +21,8 @@ build_pkgs=(
   # burn: its GPU kernels (LLVM IR) are compiled to PTX by llc's NVPTX
   # backend at build time (no CUDA toolkit).
   llvm
+  # scripts/package.sh: the release bundle's run paths ($ORIGIN/../lib).
+  patchelf
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux

@@ -12,15 +12,12 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/full_binary.h"
+#include "cli/version.h"
 #include "diagnose/config.h"
 #include "promsource/node_match.h"
 #include "serve/host_check.h"
 #include "serve/serve_options.h"
 #include "views/format.h"
-
-#ifndef GD_VERSION
-#define GD_VERSION "0.0.0"
-#endif
 
 namespace gd {
 namespace {

@@ -7,12 +7,9 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/full_binary.h"
+#include "cli/version.h"
 #include "common/phase_timing.h"
 #include "procfs/kept_file.h"
-
-#ifndef GD_VERSION
-#define GD_VERSION "0.0.0"
-#endif
 
 namespace gd {
 
@@ -64,7 +61,9 @@ int main(int argc, char** argv) {
   gd::GlobalOptions global;
   CLI::App app{"gpudoctor " GD_VERSION
                " — tells what is wrong with a GPU server and helps fix it"};
-  app.set_version_flag("--version", "gpudoctor " GD_VERSION);
+  app.set_version_flag("--version",
+                       "gpudoctor " GD_VERSION " (commit " GD_COMMIT
+                       ", built " GD_BUILD_DATE ")");
   app.require_subcommand(1);
   app.fallthrough();  // global flags may follow the subcommand too
   // One line naming what was wrong (scripts grep stderr); no usage dump.

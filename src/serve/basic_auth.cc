@@ -1,7 +1,10 @@
 #include "serve/basic_auth.h"
 
 #include <crypt.h>
+#include <sys/random.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -121,3 +124,24 @@ bool BasicAuth::check(std::string_view header) {
 }
 
 }  // namespace gd
+
+// libcrypt is linked statically (src/serve/CMakeLists.txt says why). Its salt
+// generator fills random bytes with arc4random_buf, which glibc has only
+// since 2.36, above the release bundle's floor of glibc 2.34. This
+// definition is the one the archive's call binds to, so the binary asks
+// glibc for no arc4random_buf: the same contract (fill all n bytes with
+// cryptographically strong randomness, never fail), from getrandom(2)
+// (glibc 2.25). serve only checks hashes (crypt_rn) and never makes a salt,
+// so nothing calls it today; it is complete all the same.
+extern "C" void arc4random_buf(void* buf, size_t n) noexcept {
+  auto* p = static_cast<unsigned char*>(buf);
+  while (n > 0) {
+    const ssize_t got = getrandom(p, n, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      std::abort();  // arc4random_buf has no way to report an error
+    }
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Builds the release bundle and the Debian package of gpudoctor:
+#   OUT/gpudoctor-VERSION-linux-x86_64.tar.gz   unpack anywhere, run bin/gpudoctor
+#   OUT/gpudoctor_VERSION_amd64.deb             /opt/gpudoctor, /usr/bin links,
+#                                               the systemd unit (not enabled)
+#
+#   scripts/package.sh [--build-dir DIR [--no-build]] [--out DIR] [--no-deb]
+#     --build-dir DIR  take gpudoctor and gpudoctor-full from this configured
+#                      CMake build (built here if out of date); default: a
+#                      Release build in build/release, configured as
+#                      scripts/install.sh does
+#     --no-build       take the binaries of --build-dir as they are (the
+#                      tests, which must not rebuild the tree they test)
+#     --out DIR        where the packages go (default build/package)
+#     --no-deb         the tarball only
+#
+# What the bundle holds (docs/install.md):
+#   bin/        gpudoctor, gpudoctor-full: stripped, run path $ORIGIN/../lib
+#   lib/        every shared library they load that is not part of the base
+#               system (BASE_LIBS below), each with run path $ORIGIN
+#   licenses/   LICENSE of gpudoctor; <debian package>/copyright of each
+#               bundled library
+#   deploy/     the systemd unit, Prometheus/Alertmanager/Grafana/Kubernetes
+#               examples, the Dockerfile
+#   docs/       the --help text of every command, install.md
+#
+# The glibc floor: the binaries and bundled libraries ask for no glibc symbol
+# newer than GLIBC_2.34 and no libstdc++ symbol newer than GLIBCXX_3.4.30
+# (Ubuntu 22.04). This script refuses to package anything that asks for more
+# (objdump -T); tests/package checks the same from the outside.
+#
+# Needs: cmake, ninja, patchelf, dpkg-deb, objdump (binutils), strip, tar,
+# gzip (scripts/install-deps.sh). SOURCE_DATE_EPOCH, when set, fixes the
+# build date and the file times in the archives (reproducible builds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src_dir=$(pwd)
+
+build_dir=""
+out_dir="build/package"
+make_deb=1
+no_build=0
+while (($#)); do
+  case "$1" in
+    --build-dir) build_dir="$2"; shift 2 ;;
+    --build-dir=*) build_dir="${1#*=}"; shift ;;
+    --out) out_dir="$2"; shift 2 ;;
+    --out=*) out_dir="${1#*=}"; shift ;;
+    --no-deb) make_deb=0; shift ;;
+    --no-build) no_build=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "package.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+# The highest versions anything shipped may ask for.
+GLIBC_FLOOR=2.34
+GLIBCXX_FLOOR=3.4.30
+# Libraries taken from the target system, not bundled: glibc itself (it
+# cannot be bundled: ld.so and libc must match each other and the kernel
+# interface of the host), and the C++ runtime (GCC's; every distribution
+# since Ubuntu 22.04 has one with GLIBCXX_3.4.30; Debian 12's own asks for
+# glibc 2.36, so it could not be bundled either).
+BASE_LIBS="linux-vdso.so.1 ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0
+libdl.so.2 librt.so.1 libstdc++.so.6 libgcc_s.so.1"
+
+for tool in cmake patchelf objdump strip tar gzip; do
+  command -v "$tool" >/dev/null || {
+    echo "package.sh: $tool not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
+done
+if ((make_deb)) && ! command -v dpkg-deb >/dev/null; then
+  echo "package.sh: dpkg-deb not found (package dpkg)" >&2; exit 1
+fi
+
+start=$(date +%s.%N)
+if [[ -z "$build_dir" ]]; then
+  build_dir=build/release
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DGD_BUILD_TESTS=OFF -DGD_BUILD_BENCH=OFF >/dev/null
+fi
+[[ -f "$build_dir/CMakeCache.txt" ]] || {
+  echo "package.sh: $build_dir is not a configured CMake build" >&2; exit 1; }
+if ((!no_build)); then cmake --build "$build_dir" --target gpudoctor gpudoctor-full; fi
+build_dir=$(cd "$build_dir" && pwd)
+
+# The version: the header CMake generated from project(VERSION), the one
+# source `gpudoctor --version` prints.
+version=$(sed -n 's/^#define GD_VERSION "\(.*\)"$/\1/p' "$build_dir/generated/cli/version.h")
+[[ -n "$version" ]] || { echo "package.sh: no GD_VERSION in $build_dir" >&2; exit 1; }
+name="gpudoctor-$version-linux-x86_64"
+
+mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+stage="$out_dir/stage"
+root="$stage/$name"
+rm -rf "$stage"
+mkdir -p "$root"/{bin,lib,licenses,docs,deploy}
+
+# The Debian package that owns a file (merged /usr: dpkg may know the
+# /lib path of a file in /usr/lib or the other way round).
+owner_package() {
+  local p
+  for p in "$1" "${1#/usr}" "/usr$1"; do
+    dpkg-query -S "$p" 2>/dev/null | head -1 | cut -d: -f1 && return 0
+  done
+  return 1
+}
+
+is_base() { [[ " $(echo $BASE_LIBS) " == *" $1 "* ]]; }
+
+# bin/: stripped copies; the libraries they need, by ldd with a clean
+# environment (what the build host resolves).
+for b in gpudoctor gpudoctor-full; do
+  install -m 0755 "$build_dir/src/cli/$b" "$root/bin/$b"
+  strip --strip-unneeded "$root/bin/$b"
+done
+declare -A bundled=()  # soname -> resolved path
+while read -r soname path; do
+  is_base "$soname" && continue
+  [[ "$path" == /* ]] || { echo "package.sh: $soname: not found on this host" >&2; exit 1; }
+  bundled[$soname]=$path
+done < <(for b in gpudoctor gpudoctor-full; do
+           env -i ldd "$build_dir/src/cli/$b"
+         done | awk '$2 == "=>" { print $1, $3 }' | sort -u)
+
+declare -A packages=()
+for soname in "${!bundled[@]}"; do
+  real=$(readlink -f "${bundled[$soname]}")
+  install -m 0644 "$real" "$root/lib/$soname"
+  strip --strip-unneeded "$root/lib/$soname"
+  patchelf --set-rpath '$ORIGIN' "$root/lib/$soname"
+  pkg=$(owner_package "${bundled[$soname]}" || owner_package "$real") || {
+    echo "package.sh: no Debian package owns $real (its licence is unknown)" >&2; exit 1; }
+  packages[$pkg]=1
+done
+for b in gpudoctor gpudoctor-full; do
+  patchelf --set-rpath '$ORIGIN/../lib' "$root/bin/$b"
+done
+
+# licenses/: gpudoctor's own and, per Debian package, its copyright file.
+install -m 0644 LICENSE "$root/licenses/gpudoctor.LICENSE"
+for pkg in "${!packages[@]}"; do
+  base=${pkg%%:*}
+  [[ -f "/usr/share/doc/$base/copyright" ]] || {
+    echo "package.sh: /usr/share/doc/$base/copyright missing" >&2; exit 1; }
+  mkdir -p "$root/licenses/$base"
+  install -m 0644 "/usr/share/doc/$base/copyright" "$root/licenses/$base/copyright"
+done
+
+# The glibc floor, checked on everything that ships.
+# The highest version of PREFIX_ (GLIBC, GLIBCXX) that FILE asks for.
+highest_asked() {
+  objdump -T "$2" | { grep -F '*UND*' || true; } | { grep -o "$1_[0-9][0-9.]*" || true; } \
+    | sed "s/^$1_//" | sort -uV | tail -1
+}
+too_new=""
+for f in "$root"/bin/* "$root"/lib/*; do
+  g=$(highest_asked GLIBC "$f")
+  x=$(highest_asked GLIBCXX "$f")
+  if [[ -n "$g" && $(printf '%s\n%s\n' "$g" "$GLIBC_FLOOR" | sort -V | tail -1) != "$GLIBC_FLOOR" ]]; then
+    too_new+="  ${f#$root/} asks for GLIBC_$g"$'\n'
+  fi
+  if [[ -n "$x" && $(printf '%s\n%s\n' "$x" "$GLIBCXX_FLOOR" | sort -V | tail -1) != "$GLIBCXX_FLOOR" ]]; then
+    too_new+="  ${f#$root/} asks for GLIBCXX_$x"$'\n'
+  fi
+done
+if [[ -n "$too_new" ]]; then
+  printf 'package.sh: above the floor (GLIBC_%s, GLIBCXX_%s):\n%s' \
+    "$GLIBC_FLOOR" "$GLIBCXX_FLOOR" "$too_new" >&2
+  exit 1
+fi
+
+# deploy/ and docs/. The --help texts come from the staged binary run with
+# an empty environment: the bundle is known to start before it is packed.
+cp -r deploy/. "$root/deploy/"
+rm -f "$root/deploy/docker/Dockerfile.dockerignore"
+install -m 0644 docs/install.md "$root/docs/install.md"
+# argv[0] is "gpudoctor", so that the usage lines read as typed (and the
+# texts do not depend on where the bundle was staged).
+help_of() { env -i bash -c 'exec -a gpudoctor "$0" "$@"' "$root/bin/gpudoctor-full" "$@" --help; }
+help_of > "$root/docs/gpudoctor.txt"
+commands=$(sed -n '/^Subcommands:/,$ s/^  \([a-z][a-z-]*\)  .*/\1/p' "$root/docs/gpudoctor.txt")
+[[ -n "$commands" ]] || { echo "package.sh: no commands in --help" >&2; exit 1; }
+for c in $commands; do
+  help_of "$c" > "$root/docs/gpudoctor-$c.txt"
+done
+env -i "$root/bin/gpudoctor" --version > "$root/VERSION"
+
+# Reproducible archives: fixed owner, order and times; gzip without a name.
+mtime=${SOURCE_DATE_EPOCH:-$(date +%s)}
+tar_flags=(--sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime")
+tarball="$out_dir/$name.tar.gz"
+tar -C "$stage" "${tar_flags[@]}" -cf - "$name" | gzip -n -9 > "$tarball"
+echo "package.sh: $tarball ($(du -k "$tarball" | cut -f1) KiB)"
+
+if ((make_deb)); then
+  # /opt/gpudoctor holds the bundle as it is (its lib/ must not mix with the
+  # system's); /usr/bin gets links; the unit goes where packages put units
+  # and names /usr/bin/gpudoctor. No maintainer scripts: the service is
+  # installed, not enabled and not started (docs/install.md).
+  deb="$stage/deb"
+  mkdir -p "$deb/DEBIAN" "$deb/opt" "$deb/usr/bin" "$deb/usr/lib/systemd/system" \
+           "$deb/usr/share/doc/gpudoctor"
+  cp -a "$root" "$deb/opt/gpudoctor"
+  rm -rf "$deb/opt/gpudoctor/deploy/docker"
+  for b in gpudoctor gpudoctor-full; do
+    ln -s "/opt/gpudoctor/bin/$b" "$deb/usr/bin/$b"
+  done
+  sed 's|/usr/local/bin/gpudoctor|/usr/bin/gpudoctor|g' deploy/systemd/gpudoctor.service \
+    > "$deb/usr/lib/systemd/system/gpudoctor.service"
+  chmod 0644 "$deb/usr/lib/systemd/system/gpudoctor.service"
+  install -m 0644 LICENSE "$deb/usr/share/doc/gpudoctor/copyright"
+  size_kib=$(du -sk --exclude=DEBIAN "$deb" | cut -f1)
+  cat > "$deb/DEBIAN/control" <<EOF
+Package: gpudoctor
+Version: $version
+Architecture: amd64
+Maintainer: gpudoctor developers <gpudoctor@localhost>
+Installed-Size: $size_kib
+Depends: libc6 (>= $GLIBC_FLOOR), libstdc++6 (>= 12), libgcc-s1
+Section: admin
+Priority: optional
+Description: tells what is wrong with a GPU server and helps fix it
+ gpudoctor reads NVML, /proc and the kernel log to show who uses each GPU,
+ diagnose slow or under-used GPU servers, stress-test GPUs (burn) and serve
+ Prometheus metrics, a dashboard and history (gpudoctor serve). The systemd
+ unit gpudoctor.service is installed but neither enabled nor started.
+ Its libraries other than glibc and the C++ runtime are bundled in
+ /opt/gpudoctor/lib.
+EOF
+  find "$deb" -exec touch -h -d "@$mtime" {} +
+  debfile="$out_dir/gpudoctor_${version}_amd64.deb"
+  SOURCE_DATE_EPOCH=$mtime dpkg-deb --root-owner-group -Zgzip --build "$deb" "$debfile" >/dev/null
+  echo "package.sh: $debfile ($(du -k "$debfile" | cut -f1) KiB)"
+fi
+
+echo "package.sh: bundled ${#bundled[@]} libraries from ${#packages[@]} Debian packages in" \
+  "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"

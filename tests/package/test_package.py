@@ -1,0 +1,299 @@
+"""The release bundle and the .deb that scripts/package.sh made (package.build,
+tests/package/CMakeLists.txt): the glibc floor of everything that ships, the
+libraries resolved inside the bundle or from the base system only, what the
+bundle holds, the unpacked bundle running its commands with an empty
+environment, and the .deb's metadata and payload.
+
+Every missing prerequisite fails; nothing is skipped."""
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import tarfile
+import tempfile
+import time
+import unittest
+import urllib.request
+
+OUT = os.environ.get("GD_PACKAGE_OUT", "")
+VERSION = os.environ.get("GD_VERSION", "")
+FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
+FAKE_CUDA = os.environ.get("FAKE_CUDA_LIB", "")
+DATA_DIR = os.environ.get("GD_TEST_DATA", "")
+
+# The highest symbol versions anything shipped may ask for: glibc 2.34 and
+# the libstdc++ of GCC 12 (GLIBCXX_3.4.30), both in Ubuntu 22.04 and Debian 12.
+GLIBC_FLOOR = (2, 34)
+GLIBCXX_FLOOR = (3, 4, 30)
+
+# What a binary of the bundle may take from the system rather than from the
+# bundle's lib/. glibc's own libraries: glibc is the floor itself, cannot be
+# bundled (ld.so, libc and the kernel interface must match each other) and
+# is on every system. The C++ runtime of GCC (libstdc++, libgcc_s): on every
+# system the floor names (GLIBCXX_3.4.30 from Ubuntu 22.04), and Debian 12's
+# own libstdc++.so.6 asks for glibc 2.36, so bundling it would break the
+# floor. linux-vdso is the kernel's, not a file.
+BASE_LIBS = {
+    "linux-vdso.so.1", "ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6",
+    "libpthread.so.0", "libdl.so.2", "librt.so.1",
+    "libstdc++.so.6", "libgcc_s.so.1",
+}
+
+
+def version_tuple(text):
+    return tuple(int(p) for p in text.split("."))
+
+
+def tarball():
+    paths = glob.glob(os.path.join(OUT, "gpudoctor-*-linux-x86_64.tar.gz"))
+    if len(paths) != 1:
+        raise AssertionError(f"expected one bundle in {OUT!r} (package.build), found {paths}")
+    return paths[0]
+
+
+def deb_file():
+    paths = glob.glob(os.path.join(OUT, "gpudoctor_*_amd64.deb"))
+    if len(paths) != 1:
+        raise AssertionError(f"expected one .deb in {OUT!r} (package.build), found {paths}")
+    return paths[0]
+
+
+def is_elf(path):
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
+def tool(*args, **kw):
+    """Runs a tool the test needs; fails naming it when it is missing."""
+    try:
+        return subprocess.run(list(args), capture_output=True, text=True, check=True,
+                              timeout=kw.get("timeout", 60), env=kw.get("env"))
+    except FileNotFoundError:
+        raise AssertionError(f"{args[0]} not found: the package tests need it "
+                             "(scripts/install-deps.sh --test)")
+
+
+class Unpacked(unittest.TestCase):
+    """The bundle unpacked into a temporary directory of its own."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="gd_bundle_")
+        with tarfile.open(tarball()) as t:
+            t.extractall(cls.tmp.name)
+        tops = os.listdir(cls.tmp.name)
+        assert len(tops) == 1, tops
+        cls.root = os.path.join(cls.tmp.name, tops[0])
+        cls.bin = os.path.join(cls.root, "bin", "gpudoctor")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def elves(self):
+        found = [p for d in ("bin", "lib") for p in glob.glob(os.path.join(self.root, d, "*"))
+                 if os.path.isfile(p) and is_elf(p)]
+        self.assertGreaterEqual(len(found), 2, found)
+        return found
+
+
+class Floor(Unpacked):
+    def test_no_symbol_newer_than_glibc_2_34_or_glibcxx_3_4_30(self):
+        highest = {"GLIBC": (0,), "GLIBCXX": (0,)}
+        for path in self.elves():
+            out = tool("objdump", "-T", path).stdout
+            asked = [l for l in out.splitlines() if "*UND*" in l]
+            for prefix, floor in (("GLIBC", GLIBC_FLOOR), ("GLIBCXX", GLIBCXX_FLOOR)):
+                versions = [version_tuple(v) for l in asked
+                            for v in re.findall(rf"\b{prefix}_([0-9][0-9.]*)", l)]
+                if not versions:
+                    continue
+                top = max(versions)
+                highest[prefix] = max(highest[prefix], top)
+                with self.subTest(file=os.path.relpath(path, self.root), prefix=prefix):
+                    self.assertLessEqual(top, floor, f"{path} asks for {prefix}_{top}")
+        # The measurement the docs quote, in the test log.
+        print("highest asked:", {k: ".".join(map(str, v)) for k, v in highest.items()})
+
+
+class Libraries(Unpacked):
+    def test_every_library_resolves_inside_the_bundle_or_to_the_base_system(self):
+        lib_dir = os.path.realpath(os.path.join(self.root, "lib"))
+        for path in self.elves():
+            out = tool("ldd", path, env={}).stdout
+            rel = os.path.relpath(path, self.root)
+            for line in out.splitlines():
+                line = line.strip()
+                if "=>" not in line:
+                    continue  # the interpreter and the vDSO: no file to look up
+                name, _, target = line.partition("=>")
+                name, target = name.strip(), target.strip().split(" (")[0]
+                with self.subTest(file=rel, lib=name):
+                    self.assertNotEqual(target, "not found", f"{rel}: {line}")
+                    inside = os.path.dirname(os.path.realpath(target)) == lib_dir
+                    self.assertTrue(inside or name in BASE_LIBS,
+                                    f"{rel} takes {name} from {target}, outside the bundle")
+
+    def test_binaries_find_lib_through_origin(self):
+        for b in ("gpudoctor", "gpudoctor-full"):
+            out = tool("readelf", "-d", os.path.join(self.root, "bin", b)).stdout
+            self.assertRegex(out, r"R(UN)?PATH.*\[\$ORIGIN/\.\./lib\]", b)
+
+    def test_no_glibc_library_is_bundled(self):
+        bundled = set(os.listdir(os.path.join(self.root, "lib")))
+        self.assertFalse(bundled & BASE_LIBS, bundled & BASE_LIBS)
+        self.assertIn("libmicrohttpd.so.12", bundled)  # serve's HTTP server
+        self.assertNotIn("libcrypt.so.1", bundled)  # linked statically (docs/install.md)
+
+
+class Contents(Unpacked):
+    def test_version_agrees_with_the_project(self):
+        p = subprocess.run([self.bin, "--version"], env={}, capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout.strip(), rf"^gpudoctor {re.escape(VERSION)} \(commit "
+                         r"([0-9a-f]{4,}|unknown), built \d{4}-\d{2}-\d{2}\)$")
+        self.assertIn(f"gpudoctor-{VERSION}-linux-x86_64", os.path.basename(tarball()))
+        with open(os.path.join(self.root, "VERSION")) as f:
+            self.assertEqual(f.read(), p.stdout)
+
+    def test_deploy_docs_and_licenses(self):
+        r = self.root
+        self.assertTrue(os.path.isfile(os.path.join(r, "deploy/systemd/gpudoctor.service")))
+        self.assertTrue(os.path.isfile(os.path.join(r, "deploy/prometheus/gpudoctor-rules.yml")))
+        self.assertTrue(os.path.isfile(os.path.join(r, "docs/install.md")))
+        with open(os.path.join(r, "docs/gpudoctor.txt")) as f:
+            commands = re.findall(r"^  ([a-z][a-z-]*)  ", f.read().split("Subcommands:")[1],
+                                  re.M)
+        for c in ("status", "diagnose", "burn", "serve", "export", "db"):
+            self.assertIn(c, commands)
+        for c in commands:
+            with open(os.path.join(r, f"docs/gpudoctor-{c}.txt")) as f:
+                self.assertIn(f"\nUsage: gpudoctor {c} ", f.read(), c)
+        self.assertTrue(os.path.isfile(os.path.join(r, "licenses/gpudoctor.LICENSE")))
+        # One Debian copyright file per package a bundled library comes from:
+        # at least one, and each names a licence.
+        copyrights = glob.glob(os.path.join(r, "licenses/*/copyright"))
+        self.assertGreaterEqual(len(copyrights), 5, copyrights)
+        pkgs = {os.path.basename(os.path.dirname(c)) for c in copyrights}
+        for pkg in ("libmicrohttpd12", "libssl3", "libsqlite3-0", "libzstd1"):
+            self.assertIn(pkg, pkgs)
+        for c in copyrights:
+            with open(c, errors="replace") as f:
+                self.assertRegex(f.read(), r"(?i)licen[cs]e", c)
+
+
+class Runs(Unpacked):
+    """The unpacked bundle under `env -i`: the only variables are those that
+    point the project's fakes at a scenario (FAKE_NVML_SCENARIO, and
+    FAKE_CUDA_MEMORY_MIB for the fake libcuda); the fakes themselves are
+    given by --nvml-lib / --cuda-lib."""
+
+    def setUp(self):
+        for what, path in (("FAKE_NVML_LIB", FAKE_NVML), ("FAKE_CUDA_LIB", FAKE_CUDA)):
+            self.assertTrue(path and os.path.exists(path), f"{what}={path!r} not built")
+        self.scenario = os.path.join(DATA_DIR, "scenario_4gpu.jsonl")
+        self.assertTrue(os.path.exists(self.scenario), self.scenario)
+        self.env = {"FAKE_NVML_SCENARIO": self.scenario}
+
+    def gd(self, *args, env=None, timeout=60):
+        cmd = [self.bin, "--nvml-lib", FAKE_NVML, "--kmsg", "none"] + list(args)
+        return subprocess.run(cmd, env=env or self.env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def test_status(self):
+        p = self.gd("status")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("GPU", p.stdout)
+
+    def test_diagnose_checklist(self):
+        p = self.gd("diagnose", "--checklist")
+        # 0 ok, 1 warning, 2 critical: a verdict; 3 would be "could not".
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        self.assertTrue(p.stdout.strip(), p.stderr)
+
+    def test_burn_on_the_fake_libcuda(self):
+        env = dict(self.env, FAKE_CUDA_MEMORY_MIB="16")
+        p = self.gd("--interval", "500ms", "burn", "--cuda-lib", FAKE_CUDA, "--cublas-lib",
+                    "none", "--duration", "2s", "--gpu", "1", "--force", "--json", env=env)
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        self.assertEqual([g["gpu"] for g in json.loads(p.stdout)["gpus"]], [1])
+
+    def test_serve_metrics_and_dashboard(self):
+        cmd = [self.bin, "--nvml-lib", FAKE_NVML, "--kmsg", "none", "--interval", "200ms",
+               "serve", "--listen", "127.0.0.1:0", "--no-db"]
+        proc = subprocess.Popen(cmd, env=self.env, stderr=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, text=True, errors="replace")
+        try:
+            line, end = "", time.time() + 30
+            while time.time() < end:
+                line = proc.stderr.readline()
+                if not line or 'msg="serving"' in line:
+                    break
+            m = re.search(r"listen=([0-9.]+):(\d+) version=\"?([^\" ]+)", line)
+            self.assertTrue(m, f"no serving line: {line!r}")
+            # serve names the version --version names (one generated header).
+            self.assertEqual(m.group(3), VERSION, line)
+            base = f"http://{m.group(1)}:{m.group(2)}"
+            metrics = ""
+            for _ in range(50):  # the first sample lands within an interval
+                with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
+                    metrics = r.read().decode()
+                if "DCGM_FI_DEV_GPU_TEMP" in metrics:
+                    break
+                time.sleep(0.1)
+            self.assertIn(f'gpudoctor_build_info{{version="{VERSION}"', metrics)
+            self.assertIn("DCGM_FI_DEV_GPU_TEMP", metrics)
+            with urllib.request.urlopen(base + "/", timeout=10) as r:
+                self.assertEqual(r.status, 200)
+                self.assertIn("text/html", r.headers.get("Content-Type"))
+                self.assertIn("<html", r.read().decode().lower())
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                rc = proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise
+            proc.stderr.close()
+        self.assertEqual(rc, 0)
+
+
+class Deb(unittest.TestCase):
+    def test_metadata(self):
+        info = tool("dpkg-deb", "--info", deb_file()).stdout
+        self.assertRegex(info, r"(?m)^ Package: gpudoctor$")
+        self.assertRegex(info, rf"(?m)^ Version: {re.escape(VERSION)}$")
+        self.assertRegex(info, r"(?m)^ Architecture: amd64$")
+        # Only what the bundle does not carry: glibc and the C++ runtime.
+        depends = re.search(r"(?m)^ Depends: (.*)$", info).group(1)
+        self.assertEqual(depends, "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1")
+        # No maintainer scripts: installing does not enable or start the service.
+        for script in ("postinst", "preinst", "prerm", "postrm"):
+            self.assertNotRegex(info, rf"\b{script}\b")
+
+    def test_contents(self):
+        listing = tool("dpkg-deb", "--contents", deb_file()).stdout
+        for path in ("./opt/gpudoctor/bin/gpudoctor", "./opt/gpudoctor/bin/gpudoctor-full",
+                     "./opt/gpudoctor/lib/libmicrohttpd.so.12",
+                     "./usr/lib/systemd/system/gpudoctor.service"):
+            self.assertRegex(listing, rf"\s{re.escape(path)}(\s|$)", path)
+        self.assertIn("./usr/bin/gpudoctor -> /opt/gpudoctor/bin/gpudoctor", listing)
+
+    def test_extracted_binary_runs(self):
+        with tempfile.TemporaryDirectory(prefix="gd_deb_") as root:
+            tool("dpkg-deb", "-x", deb_file(), root)
+            p = subprocess.run([os.path.join(root, "opt/gpudoctor/bin/gpudoctor"), "--version"],
+                               env={}, capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.startswith(f"gpudoctor {VERSION} (commit "), p.stdout)
+            with open(os.path.join(root, "usr/lib/systemd/system/gpudoctor.service")) as f:
+                unit = f.read()
+            self.assertIn("ExecStart=/usr/bin/gpudoctor serve", unit)
+            self.assertNotIn("/usr/local/bin", unit)
+
+
+if __name__ == "__main__":
+    unittest.main()
