@@ -244,7 +244,10 @@ class Runs(Unpacked):
                 if "DCGM_FI_DEV_GPU_TEMP" in metrics:
                     break
                 time.sleep(0.1)
-            self.assertIn(f'gpudoctor_build_info{{version="{VERSION}"', metrics)
+            build_info = re.search(r'^gpudoctor_build_info\{[^\n]*\bversion="([^"]*)"',
+                                   metrics, re.M)
+            self.assertIsNotNone(build_info, "no gpudoctor_build_info on /metrics")
+            self.assertEqual(build_info.group(1), VERSION)
             self.assertIn("DCGM_FI_DEV_GPU_TEMP", metrics)
             with urllib.request.urlopen(base + "/", timeout=10) as r:
                 self.assertEqual(r.status, 200)
