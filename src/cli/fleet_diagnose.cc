@@ -209,12 +209,15 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
   std::atomic<size_t> next{0};
   auto worker = [&] {
     const http::prom::Client client(url, who);
+    // The rules record the config keys they ask for (Config::get): each
+    // worker asks its own copy.
+    const DiagnoseOptions own = options;
     for (size_t i = next++; i < nodes.size(); i = next++) {
       promsource::NodeQuery q{nodes[i],      w.start, w.end,
                               f.prom.step_s, {},      f.prom.node_label};
       if (auto a = aliases.find(nodes[i]); a != aliases.end())
         q.instance_hosts = a->second;
-      deliver(i, check_node(client, q, options, f.json, !f.html.empty()));
+      deliver(i, check_node(client, q, own, f.json, !f.html.empty()));
       progress.step();
     }
   };
