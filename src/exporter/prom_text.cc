@@ -189,8 +189,10 @@ void prepend_label(std::string& page, size_t from, std::string_view name,
   label += "=\"";
   append_label_value(label, value);
   label += '"';
-  std::string out = page.substr(0, from);
-  out.reserve(page.size() + page.size() / 16);
+  // Only the part from `from` is rewritten: the page before it (dcgm-exporter's
+  // families, most of it) is neither copied nor moved.
+  std::string out;
+  out.reserve((page.size() - from) + (page.size() - from) / 8);
   size_t at = from;
   while (at < page.size()) {
     size_t eol = page.find('\n', at);
@@ -215,7 +217,8 @@ void prepend_label(std::string& page, size_t from, std::string_view name,
     if (eol < page.size()) out += '\n';
     at = eol + 1;
   }
-  page = std::move(out);
+  page.resize(from);
+  page += out;
 }
 
 }  // namespace gd::prom
