@@ -57,7 +57,7 @@ ssize_t BoundedStream::write(const char* ptr, size_t size) {
     ssize_t n = ssl_ ? SSL_write(ssl_, ptr, static_cast<int>(size))
                      : ::send(fd_, ptr, size, MSG_NOSIGNAL);
     if (n > 0) return n;
-    short want = 0;
+    short want = POLLOUT;
     if (!retry(n, want) || !wait(want)) return -1;
   }
 }
@@ -79,19 +79,23 @@ ssize_t BoundedStream::fill() {
     if (ssl_ &&
         SSL_get_error(ssl_, static_cast<int>(n)) == SSL_ERROR_ZERO_RETURN)
       return 0;
-    short want = 0;
+    short want = POLLIN;
     if (!retry(n, want) || !wait(want)) return -1;
   }
 }
 
 // After a failed read or write: whether to wait for `want` and retry.
+// `want` comes in as the direction of the call (POLLIN for a read); TLS may
+// turn it around (a read that must first write a renegotiation). A plain
+// socket interrupted by a signal retries at once; one that would block
+// waits for its direction (never a busy loop of recv returning EAGAIN).
 bool BoundedStream::retry(ssize_t n, short& want) const {
   if (ssl_) {
     int e = SSL_get_error(ssl_, static_cast<int>(n));
     want = e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
     return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE;
   }
-  want = 0;
+  if (n < 0 && errno == EINTR) want = 0;
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
 }
 

@@ -4,6 +4,7 @@
 #include "http_client/client.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <string>
@@ -30,6 +31,13 @@ Reply get(const std::string& url, double total_s, RequestCancel& cancel,
   req.path = "/api/v1/status";
   req.total_s = total_s;
   return send(parse_url(url), who, req, cancel);
+}
+
+double process_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 double seconds_since(Clock::time_point t0) {
@@ -117,6 +125,19 @@ TEST(HttpClient, ADrippingReplyEndsAtTheTotalDeadline) {
   EXPECT_EQ(r.error,
             "cannot reach " + server.url() + ": no complete reply within 1s");
   EXPECT_GE(server.dripped(), 2);
+}
+
+TEST(HttpClient, WaitingForASlowServerTakesNoCpu) {
+  // A client that spins on a socket with nothing to read (recv answering
+  // EAGAIN in a loop) burns a core for as long as the server is slow; it
+  // must sleep in poll instead. The process's CPU over a one-second drip is
+  // that of a few reads, far under the second a spinning client uses.
+  FakeServer server(FakeServer::Mode::kDrip);
+  RequestCancel cancel;
+  const double cpu0 = process_cpu_s();
+  Reply r = get(server.url(), 1, cancel);
+  EXPECT_FALSE(r.ok);
+  EXPECT_LT(process_cpu_s() - cpu0, 0.3);
 }
 
 TEST(HttpClient, EndlessHeadersEndAtTheHeadsBound) {
