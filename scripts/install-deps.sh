@@ -23,6 +23,9 @@ build_pkgs=(
   llvm
   # scripts/package.sh: the release bundle's run paths ($ORIGIN/../lib).
   patchelf
+  # diagnose/export --prometheus: Prometheus' remote-read protocol
+  # (protobuf messages, snappy-compressed), both linked statically.
+  protobuf-compiler libprotobuf-dev libsnappy-dev
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux

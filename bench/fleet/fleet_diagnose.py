@@ -12,7 +12,13 @@ the Prometheus server spent answering (from /proc/PID/stat), and the share
 of the wall time not spent on gpudoctor's CPU (waiting on the server).
 
 usage: fleet_diagnose.py GPUDOCTOR [--nodes 100] [--gpus 8] [--hours 24]
-                         [--concurrency 4] [--dir DIR] [--keep]
+                         [--concurrency 4] [--batch 10]
+                         [--reads remote-read,query-range]
+                         [--dir DIR] [--keep] [--reuse]
+
+Each --reads path is one timed run against the same server, side by side.
+--keep --dir DIR leaves the TSDB there; --reuse --dir DIR times again
+against it without writing the fleet anew.
 """
 import argparse
 import json
@@ -58,12 +64,13 @@ CPU_MODES = {"user": 4.0, "nice": 0.0, "system": 1.0, "idle": 9.7, "iowait": 0.1
 
 
 def write_openmetrics(path, nodes, gpus, times):
-    """Streams the fleet's series to `path`; returns the number of series."""
+    """Streams the series of the nodes in range `nodes` to `path`; returns
+    the number of series."""
     n_series = 0
     with open(path, "w", buffering=1 << 20) as f:
         for name, typ, cool, hot in DCGM:
             f.write(f"# TYPE {name} {typ}\n")
-            for n in range(nodes):
+            for n in nodes:
                 node = f"gpu-{n:03d}"
                 for g in range(gpus):
                     is_hot = n % 10 == 0 and g == 0
@@ -77,7 +84,7 @@ def write_openmetrics(path, nodes, gpus, times):
                         value = 9e9 + i * STEP * 600000 if v is None else v
                         f.write(f"{name}{{{labels}}} {value} {t}\n")
         f.write("# TYPE node_cpu_seconds counter\n")
-        for n in range(nodes):
+        for n in nodes:
             for c in range(CPUS):
                 for mode, per in CPU_MODES.items():
                     labels = f'instance="gpu-{n:03d}:9100",job="node",cpu="{c}",mode="{mode}"'
@@ -90,7 +97,7 @@ def write_openmetrics(path, nodes, gpus, times):
                             ("node_memory_SwapFree_bytes", 0),
                             ("node_load1", 4.5)):
             f.write(f"# TYPE {name} gauge\n")
-            for n in range(nodes):
+            for n in nodes:
                 labels = f'instance="gpu-{n:03d}:9100",job="node"'
                 n_series += 1
                 for t in times:
@@ -111,6 +118,89 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
 
 
+def settle(pid, deadline_s=1800):
+    """Waits until the server is idle (a TSDB of overlapping backfilled
+    blocks is compacted after start-up): under 2% of a core for 10 s."""
+    t0 = time.monotonic()
+    quiet = 0
+    last = cpu_seconds(pid)
+    while quiet < 5 and time.monotonic() - t0 < deadline_s:
+        time.sleep(2)
+        now = cpu_seconds(pid)
+        quiet = quiet + 1 if now - last < 0.04 else 0
+        last = now
+    return time.monotonic() - t0
+
+
+def backfill(a, d, start, end):
+    """Writes and backfills the fleet in batches of nodes (the whole fleet
+    as text at once is ~21 GB at full size); returns the TSDB's path."""
+    tsdb = os.path.join(d, "tsdb")
+    times = list(range(start, end + 1, STEP))
+    om = os.path.join(d, "fleet.om")
+    gen_s = fill_s = 0.0
+    n_series = 0
+    size_mb = 0.0
+    for first in range(0, a.nodes, a.batch):
+        t0 = time.monotonic()
+        n_series += write_openmetrics(om, range(first, min(a.nodes, first + a.batch)),
+                                      a.gpus, times)
+        size_mb += os.path.getsize(om) / 1e6
+        gen_s += time.monotonic() - t0
+        t0 = time.monotonic()
+        p = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics",
+                            "--max-block-duration=24h", om, tsdb],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"promtool: {p.stderr[-2000:]}")
+        fill_s += time.monotonic() - t0
+        os.remove(om)
+    print(f"fleet: {a.nodes} nodes x {a.gpus} GPUs x {a.hours:g} h at {STEP} s: "
+          f"{n_series} series x {len(times)} points = {n_series * len(times) / 1e6:.1f} M "
+          f"samples, {size_mb:.0f} MB of OpenMetrics written in {gen_s:.1f} s "
+          f"(batches of {a.batch} nodes)")
+    print(f"promtool backfill: {fill_s:.1f} s")
+    with open(os.path.join(d, "window.json"), "w") as f:
+        json.dump({"start": start, "end": end, "nodes": a.nodes, "gpus": a.gpus,
+                   "hours": a.hours}, f)
+    return tsdb
+
+
+def diagnose(a, url, start, end, prom, read):
+    server_cpu0 = cpu_seconds(prom.pid)
+    cmd = [a.gpudoctor, "diagnose", "--prometheus", url, "--since", str(start),
+           "--until", str(end), "--step", f"{STEP}s", "--json",
+           "--concurrency", str(a.concurrency), "--read", read]
+    t0 = time.monotonic()
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.monotonic() - t0
+    server_cpu = cpu_seconds(prom.pid) - server_cpu0
+    code = os.waitstatus_to_exitcode(status)
+    err = child.stderr.read().decode()
+    if code not in (0, 1, 2):
+        sys.exit(f"diagnose exited {code}: {err.strip()[-2000:]}")
+    summary = json.loads(out)["summary"]
+    cpu = usage.ru_utime + usage.ru_stime
+    print(f"diagnose --prometheus --read {read} --concurrency {a.concurrency}: exit {code}, "
+          f"{summary['checked']} nodes checked, {len(summary['not_checked'])} not")
+    print(f"  wall {wall:.1f} s, {wall / a.nodes * 1000:.0f} ms per node, "
+          f"peak RSS {usage.ru_maxrss / 1024:.0f} MB")
+    print(f"  gpudoctor CPU {cpu:.1f} s (decoding replies and the rules), "
+          f"Prometheus CPU {server_cpu:.1f} s (answering); per node "
+          f"{cpu / a.nodes * 1000:.0f} ms + {server_cpu / a.nodes * 1000:.0f} ms")
+    waiting = max(0.0, 1 - cpu / (wall * min(a.concurrency, a.nodes)))
+    print(f"  share of the workers' time not on gpudoctor's CPU (waiting on the "
+          f"server, or for a CPU when the machine has fewer cores than workers): "
+          f"{waiting * 100:.0f}%")
+    print(f"  CPU split: gpudoctor {cpu / (cpu + server_cpu) * 100:.0f}%, Prometheus "
+          f"{server_cpu / (cpu + server_cpu) * 100:.0f}%; both together used "
+          f"{(cpu + server_cpu) / wall:.1f} of {os.cpu_count()} cores")
+    print("  findings by id (nodes): " +
+          ", ".join(f"{x['id']} {x['nodes']}" for x in summary["findings"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("gpudoctor")
@@ -118,33 +208,29 @@ def main():
     ap.add_argument("--gpus", type=int, default=8)
     ap.add_argument("--hours", type=float, default=24)
     ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=10, help="nodes backfilled at once")
+    ap.add_argument("--reads", default="remote-read,query-range",
+                    help="diagnose's --read paths to time, one run each")
     ap.add_argument("--dir")
-    ap.add_argument("--keep", action="store_true", help="keep the TSDB and text")
+    ap.add_argument("--reuse", action="store_true",
+                    help="time against the TSDB an earlier --keep run left in --dir")
+    ap.add_argument("--keep", action="store_true", help="keep the TSDB")
     a = ap.parse_args()
     for tool in ("prometheus", "promtool"):
         if not shutil.which(tool):
             sys.exit(f"{tool} not found (Debian package 'prometheus')")
     d = a.dir or tempfile.mkdtemp(prefix="gd-fleet-bench-")
-    end = (int(time.time()) - 300) // STEP * STEP
-    start = end - int(a.hours * 3600) // STEP * STEP
-    times = list(range(start, end + 1, STEP))
-    om = os.path.join(d, "fleet.om")
-    t0 = time.monotonic()
-    n_series = write_openmetrics(om, a.nodes, a.gpus, times)
-    gen_s = time.monotonic() - t0
-    size_mb = os.path.getsize(om) / 1e6
-    print(f"fleet: {a.nodes} nodes x {a.gpus} GPUs x {a.hours:g} h at {STEP} s: "
-          f"{n_series} series x {len(times)} points = {n_series * len(times) / 1e6:.1f} M "
-          f"samples, {size_mb:.0f} MB of OpenMetrics written in {gen_s:.1f} s")
-    tsdb = os.path.join(d, "tsdb")
-    t0 = time.monotonic()
-    p = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"promtool: {p.stderr[-2000:]}")
-    print(f"promtool backfill: {time.monotonic() - t0:.1f} s")
-    if not a.keep:
-        os.remove(om)
+    if a.reuse:
+        with open(os.path.join(d, "window.json")) as f:
+            w = json.load(f)
+        start, end = w["start"], w["end"]
+        a.nodes, a.gpus, a.hours = w["nodes"], w["gpus"], w["hours"]
+        tsdb = os.path.join(d, "tsdb")
+        print(f"fleet: {a.nodes} nodes x {a.gpus} GPUs x {a.hours:g} h, reused from {d}")
+    else:
+        end = (int(time.time()) - 300) // STEP * STEP
+        start = end - int(a.hours * 3600) // STEP * STEP
+        tsdb = backfill(a, d, start, end)
     port = free_port()
     cfg = os.path.join(d, "prometheus.yml")
     with open(cfg, "w") as f:
@@ -152,7 +238,7 @@ def main():
     log = open(os.path.join(d, "prometheus.log"), "w")
     prom = subprocess.Popen(
         ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={tsdb}",
-         f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=30d",
+         f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=3650d",
          "--log.level=warn"], stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -167,37 +253,9 @@ def main():
             if time.time() > deadline or prom.poll() is not None:
                 sys.exit("prometheus did not start")
             time.sleep(0.5)
-        server_cpu0 = cpu_seconds(prom.pid)
-        cmd = [a.gpudoctor, "diagnose", "--prometheus", url, "--since", str(start),
-               "--until", str(end), "--step", f"{STEP}s", "--json",
-               "--concurrency", str(a.concurrency)]
-        t0 = time.monotonic()
-        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out = child.stdout.read()
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.monotonic() - t0
-        server_cpu = cpu_seconds(prom.pid) - server_cpu0
-        code = os.waitstatus_to_exitcode(status)
-        err = child.stderr.read().decode()
-        if code not in (0, 1, 2):
-            sys.exit(f"diagnose exited {code}: {err.strip()[-2000:]}")
-        summary = json.loads(out)["summary"]
-        cpu = usage.ru_utime + usage.ru_stime
-        print(f"diagnose --prometheus --concurrency {a.concurrency}: exit {code}, "
-              f"{summary['checked']} nodes checked, {len(summary['not_checked'])} not")
-        print(f"  wall {wall:.1f} s, {wall / a.nodes * 1000:.0f} ms per node, "
-              f"peak RSS {usage.ru_maxrss / 1024:.0f} MB")
-        print(f"  gpudoctor CPU {cpu:.1f} s (decoding replies and the rules), "
-              f"Prometheus CPU {server_cpu:.1f} s (answering)")
-        waiting = max(0.0, 1 - cpu / (wall * min(a.concurrency, a.nodes)))
-        print(f"  share of the workers' time not on gpudoctor's CPU (waiting on the "
-              f"server, or for a CPU when the machine has fewer cores than workers): "
-              f"{waiting * 100:.0f}%")
-        print(f"  CPU split: gpudoctor {cpu / (cpu + server_cpu) * 100:.0f}%, Prometheus "
-              f"{server_cpu / (cpu + server_cpu) * 100:.0f}%; both together used "
-              f"{(cpu + server_cpu) / wall:.1f} of {os.cpu_count()} cores")
-        print("  findings by id (nodes): " +
-              ", ".join(f"{x['id']} {x['nodes']}" for x in summary["findings"]))
+        print(f"prometheus settled (compaction done) after {settle(prom.pid):.0f} s")
+        for read in filter(None, a.reads.split(",")):
+            diagnose(a, url, start, end, prom, read)
     finally:
         prom.terminate()
         prom.wait()

@@ -2,9 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdio>
 #include <stdexcept>
 
 #include "cli/prometheus_credentials.h"
+#include "common/terminal_text.h"
 #include "http_client/prometheus_api.h"
 #include "promsource/fleet_nodes.h"
 #include "promsource/node_match.h"
@@ -33,13 +35,19 @@ size_t export_prometheus(const PrometheusExportFlags& f) {
     if (auto a = aliases.find(f.node); a != aliases.end())
       q.instance_hosts = std::move(a->second);
   }
+  promsource::ReadChoice read(read_path_of(f.prom));
   promsource::NodeWindow window = [&] {
     try {
-      return promsource::read_node(client, q, cancel);
+      return promsource::read_node(client, q, read, cancel);
     } catch (const std::invalid_argument& e) {
       throw CLI::ValidationError("--since/--until/--step", e.what());
     }
   }();
+  if (auto why = read.fallback(); !why.empty())
+    std::fprintf(stderr,
+                 "gpudoctor: export: remote read not answered (%s); GPU "
+                 "series were read by query_range\n",
+                 terminal_safe(why, 300).c_str());
   size_t n = 0;
   TraceWriter writer(f.out);
   writer.write_header(window.header());

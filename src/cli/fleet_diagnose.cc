@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/prometheus_credentials.h"
+#include "common/terminal_text.h"
 #include "http_client/prometheus_api.h"
 #include "promsource/fleet_nodes.h"
 #include "promsource/label_matcher.h"
@@ -55,12 +56,13 @@ struct NodeDone {
 // One node read and diagnosed; its window is freed on return.
 NodeDone check_node(const http::prom::Client& client,
                     const promsource::NodeQuery& q,
+                    promsource::ReadChoice& read,
                     const DiagnoseOptions& options, bool json, bool charts) {
   NodeDone d;
   d.outcome.node = q.node;
   try {
     http::RequestCancel cancel;
-    auto window = promsource::read_node(client, q, cancel);
+    auto window = promsource::read_node(client, q, read, cancel);
     const TraceHeader header = window.header();
     WindowSource source(window);
     DiagnoseResult result = diagnose(header, source, options);
@@ -206,6 +208,7 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
       std::string().swap(node.report);
     }
   };
+  promsource::ReadChoice read(read_path_of(f.prom));
   std::atomic<size_t> next{0};
   auto worker = [&] {
     const http::prom::Client client(url, who);
@@ -217,7 +220,7 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
                               f.prom.step_s, {},      f.prom.node_label};
       if (auto a = aliases.find(nodes[i]); a != aliases.end())
         q.instance_hosts = a->second;
-      deliver(i, check_node(client, q, own, f.json, !f.html.empty()));
+      deliver(i, check_node(client, q, read, own, f.json, !f.html.empty()));
       progress.step();
     }
   };
@@ -226,6 +229,11 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
   std::vector<std::thread> threads;
   for (size_t i = 0; i < workers; ++i) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
+  if (auto why = read.fallback(); !why.empty())
+    std::fprintf(stderr,
+                 "gpudoctor: diagnose: remote read not answered (%s); GPU "
+                 "series were read by query_range\n",
+                 terminal_safe(why, 300).c_str());
 
   std::vector<FleetNodeOutcome> outcomes;
   outcomes.reserve(done.size());

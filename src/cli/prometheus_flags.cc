@@ -35,6 +35,12 @@ void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,
                  "with --prometheus: the label of node_exporter's series that "
                  "names the node (after relabelling, e.g. nodename), instead "
                  "of the host of their instance");
+  cmd.add_option("--read", f.read,
+                 "with --prometheus: how GPU series are read: remote-read "
+                 "(/api/v1/read, raw chunks, far less work for the server), "
+                 "query-range, or auto (remote read while the server answers "
+                 "it, else query-range; default)")
+      ->check(CLI::IsMember({"auto", "remote-read", "query-range"}));
   cmd.add_option("--since,--start", f.since,
                  "start: a duration before --until or now (1h, 2d), Unix "
                  "seconds or a UTC time 2024-11-22T08:00:00Z (default: " +
@@ -47,9 +53,15 @@ void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,
 
 const std::vector<const char*>& prometheus_only_flags() {
   static const std::vector<const char*> flags{
-      "--step",          "--bearer-token-file", "--user",
-      "--password-file", "--ca-file",           "--node-label"};
+      "--step",    "--bearer-token-file", "--user", "--password-file",
+      "--ca-file", "--node-label",        "--read"};
   return flags;
+}
+
+promsource::ReadPath read_path_of(const PrometheusFlags& f) {
+  if (f.read == "remote-read") return promsource::ReadPath::kRemoteRead;
+  if (f.read == "query-range") return promsource::ReadPath::kQueryRange;
+  return promsource::ReadPath::kAuto;
 }
 
 TimeWindow window_of(const PrometheusFlags& f, double default_s) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/time_point.h"  // parse_time_point, check_time_point, utc_text
+#include "promsource/read_node.h"
 
 namespace gd {
 
@@ -17,10 +18,14 @@ struct PrometheusFlags {
   std::string since, until;  // as the user gave them (parse_time_point)
   std::string node_label;    // --node-label: node_exporter's node label
   double step_s = 15;
+  std::string read = "auto";  // --read: auto, remote-read, query-range
 };
 
+// --read as the reader's path.
+promsource::ReadPath read_path_of(const PrometheusFlags& f);
+
 // --step, --bearer-token-file, --user, --password-file, --ca-file,
-// --node-label,
+// --node-label, --read,
 // --since/--start, --until/--end. `since_help` says what --since defaults
 // to for this command.
 void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,

@@ -8,36 +8,10 @@
 #include <thread>
 
 #include "http_client/prometheus_decode.h"
+#include "http_client/prometheus_internal.h"
 
 namespace gd::http::prom {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::string number_text(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
-}
-
-Clock::time_point after(double s) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(s));
-}
-
-double seconds_left(Clock::time_point deadline) {
-  return std::chrono::duration<double>(deadline - Clock::now()).count();
-}
-
-// Sleeps `s` seconds unless `cancel` ends it sooner; false when cancelled.
-bool pause(double s, const RequestCancel& cancel) {
-  const auto until = after(s);
-  while (Clock::now() < until) {
-    if (cancel.cancelled()) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return !cancel.cancelled();
-}
 
 struct Got {
   bool ok = false;
@@ -85,16 +59,6 @@ Got fetch(const Url& url, const Credentials& who, const Limits& limits,
   return {false, last + " (" + std::to_string(tries) + " tries)"};
 }
 
-// A label set as one key: each name and value with its length first, so no
-// two different sets give the same key.
-std::string key_of(const Labels& labels) {
-  std::string key;
-  for (const auto& [name, value] : labels)
-    key += std::to_string(name.size()) + ":" + name +
-           std::to_string(value.size()) + ":" + value;
-  return key;
-}
-
 // The series of one chunk joined to those of the chunks before it.
 class Joined {
  public:
@@ -121,12 +85,6 @@ class Joined {
   std::vector<Series> out_;
   size_t points_ = 0;
 };
-
-Result fail(std::string why) {
-  Result r;
-  r.error = std::move(why);
-  return r;
-}
 
 }  // namespace
 

@@ -1,6 +1,6 @@
 // A client of the Prometheus HTTP API (/api/v1/query_range, /api/v1/series)
-// on top of the one HTTP client (client.h): what `export --prometheus`
-// reads a fleet's history from.
+// and of its remote-read API (/api/v1/read) on top of the one HTTP client
+// (client.h): what `export --prometheus` reads a fleet's history from.
 //
 // The server is untrusted: every reply is bounded (bytes, series, points,
 // labels per series, bytes per label), its error JSON becomes one line, a
@@ -54,8 +54,19 @@ struct Series {
 struct Result {
   bool ok = false;
   std::string error;  // one line when !ok
+  // read_grid: the server does not answer remote read (a 4xx reply, or a
+  // reply of another kind): ask by query_range instead.
+  bool unsupported = false;
   std::vector<Series> series;
 };
+
+// One label matcher of a remote-read selector (PromQL's =, !=, =~, !~).
+struct Matcher {
+  enum class Op { kEq, kNeq, kRe, kNre };
+  Op op = Op::kEq;
+  std::string name, value;  // value: the regular expression itself for kRe
+};
+using Selector = std::vector<Matcher>;
 
 struct Range {
   double start = 0, end = 0;
@@ -74,6 +85,14 @@ class Client {
   // seconds), as series of points, the chunks' pieces joined.
   Result query_range(const std::string& expr, double start, double end,
                      double step_s, RequestCancel& cancel) const;
+  // The series matching any of `selectors`, read raw through remote read
+  // (POST /api/v1/read, streamed XOR chunks, or the older snappy samples)
+  // and put on the grid start + i * step_s as query_range would give them
+  // (instant_grid.h): one request for all selectors instead of one range
+  // query per metric, and no evaluation on the server. `unsupported` when
+  // the server does not answer remote read (VictoriaMetrics does not).
+  Result read_grid(const std::vector<Selector>& selectors, double start,
+                   double end, double step_s, RequestCancel& cancel) const;
   // The label sets of the series matching `match` in [start, end] (no
   // points).
   Result series(const std::string& match, double start, double end,

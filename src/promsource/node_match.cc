@@ -33,25 +33,38 @@ void check_label_name(const std::string& label) {
 
 namespace {
 
-// '.' is the one regular-expression character a checked name can hold;
-// "\\." in a PromQL string is the regex "\.".
+// '.' is the one regular-expression character a checked name can hold.
 std::string host_regex(const std::string& host) {
   check_node_name(host);
   std::string regex;
   for (char c : host) {
-    if (c == '.') regex += "\\\\";
+    if (c == '.') regex += '\\';
     regex += c;
   }
   return regex;
 }
 
+// A regular expression as a PromQL string's body: "\\." is the regex "\.".
+std::string promql_string(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string instance_matcher(const NodeSelector& node) {
+std::string instance_regex(const NodeSelector& node) {
   std::string hosts = host_regex(node.node);
   for (const auto& h : node.instance_hosts) hosts += "|" + host_regex(h);
   if (!node.instance_hosts.empty()) hosts = "(" + hosts + ")";
-  return "instance=~\"" + hosts + "(:[0-9]+)?\"";
+  return hosts + "(:[0-9]+)?";
+}
+
+std::string instance_matcher(const NodeSelector& node) {
+  return "instance=~\"" + promql_string(instance_regex(node)) + "\"";
 }
 
 std::string host_matcher(const NodeSelector& node) {
@@ -66,6 +79,19 @@ std::string gpu_query(const std::string& metric, const NodeSelector& node) {
   // A label that is absent matches "": older serves wrote no Hostname.
   return metric + "{Hostname=\"" + node.node + "\"} or " + metric +
          "{Hostname=\"\"," + instance + "}";
+}
+
+std::vector<http::prom::Selector> gpu_selectors(
+    const std::vector<std::string>& metrics, const NodeSelector& node) {
+  using http::prom::Matcher;
+  check_node_name(node.node);
+  std::string names;
+  for (const auto& m : metrics) names += (names.empty() ? "" : "|") + m;
+  const Matcher name{Matcher::Op::kRe, "__name__", names};
+  return {{name, {Matcher::Op::kEq, "Hostname", node.node}},
+          {name,
+           {Matcher::Op::kEq, "Hostname", ""},
+           {Matcher::Op::kRe, "instance", instance_regex(node)}}};
 }
 
 bool is_node_of(const NodeSelector& node, const std::string& hostname,

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "http_client/prometheus_api.h"
+
 namespace gd::promsource {
 
 // Longest node name: a DNS name.
@@ -35,6 +37,10 @@ struct NodeSelector {
   std::string node_label;  // --node-label: "" for the instance rule
 };
 
+// N(:[0-9]+)?, the regular expression of the node's instances (with its
+// other hosts: (N|10\\.0\\.0\\.7)(:[0-9]+)?).
+std::string instance_regex(const NodeSelector& node);
+
 // instance=~"N(:[0-9]+)?", the node's instance matcher, or with other
 // instance hosts instance=~"(N|10\\.0\\.0\\.7)(:[0-9]+)?"; names checked.
 std::string instance_matcher(const NodeSelector& node);
@@ -53,6 +59,12 @@ inline std::string gpu_query(const std::string& metric,
                              const std::string& node) {
   return gpu_query(metric, NodeSelector{node, {}, {}});
 }
+
+// The same series as gpu_query's for each of `metrics` (names of the
+// series table: [a-zA-Z_:][a-zA-Z0-9_:]*), as remote-read selectors: all
+// of them in one request.
+std::vector<http::prom::Selector> gpu_selectors(
+    const std::vector<std::string>& metrics, const NodeSelector& node);
 
 // The node a GPU series' labels name ("" none), by the rule above.
 std::string node_of(const std::string& hostname, const std::string& instance);

@@ -113,6 +113,8 @@ void NodeWindow::add_gpu(const Entry& e, const std::vector<Series>& series) {
       case Kind::kFbFree:
         add_fb_free(g, s);
         break;
+      case Kind::kCpuModes:  // a host kind
+        break;
     }
   }
 }
@@ -154,6 +156,10 @@ void NodeWindow::add_fb_free(Gpu& g, const Series& s) {
 }
 
 void NodeWindow::add_host(const Entry& e, const std::vector<Series>& series) {
+  if (e.kind == Kind::kCpuModes) {
+    add_cpu_modes(series);
+    return;
+  }
   // The server aggregated the node's series into one; more is not ours.
   if (series.empty() || !given_.emplace(e.field, -1).second) return;
   const Series& s = series.front();
@@ -170,6 +176,60 @@ void NodeWindow::add_host(const Entry& e, const std::vector<Series>& series) {
     if (i == steps_ || !std::isfinite(p.v)) continue;
     if (!host_[i]) host_[i].emplace();
     e.host(*host_[i], p.v);
+  }
+}
+
+// The CPU shares as the procfs source counts them: busy is user, nice,
+// system, irq and softirq, of the time of all modes node_exporter lists.
+// A share is given at a step only where its modes and the total have
+// values there (as 100 * sum(rate(busy)) / sum(rate(all)) would be), and a
+// field only when some step has it (else serve's series may give it).
+void NodeWindow::add_cpu_modes(const std::vector<Series>& series) {
+  struct Share {
+    const char* field;
+    bool (*counts)(const std::string& mode);
+    void (*set)(HostSample&, double);
+  };
+  static const Share kShares[] = {
+      {"cpu_util_pct",
+       [](const std::string& m) {
+         return m == "user" || m == "nice" || m == "system" || m == "irq" ||
+                m == "softirq";
+       },
+       [](HostSample& h, double v) { h.cpu_util_pct = v; }},
+      {"cpu_iowait_pct", [](const std::string& m) { return m == "iowait"; },
+       [](HostSample& h, double v) { h.cpu_iowait_pct = v; }},
+      {"cpu_steal_pct", [](const std::string& m) { return m == "steal"; },
+       [](HostSample& h, double v) { h.cpu_steal_pct = v; }},
+  };
+  std::vector<double> total(steps_, 0);
+  std::vector<bool> any(steps_, false);
+  for (const Series& s : series)
+    for (const auto& p : s.points)
+      if (const size_t i = step_of(p.t); i != steps_ && std::isfinite(p.v)) {
+        total[i] += p.v;
+        any[i] = true;
+      }
+  for (const Share& share : kShares) {
+    if (given_.count({share.field, -1})) continue;
+    std::vector<double> part(steps_, 0);
+    std::vector<bool> has(steps_, false);
+    for (const Series& s : series) {
+      if (!share.counts(s.label("mode"))) continue;
+      for (const auto& p : s.points)
+        if (const size_t i = step_of(p.t); i != steps_ && std::isfinite(p.v)) {
+          part[i] += p.v;
+          has[i] = true;
+        }
+    }
+    bool gave = false;
+    for (size_t i = 0; i < steps_; ++i) {
+      if (!has[i] || !any[i] || !(total[i] > 0)) continue;
+      if (!host_[i]) host_[i].emplace();
+      share.set(*host_[i], 100 * part[i] / total[i]);
+      gave = true;
+    }
+    if (gave) given_.emplace(share.field, -1);
   }
 }
 

@@ -49,6 +49,7 @@ class NodeWindow {
   void add_host(const Entry& e, const std::vector<http::prom::Series>& series);
   void add_xid(int index, const http::prom::Series& s);
   void add_fb_free(Gpu& g, const http::prom::Series& s);
+  void add_cpu_modes(const std::vector<http::prom::Series>& series);
 
   NodeSelector node_;
   double start_, step_;

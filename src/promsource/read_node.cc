@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "promsource/node_match.h"
@@ -41,13 +42,70 @@ std::string query_of(const Entry& e, const NodeSelector& node, double step_s) {
   return q;
 }
 
+bool ReadChoice::remote() const {
+  if (path_ == ReadPath::kQueryRange) return false;
+  std::lock_guard lock(mu_);
+  return path_ == ReadPath::kRemoteRead || refused_.empty();
+}
+
+void ReadChoice::refused(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (refused_.empty()) refused_ = why;
+}
+
+std::string ReadChoice::fallback() const {
+  std::lock_guard lock(mu_);
+  return refused_;
+}
+
+namespace {
+
+// The GPU entries' series of the node by remote read, into `window` in the
+// table's order (the first source of a field wins). False when the server
+// refused remote read and `read` lets query_range answer instead.
+bool read_gpu_series(const http::prom::Client& client, const NodeQuery& q,
+                     const NodeSelector& node, ReadChoice& read,
+                     NodeWindow& window, http::RequestCancel& cancel) {
+  std::vector<std::string> metrics;
+  for (const Entry& e : entries())
+    if (e.scope == Scope::kGpu) metrics.emplace_back(e.query);
+  auto r = client.read_grid(gpu_selectors(metrics, node), q.start, q.end,
+                            q.step_s, cancel);
+  if (!r.ok && r.unsupported && read.path() == ReadPath::kAuto) {
+    read.refused(r.error);
+    return false;
+  }
+  if (!r.ok)
+    throw std::runtime_error("reading the GPU series by remote read: " +
+                             r.error);
+  std::map<std::string, std::vector<http::prom::Series>> by_name;
+  for (auto& s : r.series) {
+    const std::string name = s.label("__name__");
+    by_name[name].push_back(std::move(s));
+  }
+  static const std::vector<http::prom::Series> kNone;
+  for (const Entry& e : entries()) {
+    if (e.scope != Scope::kGpu) continue;
+    auto it = by_name.find(e.query);
+    window.add(e, it == by_name.end() ? kNone : it->second);
+  }
+  return true;
+}
+
+}  // namespace
+
 NodeWindow read_node(const http::prom::Client& client, const NodeQuery& q,
-                     http::RequestCancel& cancel) {
+                     ReadChoice& read, http::RequestCancel& cancel) {
   const NodeSelector node{q.node, q.instance_hosts, q.node_label};
   check_node_name(q.node);
   if (!q.node_label.empty()) check_label_name(q.node_label);
   NodeWindow window(node, q.start, q.end, q.step_s);
+  // GPU and host entries give different fields: reading the GPU ones
+  // first keeps each field's first-source rule.
+  const bool gpu_done =
+      read.remote() && read_gpu_series(client, q, node, read, window, cancel);
   for (const Entry& e : entries()) {
+    if (gpu_done && e.scope == Scope::kGpu) continue;
     auto r = client.query_range(query_of(e, node, q.step_s), q.start, q.end,
                                 q.step_s, cancel);
     if (!r.ok)

@@ -2,6 +2,7 @@
 // asked for (series_table.h), its answers joined into a NodeWindow.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,35 @@ struct NodeQuery {
   std::string node_label;
 };
 
+// How a node's GPU series are read (--read): remote read (one request per
+// node, the raw chunks streamed, no evaluation on the server), query_range
+// (one evaluated query per series of the table), or remote read while the
+// server answers it. The host entries are PromQL (rates, sums) and always
+// go through query_range.
+enum class ReadPath { kAuto, kRemoteRead, kQueryRange };
+
+// One fleet's choice, shared by its workers: with kAuto, the first node
+// whose remote read the server refuses (VictoriaMetrics has none) turns
+// every later node to query_range, and the reason is kept for the user.
+class ReadChoice {
+ public:
+  explicit ReadChoice(ReadPath path) : path_(path) {}
+  ReadPath path() const { return path_; }
+  bool remote() const;
+  void refused(const std::string& why);
+  // "" unless kAuto fell back: why the server refused remote read.
+  std::string fallback() const;
+
+ private:
+  ReadPath path_;
+  mutable std::mutex mu_;
+  std::string refused_;
+};
+
 // The window of `q.node`; throws std::runtime_error with one line when the
 // server cannot answer (or std::invalid_argument for a bad node or range).
 NodeWindow read_node(const http::prom::Client& client, const NodeQuery& q,
-                     http::RequestCancel& cancel);
+                     ReadChoice& read, http::RequestCancel& cancel);
 
 // The rate window for counters at `step_s`: four steps, at least a minute,
 // so a counter scraped every 15-30 s has points enough in each.

@@ -45,14 +45,7 @@ constexpr std::pair<uint64_t, const char*> kReasonBits[] = {
 };
 
 // $I: the node's node_exporter matcher; $W: the rate window; $S(m): serve's
-// series m of the node (read_node.h's query_of). CPU shares as the
-// procfs source counts them (busy = user, nice, system, irq, softirq, of
-// all modes node_exporter lists).
-#define GD_CPU_SHARE(modes)                              \
-  "100 * sum(rate(node_cpu_seconds_total{mode=~\"" modes \
-  "\",$I}$W))"                                           \
-  " / sum(rate(node_cpu_seconds_total{$I}$W))"
-
+// series m of the node (read_node.h's query_of).
 // The setters, one line each; the table below says which field is which.
 #define GPU(expr) [](GpuSample& g, double v) { expr; }
 #define HOST(expr) [](HostSample& h, double v) { expr; }
@@ -177,19 +170,17 @@ const Entry kEntries[] = {
     // After the exact totals: used + free leaves out what the driver keeps.
     {"memory_total_bytes", Scope::kGpu, Kind::kFbFree, "DCGM_FI_DEV_FB_FREE"},
     // ---- the node: node_exporter, then serve's own ---------------------
-    {"cpu_util_pct", Scope::kHost, Kind::kSample,
-     GD_CPU_SHARE("user|nice|system|irq|softirq"), nullptr,
-     HOST(h.cpu_util_pct = v)},
+    // One query for the three CPU shares (node_window.cc's add_cpu_modes):
+    // a share per query evaluated the rate of every CPU's every mode twice
+    // each, 80% of the server's work for a node read by remote read.
+    {"cpu_util_pct", Scope::kHost, Kind::kCpuModes,
+     "sum by (mode) (rate(node_cpu_seconds_total{$I}$W))"},
     {"cpu_util_pct", Scope::kHost, Kind::kSample,
      "max($S(gpudoctor_host_cpu_utilization_percent))", nullptr,
      HOST(h.cpu_util_pct = v)},
-    {"cpu_iowait_pct", Scope::kHost, Kind::kSample, GD_CPU_SHARE("iowait"),
-     nullptr, HOST(h.cpu_iowait_pct = v)},
     {"cpu_iowait_pct", Scope::kHost, Kind::kSample,
      "max($S(gpudoctor_host_cpu_iowait_percent))", nullptr,
      HOST(h.cpu_iowait_pct = v)},
-    {"cpu_steal_pct", Scope::kHost, Kind::kSample, GD_CPU_SHARE("steal"),
-     nullptr, HOST(h.cpu_steal_pct = v)},
     {"cpu_steal_pct", Scope::kHost, Kind::kSample,
      "max($S(gpudoctor_host_cpu_steal_percent))", nullptr,
      HOST(h.cpu_steal_pct = v)},

@@ -24,6 +24,10 @@ enum class Kind {
   kFact,    // a field of the header: the window's last value
   kXid,     // DCGM's "last Xid": a change to a non-zero code is an event
   kFbFree,  // DCGM's free framebuffer (MiB): with the used one, the total
+  // node_exporter's CPU time by mode (one series per mode): the busy,
+  // iowait and steal shares of cpu_util_pct, cpu_iowait_pct and
+  // cpu_steal_pct, each a field of its own for the one-source rule.
+  kCpuModes,
 };
 
 struct Entry {

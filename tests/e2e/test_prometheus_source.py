@@ -211,8 +211,9 @@ def start_prometheus(d, openmetrics):
 
 
 class FailingProxy:
-    """Forwards to a Prometheus, but answers a query_range about `node`
-    with a server error: one node whose window cannot be read."""
+    """Forwards to a Prometheus, but answers a query_range or a remote read
+    about `node` with a server error: one node whose window cannot be
+    read."""
 
     def __init__(self, upstream, node):
         proxy = self
@@ -226,8 +227,12 @@ class FailingProxy:
                 self.forward(self.rfile.read(n))
 
             def forward(self, body):
-                asked = urllib.parse.unquote_plus(self.path + "?" + body.decode())
-                if "/api/v1/query_range" in self.path and node in asked:
+                # A remote read's body is snappy-compressed protobuf, whose
+                # strings are short enough to stay literal bytes.
+                asked = urllib.parse.unquote_plus(self.path + "?" +
+                                                  body.decode("latin-1"))
+                if ("/api/v1/query_range" in self.path or
+                        "/api/v1/read" in self.path) and node in asked:
                     proxy.failed += 1
                     self.answer(500, b'{"status":"error","errorType":"internal",'
                                      b'"error":"injected failure"}')
@@ -235,16 +240,18 @@ class FailingProxy:
                 req = urllib.request.Request(
                     upstream + self.path, data=body or None, method=self.command,
                     headers={k: v for k, v in self.headers.items()
-                             if k.lower() in ("content-type", "accept")})
+                             if k.lower() in ("content-type", "accept",
+                                              "content-encoding",
+                                              "x-prometheus-remote-read-version")})
                 try:
                     with urllib.request.urlopen(req, timeout=30) as r:
-                        self.answer(r.status, r.read())
+                        self.answer(r.status, r.read(), r.headers["Content-Type"])
                 except urllib.error.HTTPError as e:
                     self.answer(e.code, e.read())
 
-            def answer(self, code, data):
+            def answer(self, code, data, content_type="application/json"):
                 self.send_response(code)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -305,6 +312,33 @@ class PrometheusSource(unittest.TestCase):
         p = gd("diagnose", "--from", trace, "--json")
         self.assertIn(p.returncode, (0, 1, 2), p.stderr)
         return json.loads(p.stdout)["findings"]
+
+    def test_remote_read_gives_the_window_query_range_gives(self):
+        # The GPU series read raw (remote read) and put on the grid are the
+        # range queries' answer, value for value; the host shares are the
+        # same sums in another order.
+        remote, header_r, samples_r = self.export("node-hot", "--read", "remote-read")
+        ranged, header_q, samples_q = self.export("node-hot", "--read", "query-range")
+        self.assertEqual(header_r, header_q)
+        self.assertEqual(len(samples_r), len(samples_q))
+        self.assertTrue(any(s["gpus"] for s in samples_r))
+        for a, b in zip(samples_r, samples_q):
+            self.assertEqual((a["t"], a.get("gpus"), a.get("events")),
+                             (b["t"], b.get("gpus"), b.get("events")))
+            self.assertEqual(sorted(a.get("host", {})), sorted(b.get("host", {})))
+            for k, v in a.get("host", {}).items():
+                self.assertAlmostEqual(v, b["host"][k], places=6)
+        # auto reads remote while the server answers it: no fallback said.
+        out = os.path.join(self.tmp.name, "auto.jsonl")
+        p = gd("export", "--prometheus", self.url, "--node", "node-hot",
+               "--since", str(self.start), "--until", str(self.end), "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("remote read not answered", p.stderr)
+        bad = gd("export", "--prometheus", self.url, "--node", "node-hot",
+                 "--read", "sometimes", "-o", out)
+        self.assertEqual(bad.returncode, 2)
+        self.assertEqual(len(bad.stderr.strip().splitlines()), 1, bad.stderr)
+        self.assertIn("--read", bad.stderr)
 
     def test_the_throttled_node_is_found_thermally_throttled(self):
         trace, header, samples = self.export("node-hot")

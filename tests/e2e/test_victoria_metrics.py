@@ -131,6 +131,24 @@ class VictoriaMetrics(unittest.TestCase):
                if f["severity"] in ("warning", "critical")]
         self.assertEqual(ids, [("thermal-throttling", [0])])
 
+    def test_no_remote_read_falls_back_to_query_range_and_says_so(self):
+        # VictoriaMetrics has no Prometheus remote-read API: auto reads by
+        # query_range and says why once; remote-read alone is the node's
+        # error.
+        out = os.path.join(self.tmp.name, "auto.jsonl")
+        p = gd("export", "--prometheus", self.url, "--node", "node-hot", *self.window(),
+               "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        said = [l for l in p.stderr.splitlines() if "remote read not answered" in l]
+        self.assertEqual(len(said), 1, p.stderr)
+        self.assertIn("/api/v1/read: HTTP 4", said[0])
+        self.assertIn("read by query_range", said[0])
+        d = gd("diagnose", "--prometheus", self.url, *self.window(), "--read",
+               "remote-read", "--json")
+        self.assertEqual(d.returncode, 3, d.stderr)
+        nodes = json.loads(d.stdout)["summary"]["not_checked"]
+        self.assertEqual(len(nodes), 2, d.stdout)
+
     def test_the_same_findings_as_from_prometheus(self):
         vm, vm_summary = self.fleet(self.url)
         self.assertEqual(sorted(vm), ["node-hot", "node-ok"])

@@ -129,16 +129,42 @@ TEST(NodeWindow, HeaderFactsAndTheTotalFromUsedAndFree) {
 TEST(NodeWindow, HostSeriesAreTheNodesSamples) {
   NodeWindow w("n1", 0, 30, 15);
   Series s;
-  s.points = {{15, 42.5}};
-  w.add(entry(std::string("100 * sum(rate(node_cpu_seconds_total{mode=~\"") +
-              "user|nice|system|irq|softirq\",$I}$W)) / "
-              "sum(rate(node_cpu_seconds_total{$I}$W))"),
-        {s});
+  s.points = {{15, 3.5}};
+  w.add(entry("max(node_load1{$I})"), {s});
   auto out = samples(w);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].t, 15);
   EXPECT_TRUE(out[0].gpus.empty());
-  EXPECT_EQ(out[0].host.cpu_util_pct, 42.5);
+  EXPECT_EQ(out[0].host.load1, 3.5);
+}
+
+Series mode(const std::string& name, std::vector<http::prom::Point> points) {
+  Series s;
+  s.labels = {{"mode", name}};
+  s.points = std::move(points);
+  return s;
+}
+
+TEST(NodeWindow, CpuSharesFromTheTimeOfEachMode) {
+  // CPU seconds a second by mode at 0 and 15 (8 CPUs): busy is user, nice,
+  // system, irq and softirq of the sum of all modes.
+  NodeWindow w("n1", 0, 30, 15);
+  w.add(entry("sum by (mode) (rate(node_cpu_seconds_total{$I}$W))"),
+        {mode("user", {{0, 3}, {15, 6}}), mode("system", {{0, 1}, {15, 1}}),
+         mode("idle", {{0, 3.5}, {15, 0.5}}), mode("iowait", {{0, 0.5}}),
+         mode("steal", {{15, 0.5}})});
+  // serve's own series come after and give only what node_exporter did not.
+  Series serve_steal;
+  serve_steal.points = {{0, 99}, {30, 99}};
+  w.add(entry("max($S(gpudoctor_host_cpu_steal_percent))"), {serve_steal});
+  auto out = samples(w);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].host.cpu_util_pct, 50);  // 4 of 8
+  EXPECT_EQ(out[0].host.cpu_iowait_pct, 6.25);
+  EXPECT_FALSE(out[0].host.cpu_steal_pct);  // no steal series at 0
+  EXPECT_EQ(out[1].host.cpu_util_pct, 87.5);
+  EXPECT_FALSE(out[1].host.cpu_iowait_pct);
+  EXPECT_EQ(out[1].host.cpu_steal_pct, 6.25);
 }
 
 TEST(NodeWindow, TooLongAWindowIsRefused) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "http_client/fake_server.h"
+#include "http_client/remote_read_fake.h"
 #include "promsource/fleet_nodes.h"
 
 namespace gd::promsource {
@@ -35,7 +36,9 @@ TEST(ReadNode, AsksForEveryEntryWithTheNodesSelector) {
       R"({"status":"success","data":{"resultType":"matrix","result":[)"
       R"({"metric":{"gpu":"0","Hostname":"n1"},"values":[[0,"7"],[15,"8"]]}]}})")});
   http::RequestCancel cancel;
-  NodeWindow w = read_node(client(server), {"n1", 0, 15, 15, {}, ""}, cancel);
+  ReadChoice range(ReadPath::kQueryRange);
+  NodeWindow w =
+      read_node(client(server), {"n1", 0, 15, 15, {}, ""}, range, cancel);
   const auto sent = server.requests();
   EXPECT_EQ(sent.size(), entries().size());
   // DCGM_FI_DEV_GPU_UTIL{Hostname="n1"} or ..., percent-encoded.
@@ -57,8 +60,9 @@ TEST(ReadNode, AServerErrorNamesTheField) {
   FakeServer server({reply(422, R"({"status":"error","errorType":"execution",)"
                                 R"("error":"too many samples"})")});
   http::RequestCancel cancel;
+  ReadChoice range(ReadPath::kQueryRange);
   try {
-    read_node(client(server), {"n1", 0, 15, 15, {}, ""}, cancel);
+    read_node(client(server), {"n1", 0, 15, 15, {}, ""}, range, cancel);
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
@@ -69,8 +73,67 @@ TEST(ReadNode, AServerErrorNamesTheField) {
               std::string::npos)
         << what;
   }
-  EXPECT_THROW(read_node(client(server), {"n1\"}", 0, 15, 15, {}, ""}, cancel),
-               std::invalid_argument);
+  EXPECT_THROW(
+      read_node(client(server), {"n1\"}", 0, 15, 15, {}, ""}, range, cancel),
+      std::invalid_argument);
+}
+
+const std::string kEmptyMatrix =
+    reply(200, R"({"status":"success","data":{"resultType":"matrix",)"
+               R"("result":[]}})");
+
+TEST(ReadNode, GpuSeriesByRemoteReadInOneRequest) {
+  // The GPU series in one remote read (both selectors of the node's join
+  // rule), then a range query per host entry.
+  http::testing::FakeSeries temp;
+  temp.labels = {
+      {"__name__", "DCGM_FI_DEV_GPU_TEMP"}, {"gpu", "0"}, {"Hostname", "n1"}};
+  temp.chunks = {{{0, 61}, {15000, 62}}};
+  FakeServer server(
+      {http::testing::streamed_reply({http::testing::chunked({temp})}),
+       kEmptyMatrix});
+  http::RequestCancel cancel;
+  ReadChoice read(ReadPath::kAuto);
+  NodeWindow w =
+      read_node(client(server), {"n1", 0, 15, 15, {}, ""}, read, cancel);
+  EXPECT_EQ(read.fallback(), "");
+  const auto sent = server.requests();
+  size_t host_entries = 0;
+  for (const Entry& e : entries()) host_entries += e.scope == Scope::kHost;
+  EXPECT_EQ(sent.size(), 1 + host_entries);
+  EXPECT_EQ(sent[0].rfind("POST /api/v1/read ", 0), 0u);
+  std::vector<double> temps;
+  w.each_sample([&](const Sample& s) {
+    ASSERT_EQ(s.gpus.size(), 1u);
+    temps.push_back(s.gpus[0].temp_c.value_or(-1));
+  });
+  EXPECT_EQ(temps, (std::vector<double>{61, 62}));
+}
+
+TEST(ReadNode, AServerWithoutRemoteReadIsAskedByQueryRange) {
+  FakeServer server(
+      {reply(404, "404 page not found"),
+       reply(
+           200,
+           R"({"status":"success","data":{"resultType":"matrix","result":[)"
+           R"({"metric":{"gpu":"0","Hostname":"n1"},"values":[[0,"7"]]}]}})")});
+  http::RequestCancel cancel;
+  ReadChoice read(ReadPath::kAuto);
+  NodeWindow w =
+      read_node(client(server), {"n1", 0, 15, 15, {}, ""}, read, cancel);
+  EXPECT_NE(read.fallback().find("/api/v1/read: HTTP 404"), std::string::npos)
+      << read.fallback();
+  EXPECT_FALSE(read.remote());  // the next node goes straight to query_range
+  EXPECT_EQ(server.requests().size(), 1 + entries().size());
+  size_t n = 0;
+  w.each_sample([&](const Sample&) { ++n; });
+  EXPECT_EQ(n, 1u);
+  // Asked for remote read only, the refusal is the node's error.
+  ReadChoice only(ReadPath::kRemoteRead);
+  FakeServer refusing({reply(404, "404 page not found")});
+  EXPECT_THROW(
+      read_node(client(refusing), {"n1", 0, 15, 15, {}, ""}, only, cancel),
+      std::runtime_error);
 }
 
 TEST(FleetNodes, EveryNodeOnceByTheJoinRule) {
