@@ -13,10 +13,11 @@ of the wall time not spent on gpudoctor's CPU (waiting on the server).
 
 usage: fleet_diagnose.py GPUDOCTOR [--nodes 100] [--gpus 8] [--hours 24]
                          [--concurrency 4] [--batch 10]
-                         [--reads remote-read,query-range]
+                         [--reads remote-read,query-range] [--victoria]
                          [--dir DIR] [--keep] [--reuse]
 
-Each --reads path is one timed run against the same server, side by side.
+--victoria also imports the fleet into VictoriaMetrics and times a run
+there. Each --reads path is one timed run against the same server, side by side.
 --keep --dir DIR leaves the TSDB there; --reuse --dir DIR times again
 against it without writing the fleet anew.
 """
@@ -63,11 +64,27 @@ CPU_MODES = {"user": 4.0, "nice": 0.0, "system": 1.0, "idle": 9.7, "iowait": 0.1
              "irq": 0.1, "softirq": 0.1, "steal": 0.0}
 
 
-def write_openmetrics(path, nodes, gpus, times):
-    """Streams the series of the nodes in range `nodes` to `path`; returns
-    the number of series."""
+class PromText:
+    """A file written as VictoriaMetrics' Prometheus-text import takes it:
+    no comment lines, times in milliseconds."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def write(self, line):
+        if line.startswith("#"):
+            return
+        head, t = line.rstrip("\n").rsplit(" ", 1)
+        self.f.write(f"{head} {t}000\n")
+
+
+def write_openmetrics(path, nodes, gpus, times, victoria=False):
+    """Streams the series of the nodes in range `nodes` to `path` (as
+    OpenMetrics, or as VictoriaMetrics' import text); returns the number of
+    series."""
     n_series = 0
-    with open(path, "w", buffering=1 << 20) as f:
+    with open(path, "w", buffering=1 << 20) as raw:
+        f = PromText(raw) if victoria else raw
         for name, typ, cool, hot in DCGM:
             f.write(f"# TYPE {name} {typ}\n")
             for n in nodes:
@@ -166,7 +183,49 @@ def backfill(a, d, start, end):
     return tsdb
 
 
-def diagnose(a, url, start, end, prom, read):
+def import_victoria(a, d, start, end, vm_url):
+    """The same fleet imported into VictoriaMetrics, batch by batch."""
+    times = list(range(start, end + 1, STEP))
+    path = os.path.join(d, "fleet.prom")
+    t0 = time.monotonic()
+    for first in range(0, a.nodes, a.batch):
+        write_openmetrics(path, range(first, min(a.nodes, first + a.batch)), a.gpus,
+                          times, victoria=True)
+        size = os.path.getsize(path)
+        with open(path, "rb") as body:
+            req = urllib.request.Request(vm_url + "/api/v1/import/prometheus", data=body,
+                                         method="POST",
+                                         headers={"Content-Length": str(size)})
+            with urllib.request.urlopen(req, timeout=3600) as r:
+                if r.status not in (200, 204):
+                    sys.exit(f"victoria-metrics import: HTTP {r.status}")
+        os.remove(path)
+    urllib.request.urlopen(vm_url + "/internal/force_flush", timeout=600).read()
+    print(f"victoria-metrics import: {time.monotonic() - t0:.1f} s (text written and sent)")
+
+
+def start_victoria(d):
+    port = free_port()
+    log = open(os.path.join(d, "vm.log"), "w")
+    vm = subprocess.Popen(
+        ["victoria-metrics", f"-storageDataPath={os.path.join(d, 'vm-data')}",
+         f"-httpListenAddr=127.0.0.1:{port}", "-retentionPeriod=100y",
+         "-loggerLevel=ERROR"], stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as r:
+                if r.status == 200:
+                    return vm, url, log
+        except OSError:
+            pass
+        if time.time() > deadline or vm.poll() is not None:
+            sys.exit("victoria-metrics did not start")
+        time.sleep(0.5)
+
+
+def diagnose(a, url, start, end, prom, read, server="Prometheus"):
     server_cpu0 = cpu_seconds(prom.pid)
     cmd = [a.gpudoctor, "diagnose", "--prometheus", url, "--since", str(start),
            "--until", str(end), "--step", f"{STEP}s", "--json",
@@ -183,18 +242,18 @@ def diagnose(a, url, start, end, prom, read):
         sys.exit(f"diagnose exited {code}: {err.strip()[-2000:]}")
     summary = json.loads(out)["summary"]
     cpu = usage.ru_utime + usage.ru_stime
-    print(f"diagnose --prometheus --read {read} --concurrency {a.concurrency}: exit {code}, "
+    print(f"diagnose --prometheus ({server}) --read {read} --concurrency {a.concurrency}: exit {code}, "
           f"{summary['checked']} nodes checked, {len(summary['not_checked'])} not")
     print(f"  wall {wall:.1f} s, {wall / a.nodes * 1000:.0f} ms per node, "
           f"peak RSS {usage.ru_maxrss / 1024:.0f} MB")
     print(f"  gpudoctor CPU {cpu:.1f} s (decoding replies and the rules), "
-          f"Prometheus CPU {server_cpu:.1f} s (answering); per node "
+          f"{server} CPU {server_cpu:.1f} s (answering); per node "
           f"{cpu / a.nodes * 1000:.0f} ms + {server_cpu / a.nodes * 1000:.0f} ms")
     waiting = max(0.0, 1 - cpu / (wall * min(a.concurrency, a.nodes)))
     print(f"  share of the workers' time not on gpudoctor's CPU (waiting on the "
           f"server, or for a CPU when the machine has fewer cores than workers): "
           f"{waiting * 100:.0f}%")
-    print(f"  CPU split: gpudoctor {cpu / (cpu + server_cpu) * 100:.0f}%, Prometheus "
+    print(f"  CPU split: gpudoctor {cpu / (cpu + server_cpu) * 100:.0f}%, {server} "
           f"{server_cpu / (cpu + server_cpu) * 100:.0f}%; both together used "
           f"{(cpu + server_cpu) / wall:.1f} of {os.cpu_count()} cores")
     print("  findings by id (nodes): " +
@@ -211,6 +270,9 @@ def main():
     ap.add_argument("--batch", type=int, default=10, help="nodes backfilled at once")
     ap.add_argument("--reads", default="remote-read,query-range",
                     help="diagnose's --read paths to time, one run each")
+    ap.add_argument("--victoria", action="store_true",
+                    help="also import the fleet into VictoriaMetrics and time it there "
+                         "(query-range: it has no remote read)")
     ap.add_argument("--dir")
     ap.add_argument("--reuse", action="store_true",
                     help="time against the TSDB an earlier --keep run left in --dir")
@@ -260,6 +322,18 @@ def main():
         prom.terminate()
         prom.wait()
         log.close()
+    if a.victoria:
+        fresh = not os.path.exists(os.path.join(d, "vm-data"))
+        vm, vm_url, vm_log = start_victoria(d)
+        try:
+            if fresh:
+                import_victoria(a, d, start, end, vm_url)
+            print(f"victoria-metrics settled after {settle(vm.pid):.0f} s")
+            diagnose(a, vm_url, start, end, vm, "query-range", server="VictoriaMetrics")
+        finally:
+            vm.terminate()
+            vm.wait()
+            vm_log.close()
         if not a.keep and not a.dir:
             shutil.rmtree(d, ignore_errors=True)
 
