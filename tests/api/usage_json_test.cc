@@ -57,7 +57,7 @@ UsageReply two_jobs() {
 
 TEST(UsageJson, ReadsBackWhatServeWrote) {
   const std::string body = usage_json(two_jobs());
-  EXPECT_NO_THROW((void)nlohmann::json::parse(body)) << body;
+  EXPECT_TRUE(nlohmann::json::accept(body)) << body;
   const UsageReply r = parse_usage_json(body);
   EXPECT_EQ(r.by, "job");
   EXPECT_EQ(r.samples, 3599u);
@@ -85,7 +85,7 @@ TEST(UsageJson, NamesThatAreNotUtf8StayValidJson) {
   UsageReply r = two_jobs();
   r.groups[0].label = std::string("py\xff\xfe\"\n", 6);
   const std::string body = usage_json(r);
-  EXPECT_NO_THROW((void)nlohmann::json::parse(body)) << body;
+  EXPECT_TRUE(nlohmann::json::accept(body)) << body;
   EXPECT_EQ(body.find('\n'), std::string::npos);
 }
 
