@@ -45,6 +45,11 @@ struct Usage {
   void add(const Usage& o);
 };
 
+// Which method a group's share of shared GPUs was split by: "sm",
+// "memory", "equal", or "sm+memory" ... when several did, in that order;
+// "-" when none.
+std::string split_text(const Usage& u);
+
 // A diagnosis finding (diagnose's, handed over by the caller) that names
 // pids of this group, and how much of the group's time it covers.
 struct GroupFinding {

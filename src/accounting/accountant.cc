@@ -86,6 +86,19 @@ void Usage::add(const Usage& o) {
   mem_peak_bytes = std::max(mem_peak_bytes, o.mem_peak_bytes);
 }
 
+std::string split_text(const Usage& u) {
+  std::string out;
+  auto add = [&out](double s, const char* name) {
+    if (s <= 0) return;
+    if (!out.empty()) out += "+";
+    out += name;
+  };
+  add(u.split_sm_s, "sm");
+  add(u.split_memory_s, "memory");
+  add(u.split_equal_s, "equal");
+  return out.empty() ? "-" : out;
+}
+
 double Prices::cost(const Usage& u) const {
   double c = 0;
   if (kwh) c += *kwh * u.energy_j / kJoulesPerKwh;

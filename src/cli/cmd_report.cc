@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -17,10 +18,10 @@
 #include "accounting/accountant.h"
 #include "cli/commands.h"
 #include "cli/full_binary.h"
-#include "cli/history_scan_source.h"
 #include "collect/sampler.h"
 #include "common/time_point.h"
 #include "diagnose/engine.h"
+#include "diagnose/pushed_sample_source.h"
 #include "store/history_store.h"
 #include "trace/trace_io.h"
 #include "views/report_view.h"
@@ -123,8 +124,11 @@ accounting::AccountReport account_history(const ReportFlags& f,
     // One pass: the scan feeds the diagnosis, and the accountant on the way.
     DiagnoseResult d;
     {
-      HistoryScanSource source(
-          *store, since, until, [&acc](const Sample& s) { acc.add(s); }, &read);
+      PushedSampleSource source(
+          [&](const std::function<bool(const Sample&)>& push) {
+            store->scan(since, until, push, &read);
+          },
+          [&acc](const Sample& s) { acc.add(s); });
       d = diagnose(header, source, {});
     }
     attribute_findings(acc, d);

@@ -30,6 +30,16 @@ constexpr double kMaxPointsPerSeries = 11000;
 constexpr double kStaleIntervals = 5;
 constexpr double kStaleMinS = 30;
 
+// The whole of `text` as a number; nullopt if it is not one.
+std::optional<double> plain_number(const std::string& text) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
 const std::string* single_param(const QueryParams& params,
                                 const std::string& name) {
   auto range = params.equal_range(name);
@@ -50,16 +60,6 @@ std::optional<int> int_param(const QueryParams& params,
         "parameter '{}': '{}' is not a non-negative integer", name, *text));
   return v;
 }
-
-// The whole of `text` as a number; nullopt if it is not one.
-std::optional<double> plain_number(const std::string& text) {
-  double v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
-  return v;
-}
-
-}  // namespace
 
 ApiReply json_error(int status, const std::string& message) {
   return {status, "application/json", api::error_json(message)};

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +64,14 @@ ApiReply api_alerts(const History* history, const QueryParams& params,
 ApiReply api_healthz(const Snapshot& s, double now);
 
 ApiReply json_error(int status, const std::string& message);
+
+// The value of parameter `name`, null when absent; throws
+// std::invalid_argument when it is given twice.
+const std::string* single_param(const QueryParams& params,
+                                const std::string& name);
+// A non-negative integer parameter; throws std::invalid_argument naming it.
+std::optional<int> int_param(const QueryParams& params,
+                             const std::string& name);
 
 // since: a duration back from `now` ("10m", "1h", "30s", "2d", "500ms") or
 // Unix seconds (a plain number). Throws std::invalid_argument naming the

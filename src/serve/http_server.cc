@@ -55,6 +55,7 @@
 #include "serve/mhd_reply.h"
 #include "serve/parked_buffer.h"
 #include "serve/trace_download.h"
+#include "serve/usage.h"
 #include "serve/web_page.h"
 
 namespace gd {
@@ -85,6 +86,7 @@ struct HttpServer::Impl {
   std::shared_ptr<ParkedBuffer> kill_stream;
   bool stopping = false;
   mutable MetricsPageCache metrics_page;
+  mutable UsageCache usage;
 };
 
 namespace {
@@ -105,14 +107,16 @@ struct RequestState {
   std::shared_ptr<ParkedBuffer> kill_stream;
 };
 
-constexpr std::string_view kRoutes[] = {
-    "/metrics",         "/api/v1/status",  "/api/v1/processes",
-    "/api/v1/findings", "/api/v1/history", "/healthz",
-    "/api/v1/events",   "/api/v1/alerts",  "/api/v1/export"};
+constexpr std::string_view kRoutes[] = {"/metrics",          "/api/v1/status",
+                                        "/api/v1/processes", "/api/v1/findings",
+                                        "/api/v1/history",   "/healthz",
+                                        "/api/v1/events",    "/api/v1/alerts",
+                                        "/api/v1/export",    "/api/v1/usage"};
 
 // Handlers that may take long (SQLite) and so run on the slow pool.
 bool is_slow(std::string_view path) {
-  return path == "/api/v1/history" || path == "/api/v1/alerts";
+  return path == "/api/v1/history" || path == "/api/v1/alerts" ||
+         path == "/api/v1/usage";
 }
 
 bool is_route(std::string_view path) {
@@ -124,7 +128,7 @@ bool is_route(std::string_view path) {
 constexpr const char* kRouteList =
     "/ (the dashboard), /metrics, /api/v1/status, /api/v1/processes, "
     "/api/v1/findings, /api/v1/history, /api/v1/alerts, /api/v1/events, "
-    "/api/v1/export, /healthz, POST /api/v1/kill";
+    "/api/v1/usage, /api/v1/export, /healthz, POST /api/v1/kill";
 
 // Basic auth under a wrong-password flood: what it refused, on /metrics.
 void render_auth_families(const BasicAuth::Counts& n, std::string& out) {
@@ -154,6 +158,7 @@ ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   if (path == "/api/v1/history") return api_history(s.history, q, now);
   if (path == "/healthz") return api_healthz(*s.box.get(), now);
   if (path == "/api/v1/alerts") return api_alerts(s.history, q, now);
+  if (path == "/api/v1/usage") return s.usage.reply(s.history, q, now);
   return json_error(404,
                     std::string("no such endpoint (try ") + kRouteList + ")");
 }

@@ -13,16 +13,7 @@ std::vector<int> report_gpus(uint64_t mask) {
 }
 
 std::string report_split_text(const accounting::Usage& u) {
-  std::string out;
-  auto add = [&out](double s, const char* name) {
-    if (s <= 0) return;
-    if (!out.empty()) out += "+";
-    out += name;
-  };
-  add(u.split_sm_s, "sm");
-  add(u.split_memory_s, "memory");
-  add(u.split_equal_s, "equal");
-  return out.empty() ? "-" : out;
+  return accounting::split_text(u);
 }
 
 std::string report_findings_text(const accounting::GroupRow& row) {

@@ -116,6 +116,7 @@
     applyTheme(next);
     try { localStorage.setItem("gd-theme", next); } catch (e) { /* ignore */ }
     rebuildCharts();
+    if (usage.data) renderUsage(usage.data);
   });
 
   // ---- overview ------------------------------------------------------------
@@ -787,9 +788,158 @@
     setInterval(() => { if (Date.now() - lastEventAt > 10000) setLive(false); }, 2000);
   }
 
+  // ---- usage page (#usage) -------------------------------------------------
+  // /api/v1/usage: per job (user, container) GPU-hours held and energy over
+  // a window of serve's history, stacked per time bucket, a table of the
+  // groups and the waste by cause (docs/report.md).
+
+  const USAGE_RANGES = [["6h", 21600], ["24h", 86400], ["7d", 604800]];
+  const usage = { range: 86400, by: "job", data: null, charts: [], loading: 0 };
+
+  function hours(v) { return known(v) ? v.toFixed(v >= 10 ? 2 : 4) : "n/a"; }
+  function usageButtons(box, items, current, pick) {
+    clear(box);
+    for (const [label, value] of items)
+      box.appendChild(h("button", { type: "button", class: value === current ? "active" : "",
+        "data-value": label, onclick: () => pick(value) }, label));
+  }
+  function renderUsageControls() {
+    // A fixed window (#usage?since=...) lights no range; a range ends it.
+    const fixed = location.hash.includes("since=");
+    usageButtons($("usage-ranges"), USAGE_RANGES, fixed ? null : usage.range, v => {
+      usage.range = v;
+      if (fixed) history.replaceState(null, "", "#usage");
+      loadUsage();
+    });
+    usageButtons($("usage-by"), [["job", "job"], ["user", "user"], ["container", "container"]], usage.by,
+      v => { usage.by = v; loadUsage(); });
+  }
+  function groupColor(g, i) { return g.other ? css("--muted") || "#999" : PALETTE[i % PALETTE.length]; }
+
+  // One stacked chart: a group's band is its own value per bucket, drawn
+  // over the sum of the groups before it.
+  function usageChart(title, unit, field, u) {
+    const box = h("div", { class: "chart", "data-chart": "usage-" + field },
+      h("h3", null, title), h("div", { class: "plot" }));
+    $("usage-charts").appendChild(box);
+    const plot = box.querySelector(".plot");
+    const n = u.buckets.length;
+    const xs = u.buckets.concat([n ? u.buckets[n - 1] + u.bucket_s : u.window.until]);
+    const own = u.groups.map(g => { const v = g.series[field].slice(); v.push(v.length ? v[v.length - 1] : 0); return v; });
+    const cum = [];
+    own.forEach((v, k) => cum.push(v.map((x, i) => x + (k ? cum[k - 1][i] : 0))));
+    const order = u.groups.map((g, k) => k).reverse();  // the largest sum first: the others paint over it
+    const axisStroke = css("--muted"), grid = css("--grid");
+    const stepped = uPlot.paths.stepped({ align: 1 });
+    const opts = Object.assign(chartSize(plot), {
+      cursor: { drag: { x: false, y: false } },
+      legend: { live: true },
+      scales: { x: { time: true }, y: { range: (uu, lo, hi) => [0, hi > 0 ? hi * 1.05 : 1] } },
+      axes: [
+        { stroke: axisStroke, grid: { stroke: grid }, ticks: { stroke: grid } },
+        { stroke: axisStroke, grid: { stroke: grid }, ticks: { stroke: grid }, size: 70,
+          values: (uu, splits) => splits.map(v => String(+v.toPrecision(3))) },
+      ],
+      series: [{}].concat(order.map(k => ({ label: inert(u.groups[k].label), stroke: groupColor(u.groups[k], k),
+        fill: groupColor(u.groups[k], k) + "99", width: 1, paths: stepped, points: { show: false },
+        value: (uu, v, si, idx) => idx === null || idx === undefined ? "–" : hours(own[k][idx]) + " " + unit }))),
+    });
+    const chart = new uPlot(opts, [xs].concat(order.map(k => cum[k])), plot);
+    usage.charts.push({ u: chart, el: plot });
+  }
+
+  function renderUsage(u) {
+    usage.data = u;
+    for (const c of usage.charts) c.u.destroy();
+    usage.charts.length = 0;
+    clear($("usage-charts"));
+    const nd = u.node;
+    const from = u.window.start || u.window.since, to = u.window.end || u.window.until;
+    $("usage-text").textContent = u.window.samples + " samples, " + clock(from) + " – " + clock(to) +
+      " · " + u.groups_total + " " + u.by + (u.groups_total === 1 ? "" : "s");
+    const node = $("usage-node");
+    clear(node);
+    const fact = (label, v) => h("span", null, label + " ", h("b", null, v));
+    append(node, [fact("GPUs", String(nd.gpus)), fact("available", hours(nd.gpu_hours_available) + " GPU-h"),
+      fact("held", hours(nd.gpu_hours_held) + " GPU-h"), fact("busy", hours(nd.busy_gpu_hours) + " GPU-h"),
+      fact("energy", hours(nd.energy_kwh) + " kWh"), fact("idle energy", hours(nd.idle_energy_kwh) + " kWh")]);
+    usageChart("GPU-hours held per bucket (stacked)", "GPU-h", "gpu_hours_held", u);
+    usageChart("Energy per bucket, kWh (stacked)", "kWh", "energy_kwh", u);
+
+    const t = $("usage-table");
+    clear(t);
+    t.appendChild(h("thead", null, h("tr", null, [u.by, "GPUs", "GPU-h held", "busy GPU-h", "idle-held GPU-h",
+      "energy kWh", "split", "waste by cause"].map(c => h("th", null, c)))));
+    const body = h("tbody");
+    u.groups.forEach((g, i) => {
+      const waste = g.waste.map(w => w.id + " " + Math.round(100 * w.share) + "%").join(", ");
+      body.appendChild(h("tr", { "data-key": g.key, class: g.other ? "other" : "" },
+        h("td", { class: "label", title: g.label }, h("span", { class: "swatch", style: { background: groupColor(g, i) } }),
+          g.other ? "other (" + g.groups + ")" : g.label),
+        h("td", null, g.gpus.join(",")),
+        h("td", { class: "num held" }, hours(g.gpu_hours_held)),
+        h("td", { class: "num" }, hours(g.busy_gpu_hours)),
+        h("td", { class: "num" }, hours(g.idle_held_gpu_hours)),
+        h("td", { class: "num energy" }, hours(g.energy_kwh)),
+        h("td", null, g.split),
+        h("td", { class: "waste" }, waste || (u.findings ? "none" : "not judged"))));
+    });
+    if (!u.groups.length) body.appendChild(h("tr", null, h("td", { colspan: 8, class: "muted" }, "no GPU was held in this window")));
+    t.appendChild(body);
+
+    // Waste by cause: each finding's GPU-hours (its share of each group's
+    // held time), added up over the groups.
+    const causes = {};
+    for (const g of u.groups)
+      for (const w of g.waste) {
+        const c = causes[w.id] || (causes[w.id] = { id: w.id, severity: w.severity, gpuh: 0, groups: [] });
+        c.gpuh += w.share * g.gpu_hours_held;
+        c.groups.push(g.label);
+      }
+    const list = Object.values(causes).sort((a, b) => b.gpuh - a.gpuh);
+    const wbox = $("usage-waste");
+    clear(wbox);
+    const held = nd.gpu_hours_held || 0;
+    if (!list.length) wbox.appendChild(h("p", { class: "muted" }, u.findings ? "no efficiency finding in this window" : "not judged"));
+    for (const c of list)
+      wbox.appendChild(h("div", { class: "cause", "data-cause": c.id },
+        meter([{ pct: held > 0 ? 100 * c.gpuh / held : 0 }]),
+        h("b", null, c.id), hours(c.gpuh) + " GPU-h", h("span", { class: "muted" }, c.groups.join(", "))));
+    performance.mark("gd-usage-drawn");
+  }
+
+  async function loadUsage() {
+    renderUsageControls();
+    const ticket = ++usage.loading;
+    $("usage-text").textContent = "loading…";
+    try {
+      // #usage?since=T&until=T: a fixed window (a link to share).
+      const fixed = new URLSearchParams(location.hash.split("?")[1] || "");
+      const q = new URLSearchParams({ since: fixed.get("since") || (usage.range / 3600) + "h", by: usage.by,
+        buckets: "48", top: "8" });
+      if (fixed.get("until")) q.set("until", fixed.get("until"));
+      const u = await getJSON("/api/v1/usage?" + q.toString());
+      if (ticket === usage.loading) renderUsage(u);
+    } catch (e) {
+      if (ticket === usage.loading) $("usage-text").textContent = "usage unavailable: " + e.message;
+    }
+  }
+
+  function showPage() {
+    const onUsage = location.hash.split("?")[0] === "#usage";
+    $("dash").hidden = onUsage;
+    $("usage-page").hidden = !onUsage;
+    $("tab-node").className = onUsage ? "" : "active";
+    $("tab-usage").className = onUsage ? "active" : "";
+    if (onUsage) loadUsage();
+    else for (const c of charts) c.u.setSize(chartSize(c.el));
+  }
+  window.addEventListener("hashchange", showPage);
+
   // ---- start ---------------------------------------------------------------
 
   async function start() {
+    if (location.hash.split("?")[0] === "#usage") showPage();
     renderRanges();
     // History and status at once: the first chart waits for the slower.
     state.until = Date.now() / 1000;
@@ -825,7 +975,9 @@
     let resizeTimer = 0;
     window.addEventListener("resize", () => {
       clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => { for (const c of charts) c.u.setSize(chartSize(c.el)); }, 100);
+      resizeTimer = setTimeout(() => {
+        for (const c of charts.concat(usage.charts)) c.u.setSize(chartSize(c.el));
+      }, 100);
     });
   }
   start();
