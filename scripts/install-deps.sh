@@ -7,7 +7,10 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libzstd-dev libfmt-dev
-  libspdlog-dev libtomlplusplus-dev libcpp-httplib-dev libsqlite3-dev
+  libspdlog-dev libtomlplusplus-dev libsqlite3-dev
+  # cpp-httplib is header-only in third_party/ (CMakeLists.txt says why);
+  # what it is built with: TLS, gzip and brotli content coding.
+  libssl-dev zlib1g-dev libbrotli-dev
   libncurses-dev
   # serve's HTTP server (epoll event loop, connection and memory limits).
   libmicrohttpd-dev
