@@ -55,6 +55,9 @@ test_pkgs=(
   tmux
   # serve's remote kill e2e test calls POST /api/v1/kill as the README does.
   curl
+  # scripts/package.sh builds the .rpm for RHEL/Rocky 9 with rpmbuild, and
+  # tests/package reads it (rpm -qpl, -qpR) and unpacks it (rpm2cpio, cpio).
+  rpm cpio
 )
 
 pkgs=("${build_pkgs[@]}")
