@@ -23,7 +23,7 @@
 #   lib/        every shared library they load that is not part of the base
 #               system (BASE_LIBS below), each with run path $ORIGIN
 #   licenses/   LICENSE of gpudoctor; <debian package>/copyright of each
-#               bundled library
+#               bundled library and of each linked in; cpp-httplib/LICENSE
 #   deploy/     the systemd unit, Prometheus/Alertmanager/Grafana/Kubernetes
 #               examples, the Dockerfile
 #   docs/       the --help text of every command, install.md
@@ -35,8 +35,9 @@
 # (objdump -T); tests/package checks the same from the outside.
 #
 # Needs: cmake, ninja, patchelf, dpkg-deb, rpmbuild (package rpm), objdump
-# (binutils), strip, tar, gzip (scripts/install-deps.sh). SOURCE_DATE_EPOCH, when set, fixes the
-# build date and the file times in the archives (reproducible builds).
+# (binutils), strip, tar, gzip (scripts/install-deps.sh). SOURCE_DATE_EPOCH,
+# when set, fixes the build date and the file times in the archives
+# (reproducible builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src_dir=$(pwd)
@@ -149,6 +150,22 @@ done
 for b in gpudoctor gpudoctor-full; do
   patchelf --set-rpath '$ORIGIN/../lib' "$root/bin/$b"
 done
+
+# What is compiled into the binaries rather than bundled has its licence in
+# licenses/ too: the Debian packages of the static archives (libstdc++.a of
+# the build's compiler, libyaml-cpp.a, libcrypt.a) and of the header-only
+# spdlog and toml++, and third_party/'s cpp-httplib.
+cache_path() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt"; }
+cxx=$(cache_path CMAKE_CXX_COMPILER)
+for f in "$("$cxx" -print-file-name=libstdc++.a)" "$(cache_path GD_YAMLCPP_STATIC)" \
+         "$(cache_path GD_XCRYPT_STATIC)" /usr/include/spdlog/spdlog.h /usr/include/toml++/toml.h; do
+  real=$(readlink -f "$f")
+  pkg=$(owner_package "$f" || owner_package "$real") || {
+    echo "package.sh: no Debian package owns $f (its licence is unknown)" >&2; exit 1; }
+  packages[$pkg]=1
+done
+mkdir -p "$root/licenses/cpp-httplib"
+install -m 0644 third_party/cpp-httplib/LICENSE "$root/licenses/cpp-httplib/LICENSE"
 
 # licenses/: gpudoctor's own and, per Debian package, its copyright file.
 install -m 0644 LICENSE "$root/licenses/gpudoctor.LICENSE"
@@ -329,5 +346,5 @@ EOF
   echo "package.sh: $rpmfile ($(du -k "$rpmfile" | cut -f1) KiB)"
 fi
 
-echo "package.sh: bundled ${#bundled[@]} libraries from ${#packages[@]} Debian packages in" \
+echo "package.sh: bundled ${#bundled[@]} libraries, licences of ${#packages[@]} Debian packages, in" \
   "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"

@@ -226,6 +226,12 @@ class Contents(Unpacked):
         pkgs = {os.path.basename(os.path.dirname(c)) for c in copyrights}
         for pkg in ("libmicrohttpd12", "libssl3", "libsqlite3-0", "libzstd1"):
             self.assertIn(pkg, pkgs)
+        # And those of what is linked in (static archives, header-only).
+        for pkg in ("libyaml-cpp-dev", "libcrypt-dev", "libspdlog-dev", "libtomlplusplus-dev"):
+            self.assertIn(pkg, pkgs)
+        self.assertTrue([p for p in pkgs if re.fullmatch(r"libstdc\+\+-[0-9]+-dev", p)], pkgs)
+        with open(os.path.join(r, "licenses/cpp-httplib/LICENSE")) as f:
+            self.assertIn("MIT License", f.read())
         for c in copyrights:
             with open(c, errors="replace") as f:
                 self.assertRegex(f.read(), r"(?i)licen[cs]e", c)
