@@ -22,6 +22,8 @@
 #   TARBALL=path/to/gpudoctor-...tar.gz  (default: the one in build/package)
 #   KEYRING=path/to/keyring.gpg  passed to debootstrap (--keyring), e.g.
 #             ubuntu-keyring's for jammy on a Debian host
+#   SCRIPT=name  debootstrap's script for a suite newer than the host's
+#             debootstrap knows (Debian 12's has none for noble: SCRIPT=gutsy)
 #
 # Needs: debootstrap (Debian package debootstrap), root (chroot).
 set -euo pipefail
@@ -67,7 +69,8 @@ cleanup() {
 trap cleanup EXIT
 start=$(date +%s)
 echo "debootstrap_check: $suite from $mirror"
-debootstrap --variant=minbase ${KEYRING:+--keyring="$KEYRING"} "$suite" "$root" "$mirror"
+debootstrap --variant=minbase ${KEYRING:+--keyring="$KEYRING"} "$suite" "$root" "$mirror" \
+  ${SCRIPT:+"/usr/share/debootstrap/scripts/$SCRIPT"}
 echo "debootstrap_check: minbase $suite in $(($(date +%s) - start)) s," \
   "$(du -sm --one-file-system "$root" | cut -f1) MiB"
 # What the minimal system has that the bundle takes from it.
