@@ -7,7 +7,10 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libzstd-dev libfmt-dev
-  libspdlog-dev libtomlplusplus-dev libcpp-httplib-dev libsqlite3-dev
+  libspdlog-dev libtomlplusplus-dev libsqlite3-dev
+  # cpp-httplib is header-only in third_party/ (CMakeLists.txt says why);
+  # what it is built with: TLS, gzip and brotli content coding.
+  libssl-dev zlib1g-dev libbrotli-dev
   libncurses-dev
   # serve's HTTP server (epoll event loop, connection and memory limits).
   libmicrohttpd-dev
@@ -55,6 +58,9 @@ test_pkgs=(
   tmux
   # serve's remote kill e2e test calls POST /api/v1/kill as the README does.
   curl
+  # scripts/package.sh builds the .rpm for RHEL/Rocky 9 with rpmbuild, and
+  # tests/package reads it (rpm -qpl, -qpR) and unpacks it (rpm2cpio, cpio).
+  rpm cpio
 )
 
 pkgs=("${build_pkgs[@]}")

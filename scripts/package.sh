@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds the release bundle and the Debian package of gpudoctor:
+# Builds the release bundle and the Debian and RPM packages of gpudoctor:
 #   OUT/gpudoctor-VERSION-linux-x86_64.tar.gz   unpack anywhere, run bin/gpudoctor
 #   OUT/gpudoctor_VERSION_amd64.deb             /opt/gpudoctor, /usr/bin links,
 #                                               the systemd unit (not enabled)
+#   OUT/gpudoctor-VERSION-1.x86_64.rpm          the same files as the .deb, for
+#                                               RHEL/Rocky 9
 #
-#   scripts/package.sh [--build-dir DIR [--no-build]] [--out DIR] [--no-deb]
+#   scripts/package.sh [--build-dir DIR [--no-build]] [--out DIR] [--no-deb] [--no-rpm]
 #     --build-dir DIR  take gpudoctor and gpudoctor-full from this configured
 #                      CMake build (built here if out of date); default: a
 #                      Release build in build/release, configured as
@@ -12,26 +14,30 @@
 #     --no-build       take the binaries of --build-dir as they are (the
 #                      tests, which must not rebuild the tree they test)
 #     --out DIR        where the packages go (default build/package)
-#     --no-deb         the tarball only
+#     --no-deb         no .deb
+#     --no-rpm         no .rpm
 #
 # What the bundle holds (docs/install.md):
-#   bin/        gpudoctor, gpudoctor-full: stripped, run path $ORIGIN/../lib
+#   bin/        gpudoctor, gpudoctor-full: stripped, run path $ORIGIN/../lib,
+#               libstdc++ linked in (-static-libstdc++, src/cli/CMakeLists.txt)
 #   lib/        every shared library they load that is not part of the base
 #               system (BASE_LIBS below), each with run path $ORIGIN
 #   licenses/   LICENSE of gpudoctor; <debian package>/copyright of each
-#               bundled library
+#               bundled library and of each linked in; cpp-httplib/LICENSE
 #   deploy/     the systemd unit, Prometheus/Alertmanager/Grafana/Kubernetes
 #               examples, the Dockerfile
 #   docs/       the --help text of every command, install.md
 #
 # The glibc floor: the binaries and bundled libraries ask for no glibc symbol
-# newer than GLIBC_2.34 and no libstdc++ symbol newer than GLIBCXX_3.4.30
-# (Ubuntu 22.04). This script refuses to package anything that asks for more
+# newer than GLIBC_2.34 (Ubuntu 22.04, RHEL/Rocky 9) and no libstdc++ symbol
+# newer than GLIBCXX_3.4.29 (GCC 11: RHEL/Rocky 9). This script refuses to
+# package anything that asks for more, naming the file and the symbols
 # (objdump -T); tests/package checks the same from the outside.
 #
-# Needs: cmake, ninja, patchelf, dpkg-deb, objdump (binutils), strip, tar,
-# gzip (scripts/install-deps.sh). SOURCE_DATE_EPOCH, when set, fixes the
-# build date and the file times in the archives (reproducible builds).
+# Needs: cmake, ninja, patchelf, dpkg-deb, rpmbuild (package rpm), objdump
+# (binutils), strip, tar, gzip (scripts/install-deps.sh). SOURCE_DATE_EPOCH,
+# when set, fixes the build date and the file times in the archives
+# (reproducible builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src_dir=$(pwd)
@@ -39,6 +45,7 @@ src_dir=$(pwd)
 build_dir=""
 out_dir="build/package"
 make_deb=1
+make_rpm=1
 no_build=0
 while (($#)); do
   case "$1" in
@@ -47,6 +54,7 @@ while (($#)); do
     --out) out_dir="$2"; shift 2 ;;
     --out=*) out_dir="${1#*=}"; shift ;;
     --no-deb) make_deb=0; shift ;;
+    --no-rpm) make_rpm=0; shift ;;
     --no-build) no_build=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "package.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -55,12 +63,15 @@ done
 
 # The highest versions anything shipped may ask for.
 GLIBC_FLOOR=2.34
-GLIBCXX_FLOOR=3.4.30
+GLIBCXX_FLOOR=3.4.29
 # Libraries taken from the target system, not bundled: glibc itself (it
 # cannot be bundled: ld.so and libc must match each other and the kernel
-# interface of the host), and the C++ runtime (GCC's; every distribution
-# since Ubuntu 22.04 has one with GLIBCXX_3.4.30; Debian 12's own asks for
-# glibc 2.36, so it could not be bundled either).
+# interface of the host), and the C++ runtime (GCC's). The binaries link
+# libstdc++ in; two bundled C++ libraries (libfmt, libsimdjson: Debian ships
+# no static archive of either) still load the system's libstdc++.so.6, and
+# ask it for no more than GLIBCXX_3.4.29, which every target has (GCC 11 and
+# later). Debian 12's own libstdc++.so.6 asks for glibc 2.36, so it could not
+# be bundled either. libgcc_s: the unwinder, on every system.
 BASE_LIBS="linux-vdso.so.1 ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0
 libdl.so.2 librt.so.1 libstdc++.so.6 libgcc_s.so.1"
 
@@ -70,6 +81,9 @@ for tool in cmake patchelf objdump strip tar gzip; do
 done
 if ((make_deb)) && ! command -v dpkg-deb >/dev/null; then
   echo "package.sh: dpkg-deb not found (package dpkg)" >&2; exit 1
+fi
+if ((make_rpm)) && ! command -v rpmbuild >/dev/null; then
+  echo "package.sh: rpmbuild not found (package rpm; or --no-rpm)" >&2; exit 1
 fi
 
 start=$(date +%s.%N)
@@ -137,6 +151,22 @@ for b in gpudoctor gpudoctor-full; do
   patchelf --set-rpath '$ORIGIN/../lib' "$root/bin/$b"
 done
 
+# What is compiled into the binaries rather than bundled has its licence in
+# licenses/ too: the Debian packages of the static archives (libstdc++.a of
+# the build's compiler, libyaml-cpp.a, libcrypt.a) and of the header-only
+# spdlog and toml++, and third_party/'s cpp-httplib.
+cache_path() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt"; }
+cxx=$(cache_path CMAKE_CXX_COMPILER)
+for f in "$("$cxx" -print-file-name=libstdc++.a)" "$(cache_path GD_YAMLCPP_STATIC)" \
+         "$(cache_path GD_XCRYPT_STATIC)" /usr/include/spdlog/spdlog.h /usr/include/toml++/toml.h; do
+  real=$(readlink -f "$f")
+  pkg=$(owner_package "$f" || owner_package "$real") || {
+    echo "package.sh: no Debian package owns $f (its licence is unknown)" >&2; exit 1; }
+  packages[$pkg]=1
+done
+mkdir -p "$root/licenses/cpp-httplib"
+install -m 0644 third_party/cpp-httplib/LICENSE "$root/licenses/cpp-httplib/LICENSE"
+
 # licenses/: gpudoctor's own and, per Debian package, its copyright file.
 install -m 0644 LICENSE "$root/licenses/gpudoctor.LICENSE"
 for pkg in "${!packages[@]}"; do
@@ -147,22 +177,26 @@ for pkg in "${!packages[@]}"; do
   install -m 0644 "/usr/share/doc/$base/copyright" "$root/licenses/$base/copyright"
 done
 
-# The glibc floor, checked on everything that ships.
-# The highest version of PREFIX_ (GLIBC, GLIBCXX) that FILE asks for.
-highest_asked() {
-  objdump -T "$2" | { grep -F '*UND*' || true; } | { grep -o "$1_[0-9][0-9.]*" || true; } \
-    | sed "s/^$1_//" | sort -uV | tail -1
+# The glibc floor, checked on everything that ships: each symbol FILE takes
+# from another object (*UND*) with a version of PREFIX_ (GLIBC, GLIBCXX)
+# above FLOOR, as "VERSION SYMBOL" lines.
+above_floor() {
+  objdump -T "$1" | awk -v p="$2" -v floor="$3" '
+    function newer(a, b,   x, y, n, i) {
+      n = split(a, x, "."); split(b, y, ".")
+      for (i = 1; i <= n || i in y; i++) if (x[i] + 0 != y[i] + 0) return x[i] + 0 > y[i] + 0
+      return 0
+    }
+    $0 ~ /\*UND\*/ && match($0, "[( ]" p "_[0-9][0-9.]*") {
+      v = substr($0, RSTART + length(p) + 2, RLENGTH - length(p) - 2)
+      if (newer(v, floor)) print p "_" v, $NF
+    }'
 }
 too_new=""
 for f in "$root"/bin/* "$root"/lib/*; do
-  g=$(highest_asked GLIBC "$f")
-  x=$(highest_asked GLIBCXX "$f")
-  if [[ -n "$g" && $(printf '%s\n%s\n' "$g" "$GLIBC_FLOOR" | sort -V | tail -1) != "$GLIBC_FLOOR" ]]; then
-    too_new+="  ${f#$root/} asks for GLIBC_$g"$'\n'
-  fi
-  if [[ -n "$x" && $(printf '%s\n%s\n' "$x" "$GLIBCXX_FLOOR" | sort -V | tail -1) != "$GLIBCXX_FLOOR" ]]; then
-    too_new+="  ${f#$root/} asks for GLIBCXX_$x"$'\n'
-  fi
+  while read -r v sym; do
+    too_new+="  ${f#$root/} asks for $sym@$v"$'\n'
+  done < <(above_floor "$f" GLIBC "$GLIBC_FLOOR"; above_floor "$f" GLIBCXX "$GLIBCXX_FLOOR")
 done
 if [[ -n "$too_new" ]]; then
   printf 'package.sh: above the floor (GLIBC_%s, GLIBCXX_%s):\n%s' \
@@ -193,23 +227,31 @@ tarball="$out_dir/$name.tar.gz"
 tar -C "$stage" "${tar_flags[@]}" -cf - "$name" | gzip -n -9 > "$tarball"
 echo "package.sh: $tarball ($(du -k "$tarball" | cut -f1) KiB)"
 
-if ((make_deb)); then
-  # /opt/gpudoctor holds the bundle as it is (its lib/ must not mix with the
-  # system's); /usr/bin gets links; the unit goes where packages put units
-  # and names /usr/bin/gpudoctor. No maintainer scripts: the service is
-  # installed, not enabled and not started (docs/install.md).
-  deb="$stage/deb"
-  mkdir -p "$deb/DEBIAN" "$deb/opt" "$deb/usr/bin" "$deb/usr/lib/systemd/system" \
-           "$deb/usr/share/doc/gpudoctor"
-  cp -a "$root" "$deb/opt/gpudoctor"
-  rm -rf "$deb/opt/gpudoctor/deploy/docker"
+if ((make_deb || make_rpm)); then
+  # The installed tree, the same in both packages: /opt/gpudoctor holds the
+  # bundle as it is (its lib/ must not mix with the system's); /usr/bin gets
+  # links; the unit goes where packages put units and names
+  # /usr/bin/gpudoctor. No maintainer scripts: the service is installed, not
+  # enabled and not started (docs/install.md).
+  tree="$stage/tree"
+  mkdir -p "$tree/opt" "$tree/usr/bin" "$tree/usr/lib/systemd/system" \
+           "$tree/usr/share/doc/gpudoctor"
+  cp -a "$root" "$tree/opt/gpudoctor"
+  rm -rf "$tree/opt/gpudoctor/deploy/docker"
   for b in gpudoctor gpudoctor-full; do
-    ln -s "/opt/gpudoctor/bin/$b" "$deb/usr/bin/$b"
+    ln -s "/opt/gpudoctor/bin/$b" "$tree/usr/bin/$b"
   done
   sed 's|/usr/local/bin/gpudoctor|/usr/bin/gpudoctor|g' deploy/systemd/gpudoctor.service \
-    > "$deb/usr/lib/systemd/system/gpudoctor.service"
-  chmod 0644 "$deb/usr/lib/systemd/system/gpudoctor.service"
-  install -m 0644 LICENSE "$deb/usr/share/doc/gpudoctor/copyright"
+    > "$tree/usr/lib/systemd/system/gpudoctor.service"
+  chmod 0644 "$tree/usr/lib/systemd/system/gpudoctor.service"
+  install -m 0644 LICENSE "$tree/usr/share/doc/gpudoctor/copyright"
+  find "$tree" -exec touch -h -d "@$mtime" {} +
+fi
+
+if ((make_deb)); then
+  deb="$stage/deb"
+  cp -a "$tree" "$deb"
+  mkdir -p "$deb/DEBIAN"
   size_kib=$(du -sk --exclude=DEBIAN "$deb" | cut -f1)
   cat > "$deb/DEBIAN/control" <<EOF
 Package: gpudoctor
@@ -217,7 +259,7 @@ Version: $version
 Architecture: amd64
 Maintainer: gpudoctor developers <gpudoctor@localhost>
 Installed-Size: $size_kib
-Depends: libc6 (>= $GLIBC_FLOOR), libstdc++6 (>= 12), libgcc-s1
+Depends: libc6 (>= $GLIBC_FLOOR), libstdc++6 (>= 11), libgcc-s1
 Section: admin
 Priority: optional
 Description: tells what is wrong with a GPU server and helps fix it
@@ -228,11 +270,81 @@ Description: tells what is wrong with a GPU server and helps fix it
  Its libraries other than glibc and the C++ runtime are bundled in
  /opt/gpudoctor/lib.
 EOF
-  find "$deb" -exec touch -h -d "@$mtime" {} +
+  find "$deb/DEBIAN" -exec touch -h -d "@$mtime" {} +
   debfile="$out_dir/gpudoctor_${version}_amd64.deb"
   SOURCE_DATE_EPOCH=$mtime dpkg-deb --root-owner-group -Zgzip --build "$deb" "$debfile" >/dev/null
   echo "package.sh: $debfile ($(du -k "$debfile" | cut -f1) KiB)"
 fi
 
-echo "package.sh: bundled ${#bundled[@]} libraries from ${#packages[@]} Debian packages in" \
+if ((make_rpm)); then
+  # The .rpm: the tree above as it is (no %build; rpmbuild only packs it).
+  # rpm's automatic dependencies are off: they would make the bundled
+  # libraries in /opt/gpudoctor/lib Provides of the package (other packages
+  # could then be satisfied by a private copy) and ask for them again.
+  # Requires: by soname, what the shipped files take from the system (glibc,
+  # and libstdc++/libgcc_s for the bundled libfmt and libsimdjson), each at
+  # the highest version asked of it: names every distribution's packages
+  # provide (RHEL/Rocky 9: glibc, libstdc++, libgcc).
+  declare -A needs=()  # soname -> highest version asked of it ("" if none)
+  for f in "$root"/bin/* "$root"/lib/*; do
+    while read -r lib; do
+      if is_base "$lib"; then needs[$lib]=${needs[$lib]:-}; fi
+    done < <(objdump -p "$f" | awk '$1 == "NEEDED" { print $2 }')
+    # objdump -p's Version References: "required from LIB:", then a line per
+    # version of LIB asked for.
+    while read -r lib v; do
+      [[ -n "${needs[$lib]+x}" ]] || continue
+      needs[$lib]=$(printf '%s\n%s\n' "${needs[$lib]}" "$v" | sed '/^$/d' | sort -V | tail -1)
+    done < <(objdump -p "$f" | awk '/^  required from / { lib = $3; sub(/:$/, "", lib); next }
+                                    lib && NF == 4 && $1 ~ /^0x/ { print lib, $4 }')
+  done
+  requires=""
+  for lib in $(printf '%s\n' "${!needs[@]}" | sort); do
+    requires+="Requires: $lib(${needs[$lib]})(64bit)"$'\n'
+  done
+  rpmtop="$stage/rpm"
+  mkdir -p "$rpmtop"/{SPECS,RPMS,BUILD,tmp}
+  cat > "$rpmtop/SPECS/gpudoctor.spec" <<EOF
+Name: gpudoctor
+Version: $version
+Release: 1
+Summary: tells what is wrong with a GPU server and helps fix it
+License: MIT and the licences in /opt/gpudoctor/licenses
+AutoReqProv: no
+${requires}
+%description
+gpudoctor reads NVML, /proc and the kernel log to show who uses each GPU,
+diagnose slow or under-used GPU servers, stress-test GPUs (burn) and serve
+Prometheus metrics, a dashboard and history (gpudoctor serve). The systemd
+unit gpudoctor.service is installed but neither enabled nor started.
+Its libraries other than glibc and the C++ runtime are bundled in
+/opt/gpudoctor/lib.
+
+%install
+cp -a "$tree/." %{buildroot}/
+
+%files
+%defattr(-,root,root,-)
+/opt/gpudoctor
+/usr/bin/gpudoctor
+/usr/bin/gpudoctor-full
+/usr/lib/systemd/system/gpudoctor.service
+%doc /usr/share/doc/gpudoctor
+EOF
+  # Packed as staged: no stripping, no /usr/lib/.build-id links, no debuginfo
+  # package; a gzip payload (every rpm reads it); times from SOURCE_DATE_EPOCH.
+  SOURCE_DATE_EPOCH=$mtime rpmbuild -bb --target x86_64 --quiet \
+    --define "_topdir $rpmtop" --define "_tmppath $rpmtop/tmp" \
+    --define "__os_install_post %{nil}" --define "debug_package %{nil}" \
+    --define "_build_id_links none" --define "_binary_payload w9.gzdio" \
+    --define "use_source_date_epoch_as_buildtime 1" \
+    --define "clamp_mtime_to_source_date_epoch 1" --define "_buildhost localhost" \
+    "$rpmtop/SPECS/gpudoctor.spec" >"$rpmtop/rpmbuild.log" 2>&1 || {
+      cat "$rpmtop/rpmbuild.log" >&2; echo "package.sh: rpmbuild failed" >&2; exit 1; }
+  rpmfile="$out_dir/gpudoctor-$version-1.x86_64.rpm"
+  mv "$rpmtop/RPMS/x86_64/gpudoctor-$version-1.x86_64.rpm" "$rpmfile"
+  echo "package.sh: $rpmfile ($(du -k "$rpmfile" | cut -f1) KiB)"
+fi
+
+echo "package.sh: bundled ${#bundled[@]} libraries, licences of ${#packages[@]} Debian packages, in" \
   "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"

@@ -1,0 +1,30 @@
+// The release bundle's glibc floor is 2.34 (scripts/package.sh,
+// docs/install.md: Ubuntu 22.04, RHEL/Rocky 9). The binaries link GCC 12's
+// libstdc++ statically (src/cli/CMakeLists.txt), and its std::random_device
+// (random.o) calls arc4random, which glibc has only since 2.36: linked
+// against glibc's, both binaries would ask for GLIBC_2.36 and not start on
+// the floor. This definition is the one that call binds to instead: the
+// same contract (32 cryptographically strong random bits, never fails),
+// from getrandom(2) (glibc 2.25). basic_auth.cc does the same for libcrypt's
+// arc4random_buf.
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+
+extern "C" uint32_t arc4random() noexcept {
+  uint32_t value = 0;
+  auto* p = reinterpret_cast<unsigned char*>(&value);
+  size_t n = sizeof value;
+  while (n > 0) {
+    const ssize_t got = getrandom(p, n, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      std::abort();  // arc4random has no way to report an error
+    }
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return value;
+}
