@@ -66,16 +66,15 @@ CPU_MODES = {"user": 4.0, "nice": 0.0, "system": 1.0, "idle": 9.7, "iowait": 0.1
 
 class PromText:
     """A file written as VictoriaMetrics' Prometheus-text import takes it:
-    no comment lines, times in milliseconds."""
+    no comment lines, times in milliseconds (the writer puts `ms` after
+    each time)."""
 
     def __init__(self, f):
         self.f = f
 
     def write(self, line):
-        if line.startswith("#"):
-            return
-        head, t = line.rstrip("\n").rsplit(" ", 1)
-        self.f.write(f"{head} {t}000\n")
+        if not line.startswith("#"):
+            self.f.write(line)
 
 
 def write_openmetrics(path, nodes, gpus, times, victoria=False):
@@ -85,6 +84,7 @@ def write_openmetrics(path, nodes, gpus, times, victoria=False):
     n_series = 0
     with open(path, "w", buffering=1 << 20) as raw:
         f = PromText(raw) if victoria else raw
+        ms = "000" if victoria else ""
         for name, typ, cool, hot in DCGM:
             f.write(f"# TYPE {name} {typ}\n")
             for n in nodes:
@@ -99,7 +99,7 @@ def write_openmetrics(path, nodes, gpus, times, victoria=False):
                     n_series += 1
                     for i, t in enumerate(times):
                         value = 9e9 + i * STEP * 600000 if v is None else v
-                        f.write(f"{name}{{{labels}}} {value} {t}\n")
+                        f.write(f"{name}{{{labels}}} {value} {t}{ms}\n")
         f.write("# TYPE node_cpu_seconds counter\n")
         for n in nodes:
             for c in range(CPUS):
@@ -107,7 +107,7 @@ def write_openmetrics(path, nodes, gpus, times, victoria=False):
                     labels = f'instance="gpu-{n:03d}:9100",job="node",cpu="{c}",mode="{mode}"'
                     n_series += 1
                     for i, t in enumerate(times):
-                        f.write(f"node_cpu_seconds_total{{{labels}}} {100000 + per * i} {t}\n")
+                        f.write(f"node_cpu_seconds_total{{{labels}}} {100000 + per * i} {t}{ms}\n")
         for name, value in (("node_memory_MemTotal_bytes", 512 << 30),
                             ("node_memory_MemAvailable_bytes", 400 << 30),
                             ("node_memory_SwapTotal_bytes", 0),
@@ -118,7 +118,7 @@ def write_openmetrics(path, nodes, gpus, times, victoria=False):
                 labels = f'instance="gpu-{n:03d}:9100",job="node"'
                 n_series += 1
                 for t in times:
-                    f.write(f"{name}{{{labels}}} {value} {t}\n")
+                    f.write(f"{name}{{{labels}}} {value} {t}{ms}\n")
         f.write("# EOF\n")
     return n_series
 
