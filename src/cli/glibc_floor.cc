@@ -7,24 +7,12 @@
 // same contract (32 cryptographically strong random bits, never fails),
 // from getrandom(2) (glibc 2.25). basic_auth.cc does the same for libcrypt's
 // arc4random_buf.
-#include <sys/random.h>
-
-#include <cerrno>
 #include <cstdint>
-#include <cstdlib>
+
+#include "common/random_fill.h"
 
 extern "C" uint32_t arc4random() noexcept {
   uint32_t value = 0;
-  auto* p = reinterpret_cast<unsigned char*>(&value);
-  size_t n = sizeof value;
-  while (n > 0) {
-    const ssize_t got = getrandom(p, n, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      std::abort();  // arc4random has no way to report an error
-    }
-    p += got;
-    n -= static_cast<size_t>(got);
-  }
+  gd::random_fill(&value, sizeof value);
   return value;
 }

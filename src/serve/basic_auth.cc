@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 
+#include "common/random_fill.h"
+
 namespace gd {
 namespace {
 
@@ -134,14 +136,5 @@ bool BasicAuth::check(std::string_view header) {
 // (glibc 2.25). serve only checks hashes (crypt_rn) and never makes a salt,
 // so nothing calls it today; it is complete all the same.
 extern "C" void arc4random_buf(void* buf, size_t n) noexcept {
-  auto* p = static_cast<unsigned char*>(buf);
-  while (n > 0) {
-    const ssize_t got = getrandom(p, n, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      std::abort();  // arc4random_buf has no way to report an error
-    }
-    p += got;
-    n -= static_cast<size_t>(got);
-  }
+  gd::random_fill(buf, n);
 }
