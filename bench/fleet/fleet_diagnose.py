@@ -64,29 +64,20 @@ CPU_MODES = {"user": 4.0, "nice": 0.0, "system": 1.0, "idle": 9.7, "iowait": 0.1
              "irq": 0.1, "softirq": 0.1, "steal": 0.0}
 
 
-class PromText:
-    """A file written as VictoriaMetrics' Prometheus-text import takes it:
-    no comment lines, times in milliseconds (the writer puts `ms` after
-    each time)."""
-
-    def __init__(self, f):
-        self.f = f
-
-    def write(self, line):
-        if not line.startswith("#"):
-            self.f.write(line)
-
-
 def write_openmetrics(path, nodes, gpus, times, victoria=False):
     """Streams the series of the nodes in range `nodes` to `path` (as
     OpenMetrics, or as VictoriaMetrics' import text); returns the number of
     series."""
     n_series = 0
-    with open(path, "w", buffering=1 << 20) as raw:
-        f = PromText(raw) if victoria else raw
-        ms = "000" if victoria else ""
+    # VictoriaMetrics' Prometheus-text import: times in milliseconds, and
+    # no comment lines (`# TYPE` is written only for OpenMetrics).
+    ms = "000" if victoria else ""
+    with open(path, "w", buffering=1 << 20) as f:
+        def comment(line):
+            if not victoria:
+                f.write(line)
         for name, typ, cool, hot in DCGM:
-            f.write(f"# TYPE {name} {typ}\n")
+            comment(f"# TYPE {name} {typ}\n")
             for n in nodes:
                 node = f"gpu-{n:03d}"
                 for g in range(gpus):
@@ -100,7 +91,7 @@ def write_openmetrics(path, nodes, gpus, times, victoria=False):
                     for i, t in enumerate(times):
                         value = 9e9 + i * STEP * 600000 if v is None else v
                         f.write(f"{name}{{{labels}}} {value} {t}{ms}\n")
-        f.write("# TYPE node_cpu_seconds counter\n")
+        comment("# TYPE node_cpu_seconds counter\n")
         for n in nodes:
             for c in range(CPUS):
                 for mode, per in CPU_MODES.items():
@@ -113,13 +104,13 @@ def write_openmetrics(path, nodes, gpus, times, victoria=False):
                             ("node_memory_SwapTotal_bytes", 0),
                             ("node_memory_SwapFree_bytes", 0),
                             ("node_load1", 4.5)):
-            f.write(f"# TYPE {name} gauge\n")
+            comment(f"# TYPE {name} gauge\n")
             for n in nodes:
                 labels = f'instance="gpu-{n:03d}:9100",job="node"'
                 n_series += 1
                 for t in times:
                     f.write(f"{name}{{{labels}}} {value} {t}{ms}\n")
-        f.write("# EOF\n")
+        comment("# EOF\n")
     return n_series
 
 
@@ -273,6 +264,8 @@ def main():
     ap.add_argument("--victoria", action="store_true",
                     help="also import the fleet into VictoriaMetrics and time it there "
                          "(query-range: it has no remote read)")
+    ap.add_argument("--only-victoria", action="store_true",
+                    help="with --victoria: no Prometheus at all")
     ap.add_argument("--dir")
     ap.add_argument("--reuse", action="store_true",
                     help="time against the TSDB an earlier --keep run left in --dir")
@@ -292,7 +285,13 @@ def main():
     else:
         end = (int(time.time()) - 300) // STEP * STEP
         start = end - int(a.hours * 3600) // STEP * STEP
-        tsdb = backfill(a, d, start, end)
+        tsdb = None if a.only_victoria else backfill(a, d, start, end)
+    if a.only_victoria:
+        a.victoria = True
+        a.reads = ""
+    if tsdb is None:
+        victoria(a, d, start, end)
+        return
     port = free_port()
     cfg = os.path.join(d, "prometheus.yml")
     with open(cfg, "w") as f:
@@ -323,17 +322,21 @@ def main():
         prom.wait()
         log.close()
     if a.victoria:
-        fresh = not os.path.exists(os.path.join(d, "vm-data"))
-        vm, vm_url, vm_log = start_victoria(d)
-        try:
-            if fresh:
-                import_victoria(a, d, start, end, vm_url)
-            print(f"victoria-metrics settled after {settle(vm.pid):.0f} s")
-            diagnose(a, vm_url, start, end, vm, "query-range", server="VictoriaMetrics")
-        finally:
-            vm.terminate()
-            vm.wait()
-            vm_log.close()
+        victoria(a, d, start, end)
+
+
+def victoria(a, d, start, end):
+    fresh = not os.path.exists(os.path.join(d, "vm-data"))
+    vm, vm_url, vm_log = start_victoria(d)
+    try:
+        if fresh:
+            import_victoria(a, d, start, end, vm_url)
+        print(f"victoria-metrics settled after {settle(vm.pid):.0f} s")
+        diagnose(a, vm_url, start, end, vm, "query-range", server="VictoriaMetrics")
+    finally:
+        vm.terminate()
+        vm.wait()
+        vm_log.close()
         if not a.keep and not a.dir:
             shutil.rmtree(d, ignore_errors=True)
 
