@@ -1,0 +1,158 @@
+"""Known faults diagnosed from a fleet's Prometheus, end to end: an hour of
+five nodes' dcgm-exporter and node_exporter series in their own exposition,
+backfilled with promtool into a real Prometheus, then `gpudoctor diagnose
+--prometheus --json` over the fleet (read by remote read, as by default):
+  node-xid    GPU 0's DCGM_FI_DEV_XID_ERRORS turns to 79 half way -> xid-error,
+              and gpu-lost (Xid 79: the GPU fell off the bus)
+  node-ecc    GPU 1's volatile double-bit ECC count grows 0 -> 3 -> ecc-uncorrectable
+  node-pcie   GPU 0 busy at PCIe Gen3 x8 while serve says its link can do
+              Gen5 x16 (gpudoctor_pcie_link_max_*) -> pcie-link-degraded
+  node-swap   the host pages 4,000 pages/s in and out with 60 GiB of swap
+              used -> host-swapping
+  node-ok     busy, cool, healthy -> no warning or critical
+Each node's report must also list input-bound as not judged: no exporter
+here gives per-process CPU. promtool or prometheus missing fails the test:
+it is never skipped.
+"""
+import json
+import os
+import tempfile
+import time
+import unittest
+
+from gd_e2e import kill_tree
+from test_prometheus_source import (CPU_MODES, CPUS, DCGM, HOUR, MiB, STEP, gd,
+                                    gpu_values, start_prometheus)
+
+GiB = 1024 * MiB
+NODES = ["node-xid", "node-ecc", "node-pcie", "node-swap", "node-ok"]
+
+
+def gpu_series(node, gpu, i, n):
+    """One GPU's DCGM values at step i of n, with the node's fault."""
+    v = gpu_values(False, i)
+    v["DCGM_FI_DEV_PCIE_LINK_GEN"] = 5
+    v["DCGM_FI_DEV_PCIE_LINK_WIDTH"] = 16
+    if node == "node-xid" and gpu == 0 and i >= n // 2:
+        v["DCGM_FI_DEV_XID_ERRORS"] = 79
+    if node == "node-ecc" and gpu == 1:
+        v["DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"] = min(3, max(0, (i - n // 3) // 20))
+    if node == "node-pcie" and gpu == 0:
+        v["DCGM_FI_DEV_PCIE_LINK_GEN"] = 3
+        v["DCGM_FI_DEV_PCIE_LINK_WIDTH"] = 8
+    return v
+
+
+def exposition(times):
+    out = []
+    n = len(times)
+
+    def family(name, typ, rows):
+        out.append(f"# TYPE {name} {typ}")
+        for labels, series_name, values in rows:
+            body = ",".join(f'{k}="{v}"' for k, v in labels)
+            for t, v in zip(times, values):
+                out.append(f"{series_name}{{{body}}} {v} {t}")
+
+    families = [(name, typ) for name, typ, _ in DCGM] + [
+        ("DCGM_FI_DEV_PCIE_LINK_GEN", "gauge"), ("DCGM_FI_DEV_PCIE_LINK_WIDTH", "gauge")]
+    for name, typ in families:
+        rows = []
+        for k, node in enumerate(NODES):
+            for gpu in (0, 1):
+                labels = [("gpu", gpu), ("UUID", f"GPU-{node}-{gpu}"),
+                          ("device", f"nvidia{gpu}"), ("modelName", "NVIDIA H100 80GB HBM3"),
+                          ("Hostname", node), ("instance", f"10.2.0.{k + 1}:9400"),
+                          ("job", "dcgm-exporter")]
+                rows.append((labels, name,
+                             [gpu_series(node, gpu, i, n)[name] for i in range(n)]))
+        family(name, typ, rows)
+    # gpudoctor serve on node-pcie: what the link can do.
+    for name, value in (("gpudoctor_pcie_link_max_generation", 5),
+                        ("gpudoctor_pcie_link_max_width", 16)):
+        family(name, "gauge", [([("gpu", gpu), ("Hostname", "node-pcie"),
+                                 ("instance", "node-pcie:9856"), ("job", "gpudoctor")],
+                                name, [value] * n) for gpu in (0, 1)])
+
+    def node_rows(fn):
+        return [([("instance", f"{node}:9100"), ("job", "node")] + extra, series, values)
+                for node in NODES for extra, series, values in fn(node)]
+
+    family("node_cpu_seconds", "counter", node_rows(lambda node: [
+        ([("cpu", c), ("mode", m)], "node_cpu_seconds_total",
+         [100000 + per * i for i in range(n)])
+        for c in range(CPUS) for m, per in CPU_MODES.items()]))
+
+    def swapping(node):
+        return node == "node-swap"
+
+    for name, fn in (
+            ("node_memory_MemTotal_bytes", lambda node: 512 * GiB),
+            ("node_memory_MemAvailable_bytes",
+             lambda node: 2 * GiB if swapping(node) else 400 * GiB),
+            ("node_memory_SwapTotal_bytes", lambda node: 64 * GiB),
+            ("node_memory_SwapFree_bytes",
+             lambda node: 4 * GiB if swapping(node) else 64 * GiB),
+            ("node_load1", lambda node: 4.5)):
+        family(name, "gauge", node_rows(lambda node, f=fn, nm=name: [([], nm, [f(node)] * n)]))
+    for name in ("node_vmstat_pswpin", "node_vmstat_pswpout"):
+        family(name, "unknown", node_rows(lambda node, nm=name: [
+            ([], nm, [(4000 * STEP * i if swapping(node) else 0) for i in range(n)])]))
+    out.append("# EOF")
+    return "\n".join(out) + "\n"
+
+
+class PrometheusScenarios(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        end = (int(time.time()) - 120) // STEP * STEP
+        cls.start, cls.end = end - HOUR, end
+        text = exposition(list(range(cls.start, end + 1, STEP)))
+        cls.prom, cls.url, cls.log = start_prometheus(cls.tmp.name, text)
+        p = gd("diagnose", "--prometheus", cls.url, "--since", str(cls.start),
+               "--until", str(cls.end), "--step", "15s", "--json")
+        cls.stderr = p.stderr
+        cls.code = p.returncode
+        cls.out = json.loads(p.stdout) if p.stdout.strip() else {}
+
+    @classmethod
+    def tearDownClass(cls):
+        kill_tree(cls.prom)
+        cls.log.close()
+        cls.tmp.cleanup()
+
+    def report(self, node):
+        self.assertEqual(self.code, 2, self.stderr)  # critical findings
+        reports = {n["node"]: n["report"] for n in self.out["nodes"]}
+        self.assertEqual(sorted(reports), sorted(NODES))
+        return reports[node]
+
+    def serious(self, node):
+        return sorted((f["id"], f["gpus"]) for f in self.report(node)["findings"]
+                      if f["severity"] in ("warning", "critical"))
+
+    def test_each_fault_is_named_on_its_gpu(self):
+        self.assertIn(("xid-error", [0]), self.serious("node-xid"))
+        self.assertIn(("gpu-lost", [0]), self.serious("node-xid"))
+        self.assertIn(("ecc-uncorrectable", [1]), self.serious("node-ecc"))
+        self.assertIn(("pcie-link-degraded", [0]), self.serious("node-pcie"))
+        self.assertIn("host-swapping", [i for i, _ in self.serious("node-swap")])
+
+    def test_no_fault_spills_over(self):
+        self.assertEqual(self.serious("node-ok"), [])
+        for node, want in (("node-xid", {"xid-error", "gpu-lost"}),
+                           ("node-ecc", {"ecc-uncorrectable"}),
+                           ("node-pcie", {"pcie-link-degraded"}),
+                           ("node-swap", {"host-swapping"})):
+            ids = {i for i, _ in self.serious(node)}
+            self.assertEqual(ids, want, node)
+
+    def test_input_bound_is_not_judged_without_process_cpu(self):
+        for node in NODES:
+            nj = {x["id"]: x for x in self.report(node)["not_judged"]}
+            self.assertIn("input-bound", nj, node)
+
+
+if __name__ == "__main__":
+    unittest.main()
