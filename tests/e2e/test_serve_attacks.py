@@ -20,6 +20,7 @@ FLOOD_REQUESTS = 16
 FLOOD_HEADERS = 40000
 SCRAPE_LIMIT_S = 1.0
 RSS_LIMIT_MB = 64 * RSS_LIMIT_FACTOR
+FLOOD_GROWTH_LIMIT_MB = 16
 
 
 def raise_open_files(needed):
@@ -133,7 +134,8 @@ class HeaderFlood(ServeCase):
                    b"".join(b"X-Flood-%d: %s\r\n" % (i, b"v" * 48)
                             for i in range(FLOOD_HEADERS)) + b"\r\n")
         replies = []
-        peak = [rss_mb(s.proc.pid)]
+        idle = rss_mb(s.proc.pid)
+        peak = [idle]
         done = threading.Event()
 
         def flood():
@@ -166,7 +168,14 @@ class HeaderFlood(ServeCase):
         done.set()
         watcher.join()
         peak[0] = max(peak[0], rss_mb(s.proc.pid))
-        self.assertLess(peak[0], RSS_LIMIT_MB, f"serve's RSS peaked at {peak[0]:.1f} MB")
+        # What the flood adds: 16 requests of 2.5 MB of headers each would
+        # add 40 MB if serve kept them. Under the sanitizers the idle RSS is
+        # mostly the instrumented binary's relocated check data (~400 MB),
+        # so the absolute bound is asserted on a normal build only.
+        self.assertLess(peak[0] - idle, FLOOD_GROWTH_LIMIT_MB,
+                        f"the flood grew serve's RSS from {idle:.1f} to {peak[0]:.1f} MB")
+        if RSS_LIMIT_FACTOR == 1:
+            self.assertLess(peak[0], RSS_LIMIT_MB, f"serve's RSS peaked at {peak[0]:.1f} MB")
         self.assertEqual(len(replies), FLOOD_REQUESTS)
         for r in replies:
             self.assertTrue(r == b"" or b" 431" in r, r)
