@@ -248,6 +248,15 @@ if ((make_deb || make_rpm)); then
   find "$tree" -exec touch -h -d "@$mtime" {} +
 fi
 
+# The packages' one summary and description (the .deb indents it a space).
+summary="tells what is wrong with a GPU server and helps fix it"
+description="gpudoctor reads NVML, /proc and the kernel log to show who uses each GPU,
+diagnose slow or under-used GPU servers, stress-test GPUs (burn) and serve
+Prometheus metrics, a dashboard and history (gpudoctor serve). The systemd
+unit gpudoctor.service is installed but neither enabled nor started.
+Its libraries other than glibc and the C++ runtime are bundled in
+/opt/gpudoctor/lib."
+
 if ((make_deb)); then
   deb="$stage/deb"
   cp -a "$tree" "$deb"
@@ -262,13 +271,8 @@ Installed-Size: $size_kib
 Depends: libc6 (>= $GLIBC_FLOOR), libstdc++6 (>= 11), libgcc-s1
 Section: admin
 Priority: optional
-Description: tells what is wrong with a GPU server and helps fix it
- gpudoctor reads NVML, /proc and the kernel log to show who uses each GPU,
- diagnose slow or under-used GPU servers, stress-test GPUs (burn) and serve
- Prometheus metrics, a dashboard and history (gpudoctor serve). The systemd
- unit gpudoctor.service is installed but neither enabled nor started.
- Its libraries other than glibc and the C++ runtime are bundled in
- /opt/gpudoctor/lib.
+Description: $summary
+$(sed 's/^/ /' <<<"$description")
 EOF
   find "$deb/DEBIAN" -exec touch -h -d "@$mtime" {} +
   debfile="$out_dir/gpudoctor_${version}_amd64.deb"
@@ -308,17 +312,12 @@ if ((make_rpm)); then
 Name: gpudoctor
 Version: $version
 Release: 1
-Summary: tells what is wrong with a GPU server and helps fix it
+Summary: $summary
 License: MIT and the licences in /opt/gpudoctor/licenses
 AutoReqProv: no
 ${requires}
 %description
-gpudoctor reads NVML, /proc and the kernel log to show who uses each GPU,
-diagnose slow or under-used GPU servers, stress-test GPUs (burn) and serve
-Prometheus metrics, a dashboard and history (gpudoctor serve). The systemd
-unit gpudoctor.service is installed but neither enabled nor started.
-Its libraries other than glibc and the C++ runtime are bundled in
-/opt/gpudoctor/lib.
+$description
 
 %install
 cp -a "$tree/." %{buildroot}/

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "common/terminal_text.h"
-#include "common/text_cap.h"
+#include "http_client/prometheus_internal.h"
 
 namespace gd::http::prom {
 namespace {
@@ -32,12 +32,6 @@ std::string parse(simdjson::dom::parser& parser, std::string_view body,
     return std::string("the reply is not JSON (") + simdjson::error_message(e) +
            ")";
   return "";
-}
-
-std::string capped(std::string_view text, size_t max_bytes) {
-  std::string s(text.substr(0, max_bytes + 1));
-  cap_text(s, max_bytes, text.size() - s.size());
-  return s;
 }
 
 std::string_view text_or_empty(element object, const char* key) {

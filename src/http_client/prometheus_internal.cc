@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "common/text_cap.h"
+
 namespace gd::http::prom {
 
 std::string number_text(double v) {
@@ -35,6 +37,12 @@ std::string key_of(const Labels& labels) {
     key += std::to_string(name.size()) + ":" + name +
            std::to_string(value.size()) + ":" + value;
   return key;
+}
+
+std::string capped(std::string_view text, size_t max_bytes) {
+  std::string s(text.substr(0, max_bytes + 1));
+  cap_text(s, max_bytes, text.size() - s.size());
+  return s;
 }
 
 Result fail(std::string why) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "http_client/cancel.h"
 #include "http_client/prometheus_api.h"
@@ -25,6 +27,10 @@ bool pause(double s, const RequestCancel& cancel);
 // A label set as one key: each name and value with its length first, so no
 // two different sets give the same key.
 std::string key_of(const Labels& labels);
+
+// `text` cut to `max_bytes` with cap_text's mark of what was cut: a label
+// or a server's words kept within the limits.
+std::string capped(std::string_view text, size_t max_bytes);
 
 // A failed call's result.
 Result fail(std::string why);

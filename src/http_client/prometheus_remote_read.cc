@@ -11,7 +11,6 @@
 #include <map>
 #include <string_view>
 
-#include "common/text_cap.h"
 #include "http_client/instant_grid.h"
 #include "http_client/prometheus_api.h"
 #include "http_client/prometheus_internal.h"
@@ -31,12 +30,6 @@ constexpr size_t kMaxFrameBytes = 16 << 20;
 // Raw samples decoded per call, against the grid points kept: a 1 s scrape
 // read at a 15 s step decodes 15 samples a point.
 constexpr size_t kRawPerPoint = 64;
-
-std::string capped(std::string_view text, size_t max_bytes) {
-  std::string s(text.substr(0, max_bytes + 1));
-  cap_text(s, max_bytes, text.size() - s.size());
-  return s;
-}
 
 remote::LabelMatcher::Type type_of(Matcher::Op op) {
   switch (op) {
