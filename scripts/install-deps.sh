@@ -8,9 +8,10 @@ build_pkgs=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libzstd-dev libfmt-dev
   libspdlog-dev libtomlplusplus-dev libsqlite3-dev
-  # cpp-httplib is header-only in third_party/ (CMakeLists.txt says why);
-  # what it is built with: TLS, gzip and brotli content coding.
-  libssl-dev zlib1g-dev libbrotli-dev
+  # cpp-httplib is built header-only from Debian's own source package
+  # (fetched below with dpkg-dev's dpkg-source; CMakeLists.txt says why),
+  # with what Debian builds it with: TLS, gzip and brotli content coding.
+  dpkg-dev libssl-dev zlib1g-dev libbrotli-dev
   libncurses-dev
   # serve's HTTP server (epoll event loop, connection and memory limits).
   libmicrohttpd-dev
@@ -73,11 +74,13 @@ for p in "${pkgs[@]}"; do
 done
 if ((${#missing[@]} == 0)); then
   echo "install-deps: all ${#pkgs[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Source packages the build compiles in (CMakeLists.txt's gd_httplib).
+"$(dirname "$0")/fetch-deb-source.sh" cpp-httplib "$(cd "$(dirname "$0")/.." && pwd)/.deps/cpp-httplib"

@@ -154,7 +154,8 @@ done
 # What is compiled into the binaries rather than bundled has its licence in
 # licenses/ too: the Debian packages of the static archives (libstdc++.a of
 # the build's compiler, libyaml-cpp.a, libcrypt.a) and of the header-only
-# spdlog and toml++, and third_party/'s cpp-httplib.
+# spdlog and toml++, and cpp-httplib (Debian's source package, fetched by
+# scripts/install-deps.sh).
 cache_path() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt"; }
 cxx=$(cache_path CMAKE_CXX_COMPILER)
 for f in "$("$cxx" -print-file-name=libstdc++.a)" "$(cache_path GD_YAMLCPP_STATIC)" \
@@ -164,8 +165,10 @@ for f in "$("$cxx" -print-file-name=libstdc++.a)" "$(cache_path GD_YAMLCPP_STATI
     echo "package.sh: no Debian package owns $f (its licence is unknown)" >&2; exit 1; }
   packages[$pkg]=1
 done
+httplib_src=$(cache_path GD_HTTPLIB_SOURCE_DIR)
 mkdir -p "$root/licenses/cpp-httplib"
-install -m 0644 third_party/cpp-httplib/LICENSE "$root/licenses/cpp-httplib/LICENSE"
+install -m 0644 "$httplib_src/LICENSE" "$root/licenses/cpp-httplib/LICENSE"
+install -m 0644 "$httplib_src/debian/copyright" "$root/licenses/cpp-httplib/copyright"
 
 # licenses/: gpudoctor's own and, per Debian package, its copyright file.
 install -m 0644 LICENSE "$root/licenses/gpudoctor.LICENSE"

@@ -232,6 +232,8 @@ class Contents(Unpacked):
         self.assertTrue([p for p in pkgs if re.fullmatch(r"libstdc\+\+-[0-9]+-dev", p)], pkgs)
         with open(os.path.join(r, "licenses/cpp-httplib/LICENSE")) as f:
             self.assertIn("MIT License", f.read())
+        with open(os.path.join(r, "licenses/cpp-httplib/copyright")) as f:
+            self.assertIn("Upstream-Name: cpp-httplib", f.read())
         for c in copyrights:
             with open(c, errors="replace") as f:
                 self.assertRegex(f.read(), r"(?i)licen[cs]e", c)
