@@ -3,6 +3,7 @@
 // add_untrusted (escaped, invalid UTF-8 replaced, length capped).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include "exporter/family_writer.h"
 #include "exporter/gpu_rows.h"
 #include "exporter/prom_text.h"
+#include "model/process_tree.h"
 
 namespace gd {
 namespace {
@@ -237,6 +239,56 @@ void render_gpu_families(const MetricsInput& in, std::string& out) {
   }
 }
 
+// How many processes each GPU's list holds, where NVML gave the list: a
+// reader of these series (diagnose --prometheus) tells "no process on the
+// GPU" from "no list read", which the per-process series alone cannot.
+void render_process_list_sizes(const Sample& s, std::string& out) {
+  FamilyWriter f(out, "gpudoctor_gpu_processes", "gauge",
+                 "Processes NVML lists on a GPU; no series where the list "
+                 "could not be read.");
+  for (const auto& g : s.gpus)
+    if (!g.stale && !g.lost && g.processes)
+      f.add(Labels().add("gpu", int64_t{g.index}).body(),
+            static_cast<double>(g.processes->size()));
+}
+
+// The CPU side of each GPU job: its GPU processes and their descendants
+// (data-loader workers), with the parent of each, so that a reader can
+// rebuild the job's tree and judge input-bound from the series. Bounded:
+// the lowest pids of each job (series stay put as workers come and go)
+// and of the node.
+constexpr size_t kMaxTreeProcessesPerJob = 64;
+constexpr size_t kMaxTreeProcesses = 512;
+
+void render_job_tree_families(const Sample& s, std::string& out) {
+  FamilyWriter f(out, "gpudoctor_process_tree_cpu_percent", "gauge",
+                 "CPU use of each process of a GPU job (a GPU process and its "
+                 "descendants, e.g. data-loader workers), percent of one CPU; "
+                 "ppid is its parent.");
+  ProcessTree tree(s);
+  std::set<uint32_t> done;
+  for (const GpuJob& job : tree.gpu_jobs(100)) {
+    // The GPU process first, then its workers by pid.
+    std::vector<uint32_t> members = job.workers;
+    std::sort(members.begin(), members.end());
+    members.insert(members.begin(), job.pid);
+    size_t n = 0;
+    for (uint32_t pid : members) {
+      if (n == kMaxTreeProcessesPerJob || done.size() == kMaxTreeProcesses)
+        break;
+      const ProcessSample* p = tree.find(pid);
+      if (!p || !p->cpu_pct || !done.insert(pid).second) continue;
+      ++n;
+      Labels l;
+      l.add("pid", int64_t{pid});
+      l.add("ppid", p->ppid ? std::to_string(*p->ppid) : "");
+      l.add_untrusted("user", p->user);
+      l.add_untrusted("comm", p->name);
+      f.add(l.body(), *p->cpu_pct);
+    }
+  }
+}
+
 void render_process_families(const MetricsInput& in, std::string& out) {
   if (in.sample == nullptr) return;
   std::unordered_map<uint32_t, const ProcessSample*> by_pid;
@@ -306,6 +358,23 @@ void render_process_families(const MetricsInput& in, std::string& out) {
                   .body(),
               1.0);
   }
+  // Dead holders (a zombie, or a pid /proc no longer has): orphaned GPU
+  // memory to a reader of the series. Not where serve runs in its own PID
+  // namespace, where every holder looks missing (pid-namespace-blind).
+  if (!in.header || in.header->host.pid_namespace != "container") {
+    FamilyWriter f(out, "gpudoctor_process_dead", "gauge",
+                   "1 for a process NVML lists on a GPU that is a zombie "
+                   "(state Z) or gone from /proc (state missing).");
+    for (const auto& r : rows)
+      if (r.ps && is_dead_state(r.ps->state))
+        f.add(Labels()
+                  .add_raw(r.labels)
+                  .add("state", r.ps->state == "Z" ? "Z" : "missing")
+                  .body(),
+              1.0);
+  }
+  render_process_list_sizes(*in.sample, out);
+  render_job_tree_families(*in.sample, out);
 }
 
 void render_host_families(const MetricsInput& in, std::string& out) {

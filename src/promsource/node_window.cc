@@ -1,5 +1,6 @@
 #include "promsource/node_window.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -24,6 +25,18 @@ int gpu_index(const Series& s) {
     v = v * 10 + (c - '0');
   }
   return v <= kMaxGpuIndex ? v : -1;
+}
+
+// A pid label ("pid", "ppid") as a pid; nullopt when it is not one.
+opt<uint32_t> pid_label(const std::string& text) {
+  if (text.empty() || text.size() > 10) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v == 0 || v > 0xffffffffu) return std::nullopt;
+  return static_cast<uint32_t>(v);
 }
 
 }  // namespace
@@ -74,6 +87,8 @@ NodeWindow::Gpu& NodeWindow::gpu(int index, const Series& s) {
 void NodeWindow::add(const Entry& e, const std::vector<Series>& series) {
   if (e.scope == Scope::kGpu)
     add_gpu(e, series);
+  else if (e.scope == Scope::kProcess)
+    add_process(e, series);
   else
     add_host(e, series);
 }
@@ -114,6 +129,8 @@ void NodeWindow::add_gpu(const Entry& e, const std::vector<Series>& series) {
         add_fb_free(g, s);
         break;
       case Kind::kCpuModes:  // a host kind
+      case Kind::kProcessList:
+      case Kind::kDeadProcess:
         break;
     }
   }
@@ -233,6 +250,105 @@ void NodeWindow::add_cpu_modes(const std::vector<Series>& series) {
   }
 }
 
+void NodeWindow::add_process(const Entry& e,
+                             const std::vector<Series>& series) {
+  size_t kept = 0;
+  for (const Series& s : series) {
+    if (!is_node_of(node_, s.label("Hostname"), s.label("instance"))) continue;
+    if (kept == kMaxProcessSeries) break;
+    const int index = gpu_index(s);
+    if (e.kind == Kind::kProcessList) {
+      if (index >= 0) add_process_list(index, s), ++kept;
+      continue;
+    }
+    const opt<uint32_t> pid = pid_label(s.label("pid"));
+    if (!pid) continue;
+    ++kept;
+    if (e.kind == Kind::kDeadProcess)
+      add_dead_process(*pid, s);
+    else if (e.gpu_proc && index >= 0)
+      add_gpu_process(e, index, *pid, s);
+    else if (e.proc)
+      add_node_process(e, *pid, s);
+  }
+}
+
+// Opens the GPU's process list at each step serve counted it, where the
+// GPU has a sample.
+void NodeWindow::add_process_list(int index, const Series& s) {
+  auto it = gpus_.find(index);
+  if (it == gpus_.end()) return;
+  Gpu& g = it->second;
+  if (g.list_size.empty()) {
+    g.list_size.assign(steps_, -1);
+    g.listed.resize(steps_);
+  }
+  for (const auto& p : s.points) {
+    const size_t i = step_of(p.t);
+    if (i == steps_ || !std::isfinite(p.v) || !g.at[i] || p.v < 0 || p.v > 1e6)
+      continue;
+    g.list_size[i] = static_cast<int>(p.v);
+  }
+}
+
+// A value of a listed process, into the lists its GPU has open.
+void NodeWindow::add_gpu_process(const Entry& e, int index, uint32_t pid,
+                                 const Series& s) {
+  auto it = gpus_.find(index);
+  if (it == gpus_.end() || it->second.list_size.empty()) return;
+  Gpu& g = it->second;
+  for (const auto& p : s.points) {
+    const size_t i = step_of(p.t);
+    if (i == steps_ || !std::isfinite(p.v) || g.list_size[i] < 0) continue;
+    std::vector<GpuProcess>& list = g.listed[i];
+    auto gp = std::find_if(list.begin(), list.end(),
+                           [&](const GpuProcess& x) { return x.pid == pid; });
+    if (gp == list.end()) {
+      list.emplace_back().pid = pid;
+      gp = list.end() - 1;
+    }
+    e.gpu_proc(*gp, p.v);
+  }
+}
+
+void NodeWindow::add_node_process(const Entry& e, uint32_t pid,
+                                  const Series& s) {
+  if (proc_at_.empty()) proc_at_.resize(steps_);
+  Proc proc;
+  proc.pid = pid;
+  proc.ppid = pid_label(s.label("ppid"));
+  proc.name = s.label("comm");
+  proc.user = s.label("user");
+  proc.set = e.proc;
+  const size_t at = procs_.size();
+  bool any = false;
+  for (const auto& p : s.points) {
+    const size_t i = step_of(p.t);
+    if (i == steps_ || !std::isfinite(p.v)) continue;
+    proc_at_[i].emplace_back(at, p.v);
+    any = true;
+  }
+  if (any) procs_.push_back(std::move(proc));
+}
+
+// A dead holder, as the local trace has it: a process entry with the state
+// serve saw ("Z", or "missing" from /proc), at each step it was seen.
+void NodeWindow::add_dead_process(uint32_t pid, const Series& s) {
+  if (proc_at_.empty()) proc_at_.resize(steps_);
+  Proc proc;
+  proc.pid = pid;
+  proc.state = s.label("state") == "Z" ? "Z" : "missing";
+  const size_t at = procs_.size();
+  bool any = false;
+  for (const auto& p : s.points) {
+    const size_t i = step_of(p.t);
+    if (i == steps_ || !std::isfinite(p.v) || p.v != 1) continue;
+    proc_at_[i].emplace_back(at, p.v);
+    any = true;
+  }
+  if (any) procs_.push_back(std::move(proc));
+}
+
 TraceHeader NodeWindow::header() const {
   TraceHeader h;
   h.host = host_info_;
@@ -256,8 +372,29 @@ void NodeWindow::each_sample(
   for (size_t i = 0; i < steps_; ++i) {
     Sample s;
     s.t = start_ + static_cast<double>(i) * step_;
-    for (const auto& [index, g] : gpus_)
-      if (g.at[i]) s.gpus.push_back(*g.at[i]);
+    for (const auto& [index, g] : gpus_) {
+      if (!g.at[i]) continue;
+      s.gpus.push_back(*g.at[i]);
+      if (!g.list_size.empty() && g.list_size[i] >= 0 &&
+          g.listed[i].size() >= static_cast<size_t>(g.list_size[i]))
+        s.gpus.back().processes = g.listed[i];
+    }
+    if (!proc_at_.empty())
+      for (const auto& [at, value] : proc_at_[i]) {
+        const Proc& proc = procs_[at];
+        // A pid that two series give (its name changed): the first.
+        if (std::any_of(
+                s.processes.begin(), s.processes.end(),
+                [&](const ProcessSample& p) { return p.pid == proc.pid; }))
+          continue;
+        ProcessSample& p = s.processes.emplace_back();
+        p.pid = proc.pid;
+        p.ppid = proc.ppid;
+        p.name = proc.name;
+        p.user = proc.user;
+        p.state = proc.state;
+        if (proc.set) proc.set(p, value);
+      }
     if (auto ev = events_.find(i); ev != events_.end()) s.events = ev->second;
     if (s.gpus.empty() && !host_[i] && s.events.empty()) continue;
     if (host_[i]) s.host = *host_[i];

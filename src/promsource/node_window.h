@@ -20,6 +20,9 @@ namespace gd::promsource {
 // The most grid steps one window holds: two days at 15 s. Each step keeps
 // a sample of every GPU, so this bounds the memory a window takes.
 inline constexpr size_t kMaxSteps = 11520;
+// The most series of one per-process entry a window keeps (pids come and go
+// over a long window; the client's own bounds cap the points).
+inline constexpr size_t kMaxProcessSeries = 4096;
 
 class NodeWindow {
  public:
@@ -41,6 +44,19 @@ class NodeWindow {
   struct Gpu {
     GpuInfo info;
     std::vector<opt<GpuSample>> at;  // by grid step
+    // serve's process lists, by grid step (empty until one is known):
+    // how many processes serve listed (-1: no list), and those whose
+    // series gave them. A list is known at a step only when every listed
+    // process is there (one whose values NVML did not give has no series).
+    std::vector<int> list_size;
+    std::vector<std::vector<GpuProcess>> listed;
+  };
+  // A process of the node as its series' labels name it.
+  struct Proc {
+    uint32_t pid = 0;
+    opt<uint32_t> ppid;
+    std::string name, user, state;
+    void (*set)(ProcessSample&, double) = nullptr;  // its entry's setter
   };
   // The grid step of time `t`, or steps_ when `t` is not on the grid.
   size_t step_of(double t) const;
@@ -50,6 +66,14 @@ class NodeWindow {
   void add_xid(int index, const http::prom::Series& s);
   void add_fb_free(Gpu& g, const http::prom::Series& s);
   void add_cpu_modes(const std::vector<http::prom::Series>& series);
+  void add_process(const Entry& e,
+                   const std::vector<http::prom::Series>& series);
+  void add_process_list(int index, const http::prom::Series& s);
+  void add_gpu_process(const Entry& e, int index, uint32_t pid,
+                       const http::prom::Series& s);
+  void add_node_process(const Entry& e, uint32_t pid,
+                        const http::prom::Series& s);
+  void add_dead_process(uint32_t pid, const http::prom::Series& s);
 
   NodeSelector node_;
   double start_, step_;
@@ -59,6 +83,10 @@ class NodeWindow {
   HostInfo host_info_;
   std::string driver_version_;
   std::map<size_t, std::vector<Event>> events_;  // by grid step
+  // The node's processes (one per series), and by grid step which of them
+  // had a value (index into procs_, the value).
+  std::vector<Proc> procs_;
+  std::vector<std::vector<std::pair<size_t, double>>> proc_at_;
   // (field, GPU index or -1 for the host) that a source already gave.
   std::set<std::pair<std::string, int>> given_;
 };

@@ -25,7 +25,7 @@ std::string rate_window(double step_s) {
 }
 
 std::string query_of(const Entry& e, const NodeSelector& node, double step_s) {
-  if (e.scope == Scope::kGpu) return gpu_query(e.query, node);
+  if (e.scope != Scope::kHost) return gpu_query(e.query, node);
   std::string q = e.query;
   for (size_t at = q.find("$S("); at != std::string::npos;
        at = q.find("$S(", at)) {
@@ -68,7 +68,7 @@ bool read_gpu_series(const http::prom::Client& client, const NodeQuery& q,
                      NodeWindow& window, http::RequestCancel& cancel) {
   std::vector<std::string> metrics;
   for (const Entry& e : entries())
-    if (e.scope == Scope::kGpu) metrics.emplace_back(e.query);
+    if (e.scope != Scope::kHost) metrics.emplace_back(e.query);
   auto r = client.read_grid(gpu_selectors(metrics, node), q.start, q.end,
                             q.step_s, cancel);
   if (!r.ok && r.unsupported && read.path() == ReadPath::kAuto) {
@@ -85,7 +85,7 @@ bool read_gpu_series(const http::prom::Client& client, const NodeQuery& q,
   }
   static const std::vector<http::prom::Series> kNone;
   for (const Entry& e : entries()) {
-    if (e.scope != Scope::kGpu) continue;
+    if (e.scope == Scope::kHost) continue;
     auto it = by_name.find(e.query);
     window.add(e, it == by_name.end() ? kNone : it->second);
   }
@@ -105,7 +105,7 @@ NodeWindow read_node(const http::prom::Client& client, const NodeQuery& q,
   const bool gpu_done =
       read.remote() && read_gpu_series(client, q, node, read, window, cancel);
   for (const Entry& e : entries()) {
-    if (gpu_done && e.scope == Scope::kGpu) continue;
+    if (gpu_done && e.scope != Scope::kHost) continue;
     auto r = client.query_range(query_of(e, node, q.step_s), q.start, q.end,
                                 q.step_s, cancel);
     if (!r.ok)

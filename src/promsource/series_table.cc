@@ -49,6 +49,7 @@ constexpr std::pair<uint64_t, const char*> kReasonBits[] = {
 // The setters, one line each; the table below says which field is which.
 #define GPU(expr) [](GpuSample& g, double v) { expr; }
 #define HOST(expr) [](HostSample& h, double v) { expr; }
+#define GPU_PROC(expr) [](GpuProcess& p, double v) { expr; }
 
 const Entry kEntries[] = {
     // ---- per GPU: dcgm-exporter, and serve's /metrics -------------------
@@ -167,8 +168,33 @@ const Entry kEntries[] = {
     {"pcie_max_width", Scope::kGpu, Kind::kFact,
      "gpudoctor_pcie_link_max_width", nullptr, nullptr,
      [](GpuInfo& i, double v) { i.pcie_max_width = whole<int>(v); }},
+    {"pcie_max_gen", Scope::kGpu, Kind::kFact, "DCGM_FI_DEV_PCIE_MAX_LINK_GEN",
+     nullptr, nullptr,
+     [](GpuInfo& i, double v) { i.pcie_max_gen = whole<int>(v); }},
+    {"pcie_max_width", Scope::kGpu, Kind::kFact,
+     "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", nullptr, nullptr,
+     [](GpuInfo& i, double v) { i.pcie_max_width = whole<int>(v); }},
     // After the exact totals: used + free leaves out what the driver keeps.
     {"memory_total_bytes", Scope::kGpu, Kind::kFbFree, "DCGM_FI_DEV_FB_FREE"},
+    // ---- per process: serve's (dcgm-exporter has none) -----------------
+    // The list first: the per-process values fill the lists it opened.
+    {"processes", Scope::kProcess, Kind::kProcessList,
+     "gpudoctor_gpu_processes"},
+    {"processes.used_bytes", Scope::kProcess, Kind::kSample,
+     "gpudoctor_process_gpu_memory_bytes", nullptr, nullptr, nullptr, nullptr,
+     GPU_PROC(p.used_bytes = count(v))},
+    {"processes.sm_util_pct", Scope::kProcess, Kind::kSample,
+     "gpudoctor_process_sm_utilization_percent", nullptr, nullptr, nullptr,
+     nullptr, GPU_PROC(p.sm_util_pct = v)},
+    {"processes.mem_util_pct", Scope::kProcess, Kind::kSample,
+     "gpudoctor_process_memory_utilization_percent", nullptr, nullptr, nullptr,
+     nullptr, GPU_PROC(p.mem_util_pct = v)},
+    {"process.state", Scope::kProcess, Kind::kDeadProcess,
+     "gpudoctor_process_dead"},
+    // The GPU jobs' processes and their workers, with their parents.
+    {"process.cpu_pct", Scope::kProcess, Kind::kSample,
+     "gpudoctor_process_tree_cpu_percent", nullptr, nullptr, nullptr, nullptr,
+     nullptr, [](ProcessSample& p, double v) { p.cpu_pct = v; }},
     // ---- the node: node_exporter, then serve's own ---------------------
     // One query for the three CPU shares (node_window.cc's add_cpu_modes):
     // a share per query evaluated the rate of every CPU's every mode twice
@@ -240,6 +266,7 @@ const Entry kEntries[] = {
 
 #undef GPU
 #undef HOST
+#undef GPU_PROC
 #undef GD_CPU_SHARE
 
 }  // namespace

@@ -16,6 +16,9 @@ namespace gd::promsource {
 enum class Scope {
   kGpu,   // a series per GPU (label "gpu"), of the node's GPU exporter
   kHost,  // one series for the node, computed by the server
+  // A series per process (label "pid"), of serve's: read as the GPU ones
+  // are (the metric with the node's selector).
+  kProcess,
 };
 
 // What an entry's values become.
@@ -28,6 +31,12 @@ enum class Kind {
   // iowait and steal shares of cpu_util_pct, cpu_iowait_pct and
   // cpu_steal_pct, each a field of its own for the one-source rule.
   kCpuModes,
+  // serve's count of a GPU's listed processes: where it has a value, the
+  // GPU's process list is known at that step (empty when it is 0).
+  kProcessList,
+  // serve's dead GPU processes (label "state": Z or missing): entries of
+  // the node's processes with that state.
+  kDeadProcess,
 };
 
 struct Entry {
@@ -44,6 +53,10 @@ struct Entry {
   void (*host)(HostSample&, double) = nullptr;
   void (*gpu_fact)(GpuInfo&, double) = nullptr;
   void (*host_fact)(HostInfo&, double) = nullptr;
+  // kProcess: a field of a GPU's listed process (series with "gpu" and
+  // "pid"), or of the node's process (series with "pid" and "ppid").
+  void (*gpu_proc)(GpuProcess&, double) = nullptr;
+  void (*proc)(ProcessSample&, double) = nullptr;
 };
 
 std::span<const Entry> entries();

@@ -197,7 +197,10 @@ TEST(ShortWindow, LongQuietWindowJudgesEverythingAndSaysAllIsWell) {
     g.mem_used_bytes = 20 * kGiB + 512 * kMiB;
     g.processes = std::vector<GpuProcess>{{7000, 20 * kGiB, "compute"}};
     s.gpus = {g};
-    s.processes.push_back(process(7000, "train"));
+    ProcessSample p = process(7000, "train");
+    // What a CUDA program maps: the driver's libcuda and its runtime.
+    p.libs = {"libcuda.so.535.129.03", "libcudart.so.12.2.140"};
+    s.processes.push_back(p);
   });
   auto r = run_diagnose(make_header(1), samples);
   ASSERT_TRUE(r.findings.empty())

@@ -10,9 +10,15 @@ backfilled with promtool into a real Prometheus, then `gpudoctor diagnose
   node-swap   the host pages 4,000 pages/s in and out with 60 GiB of swap
               used -> host-swapping
   node-ok     busy, cool, healthy -> no warning or critical
-Each node's report must also list input-bound as not judged: no exporter
-here gives per-process CPU. promtool or prometheus missing fails the test:
-it is never skipped.
+  node-loader both GPUs starved every other step while gpudoctor serve's
+              series show their job's four data-loader workers each at ~97%
+              of a CPU -> input-bound, one finding for the job's two ranks
+  node-loader-dcgm  the same GPUs with dcgm-exporter only -> nothing, and
+              input-bound listed as not judged
+Every node but node-loader must list input-bound as not judged: no exporter
+there gives per-process CPU. On node-loader the rules that need what serve's
+series do not carry (mapped libraries, /dev/shm's size) say so.
+promtool or prometheus missing fails the test: it is never skipped.
 """
 import json
 import os
@@ -25,7 +31,14 @@ from test_prometheus_source import (CPU_MODES, CPUS, DCGM, HOUR, MiB, STEP, gd,
                                     gpu_values, start_prometheus)
 
 GiB = 1024 * MiB
-NODES = ["node-xid", "node-ecc", "node-pcie", "node-swap", "node-ok"]
+NODES = ["node-xid", "node-ecc", "node-pcie", "node-swap", "node-ok", "node-loader",
+         "node-loader-dcgm"]
+LOADERS = ("node-loader", "node-loader-dcgm")
+# node-loader's job: torchrun (pid 1999) with a rank per GPU, each with four
+# data-loader workers.
+LAUNCHER = 1999
+RANKS = {0: 2000, 1: 2100}
+WORKERS = 4
 
 
 def gpu_series(node, gpu, i, n):
@@ -40,7 +53,31 @@ def gpu_series(node, gpu, i, n):
     if node == "node-pcie" and gpu == 0:
         v["DCGM_FI_DEV_PCIE_LINK_GEN"] = 3
         v["DCGM_FI_DEV_PCIE_LINK_WIDTH"] = 8
+    if node in LOADERS:
+        v["DCGM_FI_DEV_GPU_UTIL"] = 15 if i % 2 else 96
     return v
+
+
+def serve_job_rows(n):
+    """gpudoctor serve's series of node-loader's job, named and labelled as
+    src/exporter writes them (tests/exporter checks the same shapes)."""
+    base = [("Hostname", "node-loader"), ("instance", "node-loader:9856"),
+            ("job", "gpudoctor")]
+    lists = [(base + [("gpu", gpu)], "gpudoctor_gpu_processes", [1] * n) for gpu in RANKS]
+    memory = [(base + [("gpu", gpu), ("pid", pid), ("user", "alice"), ("comm", "python")],
+               "gpudoctor_process_gpu_memory_bytes", [60 * GiB] * n)
+              for gpu, pid in RANKS.items()]
+    tree = []
+    for pid in RANKS.values():
+        tree.append((base + [("pid", pid), ("ppid", LAUNCHER), ("user", "alice"),
+                             ("comm", "python")],
+                     "gpudoctor_process_tree_cpu_percent", [55.0] * n))
+        for w in range(1, WORKERS + 1):
+            tree.append((base + [("pid", pid + w), ("ppid", pid), ("user", "alice"),
+                                 ("comm", "pt_data_worker")],
+                         "gpudoctor_process_tree_cpu_percent",
+                         [97.0 + (i % 3) * 0.5 for i in range(n)]))
+    return lists, memory, tree
 
 
 def exposition(times):
@@ -73,6 +110,10 @@ def exposition(times):
         family(name, "gauge", [([("gpu", gpu), ("Hostname", "node-pcie"),
                                  ("instance", "node-pcie:9856"), ("job", "gpudoctor")],
                                 name, [value] * n) for gpu in (0, 1)])
+    lists, memory, tree = serve_job_rows(n)
+    family("gpudoctor_gpu_processes", "gauge", lists)
+    family("gpudoctor_process_gpu_memory_bytes", "gauge", memory)
+    family("gpudoctor_process_tree_cpu_percent", "gauge", tree)
 
     def node_rows(fn):
         return [([("instance", f"{node}:9100"), ("job", "node")] + extra, series, values)
@@ -144,14 +185,32 @@ class PrometheusScenarios(unittest.TestCase):
         for node, want in (("node-xid", {"xid-error", "gpu-lost"}),
                            ("node-ecc", {"ecc-uncorrectable"}),
                            ("node-pcie", {"pcie-link-degraded"}),
-                           ("node-swap", {"host-swapping"})):
+                           ("node-swap", {"host-swapping"}),
+                           ("node-loader", {"input-bound"}),
+                           ("node-loader-dcgm", set())):
             ids = {i for i, _ in self.serious(node)}
             self.assertEqual(ids, want, node)
 
     def test_input_bound_is_not_judged_without_process_cpu(self):
         for node in NODES:
+            if node == "node-loader":
+                continue
             nj = {x["id"]: x for x in self.report(node)["not_judged"]}
             self.assertIn("input-bound", nj, node)
+            self.assertIn("process lists", nj["input-bound"]["reason"], node)
+
+    def test_input_bound_is_judged_from_serves_series(self):
+        found = [f for f in self.report("node-loader")["findings"] if f["id"] == "input-bound"]
+        self.assertEqual(len(found), 1, found)  # one job, its two ranks together
+        f = found[0]
+        self.assertEqual(f["gpus"], [0, 1])
+        self.assertEqual(sorted(f["pids"]), sorted(RANKS.values()))
+        self.assertIn(f"their {WORKERS * len(RANKS)} workers", f["evidence"])
+        nj = {x["id"]: x["reason"] for x in self.report("node-loader")["not_judged"]}
+        self.assertNotIn("input-bound", nj)
+        # What serve's series do not carry is said, not passed over.
+        self.assertIn("/proc/PID/maps", nj.get("driver-cuda-mismatch", ""), nj)
+        self.assertIn("/dev/shm", nj.get("dev-shm-small", ""), nj)
 
 
 if __name__ == "__main__":

@@ -235,6 +235,61 @@ TEST(Exporter, NativeFamiliesCarryProcessesReasonsPcieAndHost) {
             1);
 }
 
+// The CPU side of a GPU job, as a fleet reader rebuilds it: the GPU
+// process and its workers with their parents, and each GPU's list size
+// (0 where it was read and empty, no series where it was not).
+TEST(Exporter, JobTreeAndListSizesLetAReaderRebuildTheJob) {
+  Scenario s = load_scenario();
+  Sample& sample = s.sample;
+  sample.processes.clear();
+  auto proc = [&](uint32_t pid, uint32_t ppid, const char* name, double cpu) {
+    ProcessSample& p = sample.processes.emplace_back();
+    p.pid = pid;
+    p.ppid = ppid;
+    p.name = name;
+    p.user = "alice";
+    p.cpu_pct = cpu;
+  };
+  proc(900, 1, "torchrun", 1);
+  proc(1000, 900, "python", 60);
+  proc(1001, 1000, "pt_data_worker", 97);
+  proc(1002, 1000, "pt_data_worker", 98);
+  proc(5000, 1, "sshd", 3);  // not of a GPU job
+  GpuProcess gp;
+  gp.pid = 1000;
+  gp.used_bytes = 1u << 30;
+  sample.gpus[0].processes = std::vector<GpuProcess>{gp};
+  sample.gpus[1].processes = std::vector<GpuProcess>{};
+  sample.gpus[2].processes.reset();
+  const Page page = parse(render_metrics(input_for(s)));
+  EXPECT_EQ(page.series.at("gpudoctor_gpu_processes{gpu=\"0\"}"), 1);
+  EXPECT_EQ(page.series.at("gpudoctor_gpu_processes{gpu=\"1\"}"), 0);
+  EXPECT_EQ(page.series.count("gpudoctor_gpu_processes{gpu=\"2\"}"), 0u);
+  const std::string tree = "gpudoctor_process_tree_cpu_percent";
+  EXPECT_EQ(page.series.at(tree + "{pid=\"1000\",ppid=\"900\",user=\"alice\","
+                                  "comm=\"python\"}"),
+            60);
+  EXPECT_EQ(page.series.at(tree + "{pid=\"1002\",ppid=\"1000\",user=\"alice\","
+                                  "comm=\"pt_data_worker\"}"),
+            98);
+  size_t rows = 0;
+  for (const auto& [k, v] : page.series) rows += k.rfind(tree + "{", 0) == 0;
+  EXPECT_EQ(rows, 3u);  // the job's three processes, not torchrun or sshd
+  EXPECT_EQ(page.series.count("gpudoctor_process_dead{gpu=\"0\",pid=\"1000\","
+                              "user=\"alice\",comm=\"python\",state=\"Z\"}"),
+            0u);
+
+  // A zombie holder is dead to a reader; in its own PID namespace serve
+  // says nothing (every holder would look gone).
+  sample.processes[1].state = "Z";
+  const std::string dead =
+      "gpudoctor_process_dead{gpu=\"0\",pid=\"1000\",user=\"alice\","
+      "comm=\"python\",state=\"Z\"}";
+  EXPECT_EQ(parse(render_metrics(input_for(s))).series.at(dead), 1);
+  s.header.host.pid_namespace = "container";
+  EXPECT_EQ(parse(render_metrics(input_for(s))).series.count(dead), 0u);
+}
+
 TEST(Exporter, FindingsAreOneSeriesPerLabelSet) {
   Scenario s = load_scenario();
   MetricsInput in = input_for(s);

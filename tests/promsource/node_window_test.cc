@@ -174,5 +174,115 @@ TEST(NodeWindow, TooLongAWindowIsRefused) {
   EXPECT_THROW(NodeWindow("n1", 10, 0, 15), std::invalid_argument);
 }
 
+Series process_series(std::vector<std::pair<std::string, std::string>> labels,
+                      std::vector<Point> points) {
+  Series s;
+  s.labels = {{"Hostname", "n1"}, {"instance", "10.0.0.1:9856"}};
+  for (auto& l : labels) s.labels.push_back(std::move(l));
+  s.points = std::move(points);
+  return s;
+}
+
+TEST(NodeWindow, ServesProcessSeriesBecomeListsAndTheJobsTree) {
+  NodeWindow w("n1", 0, 30, 15);  // 0, 15, 30
+  w.add(entry("DCGM_FI_DEV_GPU_UTIL"),
+        {gpu_series("0", {{0, 20}, {15, 90}, {30, 95}}),
+         gpu_series("1", {{0, 0}, {15, 0}, {30, 0}})});
+  // GPU 0's list is read at 0 and 15 (one process), GPU 1's at 15 (none);
+  // at 30 neither list was read.
+  w.add(entry("gpudoctor_gpu_processes"),
+        {process_series({{"gpu", "0"}}, {{0, 1}, {15, 1}}),
+         process_series({{"gpu", "1"}}, {{15, 0}})});
+  w.add(entry("gpudoctor_process_gpu_memory_bytes"),
+        {process_series({{"gpu", "0"}, {"pid", "4242"}},
+                        {{0, 1e9}, {15, 2e9}, {30, 3e9}})});
+  w.add(entry("gpudoctor_process_sm_utilization_percent"),
+        {process_series({{"gpu", "0"}, {"pid", "4242"}}, {{15, 80}})});
+  w.add(entry("gpudoctor_process_tree_cpu_percent"),
+        {process_series({{"pid", "4242"},
+                         {"ppid", "1"},
+                         {"comm", "python"},
+                         {"user", "alice"}},
+                        {{0, 100}, {15, 99}}),
+         process_series({{"pid", "4300"},
+                         {"ppid", "4242"},
+                         {"comm", "pt_data_worker"},
+                         {"user", "alice"}},
+                        {{0, 98}}),
+         // Not a pid: left out.
+         process_series({{"pid", "x"}, {"ppid", "1"}}, {{0, 5}}),
+         // Another node's: left out.
+         [] {
+           auto s = process_series({{"pid", "7"}}, {{0, 5}});
+           s.labels[0].second = "n2";
+           return s;
+         }()});
+  auto out = samples(w);
+  ASSERT_EQ(out.size(), 3u);
+  ASSERT_TRUE(out[0].gpus[0].processes);
+  ASSERT_EQ(out[0].gpus[0].processes->size(), 1u);
+  const GpuProcess& gp = out[0].gpus[0].processes->front();
+  EXPECT_EQ(gp.pid, 4242u);
+  EXPECT_EQ(gp.used_bytes, 1000000000u);
+  EXPECT_FALSE(gp.sm_util_pct);
+  EXPECT_FALSE(out[0].gpus[1].processes);  // not read at 0
+  EXPECT_EQ(out[1].gpus[0].processes->front().sm_util_pct, 80);
+  ASSERT_TRUE(out[1].gpus[1].processes);  // read, and empty
+  EXPECT_TRUE(out[1].gpus[1].processes->empty());
+  // No list at 30: the process's memory there has nothing to go to.
+  EXPECT_FALSE(out[2].gpus[0].processes);
+
+  ASSERT_EQ(out[0].processes.size(), 2u);
+  EXPECT_EQ(out[0].processes[0].pid, 4242u);
+  EXPECT_EQ(out[0].processes[0].ppid, 1u);
+  EXPECT_EQ(out[0].processes[0].name, "python");
+  EXPECT_EQ(out[0].processes[0].user, "alice");
+  EXPECT_EQ(out[0].processes[0].cpu_pct, 100);
+  EXPECT_EQ(out[0].processes[1].ppid, 4242u);
+  EXPECT_EQ(out[0].processes[1].cpu_pct, 98);
+  ASSERT_EQ(out[1].processes.size(), 1u);  // the worker had no value at 15
+  EXPECT_TRUE(out[2].processes.empty());
+}
+
+// A list is known only when every process serve counted has come (one
+// whose memory NVML did not give has no series), and a dead holder is a
+// process entry with the state serve saw.
+TEST(NodeWindow, IncompleteListsAreUnknownAndDeadHoldersKeepTheirState) {
+  NodeWindow w("n1", 0, 15, 15);
+  w.add(entry("DCGM_FI_DEV_GPU_UTIL"),
+        {gpu_series("0", {{0, 0}, {15, 0}}), gpu_series("1", {{0, 0}})});
+  w.add(entry("gpudoctor_gpu_processes"),
+        {process_series({{"gpu", "0"}}, {{0, 2}, {15, 1}}),
+         process_series({{"gpu", "1"}}, {{0, 1}})});
+  w.add(entry("gpudoctor_process_dead"),
+        {process_series({{"gpu", "1"}, {"pid", "77"}, {"state", "missing"}},
+                        {{0, 1}})});
+  w.add(entry("gpudoctor_process_gpu_memory_bytes"),
+        {process_series({{"gpu", "0"}, {"pid", "10"}}, {{0, 5e9}, {15, 5e9}}),
+         process_series({{"gpu", "1"}, {"pid", "77"}}, {{0, 16e9}})});
+  auto out = samples(w);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FALSE(out[0].gpus[0].processes);  // 2 listed, 1 came: unknown
+  ASSERT_TRUE(out[1].gpus[0].processes);
+  EXPECT_EQ(out[1].gpus[0].processes->size(), 1u);
+  ASSERT_TRUE(out[0].gpus[1].processes);
+  EXPECT_EQ(out[0].gpus[1].processes->front().pid, 77u);
+  ASSERT_EQ(out[0].processes.size(), 1u);
+  EXPECT_EQ(out[0].processes[0].pid, 77u);
+  EXPECT_EQ(out[0].processes[0].state, "missing");
+  EXPECT_FALSE(out[0].processes[0].cpu_pct);
+}
+
+TEST(NodeWindow, DcgmMaxLinkFieldsAreTheHeadersPcieMaxima) {
+  NodeWindow w("n1", 0, 15, 15);
+  w.add(entry("DCGM_FI_DEV_PCIE_LINK_GEN"), {gpu_series("0", {{0, 3}})});
+  w.add(entry("DCGM_FI_DEV_PCIE_MAX_LINK_GEN"), {gpu_series("0", {{0, 5}})});
+  w.add(entry("DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"), {gpu_series("0", {{0, 16}})});
+  TraceHeader h = w.header();
+  ASSERT_EQ(h.gpus.size(), 1u);
+  EXPECT_EQ(h.gpus[0].pcie_max_gen, 5);
+  EXPECT_EQ(h.gpus[0].pcie_max_width, 16);
+}
+
 }  // namespace
 }  // namespace gd::promsource

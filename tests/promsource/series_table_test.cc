@@ -56,6 +56,18 @@ TEST(SeriesTable, EveryEntryHasTheSetterOfItsKind) {
   for (const Entry& e : entries()) {
     EXPECT_TRUE(queries.insert(e.query).second) << e.query;
     const bool gpu = e.scope == Scope::kGpu;
+    if (e.scope == Scope::kProcess) {
+      // A process's value goes to a listed GPU process or a node process.
+      if (e.kind == Kind::kSample)
+        EXPECT_NE(e.gpu_proc != nullptr, e.proc != nullptr) << e.query;
+      else
+        EXPECT_TRUE(e.kind == Kind::kProcessList ||
+                    e.kind == Kind::kDeadProcess)
+            << e.query;
+      EXPECT_EQ(std::string(e.query).rfind("gpudoctor_", 0), 0u) << e.query;
+      continue;
+    }
+    EXPECT_FALSE(e.gpu_proc || e.proc) << e.query;
     if (e.kind == Kind::kSample) {
       EXPECT_EQ(gpu, e.gpu != nullptr) << e.query;
       EXPECT_EQ(!gpu, e.host != nullptr) << e.query;

@@ -59,7 +59,10 @@ class DevShmSmallRule : public Rule {
     for (const GpuJob& job : ctx.gpu_jobs(kSaturatedPct)) {
       if (job.workers.empty()) continue;
       const ProcessSample* root = tree.find(job.pid);
-      if (!root || !root->dev_shm_bytes) continue;
+      if (!root) continue;
+      ++with_workers_;
+      if (!root->dev_shm_bytes) continue;
+      ++with_shm_;
       double shm = static_cast<double>(*root->dev_shm_bytes);
       double workers = static_cast<double>(job.workers.size());
       if (shm >= small_bytes_ || shm >= workers * per_worker_bytes_) continue;
@@ -83,8 +86,16 @@ class DevShmSmallRule : public Rule {
   }
 
   // Without GPU process lists there is nothing to judge.
+  // Nor where jobs with workers came without /dev/shm's size (a window
+  // read from exporters' series, which do not carry it).
   std::optional<std::string> not_judged() const override {
-    return process_lists_.not_judged();
+    if (auto why = process_lists_.not_judged()) return why;
+    if (with_workers_ == 0 || with_shm_ > 0) return std::nullopt;
+    return fmt::format(
+        "needs the size of /dev/shm as the GPU jobs see it (as gpudoctor "
+        "record and serve read it); none came with the {} reading{} of a job "
+        "with workers",
+        with_workers_, with_workers_ == 1 ? "" : "s");
   }
 
  private:
@@ -130,6 +141,7 @@ class DevShmSmallRule : public Rule {
   double per_worker_bytes_ = kMinMibPerWorker * workload::kMiB;
   std::map<uint32_t, JobState> jobs_;
   ProcessListsSeen process_lists_;
+  size_t with_workers_ = 0, with_shm_ = 0;
 };
 
 }  // namespace

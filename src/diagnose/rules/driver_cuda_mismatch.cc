@@ -110,11 +110,16 @@ class DriverCudaMismatchRule : public Rule {
 
   void observe(const Sample& s, const SampleContext&) override {
     process_lists_.add(s);
-    if (!known_) return;
     gpu_of_.clear();  // this sample's GPU processes
     for (const auto& g : s.gpus)
       if (g.processes)
         for (const auto& p : *g.processes) gpu_of_.emplace(p.pid, g.index);
+    for (const auto& p : s.processes)
+      if (gpu_of_.count(p.pid)) {
+        ++gpu_processes_;
+        if (!p.libs.empty()) ++with_libs_;
+      }
+    if (!known_) return;
     if (verdicts_.size() > kMaxVerdicts) verdicts_.clear();
     for (const auto& p : s.processes) {
       const LibVerdict& v = verdict(p);
@@ -194,8 +199,22 @@ class DriverCudaMismatchRule : public Rule {
   }
 
   // Without GPU process lists there is nothing to judge.
+  // Nor without the libraries the GPU processes map, or the CUDA version
+  // the driver supports (a window read from exporters' series has neither).
   std::optional<std::string> not_judged() const override {
-    return process_lists_.not_judged();
+    if (auto why = process_lists_.not_judged()) return why;
+    if (gpu_processes_ == 0) return std::nullopt;
+    if (with_libs_ == 0)
+      return fmt::format(
+          "needs the libraries the GPU processes map (/proc/PID/maps, as "
+          "gpudoctor record and serve read them); none came with the {} GPU "
+          "process reading{}",
+          gpu_processes_, gpu_processes_ == 1 ? "" : "s");
+    if (!known_)
+      return std::string(
+          "needs the CUDA version the driver supports (NVML's "
+          "nvmlSystemGetCudaDriverVersion); the trace's header has none");
+    return std::nullopt;
   }
 
  private:
@@ -256,6 +275,7 @@ class DriverCudaMismatchRule : public Rule {
   std::unordered_map<uint32_t, LibVerdict> verdicts_;  // by pid, bounded
   std::unordered_map<uint32_t, int> gpu_of_;           // reused per sample
   ProcessListsSeen process_lists_;
+  size_t gpu_processes_ = 0, with_libs_ = 0;
 };
 
 }  // namespace
