@@ -68,9 +68,15 @@ struct GroupRow {
   uint64_t gpu_mask = 0;               // GPUs 0..63 it held (bit i = GPU i)
   bool folded = false;                 // "other": groups past the cap
   std::vector<GroupFinding> findings;  // with Accountant::attribute
+  // A fleet's report (fleet_merge.h): the nodes the group held GPUs on,
+  // ascending, at most kNodesPerGroup of them, and how many in all; empty
+  // and 0 for one node's report (gpu_mask then names its GPUs).
+  std::vector<std::string> nodes;
+  size_t node_count = 0;
 };
 
 struct GpuAccount {
+  std::string node;  // a fleet's report: the GPU's node; "" for one node
   int index = 0;
   std::string name;  // from the trace header; untrusted
   std::optional<uint64_t> mem_total_bytes;

@@ -17,6 +17,9 @@
 
 #include "accounting/accountant.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
+#include "cli/fleet_plan.h"
+#include "cli/fleet_report.h"
 #include "cli/full_binary.h"
 #include "collect/sampler.h"
 #include "common/time_point.h"
@@ -33,6 +36,7 @@ struct ReportFlags {
   std::string from, db, since, start, end, by = "job";
   bool json = false, csv = false, findings = false;
   std::optional<double> price_kwh, price_gpu_hour;
+  FleetReportFlags fleet;  // --prometheus: a fleet instead of one node
 };
 
 // A price: a plain non-negative decimal ("0.12", "2"); no sign, exponent,
@@ -163,14 +167,32 @@ void run_report(const ReportFlags& f) {
                                             " is before the start " +
                                             utc_text(*o.start));
   accounting::AccountReport r;
-  try {
-    r = f.from.empty() ? account_history(f, o) : account_trace(f, o);
-  } catch (const TraceError& e) {
-    throw std::runtime_error(std::string("report: ") + e.what());
-  }
   ReportViewOptions view;
+  if (!f.fleet.prom.url.empty()) {
+    FleetReportFlags fleet = f.fleet;
+    fleet.prom.since = !f.since.empty() ? f.since : f.start;
+    fleet.prom.until = f.end;
+    fleet.findings = f.findings;
+    FleetReport fr = report_fleet(fleet, o);
+    if (fr.not_checked.size() == fr.nodes)
+      throw std::runtime_error("report: no node of " + f.fleet.prom.url +
+                               " could be read: " + fr.not_checked.front());
+    r = std::move(fr.report);
+    view.fleet_nodes = fr.nodes;
+    view.not_checked = std::move(fr.not_checked);
+    o.start = r.start;
+    o.end = r.end;
+  } else {
+    try {
+      r = f.from.empty() ? account_history(f, o) : account_trace(f, o);
+    } catch (const TraceError& e) {
+      throw std::runtime_error(std::string("report: ") + e.what());
+    }
+  }
   view.by = dimension_of(f.by);
-  view.source = f.from.empty() ? f.db : f.from;
+  view.source = !f.fleet.prom.url.empty() ? f.fleet.prom.url
+                : f.from.empty()          ? f.db
+                                          : f.from;
   if (f.price_kwh) view.prices.kwh = f.price_kwh;
   if (f.price_gpu_hour) view.prices.gpu_hour = f.price_gpu_hour;
   view.findings = f.findings;
@@ -196,6 +218,19 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
   auto* db = cmd->add_option(
       "--db", f->db, "history database written by `gpudoctor serve --db`");
   from->excludes(db);
+  auto* prometheus = cmd->add_option(
+      "--prometheus", f->fleet.prom.url,
+      "account every node of a fleet from its Prometheus (serve's "
+      "per-process series, dcgm-exporter, node_exporter; docs/fleet.md), "
+      "the last 24h by default");
+  prometheus->excludes(from)->excludes(db);
+  add_prometheus_server_flags(*cmd, f->fleet.prom);
+  cmd->add_option("--match", f->fleet.match,
+                  "with --prometheus: only the nodes whose GPU series match "
+                  "these label matchers ('{cluster=\"a\"}')");
+  cmd->add_option("--concurrency", f->fleet.concurrency,
+                  "with --prometheus: nodes read at once (default 4, 1 to 64)")
+      ->transform(decimal_in(1, kMaxFleetConcurrency));
   auto* since =
       cmd->add_option("--since", f->since,
                       "window: from a duration ago (24h), Unix seconds or "
@@ -229,9 +264,17 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
   cmd->add_flag("--findings", f->findings,
                 "also run the diagnosis over the window and give each "
                 "group the findings that name its processes");
-  cmd->callback([f] {
-    if (f->from.empty() && f->db.empty())
-      throw CLI::RequiredError("--from or --db");
+  cmd->callback([f, cmd] {
+    if (f->from.empty() && f->db.empty() && f->fleet.prom.url.empty())
+      throw CLI::RequiredError("--from, --db or --prometheus");
+    if (f->fleet.prom.url.empty()) {
+      std::vector<const char*> flags = prometheus_only_flags();
+      flags.push_back("--match");
+      flags.push_back("--concurrency");
+      for (const char* flag : flags)
+        if (cmd->count(flag) > 0)
+          throw CLI::ValidationError(flag, "is for --prometheus");
+    }
     run_report(*f);
   });
 }

@@ -4,23 +4,16 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
-#include "cli/prometheus_credentials.h"
-#include "common/terminal_text.h"
+#include "cli/fleet_plan.h"
 #include "http_client/prometheus_api.h"
-#include "promsource/fleet_nodes.h"
-#include "promsource/label_matcher.h"
 #include "promsource/read_node.h"
 #include "serve/web_assets.h"
 #include "views/diagnose_report.h"
@@ -150,36 +143,9 @@ class Progress {
 
 int diagnose_fleet(const FleetDiagnoseFlags& f,
                    const DiagnoseOptions& options) {
-  const http::Url url = prometheus_url(f.prom);
-  const http::Credentials who = prometheus_credentials(f.prom);
-  check_node_label(f.prom);
-  if (!f.match.empty()) {
-    try {
-      promsource::check_label_matcher(f.match);
-    } catch (const std::invalid_argument& e) {
-      throw CLI::ValidationError("--match", e.what());
-    }
-  }
-  if (f.concurrency < 1 || f.concurrency > kMaxFleetConcurrency)
-    throw CLI::ValidationError("--concurrency", "is 1 to 64");
-  const TimeWindow w = window_of(f.prom, f.window_s);
-  std::signal(SIGPIPE, SIG_IGN);
-  http::prom::Limits limits;
-  // One series per GPU of the fleet when listing the nodes.
-  limits.max_series = 65536;
-  const http::prom::Client lister(url, who, limits);
-  http::RequestCancel cancel;
-  const auto nodes =
-      promsource::fleet_nodes(lister, w.start, w.end, cancel, f.match);
-  if (nodes.empty())
-    throw std::runtime_error(
-        f.prom.url + " has no GPU series (DCGM_FI_DEV_GPU_UTIL" + f.match +
-        ") between " + utc_text(w.start) + " and " + utc_text(w.end));
-  // Nodes whose node_exporter is scraped at an address (node_match.h).
-  const auto aliases =
-      f.prom.node_label.empty()
-          ? promsource::node_aliases(lister, w.start, w.end, cancel)
-          : std::map<std::string, std::vector<std::string>>{};
+  const FleetPlan plan = plan_fleet(f.prom, f.window_s, f.match, f.concurrency);
+  const TimeWindow& w = plan.window;
+  const auto& nodes = plan.nodes;
   // Each node's report is written as soon as it and every node before it
   // are done: the output is in node order, whatever finishes first, and a
   // report is held only while an earlier node is still being read.
@@ -209,31 +175,15 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
     }
   };
   promsource::ReadChoice read(read_path_of(f.prom));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    const http::prom::Client client(url, who);
-    // The rules record the config keys they ask for (Config::get): each
-    // worker asks its own copy.
-    const DiagnoseOptions own = options;
-    for (size_t i = next++; i < nodes.size(); i = next++) {
-      promsource::NodeQuery q{nodes[i],      w.start, w.end,
-                              f.prom.step_s, {},      f.prom.node_label};
-      if (auto a = aliases.find(nodes[i]); a != aliases.end())
-        q.instance_hosts = a->second;
-      deliver(i, check_node(client, q, read, own, f.json, !f.html.empty()));
-      progress.step();
-    }
-  };
-  const size_t workers =
-      std::min(nodes.size(), static_cast<size_t>(f.concurrency));
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < workers; ++i) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
-  if (auto why = read.fallback(); !why.empty())
-    std::fprintf(stderr,
-                 "gpudoctor: diagnose: remote read not answered (%s); GPU "
-                 "series were read by query_range\n",
-                 terminal_safe(why, 300).c_str());
+  // The rules record the config keys they ask for (Config::get): each node
+  // asks its own copy.
+  for_each_node(plan, f.concurrency, read, "diagnose",
+                [&](size_t i, const http::prom::Client& client) {
+                  const DiagnoseOptions own = options;
+                  deliver(i, check_node(client, node_query(plan, i, f.prom),
+                                        read, own, f.json, !f.html.empty()));
+                  progress.step();
+                });
 
   std::vector<FleetNodeOutcome> outcomes;
   outcomes.reserve(done.size());

@@ -7,13 +7,11 @@
 
 #include <string>
 
+#include "cli/fleet_plan.h"
 #include "cli/prometheus_flags.h"
 #include "diagnose/engine.h"
 
 namespace gd {
-
-// Nodes read at once: at least one, at most this many.
-inline constexpr int kMaxFleetConcurrency = 64;
 
 struct FleetDiagnoseFlags {
   PrometheusFlags prom;    // server, credentials, --since/--until, --step

@@ -20,6 +20,18 @@ constexpr DurationRange kStepRange{1, 3600};
 
 void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,
                           const std::string& since_help) {
+  add_prometheus_server_flags(cmd, f);
+  cmd.add_option("--since,--start", f.since,
+                 "start: a duration before --until or now (1h, 2d), Unix "
+                 "seconds or a UTC time 2024-11-22T08:00:00Z (default: " +
+                     since_help + ")")
+      ->check(check_time_point);
+  cmd.add_option("--until,--end", f.until,
+                 "end, same forms as --since (default: now)")
+      ->check(check_time_point);
+}
+
+void add_prometheus_server_flags(CLI::App& cmd, PrometheusFlags& f) {
   add_duration_option(cmd, "--step", f.step_s, kStepRange,
                       "with --prometheus: time between samples (default 15s)");
   cmd.add_option("--bearer-token-file", f.bearer_token_file,
@@ -41,14 +53,6 @@ void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,
                  "query-range, or auto (remote read while the server answers "
                  "it, else query-range; default)")
       ->check(CLI::IsMember({"auto", "remote-read", "query-range"}));
-  cmd.add_option("--since,--start", f.since,
-                 "start: a duration before --until or now (1h, 2d), Unix "
-                 "seconds or a UTC time 2024-11-22T08:00:00Z (default: " +
-                     since_help + ")")
-      ->check(check_time_point);
-  cmd.add_option("--until,--end", f.until,
-                 "end, same forms as --since (default: now)")
-      ->check(check_time_point);
 }
 
 const std::vector<const char*>& prometheus_only_flags() {

@@ -30,6 +30,8 @@ promsource::ReadPath read_path_of(const PrometheusFlags& f);
 // to for this command.
 void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,
                           const std::string& since_help);
+// The same without the times, for a command with its own (report).
+void add_prometheus_server_flags(CLI::App& cmd, PrometheusFlags& f);
 
 // The flags above that mean nothing without --prometheus (not the times:
 // export --db takes them too).

@@ -242,14 +242,15 @@ api::UsageReply compute_usage(const History& history, const UsageQuery& q,
     }
   }
   if (other) {
-    api::UsageGroup g = group_of({other->key,
-                                  other->label,
-                                  other_usage,
-                                  other->first,
-                                  other->last,
-                                  other_mask,
-                                  true,
-                                  {}});
+    accounting::GroupRow row;
+    row.key = other->key;
+    row.label = other->label;
+    row.usage = other_usage;
+    row.first_t = other->first;
+    row.last_t = other->last;
+    row.gpu_mask = other_mask;
+    row.folded = true;
+    api::UsageGroup g = group_of(row);
     g.groups = other->groups;
     g.held_series = std::move(other->held_series);
     g.energy_series = std::move(other->energy_series);

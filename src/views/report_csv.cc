@@ -37,6 +37,9 @@ std::string report_csv(const accounting::AccountReport& r,
       "energy_counter_kwh,energy_power_kwh,split";
   if (o.prices.any()) out += ",cost";
   if (o.findings) out += ",findings";
+  // A fleet's report: the nodes each group held GPUs on ("n1 n2").
+  const bool fleet = !r.gpus.empty() && !r.gpus.front().node.empty();
+  if (fleet) out += ",nodes";
   out += "\n";
   for (const auto& row : r.by(o.by)) {
     const auto& u = row.usage;
@@ -55,6 +58,13 @@ std::string report_csv(const accounting::AccountReport& r,
         num(u.energy_power_j / kJoulesPerKwh), report_split_text(u));
     if (o.prices.any()) out += fmt::format(",{:.4f}", o.prices.cost(u));
     if (o.findings) out += "," + cell(report_findings_text(row));
+    if (fleet) {
+      std::string nodes;
+      for (const auto& n : row.nodes) nodes += (nodes.empty() ? "" : " ") + n;
+      if (row.node_count > row.nodes.size())
+        nodes += fmt::format(" +{}", row.node_count - row.nodes.size());
+      out += "," + cell(nodes);
+    }
     out += "\n";
   }
   return out;

@@ -50,6 +50,10 @@ std::string report_json(const accounting::AccountReport& r,
                    {"samples", r.samples},
                    {"gap_s", r.gap_s}};
   doc["by"] = accounting::dimension_name(o.by);
+  if (o.fleet_nodes > 0)
+    doc["fleet"] = {{"nodes", o.fleet_nodes},
+                    {"checked", o.fleet_nodes - o.not_checked.size()},
+                    {"not_checked", o.not_checked}};
   if (o.prices.any())
     doc["prices"] = {
         {"kwh", o.prices.kwh ? Json(*o.prices.kwh) : Json(nullptr)},
@@ -79,7 +83,7 @@ std::string report_json(const accounting::AccountReport& r,
   doc["node"] = node;
 
   Json gpus = Json::array();
-  for (const auto& g : r.gpus)
+  for (const auto& g : r.gpus) {
     gpus.push_back({{"index", g.index},
                     {"name", g.name},
                     {"wall_hours", h(g.wall_s)},
@@ -96,6 +100,8 @@ std::string report_json(const accounting::AccountReport& r,
                     {"energy_power_kwh", kwh(g.energy_power_j)},
                     {"counter_resets", g.counter_resets},
                     {"gaps", g.gaps}});
+    if (!g.node.empty()) gpus.back()["node"] = g.node;
+  }
   doc["gpus"] = gpus;
 
   Json groups = Json::array();
@@ -105,6 +111,10 @@ std::string report_json(const accounting::AccountReport& r,
     g["label"] = row.label;
     g["other"] = row.folded;
     g["gpus"] = report_gpus(row.gpu_mask);
+    if (row.node_count > 0) {  // a fleet's report
+      g["nodes"] = row.nodes;
+      g["node_count"] = row.node_count;
+    }
     g["first"] = row.first_t;
     g["last"] = row.last_t;
     g.update(usage_json(row.usage, o));

@@ -44,6 +44,14 @@ std::string memory(const Usage& u) {
   return mean + " / " + human_bytes_brief(u.mem_peak_bytes);
 }
 
+// The GPUS cell: a node's GPU indices, or in a fleet's report the node
+// ("gpu-07") or how many nodes ("12 nodes").
+std::string groups_gpus(const GroupRow& row) {
+  if (row.node_count == 0) return join_ints(report_gpus(row.gpu_mask), ",");
+  if (row.node_count == 1 && !row.nodes.empty()) return row.nodes.front();
+  return fmt::format("{} nodes", row.node_count);
+}
+
 }  // namespace
 
 std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
@@ -57,15 +65,26 @@ std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
                 "gpudoctor report: {}, {} .. {} ({} samples), by {}\n\n",
                 terminal_safe(o.source, 256), utc_text(r.start),
                 utc_text(r.end), r.samples, by);
+  if (o.fleet_nodes > 0) {
+    out += fmt::format("fleet: {} of {} nodes checked\n",
+                       o.fleet_nodes - o.not_checked.size(), o.fleet_nodes);
+    for (const std::string& why : o.not_checked)
+      out += "  could not check " + terminal_safe(why, 300) + "\n";
+    out += "\n";
+  }
   const auto& rows = r.by(o.by);
+  // A fleet's rows name their nodes, wider than a node's GPU indices.
+  const bool fleet = !r.gpus.empty() && !r.gpus.front().node.empty();
+  const size_t gpus_width = fleet ? 16 : 8;
   std::string head = by;
   for (char& c : head) c = static_cast<char>(c - ('a' - 'A'));
   out += terminal_cell(head, 32) +
          fmt::format(
-             " {:<8} {:>10} {:>10} {:>15} {:>10} {:>18} {:>10} "
+             " {:<{}} {:>10} {:>10} {:>15} {:>10} {:>18} {:>10} "
              "{:<10}",
-             "GPUS", "HELD GPU-h", "BUSY GPU-h", "SM-ACTIVE GPU-h", "IDLE-HELD",
-             "MEM mean/peak", "ENERGY kWh", "SPLIT");
+             fleet ? "NODES" : "GPUS", gpus_width, "HELD GPU-h", "BUSY GPU-h",
+             "SM-ACTIVE GPU-h", "IDLE-HELD", "MEM mean/peak", "ENERGY kWh",
+             "SPLIT");
   if (o.prices.any()) out += fmt::format(" {:>10}", "COST");
   end_row(out);
   for (const GroupRow& row : rows) {
@@ -77,9 +96,9 @@ std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
     }
     out += terminal_cell(label, 32) +
            fmt::format(
-               " {:<8} {:>10} {:>10} {:>15} {:>10} {:>18} {:>10} "
+               " {:<{}} {:>10} {:>10} {:>15} {:>10} {:>18} {:>10} "
                "{:<10}",
-               terminal_fit(join_ints(report_gpus(row.gpu_mask), ","), 8),
+               terminal_fit(groups_gpus(row), gpus_width), gpus_width,
                hours(row.usage.held_s), hours(row.usage.busy_s),
                sm_active(row.usage), hours(row.usage.idle_held_s),
                memory(row.usage), kwh(row.usage.energy_j),
@@ -104,10 +123,10 @@ std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
 
   const accounting::NodeTotals n = accounting::node_totals(r);
   out += fmt::format(
-      "\nnode: {} GPUs, {} GPU-h available: held {} ({}), busy {}, "
+      "\n{}: {} GPUs, {} GPU-h available: held {} ({}), busy {}, "
       "SM-active {}; unheld {}, unattributed {} ({} gap{})\n",
-      n.gpus, hours(n.wall_s), hours(n.held_s), pct(n.held_s, n.wall_s),
-      hours(n.busy_s),
+      fleet ? "fleet" : "node", n.gpus, hours(n.wall_s), hours(n.held_s),
+      pct(n.held_s, n.wall_s), hours(n.busy_s),
       n.sm_measured_s > 0 ? hours(n.sm_active_s) : "not measured",
       hours(n.unheld_s), hours(n.unattributed_s), n.gaps,
       n.gaps == 1 ? "" : "s");
@@ -138,13 +157,18 @@ std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
         "anyone\n",
         r.gap_s);
 
-  out +=
-      "\nGPU  WALL h    HELD h  UNHELD h  UNATTR h  ENERGY kWh  IDLE kWh  "
-      "UNATTR kWh\n";
+  const size_t gpu_width = fleet ? 24 : 4;  // "node/index" in a fleet's
+  out += fmt::format(
+      "\n{:<{}} WALL h    HELD h  UNHELD h  UNATTR h  ENERGY kWh  IDLE kWh  "
+      "UNATTR kWh\n",
+      "GPU", gpu_width);
   for (const GpuAccount& g : r.gpus)
     out +=
-        fmt::format("{:<4} {:>6} {:>9} {:>9} {:>9} {:>11} {:>9} {:>11}\n",
-                    g.index, hours(g.wall_s), hours(g.held_s),
+        fmt::format("{:<{}} {:>6} {:>9} {:>9} {:>9} {:>11} {:>9} {:>11}\n",
+                    g.node.empty() ? std::to_string(g.index)
+                                   : terminal_fit(g.node, gpu_width - 4) + "/" +
+                                         std::to_string(g.index),
+                    gpu_width, hours(g.wall_s), hours(g.held_s),
                     hours(g.unheld_s), hours(g.unattributed_s), kwh(g.energy_j),
                     kwh(g.idle_energy_j), kwh(g.unattributed_energy_j));
   return out;

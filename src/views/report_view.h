@@ -18,6 +18,10 @@ struct ReportViewOptions {
   // The diagnosis ran (--findings): each group's findings are shown (an
   // empty list then means none, not "not looked").
   bool findings = false;
+  // report --prometheus: the nodes listed, and those that could not be
+  // read ("node: why"), said beside the fleet's accounts.
+  size_t fleet_nodes = 0;
+  std::vector<std::string> not_checked;
 };
 
 std::string report_text(const accounting::AccountReport& r,

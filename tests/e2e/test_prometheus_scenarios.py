@@ -18,6 +18,9 @@ backfilled with promtool into a real Prometheus, then `gpudoctor diagnose
 Every node but node-loader must list input-bound as not judged: no exporter
 there gives per-process CPU. On node-loader the rules that need what serve's
 series do not carry (mapped libraries, /dev/shm's size) say so.
+`report --prometheus` over the same fleet gives node-loader's GPU-hours and
+energy to alice, whose job held them, and leaves every other node's GPUs
+unattributed (no process lists there).
 promtool or prometheus missing fails the test: it is never skipped.
 """
 import json
@@ -156,6 +159,11 @@ class PrometheusScenarios(unittest.TestCase):
         cls.stderr = p.stderr
         cls.code = p.returncode
         cls.out = json.loads(p.stdout) if p.stdout.strip() else {}
+        p = gd("report", "--prometheus", cls.url, "--start", str(cls.start),
+               "--end", str(cls.end), "--step", "15s", "--by", "user", "--json")
+        cls.report_stderr = p.stderr
+        cls.report_code = p.returncode
+        cls.doc = json.loads(p.stdout) if p.stdout.strip() else {}
 
     @classmethod
     def tearDownClass(cls):
@@ -211,6 +219,58 @@ class PrometheusScenarios(unittest.TestCase):
         # What serve's series do not carry is said, not passed over.
         self.assertIn("/proc/PID/maps", nj.get("driver-cuda-mismatch", ""), nj)
         self.assertIn("/dev/shm", nj.get("dev-shm-small", ""), nj)
+
+    # report --prometheus over the same fleet: where the GPU-hours and the
+    # energy went, from serve's per-process series where serve runs; the
+    # GPUs of the other nodes are unattributed (no process lists there),
+    # never given to anyone.
+    def test_every_node_is_accounted(self):
+        self.assertEqual(self.report_code, 0, self.report_stderr)
+        self.assertEqual(self.doc["fleet"], {"nodes": len(NODES), "checked": len(NODES),
+                                             "not_checked": []})
+        self.assertEqual(len(self.doc["gpus"]), 2 * len(NODES))
+        self.assertEqual({g["node"] for g in self.doc["gpus"]}, set(NODES))
+
+    def test_alices_job_holds_node_loaders_two_gpus_for_the_hour(self):
+        rows = {g["key"]: g for g in self.doc["groups"]}
+        self.assertEqual(sorted(rows), ["u:alice"], rows)
+        alice = rows["u:alice"]
+        self.assertEqual(alice["nodes"], ["node-loader"])
+        self.assertAlmostEqual(alice["gpu_hours_held"], 2 * HOUR / 3600, delta=0.01)
+        # DCGM's energy counter grows 600 W x 15 s a step on each GPU.
+        want_kwh = 2 * 600 * HOUR / 3.6e6
+        self.assertAlmostEqual(alice["energy_kwh"], want_kwh, delta=0.01 * want_kwh)
+        # Busy as DCGM said: 96% and 15% in turn.
+        self.assertAlmostEqual(alice["busy_gpu_hours"], 2 * (96 + 15) / 2 / 100, delta=0.02)
+
+    def test_the_fleet_closes_and_nothing_is_invented(self):
+        for g in self.doc["gpus"]:
+            total = g["gpu_hours_held"] + g["gpu_hours_unheld"] + g["gpu_hours_unattributed"]
+            self.assertAlmostEqual(total, g["wall_hours"], delta=0.001, msg=g)
+            if g["node"] != "node-loader":
+                # No process lists: nobody held it, as far as anyone can say.
+                self.assertEqual(g["gpu_hours_held"], 0, g)
+                self.assertAlmostEqual(g["gpu_hours_unattributed"], g["wall_hours"],
+                                       delta=0.001, msg=g)
+        node = self.doc["node"]
+        self.assertAlmostEqual(node["gpu_hours_available"], 2 * len(NODES) * HOUR / 3600,
+                               delta=0.05)
+
+    def test_text_names_the_fleet(self):
+        p = gd("report", "--prometheus", self.url, "--start", str(self.start),
+               "--end", str(self.end), "--step", "15s")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"fleet: {len(NODES)} of {len(NODES)} nodes checked", p.stdout)
+        job = [line for line in p.stdout.splitlines() if "(pid 1999)" in line]
+        self.assertEqual(len(job), 1, p.stdout)  # the job, named by its node
+        self.assertTrue(job[0].startswith("node-loader: "), job)
+        self.assertIn(" node-loader ", job[0])
+        self.assertIn("node-loader/1", p.stdout)
+
+    def test_prometheus_flags_need_prometheus(self):
+        p = gd("report", "--from", "x.jsonl", "--match", '{a="b"}')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--match", p.stderr)
 
 
 if __name__ == "__main__":

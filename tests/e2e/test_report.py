@@ -171,7 +171,7 @@ class ReportFromTrace(unittest.TestCase):
         self.assertIn(f"idle GPUs {IDLE:.3f}", energy)
 
     def test_bad_flags_and_input(self):
-        cases = [(["report"], "--from or --db"),
+        cases = [(["report"], "--from, --db or --prometheus"),
                  (["report", "--from", self.trace, "--by", "team"], "--by"),
                  (["report", "--from", self.trace, "--price-kwh", "-1"], "--price-kwh"),
                  (["report", "--from", self.trace, "--json", "--csv"], "--csv"),

@@ -1,0 +1,94 @@
+#include "cli/fleet_report.h"
+
+#include <mutex>
+#include <stdexcept>
+
+#include "accounting/fleet_merge.h"
+#include "cli/fleet_plan.h"
+#include "diagnose/engine.h"
+#include "promsource/read_node.h"
+
+namespace gd {
+namespace {
+
+// A node's window as a sample source for the diagnosis, each sample also
+// handed to the accountant on its way: one pass does both.
+class WindowSource : public SampleSource {
+ public:
+  WindowSource(const promsource::NodeWindow& w, accounting::Accountant& acc)
+      : acc_(acc) {
+    w.each_sample([this](const Sample& s) { samples_.push_back(s); });
+  }
+  bool next(Sample& out) override {
+    if (at_ == samples_.size()) return false;
+    out = std::move(samples_[at_++]);
+    acc_.add(out);
+    return true;
+  }
+
+ private:
+  accounting::Accountant& acc_;
+  std::vector<Sample> samples_;
+  size_t at_ = 0;
+};
+
+accounting::AccountReport account_node(const http::prom::Client& client,
+                                       const promsource::NodeQuery& q,
+                                       promsource::ReadChoice& read,
+                                       const accounting::AccountOptions& o,
+                                       bool findings) {
+  http::RequestCancel cancel;
+  const auto window = promsource::read_node(client, q, read, cancel);
+  const TraceHeader header = window.header();
+  accounting::Accountant acc(header, o);
+  if (!findings) {
+    window.each_sample([&acc](const Sample& s) { acc.add(s); });
+  } else {
+    WindowSource source(window, acc);
+    const DiagnoseResult d = diagnose(header, source, {});
+    std::vector<accounting::Accountant::FindingSpan> spans;
+    for (const Finding& x : d.findings)
+      spans.push_back({x.id, x.severity, x.pids, x.start, x.end});
+    acc.attribute(spans);
+  }
+  auto r = acc.finish();
+  if (r.samples == 0) throw std::runtime_error("no samples in the window");
+  return r;
+}
+
+}  // namespace
+
+FleetReport report_fleet(const FleetReportFlags& f,
+                         const accounting::AccountOptions& options) {
+  const FleetPlan plan = plan_fleet(f.prom, f.window_s, f.match, f.concurrency);
+  accounting::AccountOptions o = options;
+  o.start = plan.window.start;
+  o.end = plan.window.end;
+  std::vector<accounting::NodeAccount> accounts(plan.nodes.size());
+  std::vector<std::string> errors(plan.nodes.size());
+  promsource::ReadChoice read(read_path_of(f.prom));
+  for_each_node(plan, f.concurrency, read, "report",
+                [&](size_t i, const http::prom::Client& client) {
+                  accounts[i].node = plan.nodes[i];
+                  try {
+                    accounts[i].report =
+                        account_node(client, node_query(plan, i, f.prom), read,
+                                     o, f.findings);
+                  } catch (const std::exception& e) {
+                    errors[i] = e.what();
+                  }
+                });
+  FleetReport out;
+  out.nodes = plan.nodes.size();
+  std::vector<accounting::NodeAccount> checked;
+  for (size_t i = 0; i < accounts.size(); ++i) {
+    if (errors[i].empty())
+      checked.push_back(std::move(accounts[i]));
+    else
+      out.not_checked.push_back(plan.nodes[i] + ": " + errors[i]);
+  }
+  out.report = accounting::merge_node_reports(std::move(checked));
+  return out;
+}
+
+}  // namespace gd
