@@ -143,7 +143,7 @@ class Progress {
 
 int diagnose_fleet(const FleetDiagnoseFlags& f,
                    const DiagnoseOptions& options) {
-  const FleetPlan plan = plan_fleet(f.prom, f.window_s, f.match, f.concurrency);
+  const FleetPlan plan = plan_fleet(f);
   const TimeWindow& w = plan.window;
   const auto& nodes = plan.nodes;
   // Each node's report is written as soon as it and every node before it

@@ -13,11 +13,8 @@
 
 namespace gd {
 
-struct FleetDiagnoseFlags {
-  PrometheusFlags prom;    // server, credentials, --since/--until, --step
-  double window_s = 3600;  // without --since: the last hour
-  std::string match;       // --match '{...}', "" for every node
-  int concurrency = 4;     // nodes in parallel, one window in memory each
+// Without --since: the last hour (FleetFlags::window_s).
+struct FleetDiagnoseFlags : FleetFlags {
   bool json = false;
   std::string html;  // --html FILE: the fleet as one HTML page, "" for none
 };

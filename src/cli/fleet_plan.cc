@@ -15,8 +15,9 @@
 
 namespace gd {
 
-FleetPlan plan_fleet(const PrometheusFlags& prom, double window_s,
-                     const std::string& match, int concurrency) {
+FleetPlan plan_fleet(const FleetFlags& f) {
+  const PrometheusFlags& prom = f.prom;
+  const std::string& match = f.match;
   FleetPlan plan;
   plan.url = prometheus_url(prom);
   plan.who = prometheus_credentials(prom);
@@ -28,9 +29,9 @@ FleetPlan plan_fleet(const PrometheusFlags& prom, double window_s,
       throw CLI::ValidationError("--match", e.what());
     }
   }
-  if (concurrency < 1 || concurrency > kMaxFleetConcurrency)
+  if (f.concurrency < 1 || f.concurrency > kMaxFleetConcurrency)
     throw CLI::ValidationError("--concurrency", "is 1 to 64");
-  plan.window = window_of(prom, window_s);
+  plan.window = window_of(prom, f.window_s);
   std::signal(SIGPIPE, SIG_IGN);
   http::prom::Limits limits;
   // One series per GPU of the fleet when listing the nodes.

@@ -18,6 +18,14 @@ namespace gd {
 // Nodes read at once: at least one, at most this many.
 inline constexpr int kMaxFleetConcurrency = 64;
 
+// The flags of a command over a fleet's Prometheus.
+struct FleetFlags {
+  PrometheusFlags prom;    // server, credentials, --since/--until, --step
+  double window_s = 3600;  // without --since: this long before --until
+  std::string match;       // --match '{...}', "" for every node
+  int concurrency = 4;     // nodes in parallel, one window in memory each
+};
+
 struct FleetPlan {
   http::Url url;
   http::Credentials who;
@@ -29,8 +37,7 @@ struct FleetPlan {
 
 // Throws CLI::ValidationError for a bad flag, std::runtime_error when the
 // server has no GPU series in the window (or cannot be asked).
-FleetPlan plan_fleet(const PrometheusFlags& prom, double window_s,
-                     const std::string& match, int concurrency);
+FleetPlan plan_fleet(const FleetFlags& f);
 
 // Node i's query.
 promsource::NodeQuery node_query(const FleetPlan& plan, size_t i,

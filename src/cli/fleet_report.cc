@@ -60,7 +60,7 @@ accounting::AccountReport account_node(const http::prom::Client& client,
 
 FleetReport report_fleet(const FleetReportFlags& f,
                          const accounting::AccountOptions& options) {
-  const FleetPlan plan = plan_fleet(f.prom, f.window_s, f.match, f.concurrency);
+  const FleetPlan plan = plan_fleet(f);
   accounting::AccountOptions o = options;
   o.start = plan.window.start;
   o.end = plan.window.end;

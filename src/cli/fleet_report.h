@@ -8,15 +8,12 @@
 
 #include "accounting/account.h"
 #include "accounting/accountant.h"
-#include "cli/prometheus_flags.h"
+#include "cli/fleet_plan.h"
 
 namespace gd {
 
-struct FleetReportFlags {
-  PrometheusFlags prom;     // server, credentials, --since/--until, --step
-  double window_s = 86400;  // without --since: the last day
-  std::string match;        // --match '{...}', "" for every node
-  int concurrency = 4;
+struct FleetReportFlags : FleetFlags {
+  FleetReportFlags() { window_s = 86400; }  // without --since: the last day
   bool findings = false;  // diagnose each node too, give groups findings
 };
 
