@@ -291,6 +291,10 @@ void fill_numbers(const NumericColumns& cols,
 
 }  // namespace
 
+std::string decompress_rest(std::string_view rest_blob) {
+  return decompress(rest_blob);
+}
+
 std::vector<Sample> decode_block(std::string_view numeric_blob,
                                  std::string_view rest_blob) {
   DecodeBudget budget;

@@ -83,5 +83,7 @@ NumericColumns decode_numeric_fields(std::string_view numeric_blob,
                                      bool keep_processes = false);
 std::vector<Sample> decode_block(std::string_view numeric_blob,
                                  std::string_view rest_blob);
+// The rest blob's text: one JSON line per sample. Throws CodecError.
+std::string decompress_rest(std::string_view rest_blob);
 
 }  // namespace gd::store

@@ -1,7 +1,8 @@
 // SqliteHistoryStore (sqlite_history_store.h): the reads. query_many
 // decodes only the numeric columns it needs, from minute averages or raw
 // blocks as the step allows; scan and export_trace pass whole samples in
-// time order on a connection of their own.
+// time order on a connection of their own, scan_fields only the fields
+// asked for (projected_block.h).
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "store/block_codec.h"
 #include "store/downsample.h"
 #include "store/numeric_fields.h"
+#include "store/projected_block.h"
 #include "store/sqlite_history_store.h"
 
 namespace gd::store {
@@ -400,6 +402,32 @@ size_t SqliteHistoryStore::export_trace(double since, double until,
 size_t SqliteHistoryStore::scan(double since, double until,
                                 const std::function<bool(const Sample&)>& fn,
                                 ReadReport* report) const {
+  return scan_blocks(
+      since, until,
+      [](std::string_view num, std::string_view rest,
+         const std::function<bool(const Sample&)>& each) {
+        for (const Sample& s : store::decode_block(num, rest))
+          if (!each(s)) return;
+      },
+      fn, report);
+}
+
+size_t SqliteHistoryStore::scan_fields(
+    double since, double until, const ScanFields& fields,
+    const std::function<bool(const Sample&)>& fn, ReadReport* report) const {
+  ProjectedBlockDecoder decoder(opt_.path, fields);
+  return scan_blocks(
+      since, until,
+      [&decoder](std::string_view num, std::string_view rest,
+                 const std::function<bool(const Sample&)>& each) {
+        decoder.decode(num, rest, each);
+      },
+      fn, report);
+}
+
+size_t SqliteHistoryStore::scan_blocks(
+    double since, double until, const BlockReader& read,
+    const std::function<bool(const Sample&)>& fn, ReadReport* report) const {
   size_t skipped = skipped_pending_;
   std::vector<Sample> tail;
   Db db(opt_.path, true);
@@ -448,10 +476,17 @@ size_t SqliteHistoryStore::scan(double since, double until,
     double hi = until;
     block_range(tiers, false, sel.col_int(3), sel.col_int(4), until, hi);
     if (hi < since) continue;
-    auto samples = try_decode(sel.col_blob(1), sel.col_blob(2));
-    if (!samples) ++skipped;
-    for (const auto& s : samples.value_or(std::vector<Sample>{}))
-      if (s.t <= hi) pass(s);
+    bool passing = false;
+    try {
+      read(sel.col_blob(1), sel.col_blob(2), [&](const Sample& s) {
+        passing = true;
+        if (s.t <= hi) pass(s);
+        return go_on;
+      });
+    } catch (const std::exception&) {  // CodecError, or bad JSON in rest
+      if (passing) throw;              // not the block's: fn's
+      ++skipped;  // `db check` names it; the other blocks still answer
+    }
   }
   sel.reset();
   db.exec("COMMIT");

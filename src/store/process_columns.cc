@@ -33,16 +33,6 @@ Cell cell_of(const std::optional<T>& v) {
   return c;
 }
 
-template <typename T>
-std::optional<T> value_of(const Cell& c) {
-  if (!c.present) return std::nullopt;
-  if constexpr (std::is_same_v<T, double>) {
-    return c.as_double();
-  } else {
-    return static_cast<T>(c.is_double ? static_cast<int64_t>(c.d) : c.i);
-  }
-}
-
 // What makes a process entry: everything kept per process that is not a
 // per-sample number. A process whose strings change (exec, a library
 // loaded) continues as a new entry.
@@ -123,11 +113,6 @@ std::vector<std::vector<uint32_t>> positions(const Lists& lists, size_t entries,
         if (at[e].empty() || at[e].back() != i)
           at[e].push_back(static_cast<uint32_t>(i));
   return at;
-}
-
-// Cell k of a column; a column with no values is empty (read_column).
-Cell cell_at(const std::vector<Cell>& col, size_t k) {
-  return k < col.size() ? col[k] : Cell{};
 }
 
 const std::vector<uint32_t>* plain(const std::vector<uint32_t>& l) {
@@ -356,74 +341,6 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
   }
   if (!keep) return {};
   return pc;
-}
-
-void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
-  const size_t n = samples.size();
-  if (pc.lists.size() != n) throw CodecError("process lists out of step");
-  // Cursor into each entry's columns: the k-th listing of entry e.
-  std::vector<size_t> next(pc.procs.size(), 0);
-  for (size_t i = 0; i < n; ++i) {
-    auto& out = samples[i].processes;
-    out.clear();
-    out.reserve(pc.lists[i].size());
-    for (uint32_t e : pc.lists[i]) {
-      const auto& proc = pc.procs[e];
-      ProcessSample p = proc.statics;
-      size_t k = next[e];
-      // A process listed twice in one sample (corrupt input) repeats the
-      // same cells.
-      if (k >= proc.at.size() || proc.at[k] != i)
-        k = k > 0 ? k - 1 : 0;
-      else
-        ++next[e];
-      if (k < proc.at.size()) {
-        p.ppid = value_of<uint32_t>(cell_at(proc.ppid, k));
-        if (auto s = value_of<uint64_t>(cell_at(proc.state, k)))
-          p.state = proc.states.at(*s);
-        p.cpu_pct = value_of<double>(cell_at(proc.cpu_pct, k));
-        p.threads = value_of<int>(cell_at(proc.threads, k));
-        p.rss_bytes = value_of<uint64_t>(cell_at(proc.rss, k));
-        p.dev_shm_bytes = value_of<uint64_t>(cell_at(proc.dev_shm, k));
-      }
-      out.push_back(std::move(p));
-    }
-  }
-  for (const auto& gpu : pc.gpus) {
-    std::vector<size_t> gnext(gpu.entries.size(), 0);
-    for (size_t i = 0; i < n; ++i) {
-      GpuSample* gs = nullptr;
-      for (auto& x : samples[i].gpus)
-        if (x.index == gpu.index) gs = &x;
-      const auto& list = gpu.lists[i];
-      if (!gs) continue;
-      if (!list) {
-        gs->processes.reset();
-        continue;
-      }
-      gs->processes.emplace();
-      for (uint32_t e : *list) {
-        const auto& entry = gpu.entries[e];
-        GpuProcess p;
-        p.pid = entry.pid;
-        p.type = entry.type;
-        size_t k = gnext[e];
-        if (k >= entry.at.size() || entry.at[k] != i)
-          k = k > 0 ? k - 1 : 0;
-        else
-          ++gnext[e];
-        if (k < entry.used.size())
-          p.used_bytes = value_of<uint64_t>(entry.used[k]);
-        if (k < entry.sm_util.size())
-          p.sm_util_pct = value_of<double>(entry.sm_util[k]);
-        if (k < entry.mem_util.size())
-          p.mem_util_pct = value_of<double>(entry.mem_util[k]);
-        if (k < entry.gi.size()) p.gi_id = value_of<uint32_t>(entry.gi[k]);
-        if (k < entry.ci.size()) p.ci_id = value_of<uint32_t>(entry.ci[k]);
-        gs->processes->push_back(std::move(p));
-      }
-    }
-  }
 }
 
 }  // namespace gd::store

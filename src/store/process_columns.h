@@ -72,5 +72,15 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
                               bool gpu_utilisation = true);
 // Puts the processes back into decoded samples (one per sample, in order).
 void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples);
+// Parts of it for one sample i, into storage reused from sample to sample
+// (`next`: each entry's cursor into its columns, from 0 at sample 0): the
+// host processes' identity and tree (ScanFields::process_tree) --
+// `same_entries` when `out` already holds the entries of list i, so only
+// their columns are set -- and one GPU's process list, all of it.
+void apply_process_tree_at(const ProcessColumns& pc, size_t i,
+                           std::vector<size_t>& next, bool same_entries,
+                           std::vector<ProcessSample>& out);
+void apply_gpu_processes_at(const ProcessColumns::Gpu& gpu, size_t i,
+                            std::vector<size_t>& next, GpuSample& gs);
 
 }  // namespace gd::store

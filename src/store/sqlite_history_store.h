@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -98,6 +99,9 @@ class SqliteHistoryStore final : public HistoryStore {
   size_t scan(double since, double until,
               const std::function<bool(const Sample&)>& fn,
               ReadReport* report) const override;
+  size_t scan_fields(double since, double until, const ScanFields& fields,
+                     const std::function<bool(const Sample&)>& fn,
+                     ReadReport* report) const override;
   TraceHeader header() const override;
 
   void record_alert(const StoredAlert& a) override;
@@ -130,6 +134,16 @@ class SqliteHistoryStore final : public HistoryStore {
 
   // history_queries.cc
   std::vector<Sample> queued_samples(double since, double until) const;
+  // Passes one block's (num, rest) samples to `each` until it returns
+  // false; throws, before passing any, when the block does not decode.
+  using BlockReader =
+      std::function<void(std::string_view num, std::string_view rest,
+                         const std::function<bool(const Sample&)>& each)>;
+  // scan and scan_fields: the blocks through `read`, then the samples still
+  // in memory.
+  size_t scan_blocks(double since, double until, const BlockReader& read,
+                     const std::function<bool(const Sample&)>& fn,
+                     ReadReport* report) const;
 
   // sqlite_history_store.cc
   void require_writable() const;
