@@ -12,6 +12,7 @@
 #include "accounting/gap_judge.h"
 #include "accounting/group_table.h"
 #include "accounting/owner.h"
+#include "accounting/owner_tree_memo.h"
 #include "accounting/shares.h"
 #include "model/process_tree.h"
 
@@ -130,7 +131,8 @@ struct Accountant::Impl {
 
   void add(const Sample& s);
   void account_gpu(const Sample& s, const GpuSample& g, double limit);
-  OwnerIdx owner_index(uint32_t pid);
+  // Builds the sample's process tree when the owner is not known yet.
+  OwnerIdx owner_index(const Sample& s, uint32_t pid);
   AccountReport finish();
 
   AccountOptions opt;
@@ -149,6 +151,8 @@ struct Accountant::Impl {
   std::optional<ProcessTree> tree;
   const Sample* tree_of = nullptr;
   std::unordered_map<uint32_t, OwnerIdx> owners;
+  // The owners above hold while the samples repeat their processes.
+  OwnerTreeMemo owners_tree;
   OwnerKeys keys;
   std::vector<Holder> holders;
   std::vector<OwnerIdx> holder_owner;
@@ -159,8 +163,15 @@ struct Accountant::Impl {
   Split split;
 };
 
-OwnerIdx Accountant::Impl::owner_index(uint32_t pid) {
+OwnerIdx Accountant::Impl::owner_index(const Sample& s, uint32_t pid) {
   if (auto it = owners.find(pid); it != owners.end()) return it->second;
+  if (tree_of != &s) {
+    if (tree)
+      tree->rebuild(s);
+    else
+      tree.emplace(s);
+    tree_of = &s;
+  }
   owner_of(*tree, pid, keys);
   OwnerIdx idx;
   idx.row[0] = tables[0].find_or_add(keys.job_key, keys.job_label);
@@ -184,7 +195,7 @@ void Accountant::Impl::add(const Sample& s) {
   prev_t = s.t;
   ++samples;
   last_limit = limit;
-  owners.clear();
+  if (!owners_tree.same_as_last(s.processes)) owners.clear();
   tree_of = nullptr;
   for (const GpuSample& g : s.gpus) account_gpu(s, g, limit);
 }
@@ -250,14 +261,7 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
   holder_of.clear();
   for (const GpuProcess& gp : *g.processes) {
     if (gp.used_bytes && *gp.used_bytes == 0) continue;
-    if (tree_of != &s) {
-      if (tree)
-        tree->rebuild(s);
-      else
-        tree.emplace(s);
-      tree_of = &s;
-    }
-    const OwnerIdx o = owner_index(gp.pid);
+    const OwnerIdx o = owner_index(s, gp.pid);
     const auto [it, added] = holder_of.emplace(o.packed(), holders.size());
     const size_t i = it->second;
     if (added) {

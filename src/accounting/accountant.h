@@ -3,11 +3,13 @@
 // and tells where each GPU's time and energy went (account.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "accounting/account.h"
@@ -32,6 +34,14 @@ struct AccountOptions {
 inline constexpr int kAccountedGpus = 64;
 // GPU processes whose group is remembered for attribute().
 inline constexpr size_t kPidsRemembered = size_t{1} << 16;
+
+// What add() reads of a sample, so that a reader may leave the rest
+// unknown (the history's scan_fields): its time; each GPU's index, lost,
+// stale, these numeric fields (by their history metric names, gpu.<name>)
+// and its process list; and the host processes' pid, ppid, user, name,
+// cmdline, cgroup and start_time (who owns a GPU process).
+inline constexpr std::array<std::string_view, 4> kGpuFieldsRead = {
+    "util_pct", "power_w", "energy_mj_total", "sm_active_pct"};
 
 class Accountant {
  public:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "scenario.h"
@@ -377,6 +378,42 @@ TEST(Accountant, FindingsGoToTheGroupsOfTheirPids) {
   ASSERT_NE(alice, nullptr);
   ASSERT_EQ(alice->findings.size(), 1u);
   EXPECT_EQ(alice->findings[0].id, "input-bound");
+}
+
+TEST(Accountant, OwnersFollowTheProcessTreeAsItChanges) {
+  TraceHeader h;
+  GpuInfo info;
+  info.index = 0;
+  info.memory_total_bytes = 80 * kGiB;
+  h.gpus.push_back(info);
+  Accountant acc(h, {});
+  Sample s;  // one object refilled per sample, as a history scan does
+  for (int i = 0; i <= 20; ++i) {
+    s.t = 1000 + i;
+    s.gpus.assign(1, GpuSample{});
+    s.gpus[0].index = 0;
+    s.gpus[0].util_pct = 50;
+    s.gpus[0].power_w = 100;
+    s.gpus[0].processes = std::vector<GpuProcess>{{100, 10 * kGiB, "compute"}};
+    ProcessSample p;
+    p.pid = 100;
+    p.ppid = 1;
+    p.name = "python";
+    p.user = i > 15 ? "bob" : "alice";
+    if (i > 10) p.cgroup = "/slurm/uid_1000/job_42/step_0";
+    s.processes.assign(1, p);
+    acc.add(s);
+  }
+  const AccountReport r = acc.finish();
+  std::map<std::string, double> held;
+  for (const GroupRow& row : r.by(Dimension::kJob))
+    held[row.key] = row.usage.held_s;
+  for (const GroupRow& row : r.by(Dimension::kUser))
+    held[row.key] = row.usage.held_s;
+  EXPECT_DOUBLE_EQ(held["pid:100"], 10);
+  EXPECT_DOUBLE_EQ(held["slurm:42"], 10);
+  EXPECT_DOUBLE_EQ(held["u:alice"], 15);
+  EXPECT_DOUBLE_EQ(held["u:bob"], 5);
 }
 
 TEST(Accountant, WindowBounds) {
