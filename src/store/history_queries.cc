@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <future>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -404,12 +406,15 @@ size_t SqliteHistoryStore::scan(double since, double until,
                                 ReadReport* report) const {
   return scan_blocks(
       since, until,
-      [](std::string_view num, std::string_view rest,
-         const std::function<bool(const Sample&)>& each) {
-        for (const Sample& s : store::decode_block(num, rest))
-          if (!each(s)) return;
+      [](std::string_view num, std::string_view rest) -> BlockPass {
+        auto samples = std::make_shared<const std::vector<Sample>>(
+            store::decode_block(num, rest));
+        return [samples](const std::function<bool(const Sample&)>& each) {
+          for (const Sample& s : *samples)
+            if (!each(s)) return;
+        };
       },
-      fn, report);
+      false, fn, report);
 }
 
 size_t SqliteHistoryStore::scan_fields(
@@ -418,15 +423,19 @@ size_t SqliteHistoryStore::scan_fields(
   ProjectedBlockDecoder decoder(opt_.path, fields);
   return scan_blocks(
       since, until,
-      [&decoder](std::string_view num, std::string_view rest,
-                 const std::function<bool(const Sample&)>& each) {
-        decoder.decode(num, rest, each);
+      [&decoder](std::string_view num, std::string_view rest) -> BlockPass {
+        auto block = std::make_shared<const ProjectedBlockDecoder::Prepared>(
+            decoder.prepare(num, rest));
+        return
+            [&decoder, block](const std::function<bool(const Sample&)>& each) {
+              decoder.pass(*block, each);
+            };
       },
-      fn, report);
+      true, fn, report);
 }
 
 size_t SqliteHistoryStore::scan_blocks(
-    double since, double until, const BlockReader& read,
+    double since, double until, const BlockReader& read, bool read_ahead,
     const std::function<bool(const Sample&)>& fn, ReadReport* report) const {
   size_t skipped = skipped_pending_;
   std::vector<Sample> tail;
@@ -472,22 +481,47 @@ size_t SqliteHistoryStore::scan_blocks(
            "SELECT t0, num, rest, id, tier FROM blocks WHERE t1 >= ?1 AND "
            "t0 <= ?2 ORDER BY t0, tier DESC");
   sel.bind(1, since).bind(2, until);
+  // The block being decoded (on another thread with read_ahead) while
+  // the one before it is passed; one decode at a time.
+  struct Ahead {
+    std::future<BlockPass> decoded;
+    double hi = 0;
+  };
+  std::optional<Ahead> ahead;
+  auto take = [&]() -> std::optional<std::pair<BlockPass, double>> {
+    if (!ahead) return std::nullopt;
+    Ahead a = std::move(*ahead);
+    ahead.reset();
+    try {
+      return std::make_pair(a.decoded.get(), a.hi);
+    } catch (const std::exception&) {  // CodecError, or bad JSON in rest
+      ++skipped;  // `db check` names it; the other blocks still answer
+      return std::nullopt;
+    }
+  };
+  auto pass_block = [&](const std::optional<std::pair<BlockPass, double>>& b) {
+    if (!b || !go_on) return;
+    const double hi = b->second;
+    b->first([&](const Sample& s) {
+      if (s.t <= hi) pass(s);
+      return go_on;
+    });
+  };
   while (go_on && sel.step()) {
     double hi = until;
     block_range(tiers, false, sel.col_int(3), sel.col_int(4), until, hi);
     if (hi < since) continue;
-    bool passing = false;
-    try {
-      read(sel.col_blob(1), sel.col_blob(2), [&](const Sample& s) {
-        passing = true;
-        if (s.t <= hi) pass(s);
-        return go_on;
-      });
-    } catch (const std::exception&) {  // CodecError, or bad JSON in rest
-      if (passing) throw;              // not the block's: fn's
-      ++skipped;  // `db check` names it; the other blocks still answer
-    }
+    auto ready = take();
+    // The row's bytes last until the next step: the decoder gets copies.
+    ahead = Ahead{
+        std::async(
+            read_ahead ? std::launch::async : std::launch::deferred,
+            [&read, num = std::string(sel.col_blob(1)),
+             rest = std::string(sel.col_blob(2))] { return read(num, rest); }),
+        hi};
+    pass_block(ready);
   }
+  pass_block(take());
   sel.reset();
   db.exec("COMMIT");
   rollback.done = true;

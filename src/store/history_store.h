@@ -66,7 +66,8 @@ struct ScanFields {
   // Numeric GPU fields by their metric names ("util_pct", "sm_active_pct":
   // the <field> of gpu.<field>). An unknown name is a StoreError.
   std::vector<std::string> gpu;
-  bool gpu_processes = false;  // each GPU's process list, all its columns
+  // Each GPU's process list: pid, type, used memory and SM %.
+  bool gpu_processes = false;
   // The host processes' identity and tree: pid, ppid, user, name, cmdline,
   // cgroup, start_time and ns_pid (not their libraries, state or usage).
   bool process_tree = false;

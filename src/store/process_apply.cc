@@ -68,7 +68,7 @@ void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
       GpuSample* gs = nullptr;
       for (auto& x : samples[i].gpus)
         if (x.index == gpu.index) gs = &x;
-      if (gs) apply_gpu_processes_at(gpu, i, gnext, *gs);
+      if (gs) apply_gpu_processes_at(gpu, i, gnext, *gs, true);
     }
   }
 }
@@ -99,7 +99,8 @@ void apply_process_tree_at(const ProcessColumns& pc, size_t i,
 }
 
 void apply_gpu_processes_at(const ProcessColumns::Gpu& gpu, size_t i,
-                            std::vector<size_t>& next, GpuSample& gs) {
+                            std::vector<size_t>& next, GpuSample& gs,
+                            bool all_columns) {
   const auto& list = gpu.lists[i];
   if (!list) {
     gs.processes.reset();
@@ -120,6 +121,7 @@ void apply_gpu_processes_at(const ProcessColumns::Gpu& gpu, size_t i,
     p.sm_util_pct = k < entry.sm_util.size()
                         ? value_of<double>(entry.sm_util[k])
                         : std::nullopt;
+    if (!all_columns) continue;
     p.mem_util_pct = k < entry.mem_util.size()
                          ? value_of<double>(entry.mem_util[k])
                          : std::nullopt;

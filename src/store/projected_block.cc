@@ -21,11 +21,10 @@ ProjectedBlockDecoder::ProjectedBlockDecoder(const std::string& path,
 }
 
 void ProjectedBlockDecoder::read_marks(std::string_view rest_blob,
-                                       const NumericColumns& cols) {
+                                       Prepared& block) {
   const std::string lines = decompress_rest(rest_blob);
+  const NumericColumns& cols = block.cols;
   const size_t n = cols.t.size();
-  marks_.clear();
-  sets_.clear();
   size_t begin = 0;
   for (size_t i = 0; i < n; ++i) {
     const size_t end = lines.find('\n', begin);
@@ -38,13 +37,12 @@ void ProjectedBlockDecoder::read_marks(std::string_view rest_blob,
     const size_t comma = line.find(',');
     const std::string_view rest =
         comma == std::string_view::npos ? line : line.substr(comma);
-    if (!marks_.empty() && have_last_ && rest == last_line_) {
-      sets_.push_back(static_cast<uint32_t>(marks_.size() - 1));
+    if (!block.marks.empty() && rest == last_line_) {
+      block.sets.push_back(static_cast<uint32_t>(block.marks.size() - 1));
       continue;
     }
     sample_from_json(line, "block", parsed_);
     last_line_.assign(rest);
-    have_last_ = true;
     std::vector<GpuMark> marks;
     for (const GpuSample& g : parsed_.gpus) {
       const auto pos =
@@ -56,68 +54,101 @@ void ProjectedBlockDecoder::read_marks(std::string_view rest_blob,
       marks.push_back({g.index, g.lost, g.stale,
                        static_cast<size_t>(pos - cols.gpu_indices.begin())});
     }
-    marks_.push_back(std::move(marks));
-    sets_.push_back(static_cast<uint32_t>(marks_.size() - 1));
+    block.marks.push_back(std::move(marks));
+    block.sets.push_back(static_cast<uint32_t>(block.marks.size() - 1));
   }
   if (begin != lines.size())
     throw CodecError("block has more samples than its columns");
 }
 
-void ProjectedBlockDecoder::fill_gpus(const NumericColumns& cols, size_t i) {
-  const std::vector<GpuMark>& marks = marks_[sets_[i]];
+void ProjectedBlockDecoder::gather_cells(Prepared& block) const {
+  const NumericColumns& cols = block.cols;
+  size_t total = 0;
+  for (uint32_t set : block.sets) total += block.marks[set].size();
+  block.cells.clear();
+  block.cells.reserve(total * gpu_fields_.size());
+  for (size_t i = 0; i < block.sets.size(); ++i)
+    for (const GpuMark& m : block.marks[block.sets[i]])
+      for (int f : gpu_fields_) {
+        const std::vector<Cell>& col = cols.gpu[m.section][f];
+        block.cells.push_back(col.empty() ? Cell{} : col[i]);
+      }
+}
+
+size_t ProjectedBlockDecoder::fill_gpus(const Prepared& block, size_t i,
+                                        size_t cell) {
+  const std::vector<GpuMark>& marks = block.marks[block.sets[i]];
   sample_.gpus.resize(marks.size());
   for (size_t k = 0; k < marks.size(); ++k) {
     GpuSample& g = sample_.gpus[k];
     g.index = marks[k].index;
     g.lost = marks[k].lost;
     g.stale = marks[k].stale;
-    const auto& gc = cols.gpu[marks[k].section];
-    for (int f : gpu_fields_)
-      set_cell(g, gpu_fields()[f], gc[f].empty() ? Cell{} : gc[f][i]);
+    for (int f : gpu_fields_) set_cell(g, gpu_fields()[f], block.cells[cell++]);
   }
+  return cell;
 }
 
-void ProjectedBlockDecoder::fill_processes(const ProcessColumns& pc, size_t i) {
+void ProjectedBlockDecoder::fill_processes(const Prepared& block, size_t i) {
+  const ProcessColumns& pc = block.cols.processes;
   if (process_tree_)
     apply_process_tree_at(pc, i, next_, i > 0 && pc.lists[i] == pc.lists[i - 1],
                           sample_.processes);
   if (!gpu_processes_) return;
-  for (size_t k = 0; k < pc.gpus.size(); ++k) {
-    GpuSample* gs = nullptr;
-    for (auto& x : sample_.gpus)
-      if (x.index == pc.gpus[k].index) gs = &x;
-    if (gs) apply_gpu_processes_at(pc.gpus[k], i, gpu_next_[k], *gs);
+  // A GPU's process lists are in its column section's place.
+  const std::vector<GpuMark>& marks = block.marks[block.sets[i]];
+  for (size_t k = 0; k < marks.size(); ++k) {
+    const size_t section = marks[k].section;
+    apply_gpu_processes_at(pc.gpus[section], i, gpu_next_[section],
+                           sample_.gpus[k], false);
   }
 }
 
-bool ProjectedBlockDecoder::decode(
-    std::string_view numeric_blob, std::string_view rest_blob,
-    const std::function<bool(const Sample&)>& each) {
+ProjectedBlockDecoder::Prepared ProjectedBlockDecoder::prepare(
+    std::string_view numeric_blob, std::string_view rest_blob) {
   const bool processes = gpu_processes_ || process_tree_;
-  const NumericColumns cols =
-      decode_numeric_fields(numeric_blob, gpu_fields_, {}, processes);
-  if (processes && !cols.has_processes) {
+  Prepared block;
+  block.cols = decode_numeric_fields(numeric_blob, gpu_fields_, {}, processes);
+  if (processes && !block.cols.has_processes) {
     // Block format 1 keeps its processes in the lines: decoded whole.
-    for (const Sample& s : decode_block(numeric_blob, rest_blob))
+    block.whole = decode_block(numeric_blob, rest_blob);
+    return block;
+  }
+  read_marks(rest_blob, block);
+  gather_cells(block);
+  const size_t n = block.cols.t.size();
+  const ProcessColumns& pc = block.cols.processes;
+  if (processes) {
+    if (pc.lists.size() != n) throw CodecError("process lists out of step");
+    if (pc.gpus.size() != block.cols.gpu_indices.size())
+      throw CodecError("process lists out of step");
+    for (const auto& gpu : pc.gpus)
+      if (gpu.lists.size() != n) throw CodecError("process lists out of step");
+  }
+  return block;
+}
+
+bool ProjectedBlockDecoder::pass(
+    const Prepared& block, const std::function<bool(const Sample&)>& each) {
+  if (block.whole) {
+    for (const Sample& s : *block.whole)
       if (!each(s)) return false;
     return true;
   }
-  read_marks(rest_blob, cols);
-  const size_t n = cols.t.size();
-  const ProcessColumns& pc = cols.processes;
+  const size_t n = block.cols.t.size();
+  const ProcessColumns& pc = block.cols.processes;
+  const bool processes = block.cols.has_processes;
   if (processes) {
-    if (pc.lists.size() != n) throw CodecError("process lists out of step");
-    for (const auto& gpu : pc.gpus)
-      if (gpu.lists.size() != n) throw CodecError("process lists out of step");
     next_.assign(pc.procs.size(), 0);
     gpu_next_.resize(pc.gpus.size());
     for (size_t k = 0; k < pc.gpus.size(); ++k)
       gpu_next_[k].assign(pc.gpus[k].entries.size(), 0);
   }
+  size_t cell = 0;
   for (size_t i = 0; i < n; ++i) {
-    sample_.t = cols.t[i];
-    fill_gpus(cols, i);
-    if (processes) fill_processes(pc, i);
+    sample_.t = block.cols.t[i];
+    cell = fill_gpus(block, i, cell);
+    if (processes) fill_processes(block, i);
     if (!each(sample_)) return false;
   }
   return true;

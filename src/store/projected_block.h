@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,36 +22,55 @@ class ProjectedBlockDecoder {
  public:
   // Throws StoreError naming `path` on a field that is not a GPU field.
   ProjectedBlockDecoder(const std::string& path, const ScanFields& fields);
-  // Passes one block's samples to `each` in order, until it returns false
-  // (then returns false). The sample passed is one object refilled each
-  // time: a steady process's strings are not copied again. A corrupted
-  // block throws (CodecError, or TraceError on a bad line) before any
-  // sample is passed.
-  bool decode(std::string_view numeric_blob, std::string_view rest_blob,
-              const std::function<bool(const Sample&)>& each);
 
- private:
   // A GPU of a sample as its rest line lists it, and its column section.
   struct GpuMark {
     int index = 0;
     bool lost = false, stale = false;
     size_t section = 0;
   };
-  // The marks of every sample of the block (marks_[sets_[i]] for sample i).
-  void read_marks(std::string_view rest_blob, const NumericColumns& cols);
-  void fill_gpus(const NumericColumns& cols, size_t i);
-  void fill_processes(const ProcessColumns& pc, size_t i);
+  // A block decoded up to its samples: the columns, and each sample's GPUs
+  // (marks[sets[i]] for sample i). Block format 1: its samples, whole.
+  struct Prepared {
+    NumericColumns cols;
+    std::vector<std::vector<GpuMark>> marks;
+    std::vector<uint32_t> sets;
+    // The GPU fields asked for, sample after sample (GPU after GPU in the
+    // sample's order, field after field): read in the order they are used
+    // instead of from one column per GPU and field.
+    std::vector<Cell> cells;
+    std::optional<std::vector<Sample>> whole;
+  };
+  // The costly half: decompressing and parsing the block. Throws
+  // CodecError (or TraceError on a bad line) on a corrupted block. May run
+  // on another thread than pass(), one prepare() at a time.
+  Prepared prepare(std::string_view numeric_blob, std::string_view rest_blob);
+  // Passes a prepared block's samples to `each` in order until it returns
+  // false (then returns false). The sample passed is one object refilled
+  // each time: a steady process's strings are not copied again.
+  bool pass(const Prepared& block,
+            const std::function<bool(const Sample&)>& each);
+  // Both; a corrupted block throws before any sample is passed.
+  bool decode(std::string_view numeric_blob, std::string_view rest_blob,
+              const std::function<bool(const Sample&)>& each) {
+    return pass(prepare(numeric_blob, rest_blob), each);
+  }
+
+ private:
+  void read_marks(std::string_view rest_blob, Prepared& block);
+  void gather_cells(Prepared& block) const;
+  // Sample i's GPUs from the cells from `cell` on; returns the next cell.
+  size_t fill_gpus(const Prepared& block, size_t i, size_t cell);
+  void fill_processes(const Prepared& block, size_t i);
 
   std::vector<int> gpu_fields_;  // indices into gpu_fields()
   bool gpu_processes_ = false, process_tree_ = false;
-  // The last line parsed, without its time: consecutive lines mostly
-  // differ only in their time, so most lines are compared, not parsed.
+  // prepare()'s: the last line parsed, without its time (consecutive lines
+  // mostly differ only in their time, so most lines are compared, not
+  // parsed), and the sample it is parsed into.
   std::string last_line_;
-  bool have_last_ = false;
   Sample parsed_;
-  std::vector<std::vector<GpuMark>> marks_;  // distinct GPU lists
-  std::vector<uint32_t> sets_;
-  // The sample passed, and the cursors into the process columns.
+  // pass()'s: the sample passed, and the cursors into the process columns.
   Sample sample_;
   std::vector<size_t> next_;
   std::vector<std::vector<size_t>> gpu_next_;

@@ -134,14 +134,17 @@ class SqliteHistoryStore final : public HistoryStore {
 
   // history_queries.cc
   std::vector<Sample> queued_samples(double since, double until) const;
-  // Passes one block's (num, rest) samples to `each` until it returns
-  // false; throws, before passing any, when the block does not decode.
+  // A decoded block: passes its samples to `each` until it returns false.
+  using BlockPass =
+      std::function<void(const std::function<bool(const Sample&)>& each)>;
+  // Decodes one block's (num, rest); throws when it does not decode.
   using BlockReader =
-      std::function<void(std::string_view num, std::string_view rest,
-                         const std::function<bool(const Sample&)>& each)>;
+      std::function<BlockPass(std::string_view num, std::string_view rest)>;
   // scan and scan_fields: the blocks through `read`, then the samples still
-  // in memory.
+  // in memory. With `read_ahead`, each block is decoded on another thread
+  // while the one before is passed.
   size_t scan_blocks(double since, double until, const BlockReader& read,
+                     bool read_ahead,
                      const std::function<bool(const Sample&)>& fn,
                      ReadReport* report) const;
 

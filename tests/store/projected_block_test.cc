@@ -38,6 +38,12 @@ Sample projected(const Sample& whole) {
     g.energy_mj_total = w.energy_mj_total;
     g.gpm.sm_active_pct = w.gpm.sm_active_pct;
     g.processes = w.processes;
+    if (g.processes)
+      for (GpuProcess& p : *g.processes) {  // pid, type, memory and SM % only
+        p.mem_util_pct.reset();
+        p.gi_id.reset();
+        p.ci_id.reset();
+      }
     s.gpus.push_back(g);
   }
   for (const ProcessSample& w : whole.processes) {
@@ -102,6 +108,9 @@ TEST(ProjectedBlock, FollowsGpusAndProcessesThatComeAndGo) {
   for (int i = 0; i < 90; ++i) {
     Sample s = make_sample(kT0 + i, i, 3);
     s.gpus[0].gpm.sm_active_pct = 40.5 + i % 7;
+    s.gpus[1].processes->at(0).sm_util_pct = i % 9 * 10.5;
+    s.gpus[1].processes->at(0).mem_util_pct = 3;
+    s.gpus[1].processes->at(0).gi_id = 1;
     if (i % 10 == 3) {  // lost, then stale: index and flag only
       s.gpus[1] = GpuSample{};
       s.gpus[1].index = 1;
