@@ -22,16 +22,15 @@ ProjectedBlockDecoder::ProjectedBlockDecoder(const std::string& path,
 
 void ProjectedBlockDecoder::read_marks(std::string_view rest_blob,
                                        Prepared& block) {
-  const std::string lines = decompress_rest(rest_blob);
+  const std::string_view lines = decompress_rest(rest_blob, rest_text_);
   const NumericColumns& cols = block.cols;
   const size_t n = cols.t.size();
   size_t begin = 0;
   for (size_t i = 0; i < n; ++i) {
     const size_t end = lines.find('\n', begin);
-    if (end == std::string::npos)
+    if (end == std::string_view::npos)
       throw CodecError("block has fewer samples than its columns");
-    const std::string_view line =
-        std::string_view(lines).substr(begin, end - begin);
+    const std::string_view line = lines.substr(begin, end - begin);
     begin = end + 1;
     // A line starts {"t":<number>, and the time never holds a comma.
     const size_t comma = line.find(',');
@@ -89,26 +88,57 @@ size_t ProjectedBlockDecoder::fill_gpus(const Prepared& block, size_t i,
   return cell;
 }
 
-void ProjectedBlockDecoder::fill_processes(const Prepared& block, size_t i) {
+void ProjectedBlockDecoder::gather_gpu_processes(Prepared& block) {
+  const ProcessColumns& pc = block.cols.processes;
+  std::vector<std::vector<size_t>> next(pc.gpus.size());
+  for (size_t k = 0; k < pc.gpus.size(); ++k)
+    next[k].assign(pc.gpus[k].entries.size(), 0);
+  for (size_t i = 0; i < block.sets.size(); ++i)
+    // A GPU's process lists are in its column section's place.
+    for (const GpuMark& m : block.marks[block.sets[i]]) {
+      apply_gpu_processes_at(pc.gpus[m.section], i, next[m.section], gathered_,
+                             false);
+      if (!gathered_.processes) {
+        block.gpu_process_counts.push_back(-1);
+        continue;
+      }
+      block.gpu_process_counts.push_back(
+          static_cast<int32_t>(gathered_.processes->size()));
+      block.gpu_processes.insert(block.gpu_processes.end(),
+                                 gathered_.processes->begin(),
+                                 gathered_.processes->end());
+    }
+}
+
+std::pair<size_t, size_t> ProjectedBlockDecoder::fill_processes(
+    const Prepared& block, size_t i, std::pair<size_t, size_t> at) {
   const ProcessColumns& pc = block.cols.processes;
   if (process_tree_)
     apply_process_tree_at(pc, i, next_, i > 0 && pc.lists[i] == pc.lists[i - 1],
                           sample_.processes);
-  if (!gpu_processes_) return;
-  // A GPU's process lists are in its column section's place.
-  const std::vector<GpuMark>& marks = block.marks[block.sets[i]];
-  for (size_t k = 0; k < marks.size(); ++k) {
-    const size_t section = marks[k].section;
-    apply_gpu_processes_at(pc.gpus[section], i, gpu_next_[section],
-                           sample_.gpus[k], false);
+  if (!gpu_processes_) return at;
+  auto& [count, process] = at;
+  for (GpuSample& g : sample_.gpus) {
+    const int32_t n = block.gpu_process_counts[count++];
+    if (n < 0) {
+      g.processes.reset();
+      continue;
+    }
+    const auto first =
+        block.gpu_processes.begin() + static_cast<std::ptrdiff_t>(process);
+    if (!g.processes) g.processes.emplace();
+    g.processes->assign(first, first + n);
+    process += static_cast<size_t>(n);
   }
+  return at;
 }
 
 ProjectedBlockDecoder::Prepared ProjectedBlockDecoder::prepare(
     std::string_view numeric_blob, std::string_view rest_blob) {
   const bool processes = gpu_processes_ || process_tree_;
   Prepared block;
-  block.cols = decode_numeric_fields(numeric_blob, gpu_fields_, {}, processes);
+  block.cols = decode_numeric_fields(numeric_blob, gpu_fields_, {}, processes,
+                                     &numeric_text_);
   if (processes && !block.cols.has_processes) {
     // Block format 1 keeps its processes in the lines: decoded whole.
     block.whole = decode_block(numeric_blob, rest_blob);
@@ -124,6 +154,7 @@ ProjectedBlockDecoder::Prepared ProjectedBlockDecoder::prepare(
       throw CodecError("process lists out of step");
     for (const auto& gpu : pc.gpus)
       if (gpu.lists.size() != n) throw CodecError("process lists out of step");
+    if (gpu_processes_) gather_gpu_processes(block);
   }
   return block;
 }
@@ -138,17 +169,13 @@ bool ProjectedBlockDecoder::pass(
   const size_t n = block.cols.t.size();
   const ProcessColumns& pc = block.cols.processes;
   const bool processes = block.cols.has_processes;
-  if (processes) {
-    next_.assign(pc.procs.size(), 0);
-    gpu_next_.resize(pc.gpus.size());
-    for (size_t k = 0; k < pc.gpus.size(); ++k)
-      gpu_next_[k].assign(pc.gpus[k].entries.size(), 0);
-  }
+  if (processes) next_.assign(pc.procs.size(), 0);
   size_t cell = 0;
+  std::pair<size_t, size_t> process_at{0, 0};
   for (size_t i = 0; i < n; ++i) {
     sample_.t = block.cols.t[i];
     cell = fill_gpus(block, i, cell);
-    if (processes) fill_processes(block, i);
+    if (processes) process_at = fill_processes(block, i, process_at);
     if (!each(sample_)) return false;
   }
   return true;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/sample.h"
@@ -39,6 +40,10 @@ class ProjectedBlockDecoder {
     // sample's order, field after field): read in the order they are used
     // instead of from one column per GPU and field.
     std::vector<Cell> cells;
+    // Each GPU's processes the same way: per sample and GPU how many
+    // (-1: not listed), then those processes.
+    std::vector<int32_t> gpu_process_counts;
+    std::vector<GpuProcess> gpu_processes;
     std::optional<std::vector<Sample>> whole;
   };
   // The costly half: decompressing and parsing the block. Throws
@@ -59,9 +64,13 @@ class ProjectedBlockDecoder {
  private:
   void read_marks(std::string_view rest_blob, Prepared& block);
   void gather_cells(Prepared& block) const;
+  void gather_gpu_processes(Prepared& block);
   // Sample i's GPUs from the cells from `cell` on; returns the next cell.
   size_t fill_gpus(const Prepared& block, size_t i, size_t cell);
-  void fill_processes(const Prepared& block, size_t i);
+  // Sample i's processes; returns where the next sample's GPU processes
+  // start (counts, processes).
+  std::pair<size_t, size_t> fill_processes(const Prepared& block, size_t i,
+                                           std::pair<size_t, size_t> at);
 
   std::vector<int> gpu_fields_;  // indices into gpu_fields()
   bool gpu_processes_ = false, process_tree_ = false;
@@ -69,11 +78,12 @@ class ProjectedBlockDecoder {
   // mostly differ only in their time, so most lines are compared, not
   // parsed), and the sample it is parsed into.
   std::string last_line_;
+  std::string numeric_text_, rest_text_;  // decompressed, reused
   Sample parsed_;
+  GpuSample gathered_;
   // pass()'s: the sample passed, and the cursors into the process columns.
   Sample sample_;
   std::vector<size_t> next_;
-  std::vector<std::vector<size_t>> gpu_next_;
 };
 
 }  // namespace gd::store
