@@ -181,7 +181,8 @@ NumericColumns decode_columns(std::string_view blob,
                               const std::vector<bool>* keep_gpu,
                               const std::vector<bool>* keep_host,
                               bool keep_processes, DecodeBudget& budget,
-                              std::string* scratch = nullptr) {
+                              std::string* scratch = nullptr,
+                              bool processes_tree_only = false) {
   std::string own;
   const std::string_view raw = decompress_into(blob, scratch ? *scratch : own);
   ByteReader r(raw, budget);
@@ -229,7 +230,8 @@ NumericColumns decode_columns(std::string_view blob,
     // Skipped unless asked for: a GPU or host query does not pay for it.
     const bool gpu_util = format >= 3;
     if (keep_processes) {
-      out.processes = read_processes(r, n, out.gpu_indices, true, gpu_util);
+      out.processes = read_processes(r, n, out.gpu_indices, true, gpu_util,
+                                     processes_tree_only);
       out.has_processes = true;
     } else {
       read_processes(r, n, out.gpu_indices, false, gpu_util);
@@ -256,15 +258,16 @@ NumericColumns decode_numeric(std::string_view blob, int only_gpu_field,
 NumericColumns decode_numeric_fields(std::string_view blob,
                                      std::span<const int> gpu_keep,
                                      std::span<const int> host_keep,
-                                     bool keep_processes,
-                                     std::string* scratch) {
+                                     bool keep_processes, std::string* scratch,
+                                     bool processes_tree_only) {
   std::vector<bool> kg(gpu_fields().size()), kh(host_fields().size());
   for (int f : gpu_keep)
     if (f >= 0 && static_cast<size_t>(f) < kg.size()) kg[f] = true;
   for (int f : host_keep)
     if (f >= 0 && static_cast<size_t>(f) < kh.size()) kh[f] = true;
   DecodeBudget budget;
-  return decode_columns(blob, &kg, &kh, keep_processes, budget, scratch);
+  return decode_columns(blob, &kg, &kh, keep_processes, budget, scratch,
+                        processes_tree_only);
 }
 
 namespace {

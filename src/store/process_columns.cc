@@ -82,14 +82,14 @@ size_t listing_cost(const ProcessColumns::GpuProc& p) {
 // Each listing is charged its entry's cost[e]: a byte that repeats a whole
 // list costs what the copies will.
 std::optional<std::vector<uint32_t>> read_list(
-    ByteReader& r, const std::optional<std::vector<uint32_t>>& prev,
+    ByteReader& r, const std::vector<uint32_t>* prev,
     const std::vector<size_t>& cost, bool may_be_unlisted) {
   const uint8_t mark = r.byte();
   if (mark == kNotListed && may_be_unlisted) return std::nullopt;
   if (mark == kSameList) {
     if (!prev) throw CodecError("process list repeats a missing list");
     for (uint32_t e : *prev) r.budget().charge(1, cost[e], "process listings");
-    return prev;
+    return *prev;
   }
   if (mark != kNewList) throw CodecError("bad process list marker");
   std::vector<uint32_t> list(r.count(1, "listed processes"));
@@ -248,7 +248,8 @@ void write_processes(ByteWriter& w, std::span<const Sample> samples,
 
 ProcessColumns read_processes(ByteReader& r, size_t n,
                               const std::vector<int>& gpu_indices, bool keep,
-                              bool gpu_utilisation) {
+                              bool gpu_utilisation, bool tree_only) {
+  const bool keep_all = keep && !tree_only;
   ProcessColumns pc;
   // An entry: pid, three strings, flags and its library count here, then
   // its state count and six columns: >= 13 bytes.
@@ -277,11 +278,9 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
   for (const auto& e : pc.procs) cost.push_back(listing_cost(e.statics));
   r.budget().charge(n, sizeof(std::vector<uint32_t>), "process lists");
   pc.lists.resize(n);
-  std::optional<std::vector<uint32_t>> prev;
-  for (size_t i = 0; i < n; ++i) {
-    prev = read_list(r, prev, cost, false);
-    pc.lists[i] = *prev;
-  }
+  for (size_t i = 0; i < n; ++i)
+    pc.lists[i] = *read_list(r, i > 0 ? &pc.lists[i - 1] : nullptr, cost,
+                             false);  // never unlisted
   auto at = positions(pc.lists, entries, plain);
   for (size_t e = 0; e < entries; ++e) {
     auto& proc = pc.procs[e];
@@ -291,12 +290,12 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     r.budget().charge(proc.states.size(), sizeof(std::string), "states");
     for (auto& s : proc.states) s = r.str();
     proc.ppid = read_column(r, m, keep);
-    proc.state = read_column(r, m, keep);
-    proc.cpu_pct = read_column(r, m, keep);
-    proc.threads = read_column(r, m, keep);
-    proc.rss = read_column(r, m, keep);
-    proc.dev_shm = read_column(r, m, keep);
-    if (keep)
+    proc.state = read_column(r, m, keep_all);
+    proc.cpu_pct = read_column(r, m, keep_all);
+    proc.threads = read_column(r, m, keep_all);
+    proc.rss = read_column(r, m, keep_all);
+    proc.dev_shm = read_column(r, m, keep_all);
+    if (keep_all)
       for (const Cell& c : proc.state)
         if (c.present && (c.is_double || c.i < 0 ||
                           static_cast<size_t>(c.i) >= proc.states.size()))
@@ -319,10 +318,10 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     for (const auto& e : gpu.entries) gcost.push_back(listing_cost(e));
     r.budget().charge(n, sizeof(gpu.lists[0]), "GPU process lists");
     gpu.lists.resize(n);
-    std::optional<std::vector<uint32_t>> gprev;
     for (size_t i = 0; i < n; ++i) {
-      gpu.lists[i] = read_list(r, gprev, gcost, true);
-      gprev = gpu.lists[i];
+      const std::vector<uint32_t>* prev =
+          i > 0 && gpu.lists[i - 1] ? &*gpu.lists[i - 1] : nullptr;
+      gpu.lists[i] = read_list(r, prev, gcost, true);
     }
     auto gat = positions(gpu.lists, gpu.entries.size(), maybe);
     for (size_t e = 0; e < gpu.entries.size(); ++e) {
@@ -332,9 +331,9 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
       entry.used = read_column(r, m, keep);
       if (gpu_utilisation) {
         entry.sm_util = read_column(r, m, keep);
-        entry.mem_util = read_column(r, m, keep);
-        entry.gi = read_column(r, m, keep);
-        entry.ci = read_column(r, m, keep);
+        entry.mem_util = read_column(r, m, keep_all);
+        entry.gi = read_column(r, m, keep_all);
+        entry.ci = read_column(r, m, keep_all);
       }
     }
     pc.gpus.push_back(std::move(gpu));

@@ -65,11 +65,14 @@ void write_processes(ByteWriter& w, std::span<const Sample> samples,
                      bool gpu_utilisation = true);
 // Reads it; with keep == false only moves past it (returns empty).
 // `gpu_utilisation`: the section has the GPU processes' utilisation and MIG
-// columns (block format 3 and later). Throws CodecError on a malformed
-// section.
+// columns (block format 3 and later). `tree_only`: of the columns, keeps
+// only the parents and the GPU processes' memory and SM % (what
+// apply_process_tree_at and apply_gpu_processes_at without all_columns
+// read). Throws CodecError on a malformed section.
 ProcessColumns read_processes(ByteReader& r, size_t n,
                               const std::vector<int>& gpu_indices, bool keep,
-                              bool gpu_utilisation = true);
+                              bool gpu_utilisation = true,
+                              bool tree_only = false);
 // Puts the processes back into decoded samples (one per sample, in order).
 void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples);
 // Parts of it for one sample i, into storage reused from sample to sample

@@ -138,7 +138,7 @@ ProjectedBlockDecoder::Prepared ProjectedBlockDecoder::prepare(
   const bool processes = gpu_processes_ || process_tree_;
   Prepared block;
   block.cols = decode_numeric_fields(numeric_blob, gpu_fields_, {}, processes,
-                                     &numeric_text_);
+                                     &numeric_text_, true);
   if (processes && !block.cols.has_processes) {
     // Block format 1 keeps its processes in the lines: decoded whole.
     block.whole = decode_block(numeric_blob, rest_blob);
