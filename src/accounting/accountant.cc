@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "accounting/energy.h"
@@ -156,12 +157,31 @@ struct Accountant::Impl {
   OwnerKeys keys;
   std::vector<Holder> holders;
   std::vector<OwnerIdx> holder_owner;
-  std::unordered_map<uint64_t, size_t> holder_of;  // packed owner -> holder
+  // packed owner -> holder, once there are kHoldersSearched holders
+  std::unordered_map<uint64_t, size_t> holder_of;
+  static constexpr size_t kHoldersSearched = 16;
+  // The holder of owner `o` in this interval, and whether it is new.
+  std::pair<size_t, bool> holder_index(const OwnerIdx& o);
   // Every GPU process's owner (the last one seen), for attribute().
   std::unordered_map<uint32_t, OwnerIdx> owner_of_pid;
   void attribute(const std::vector<Accountant::FindingSpan>& findings);
   Split split;
 };
+
+std::pair<size_t, bool> Accountant::Impl::holder_index(const OwnerIdx& o) {
+  // A GPU has a holder or two: searched; a hostile trace's thousands are
+  // hashed.
+  if (holder_owner.size() < kHoldersSearched) {
+    for (size_t i = 0; i < holder_owner.size(); ++i)
+      if (holder_owner[i] == o) return {i, false};
+    return {holder_owner.size(), true};
+  }
+  if (holder_of.empty())
+    for (size_t i = 0; i < holder_owner.size(); ++i)
+      holder_of.emplace(holder_owner[i].packed(), i);
+  const auto [it, added] = holder_of.emplace(o.packed(), holders.size());
+  return {it->second, added};
+}
 
 OwnerIdx Accountant::Impl::owner_index(const Sample& s, uint32_t pid) {
   if (auto it = owners.find(pid); it != owners.end()) return it->second;
@@ -258,12 +278,11 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
   // some), one per owner.
   holders.clear();
   holder_owner.clear();
-  holder_of.clear();
+  if (!holder_of.empty()) holder_of.clear();
   for (const GpuProcess& gp : *g.processes) {
     if (gp.used_bytes && *gp.used_bytes == 0) continue;
     const OwnerIdx o = owner_index(s, gp.pid);
-    const auto [it, added] = holder_of.emplace(o.packed(), holders.size());
-    const size_t i = it->second;
+    const auto [i, added] = holder_index(o);
     if (added) {
       holder_owner.push_back(o);
       holders.push_back({static_cast<uint32_t>(i), uint64_t{0}, 0.0});

@@ -107,7 +107,10 @@ class ByteReader {
       }
       if (run + std::countr_zero(ends) / 8 >= 10)
         throw CodecError("malformed varint");
-      const int count = std::popcount(ends);
+      // Their number: each end bit moved to its byte's bottom, summed into
+      // the top byte (no popcount instruction needed).
+      const int count =
+          static_cast<int>(((ends >> 7) * 0x0101010101010101ull) >> 56);
       if (static_cast<size_t>(count) >= m) {
         for (size_t k = 1; k < m; ++k) ends &= ends - 1;
         pos_ += static_cast<size_t>(std::countr_zero(ends) / 8 + 1);

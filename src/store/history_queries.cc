@@ -507,6 +507,9 @@ size_t SqliteHistoryStore::scan_blocks(
       return go_on;
     });
   };
+  // The block passed before `ready`: freed by the next decode, off the
+  // thread that passes samples.
+  std::optional<std::pair<BlockPass, double>> spent;
   while (go_on && sel.step()) {
     double hi = until;
     block_range(tiers, false, sel.col_int(3), sel.col_int(4), until, hi);
@@ -514,12 +517,16 @@ size_t SqliteHistoryStore::scan_blocks(
     auto ready = take();
     // The row's bytes last until the next step: the decoder gets copies.
     ahead = Ahead{
-        std::async(
-            read_ahead ? std::launch::async : std::launch::deferred,
-            [&read, num = std::string(sel.col_blob(1)),
-             rest = std::string(sel.col_blob(2))] { return read(num, rest); }),
+        std::async(read_ahead ? std::launch::async : std::launch::deferred,
+                   [&read, num = std::string(sel.col_blob(1)),
+                    rest = std::string(sel.col_blob(2)),
+                    spent = std::move(spent)]() mutable {
+                     spent.reset();
+                     return read(num, rest);
+                   }),
         hi};
     pass_block(ready);
+    spent = std::move(ready);
   }
   pass_block(take());
   sel.reset();

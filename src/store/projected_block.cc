@@ -17,6 +17,7 @@ ProjectedBlockDecoder::ProjectedBlockDecoder(const std::string& path,
       throw StoreError(path + ": unknown GPU field '" + name +
                        "' (the <field> of a gpu.<field> metric)");
     gpu_fields_.push_back(f);
+    fields_.push_back(&gpu_fields()[static_cast<size_t>(f)]);
   }
 }
 
@@ -83,7 +84,8 @@ size_t ProjectedBlockDecoder::fill_gpus(const Prepared& block, size_t i,
     g.index = marks[k].index;
     g.lost = marks[k].lost;
     g.stale = marks[k].stale;
-    for (int f : gpu_fields_) set_cell(g, gpu_fields()[f], block.cells[cell++]);
+    for (const NumericField<GpuSample>* f : fields_)
+      set_cell(g, *f, block.cells[cell++]);
   }
   return cell;
 }

@@ -16,6 +16,7 @@
 #include "model/sample.h"
 #include "store/block_codec.h"
 #include "store/history_store.h"
+#include "store/numeric_fields.h"
 
 namespace gd::store {
 
@@ -73,6 +74,7 @@ class ProjectedBlockDecoder {
                                            std::pair<size_t, size_t> at);
 
   std::vector<int> gpu_fields_;  // indices into gpu_fields()
+  std::vector<const NumericField<GpuSample>*> fields_;  // the same
   bool gpu_processes_ = false, process_tree_ = false;
   // prepare()'s: the last line parsed, without its time (consecutive lines
   // mostly differ only in their time, so most lines are compared, not
