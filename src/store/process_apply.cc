@@ -2,6 +2,7 @@
 // whole processes for decode_block, or one sample's tree and GPU lists for
 // a projected scan (projected_block.h), reusing the sample's storage.
 #include <optional>
+#include <span>
 
 #include "store/process_columns.h"
 
@@ -76,7 +77,7 @@ void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
 void apply_process_tree_at(const ProcessColumns& pc, size_t i,
                            std::vector<size_t>& next, bool same_entries,
                            std::vector<ProcessSample>& out) {
-  const std::vector<uint32_t>& list = pc.lists[i];
+  const std::span<const uint32_t> list = pc.lists[i];
   out.resize(list.size());
   for (size_t j = 0; j < list.size(); ++j) {
     const uint32_t e = list[j];
@@ -101,16 +102,16 @@ void apply_process_tree_at(const ProcessColumns& pc, size_t i,
 void apply_gpu_processes_at(const ProcessColumns::Gpu& gpu, size_t i,
                             std::vector<size_t>& next, GpuSample& gs,
                             bool all_columns) {
-  const auto& list = gpu.lists[i];
-  if (!list) {
+  if (!gpu.lists.listed(i)) {
     gs.processes.reset();
     return;
   }
+  const std::span<const uint32_t> list = gpu.lists[i];
   if (!gs.processes) gs.processes.emplace();
   auto& out = *gs.processes;
-  out.resize(list->size());
+  out.resize(list.size());
   for (size_t j = 0; j < out.size(); ++j) {
-    const uint32_t e = (*list)[j];
+    const uint32_t e = list[j];
     const auto& entry = gpu.entries[e];
     GpuProcess& p = out[j];
     p.pid = entry.pid;

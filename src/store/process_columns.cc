@@ -78,28 +78,35 @@ size_t listing_cost(const ProcessColumns::GpuProc& p) {
   return 2 * sizeof(uint32_t) + sizeof(GpuProcess) + p.type.size();
 }
 
-// Reads one sample's list; nullopt for kNotListed (only where allowed).
-// Each listing is charged its entry's cost[e]: a byte that repeats a whole
-// list costs what the copies will.
-std::optional<std::vector<uint32_t>> read_list(
-    ByteReader& r, const std::vector<uint32_t>* prev,
-    const std::vector<size_t>& cost, bool may_be_unlisted) {
+// Reads one sample's list into `lists` (its last one the list before,
+// if any); kNotListed only where allowed. Each listing is charged its
+// entry's cost[e]: a byte that repeats a whole list costs what the copies
+// will.
+void read_list(ByteReader& r, ProcessLists& lists,
+               const std::vector<size_t>& cost, bool may_be_unlisted) {
   const uint8_t mark = r.byte();
-  if (mark == kNotListed && may_be_unlisted) return std::nullopt;
+  if (mark == kNotListed && may_be_unlisted) {
+    lists.add_unlisted();
+    return;
+  }
   if (mark == kSameList) {
-    if (!prev) throw CodecError("process list repeats a missing list");
-    for (uint32_t e : *prev) r.budget().charge(1, cost[e], "process listings");
-    return *prev;
+    if (lists.size() == 0 || !lists.listed(lists.size() - 1))
+      throw CodecError("process list repeats a missing list");
+    for (uint32_t e : lists[lists.size() - 1])
+      r.budget().charge(1, cost[e], "process listings");
+    lists.add_repeat();
+    return;
   }
   if (mark != kNewList) throw CodecError("bad process list marker");
-  std::vector<uint32_t> list(r.count(1, "listed processes"));
-  for (auto& e : list) {
+  const size_t count = r.count(1, "listed processes");
+  lists.add_new();
+  for (size_t k = 0; k < count; ++k) {
     const uint64_t v = r.varint();
     if (v >= cost.size()) throw CodecError("process list names no entry");
-    e = static_cast<uint32_t>(v);
+    const auto e = static_cast<uint32_t>(v);
     r.budget().charge(1, cost[e], "process listings");
+    lists.add_entry(e);
   }
-  return list;
 }
 
 // Entry e's sample positions, from the lists.
@@ -110,6 +117,17 @@ std::vector<std::vector<uint32_t>> positions(const Lists& lists, size_t entries,
   for (size_t i = 0; i < lists.size(); ++i)
     if (const std::vector<uint32_t>* l = get(lists[i]))
       for (uint32_t e : *l)
+        if (at[e].empty() || at[e].back() != i)
+          at[e].push_back(static_cast<uint32_t>(i));
+  return at;
+}
+
+std::vector<std::vector<uint32_t>> positions(const ProcessLists& lists,
+                                             size_t entries) {
+  std::vector<std::vector<uint32_t>> at(entries);
+  for (size_t i = 0; i < lists.size(); ++i)
+    if (lists.listed(i))
+      for (uint32_t e : lists[i])
         if (at[e].empty() || at[e].back() != i)
           at[e].push_back(static_cast<uint32_t>(i));
   return at;
@@ -277,11 +295,8 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
   std::vector<size_t> cost;
   for (const auto& e : pc.procs) cost.push_back(listing_cost(e.statics));
   r.budget().charge(n, sizeof(std::vector<uint32_t>), "process lists");
-  pc.lists.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    pc.lists[i] = *read_list(r, i > 0 ? &pc.lists[i - 1] : nullptr, cost,
-                             false);  // never unlisted
-  auto at = positions(pc.lists, entries, plain);
+  for (size_t i = 0; i < n; ++i) read_list(r, pc.lists, cost, false);
+  auto at = positions(pc.lists, entries);
   for (size_t e = 0; e < entries; ++e) {
     auto& proc = pc.procs[e];
     proc.at = std::move(at[e]);
@@ -316,14 +331,10 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     }
     std::vector<size_t> gcost;
     for (const auto& e : gpu.entries) gcost.push_back(listing_cost(e));
-    r.budget().charge(n, sizeof(gpu.lists[0]), "GPU process lists");
-    gpu.lists.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      const std::vector<uint32_t>* prev =
-          i > 0 && gpu.lists[i - 1] ? &*gpu.lists[i - 1] : nullptr;
-      gpu.lists[i] = read_list(r, prev, gcost, true);
-    }
-    auto gat = positions(gpu.lists, gpu.entries.size(), maybe);
+    r.budget().charge(n, sizeof(std::optional<std::vector<uint32_t>>),
+                      "GPU process lists");
+    for (size_t i = 0; i < n; ++i) read_list(r, gpu.lists, gcost, true);
+    auto gat = positions(gpu.lists, gpu.entries.size());
     for (size_t e = 0; e < gpu.entries.size(); ++e) {
       gpu.entries[e].at = std::move(gat[e]);
       auto& entry = gpu.entries[e];

@@ -31,6 +31,37 @@
 
 namespace gd::store {
 
+// Per sample, the entries a process list names, in order. A list that
+// repeats the one before (most do: one byte in the block) shares its
+// storage instead of copying it.
+class ProcessLists {
+ public:
+  size_t size() const { return spans_.size(); }
+  // False where the sample's processes could not be listed (GPU lists).
+  bool listed(size_t i) const { return spans_[i].listed; }
+  std::span<const uint32_t> operator[](size_t i) const {
+    return {ids_.data() + spans_[i].begin, spans_[i].size};
+  }
+  void add_unlisted() { spans_.push_back({}); }
+  void add_repeat() { spans_.push_back(spans_.back()); }
+  // A new list: its entries are appended with add_entry.
+  void add_new() {
+    spans_.push_back({static_cast<uint32_t>(ids_.size()), 0, true});
+  }
+  void add_entry(uint32_t e) {
+    ids_.push_back(e);
+    ++spans_.back().size;
+  }
+
+ private:
+  struct Span {
+    uint32_t begin = 0, size = 0;
+    bool listed = false;
+  };
+  std::vector<uint32_t> ids_;
+  std::vector<Span> spans_;
+};
+
 struct ProcessColumns {
   struct Proc {
     ProcessSample statics;     // pid and strings; numbers are in the columns
@@ -50,11 +81,10 @@ struct ProcessColumns {
   struct Gpu {
     int index = 0;
     std::vector<GpuProc> entries;
-    // Per sample: the entries listed, in order; nullopt = not listed.
-    std::vector<std::optional<std::vector<uint32_t>>> lists;
+    ProcessLists lists;  // per sample; not listed = processes unknown
   };
   std::vector<Proc> procs;
-  std::vector<std::vector<uint32_t>> lists;  // per sample, entries in order
+  ProcessLists lists;  // per sample, every one listed
   std::vector<Gpu> gpus;
 };
 

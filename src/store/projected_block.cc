@@ -116,8 +116,9 @@ std::pair<size_t, size_t> ProjectedBlockDecoder::fill_processes(
     const Prepared& block, size_t i, std::pair<size_t, size_t> at) {
   const ProcessColumns& pc = block.cols.processes;
   if (process_tree_)
-    apply_process_tree_at(pc, i, next_, i > 0 && pc.lists[i] == pc.lists[i - 1],
-                          sample_.processes);
+    apply_process_tree_at(
+        pc, i, next_, i > 0 && std::ranges::equal(pc.lists[i], pc.lists[i - 1]),
+        sample_.processes);
   if (!gpu_processes_) return at;
   auto& [count, process] = at;
   for (GpuSample& g : sample_.gpus) {
