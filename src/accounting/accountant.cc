@@ -130,7 +130,7 @@ struct Accountant::Impl {
     }
   }
 
-  void add(const Sample& s);
+  void add(const Sample& s, bool processes_as_before);
   void account_gpu(const Sample& s, const GpuSample& g, double limit);
   // Builds the sample's process tree when the owner is not known yet.
   OwnerIdx owner_index(const Sample& s, uint32_t pid);
@@ -154,6 +154,7 @@ struct Accountant::Impl {
   std::unordered_map<uint32_t, OwnerIdx> owners;
   // The owners above hold while the samples repeat their processes.
   OwnerTreeMemo owners_tree;
+  bool memo_of_last_add = false;  // the last add() updated owners_tree
   OwnerKeys keys;
   std::vector<Holder> holders;
   std::vector<OwnerIdx> holder_owner;
@@ -203,7 +204,11 @@ OwnerIdx Accountant::Impl::owner_index(const Sample& s, uint32_t pid) {
   return idx;
 }
 
-void Accountant::Impl::add(const Sample& s) {
+void Accountant::Impl::add(const Sample& s, bool processes_as_before) {
+  // The memo holds the processes of the sample added before only when
+  // that one got as far as the memo.
+  const bool memo_of_last = memo_of_last_add;
+  memo_of_last_add = false;
   if (opt.start && s.t < *opt.start) return;
   if (opt.end && s.t > *opt.end) return;
   if (any_sample && !(s.t > prev_t)) return;
@@ -215,7 +220,10 @@ void Accountant::Impl::add(const Sample& s) {
   prev_t = s.t;
   ++samples;
   last_limit = limit;
-  if (!owners_tree.same_as_last(s.processes)) owners.clear();
+  if (!(processes_as_before && memo_of_last) &&
+      !owners_tree.same_as_last(s.processes))
+    owners.clear();
+  memo_of_last_add = true;
   tree_of = nullptr;
   for (const GpuSample& g : s.gpus) account_gpu(s, g, limit);
 }
@@ -446,7 +454,9 @@ AccountReport Accountant::Impl::finish() {
 Accountant::Accountant(const TraceHeader& header, AccountOptions options)
     : impl_(std::make_unique<Impl>(header, options)) {}
 Accountant::~Accountant() = default;
-void Accountant::add(const Sample& sample) { impl_->add(sample); }
+void Accountant::add(const Sample& sample, bool processes_as_before) {
+  impl_->add(sample, processes_as_before);
+}
 void Accountant::attribute(const std::vector<FindingSpan>& findings) {
   impl_->attribute(findings);
 }

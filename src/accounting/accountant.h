@@ -50,7 +50,10 @@ class Accountant {
   Accountant(const Accountant&) = delete;
   Accountant& operator=(const Accountant&) = delete;
   // Samples in time order (a sample not after the previous one is skipped).
-  void add(const Sample& sample);
+  // `processes_as_before`: the caller knows the sample's processes are
+  // those of the sample it added just before (the owners of the GPU
+  // processes are then not looked at again).
+  void add(const Sample& sample, bool processes_as_before = false);
   // What a finding tells the accountant: its id, severity, pids and span.
   struct FindingSpan {
     std::string id, severity;

@@ -147,8 +147,8 @@ accounting::AccountReport account_history(const ReportFlags& f,
   } else {
     store->scan_fields(
         since, until, accounted_fields(),
-        [&acc](const Sample& s) {
-          acc.add(s);
+        [&acc](const Sample& s, bool same_processes) {
+          acc.add(s, same_processes);
           return true;
         },
         &read);

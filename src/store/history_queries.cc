@@ -409,34 +409,35 @@ size_t SqliteHistoryStore::scan(double since, double until,
       [](std::string_view num, std::string_view rest) -> BlockPass {
         auto samples = std::make_shared<const std::vector<Sample>>(
             store::decode_block(num, rest));
-        return [samples](const std::function<bool(const Sample&)>& each) {
+        return [samples](const SampleFn& each) {
           for (const Sample& s : *samples)
-            if (!each(s)) return;
+            if (!each(s, false)) return;
         };
       },
-      false, fn, report);
+      false, [&fn](const Sample& s, bool) { return fn(s); }, report);
 }
 
-size_t SqliteHistoryStore::scan_fields(
-    double since, double until, const ScanFields& fields,
-    const std::function<bool(const Sample&)>& fn, ReadReport* report) const {
+size_t SqliteHistoryStore::scan_fields(double since, double until,
+                                       const ScanFields& fields,
+                                       const SampleFn& fn,
+                                       ReadReport* report) const {
   ProjectedBlockDecoder decoder(opt_.path, fields);
   return scan_blocks(
       since, until,
       [&decoder](std::string_view num, std::string_view rest) -> BlockPass {
         auto block = std::make_shared<const ProjectedBlockDecoder::Prepared>(
             decoder.prepare(num, rest));
-        return
-            [&decoder, block](const std::function<bool(const Sample&)>& each) {
-              decoder.pass(*block, each);
-            };
+        return [&decoder, block](const SampleFn& each) {
+          decoder.pass(*block, each);
+        };
       },
       true, fn, report);
 }
 
-size_t SqliteHistoryStore::scan_blocks(
-    double since, double until, const BlockReader& read, bool read_ahead,
-    const std::function<bool(const Sample&)>& fn, ReadReport* report) const {
+size_t SqliteHistoryStore::scan_blocks(double since, double until,
+                                       const BlockReader& read, bool read_ahead,
+                                       const SampleFn& fn,
+                                       ReadReport* report) const {
   size_t skipped = skipped_pending_;
   std::vector<Sample> tail;
   Db db(opt_.path, true);
@@ -468,13 +469,21 @@ size_t SqliteHistoryStore::scan_blocks(
   size_t passed = 0;
   bool go_on = true;
   double last = -std::numeric_limits<double>::infinity();
-  auto pass = [&](const Sample& s) {
+  // Whether the sample before the one being passed reached fn: only then
+  // does "the same processes as the sample before" hold for fn too.
+  bool passed_before = false;
+  auto pass = [&](const Sample& s, bool same_processes) {
     // Blocks are ordered by their first sample; never pass time going
     // backwards, which a trace reader would reject.
-    if (!go_on || s.t < since || s.t > until || s.t < last) return;
+    if (!go_on || s.t < since || s.t > until || s.t < last) {
+      passed_before = false;
+      return;
+    }
     last = s.t;
     ++passed;
-    go_on = fn(s);
+    const bool same = same_processes && passed_before;
+    passed_before = true;
+    go_on = fn(s, same);
   };
   const TierView tiers = tier_view(db);
   Stmt sel(db,
@@ -502,8 +511,11 @@ size_t SqliteHistoryStore::scan_blocks(
   auto pass_block = [&](const std::optional<std::pair<BlockPass, double>>& b) {
     if (!b || !go_on) return;
     const double hi = b->second;
-    b->first([&](const Sample& s) {
-      if (s.t <= hi) pass(s);
+    b->first([&](const Sample& s, bool same_processes) {
+      if (s.t <= hi)
+        pass(s, same_processes);
+      else
+        passed_before = false;
       return go_on;
     });
   };
@@ -532,7 +544,7 @@ size_t SqliteHistoryStore::scan_blocks(
   sel.reset();
   db.exec("COMMIT");
   rollback.done = true;
-  for (const auto& s : tail) pass(s);
+  for (const auto& s : tail) pass(s, false);
   if (report) report->skipped_blocks += skipped;
   return passed;
 }

@@ -157,11 +157,13 @@ class HistoryStore {
                       ReadReport* report = nullptr) const = 0;
   // Like scan, with the samples of stored blocks holding only `fields`
   // (samples not yet in a block are passed whole). The sample fn gets is
-  // reused: it is valid during the call only.
-  virtual size_t scan_fields(double since, double until,
-                             const ScanFields& fields,
-                             const std::function<bool(const Sample&)>& fn,
-                             ReadReport* report = nullptr) const = 0;
+  // reused: it is valid during the call only. `same_processes`: its host
+  // processes are those of the sample fn got before it (a reader keeping
+  // something per process tree need not compare them).
+  virtual size_t scan_fields(
+      double since, double until, const ScanFields& fields,
+      const std::function<bool(const Sample&, bool same_processes)>& fn,
+      ReadReport* report = nullptr) const = 0;
   // The stored header (the node's static facts); empty if none yet.
   virtual TraceHeader header() const = 0;
 

@@ -74,9 +74,10 @@ void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
   }
 }
 
-void apply_process_tree_at(const ProcessColumns& pc, size_t i,
+bool apply_process_tree_at(const ProcessColumns& pc, size_t i,
                            std::vector<size_t>& next, bool same_entries,
                            std::vector<ProcessSample>& out) {
+  bool same = same_entries;
   const std::span<const uint32_t> list = pc.lists[i];
   out.resize(list.size());
   for (size_t j = 0; j < list.size(); ++j) {
@@ -94,9 +95,15 @@ void apply_process_tree_at(const ProcessColumns& pc, size_t i,
       p.ns_pid = from.ns_pid;
     }
     const size_t k = listing(proc.at, next[e], i);
-    p.ppid = k < proc.at.size() ? value_of<uint32_t>(cell_at(proc.ppid, k))
-                                : std::nullopt;
+    const std::optional<uint32_t> ppid =
+        k < proc.at.size() ? value_of<uint32_t>(cell_at(proc.ppid, k))
+                           : std::nullopt;
+    if (ppid != p.ppid) {
+      same = false;
+      p.ppid = ppid;
+    }
   }
+  return same;
 }
 
 void apply_gpu_processes_at(const ProcessColumns::Gpu& gpu, size_t i,

@@ -109,9 +109,10 @@ void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples);
 // (`next`: each entry's cursor into its columns, from 0 at sample 0): the
 // host processes' identity and tree (ScanFields::process_tree) --
 // `same_entries` when `out` already holds the entries of list i, so only
-// their columns are set -- and one GPU's process list: pid, type, used
-// memory and SM %, and with `all_columns` the rest too.
-void apply_process_tree_at(const ProcessColumns& pc, size_t i,
+// their columns are set; returns whether nothing changed -- and one GPU's
+// process list: pid, type, used memory and SM %, and with `all_columns` the
+// rest too.
+bool apply_process_tree_at(const ProcessColumns& pc, size_t i,
                            std::vector<size_t>& next, bool same_entries,
                            std::vector<ProcessSample>& out);
 void apply_gpu_processes_at(const ProcessColumns::Gpu& gpu, size_t i,

@@ -113,10 +113,11 @@ void ProjectedBlockDecoder::gather_gpu_processes(Prepared& block) {
 }
 
 std::pair<size_t, size_t> ProjectedBlockDecoder::fill_processes(
-    const Prepared& block, size_t i, std::pair<size_t, size_t> at) {
+    const Prepared& block, size_t i, std::pair<size_t, size_t> at, bool& same) {
   const ProcessColumns& pc = block.cols.processes;
+  same = false;
   if (process_tree_)
-    apply_process_tree_at(
+    same = apply_process_tree_at(
         pc, i, next_, i > 0 && std::ranges::equal(pc.lists[i], pc.lists[i - 1]),
         sample_.processes);
   if (!gpu_processes_) return at;
@@ -162,11 +163,10 @@ ProjectedBlockDecoder::Prepared ProjectedBlockDecoder::prepare(
   return block;
 }
 
-bool ProjectedBlockDecoder::pass(
-    const Prepared& block, const std::function<bool(const Sample&)>& each) {
+bool ProjectedBlockDecoder::pass(const Prepared& block, const Each& each) {
   if (block.whole) {
     for (const Sample& s : *block.whole)
-      if (!each(s)) return false;
+      if (!each(s, false)) return false;
     return true;
   }
   const size_t n = block.cols.t.size();
@@ -178,8 +178,9 @@ bool ProjectedBlockDecoder::pass(
   for (size_t i = 0; i < n; ++i) {
     sample_.t = block.cols.t[i];
     cell = fill_gpus(block, i, cell);
-    if (processes) process_at = fill_processes(block, i, process_at);
-    if (!each(sample_)) return false;
+    bool same = false;
+    if (processes) process_at = fill_processes(block, i, process_at, same);
+    if (!each(sample_, same)) return false;
   }
   return true;
 }

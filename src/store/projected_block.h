@@ -51,14 +51,16 @@ class ProjectedBlockDecoder {
   // CodecError (or TraceError on a bad line) on a corrupted block. May run
   // on another thread than pass(), one prepare() at a time.
   Prepared prepare(std::string_view numeric_blob, std::string_view rest_blob);
+  // A sample, and whether its host processes are those of the sample
+  // passed before it in the same block.
+  using Each = std::function<bool(const Sample&, bool same_processes)>;
   // Passes a prepared block's samples to `each` in order until it returns
   // false (then returns false). The sample passed is one object refilled
   // each time: a steady process's strings are not copied again.
-  bool pass(const Prepared& block,
-            const std::function<bool(const Sample&)>& each);
+  bool pass(const Prepared& block, const Each& each);
   // Both; a corrupted block throws before any sample is passed.
   bool decode(std::string_view numeric_blob, std::string_view rest_blob,
-              const std::function<bool(const Sample&)>& each) {
+              const Each& each) {
     return pass(prepare(numeric_blob, rest_blob), each);
   }
 
@@ -69,9 +71,11 @@ class ProjectedBlockDecoder {
   // Sample i's GPUs from the cells from `cell` on; returns the next cell.
   size_t fill_gpus(const Prepared& block, size_t i, size_t cell);
   // Sample i's processes; returns where the next sample's GPU processes
-  // start (counts, processes).
+  // start (counts, processes). `same`: whether the host processes are
+  // those of sample i - 1.
   std::pair<size_t, size_t> fill_processes(const Prepared& block, size_t i,
-                                           std::pair<size_t, size_t> at);
+                                           std::pair<size_t, size_t> at,
+                                           bool& same);
 
   std::vector<int> gpu_fields_;  // indices into gpu_fields()
   std::vector<const NumericField<GpuSample>*> fields_;  // the same

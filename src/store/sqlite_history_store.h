@@ -99,9 +99,10 @@ class SqliteHistoryStore final : public HistoryStore {
   size_t scan(double since, double until,
               const std::function<bool(const Sample&)>& fn,
               ReadReport* report) const override;
-  size_t scan_fields(double since, double until, const ScanFields& fields,
-                     const std::function<bool(const Sample&)>& fn,
-                     ReadReport* report) const override;
+  size_t scan_fields(
+      double since, double until, const ScanFields& fields,
+      const std::function<bool(const Sample&, bool same_processes)>& fn,
+      ReadReport* report) const override;
   TraceHeader header() const override;
 
   void record_alert(const StoredAlert& a) override;
@@ -134,9 +135,11 @@ class SqliteHistoryStore final : public HistoryStore {
 
   // history_queries.cc
   std::vector<Sample> queued_samples(double since, double until) const;
+  // A sample, and whether its host processes are those of the sample
+  // before it (scan_fields).
+  using SampleFn = std::function<bool(const Sample&, bool same_processes)>;
   // A decoded block: passes its samples to `each` until it returns false.
-  using BlockPass =
-      std::function<void(const std::function<bool(const Sample&)>& each)>;
+  using BlockPass = std::function<void(const SampleFn& each)>;
   // Decodes one block's (num, rest); throws when it does not decode.
   using BlockReader =
       std::function<BlockPass(std::string_view num, std::string_view rest)>;
@@ -144,8 +147,7 @@ class SqliteHistoryStore final : public HistoryStore {
   // in memory. With `read_ahead`, each block is decoded on another thread
   // while the one before is passed.
   size_t scan_blocks(double since, double until, const BlockReader& read,
-                     bool read_ahead,
-                     const std::function<bool(const Sample&)>& fn,
+                     bool read_ahead, const SampleFn& fn,
                      ReadReport* report) const;
 
   // sqlite_history_store.cc

@@ -61,14 +61,18 @@ Sample projected(const Sample& whole) {
   return s;
 }
 
-// The samples a decoder passes, copied.
+// The samples a decoder passes, copied, and whether it said each one has
+// the processes of the one before.
 std::vector<Sample> decoded(ProjectedBlockDecoder& decoder,
-                            const EncodedBlock& enc) {
+                            const EncodedBlock& enc,
+                            std::vector<bool>* same = nullptr) {
   std::vector<Sample> out;
-  decoder.decode(enc.numeric, enc.rest, [&out](const Sample& s) {
-    out.push_back(s);
-    return true;
-  });
+  decoder.decode(enc.numeric, enc.rest,
+                 [&out, same](const Sample& s, bool same_processes) {
+                   out.push_back(s);
+                   if (same) same->push_back(same_processes);
+                   return true;
+                 });
   return out;
 }
 
@@ -80,12 +84,22 @@ void expect_projection(const std::vector<std::vector<Sample>>& blocks) {
     SCOPED_TRACE("block " + std::to_string(b));
     const EncodedBlock enc = encode_block(blocks[b], 3);
     const std::vector<Sample> whole = decode_block(enc.numeric, enc.rest);
-    const std::vector<Sample> out = decoded(decoder, enc);
+    std::vector<bool> same;
+    const std::vector<Sample> out = decoded(decoder, enc, &same);
     ASSERT_EQ(out.size(), whole.size());
+    size_t said_same = 0;
     for (size_t i = 0; i < whole.size(); ++i) {
       SCOPED_TRACE("sample " + std::to_string(i));
       gd::testing::expect_same(projected(whole[i]), out[i]);
+      if (!same[i]) continue;
+      ++said_same;
+      ASSERT_GT(i, 0u);
+      const Sample now = projected(whole[i]), before = projected(whole[i - 1]);
+      ASSERT_EQ(now.processes.size(), before.processes.size());
+      for (size_t k = 0; k < now.processes.size(); ++k)
+        gd::testing::expect_same(now.processes[k], before.processes[k]);
     }
+    EXPECT_GT(said_same, 0u);  // steady processes are said to be
   }
 }
 
@@ -165,7 +179,7 @@ TEST(ProjectedBlock, ACorruptBlockThrows) {
   const EncodedBlock fewer = encode_block({in.begin(), in.begin() + 4}, 3);
   ProjectedBlockDecoder decoder("test.db", report_fields());
   size_t passed = 0;
-  auto count = [&passed](const Sample&) { return ++passed > 0; };
+  auto count = [&passed](const Sample&, bool) { return ++passed > 0; };
   EXPECT_ANY_THROW(decoder.decode(enc.numeric, fewer.rest, count));
   EXPECT_ANY_THROW(decoder.decode(fewer.numeric, enc.rest, count));
   EXPECT_ANY_THROW(decoder.decode("not zstd", enc.rest, count));
@@ -178,9 +192,9 @@ TEST(ProjectedBlock, StopsWhenAsked) {
   const EncodedBlock enc = encode_block(in, 3);
   ProjectedBlockDecoder decoder("test.db", report_fields());
   size_t passed = 0;
-  EXPECT_FALSE(decoder.decode(enc.numeric, enc.rest, [&passed](const Sample&) {
-    return ++passed < 2;
-  }));
+  EXPECT_FALSE(
+      decoder.decode(enc.numeric, enc.rest,
+                     [&passed](const Sample&, bool) { return ++passed < 2; }));
   EXPECT_EQ(passed, 2u);
 }
 
