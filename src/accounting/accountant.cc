@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "accounting/energy.h"
 #include "accounting/gap_judge.h"
 #include "accounting/group_table.h"
 #include "accounting/owner.h"
+#include "accounting/owner_tree_memo.h"
 #include "accounting/shares.h"
 #include "model/process_tree.h"
 
@@ -128,9 +130,10 @@ struct Accountant::Impl {
     }
   }
 
-  void add(const Sample& s);
+  void add(const Sample& s, bool processes_as_before);
   void account_gpu(const Sample& s, const GpuSample& g, double limit);
-  OwnerIdx owner_index(uint32_t pid);
+  // Builds the sample's process tree when the owner is not known yet.
+  OwnerIdx owner_index(const Sample& s, uint32_t pid);
   AccountReport finish();
 
   AccountOptions opt;
@@ -149,18 +152,47 @@ struct Accountant::Impl {
   std::optional<ProcessTree> tree;
   const Sample* tree_of = nullptr;
   std::unordered_map<uint32_t, OwnerIdx> owners;
+  // The owners above hold while the samples repeat their processes.
+  OwnerTreeMemo owners_tree;
+  bool memo_of_last_add = false;  // the last add() updated owners_tree
   OwnerKeys keys;
   std::vector<Holder> holders;
   std::vector<OwnerIdx> holder_owner;
-  std::unordered_map<uint64_t, size_t> holder_of;  // packed owner -> holder
+  // packed owner -> holder, once there are kHoldersSearched holders
+  std::unordered_map<uint64_t, size_t> holder_of;
+  static constexpr size_t kHoldersSearched = 16;
+  // The holder of owner `o` in this interval, and whether it is new.
+  std::pair<size_t, bool> holder_index(const OwnerIdx& o);
   // Every GPU process's owner (the last one seen), for attribute().
   std::unordered_map<uint32_t, OwnerIdx> owner_of_pid;
   void attribute(const std::vector<Accountant::FindingSpan>& findings);
   Split split;
 };
 
-OwnerIdx Accountant::Impl::owner_index(uint32_t pid) {
+std::pair<size_t, bool> Accountant::Impl::holder_index(const OwnerIdx& o) {
+  // A GPU has a holder or two: searched; a hostile trace's thousands are
+  // hashed.
+  if (holder_owner.size() < kHoldersSearched) {
+    for (size_t i = 0; i < holder_owner.size(); ++i)
+      if (holder_owner[i] == o) return {i, false};
+    return {holder_owner.size(), true};
+  }
+  if (holder_of.empty())
+    for (size_t i = 0; i < holder_owner.size(); ++i)
+      holder_of.emplace(holder_owner[i].packed(), i);
+  const auto [it, added] = holder_of.emplace(o.packed(), holders.size());
+  return {it->second, added};
+}
+
+OwnerIdx Accountant::Impl::owner_index(const Sample& s, uint32_t pid) {
   if (auto it = owners.find(pid); it != owners.end()) return it->second;
+  if (tree_of != &s) {
+    if (tree)
+      tree->rebuild(s);
+    else
+      tree.emplace(s);
+    tree_of = &s;
+  }
   owner_of(*tree, pid, keys);
   OwnerIdx idx;
   idx.row[0] = tables[0].find_or_add(keys.job_key, keys.job_label);
@@ -172,7 +204,11 @@ OwnerIdx Accountant::Impl::owner_index(uint32_t pid) {
   return idx;
 }
 
-void Accountant::Impl::add(const Sample& s) {
+void Accountant::Impl::add(const Sample& s, bool processes_as_before) {
+  // The memo holds the processes of the sample added before only when
+  // that one got as far as the memo.
+  const bool memo_of_last = memo_of_last_add;
+  memo_of_last_add = false;
   if (opt.start && s.t < *opt.start) return;
   if (opt.end && s.t > *opt.end) return;
   if (any_sample && !(s.t > prev_t)) return;
@@ -184,7 +220,10 @@ void Accountant::Impl::add(const Sample& s) {
   prev_t = s.t;
   ++samples;
   last_limit = limit;
-  owners.clear();
+  if (!(processes_as_before && memo_of_last) &&
+      !owners_tree.same_as_last(s.processes))
+    owners.clear();
+  memo_of_last_add = true;
   tree_of = nullptr;
   for (const GpuSample& g : s.gpus) account_gpu(s, g, limit);
 }
@@ -247,19 +286,11 @@ void Accountant::Impl::account_gpu(const Sample& s, const GpuSample& g,
   // some), one per owner.
   holders.clear();
   holder_owner.clear();
-  holder_of.clear();
+  if (!holder_of.empty()) holder_of.clear();
   for (const GpuProcess& gp : *g.processes) {
     if (gp.used_bytes && *gp.used_bytes == 0) continue;
-    if (tree_of != &s) {
-      if (tree)
-        tree->rebuild(s);
-      else
-        tree.emplace(s);
-      tree_of = &s;
-    }
-    const OwnerIdx o = owner_index(gp.pid);
-    const auto [it, added] = holder_of.emplace(o.packed(), holders.size());
-    const size_t i = it->second;
+    const OwnerIdx o = owner_index(s, gp.pid);
+    const auto [i, added] = holder_index(o);
     if (added) {
       holder_owner.push_back(o);
       holders.push_back({static_cast<uint32_t>(i), uint64_t{0}, 0.0});
@@ -423,7 +454,9 @@ AccountReport Accountant::Impl::finish() {
 Accountant::Accountant(const TraceHeader& header, AccountOptions options)
     : impl_(std::make_unique<Impl>(header, options)) {}
 Accountant::~Accountant() = default;
-void Accountant::add(const Sample& sample) { impl_->add(sample); }
+void Accountant::add(const Sample& sample, bool processes_as_before) {
+  impl_->add(sample, processes_as_before);
+}
 void Accountant::attribute(const std::vector<FindingSpan>& findings) {
   impl_->attribute(findings);
 }

@@ -3,11 +3,13 @@
 // and tells where each GPU's time and energy went (account.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "accounting/account.h"
@@ -33,6 +35,14 @@ inline constexpr int kAccountedGpus = 64;
 // GPU processes whose group is remembered for attribute().
 inline constexpr size_t kPidsRemembered = size_t{1} << 16;
 
+// What add() reads of a sample, so that a reader may leave the rest
+// unknown (the history's scan_fields): its time; each GPU's index, lost,
+// stale, these numeric fields (by their history metric names, gpu.<name>)
+// and its process list; and the host processes' pid, ppid, user, name,
+// cmdline, cgroup and start_time (who owns a GPU process).
+inline constexpr std::array<std::string_view, 4> kGpuFieldsRead = {
+    "util_pct", "power_w", "energy_mj_total", "sm_active_pct"};
+
 class Accountant {
  public:
   Accountant(const TraceHeader& header, AccountOptions options);
@@ -40,7 +50,10 @@ class Accountant {
   Accountant(const Accountant&) = delete;
   Accountant& operator=(const Accountant&) = delete;
   // Samples in time order (a sample not after the previous one is skipped).
-  void add(const Sample& sample);
+  // `processes_as_before`: the caller knows the sample's processes are
+  // those of the sample it added just before (the owners of the GPU
+  // processes are then not looked at again).
+  void add(const Sample& sample, bool processes_as_before = false);
   // What a finding tells the accountant: its id, severity, pids and span.
   struct FindingSpan {
     std::string id, severity;

@@ -39,7 +39,10 @@ std::string compress(const std::string& in, int level) {
   return out;
 }
 
-std::string decompress(std::string_view in) {
+// Into `buf`, grown as needed and never shrunk (so a buffer reused for
+// blocks of one size is not zeroed again); the bytes are its first
+// returned-size chars.
+std::string_view decompress_into(std::string_view in, std::string& buf) {
   unsigned long long size = ZSTD_getFrameContentSize(in.data(), in.size());
   if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
     throw CodecError("not a zstd block");
@@ -47,11 +50,17 @@ std::string decompress(std::string_view in) {
     throw CodecError("block decompresses to " + std::to_string(size) +
                      " bytes (at most " + std::to_string(kMaxBlockBytes >> 20) +
                      " MiB)");
-  std::string out(size, '\0');
-  size_t n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
+  if (buf.size() < size) buf.resize(size);
+  size_t n = ZSTD_decompress(buf.data(), size, in.data(), in.size());
   if (ZSTD_isError(n) || n != size)
     throw CodecError(std::string("zstd: ") +
                      (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short"));
+  return std::string_view(buf.data(), size);
+}
+
+std::string decompress(std::string_view in) {
+  std::string out;
+  decompress_into(in, out);
   return out;
 }
 
@@ -171,8 +180,11 @@ size_t read_gpu_count(ByteReader& r, size_t columns_per_gpu) {
 NumericColumns decode_columns(std::string_view blob,
                               const std::vector<bool>* keep_gpu,
                               const std::vector<bool>* keep_host,
-                              bool keep_processes, DecodeBudget& budget) {
-  std::string raw = decompress(blob);
+                              bool keep_processes, DecodeBudget& budget,
+                              std::string* scratch = nullptr,
+                              bool processes_tree_only = false) {
+  std::string own;
+  const std::string_view raw = decompress_into(blob, scratch ? *scratch : own);
   ByteReader r(raw, budget);
   const uint64_t format = r.varint();
   if (format > kNumericFormat)
@@ -218,7 +230,8 @@ NumericColumns decode_columns(std::string_view blob,
     // Skipped unless asked for: a GPU or host query does not pay for it.
     const bool gpu_util = format >= 3;
     if (keep_processes) {
-      out.processes = read_processes(r, n, out.gpu_indices, true, gpu_util);
+      out.processes = read_processes(r, n, out.gpu_indices, true, gpu_util,
+                                     processes_tree_only);
       out.has_processes = true;
     } else {
       read_processes(r, n, out.gpu_indices, false, gpu_util);
@@ -245,14 +258,16 @@ NumericColumns decode_numeric(std::string_view blob, int only_gpu_field,
 NumericColumns decode_numeric_fields(std::string_view blob,
                                      std::span<const int> gpu_keep,
                                      std::span<const int> host_keep,
-                                     bool keep_processes) {
+                                     bool keep_processes, std::string* scratch,
+                                     bool processes_tree_only) {
   std::vector<bool> kg(gpu_fields().size()), kh(host_fields().size());
   for (int f : gpu_keep)
     if (f >= 0 && static_cast<size_t>(f) < kg.size()) kg[f] = true;
   for (int f : host_keep)
     if (f >= 0 && static_cast<size_t>(f) < kh.size()) kh[f] = true;
   DecodeBudget budget;
-  return decode_columns(blob, &kg, &kh, keep_processes, budget);
+  return decode_columns(blob, &kg, &kh, keep_processes, budget, scratch,
+                        processes_tree_only);
 }
 
 namespace {
@@ -290,6 +305,10 @@ void fill_numbers(const NumericColumns& cols,
 }
 
 }  // namespace
+
+std::string_view decompress_rest(std::string_view rest_blob, std::string& buf) {
+  return decompress_into(rest_blob, buf);
+}
 
 std::vector<Sample> decode_block(std::string_view numeric_blob,
                                  std::string_view rest_blob) {

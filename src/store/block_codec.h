@@ -76,12 +76,20 @@ NumericColumns decode_numeric(std::string_view numeric_blob,
                               int only_gpu_field = -1,
                               int only_host_field = -1);
 // The same keeping the columns of several fields (indices into
-// gpu_fields()/host_fields()); the others are parsed past.
+// gpu_fields()/host_fields()); the others are parsed past. `scratch`, when
+// given, holds the decompressed bytes (a reader of many blocks reuses it);
+// `processes_tree_only` keeps only those process columns
+// (read_processes' tree_only).
 NumericColumns decode_numeric_fields(std::string_view numeric_blob,
                                      std::span<const int> gpu_fields,
                                      std::span<const int> host_fields,
-                                     bool keep_processes = false);
+                                     bool keep_processes = false,
+                                     std::string* scratch = nullptr,
+                                     bool processes_tree_only = false);
 std::vector<Sample> decode_block(std::string_view numeric_blob,
                                  std::string_view rest_blob);
+// The rest blob's text, one JSON line per sample, in `buf` (grown as
+// needed, never shrunk: reused from block to block). Throws CodecError.
+std::string_view decompress_rest(std::string_view rest_blob, std::string& buf);
 
 }  // namespace gd::store

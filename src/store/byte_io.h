@@ -3,6 +3,7 @@
 // a one-line error instead of a crash.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -90,6 +91,45 @@ class ByteReader {
     throw CodecError("malformed varint");
   }
   int64_t svarint() { return static_cast<int64_t>(unzigzag(varint())); }
+  // Moves past `m` varints (a column nobody asked for), eight bytes at a
+  // time: a varint ends at each byte whose top bit is clear.
+  void skip_varints(size_t m) {
+    int run = 0;  // bytes of the varint being skipped so far
+    while (m > 0 && in_.size() - pos_ >= 8) {
+      uint64_t w;
+      std::memcpy(&w, in_.data() + pos_, 8);
+      uint64_t ends = ~w & 0x8080808080808080ull;  // little-endian bytes
+      if (ends == 0) {
+        run += 8;
+        if (run >= 10) throw CodecError("malformed varint");
+        pos_ += 8;
+        continue;
+      }
+      if (run + std::countr_zero(ends) / 8 >= 10)
+        throw CodecError("malformed varint");
+      // Their number: each end bit moved to its byte's bottom, summed into
+      // the top byte (no popcount instruction needed).
+      const int count =
+          static_cast<int>(((ends >> 7) * 0x0101010101010101ull) >> 56);
+      if (static_cast<size_t>(count) >= m) {
+        for (size_t k = 1; k < m; ++k) ends &= ends - 1;
+        pos_ += static_cast<size_t>(std::countr_zero(ends) / 8 + 1);
+        return;
+      }
+      m -= static_cast<size_t>(count);
+      run = std::countl_zero(ends) / 8;
+      pos_ += 8;
+    }
+    while (m > 0) {
+      const uint8_t b = byte();
+      if (b & 0x80) {
+        if (++run == 10) throw CodecError("malformed varint");
+      } else {
+        run = 0;
+        --m;
+      }
+    }
+  }
   std::string_view bytes(size_t n) {
     if (n > in_.size() - pos_) throw CodecError("truncated block");
     auto s = in_.substr(pos_, n);

@@ -1,15 +1,18 @@
 // SqliteHistoryStore (sqlite_history_store.h): the reads. query_many
 // decodes only the numeric columns it needs, from minute averages or raw
 // blocks as the step allows; scan and export_trace pass whole samples in
-// time order on a connection of their own.
+// time order on a connection of their own, scan_fields only the fields
+// asked for (projected_block.h).
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <future>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,6 +21,7 @@
 #include "store/block_codec.h"
 #include "store/downsample.h"
 #include "store/numeric_fields.h"
+#include "store/projected_block.h"
 #include "store/sqlite_history_store.h"
 
 namespace gd::store {
@@ -400,6 +404,40 @@ size_t SqliteHistoryStore::export_trace(double since, double until,
 size_t SqliteHistoryStore::scan(double since, double until,
                                 const std::function<bool(const Sample&)>& fn,
                                 ReadReport* report) const {
+  return scan_blocks(
+      since, until,
+      [](std::string_view num, std::string_view rest) -> BlockPass {
+        auto samples = std::make_shared<const std::vector<Sample>>(
+            store::decode_block(num, rest));
+        return [samples](const SampleFn& each) {
+          for (const Sample& s : *samples)
+            if (!each(s, false)) return;
+        };
+      },
+      false, [&fn](const Sample& s, bool) { return fn(s); }, report);
+}
+
+size_t SqliteHistoryStore::scan_fields(double since, double until,
+                                       const ScanFields& fields,
+                                       const SampleFn& fn,
+                                       ReadReport* report) const {
+  ProjectedBlockDecoder decoder(opt_.path, fields);
+  return scan_blocks(
+      since, until,
+      [&decoder](std::string_view num, std::string_view rest) -> BlockPass {
+        auto block = std::make_shared<const ProjectedBlockDecoder::Prepared>(
+            decoder.prepare(num, rest));
+        return [&decoder, block](const SampleFn& each) {
+          decoder.pass(*block, each);
+        };
+      },
+      true, fn, report);
+}
+
+size_t SqliteHistoryStore::scan_blocks(double since, double until,
+                                       const BlockReader& read, bool read_ahead,
+                                       const SampleFn& fn,
+                                       ReadReport* report) const {
   size_t skipped = skipped_pending_;
   std::vector<Sample> tail;
   Db db(opt_.path, true);
@@ -431,32 +469,82 @@ size_t SqliteHistoryStore::scan(double since, double until,
   size_t passed = 0;
   bool go_on = true;
   double last = -std::numeric_limits<double>::infinity();
-  auto pass = [&](const Sample& s) {
+  // Whether the sample before the one being passed reached fn: only then
+  // does "the same processes as the sample before" hold for fn too.
+  bool passed_before = false;
+  auto pass = [&](const Sample& s, bool same_processes) {
     // Blocks are ordered by their first sample; never pass time going
     // backwards, which a trace reader would reject.
-    if (!go_on || s.t < since || s.t > until || s.t < last) return;
+    if (!go_on || s.t < since || s.t > until || s.t < last) {
+      passed_before = false;
+      return;
+    }
     last = s.t;
     ++passed;
-    go_on = fn(s);
+    const bool same = same_processes && passed_before;
+    passed_before = true;
+    go_on = fn(s, same);
   };
   const TierView tiers = tier_view(db);
   Stmt sel(db,
            "SELECT t0, num, rest, id, tier FROM blocks WHERE t1 >= ?1 AND "
            "t0 <= ?2 ORDER BY t0, tier DESC");
   sel.bind(1, since).bind(2, until);
+  // The block being decoded (on another thread with read_ahead) while
+  // the one before it is passed; one decode at a time.
+  struct Ahead {
+    std::future<BlockPass> decoded;
+    double hi = 0;
+  };
+  std::optional<Ahead> ahead;
+  auto take = [&]() -> std::optional<std::pair<BlockPass, double>> {
+    if (!ahead) return std::nullopt;
+    Ahead a = std::move(*ahead);
+    ahead.reset();
+    try {
+      return std::make_pair(a.decoded.get(), a.hi);
+    } catch (const std::exception&) {  // CodecError, or bad JSON in rest
+      ++skipped;  // `db check` names it; the other blocks still answer
+      return std::nullopt;
+    }
+  };
+  auto pass_block = [&](const std::optional<std::pair<BlockPass, double>>& b) {
+    if (!b || !go_on) return;
+    const double hi = b->second;
+    b->first([&](const Sample& s, bool same_processes) {
+      if (s.t <= hi)
+        pass(s, same_processes);
+      else
+        passed_before = false;
+      return go_on;
+    });
+  };
+  // The block passed before `ready`: freed by the next decode, off the
+  // thread that passes samples.
+  std::optional<std::pair<BlockPass, double>> spent;
   while (go_on && sel.step()) {
     double hi = until;
     block_range(tiers, false, sel.col_int(3), sel.col_int(4), until, hi);
     if (hi < since) continue;
-    auto samples = try_decode(sel.col_blob(1), sel.col_blob(2));
-    if (!samples) ++skipped;
-    for (const auto& s : samples.value_or(std::vector<Sample>{}))
-      if (s.t <= hi) pass(s);
+    auto ready = take();
+    // The row's bytes last until the next step: the decoder gets copies.
+    ahead = Ahead{
+        std::async(read_ahead ? std::launch::async : std::launch::deferred,
+                   [&read, num = std::string(sel.col_blob(1)),
+                    rest = std::string(sel.col_blob(2)),
+                    spent = std::move(spent)]() mutable {
+                     spent.reset();
+                     return read(num, rest);
+                   }),
+        hi};
+    pass_block(ready);
+    spent = std::move(ready);
   }
+  pass_block(take());
   sel.reset();
   db.exec("COMMIT");
   rollback.done = true;
-  for (const auto& s : tail) pass(s);
+  for (const auto& s : tail) pass(s, false);
   if (report) report->skipped_blocks += skipped;
   return passed;
 }

@@ -58,6 +58,21 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What scan_fields() fills in each sample of the stored blocks: a report
+// over a week needs a few columns, not whole samples. Every sample keeps its
+// time and its GPUs' index, lost and stale; the rest stays unknown unless
+// named here.
+struct ScanFields {
+  // Numeric GPU fields by their metric names ("util_pct", "sm_active_pct":
+  // the <field> of gpu.<field>). An unknown name is a StoreError.
+  std::vector<std::string> gpu;
+  // Each GPU's process list: pid, type, used memory and SM %.
+  bool gpu_processes = false;
+  // The host processes' identity and tree: pid, ppid, user, name, cmdline,
+  // cgroup, start_time and ns_pid (not their libraries, state or usage).
+  bool process_tree = false;
+};
+
 // The file is a gpudoctor history of a schema version this gpudoctor does
 // not know (store/schema_version.h): refused, nothing read or written.
 class StoreVersionError : public StoreError {
@@ -140,6 +155,15 @@ class HistoryStore {
   virtual size_t scan(double since, double until,
                       const std::function<bool(const Sample&)>& fn,
                       ReadReport* report = nullptr) const = 0;
+  // Like scan, with the samples of stored blocks holding only `fields`
+  // (samples not yet in a block are passed whole). The sample fn gets is
+  // reused: it is valid during the call only. `same_processes`: its host
+  // processes are those of the sample fn got before it (a reader keeping
+  // something per process tree need not compare them).
+  virtual size_t scan_fields(
+      double since, double until, const ScanFields& fields,
+      const std::function<bool(const Sample&, bool same_processes)>& fn,
+      ReadReport* report = nullptr) const = 0;
   // The stored header (the node's static facts); empty if none yet.
   virtual TraceHeader header() const = 0;
 

@@ -33,16 +33,6 @@ Cell cell_of(const std::optional<T>& v) {
   return c;
 }
 
-template <typename T>
-std::optional<T> value_of(const Cell& c) {
-  if (!c.present) return std::nullopt;
-  if constexpr (std::is_same_v<T, double>) {
-    return c.as_double();
-  } else {
-    return static_cast<T>(c.is_double ? static_cast<int64_t>(c.d) : c.i);
-  }
-}
-
 // What makes a process entry: everything kept per process that is not a
 // per-sample number. A process whose strings change (exec, a library
 // loaded) continues as a new entry.
@@ -88,28 +78,35 @@ size_t listing_cost(const ProcessColumns::GpuProc& p) {
   return 2 * sizeof(uint32_t) + sizeof(GpuProcess) + p.type.size();
 }
 
-// Reads one sample's list; nullopt for kNotListed (only where allowed).
-// Each listing is charged its entry's cost[e]: a byte that repeats a whole
-// list costs what the copies will.
-std::optional<std::vector<uint32_t>> read_list(
-    ByteReader& r, const std::optional<std::vector<uint32_t>>& prev,
-    const std::vector<size_t>& cost, bool may_be_unlisted) {
+// Reads one sample's list into `lists` (its last one the list before,
+// if any); kNotListed only where allowed. Each listing is charged its
+// entry's cost[e]: a byte that repeats a whole list costs what the copies
+// will.
+void read_list(ByteReader& r, ProcessLists& lists,
+               const std::vector<size_t>& cost, bool may_be_unlisted) {
   const uint8_t mark = r.byte();
-  if (mark == kNotListed && may_be_unlisted) return std::nullopt;
+  if (mark == kNotListed && may_be_unlisted) {
+    lists.add_unlisted();
+    return;
+  }
   if (mark == kSameList) {
-    if (!prev) throw CodecError("process list repeats a missing list");
-    for (uint32_t e : *prev) r.budget().charge(1, cost[e], "process listings");
-    return prev;
+    if (lists.size() == 0 || !lists.listed(lists.size() - 1))
+      throw CodecError("process list repeats a missing list");
+    for (uint32_t e : lists[lists.size() - 1])
+      r.budget().charge(1, cost[e], "process listings");
+    lists.add_repeat();
+    return;
   }
   if (mark != kNewList) throw CodecError("bad process list marker");
-  std::vector<uint32_t> list(r.count(1, "listed processes"));
-  for (auto& e : list) {
+  const size_t count = r.count(1, "listed processes");
+  lists.add_new();
+  for (size_t k = 0; k < count; ++k) {
     const uint64_t v = r.varint();
     if (v >= cost.size()) throw CodecError("process list names no entry");
-    e = static_cast<uint32_t>(v);
+    const auto e = static_cast<uint32_t>(v);
     r.budget().charge(1, cost[e], "process listings");
+    lists.add_entry(e);
   }
-  return list;
 }
 
 // Entry e's sample positions, from the lists.
@@ -125,9 +122,15 @@ std::vector<std::vector<uint32_t>> positions(const Lists& lists, size_t entries,
   return at;
 }
 
-// Cell k of a column; a column with no values is empty (read_column).
-Cell cell_at(const std::vector<Cell>& col, size_t k) {
-  return k < col.size() ? col[k] : Cell{};
+std::vector<std::vector<uint32_t>> positions(const ProcessLists& lists,
+                                             size_t entries) {
+  std::vector<std::vector<uint32_t>> at(entries);
+  for (size_t i = 0; i < lists.size(); ++i)
+    if (lists.listed(i))
+      for (uint32_t e : lists[i])
+        if (at[e].empty() || at[e].back() != i)
+          at[e].push_back(static_cast<uint32_t>(i));
+  return at;
 }
 
 const std::vector<uint32_t>* plain(const std::vector<uint32_t>& l) {
@@ -263,7 +266,8 @@ void write_processes(ByteWriter& w, std::span<const Sample> samples,
 
 ProcessColumns read_processes(ByteReader& r, size_t n,
                               const std::vector<int>& gpu_indices, bool keep,
-                              bool gpu_utilisation) {
+                              bool gpu_utilisation, bool tree_only) {
+  const bool keep_all = keep && !tree_only;
   ProcessColumns pc;
   // An entry: pid, three strings, flags and its library count here, then
   // its state count and six columns: >= 13 bytes.
@@ -291,13 +295,8 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
   std::vector<size_t> cost;
   for (const auto& e : pc.procs) cost.push_back(listing_cost(e.statics));
   r.budget().charge(n, sizeof(std::vector<uint32_t>), "process lists");
-  pc.lists.resize(n);
-  std::optional<std::vector<uint32_t>> prev;
-  for (size_t i = 0; i < n; ++i) {
-    prev = read_list(r, prev, cost, false);
-    pc.lists[i] = *prev;
-  }
-  auto at = positions(pc.lists, entries, plain);
+  for (size_t i = 0; i < n; ++i) read_list(r, pc.lists, cost, false);
+  auto at = positions(pc.lists, entries);
   for (size_t e = 0; e < entries; ++e) {
     auto& proc = pc.procs[e];
     proc.at = std::move(at[e]);
@@ -306,12 +305,12 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     r.budget().charge(proc.states.size(), sizeof(std::string), "states");
     for (auto& s : proc.states) s = r.str();
     proc.ppid = read_column(r, m, keep);
-    proc.state = read_column(r, m, keep);
-    proc.cpu_pct = read_column(r, m, keep);
-    proc.threads = read_column(r, m, keep);
-    proc.rss = read_column(r, m, keep);
-    proc.dev_shm = read_column(r, m, keep);
-    if (keep)
+    proc.state = read_column(r, m, keep_all);
+    proc.cpu_pct = read_column(r, m, keep_all);
+    proc.threads = read_column(r, m, keep_all);
+    proc.rss = read_column(r, m, keep_all);
+    proc.dev_shm = read_column(r, m, keep_all);
+    if (keep_all)
       for (const Cell& c : proc.state)
         if (c.present && (c.is_double || c.i < 0 ||
                           static_cast<size_t>(c.i) >= proc.states.size()))
@@ -332,14 +331,10 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     }
     std::vector<size_t> gcost;
     for (const auto& e : gpu.entries) gcost.push_back(listing_cost(e));
-    r.budget().charge(n, sizeof(gpu.lists[0]), "GPU process lists");
-    gpu.lists.resize(n);
-    std::optional<std::vector<uint32_t>> gprev;
-    for (size_t i = 0; i < n; ++i) {
-      gpu.lists[i] = read_list(r, gprev, gcost, true);
-      gprev = gpu.lists[i];
-    }
-    auto gat = positions(gpu.lists, gpu.entries.size(), maybe);
+    r.budget().charge(n, sizeof(std::optional<std::vector<uint32_t>>),
+                      "GPU process lists");
+    for (size_t i = 0; i < n; ++i) read_list(r, gpu.lists, gcost, true);
+    auto gat = positions(gpu.lists, gpu.entries.size());
     for (size_t e = 0; e < gpu.entries.size(); ++e) {
       gpu.entries[e].at = std::move(gat[e]);
       auto& entry = gpu.entries[e];
@@ -347,83 +342,15 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
       entry.used = read_column(r, m, keep);
       if (gpu_utilisation) {
         entry.sm_util = read_column(r, m, keep);
-        entry.mem_util = read_column(r, m, keep);
-        entry.gi = read_column(r, m, keep);
-        entry.ci = read_column(r, m, keep);
+        entry.mem_util = read_column(r, m, keep_all);
+        entry.gi = read_column(r, m, keep_all);
+        entry.ci = read_column(r, m, keep_all);
       }
     }
     pc.gpus.push_back(std::move(gpu));
   }
   if (!keep) return {};
   return pc;
-}
-
-void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
-  const size_t n = samples.size();
-  if (pc.lists.size() != n) throw CodecError("process lists out of step");
-  // Cursor into each entry's columns: the k-th listing of entry e.
-  std::vector<size_t> next(pc.procs.size(), 0);
-  for (size_t i = 0; i < n; ++i) {
-    auto& out = samples[i].processes;
-    out.clear();
-    out.reserve(pc.lists[i].size());
-    for (uint32_t e : pc.lists[i]) {
-      const auto& proc = pc.procs[e];
-      ProcessSample p = proc.statics;
-      size_t k = next[e];
-      // A process listed twice in one sample (corrupt input) repeats the
-      // same cells.
-      if (k >= proc.at.size() || proc.at[k] != i)
-        k = k > 0 ? k - 1 : 0;
-      else
-        ++next[e];
-      if (k < proc.at.size()) {
-        p.ppid = value_of<uint32_t>(cell_at(proc.ppid, k));
-        if (auto s = value_of<uint64_t>(cell_at(proc.state, k)))
-          p.state = proc.states.at(*s);
-        p.cpu_pct = value_of<double>(cell_at(proc.cpu_pct, k));
-        p.threads = value_of<int>(cell_at(proc.threads, k));
-        p.rss_bytes = value_of<uint64_t>(cell_at(proc.rss, k));
-        p.dev_shm_bytes = value_of<uint64_t>(cell_at(proc.dev_shm, k));
-      }
-      out.push_back(std::move(p));
-    }
-  }
-  for (const auto& gpu : pc.gpus) {
-    std::vector<size_t> gnext(gpu.entries.size(), 0);
-    for (size_t i = 0; i < n; ++i) {
-      GpuSample* gs = nullptr;
-      for (auto& x : samples[i].gpus)
-        if (x.index == gpu.index) gs = &x;
-      const auto& list = gpu.lists[i];
-      if (!gs) continue;
-      if (!list) {
-        gs->processes.reset();
-        continue;
-      }
-      gs->processes.emplace();
-      for (uint32_t e : *list) {
-        const auto& entry = gpu.entries[e];
-        GpuProcess p;
-        p.pid = entry.pid;
-        p.type = entry.type;
-        size_t k = gnext[e];
-        if (k >= entry.at.size() || entry.at[k] != i)
-          k = k > 0 ? k - 1 : 0;
-        else
-          ++gnext[e];
-        if (k < entry.used.size())
-          p.used_bytes = value_of<uint64_t>(entry.used[k]);
-        if (k < entry.sm_util.size())
-          p.sm_util_pct = value_of<double>(entry.sm_util[k]);
-        if (k < entry.mem_util.size())
-          p.mem_util_pct = value_of<double>(entry.mem_util[k]);
-        if (k < entry.gi.size()) p.gi_id = value_of<uint32_t>(entry.gi[k]);
-        if (k < entry.ci.size()) p.ci_id = value_of<uint32_t>(entry.ci[k]);
-        gs->processes->push_back(std::move(p));
-      }
-    }
-  }
 }
 
 }  // namespace gd::store

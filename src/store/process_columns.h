@@ -31,6 +31,37 @@
 
 namespace gd::store {
 
+// Per sample, the entries a process list names, in order. A list that
+// repeats the one before (most do: one byte in the block) shares its
+// storage instead of copying it.
+class ProcessLists {
+ public:
+  size_t size() const { return spans_.size(); }
+  // False where the sample's processes could not be listed (GPU lists).
+  bool listed(size_t i) const { return spans_[i].listed; }
+  std::span<const uint32_t> operator[](size_t i) const {
+    return {ids_.data() + spans_[i].begin, spans_[i].size};
+  }
+  void add_unlisted() { spans_.push_back({}); }
+  void add_repeat() { spans_.push_back(spans_.back()); }
+  // A new list: its entries are appended with add_entry.
+  void add_new() {
+    spans_.push_back({static_cast<uint32_t>(ids_.size()), 0, true});
+  }
+  void add_entry(uint32_t e) {
+    ids_.push_back(e);
+    ++spans_.back().size;
+  }
+
+ private:
+  struct Span {
+    uint32_t begin = 0, size = 0;
+    bool listed = false;
+  };
+  std::vector<uint32_t> ids_;
+  std::vector<Span> spans_;
+};
+
 struct ProcessColumns {
   struct Proc {
     ProcessSample statics;     // pid and strings; numbers are in the columns
@@ -50,11 +81,10 @@ struct ProcessColumns {
   struct Gpu {
     int index = 0;
     std::vector<GpuProc> entries;
-    // Per sample: the entries listed, in order; nullopt = not listed.
-    std::vector<std::optional<std::vector<uint32_t>>> lists;
+    ProcessLists lists;  // per sample; not listed = processes unknown
   };
   std::vector<Proc> procs;
-  std::vector<std::vector<uint32_t>> lists;  // per sample, entries in order
+  ProcessLists lists;  // per sample, every one listed
   std::vector<Gpu> gpus;
 };
 
@@ -65,12 +95,28 @@ void write_processes(ByteWriter& w, std::span<const Sample> samples,
                      bool gpu_utilisation = true);
 // Reads it; with keep == false only moves past it (returns empty).
 // `gpu_utilisation`: the section has the GPU processes' utilisation and MIG
-// columns (block format 3 and later). Throws CodecError on a malformed
-// section.
+// columns (block format 3 and later). `tree_only`: of the columns, keeps
+// only the parents and the GPU processes' memory and SM % (what
+// apply_process_tree_at and apply_gpu_processes_at without all_columns
+// read). Throws CodecError on a malformed section.
 ProcessColumns read_processes(ByteReader& r, size_t n,
                               const std::vector<int>& gpu_indices, bool keep,
-                              bool gpu_utilisation = true);
+                              bool gpu_utilisation = true,
+                              bool tree_only = false);
 // Puts the processes back into decoded samples (one per sample, in order).
 void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples);
+// Parts of it for one sample i, into storage reused from sample to sample
+// (`next`: each entry's cursor into its columns, from 0 at sample 0): the
+// host processes' identity and tree (ScanFields::process_tree) --
+// `same_entries` when `out` already holds the entries of list i, so only
+// their columns are set; returns whether nothing changed -- and one GPU's
+// process list: pid, type, used memory and SM %, and with `all_columns` the
+// rest too.
+bool apply_process_tree_at(const ProcessColumns& pc, size_t i,
+                           std::vector<size_t>& next, bool same_entries,
+                           std::vector<ProcessSample>& out);
+void apply_gpu_processes_at(const ProcessColumns::Gpu& gpu, size_t i,
+                            std::vector<size_t>& next, GpuSample& gs,
+                            bool all_columns);
 
 }  // namespace gd::store

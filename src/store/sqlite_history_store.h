@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -98,6 +99,10 @@ class SqliteHistoryStore final : public HistoryStore {
   size_t scan(double since, double until,
               const std::function<bool(const Sample&)>& fn,
               ReadReport* report) const override;
+  size_t scan_fields(
+      double since, double until, const ScanFields& fields,
+      const std::function<bool(const Sample&, bool same_processes)>& fn,
+      ReadReport* report) const override;
   TraceHeader header() const override;
 
   void record_alert(const StoredAlert& a) override;
@@ -130,6 +135,20 @@ class SqliteHistoryStore final : public HistoryStore {
 
   // history_queries.cc
   std::vector<Sample> queued_samples(double since, double until) const;
+  // A sample, and whether its host processes are those of the sample
+  // before it (scan_fields).
+  using SampleFn = std::function<bool(const Sample&, bool same_processes)>;
+  // A decoded block: passes its samples to `each` until it returns false.
+  using BlockPass = std::function<void(const SampleFn& each)>;
+  // Decodes one block's (num, rest); throws when it does not decode.
+  using BlockReader =
+      std::function<BlockPass(std::string_view num, std::string_view rest)>;
+  // scan and scan_fields: the blocks through `read`, then the samples still
+  // in memory. With `read_ahead`, each block is decoded on another thread
+  // while the one before is passed.
+  size_t scan_blocks(double since, double until, const BlockReader& read,
+                     bool read_ahead, const SampleFn& fn,
+                     ReadReport* report) const;
 
   // sqlite_history_store.cc
   void require_writable() const;

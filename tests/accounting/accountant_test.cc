@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "scenario.h"
@@ -377,6 +378,53 @@ TEST(Accountant, FindingsGoToTheGroupsOfTheirPids) {
   ASSERT_NE(alice, nullptr);
   ASSERT_EQ(alice->findings.size(), 1u);
   EXPECT_EQ(alice->findings[0].id, "input-bound");
+}
+
+// Held seconds per job and user key over 21 samples of one GPU process
+// whose cgroup names a Slurm job from 11 on and whose user changes at 16.
+// `vouch`: tell add() where the processes repeat those of the sample
+// before, as a history scan does.
+std::map<std::string, double> held_by_owner(bool vouch) {
+  TraceHeader h;
+  GpuInfo info;
+  info.index = 0;
+  info.memory_total_bytes = 80 * kGiB;
+  h.gpus.push_back(info);
+  Accountant acc(h, {});
+  Sample s;  // one object refilled per sample, as a history scan does
+  for (int i = 0; i <= 20; ++i) {
+    s.t = 1000 + i;
+    s.gpus.assign(1, GpuSample{});
+    s.gpus[0].index = 0;
+    s.gpus[0].util_pct = 50;
+    s.gpus[0].power_w = 100;
+    s.gpus[0].processes = std::vector<GpuProcess>{{100, 10 * kGiB, "compute"}};
+    ProcessSample p;
+    p.pid = 100;
+    p.ppid = 1;
+    p.name = "python";
+    p.user = i > 15 ? "bob" : "alice";
+    if (i > 10) p.cgroup = "/slurm/uid_1000/job_42/step_0";
+    s.processes.assign(1, p);
+    acc.add(s, vouch && i != 0 && i != 11 && i != 16);
+  }
+  const AccountReport r = acc.finish();
+  std::map<std::string, double> held;
+  for (const GroupRow& row : r.by(Dimension::kJob))
+    held[row.key] = row.usage.held_s;
+  for (const GroupRow& row : r.by(Dimension::kUser))
+    held[row.key] = row.usage.held_s;
+  return held;
+}
+
+TEST(Accountant, OwnersFollowTheProcessTreeAsItChanges) {
+  std::map<std::string, double> held = held_by_owner(false);
+  EXPECT_DOUBLE_EQ(held["pid:100"], 10);
+  EXPECT_DOUBLE_EQ(held["slurm:42"], 10);
+  EXPECT_DOUBLE_EQ(held["u:alice"], 15);
+  EXPECT_DOUBLE_EQ(held["u:bob"], 5);
+  // Told where the processes repeat, the accountant gives the same.
+  EXPECT_EQ(held_by_owner(true), held);
 }
 
 TEST(Accountant, WindowBounds) {
