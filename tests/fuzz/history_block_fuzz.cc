@@ -7,6 +7,9 @@
 //   1  decode_numeric_fields     (one GPU and one host field, no processes)
 //   2  decode_block              (numeric, then "\0GDREST\0", then rest)
 //   3  decode_block of the bytes as given (numeric = rest = the input)
+//   4  ProjectedBlockDecoder (report --db's column-only read: the
+//      accountant's GPU fields, each GPU's processes and the host tree),
+//      split as path 2; a bad rest line may also throw TraceError
 // A decode either succeeds or throws CodecError with one line; and however
 // the input lies about its counts, the heap a decode holds at once never
 // passes what the decoders allow a block (kMaxDecodedBytes of structures
@@ -21,10 +24,13 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "fuzz_check.h"
 #include "store/block_codec.h"
 #include "store/byte_io.h"
+#include "store/projected_block.h"
+#include "trace/trace_io.h"
 
 namespace {
 
@@ -68,9 +74,37 @@ std::string compress(std::string_view raw) {
   return out;
 }
 
+// Numeric and rest parts of `in`, split at "\0GDREST\0".
+std::pair<std::string_view, std::string_view> split(std::string_view in) {
+  constexpr std::string_view kSplit("\0GDREST\0", 8);
+  const size_t at = in.find(kSplit);
+  return {in.substr(0, at), at == std::string_view::npos
+                                ? std::string_view()
+                                : in.substr(at + kSplit.size())};
+}
+
+void decode_projected(std::string_view in) {
+  using namespace gd::store;
+  gd::ScanFields fields;
+  fields.gpu = {"util_pct", "power_w", "energy_mj_total", "sm_active_pct"};
+  fields.gpu_processes = true;
+  fields.process_tree = true;
+  ProjectedBlockDecoder decoder("fuzz.db", fields);
+  const auto [num, rest] = split(in);
+  size_t samples = 0;
+  decoder.decode(compress(num), compress(rest), [&](const gd::Sample& s, bool) {
+    for (const auto& g : s.gpus)
+      FUZZ_CHECK(!g.processes || g.processes->size() < (1u << 20),
+                 "a process list past any block's");
+    ++samples;
+    return true;
+  });
+  (void)samples;
+}
+
 void decode(uint8_t path, std::string_view in) {
   using namespace gd::store;
-  switch (path % 4) {
+  switch (path % 5) {
     case 0:
       decode_numeric(compress(in));
       break;
@@ -80,15 +114,13 @@ void decode(uint8_t path, std::string_view in) {
       break;
     }
     case 2: {
-      constexpr std::string_view kSplit("\0GDREST\0", 8);
-      const size_t at = in.find(kSplit);
-      const std::string_view num = in.substr(0, at);
-      const std::string_view rest = at == std::string_view::npos
-                                        ? std::string_view()
-                                        : in.substr(at + kSplit.size());
+      const auto [num, rest] = split(in);
       decode_block(compress(num), compress(rest));
       break;
     }
+    case 4:
+      decode_projected(in);
+      break;
     default:
       decode_block(in, in);
   }
@@ -109,6 +141,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     decode(data[0], in);
   } catch (const gd::store::CodecError& e) {
+    FUZZ_CHECK(gd::fuzz::one_line(e.what()), e.what());
+  } catch (const gd::TraceError& e) {
     FUZZ_CHECK(gd::fuzz::one_line(e.what()), e.what());
   }
   g_tracking = false;
