@@ -49,7 +49,8 @@ TEST(SkipVarints, RefusesWhatVarintRefuses) {
   r.skip_varints(10);
   EXPECT_EQ(r.left(), 0u);
   // Fewer varints than asked for: truncated.
-  ByteReader short_one(std::string(12, '\x01'));
+  const std::string twelve(12, '\x01');  // the reader only views its bytes
+  ByteReader short_one(twelve);
   EXPECT_THROW(short_one.skip_varints(13), CodecError);
 }
 
