@@ -313,36 +313,31 @@ void NodeWindow::add_gpu_process(const Entry& e, int index, uint32_t pid,
 
 void NodeWindow::add_node_process(const Entry& e, uint32_t pid,
                                   const Series& s) {
-  if (proc_at_.empty()) proc_at_.resize(steps_);
   Proc proc;
   proc.pid = pid;
   proc.ppid = pid_label(s.label("ppid"));
   proc.name = s.label("comm");
   proc.user = s.label("user");
   proc.set = e.proc;
-  const size_t at = procs_.size();
-  bool any = false;
-  for (const auto& p : s.points) {
-    const size_t i = step_of(p.t);
-    if (i == steps_ || !std::isfinite(p.v)) continue;
-    proc_at_[i].emplace_back(at, p.v);
-    any = true;
-  }
-  if (any) procs_.push_back(std::move(proc));
+  keep_process(std::move(proc), s, false);
 }
 
 // A dead holder, as the local trace has it: a process entry with the state
 // serve saw ("Z", or "missing" from /proc), at each step it was seen.
 void NodeWindow::add_dead_process(uint32_t pid, const Series& s) {
-  if (proc_at_.empty()) proc_at_.resize(steps_);
   Proc proc;
   proc.pid = pid;
   proc.state = s.label("state") == "Z" ? "Z" : "missing";
+  keep_process(std::move(proc), s, true);
+}
+
+void NodeWindow::keep_process(Proc proc, const Series& s, bool only_ones) {
+  if (proc_at_.empty()) proc_at_.resize(steps_);
   const size_t at = procs_.size();
   bool any = false;
   for (const auto& p : s.points) {
     const size_t i = step_of(p.t);
-    if (i == steps_ || !std::isfinite(p.v) || p.v != 1) continue;
+    if (i == steps_ || !std::isfinite(p.v) || (only_ones && p.v != 1)) continue;
     proc_at_[i].emplace_back(at, p.v);
     any = true;
   }

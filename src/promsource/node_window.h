@@ -74,6 +74,9 @@ class NodeWindow {
   void add_node_process(const Entry& e, uint32_t pid,
                         const http::prom::Series& s);
   void add_dead_process(uint32_t pid, const http::prom::Series& s);
+  // Files `proc` at each step of `s` with a value (only 1s: `only_ones`),
+  // and keeps it when it has any.
+  void keep_process(Proc proc, const http::prom::Series& s, bool only_ones);
 
   NodeSelector node_;
   double start_, step_;
