@@ -105,9 +105,11 @@ class SlurmCluster:
     """One node (`node`, default "gdnode") with `gpus` fake GPUs as gres,
     controller and node daemon on free loopback ports. `prolog`/`epilog`:
     scripts slurmd runs around each job, with `script_env` added to their
-    environment (slurmd builds a job script's environment from scratch, so
-    they run through a wrapper that exports it: GPUDOCTOR, LD_LIBRARY_PATH,
-    FAKE_NVML_SCENARIO, ...). `extra_conf`: more slurm.conf lines."""
+    environment. slurmd builds a prolog's environment from scratch (the
+    SLURM_* variables, SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES, SLURM_CONF;
+    nothing of slurmd's own environment, no PATH: sh's default one), so they
+    run through a wrapper that exports it: GPUDOCTOR, LD_LIBRARY_PATH,
+    FAKE_NVML_SCENARIO, ... `extra_conf`: more slurm.conf lines."""
 
     def __init__(self, gpus=8, node="gdnode", prolog=None, epilog=None, script_env=None,
                  extra_conf=(), start_timeout=60):
@@ -282,7 +284,13 @@ class SlurmCluster:
             "GresTypes=gpu",
         ]
         if self.prolog:
+            # As docs/slurm.md says: the prolog runs when the job is
+            # allocated (so SLURM_JOB_GPUS is there before any step), and a
+            # job whose prolog failed is requeued, not held, so it runs on
+            # another node.
             lines.append(f"Prolog={self._wrapper('prolog', self.prolog)}")
+            lines.append("PrologFlags=Alloc")
+            lines.append("SchedulerParameters=nohold_on_prolog_fail")
         if self.epilog:
             lines.append(f"Epilog={self._wrapper('epilog', self.epilog)}")
         lines += self.extra_conf
