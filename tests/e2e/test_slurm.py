@@ -1,9 +1,21 @@
 """gpudoctor against a real Slurm (tests/e2e/gd_slurm.py: munged, slurmctld
 and slurmd as root with a private slurm.conf and fake GPUs)."""
+import json
 import os
+import re
+import tempfile
+import time
 import unittest
 
-from gd_slurm import SlurmCluster, node_reason
+from gd_slurm import SCONTROL, SlurmCluster, node_reason
+from test_serve import Serve, first_sample_scenario
+
+# Xid 79 on the 4-GPU scenario's GPU 2 (00000000:47:00.0), as the driver logs it.
+XID_79_GPU2 = ("NVRM: Xid (PCI:0000:47:00): 79, pid='<unknown>', name=<unknown>, "
+               "GPU has fallen off the bus.\n")
+XID_79_GPU1 = XID_79_GPU2.replace("47:00", "0f:00")
+REASON_RE = (r"^gpudoctor: GPU 2 00000000:47:00\.0 Xid 79: the driver can no longer reach "
+             r"the GPU over PCIe \(it fell off the bus\) \d\d:\d\d:\d\d$")
 
 
 class SlurmCase(unittest.TestCase):
@@ -51,6 +63,124 @@ class HealthyNode(SlurmCase):
         for port in (self.slurm.ctld_port, self.slurm.slurmd_port):
             self.assertTrue(listening.get(port))
             self.assertLessEqual(listening[port], LOOPBACK_HEX)
+
+
+class ServeDrain(SlurmCase):
+    """serve --slurm-drain against the real Slurm: the fake NVML's 4 GPUs,
+    an Xid 79 appended to the kernel log serve follows."""
+
+    cluster_args = {"gpus": 4}
+
+    def setUp(self):
+        super().setUp()
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.kmsg = os.path.join(self.tmp.name, "kern.log")
+        open(self.kmsg, "w").close()
+        self.scenario, _, _ = first_sample_scenario(self.tmp.name)
+        # Findings are re-evaluated every second over a 4 s window: an Xid
+        # clears 4 s after it was logged.
+        self.config = os.path.join(self.tmp.name, "serve.toml")
+        with open(self.config, "w") as f:
+            f.write("[alerting]\nwindow_s = 4\nevaluate_every_s = 1\n")
+        self.serve = None
+
+    def start_serve(self, *args):
+        self.serve = Serve(self.scenario, ["--config", self.config, "--slurm-drain",
+                                           "--slurm-node", self.slurm.node] + list(args),
+                           tmp=self.tmp.name, kmsg=self.kmsg,
+                           env={"SLURM_CONF": self.slurm.conf,
+                                "GPUDOCTOR_SCONTROL": SCONTROL})
+        self.addCleanup(self.serve.kill)
+        self.serve.wait_log(r'msg="slurm drain is on')
+        return self.serve
+
+    def log_kernel(self, line):
+        with open(self.kmsg, "a") as f:
+            f.write(line)
+
+    def drains(self, result):
+        return self.serve.metrics().get(f'gpudoctor_slurm_drains_total{{result="{result}"}}', 0)
+
+    def resumes(self, result):
+        return self.serve.metrics().get(f'gpudoctor_slurm_resumes_total{{result="{result}"}}', 0)
+
+    def wait_drained_by_serve(self):
+        fields = self.slurm.wait_node(lambda f: "DRAIN" in f.get("State", ""),
+                                      "drained by serve", timeout=60)
+        self.assertRegex(node_reason(fields), REASON_RE)
+        return fields
+
+    def test_xid79_drains_once_and_not_again_within_the_period(self):
+        s = self.start_serve("--slurm-drain-period", "1h")
+        self.log_kernel(XID_79_GPU2)
+        self.wait_drained_by_serve()
+        s.wait_log(r'msg="slurm drain: drained" node=gdnode finding=xid-error '
+                   r'reason="gpudoctor: GPU 2 ')
+        s.wait_metrics(lambda m: m.get('gpudoctor_slurm_drains_total{result="drained"}') == 1)
+        status, actions = s.get_json("/api/v1/slurm/actions")
+        self.assertEqual(status, 200)
+        self.assertEqual((actions["node"], actions["period_s"], actions["resume"]),
+                         ("gdnode", 3600, False))
+        self.assertEqual([(a["action"], a["result"]) for a in actions["actions"]],
+                         [("drain", "drained")])
+        self.assertRegex(actions["drained_by_gpudoctor"], REASON_RE)
+        # The operator resumes the node; a second critical finding within
+        # the period does not drain it again.
+        self.slurm.scontrol("update", f"nodename={self.slurm.node}", "state=resume")
+        self.slurm.wait_node(lambda f: "DRAIN" not in f.get("State", ""), "resumed")
+        self.log_kernel(XID_79_GPU1)
+        s.wait_metrics(lambda m: m.get('gpudoctor_slurm_drains_total{result="rate_limited"}') == 1,
+                       timeout=30)
+        s.wait_log(r'msg="slurm drain: rate_limited"')
+        fields = self.slurm.show_node()
+        self.assertNotIn("DRAIN", fields["State"])
+        self.assertEqual(self.drains("drained"), 1)
+        # Jobs run on it again.
+        job = self.slurm.sbatch("--wrap", "true")
+        self.slurm.wait_job(job, "COMPLETED")
+
+    def test_a_node_drained_by_an_operator_is_left_alone(self):
+        self.slurm.scontrol("update", f"nodename={self.slurm.node}", "state=drain",
+                            "reason=operator: RMA 1234, keep drained")
+        s = self.start_serve("--slurm-resume")
+        self.log_kernel(XID_79_GPU2)
+        s.wait_metrics(
+            lambda m: m.get('gpudoctor_slurm_drains_total{result="already_unavailable"}') == 1,
+            timeout=30)
+        fields = self.slurm.show_node()
+        self.assertEqual(node_reason(fields), "operator: RMA 1234, keep drained")
+        self.assertIn("DRAIN", fields["State"])
+        self.assertEqual(self.drains("drained"), 0)
+        # The finding clears (the 4 s window passes): the operator's drain
+        # is not resumed, even with --slurm-resume.
+        s.wait_log(r'msg="alert resolved" id=xid-error', timeout=30)
+        fields = self.slurm.show_node()
+        self.assertEqual(node_reason(fields), "operator: RMA 1234, keep drained")
+        self.assertEqual(self.resumes("resumed"), 0)
+
+    def test_with_the_opt_in_a_cleared_finding_resumes_the_node(self):
+        s = self.start_serve("--slurm-resume")
+        self.log_kernel(XID_79_GPU2)
+        self.wait_drained_by_serve()
+        self.slurm.wait_node(lambda f: "DRAIN" not in f.get("State", ""), "resumed by serve",
+                             timeout=60)
+        s.wait_metrics(lambda m: m.get('gpudoctor_slurm_resumes_total{result="resumed"}') == 1)
+        s.wait_log(r'msg="slurm resume: resumed" node=gdnode')
+        job = self.slurm.sbatch("--wrap", "true")
+        self.slurm.wait_job(job, "COMPLETED")
+
+    def test_without_the_opt_in_the_node_stays_drained(self):
+        s = self.start_serve()
+        self.log_kernel(XID_79_GPU2)
+        self.wait_drained_by_serve()
+        # The finding clears: serve says it does not resume, and does not.
+        s.wait_metrics(lambda m: m.get('gpudoctor_slurm_resumes_total{result="not_enabled"}') == 1,
+                       timeout=60)
+        fields = self.slurm.show_node()
+        self.assertIn("DRAIN", fields["State"])
+        self.assertRegex(node_reason(fields), REASON_RE)
+        self.assertEqual(self.resumes("resumed"), 0)
 
 
 if __name__ == "__main__":
