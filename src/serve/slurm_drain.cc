@@ -48,6 +48,10 @@ std::string clean_reason(const std::string& text, const std::string& tail) {
   return out + tail;
 }
 
+// How often serve asks Slurm whether its drain still stands once the
+// period is over and the finding is still present.
+constexpr double kRecheckS = 60;
+
 int rank_of(const std::string& id) {
   int i = 0;
   for (const auto& d : kSlurmDrainIds) {
@@ -120,10 +124,26 @@ void SlurmDrainBrakes::step_present(const SlurmDrainCandidate& c, double now,
                                     std::vector<SlurmAction>& out) {
   const bool in_period =
       last_drain_at_ && now - *last_drain_at_ < config_.period_s;
-  // serve's own drain stands: nothing to do, nothing to ask Slurm.
-  if (own_reason_ && in_period) return;
   SlurmAction a{now, "drain", "", c.id, c.reason, ""};
+  std::string error;
   if (in_period) {
+    // Each finding is looked at once per period: the one serve drained for
+    // at once, another when it appears.
+    if (c.key == quiet_key_) return;
+    quiet_key_ = c.key;
+    if (own_reason_) {
+      auto node = control_.show(config_.node, &error);
+      if (!node) {
+        quiet_key_.clear();  // looked at again at the next evaluation
+        a.result = "failed";
+        a.detail = error;
+        record(out, a, "failed-show " + error);
+        return;
+      }
+      // serve's drain still stands and covers this finding too.
+      if (node->drain && node->reason == *own_reason_) return;
+      own_reason_.reset();
+    }
     // serve drained within the period and that drain is gone (resumed by
     // someone): no second drain before the period ends.
     a.result = "rate_limited";
@@ -132,7 +152,9 @@ void SlurmDrainBrakes::step_present(const SlurmDrainCandidate& c, double now,
     record(out, a, "rate_limited " + c.key);
     return;
   }
-  std::string error;
+  // Past the period with serve's drain standing: Slurm is asked again at
+  // most once a minute.
+  if (own_reason_ && now < next_check_at_) return;
   auto node = control_.show(config_.node, &error);
   if (!node) {
     a.result = "failed";
@@ -140,8 +162,10 @@ void SlurmDrainBrakes::step_present(const SlurmDrainCandidate& c, double now,
     record(out, a, "failed-show " + error);
     return;
   }
-  if (own_reason_ && node->drain && node->reason == *own_reason_)
-    return;  // serve's drain still stands (past the period)
+  if (own_reason_ && node->drain && node->reason == *own_reason_) {
+    next_check_at_ = now + kRecheckS;  // serve's drain still stands
+    return;
+  }
   own_reason_.reset();
   if (node->unavailable || !node->reason.empty()) {
     // Drained or down already, or a reason someone else set: left alone.
@@ -159,6 +183,7 @@ void SlurmDrainBrakes::step_present(const SlurmDrainCandidate& c, double now,
   }
   own_reason_ = c.reason;
   last_drain_at_ = now;
+  quiet_key_ = c.key;
   a.result = "drained";
   a.detail = "State=" + node->state;
   record(out, a, "");

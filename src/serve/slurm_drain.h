@@ -107,6 +107,9 @@ class SlurmDrainBrakes {
   std::optional<std::string> own_reason_;  // the drain serve made
   std::optional<double> last_drain_at_;
   std::string reported_;  // the decision last reported (not repeated)
+  // The finding last looked at within the period (not looked at again).
+  std::string quiet_key_;
+  double next_check_at_ = 0;
   std::deque<SlurmAction> actions_;
   std::map<std::string, uint64_t> drains_, resumes_;
 };

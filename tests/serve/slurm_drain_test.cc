@@ -94,8 +94,8 @@ TEST_F(Brakes, ASecondFindingWithinThePeriodDoesNotDrainAgain) {
   // An operator resumes the node; the finding clears, then a new one comes.
   slurm.state = "IDLE";
   slurm.reason.clear();
-  EXPECT_TRUE(b.step(std::nullopt, 1100).empty() ||
-              true);  // resume off: not_enabled is reported, nothing done
+  // The finding clears; resume is off: reported, nothing done.
+  EXPECT_EQ(results(b.step(std::nullopt, 1100)), V{"resume:not_enabled"});
   SlurmDrainCandidate ecc{"ecc-uncorrectable:3", "ecc-uncorrectable",
                           "gpudoctor: GPU 3 ... uncorrectable ECC errors"};
   EXPECT_EQ(results(b.step(ecc, 1200)), V{"drain:rate_limited"});
@@ -105,6 +105,16 @@ TEST_F(Brakes, ASecondFindingWithinThePeriodDoesNotDrainAgain) {
   // After the period: drained again.
   EXPECT_EQ(results(b.step(ecc, 1000 + 3600)), V{"drain:drained"});
   EXPECT_EQ(slurm.reason, ecc.reason);
+}
+
+TEST_F(Brakes, PastThePeriodSlurmIsAskedAtMostOnceAMinute) {
+  SlurmDrainBrakes b(config, slurm);
+  b.step(xid79(), 1000);
+  const int shows = slurm.shows;
+  for (double t = 4600; t < 4720; t += 5)
+    EXPECT_TRUE(b.step(xid79(), t).empty());
+  EXPECT_EQ(slurm.shows - shows, 2);  // at 4600 and 4660
+  EXPECT_EQ(slurm.drains, 1);
 }
 
 TEST_F(Brakes, ANodeDrainedOrDownForAnotherReasonIsLeftAlone) {
@@ -241,15 +251,33 @@ TEST(SlurmDrainCandidate, PicksTheTableOrderAndWritesTheReason) {
 }
 
 TEST(SlurmDrainCandidate, HostileTextMakesACleanBoundedReason) {
-  std::string title = "GPU 0 logged Xid 79 (" + std::string(70, 'x') +
-                      "\x1b[2J\n)" + std::string(1000, 'y');
+  TraceHeader h;
+  GpuInfo g;
+  g.index = 0;
+  g.pci_bus_id = "0000:07:00.0\x1b[2J\n" + std::string(1000, 'y');
+  h.gpus.push_back(g);
   std::vector<Finding> f{
-      {"xid-error", "critical", {}, {}, title, "", "", 0, 0}};
+      {"gpu-lost", "critical", {0}, {}, "t", "", "", 1796191811, 0}};
   auto c = slurm_drain_candidate(f, h);
   ASSERT_TRUE(c);
-  EXPECT_LE(c->reason.size(), kSlurmReasonMax);
+  EXPECT_EQ(c->reason.size(), kSlurmReasonMax);
   for (char ch : c->reason) EXPECT_TRUE(ch >= 0x20 && ch <= 0x7e) << int(ch);
-  EXPECT_EQ(c->reason.rfind("gpudoctor: host Xid 79 (", 0), 0u) << c->reason;
+  EXPECT_EQ(c->reason.rfind("gpudoctor: GPU 0 0000:07:00.0?[2J?yyy", 0), 0u)
+      << c->reason;
+  EXPECT_EQ(c->reason.substr(c->reason.size() - 9), " 06:10:11");
+  // An Xid the catalogue does not know: its code alone.
+  f = {{"xid-error",
+        "critical",
+        {},
+        {},
+        "GPU 0 logged Xid 99999 (x)",
+        "",
+        "",
+        0,
+        0}};
+  c = slurm_drain_candidate(f, h);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->reason, "gpudoctor: host Xid 99999");
 }
 
 TEST(ParseSlurmNode, StateAndReasonWithSpacesAndEquals) {
