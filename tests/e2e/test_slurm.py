@@ -183,5 +183,31 @@ class ServeDrain(SlurmCase):
         self.assertEqual(self.resumes("resumed"), 0)
 
 
+class DrainFlags(unittest.TestCase):
+    def test_bad_drain_flags_are_one_line_usage_errors(self):
+        from gd_e2e import run
+        for args, message in [
+                (["--slurm-resume"], "--slurm-resume requires --slurm-drain"),
+                (["--slurm-drain", "--slurm-drain-period", "0s"],
+                 "--slurm-drain-period: '0s' is out of range 1s..31d"),
+                (["--slurm-drain", "--slurm-node", "a b"],
+                 "--slurm-node: 'a b': letters, digits, '-', '_' and '.' only")]:
+            p = run(["serve", "--no-db"] + args)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stderr.strip().splitlines(),
+                             [f"gpudoctor: {message} (see --help)"])
+
+    def test_without_slurm_drain_the_api_says_it_is_off(self):
+        from test_serve import Serve, first_sample_scenario
+        with tempfile.TemporaryDirectory() as tmp:
+            scenario, _, _ = first_sample_scenario(tmp)
+            s = Serve(scenario, tmp=tmp)
+            try:
+                self.assertEqual(s.get_json("/api/v1/slurm/actions"), (200, {"enabled": False}))
+                self.assertFalse([k for k in s.metrics() if k.startswith("gpudoctor_slurm")])
+            finally:
+                s.kill()
+
+
 if __name__ == "__main__":
     unittest.main()
