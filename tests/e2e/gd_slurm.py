@@ -109,10 +109,15 @@ class SlurmCluster:
     SLURM_* variables, SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES, SLURM_CONF;
     nothing of slurmd's own environment, no PATH: sh's default one), so they
     run through a wrapper that exports it: GPUDOCTOR, LD_LIBRARY_PATH,
-    FAKE_NVML_SCENARIO, ... `extra_conf`: more slurm.conf lines."""
+    FAKE_NVML_SCENARIO, ... `extra_conf`: more slurm.conf lines.
+    `proctrack`: "linuxproc" (no cgroups: works everywhere) or "cgroup"
+    (proctrack/cgroup, cgroup.conf's CgroupPlugin=autodetect: each job step
+    gets its cgroup, e.g. freezer:/slurm_gdnode/uid_0/job_1/step_batch on
+    this cgroup v1 machine; v1 names the tree slurm_<node> when the node
+    name is not the host name)."""
 
     def __init__(self, gpus=8, node="gdnode", prolog=None, epilog=None, script_env=None,
-                 extra_conf=(), start_timeout=60):
+                 extra_conf=(), start_timeout=60, proctrack="linuxproc"):
         self.gpus = gpus
         self.node = node
         self.prolog = prolog
@@ -120,6 +125,9 @@ class SlurmCluster:
         self.script_env = dict(script_env or {})
         self.extra_conf = list(extra_conf)
         self.start_timeout = start_timeout
+        if proctrack not in ("linuxproc", "cgroup"):
+            raise ValueError(f"proctrack {proctrack!r}: linuxproc or cgroup")
+        self.proctrack = proctrack
         self.dir = None
         self.procs = {}  # name -> (Popen, log path)
 
@@ -184,6 +192,22 @@ class SlurmCluster:
         if self.dir:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+        if self.proctrack == "cgroup":
+            self._remove_cgroups()
+
+    def _remove_cgroups(self):
+        """The node's cgroup trees slurmd leaves (empty once its jobs
+        ended): removed deepest first; a busy one stays."""
+        root = "/sys/fs/cgroup"
+        tops = [os.path.join(root, c, f"slurm_{self.node}") for c in os.listdir(root)]
+        for top in tops + [os.path.join(root, f"slurm_{self.node}")]:
+            if not os.path.isdir(top):
+                continue
+            for d, _, _ in sorted(os.walk(top), key=lambda w: -w[0].count("/")):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
 
     # --- daemons ---------------------------------------------------------
     def _spawn(self, name, cmd, log):
@@ -264,7 +288,7 @@ class SlurmCluster:
             f"SlurmdLogFile={logdir}/slurmd.log",
             "SlurmctldDebug=info",
             "SlurmdDebug=info",
-            "ProctrackType=proctrack/linuxproc",
+            f"ProctrackType=proctrack/{self.proctrack}",
             "TaskPlugin=task/none",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core",
@@ -315,7 +339,7 @@ class SlurmCluster:
                 f.write(f"NodeName={self.node} Name=gpu File={self.dir}/dev/nvidia[0-{last}]\n")
         # cgroup.conf is read by slurmd even with proctrack/linuxproc.
         with open(os.path.join(etc, "cgroup.conf"), "w") as f:
-            f.write("CgroupPlugin=autodetect\n")
+            f.write("CgroupPlugin=autodetect\nConstrainDevices=no\n")
 
     # --- commands --------------------------------------------------------
     def run(self, cmd, timeout=30, check=True):

@@ -56,6 +56,13 @@ class HealthyNode(SlurmCase):
         s.scontrol("update", f"nodename={s.node}", "state=resume")
         s.wait_job(job, "COMPLETED")
 
+    def test_proctrack_cgroup_puts_each_job_in_its_cgroup(self):
+        # The fixture's other mode, for tests that read a job's cgroup.
+        with SlurmCluster(gpus=2, node="gdcg", proctrack="cgroup") as s:
+            job = s.sbatch("--wrap", "cat /proc/self/cgroup")
+            s.wait_job(job, "COMPLETED")
+            self.assertRegex(s.job_output(job), rf"/slurm[^/]*/uid_0/job_{job}/step_batch\n")
+
     def test_daemons_listen_on_loopback_only(self):
         # Checked by the fixture at start; asserted here so it is a test.
         from gd_slurm import LOOPBACK_HEX, listening_sockets
