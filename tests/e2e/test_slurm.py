@@ -63,6 +63,31 @@ class HealthyNode(SlurmCase):
             s.wait_job(job, "COMPLETED")
             self.assertRegex(s.job_output(job), rf"/slurm[^/]*/uid_0/job_{job}/step_batch\n")
 
+    def test_prolog_and_epilog_get_the_jobs_gpus_and_the_script_env(self):
+        # What the deploy/slurm scripts rely on: slurmd's own environment does
+        # not reach them, the fixture's wrapper adds script_env.
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "record.sh")
+            with open(script, "w") as f:
+                f.write("#!/bin/sh\n"
+                        f"echo \"$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURM_JOB_GPUS "
+                        f"$CUDA_VISIBLE_DEVICES $SLURMD_NODENAME $GPUDOCTOR\" >> {tmp}/seen\n")
+            os.chmod(script, 0o755)
+            with SlurmCluster(gpus=4, node="gdpe", prolog=script, epilog=script,
+                              script_env={"GPUDOCTOR": "/opt/gd/bin/gpudoctor"}) as s:
+                job = s.sbatch("--gres=gpu:2", "--wrap", "true")
+                s.wait_job(job, "COMPLETED")
+                deadline = time.time() + 30  # the epilog ends after the job
+                while time.time() < deadline:
+                    with open(os.path.join(tmp, "seen")) as f:
+                        seen = f.read().splitlines()
+                    if len(seen) == 2:
+                        break
+                    time.sleep(0.1)
+            self.assertEqual(sorted(seen), [
+                f"epilog_slurmd {job} 0,1 0,1 gdpe /opt/gd/bin/gpudoctor",
+                f"prolog_slurmd {job} 0,1 0,1 gdpe /opt/gd/bin/gpudoctor"])
+
     def test_daemons_listen_on_loopback_only(self):
         # Checked by the fixture at start; asserted here so it is a test.
         from gd_slurm import LOOPBACK_HEX, listening_sockets
