@@ -62,6 +62,10 @@ test_pkgs=(
   # scripts/package.sh builds the .rpm for RHEL/Rocky 9 with rpmbuild, and
   # tests/package reads it (rpm -qpl, -qpR) and unpacks it (rpm2cpio, cpio).
   rpm cpio
+  # A real Slurm in the e2e tests (tests/e2e/gd_slurm.py): slurmctld, slurmd,
+  # scontrol, sbatch (Slurm 22.05) and munge, each daemon started and
+  # stopped by the tests themselves (their services are not needed).
+  slurm-wlm munge
 )
 
 pkgs=("${build_pkgs[@]}")

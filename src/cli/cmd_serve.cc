@@ -3,9 +3,12 @@
 //                 [--allowed-host NAME]... [--web-config FILE]
 //                 [--allow-remote-kill [--remote-kill-admins U,...]]
 //                 [--hostname NAME]
+//                 [--slurm-drain [--slurm-drain-period 1h] [--slurm-resume]
+//                  [--slurm-node NAME]]
 // The daemon: Prometheus /metrics (dcgm-exporter compatible + gpudoctor_*),
 // JSON API, SQLite history and alerting on diagnosis findings. Sampling
 // interval and GPU deadline are the global --interval and --deadline.
+#include <cctype>
 #include <cstdio>
 #include <stdexcept>
 
@@ -25,6 +28,8 @@ namespace {
 // History kept: an hour is the shortest that is still history; ten years
 // bounds the database (and the arithmetic on it).
 constexpr DurationRange kRetentionRange{3600, 3650 * 86400.0};
+// --slurm-drain-period: a second at least (tests), a month at most.
+constexpr DurationRange kDrainPeriodRange{1, 31 * 86400.0};
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:" + std::to_string(kDefaultServePort);
@@ -39,7 +44,21 @@ struct ServeFlags {
   bool allow_remote_kill = false;
   std::vector<std::string> remote_kill_admins;
   std::string hostname;
+  bool slurm_drain = false;
+  bool slurm_resume = false;
+  std::string slurm_drain_period = "1h";
+  std::string slurm_node;
 };
+
+CLI::Validator duration_in(DurationRange range) {
+  return CLI::Validator(
+      [range](std::string& t) -> std::string {
+        std::string error;
+        auto v = try_parse_duration(t, &error);
+        return v ? check_duration_range(t, *v, range) : error;
+      },
+      "DURATION");
+}
 
 }  // namespace
 
@@ -109,6 +128,38 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
             }
           },
           "NAME"));
+  auto* drain = cmd->add_flag(
+      "--slurm-drain", f->slurm_drain,
+      "drain this Slurm node (scontrol update state=drain) when a critical "
+      "hardware finding appears (docs/slurm.md), at most once per "
+      "--slurm-drain-period, never a node already drained or down or whose "
+      "reason someone else set. scontrol is $GPUDOCTOR_SCONTROL or on PATH. "
+      "Default off");
+  cmd->add_option("--slurm-drain-period", f->slurm_drain_period,
+                  "with --slurm-drain: at most one drain per this long "
+                  "(default 1h; " +
+                      duration_range_text(kDrainPeriodRange) + ")")
+      ->check(duration_in(kDrainPeriodRange))
+      ->needs(drain);
+  cmd->add_flag("--slurm-resume", f->slurm_resume,
+                "with --slurm-drain: resume the node once the finding has "
+                "cleared, only if serve drained it and its reason is still "
+                "serve's. Default off")
+      ->needs(drain);
+  cmd->add_option("--slurm-node", f->slurm_node,
+                  "with --slurm-drain: this node's name in Slurm (default: "
+                  "the host name up to its first dot)")
+      ->check(CLI::Validator(
+          [](std::string& t) -> std::string {
+            if (t.empty() || t.size() > 64) return "1 to 64 characters";
+            for (char c : t)
+              if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' &&
+                  c != '_' && c != '.')
+                return "'" + t + "': letters, digits, '-', '_' and '.' only";
+            return {};
+          },
+          "NAME"))
+      ->needs(drain);
   cmd->callback([&global, f, admins] {
     try {
       ServeOptions o;
@@ -131,6 +182,10 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       o.allow_remote_kill = f->allow_remote_kill;
       if (admins->count() > 0) o.remote_kill_admins = f->remote_kill_admins;
       o.dev_prefix = global.dev_prefix;
+      o.slurm_drain = f->slurm_drain;
+      o.slurm_resume = f->slurm_resume;
+      o.slurm_drain_period_s = parse_duration(f->slurm_drain_period);
+      o.slurm_node = f->slurm_node;
       o.version = GD_VERSION;
       auto show_cmdline = parse_cmdline_exposure(f->show_cmdline);
       if (!show_cmdline) {

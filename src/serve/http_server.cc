@@ -54,6 +54,7 @@
 #include "serve/log.h"
 #include "serve/mhd_reply.h"
 #include "serve/parked_buffer.h"
+#include "serve/slurm_api.h"
 #include "serve/trace_download.h"
 #include "serve/usage.h"
 #include "serve/web_page.h"
@@ -73,8 +74,9 @@ struct HttpServer::Impl {
   // (steady-clock seconds).
   std::atomic<double> next_refusal_log{0};
   WebConfig web;
-  std::unique_ptr<BasicAuth> auth;  // null: no basic auth
-  std::unique_ptr<KillApi> kill;    // null: remote kill off
+  std::unique_ptr<BasicAuth> auth;      // null: no basic auth
+  std::unique_ptr<KillApi> kill;        // null: remote kill off
+  const SlurmDrainer* slurm = nullptr;  // null: --slurm-drain off
   EventHub events{http_limits::kMaxEventStreams,
                   http_limits::kMaxEventQueueBytes};
   // Replies produced by other threads, guarded by streams_mu: trace
@@ -107,11 +109,11 @@ struct RequestState {
   std::shared_ptr<ParkedBuffer> kill_stream;
 };
 
-constexpr std::string_view kRoutes[] = {"/metrics",          "/api/v1/status",
-                                        "/api/v1/processes", "/api/v1/findings",
-                                        "/api/v1/history",   "/healthz",
-                                        "/api/v1/events",    "/api/v1/alerts",
-                                        "/api/v1/export",    "/api/v1/usage"};
+constexpr std::string_view kRoutes[] = {
+    "/metrics",         "/api/v1/status",       "/api/v1/processes",
+    "/api/v1/findings", "/api/v1/history",      "/healthz",
+    "/api/v1/events",   "/api/v1/alerts",       "/api/v1/export",
+    "/api/v1/usage",    "/api/v1/slurm/actions"};
 
 // Handlers that may take long (SQLite) and so run on the slow pool.
 bool is_slow(std::string_view path) {
@@ -128,7 +130,8 @@ bool is_route(std::string_view path) {
 constexpr const char* kRouteList =
     "/ (the dashboard), /metrics, /api/v1/status, /api/v1/processes, "
     "/api/v1/findings, /api/v1/history, /api/v1/alerts, /api/v1/events, "
-    "/api/v1/usage, /api/v1/export, /healthz, POST /api/v1/kill";
+    "/api/v1/usage, /api/v1/export, /api/v1/slurm/actions, /healthz, POST "
+    "/api/v1/kill";
 
 // Basic auth under a wrong-password flood: what it refused, on /metrics.
 void render_auth_families(const BasicAuth::Counts& n, std::string& out) {
@@ -149,6 +152,11 @@ ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   if (path == "/metrics") {
     ApiReply r = s.metrics_page.reply(s.box.get(), now);
     if (s.auth) render_auth_families(s.auth->counts(), r.body);
+    if (s.slurm) {
+      auto snap = s.box.get();
+      render_slurm_families(s.slurm->status(), snap->header->host.hostname,
+                            r.body);
+    }
     return r;
   }
   if (path == "/api/v1/status")
@@ -159,6 +167,11 @@ ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   if (path == "/healthz") return api_healthz(*s.box.get(), now);
   if (path == "/api/v1/alerts") return api_alerts(s.history, q, now);
   if (path == "/api/v1/usage") return s.usage.reply(s.history, q, now);
+  if (path == "/api/v1/slurm/actions") {
+    if (!s.slurm) return api_slurm_actions(nullptr);
+    auto status = s.slurm->status();
+    return api_slurm_actions(&status);
+  }
   return json_error(404,
                     std::string("no such endpoint (try ") + kRouteList + ")");
 }
@@ -659,6 +672,10 @@ void HttpServer::bind(const std::string& host, int port) {
 
 void HttpServer::enable_kill(KillApiConfig config) {
   impl_->kill = std::make_unique<KillApi>(std::move(config));
+}
+
+void HttpServer::enable_slurm(const SlurmDrainer* drainer) {
+  impl_->slurm = drainer;
 }
 
 void HttpServer::use_web_config(WebConfig web) {

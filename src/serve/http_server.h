@@ -11,6 +11,7 @@
 #include "serve/history.h"
 #include "serve/host_check.h"
 #include "serve/kill_api.h"
+#include "serve/slurm_drainer.h"
 #include "serve/snapshot.h"
 #include "serve/web_config.h"
 
@@ -42,6 +43,9 @@ class HttpServer {
   // config.enabled false, the endpoint answers 403 saying how to turn it
   // on.
   void enable_kill(KillApiConfig config);
+  // serve --slurm-drain: its counters on /metrics and GET
+  // /api/v1/slurm/actions (which says "enabled": false without it).
+  void enable_slurm(const SlurmDrainer* drainer);
   // Serves on threads of its own until stop().
   void start();
   void stop();

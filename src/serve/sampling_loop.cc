@@ -226,6 +226,7 @@ void SamplingLoop::evaluate(double now) {
     return;
   }
   evaluated_at_ = now;
+  if (options_.on_evaluate) options_.on_evaluate(result.findings, now);
   window_info_ = result.window;
   not_judged_ = std::make_shared<const std::vector<NotJudged>>(
       std::move(result.not_judged));

@@ -36,6 +36,9 @@ struct SamplingLoopOptions {
   // Called on the sampling thread with every snapshot published (the
   // dashboard's live stream); must not block.
   std::function<void(const Snapshot&)> on_publish;
+  // Called on the sampling thread with every evaluation's findings (serve
+  // --slurm-drain); must not block.
+  std::function<void(const std::vector<Finding>&, double now)> on_evaluate;
 };
 
 class SamplingLoop {

@@ -22,6 +22,7 @@
 #include "serve/sampling_loop.h"
 #include "serve/serve_config.h"
 #include "serve/serve_options.h"
+#include "serve/slurm_drainer.h"
 
 namespace gd {
 namespace {
@@ -39,6 +40,12 @@ std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
   return buf;
+}
+
+// The node name Slurm knows by default: the host name up to its first dot.
+std::string short_host_name() {
+  std::string h = host_name();
+  return h.substr(0, h.find('.'));
 }
 
 // --allow-remote-kill ends processes on request: every request must be
@@ -121,6 +128,8 @@ int run_serve(const ServeOptions& o) {
   if (o.remote_kill_admins && !o.allow_remote_kill)
     throw ServeUsageError("--remote-kill-admins needs --allow-remote-kill");
   if (o.allow_remote_kill) check_remote_kill_allowed(o, web);
+  if (o.slurm_resume && !o.slurm_drain)
+    throw ServeUsageError("--slurm-resume needs --slurm-drain");
 
   Sampler sampler(o.sampler);
   const TraceHeader& header = sampler.header();
@@ -156,6 +165,25 @@ int run_serve(const ServeOptions& o) {
   co.version = o.version;
   co.show_cmdline = o.show_cmdline;
   co.on_publish = [&http](const Snapshot& s) { http.events().publish(s); };
+  std::unique_ptr<SlurmDrainer> slurm;
+  if (o.slurm_drain) {
+    SlurmDrainConfig sc;
+    sc.node = o.slurm_node.empty() ? short_host_name() : o.slurm_node;
+    sc.period_s = o.slurm_drain_period_s;
+    sc.resume = o.slurm_resume;
+    const std::string scontrol = ScontrolNodeControl::default_program();
+    slurm = std::make_unique<SlurmDrainer>(
+        sc, std::make_unique<ScontrolNodeControl>(scontrol));
+    http.enable_slurm(slurm.get());
+    co.on_evaluate = [&slurm, &header](const std::vector<Finding>& findings,
+                                       double now) {
+      slurm->post(slurm_drain_candidate(findings, header), now);
+    };
+    spdlog::warn(
+        "msg=\"slurm drain is on: a critical hardware finding drains this "
+        "node\" node={} period_s={} resume={} scontrol={}",
+        serve_log::q(sc.node), sc.period_s, sc.resume, serve_log::q(scontrol));
+  }
   SamplingLoop loop(sampler, history.get(), box, config, alertmanager.get(),
                     co);
   if (o.allow_remote_kill) {
@@ -182,6 +210,7 @@ int run_serve(const ServeOptions& o) {
           serve_log::q(o.listen_host));
   }
   http.start();
+  if (slurm) slurm->start();
   loop.start();
   spdlog::info(
       "msg=\"serving\" listen={}:{} version={} nvml_status={} gpus={} "
@@ -225,6 +254,7 @@ int run_serve(const ServeOptions& o) {
   }
   http.stop();
   loop.stop();
+  if (slurm) slurm->stop();
   if (alertmanager) alertmanager->stop();
   if (history) {
     try {

@@ -37,6 +37,12 @@ struct ServeOptions {
   // processes; the others only their own Unix user's. Unset: everyone.
   std::optional<std::vector<std::string>> remote_kill_admins;
   std::string dev_prefix = "/dev";  // NVIDIA device nodes (tests)
+  // --slurm-drain: drain this Slurm node on a critical hardware finding,
+  // with brakes (slurm_drain.h).
+  bool slurm_drain = false;
+  bool slurm_resume = false;           // --slurm-resume
+  double slurm_drain_period_s = 3600;  // --slurm-drain-period
+  std::string slurm_node;              // --slurm-node; "" = short host name
   SamplerOptions sampler;
 };
 

@@ -41,8 +41,9 @@ class Serve:
 
     own_db_dir = None  # removed when serve is stopped or killed
 
-    def __init__(self, scenario, args=(), tmp=None, listen="127.0.0.1:0"):
-        env = dict(os.environ)
+    def __init__(self, scenario, args=(), tmp=None, listen="127.0.0.1:0", kmsg="none",
+                 env=None):
+        env = dict(os.environ, **(env or {}))
         env["FAKE_NVML_SCENARIO"] = scenario
         self.own_db_dir = None
         tmp = getattr(tmp, "name", tmp)  # a TemporaryDirectory or its path
@@ -50,7 +51,7 @@ class Serve:
             if tmp is None:
                 self.own_db_dir = tempfile.mkdtemp(prefix="gd_serve_db_")
             args = list(args) + ["--db", os.path.join(tmp or self.own_db_dir, "history.db")]
-        cmd = [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none",
+        cmd = [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", kmsg,
                "--interval", "200ms", "--deadline", "300ms", "serve",
                "--listen", listen] + list(args)
         self.proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE,
