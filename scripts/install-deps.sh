@@ -62,6 +62,8 @@ test_pkgs=(
   # scripts/package.sh builds the .rpm for RHEL/Rocky 9 with rpmbuild, and
   # tests/package reads it (rpm -qpl, -qpR) and unpacks it (rpm2cpio, cpio).
   rpm cpio
+  # deploy/slurm's prolog and epilog scripts are checked with shellcheck.
+  shellcheck
 )
 
 pkgs=("${build_pkgs[@]}")
