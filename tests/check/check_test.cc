@@ -61,10 +61,11 @@ TEST(Check, UncorrectableVolatileEccPendingRemapAndRecoveryAction) {
   h.gpu(2).recovery_action = kRecoveryGpuReset;
   h.gpu(3).retired_pages_pending = true;
   Result r = h.judge();
-  EXPECT_EQ(ids(r),
-            (V{"ecc-uncorrectable@0:critical", "ecc-reset-required@1:critical",
-               "recovery-action-required@2:critical",
-               "ecc-uncorrectable@3:critical"}));
+  EXPECT_EQ(
+      ids(r),
+      (V{"ecc-uncorrectable@0:critical", "ecc-reset-required@1:critical",
+         "recovery-action-required@2:critical", "ecc-reset-required@3:critical",
+         "ecc-uncorrectable@3:critical"}));
   EXPECT_EQ(r.findings[2].brief, "recovery action gpu_reset");
 }
 
