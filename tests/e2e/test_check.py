@@ -237,7 +237,10 @@ class Prolog(CheckBase):
         return subprocess.run(["sh", PROLOG], env=e, capture_output=True, text=True, timeout=60)
 
     def read(self, path):
-        return open(path).read() if os.path.exists(path) else ""
+        if not os.path.exists(path):
+            return ""
+        with open(path) as f:
+            return f.read()
 
     def test_xid_79_drains_the_node_with_the_reason_and_fails(self):
         bus = self.header["gpus"][5]["pci_bus_id"]
