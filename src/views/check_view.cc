@@ -75,9 +75,8 @@ std::string format_check_text(const check::Result& r,
       count_severity(r, "warning"),
       count_severity(r, "warning") == 1 ? "" : "s", header.gpus.size(),
       header.gpus.size() == 1 ? "" : "s");
-  out += fmt::format("; judged free for a job: GPU{} {}\n",
-                     r.gpus.size() == 1 ? "" : "s",
-                     r.gpus.empty() ? "none" : join_ints(r.gpus));
+  out += fmt::format("; the job's GPU{}: {}\n", r.gpus.size() == 1 ? "" : "s",
+                     r.gpus.empty() ? "none listed" : join_ints(r.gpus));
   for (const auto& c : r.findings) {
     const Finding& f = c.finding;
     out += fmt::format("  {:<8} {}: {}\n", f.severity, f.id,
