@@ -1,6 +1,6 @@
 #!/bin/sh
 # Slurm Prolog: gates the job's GPUs with `gpudoctor check` before the job
-# starts (deploy/slurm/README.md). slurmd runs it as root with the job's
+# starts (docs/check.md). slurmd runs it as root with the job's
 # environment.
 #   exit 0 (healthy)          the job starts
 #   exit 1 (warnings only)    logged; the job starts
