@@ -109,8 +109,8 @@ class Check(CheckBase):
 
     def test_since_leaves_out_older_lines(self):
         bus = self.header["gpus"][5]["pci_bus_id"]
-        with open(self.kmsg, "w") as f:  # 100 s after boot: long before now
-            f.write(xid_line(bus, 79, "GPU has fallen off the bus."))
+        with open(self.kmsg, "w") as f:  # 1 s after boot: before a minute ago
+            f.write(xid_line(bus, 79, "GPU has fallen off the bus.", stamp="1.000000"))
         self.assertEqual(self.check("--since", "1m").returncode, 0)
         self.assertEqual(self.check("--since", "0").returncode, 2)
 
