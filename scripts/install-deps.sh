@@ -66,6 +66,8 @@ test_pkgs=(
   # scontrol, sbatch (Slurm 22.05) and munge, each daemon started and
   # stopped by the tests themselves (their services are not needed).
   slurm-wlm munge
+  # deploy/slurm's prolog and epilog scripts are checked with shellcheck.
+  shellcheck
 )
 
 pkgs=("${build_pkgs[@]}")

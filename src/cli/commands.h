@@ -33,4 +33,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;  // runtime failure (cannot write, ...)
 inline constexpr int kExitUsage = 2;  // bad flag or value (CLI11's default)
 
+// The code a usage error exits with: kExitUsage unless the subcommand being
+// parsed set its own (check: 64, as its other codes mean health) from its
+// preparse callback.
+int& usage_exit_code();
+
 }  // namespace gd

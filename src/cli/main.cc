@@ -40,6 +40,11 @@ int& command_exit_code() {
   return code;
 }
 
+int& usage_exit_code() {
+  static int code = kExitUsage;
+  return code;
+}
+
 }  // namespace gd
 
 namespace {
@@ -111,9 +116,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version are "errors" with code 0. Every real usage error
     // exits 2 (documented, and what scripts test), not CLI11's own codes
-    // (104-109 and more, one per kind of mistake).
+    // (104-109 and more, one per kind of mistake); check's are 64.
     int code = app.exit(e);
-    return code == 0 ? 0 : gd::kExitUsage;
+    return code == 0 ? 0 : gd::usage_exit_code();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpudoctor: %s\n", e.what());
     return gd::kExitError;

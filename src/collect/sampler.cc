@@ -1,8 +1,10 @@
 #include "collect/sampler.h"
 
 #include <algorithm>
+#include <fstream>
 #include <future>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -10,6 +12,7 @@
 #include "common/phase_timing.h"
 #include "kernellog/kernel_log.h"
 #include "nvml/gpu_source.h"
+#include "procfs/cpu_stat.h"
 #include "procfs/host_source.h"
 #include "procfs/nvidia_version.h"
 #include "procfs/pci_gpus.h"
@@ -42,6 +45,7 @@ struct Sampler::Impl {
         procfs::read_nvidia_kernel_module_version(o.proc_root);
     if (!o.kmsg_path.empty() && o.kmsg_path != "none")
       kmsg = std::make_unique<KernelLogSource>(o.kmsg_path, o.kmsg_from_start);
+    if (kmsg && o.kmsg_since > 0) skip_log_before(o);
     header.kernel_log_error = !kmsg        ? "not read (--kmsg none)"
                               : kmsg->ok() ? ""
                                            : kmsg->error();
@@ -56,6 +60,17 @@ struct Sampler::Impl {
     header.gpus = gpu->gpus();
     pci = PciIndex(header.gpus);
     add_pci_facts(std::move(pci_devices), std::move(module_version));
+  }
+
+  // The log stamps lines in seconds since boot: --since counts from the
+  // boot time of /proc/stat (unknown: every line is kept).
+  void skip_log_before(const SamplerOptions& o) {
+    std::ifstream f(o.proc_root + "/stat");
+    std::stringstream text;
+    text << f.rdbuf();
+    auto btime = procfs::parse_proc_stat(text.str()).btime;
+    if (btime)
+      kmsg->skip_before_uptime(o.kmsg_since - static_cast<double>(*btime));
   }
 
   static GpuSource::Options gpu_options(const SamplerOptions& o) {

@@ -19,7 +19,10 @@ struct SamplerOptions {
   std::string kmsg_path = "/dev/kmsg";  // "" disables the kernel log
   std::string dev_prefix = "/dev";      // NVIDIA device nodes (device holders)
   std::string hostname;          // the header's host name; "" = this host's own
-  bool kmsg_from_start = false;  // replay the whole log (tests)
+  bool kmsg_from_start = false;  // replay the whole log (tests, check)
+  // Unix seconds: kernel-log lines stamped before it are dropped (check
+  // --since); 0 = none.
+  double kmsg_since = 0;
   std::chrono::milliseconds deadline{1000};  // per-GPU NVML read bound
   // How often the costly NVML reads are refreshed (0 = every sample).
   std::chrono::milliseconds slow_read_interval =

@@ -85,6 +85,9 @@ class KernelLogSource {
   std::vector<Event> poll(const PciIndex& pci);  // new events since last poll
   // Lines read since construction that no parser recognised.
   uint64_t unclassified_total() const;
+  // Drop lines stamped (kmsg USEC, dmesg "[ sec.usec]") before this many
+  // seconds after boot; a line without a stamp is kept (check --since).
+  void skip_before_uptime(double uptime_s);
 
  private:
   struct Impl;

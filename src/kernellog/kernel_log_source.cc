@@ -9,6 +9,7 @@
 
 #include "common/text_cap.h"
 #include "kernellog/kernel_log.h"
+#include "kernellog/log_line_prefix.h"
 
 namespace gd {
 
@@ -31,10 +32,15 @@ struct KernelLogSource::Impl {
   std::string buf = std::string(kReadBuffer, '\0');
   KernelLogClassifier classifier;
   uint64_t unclassified = 0;
+  std::optional<double> skip_before;  // seconds after boot
 
   // One line of the log; `left_out` bytes of it were cut off.
   void take(std::string_view line, size_t left_out, const PciIndex& pci,
             std::vector<Event>& out) {
+    if (skip_before) {
+      auto at = kernellog::line_uptime_s(line);
+      if (at && *at < *skip_before) return;
+    }
     auto r = classifier.classify(line, pci);
     if (!r.classified) ++unclassified;
     if (!r.event) return;
@@ -156,6 +162,10 @@ KernelLogSource::~KernelLogSource() {
 bool KernelLogSource::ok() const { return impl_->fd >= 0; }
 
 const std::string& KernelLogSource::error() const { return impl_->error; }
+
+void KernelLogSource::skip_before_uptime(double uptime_s) {
+  impl_->skip_before = uptime_s;
+}
 
 uint64_t KernelLogSource::unclassified_total() const {
   return impl_->unclassified;

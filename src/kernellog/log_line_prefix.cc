@@ -54,4 +54,40 @@ std::string_view kernel_message(std::string_view line) {
   return s;
 }
 
+std::optional<double> line_uptime_s(std::string_view line) {
+  std::string_view s = trim(line);
+  if (size_t k = kmsg_header_length(s)) {
+    size_t a = s.find(','), b = s.find(',', a + 1);
+    double usec = 0;
+    for (size_t i = b + 1; i < k && is_digit(s[i]); ++i)
+      usec = usec * 10 + (s[i] - '0');
+    return usec / 1e6;
+  }
+  size_t tag = s.find("kernel: ");
+  if (tag != std::string_view::npos && tag < 80) s = trim(s.substr(tag + 8));
+  if (s.empty() || s.front() != '[') return std::nullopt;
+  size_t close = s.find(']');
+  if (close == std::string_view::npos || close > 40) return std::nullopt;
+  std::string_view stamp = trim(s.substr(1, close - 1));
+  double secs = 0, scale = 0;
+  bool digits = false;
+  for (char c : stamp) {
+    if (c == '.' && scale == 0) {
+      scale = 1;
+    } else if (is_digit(c)) {
+      digits = true;
+      if (scale == 0) {
+        secs = secs * 10 + (c - '0');
+      } else {
+        scale /= 10;
+        secs += (c - '0') * scale;
+      }
+    } else {
+      return std::nullopt;  // dmesg -T's "[Fri Aug 30 11:43:09 2024]"
+    }
+  }
+  if (!digits) return std::nullopt;
+  return secs;
+}
+
 }  // namespace gd::kernellog

@@ -8,6 +8,7 @@
 //   bare             "MSG"
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 namespace gd::kernellog {
@@ -18,5 +19,10 @@ std::string_view kernel_message(std::string_view line);
 // The /dev/kmsg record header "PRI,SEQ,USEC,FLAGS[,...];" if the line starts
 // with one, else 0: the number of characters to drop.
 size_t kmsg_header_length(std::string_view line);
+
+// Seconds since boot that `line` was logged at, from a /dev/kmsg record's
+// USEC field or dmesg's "[  123.456789]" stamp (also after a syslog
+// "kernel: " tag); nullopt for a line without one (dmesg -T, a bare line).
+std::optional<double> line_uptime_s(std::string_view line);
 
 }  // namespace gd::kernellog

@@ -37,6 +37,10 @@ TABLE = {
     "diagnose": ({"common", "model", "trace"}, "the rules, one per file, "
                  "one table"),
     "checklist": ({"common", "model"}, "static checks, one per file"),
+    # check: the health gate; diagnose's one-sample rules and its own
+    # judges, on the Sampler's one sample and procmgmt's device holders.
+    "check": ({"common", "model", "trace", "collect", "diagnose", "procmgmt"},
+              "the health gate of a prolog: one sample judged"),
     "accounting": ({"common", "model"}, "GPU-hours and energy per job, user, "
                    "container and GPU (report)"),
     "procmgmt": ({"common", "model", "procfs"}, "who, kill sessions, "
@@ -59,11 +63,11 @@ TABLE = {
     "monitor": ({"common", "model", "trace", "collect", "diagnose",
                  "procmgmt", "api", "http_client"},
                 "top's data: feeds, window diagnosis, kill jobs"),
-    "views": ({"common", "model", "diagnose", "checklist", "procmgmt",
+    "views": ({"common", "model", "diagnose", "checklist", "check", "procmgmt",
                "burn", "monitor", "api", "accounting"},
               "terminal text and command JSON; views/top/: top's screen"),
     "cli": ({"common", "model", "trace", "procfs", "collect", "diagnose",
-             "accounting",
+             "accounting", "check",
              "checklist", "procmgmt", "exporter", "store", "serve", "burn",
              "monitor", "views", "api", "http_client", "promsource"},
             "one thin cmd_<name>.cc per command: flags -> module -> view"),

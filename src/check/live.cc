@@ -1,0 +1,91 @@
+#include "check/live.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/ascii_text.h"
+#include "procmgmt/device_holders.h"
+#include "procmgmt/proc_entry.h"
+
+namespace gd::check {
+namespace {
+
+// A GPU index as NVML numbers them; a host has at most a few dozen.
+constexpr size_t kMaxIndexDigits = 4;
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() <= kMaxIndexDigits &&
+         std::all_of(s.begin(), s.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The GPUs `entries` name, by index; the entries NVML does not list go to
+// `absent`.
+void resolve(const TraceHeader& h, const std::vector<std::string>& entries,
+             Input& in) {
+  for (const auto& e : entries) {
+    std::optional<int> found;
+    for (const auto& g : h.gpus)
+      if (all_digits(e) ? g.index == std::stoi(e) : iequals(g.uuid, e))
+        found = g.index;
+    if (!found) {
+      in.absent.push_back(e);
+    } else if (std::find(in.gpus.begin(), in.gpus.end(), *found) ==
+               in.gpus.end()) {
+      in.gpus.push_back(*found);
+    }
+  }
+  std::sort(in.gpus.begin(), in.gpus.end());
+}
+
+void scan_holders(const SamplerOptions& o, Input& in) {
+  auto scan = procmgmt::scan_device_holders(o.proc_root, o.dev_prefix);
+  std::vector<Holder> holders;
+  for (auto& h : scan.holders) {
+    Holder x{h.pid, "", "", std::move(h.devices), std::move(h.libs)};
+    if (auto e = procmgmt::read_proc_entry(o.proc_root, h.pid)) {
+      x.user = e->user;
+      x.name = e->comm;
+    }
+    holders.push_back(std::move(x));
+  }
+  in.holders = std::move(holders);
+  in.unreadable_fd_pids = std::move(scan.unreadable);
+}
+
+}  // namespace
+
+std::string check_gpu_entry(const std::string& entry) {
+  if (all_digits(entry)) return "";
+  if (entry.size() > 4 && entry.size() <= 80 &&
+      (entry.rfind("GPU-", 0) == 0 || entry.rfind("gpu-", 0) == 0))
+    return "";
+  return "'" + entry.substr(0, 80) +
+         "' is neither a GPU index nor a GPU UUID (GPU-...)";
+}
+
+void check_live(const SamplerOptions& options,
+                const std::vector<std::string>& gpus, LiveCheck& out) {
+  SamplerOptions o = options;
+  o.kmsg_from_start = true;  // since boot, as far as the log reaches
+  Sampler sampler(o);
+  out.header = sampler.header();
+  const std::string& status = out.header.nvml_status;
+  if (status != kNvmlOk && status != kNvmlDriverMismatch) {
+    out.could_not_check = fmt::format("NVML did not start ({}{}{})", status,
+                                      out.header.nvml_error.empty() ? "" : ": ",
+                                      out.header.nvml_error);
+    return;
+  }
+  out.sample = sampler.sample_once();
+  Input& in = out.input;
+  in.header = &out.header;
+  in.sample = &out.sample;
+  in.all_gpus = gpus.empty();
+  in.deadline_s = std::chrono::duration<double>(o.deadline).count();
+  resolve(out.header, gpus, in);
+  scan_holders(o, in);
+}
+
+}  // namespace gd::check

@@ -1,0 +1,76 @@
+// check's reason line (a Slurm drain reason), its JSON and text.
+#include "views/check_view.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "check_fixture.h"
+
+namespace gd::check::test {
+namespace {
+
+TEST(CheckView, ReasonNamesTheGpuItsBusIdAndTheWorstProblem) {
+  Host h;
+  h.sample.events.push_back(
+      event("xid", 2, 79,
+            "NVRM: Xid (PCI:0000:12:00): 79, GPU has fallen off the bus."));
+  h.header.gpus[0].persistence_mode = false;
+  Result r = h.judge();
+  EXPECT_EQ(check_reason(r, h.header),
+            "gpudoctor: GPU 2 00000000:12:00.0 Xid 79 (it fell off the bus); "
+            "+2 more");
+  EXPECT_EQ(check_reason(Host().judge(), h.header), "");
+}
+
+TEST(CheckView, ReasonIsOneSafeLineOfAtMost200Chars) {
+  Host h;
+  h.gpu(1).processes->push_back(process(9, 1ull << 30));
+  ProcessSample p;
+  p.pid = 9;
+  p.state = "S";
+  p.user = "eve";
+  p.name = std::string("x\"\n\x1b[31m") + std::string(400, 'y');
+  h.sample.processes.push_back(p);
+  std::string reason = check_reason(h.judge(), h.header);
+  EXPECT_LE(reason.size(), kCheckReasonMax);
+  EXPECT_EQ(reason.find('\n'), std::string::npos);
+  EXPECT_EQ(reason.find('"'), std::string::npos);
+  EXPECT_EQ(reason.find('\x1b'), std::string::npos);
+  EXPECT_EQ(
+      reason.rfind("gpudoctor: GPU 1 00000000:11:00.0 pid 9 (x'??[31my", 0), 0u)
+      << reason;
+}
+
+TEST(CheckView, JsonHasTheContractsFields) {
+  Host h;
+  h.gpu(3).remapped_rows_pending = true;
+  auto j = nlohmann::json::parse(format_check_json(h.judge(), h.header));
+  EXPECT_EQ(j["healthy"], false);
+  EXPECT_EQ(j["exit_code"], 2);
+  EXPECT_EQ(j["status"], "unhealthy");
+  ASSERT_EQ(j["findings"].size(), 1u);
+  EXPECT_EQ(j["findings"][0]["id"], "ecc-reset-required");
+  EXPECT_EQ(j["findings"][0]["gpus"], nlohmann::json::array({3}));
+  EXPECT_TRUE(j["findings"][0].contains("evidence"));
+  EXPECT_TRUE(j["not_judged"].is_array());
+  EXPECT_TRUE(j["reason"].is_string());
+  auto ok = nlohmann::json::parse(format_check_json(Host().judge(), h.header));
+  EXPECT_EQ(ok["healthy"], true);
+  EXPECT_TRUE(ok["reason"].is_null());
+}
+
+TEST(CheckView, TextSaysTheVerdictAndEachFinding) {
+  Host h;
+  h.header.gpus[0].persistence_mode = false;
+  std::string text = format_check_text(h.judge(), h.header);
+  EXPECT_EQ(text.rfind("gpudoctor check: warnings (exit 1): 0 problems, 1 "
+                       "warning on 4 GPUs",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("persistence-mode-off"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gd::check::test
