@@ -284,5 +284,32 @@ TEST(NodeWindow, DcgmMaxLinkFieldsAreTheHeadersPcieMaxima) {
   EXPECT_EQ(h.gpus[0].pcie_max_width, 16);
 }
 
+// A GPU index a node cannot have refuses the node, whatever the series;
+// 64 GPUs are read, and a GPU keeps only the steps a series gave.
+TEST(NodeWindow, GpusPastWhatANodeHasAreRefused) {
+  NodeWindow w("n1", 0, 86400, 15);  // a day: 5,761 steps
+  std::vector<Series> many;
+  for (int g = 0; g < kMaxGpusPerNode; ++g)
+    many.push_back(gpu_series(std::to_string(g), {{15, 50}}));
+  w.add(entry("DCGM_FI_DEV_GPU_UTIL"), many);
+  EXPECT_EQ(w.header().gpus.size(), 64u);
+  EXPECT_EQ(samples(w).size(), 1u);
+  for (const char* gpu : {"64", "1023", "99999999999999"}) {
+    NodeWindow v("n1", 0, 15, 15);
+    try {
+      v.add(entry("DCGM_FI_DEV_GPU_TEMP"), {gpu_series(gpu, {{0, 50}})});
+      ADD_FAILURE() << gpu << " was taken";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("a node has at most 64 GPUs"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // Not a number: not a GPU's series, left out as before.
+  NodeWindow x("n1", 0, 15, 15);
+  x.add(entry("DCGM_FI_DEV_GPU_TEMP"), {gpu_series("x1", {{0, 50}})});
+  EXPECT_TRUE(x.header().gpus.empty());
+}
+
 }  // namespace
 }  // namespace gd::promsource

@@ -1,0 +1,118 @@
+"""The fleet commands (`report --prometheus`, `diagnose --prometheus`) and
+`export --prometheus` against a hostile Prometheus the test runs
+(fake_prometheus.py): replies of a few hundred kilobytes that used to take
+gigabytes, bombs of the remote-read formats, escape bytes in error lines,
+thousands of processes, a token file that is not one. Each run is watched
+and killed past its memory bound, so a regression fails the test instead
+of taking the machine down."""
+import json
+import os
+import subprocess
+import time
+import unittest
+
+from fake_prometheus import (MiB, STREAMED, FakePrometheus, chunked_series, frame,
+                             matrix, read_response, run_watched, snappy_literal,
+                             snappy_repeat, timeseries, varint, xor_chunk)
+from gd_e2e import (E2E, GPUDOCTOR, RSS_LIMIT_FACTOR, RSS_SANITIZER_QUARANTINE,
+                    read_trace)
+
+# A report of one small node holds ~20 MiB; the attacks below reached
+# 1.3-5.2 GB (GPU index amplification), 2.9 GB (samples bomb) and 0.73 GB
+# (frames of empty series).
+RSS_LIMIT = 150 * MiB * RSS_LIMIT_FACTOR + RSS_SANITIZER_QUARANTINE
+
+
+class HostileCase(E2E):
+    def serve(self, **kw):
+        server = FakePrometheus(**kw)
+        self.addCleanup(server.stop)
+        return server
+
+    def gd(self, server, *args, rss_limit=RSS_LIMIT, timeout=150):
+        code, out, err, peak = run_watched(
+            [GPUDOCTOR] + list(args[:1]) + ["--prometheus", server.url()] +
+            list(args[1:]), self.tmp.name, rss_limit, timeout=timeout)
+        print(f"{args[0]}: exit {code}, peak RSS {peak / MiB:.1f} MiB")
+        self.assertLess(peak, rss_limit, f"RSS reached {peak / MiB:.0f} MiB; "
+                        f"stderr: {err[-500:]}")
+        return code, out, err
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def gpu_per_index(start, count=1024):
+    """One DCGM_FI_DEV_GPU_UTIL series per gpu label 0..count-1, one point
+    each (117 KB of JSON for 1024)."""
+    return [({"__name__": "DCGM_FI_DEV_GPU_UTIL", "Hostname": "n1", "gpu": str(g)},
+             [(start, "50")]) for g in range(count)]
+
+
+class GpuIndexAmplification(HostileCase):
+    def test_a_gpu_per_label_value_is_refused_in_bounded_memory(self):
+        def query_range(query, start, end, step):
+            if query.startswith("DCGM_FI_DEV_GPU_UTIL"):
+                return 200, "application/json", matrix(gpu_per_index(start))
+            return None
+        server = self.serve(query_range=query_range)
+        code, _, err = self.gd(server, "report", "--read", "query-range", "--since", "6h")
+        self.assertEqual(code, 1, err)
+        self.assertIn("n1: a series of DCGM_FI_DEV_GPU_UTIL names GPU 64 of the node; "
+                      "a node has at most 64 GPUs", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_by_remote_read_too(self):
+        def read(body):
+            series = [timeseries([("__name__", "DCGM_FI_DEV_GPU_UTIL"), ("Hostname", "n1"),
+                                  ("gpu", str(g))], [(now_ms() - 60_000, 50.0)])
+                      for g in range(1024)]
+            return 200, "application/x-protobuf", snappy_literal(read_response(series))
+        server = self.serve(read=read)
+        code, _, err = self.gd(server, "report", "--read", "remote-read", "--since", "6h")
+        self.assertEqual(code, 1, err)
+        self.assertIn("a node has at most 64 GPUs", err)
+
+    def test_a_node_of_eight_gpus_is_read(self):
+        def query_range(query, start, end, step):
+            if query.startswith("DCGM_FI_DEV_GPU_UTIL"):
+                return 200, "application/json", matrix(gpu_per_index(start, 8))
+            return None
+        server = self.serve(query_range=query_range)
+        code, out, err = self.gd(server, "report", "--read", "query-range", "--since", "1h",
+                                 "--json")
+        self.assertEqual(code, 0, err)
+
+
+def field_series(i, chunk):
+    from fake_prometheus import field
+    return field(1, chunked_series([("__name__", "DCGM_FI_DEV_GPU_UTIL"),
+                                    ("Hostname", "n1"), ("x", str(i))], [chunk]))
+
+
+# 8,000,000 points of 16 bytes held when the bound is reached.
+POINTS_RSS_LIMIT = 300 * MiB * RSS_LIMIT_FACTOR + RSS_SANITIZER_QUARANTINE
+
+
+def gpu0(metric):
+    return {"__name__": metric, "Hostname": "n1", "gpu": "0", "UUID": "GPU-0"}
+
+
+def series_of(values_by_metric):
+    """query_range answering each metric with one GPU 0 series whose k-th
+    grid time has values[k]."""
+    def query_range(query, start, end, step):
+        for metric, values in values_by_metric.items():
+            if query.startswith(metric + "{"):
+                return 200, "application/json", matrix(
+                    [(gpu0(metric), [(start + k * step, str(v)) for k, v in enumerate(values)])])
+        return None
+    return query_range
+
+
+PROCESS_LISTS_TIMEOUT_S = 120
+
+
+if __name__ == "__main__":
+    unittest.main()
