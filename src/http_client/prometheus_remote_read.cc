@@ -3,7 +3,9 @@
 // a stream of frames of XOR chunks (Prometheus 2.13+, asked for first) or
 // one snappy-compressed ReadResponse of samples. Both are decoded as they
 // are bounded: frames as they arrive, samples straight onto the grid, so a
-// node's window never holds its raw samples.
+// node's window never holds its raw samples, and each message's series one
+// at a time (remote_read_wire.h), every one counted, empty or not, before
+// it is built.
 #include <snappy.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "http_client/prometheus_internal.h"
 #include "http_client/remote_read.pb.h"
 #include "http_client/remote_read_frames.h"
+#include "http_client/remote_read_wire.h"
 #include "http_client/xor_chunk.h"
 
 namespace gd::http::prom {
@@ -30,6 +33,10 @@ constexpr size_t kMaxFrameBytes = 16 << 20;
 // Raw samples decoded per call, against the grid points kept: a 1 s scrape
 // read at a 15 s step decodes 15 samples a point.
 constexpr size_t kRawPerPoint = 64;
+// Series messages per reply, against the series bound: Prometheus splits a
+// series whose chunks pass a frame's size over several frames, each naming
+// it again. Empty ones count too (64 MiB of them are 33 million).
+constexpr size_t kMessagesPerSeries = 16;
 
 remote::LabelMatcher::Type type_of(Matcher::Op op) {
   switch (op) {
@@ -74,6 +81,17 @@ class GridSeries {
   GridSeries(const InstantGrid& grid, const Limits& limits)
       : grid_(grid), limits_(limits) {
     raw_left_ = limits.max_points * kRawPerPoint;
+    messages_left_ = limits.max_series * kMessagesPerSeries;
+  }
+
+  // One more series message; "" or why refused.
+  std::string count_message() {
+    if (messages_left_ == 0)
+      return "more than " +
+             std::to_string(limits_.max_series * kMessagesPerSeries) +
+             " series messages (empty ones too); narrow the query";
+    --messages_left_;
+    return "";
   }
 
   // The cursor of the series of these labels; "" or why refused.
@@ -100,10 +118,12 @@ class GridSeries {
   }
 
   std::string chunked(std::string_view message) {
-    remote::ChunkedReadResponse r;
-    if (!r.ParseFromArray(message.data(), static_cast<int>(message.size())))
-      return "a remote-read frame is not a ChunkedReadResponse";
-    for (const auto& s : r.chunked_series()) {
+    // ChunkedReadResponse: chunked_series = 1.
+    return each_message(message, 1, [&](std::string_view bytes) {
+      if (auto why = count_message(); !why.empty()) return why;
+      remote::ChunkedSeries s;
+      if (!s.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+        return std::string("a remote-read frame is not a ChunkedReadResponse");
       InstantGrid::Cursor* c = nullptr;
       if (auto why = cursor(s.labels(), c); !why.empty()) return why;
       for (const auto& chunk : s.chunks()) {
@@ -116,13 +136,18 @@ class GridSeries {
         raw_left_ -= raw_.size();
         for (const RawSample& x : raw_) c->push(x.t_ms, x.v);
       }
-    }
-    return "";
+      return std::string();
+    });
   }
 
-  std::string samples(const remote::ReadResponse& r) {
-    for (const auto& result : r.results())
-      for (const auto& s : result.timeseries()) {
+  // A ReadResponse: results = 1, each a QueryResult whose timeseries = 1.
+  std::string samples(std::string_view response) {
+    return each_message(response, 1, [&](std::string_view result) {
+      return each_message(result, 1, [&](std::string_view bytes) {
+        if (auto why = count_message(); !why.empty()) return why;
+        remote::TimeSeries s;
+        if (!s.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+          return std::string("the remote-read reply is not a ReadResponse");
         InstantGrid::Cursor* c = nullptr;
         if (auto why = cursor(s.labels(), c); !why.empty()) return why;
         if (static_cast<size_t>(s.samples_size()) > raw_left_)
@@ -131,8 +156,9 @@ class GridSeries {
                  " raw samples";
         raw_left_ -= static_cast<size_t>(s.samples_size());
         for (const auto& x : s.samples()) c->push(x.timestamp(), x.value());
-      }
-    return "";
+        return std::string();
+      });
+    });
   }
 
   // The series on the grid; "" or why refused (over the points bound).
@@ -157,6 +183,7 @@ class GridSeries {
   std::vector<InstantGrid::Cursor> cursors_;
   std::vector<RawSample> raw_;
   size_t raw_left_;
+  size_t messages_left_;
 };
 
 // What one try got.
@@ -222,6 +249,8 @@ Try one_try(const Url& url, const Credentials& who, const Limits& limits,
     return {Try::End::kUnsupported,
             "the reply is not remote read's (Content-Type: " +
                 capped(type, 100) + ")"};
+  // The decoded size is bounded as the body is, before decoding; the
+  // compressed body is let go once decoded.
   size_t size = 0;
   std::string raw;
   if (!snappy::GetUncompressedLength(whole.data(), whole.size(), &size) ||
@@ -230,10 +259,8 @@ Try one_try(const Url& url, const Credentials& who, const Limits& limits,
     return {Try::End::kFail, "the remote-read reply is not snappy within " +
                                  std::to_string(limits.max_body_bytes) +
                                  " bytes"};
-  remote::ReadResponse resp;
-  if (!resp.ParseFromString(raw))
-    return {Try::End::kFail, "the remote-read reply is not a ReadResponse"};
-  if (auto why = series.samples(resp); !why.empty())
+  std::string().swap(whole);
+  if (auto why = series.samples(raw); !why.empty())
     return {Try::End::kFail, why};
   return {Try::End::kDone, ""};
 }

@@ -85,6 +85,30 @@ class GpuIndexAmplification(HostileCase):
         self.assertEqual(code, 0, err)
 
 
+class RemoteReadBombs(HostileCase):
+    def test_a_samples_reply_of_empty_series_is_refused_before_it_is_built(self):
+        # 3 MiB of snappy that unpacks to 64 MiB: a ReadResponse of 33
+        # million empty series (2.9 GB when parsed whole).
+        n = (64 * MiB - 6) // 2
+        inner = b"\x0a\x00"
+        prefix = b"\x0a" + varint(len(inner) * n)
+        bomb = snappy_repeat(prefix, inner, len(prefix) + len(inner) * n)
+        self.assertLess(len(bomb), 4 * MiB)
+        server = self.serve(read=lambda body: (200, "application/x-protobuf", bomb))
+        code, _, err = self.gd(server, "report", "--read", "remote-read")
+        self.assertEqual(code, 1, err)
+        self.assertIn("more than 65536 series messages (empty ones too)", err)
+
+    def test_frames_of_empty_series_are_refused(self):
+        # One 8 MiB frame of four million empty series (0.36 GB parsed whole).
+        message = b"\x0a\x00" * (4 << 20)
+        body = frame(message)
+        server = self.serve(read=lambda b: (200, STREAMED, body))
+        code, _, err = self.gd(server, "report", "--read", "remote-read")
+        self.assertEqual(code, 1, err)
+        self.assertIn("more than 65536 series messages (empty ones too)", err)
+
+
 def field_series(i, chunk):
     from fake_prometheus import field
     return field(1, chunked_series([("__name__", "DCGM_FI_DEV_GPU_UTIL"),
