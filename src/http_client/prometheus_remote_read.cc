@@ -134,7 +134,8 @@ class GridSeries {
             !why.empty())
           return why;
         raw_left_ -= raw_.size();
-        for (const RawSample& x : raw_) c->push(x.t_ms, x.v);
+        for (const RawSample& x : raw_)
+          if (!push(*c, x.t_ms, x.v)) return too_many_points();
       }
       return std::string();
     });
@@ -155,7 +156,8 @@ class GridSeries {
                  std::to_string(limits_.max_points * kRawPerPoint) +
                  " raw samples";
         raw_left_ -= static_cast<size_t>(s.samples_size());
-        for (const auto& x : s.samples()) c->push(x.timestamp(), x.value());
+        for (const auto& x : s.samples())
+          if (!push(*c, x.timestamp(), x.value())) return too_many_points();
         return std::string();
       });
     });
@@ -167,15 +169,27 @@ class GridSeries {
     for (size_t i = 0; i < labels_.size(); ++i) {
       Series s{std::move(labels_[i]), cursors_[i].finish()};
       points += s.points.size();
-      if (points > limits_.max_points)
-        return "more than " + std::to_string(limits_.max_points) +
-               " points; ask for a shorter range or a longer step";
+      if (points > limits_.max_points) return too_many_points();
       if (!s.points.empty()) out.push_back(std::move(s));
     }
     return "";
   }
 
  private:
+  // A raw sample onto its series' grid, counting the points it gives there
+  // against the bound as they are made (not after every cursor is full);
+  // false once the points are over it.
+  bool push(InstantGrid::Cursor& c, int64_t t_ms, double v) {
+    const size_t before = c.points();
+    c.push(t_ms, v);
+    points_ += c.points() - before;
+    return points_ <= limits_.max_points;
+  }
+  std::string too_many_points() const {
+    return "more than " + std::to_string(limits_.max_points) +
+           " points; ask for a shorter range or a longer step";
+  }
+
   const InstantGrid& grid_;
   const Limits& limits_;
   std::map<std::string, size_t> index_;
@@ -184,6 +198,7 @@ class GridSeries {
   std::vector<RawSample> raw_;
   size_t raw_left_;
   size_t messages_left_;
+  size_t points_ = 0;  // put on the grid so far, all series
 };
 
 // What one try got.

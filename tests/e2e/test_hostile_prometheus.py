@@ -109,6 +109,26 @@ class RemoteReadBombs(HostileCase):
         self.assertIn("more than 65536 series messages (empty ones too)", err)
 
 
+class RemoteReadPoints(HostileCase):
+    def test_the_points_bound_holds_while_cursors_fill(self):
+        # 4096 series of a sample every 15 s for 47 hours (a window holds at
+        # most two days), 2 bits a sample: 12 MB of frames that fill 46
+        # million grid points (0.74 GB) unless the 8,000,000-point bound is
+        # checked as they fill.
+        steps = 47 * 3600 // 15
+        start = now_ms() - 47 * 3600 * 1000 + 1000
+        chunk = xor_chunk(start, 15000, steps, 1.0)
+        body = b"".join(
+            frame(b"".join(
+                field_series(i, chunk) for i in range(at, at + 64)))
+            for at in range(0, 4096, 64))
+        server = self.serve(read=lambda b: (200, STREAMED, body))
+        code, _, err = self.gd(server, "report", "--read", "remote-read", "--since", "47h",
+                               rss_limit=POINTS_RSS_LIMIT)
+        self.assertEqual(code, 1, err)
+        self.assertIn("more than 8000000 points", err)
+
+
 def field_series(i, chunk):
     from fake_prometheus import field
     return field(1, chunked_series([("__name__", "DCGM_FI_DEV_GPU_UTIL"),
