@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "promsource/node_match.h"
 
@@ -300,20 +301,41 @@ void NodeWindow::add_gpu_process(const Entry& e, int index, uint32_t pid,
   auto it = gpus_.find(index);
   if (it == gpus_.end() || it->second.lists.empty()) return;
   Gpu& g = it->second;
+  // The series' values at steps with an open list, in step order.
+  std::vector<std::pair<size_t, double>> values;
   for (const auto& p : s.points) {
     const size_t i = step_of(p.t);
-    if (i == steps_ || !std::isfinite(p.v)) continue;
-    auto open = g.lists.find(i);
-    if (open == g.lists.end()) continue;
-    std::vector<GpuProcess>& list = open->second.listed;
-    auto gp = std::find_if(list.begin(), list.end(),
-                           [&](const GpuProcess& x) { return x.pid == pid; });
-    if (gp == list.end()) {
-      list.emplace_back().pid = pid;
-      gp = list.end() - 1;
-    }
-    e.gpu_proc(*gp, p.v);
+    if (i == steps_ || !std::isfinite(p.v) || !g.lists.count(i)) continue;
+    values.emplace_back(i, p.v);
   }
+  if (values.empty()) return;
+  std::stable_sort(
+      values.begin(), values.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto [slot, fresh] = g.slot_of.try_emplace(pid, g.where.size());
+  if (fresh) g.where.emplace_back();
+  // The pid's places merged with the series' steps: one walk of both.
+  std::vector<std::pair<size_t, uint32_t>>& where = g.where[slot->second];
+  std::vector<std::pair<size_t, uint32_t>> merged;
+  merged.reserve(where.size() + values.size());
+  size_t k = 0;
+  for (const auto& [i, v] : values) {
+    while (k < where.size() && where[k].first < i) merged.push_back(where[k++]);
+    std::vector<GpuProcess>& list = g.lists[i].listed;
+    uint32_t at = 0;
+    if (k < where.size() && where[k].first == i) {
+      at = where[k].second;
+    } else if (!merged.empty() && merged.back().first == i) {
+      at = merged.back().second;
+    } else {
+      at = static_cast<uint32_t>(list.size());
+      list.emplace_back().pid = pid;
+      merged.emplace_back(i, at);
+    }
+    e.gpu_proc(list[at], v);
+  }
+  while (k < where.size()) merged.push_back(where[k++]);
+  where.swap(merged);
 }
 
 void NodeWindow::add_node_process(const Entry& e, uint32_t pid,
@@ -369,6 +391,7 @@ TraceHeader NodeWindow::header() const {
 
 void NodeWindow::each_sample(
     const std::function<void(const Sample&)>& fn) const {
+  std::unordered_set<uint32_t> seen;  // the pids of a sample's processes
   for (size_t i = 0; i < steps_; ++i) {
     Sample s;
     s.t = start_ + static_cast<double>(i) * step_;
@@ -381,14 +404,12 @@ void NodeWindow::each_sample(
           l->second.listed.size() >= static_cast<size_t>(l->second.size))
         s.gpus.back().processes = l->second.listed;
     }
-    if (!proc_at_.empty())
+    if (!proc_at_.empty()) {
+      seen.clear();
       for (const auto& [at, value] : proc_at_[i]) {
         const Proc& proc = procs_[at];
         // A pid that two series give (its name changed): the first.
-        if (std::any_of(
-                s.processes.begin(), s.processes.end(),
-                [&](const ProcessSample& p) { return p.pid == proc.pid; }))
-          continue;
+        if (!seen.insert(proc.pid).second) continue;
         ProcessSample& p = s.processes.emplace_back();
         p.pid = proc.pid;
         p.ppid = proc.ppid;
@@ -397,6 +418,7 @@ void NodeWindow::each_sample(
         p.state = proc.state;
         if (proc.set) proc.set(p, value);
       }
+    }
     if (auto ev = events_.find(i); ev != events_.end()) s.events = ev->second;
     if (s.gpus.empty() && !host_[i] && s.events.empty()) continue;
     if (host_[i]) s.host = *host_[i];

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "http_client/prometheus_api.h"
@@ -62,6 +63,12 @@ class NodeWindow {
       std::vector<GpuProcess> listed;
     };
     std::map<size_t, List> lists;
+    // Where each listed pid is in the lists, by grid step (steps in order):
+    // the pid's slot (slot_of) -> (step, its index in that step's list). A
+    // value of a pid is filed by walking these beside its points, never by
+    // searching a list: thousands of processes stay linear.
+    std::unordered_map<uint32_t, size_t> slot_of;
+    std::vector<std::vector<std::pair<size_t, uint32_t>>> where;
   };
   // A process of the node as its series' labels name it.
   struct Proc {

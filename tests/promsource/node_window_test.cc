@@ -311,5 +311,46 @@ TEST(NodeWindow, GpusPastWhatANodeHasAreRefused) {
   EXPECT_TRUE(x.header().gpus.empty());
 }
 
+// Thousands of processes on one GPU, their values' series in any order:
+// each lands on its own pid, each list complete.
+TEST(NodeWindow, ThousandsOfListedProcessesLandOnTheirPids) {
+  constexpr int kProcs = 3000;
+  NodeWindow w("n1", 0, 30, 15);
+  w.add(entry("DCGM_FI_DEV_GPU_UTIL"),
+        {gpu_series("0", {{0, 1}, {15, 1}, {30, 1}})});
+  w.add(entry("gpudoctor_gpu_processes"),
+        {process_series({{"gpu", "0"}},
+                        {{0, kProcs}, {15, kProcs}, {30, kProcs}})});
+  std::vector<Series> memory, sm;
+  for (int p = 0; p < kProcs; ++p) {
+    const std::string pid = std::to_string(1000 + p);
+    memory.push_back(
+        process_series({{"gpu", "0"}, {"pid", pid}},
+                       {{0, 1000.0 + p}, {15, 2000.0 + p}, {30, 3000.0 + p}}));
+    // The second entry's series in the other order, one missing a step.
+    const std::string back = std::to_string(1000 + kProcs - 1 - p);
+    sm.push_back(process_series({{"gpu", "0"}, {"pid", back}},
+                                p == 0 ? std::vector<Point>{{30, 7}}
+                                       : std::vector<Point>{{0, 1}, {30, 3}}));
+  }
+  w.add(entry("gpudoctor_process_gpu_memory_bytes"), memory);
+  w.add(entry("gpudoctor_process_sm_utilization_percent"), sm);
+  auto out = samples(w);
+  ASSERT_EQ(out.size(), 3u);
+  for (const Sample& s : out) {
+    ASSERT_TRUE(s.gpus[0].processes);
+    ASSERT_EQ(s.gpus[0].processes->size(), static_cast<size_t>(kProcs));
+  }
+  const auto& at0 = *out[0].gpus[0].processes;
+  const auto& at30 = *out[2].gpus[0].processes;
+  for (int p = 0; p < kProcs; ++p) {
+    EXPECT_EQ(at0[p].pid, 1000u + p);
+    EXPECT_EQ(at30[p].used_bytes, 3000u + p);
+    const bool last = p == kProcs - 1;  // pid 3999: only at 30, as 7
+    EXPECT_EQ(at0[p].sm_util_pct, last ? opt<double>() : opt<double>(1));
+    EXPECT_EQ(at30[p].sm_util_pct, last ? 7 : 3);
+  }
+}
+
 }  // namespace
 }  // namespace gd::promsource
