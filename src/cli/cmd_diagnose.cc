@@ -21,6 +21,7 @@
 #include "cli/prometheus_flags.h"
 #include "cli/serve_client.h"
 #include "collect/sampler.h"
+#include "common/terminal_text.h"
 #include "diagnose/config.h"
 #include "diagnose/engine.h"
 #include "diagnose/history_then_live.h"
@@ -80,7 +81,8 @@ std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
     std::fprintf(stderr,
                  "gpudoctor: warning: %s sent no usable history (%s); "
                  "diagnosing live samples only\n",
-                 f.serve.c_str(), e.what());
+                 terminal_safe(f.serve).c_str(),
+                 terminal_safe(e.what(), kTerminalSentenceMax).c_str());
     return nullptr;
   }
 }
@@ -243,12 +245,14 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       command_exit_code() = f->checklist ? run_checklist(global, f->json)
                                          : run_diagnose(global, *f);
     } catch (const ConfigError& e) {  // --config is user input: usage error
-      std::fprintf(stderr, "gpudoctor: diagnose: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: diagnose: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitUsage;
     } catch (const CLI::ParseError&) {
       throw;  // a bad flag: main's one line and exit 2
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudoctor: diagnose: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: diagnose: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitCouldNotDiagnose;
     }
   });

@@ -10,6 +10,7 @@
 
 #include "api/kill_json.h"
 #include "cli/commands.h"
+#include "common/terminal_text.h"
 #include "monitor/kill_job.h"
 #include "monitor/remote_feed.h"
 #include "monitor/remote_kill.h"
@@ -59,7 +60,8 @@ int run_top_remote(const GlobalOptions& g, const TopFlags& f,
   try {
     feed = std::make_unique<monitor::RemoteFeed>(r);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "gpudoctor: top: --connect %s\n", e.what());
+    std::fprintf(stderr, "gpudoctor: top: --connect %s\n",
+                 terminal_safe(e.what(), kTerminalSentenceMax).c_str());
     return kExitUsage;
   }
   if (f.kill_timeout_s > api::kKillApiMaxTimeoutS) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <string_view>
 
+#include "common/terminal_text.h"
 #include "http_client/instant_grid.h"
 #include "http_client/prometheus_api.h"
 #include "http_client/prometheus_internal.h"
@@ -251,11 +252,11 @@ Try one_try(const Url& url, const Credentials& who, const Limits& limits,
   if (!r.ok) return {Try::End::kRetry, r.error};
   const std::string type = r.header("Content-Type");
   if (r.status >= 500)
-    return {Try::End::kRetry,
-            "HTTP " + std::to_string(r.status) + ": " + capped(whole, 200)};
+    return {Try::End::kRetry, "HTTP " + std::to_string(r.status) + ": " +
+                                  terminal_safe(whole, 200)};
   if (r.status != 200)
-    return {Try::End::kUnsupported,
-            "HTTP " + std::to_string(r.status) + ": " + capped(whole, 200)};
+    return {Try::End::kUnsupported, "HTTP " + std::to_string(r.status) + ": " +
+                                        terminal_safe(whole, 200)};
   if (streamed) {
     if (auto why = frames.finish(); !why.empty()) return {Try::End::kFail, why};
     return {Try::End::kDone, ""};
@@ -263,7 +264,7 @@ Try one_try(const Url& url, const Credentials& who, const Limits& limits,
   if (!type.starts_with("application/x-protobuf"))
     return {Try::End::kUnsupported,
             "the reply is not remote read's (Content-Type: " +
-                capped(type, 100) + ")"};
+                terminal_safe(type, 100) + ")"};
   // The decoded size is bounded as the body is, before decoding; the
   // compressed body is let go once decoded.
   size_t size = 0;

@@ -205,5 +205,35 @@ class ProcessLists(HostileCase):
 PROCESS_LISTS_TIMEOUT_S = 120
 
 
+class EscapeBytes(HostileCase):
+    EVIL = "\x1b]0;owned\x07\x1b[2J\u202e"
+
+    def assert_clean(self, text):
+        for bad in ("\x1b", "\x07", "\u202e"):
+            self.assertNotIn(bad, text)
+
+    def each_command(self, server):
+        trace = os.path.join(self.tmp.name, "n1.jsonl")
+        for cmd in (["report", "--read", "remote-read", "--since", "1h"],
+                    ["diagnose", "--read", "remote-read", "--since", "1h"],
+                    ["export", "--node", "n1", "--read", "remote-read", "--since", "1h",
+                     "-o", trace]):
+            code, out, err = self.gd(server, *cmd)
+            self.assertNotEqual(code, 0, err)
+            yield cmd[0], out + err
+
+    def test_the_body_of_a_failed_remote_read(self):
+        server = self.serve(read=lambda b: (500, "text/plain", self.EVIL.encode()))
+        for cmd, text in self.each_command(server):
+            self.assert_clean(text)
+            self.assertIn("HTTP 500: \\e]0;owned\\x07\\e[2J\\u202e", text, cmd)
+
+    def test_the_content_type_of_a_200_reply(self):
+        server = self.serve(read=lambda b: (200, "text/html" + self.EVIL, b"x"))
+        for cmd, text in self.each_command(server):
+            self.assert_clean(text)
+            self.assertIn("Content-Type: text/html\\e]0;owned", text, cmd)
+
+
 if __name__ == "__main__":
     unittest.main()
