@@ -10,6 +10,7 @@
 
 #include "api/kill_json.h"
 #include "cli/commands.h"
+#include "common/secret_file.h"
 #include "common/terminal_text.h"
 #include "monitor/kill_job.h"
 #include "monitor/remote_feed.h"
@@ -20,11 +21,12 @@ namespace {
 
 // "user:password" on the first line of `path`.
 std::pair<std::string, std::string> read_auth_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CLI::ValidationError("--auth-file", path + ": cannot read it");
   std::string line;
-  std::getline(in, line);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  try {
+    line = read_secret_line(path);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--auth-file", e.what());
+  }
   auto colon = line.find(':');
   if (colon == std::string::npos || colon == 0)
     throw CLI::ValidationError("--auth-file",

@@ -235,5 +235,37 @@ class EscapeBytes(HostileCase):
             self.assertIn("Content-Type: text/html\\e]0;owned", text, cmd)
 
 
+class TokenFile(HostileCase):
+    def token(self, data):
+        path = os.path.join(self.tmp.name, "token")
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def test_a_bare_cr_is_refused_before_any_request(self):
+        server = self.serve()
+        code, _, err = self.gd(server, "report", "--since", "1h", "--bearer-token-file",
+                               self.token(b"abc\rX-Injected: 1\n"))
+        self.assertEqual(code, 2, err)
+        self.assertIn("the first line holds a control byte (\\r at byte 4)", err)
+        self.assertEqual(server.requests, 0)
+
+    def test_dev_zero_is_refused_in_bounded_memory(self):
+        server = self.serve()
+        code, _, err = self.gd(server, "report", "--since", "1h", "--bearer-token-file",
+                               "/dev/zero", rss_limit=100 * MiB * RSS_LIMIT_FACTOR +
+                               RSS_SANITIZER_QUARANTINE)
+        self.assertEqual(code, 2, err)
+        self.assertIn("/dev/zero: the first line is longer than 4096 bytes", err)
+        self.assertEqual(server.requests, 0)
+
+    def test_a_crlf_line_is_the_token(self):
+        server = self.serve()
+        self.gd(server, "report", "--since", "1h", "--bearer-token-file",
+                self.token(b"abc\r\nsecond line\n"))
+        self.assertGreater(server.requests, 0)
+        self.assertEqual(server.headers_seen[0].get("Authorization"), "Bearer abc")
+
+
 if __name__ == "__main__":
     unittest.main()
