@@ -267,5 +267,42 @@ class TokenFile(HostileCase):
         self.assertEqual(server.headers_seen[0].get("Authorization"), "Bearer abc")
 
 
+class PowerLimit(HostileCase):
+    def test_an_absurd_limit_does_not_lift_the_energy_bound(self):
+        # One counter jump of 9e18 mJ in 15 s: 2.5e9 kWh if a 1e308 W limit
+        # were believed.
+        server = self.serve(query_range=series_of({
+            "DCGM_FI_DEV_GPU_UTIL": [50] * 4,
+            "DCGM_FI_DEV_POWER_MGMT_LIMIT": ["1e308"] * 4,
+            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": [1e9, 1e9, 9e18, 9e18]}))
+        code, out, err = self.gd(server, "report", "--read", "query-range", "--since", "1h",
+                                 "--json")
+        self.assertEqual(code, 0, err)
+        self.assertLess(json.loads(out)["node"]["energy_kwh"], 1)
+        trace = os.path.join(self.tmp.name, "n1.jsonl")
+        code, _, err = self.gd(server, "export", "--node", "n1", "--read", "query-range",
+                               "--since", "1h", "-o", trace)
+        self.assertEqual(code, 0, err)
+        with open(trace) as f:
+            header, _ = read_trace(f.read())
+        self.assertIsNone(header["gpus"][0].get("power_limit_w"))
+
+    def test_a_trace_header_with_an_absurd_limit_is_one_line(self):
+        header = {"format": "gpudoctor-trace", "version": 1, "host": {"hostname": "h"},
+                  "gpus": [{"index": 0, "power_limit_w": 1e308}]}
+        samples = [{"t": 1000 + 15 * k, "gpus": [{"index": 0, "util_pct": 50,
+                                                   "energy_mj_total": e}]}
+                   for k, e in enumerate([1e9, 9e18])]
+        trace = os.path.join(self.tmp.name, "t.jsonl")
+        with open(trace, "w") as f:
+            for line in [header] + samples:
+                f.write(json.dumps(line) + "\n")
+        p = subprocess.run([GPUDOCTOR, "report", "--from", trace, "--json"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("power_limit_w: 1e+308 is not a power limit (0 to 10000 W)", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
