@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "model/limits.h"
 #include "promsource/node_match.h"
 
 namespace gd::promsource {
@@ -144,14 +145,18 @@ void NodeWindow::add_gpu(const Entry& e, const std::vector<Series>& series) {
 }
 
 // DCGM keeps the last Xid's code: each change to a non-zero code is an Xid
-// at that time. A code already there when the window starts happened
-// earlier, at a time no series tells, and is left out.
+// at that time (a value that is no Xid code, 0.5 or 70000, is none). A code
+// already there when the window starts happened earlier, at a time no series
+// tells, and is left out.
 void NodeWindow::add_xid(int index, const Series& s) {
   opt<double> last;
   for (const auto& p : s.points) {
     const size_t i = step_of(p.t);
     if (i == steps_ || !std::isfinite(p.v)) continue;
-    if (last && p.v != *last && p.v > 0 && p.v < 1e6) {
+    // Only a code the trace can carry (1 to kMaxXidCode, whole): what
+    // export writes, diagnose --from reads.
+    if (last && p.v != *last && p.v >= 1 && p.v <= kMaxXidCode &&
+        p.v == std::floor(p.v)) {
       Event ev;
       ev.kind = "xid";
       ev.gpu = index;

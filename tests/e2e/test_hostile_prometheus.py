@@ -267,6 +267,26 @@ class TokenFile(HostileCase):
         self.assertEqual(server.headers_seen[0].get("Authorization"), "Bearer abc")
 
 
+class XidCodes(HostileCase):
+    def test_what_export_writes_diagnose_reads(self):
+        server = self.serve(query_range=series_of({
+            "DCGM_FI_DEV_GPU_UTIL": [50] * 6,
+            # 0.5 and 70000 are no Xid codes (1 to 65535); 79 is.
+            "DCGM_FI_DEV_XID_ERRORS": [0, 0.5, 70000, 79, 79, 0]}))
+        trace = os.path.join(self.tmp.name, "n1.jsonl")
+        code, _, err = self.gd(server, "export", "--node", "n1", "--read", "query-range",
+                               "--since", "1h", "-o", trace)
+        self.assertEqual(code, 0, err)
+        with open(trace) as f:
+            _, samples = read_trace(f.read())
+        codes = [e["code"] for s in samples for e in s.get("events", [])]
+        self.assertEqual(codes, [79])
+        p = subprocess.run([GPUDOCTOR, "diagnose", "--from", trace, "--json"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(p.returncode, 3, p.stderr)
+        self.assertIn("xid", p.stdout)
+
+
 class PowerLimit(HostileCase):
     def test_an_absurd_limit_does_not_lift_the_energy_bound(self):
         # One counter jump of 9e18 mJ in 15 s: 2.5e9 kWh if a 1e308 W limit

@@ -352,5 +352,23 @@ TEST(NodeWindow, ThousandsOfListedProcessesLandOnTheirPids) {
   }
 }
 
+// Only what the trace can carry: Xid codes 1 to 65535, whole; a power
+// limit no GPU has is left out.
+TEST(NodeWindow, ValuesTheTraceRefusesAreLeftOut) {
+  NodeWindow w("n1", 0, 75, 15);
+  w.add(entry("DCGM_FI_DEV_GPU_UTIL"), {gpu_series("0", {{0, 1}})});
+  w.add(
+      entry("DCGM_FI_DEV_XID_ERRORS"),
+      {gpu_series(
+          "0",
+          {{0, 0}, {15, 0.5}, {30, 70000}, {45, 79}, {60, 79}, {75, 65535}})});
+  w.add(entry("DCGM_FI_DEV_POWER_MGMT_LIMIT"), {gpu_series("0", {{0, 1e308}})});
+  std::vector<int> codes;
+  for (const Sample& s : samples(w))
+    for (const Event& e : s.events) codes.push_back(*e.code);
+  EXPECT_EQ(codes, (std::vector<int>{79, 65535}));
+  EXPECT_FALSE(w.header().gpus[0].power_limit_w);
+}
+
 }  // namespace
 }  // namespace gd::promsource
