@@ -206,6 +206,16 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--concurrency", f->fleet.concurrency,
                   "with --prometheus: nodes read at once (default 4, 1 to 64)")
       ->transform(decimal_in(1, kMaxFleetConcurrency));
+  add_duration_option(*cmd, "--node-timeout", f->fleet.node_timeout_s,
+                      {kMinFleetTimeoutS, kMaxFleetTimeoutS},
+                      "with --prometheus: the most one node's requests take "
+                      "all together; a node that runs out is not checked "
+                      "(default 10m)");
+  add_duration_option(*cmd, "--timeout", f->fleet.timeout_s,
+                      {kMinFleetTimeoutS, kMaxFleetTimeoutS},
+                      "with --prometheus: the most the nodes' reading takes "
+                      "all together; nodes not read by then are not checked "
+                      "(default 1h)");
   auto* gpu =
       cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
           ->transform(decimal_in(0, kMaxGpuIndex));
@@ -231,8 +241,8 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
     f->duration_given = cmd->count("--duration") > 0;
     if (f->fleet.prom.url.empty()) {
       std::vector<const char*> flags = prometheus_only_flags();
-      for (const char* flag :
-           {"--match", "--concurrency", "--since", "--until", "--html"})
+      for (const char* flag : {"--match", "--concurrency", "--node-timeout",
+                               "--timeout", "--since", "--until", "--html"})
         flags.push_back(flag);
       for (const char* flag : flags)
         if (cmd->count(flag) > 0)

@@ -324,5 +324,33 @@ class PowerLimit(HostileCase):
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 
 
+class Deadlines(HostileCase):
+    def test_nodes_that_run_out_are_reported_not_checked(self):
+        # Every answer takes 0.5 s: a node's ~78 requests take ~40 s.
+        server = self.serve(nodes=("n1", "n2", "n3"), delay_s=0.5)
+        code, out, err = self.gd(server, "diagnose", "--read", "query-range", "--since", "1h",
+                                 "--concurrency", "1", "--node-timeout", "2s",
+                                 "--timeout", "3s", timeout=60)
+        self.assertEqual(code, 3, err)
+        text = out + err
+        self.assertIn("n1", text)
+        self.assertIn("ran out of its deadline (--node-timeout 2 s) before it was read", text)
+        self.assertIn("ran out of the fleet's deadline (--timeout 3 s) before it was read",
+                      text)
+        self.assertIn("not read: the fleet's deadline (--timeout 3 s) ran out first", text)
+
+    def test_report_too(self):
+        server = self.serve(nodes=("n1", "n2"), delay_s=0.5)
+        code, _, err = self.gd(server, "report", "--read", "query-range", "--since", "1h",
+                               "--node-timeout", "2s", timeout=60)
+        self.assertEqual(code, 1, err)
+        self.assertIn("ran out of its deadline (--node-timeout 2 s)", err)
+
+    def test_a_node_timeout_past_the_timeout_is_a_usage_error(self):
+        server = self.serve()
+        code, _, err = self.gd(server, "report", "--node-timeout", "2h", "--timeout", "1h")
+        self.assertEqual(code, 2, err)
+
+
 if __name__ == "__main__":
     unittest.main()
