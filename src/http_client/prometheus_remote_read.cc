@@ -19,8 +19,7 @@
 #include "http_client/prometheus_internal.h"
 #include "http_client/remote_read.pb.h"
 #include "http_client/remote_read_frames.h"
-#include "http_client/remote_read_wire.h"
-#include "http_client/xor_chunk.h"
+#include "http_client/remote_read_series.h"
 
 namespace gd::http::prom {
 namespace {
@@ -31,14 +30,6 @@ constexpr std::string_view kStreamedType =
 // (--storage.remote.read-max-bytes-in-frame); a frame is one series' chunks
 // at least, so allow more.
 constexpr size_t kMaxFrameBytes = 16 << 20;
-// Raw samples decoded per call, against the grid points kept: a 1 s scrape
-// read at a 15 s step decodes 15 samples a point.
-constexpr size_t kRawPerPoint = 64;
-// Series messages per reply, against the series bound: Prometheus splits a
-// series whose chunks pass a frame's size over several frames, each naming
-// it again. Empty ones count too (64 MiB of them are 33 million).
-constexpr size_t kMessagesPerSeries = 16;
-
 remote::LabelMatcher::Type type_of(Matcher::Op op) {
   switch (op) {
     case Matcher::Op::kEq:
@@ -76,132 +67,6 @@ std::string request_body(const std::vector<Selector>& selectors,
   return compressed;
 }
 
-// One reply's series, each on the grid as its samples arrive.
-class GridSeries {
- public:
-  GridSeries(const InstantGrid& grid, const Limits& limits)
-      : grid_(grid), limits_(limits) {
-    raw_left_ = limits.max_points * kRawPerPoint;
-    messages_left_ = limits.max_series * kMessagesPerSeries;
-  }
-
-  // One more series message; "" or why refused.
-  std::string count_message() {
-    if (messages_left_ == 0)
-      return "more than " +
-             std::to_string(limits_.max_series * kMessagesPerSeries) +
-             " series messages (empty ones too); narrow the query";
-    --messages_left_;
-    return "";
-  }
-
-  // The cursor of the series of these labels; "" or why refused.
-  template <class LabelList>
-  std::string cursor(const LabelList& labels, InstantGrid::Cursor*& out) {
-    if (static_cast<size_t>(labels.size()) > limits_.max_labels)
-      return "a series has more than " + std::to_string(limits_.max_labels) +
-             " labels";
-    Labels set;
-    for (const auto& l : labels)
-      set.emplace_back(capped(l.name(), limits_.max_label_bytes),
-                       capped(l.value(), limits_.max_label_bytes));
-    std::sort(set.begin(), set.end());
-    auto [it, fresh] = index_.try_emplace(key_of(set), labels_.size());
-    if (fresh) {
-      if (labels_.size() == limits_.max_series)
-        return "more than " + std::to_string(limits_.max_series) +
-               " series; narrow the query";
-      labels_.push_back(std::move(set));
-      cursors_.emplace_back(grid_);
-    }
-    out = &cursors_[it->second];
-    return "";
-  }
-
-  std::string chunked(std::string_view message) {
-    // ChunkedReadResponse: chunked_series = 1.
-    return each_message(message, 1, [&](std::string_view bytes) {
-      if (auto why = count_message(); !why.empty()) return why;
-      remote::ChunkedSeries s;
-      if (!s.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-        return std::string("a remote-read frame is not a ChunkedReadResponse");
-      InstantGrid::Cursor* c = nullptr;
-      if (auto why = cursor(s.labels(), c); !why.empty()) return why;
-      for (const auto& chunk : s.chunks()) {
-        // Histograms have no float value for the trace model.
-        if (chunk.type() != remote::Chunk::XOR) continue;
-        raw_.clear();
-        if (auto why = decode_xor_chunk(chunk.data(), raw_left_, raw_);
-            !why.empty())
-          return why;
-        raw_left_ -= raw_.size();
-        for (const RawSample& x : raw_)
-          if (!push(*c, x.t_ms, x.v)) return too_many_points();
-      }
-      return std::string();
-    });
-  }
-
-  // A ReadResponse: results = 1, each a QueryResult whose timeseries = 1.
-  std::string samples(std::string_view response) {
-    return each_message(response, 1, [&](std::string_view result) {
-      return each_message(result, 1, [&](std::string_view bytes) {
-        if (auto why = count_message(); !why.empty()) return why;
-        remote::TimeSeries s;
-        if (!s.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-          return std::string("the remote-read reply is not a ReadResponse");
-        InstantGrid::Cursor* c = nullptr;
-        if (auto why = cursor(s.labels(), c); !why.empty()) return why;
-        if (static_cast<size_t>(s.samples_size()) > raw_left_)
-          return "more than " +
-                 std::to_string(limits_.max_points * kRawPerPoint) +
-                 " raw samples";
-        raw_left_ -= static_cast<size_t>(s.samples_size());
-        for (const auto& x : s.samples())
-          if (!push(*c, x.timestamp(), x.value())) return too_many_points();
-        return std::string();
-      });
-    });
-  }
-
-  // The series on the grid; "" or why refused (over the points bound).
-  std::string take(std::vector<Series>& out) {
-    size_t points = 0;
-    for (size_t i = 0; i < labels_.size(); ++i) {
-      Series s{std::move(labels_[i]), cursors_[i].finish()};
-      points += s.points.size();
-      if (points > limits_.max_points) return too_many_points();
-      if (!s.points.empty()) out.push_back(std::move(s));
-    }
-    return "";
-  }
-
- private:
-  // A raw sample onto its series' grid, counting the points it gives there
-  // against the bound as they are made (not after every cursor is full);
-  // false once the points are over it.
-  bool push(InstantGrid::Cursor& c, int64_t t_ms, double v) {
-    const size_t before = c.points();
-    c.push(t_ms, v);
-    points_ += c.points() - before;
-    return points_ <= limits_.max_points;
-  }
-  std::string too_many_points() const {
-    return "more than " + std::to_string(limits_.max_points) +
-           " points; ask for a shorter range or a longer step";
-  }
-
-  const InstantGrid& grid_;
-  const Limits& limits_;
-  std::map<std::string, size_t> index_;
-  std::vector<Labels> labels_;
-  std::vector<InstantGrid::Cursor> cursors_;
-  std::vector<RawSample> raw_;
-  size_t raw_left_;
-  size_t messages_left_;
-  size_t points_ = 0;  // put on the grid so far, all series
-};
-
 // What one try got.
 struct Try {
   enum class End { kDone, kRetry, kFail, kUnsupported } end = End::kFail;
@@ -209,7 +74,7 @@ struct Try {
 };
 
 Try one_try(const Url& url, const Credentials& who, const Limits& limits,
-            const std::string& body, double total_s, GridSeries& series,
+            const std::string& body, double total_s, RemoteReadSeries& series,
             RequestCancel& cancel) {
   Request req;
   req.method = "POST";
@@ -311,7 +176,7 @@ Result Client::read_grid(const std::vector<Selector>& selectors, double start,
     const double left = seconds_left(deadline);
     if (left <= 0) break;
     // A try that failed half way starts again from nothing.
-    GridSeries series(grid, limits_);
+    RemoteReadSeries series(grid, limits_);
     Try t = one_try(url_, who_, limits_, body,
                     std::min(limits_.request_s, left), series, cancel);
     if (cancel.cancelled()) return fail(where + ": stopped");
