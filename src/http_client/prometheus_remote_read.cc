@@ -114,7 +114,7 @@ Try one_try(const Url& url, const Credentials& who, const Limits& limits,
   };
   Reply r = send(url, who, req, cancel);
   if (!refused.empty()) return {Try::End::kFail, refused};
-  if (!r.ok) return {Try::End::kRetry, r.error};
+  if (!r.ok) return {r.final ? Try::End::kFail : Try::End::kRetry, r.error};
   const std::string type = r.header("Content-Type");
   if (r.status >= 500)
     return {Try::End::kRetry, "HTTP " + std::to_string(r.status) + ": " +
