@@ -194,7 +194,8 @@ class ProcessLists(HostileCase):
 
         server = self.serve(query_range=query_range)
         code, out, err = self.gd(server, "report", "--read", "query-range", "--since", "2h",
-                                 "--json", timeout=PROCESS_LISTS_TIMEOUT_S)
+                                 "--json", timeout=PROCESS_LISTS_TIMEOUT_S,
+                                 rss_limit=PROCESS_LISTS_RSS_LIMIT)
         self.assertEqual(code, 0, err)
         doc = json.loads(out)
         self.assertEqual(doc["fleet"]["checked"], 1)
@@ -203,6 +204,8 @@ class ProcessLists(HostileCase):
 # Generous: the lists built in linear time take a few seconds; searched
 # linearly, two hours of 4096 processes took minutes.
 PROCESS_LISTS_TIMEOUT_S = 120
+# Three replies of ~50 MB of JSON each (4096 series of 481 points) parsed.
+PROCESS_LISTS_RSS_LIMIT = 1024 * MiB * RSS_LIMIT_FACTOR + RSS_SANITIZER_QUARANTINE
 
 
 class EscapeBytes(HostileCase):
