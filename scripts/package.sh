@@ -41,6 +41,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src_dir=$(pwd)
+# Every mode is set explicitly below (set_modes); this umask only keeps the
+# scratch files of the build private to the packager's user and group.
+umask 022
 
 build_dir=""
 out_dir="build/package"
@@ -121,6 +124,17 @@ owner_package() {
 }
 
 is_base() { [[ " $(echo $BASE_LIBS) " == *" $1 "* ]]; }
+
+# Modes set explicitly, whatever the packager's umask (with 002, the default
+# for users on RHEL-family systems, every directory came out group-writable,
+# /opt/gpudoctor/lib included, where the binaries load libraries from):
+# directories and executables 0755, every other file 0644. Links keep their
+# own (they have none).
+set_modes() {
+  find "$1" -type d -exec chmod 0755 {} +
+  find "$1" -type f -perm /111 -exec chmod 0755 {} +
+  find "$1" -type f ! -perm /111 -exec chmod 0644 {} +
+}
 
 # bin/: stripped copies; the libraries they need, by ldd with a clean
 # environment (what the build host resolves).
@@ -223,6 +237,8 @@ for c in $commands; do
 done
 env -i "$root/bin/gpudoctor" --version > "$root/VERSION"
 
+set_modes "$stage"
+
 # Reproducible archives: fixed owner, order and times; gzip without a name.
 mtime=${SOURCE_DATE_EPOCH:-$(date +%s)}
 tar_flags=(--sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime")
@@ -248,6 +264,7 @@ if ((make_deb || make_rpm)); then
     > "$tree/usr/lib/systemd/system/gpudoctor.service"
   chmod 0644 "$tree/usr/lib/systemd/system/gpudoctor.service"
   install -m 0644 LICENSE "$tree/usr/share/doc/gpudoctor/copyright"
+  set_modes "$tree"
   find "$tree" -exec touch -h -d "@$mtime" {} +
 fi
 
@@ -277,6 +294,7 @@ Priority: optional
 Description: $summary
 $(sed 's/^/ /' <<<"$description")
 EOF
+  set_modes "$deb/DEBIAN"
   find "$deb/DEBIAN" -exec touch -h -d "@$mtime" {} +
   debfile="$out_dir/gpudoctor_${version}_amd64.deb"
   SOURCE_DATE_EPOCH=$mtime dpkg-deb --root-owner-group -Zgzip --build "$deb" "$debfile" >/dev/null

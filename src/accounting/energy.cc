@@ -1,5 +1,7 @@
 #include "accounting/energy.h"
 
+#include "model/limits.h"
+
 namespace gd::accounting {
 namespace {
 
@@ -12,7 +14,9 @@ constexpr double kMaxWattsUnknownLimit = 10000;
 
 bool EnergyMeter::plausible(double joules, double dt) const {
   if (!(dt > 0) || joules < 0) return false;
-  const double max_w = power_limit_w_ && *power_limit_w_ > 0
+  // A limit past what any GPU has (model/sample.h) is no limit.
+  const double max_w = power_limit_w_ && *power_limit_w_ > 0 &&
+                               *power_limit_w_ <= kMaxPowerLimitW
                            ? *power_limit_w_ * kLimitFactor
                            : kMaxWattsUnknownLimit;
   return joules / dt <= max_w;

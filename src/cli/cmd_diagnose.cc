@@ -21,6 +21,7 @@
 #include "cli/prometheus_flags.h"
 #include "cli/serve_client.h"
 #include "collect/sampler.h"
+#include "common/terminal_text.h"
 #include "diagnose/config.h"
 #include "diagnose/engine.h"
 #include "diagnose/history_then_live.h"
@@ -80,7 +81,8 @@ std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
     std::fprintf(stderr,
                  "gpudoctor: warning: %s sent no usable history (%s); "
                  "diagnosing live samples only\n",
-                 f.serve.c_str(), e.what());
+                 terminal_safe(f.serve).c_str(),
+                 terminal_safe(e.what(), kTerminalSentenceMax).c_str());
     return nullptr;
   }
 }
@@ -204,6 +206,16 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--concurrency", f->fleet.concurrency,
                   "with --prometheus: nodes read at once (default 4, 1 to 64)")
       ->transform(decimal_in(1, kMaxFleetConcurrency));
+  add_duration_option(*cmd, "--node-timeout", f->fleet.node_timeout_s,
+                      {kMinFleetTimeoutS, kMaxFleetTimeoutS},
+                      "with --prometheus: the most one node's requests take "
+                      "all together; a node that runs out is not checked "
+                      "(default 10m)");
+  add_duration_option(*cmd, "--timeout", f->fleet.timeout_s,
+                      {kMinFleetTimeoutS, kMaxFleetTimeoutS},
+                      "with --prometheus: the most the nodes' reading takes "
+                      "all together; nodes not read by then are not checked "
+                      "(default 1h)");
   auto* gpu =
       cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
           ->transform(decimal_in(0, kMaxGpuIndex));
@@ -229,8 +241,8 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
     f->duration_given = cmd->count("--duration") > 0;
     if (f->fleet.prom.url.empty()) {
       std::vector<const char*> flags = prometheus_only_flags();
-      for (const char* flag :
-           {"--match", "--concurrency", "--since", "--until", "--html"})
+      for (const char* flag : {"--match", "--concurrency", "--node-timeout",
+                               "--timeout", "--since", "--until", "--html"})
         flags.push_back(flag);
       for (const char* flag : flags)
         if (cmd->count(flag) > 0)
@@ -243,12 +255,14 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       command_exit_code() = f->checklist ? run_checklist(global, f->json)
                                          : run_diagnose(global, *f);
     } catch (const ConfigError& e) {  // --config is user input: usage error
-      std::fprintf(stderr, "gpudoctor: diagnose: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: diagnose: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitUsage;
     } catch (const CLI::ParseError&) {
       throw;  // a bad flag: main's one line and exit 2
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudoctor: diagnose: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: diagnose: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitCouldNotDiagnose;
     }
   });

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "collect/sampler.h"
+#include "common/terminal_text.h"
 #include "procmgmt/kill_plan.h"
 #include "procmgmt/kill_session.h"
 #include "procmgmt/kill_signal.h"
@@ -180,7 +181,8 @@ void add_kill_command(CLI::App& app, const GlobalOptions& global) {
     try {
       command_exit_code() = run_kill(global, *f);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudoctor: kill: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: kill: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kKillExitError;
     }
   });

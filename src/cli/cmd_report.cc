@@ -243,6 +243,16 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
   cmd->add_option("--concurrency", f->fleet.concurrency,
                   "with --prometheus: nodes read at once (default 4, 1 to 64)")
       ->transform(decimal_in(1, kMaxFleetConcurrency));
+  add_duration_option(*cmd, "--node-timeout", f->fleet.node_timeout_s,
+                      {kMinFleetTimeoutS, kMaxFleetTimeoutS},
+                      "with --prometheus: the most one node's requests take "
+                      "all together; a node that runs out is not checked "
+                      "(default 10m)");
+  add_duration_option(*cmd, "--timeout", f->fleet.timeout_s,
+                      {kMinFleetTimeoutS, kMaxFleetTimeoutS},
+                      "with --prometheus: the most the nodes' reading takes "
+                      "all together; nodes not read by then are not checked "
+                      "(default 1h)");
   auto* since =
       cmd->add_option("--since", f->since,
                       "window: from a duration ago (24h), Unix seconds or "
@@ -283,6 +293,8 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
       std::vector<const char*> flags = prometheus_only_flags();
       flags.push_back("--match");
       flags.push_back("--concurrency");
+      flags.push_back("--node-timeout");
+      flags.push_back("--timeout");
       for (const char* flag : flags)
         if (cmd->count(flag) > 0)
           throw CLI::ValidationError(flag, "is for --prometheus");

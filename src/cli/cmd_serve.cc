@@ -16,6 +16,7 @@
 #include "cli/flag_checks.h"
 #include "cli/full_binary.h"
 #include "cli/version.h"
+#include "common/terminal_text.h"
 #include "diagnose/config.h"
 #include "promsource/node_match.h"
 #include "serve/host_check.h"
@@ -167,7 +168,8 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       try {
         host_policy_for(o.listen_host, f->allowed_hosts);
       } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
+        std::fprintf(stderr, "gpudoctor: serve: %s\n",
+                     terminal_safe(e.what(), kTerminalSentenceMax).c_str());
         command_exit_code() = kExitUsage;
         return;
       }
@@ -201,13 +203,16 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
       o.sampler.hostname = f->hostname;
       command_exit_code() = run_serve(o);
     } catch (const ServeUsageError& e) {
-      std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: serve: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitUsage;
     } catch (const ConfigError& e) {  // --config is user input: usage error
-      std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: serve: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitUsage;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudoctor: serve: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: serve: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitError;
     }
   });

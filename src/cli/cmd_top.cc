@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/top_remote.h"
+#include "common/terminal_text.h"
 #include "diagnose/config.h"
 #include "monitor/kill_job.h"
 #include "monitor/live_feed.h"
@@ -116,19 +117,24 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
     try {
       command_exit_code() = run_top_command(global, *f);
     } catch (const top::TerminalError& e) {
-      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: top: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitError;
     } catch (const TraceError& e) {
-      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: top: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitError;
     } catch (const ConfigError& e) {
-      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: top: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitUsage;
     } catch (const CLI::ValidationError& e) {
-      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: top: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitUsage;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudoctor: top: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: top: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitError;
     }
   });

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "collect/sampler.h"
+#include "common/terminal_text.h"
 #include "views/format.h"
 #include "views/leak_view.h"
 #include "views/status_view.h"
@@ -104,7 +105,8 @@ void add_watch_leak_command(CLI::App& app, const GlobalOptions& global) {
     try {
       command_exit_code() = run_watch_leak(global, *f);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudoctor: watch-leak: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: watch-leak: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitError;
     }
   });

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "collect/sampler.h"
+#include "common/terminal_text.h"
 #include "procmgmt/device_holders.h"
 #include "procmgmt/proc_snapshot.h"
 #include "views/status_view.h"
@@ -69,7 +70,8 @@ void add_who_command(CLI::App& app, const GlobalOptions& global) {
     try {
       command_exit_code() = run_who(global, *f);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudoctor: who: %s\n", e.what());
+      std::fprintf(stderr, "gpudoctor: who: %s\n",
+                   terminal_safe(e.what(), kTerminalSentenceMax).c_str());
       command_exit_code() = kExitError;
     }
   });

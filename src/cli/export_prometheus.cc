@@ -11,6 +11,7 @@
 #include "promsource/fleet_nodes.h"
 #include "promsource/node_match.h"
 #include "promsource/read_node.h"
+#include "trace/trace_checks.h"
 #include "trace/trace_io.h"
 
 namespace gd {
@@ -48,10 +49,16 @@ size_t export_prometheus(const PrometheusExportFlags& f) {
                  "gpudoctor: export: remote read not answered (%s); GPU "
                  "series were read by query_range\n",
                  terminal_safe(why, 300).c_str());
+  // What export writes, the trace readers read: a value they would refuse
+  // ends the export here, not a later `diagnose --from` (trace_checks.h).
+  const std::string where = "the window of " + f.node;
+  const TraceHeader header = window.header();
+  trace_checks::check_header(header, where);
   size_t n = 0;
   TraceWriter writer(f.out);
-  writer.write_header(window.header());
+  writer.write_header(header);
   window.each_sample([&](const Sample& s) {
+    trace_checks::check_sample(s, where);
     writer.write_sample(s);
     ++n;
   });

@@ -50,12 +50,12 @@ struct NodeDone {
 NodeDone check_node(const http::prom::Client& client,
                     const promsource::NodeQuery& q,
                     promsource::ReadChoice& read,
-                    const DiagnoseOptions& options, bool json, bool charts) {
+                    const DiagnoseOptions& options, bool json, bool charts,
+                    NodeTurn& turn) {
   NodeDone d;
   d.outcome.node = q.node;
   try {
-    http::RequestCancel cancel;
-    auto window = promsource::read_node(client, q, read, cancel);
+    auto window = promsource::read_node(client, q, read, turn.cancel());
     const TraceHeader header = window.header();
     WindowSource source(window);
     DiagnoseResult result = diagnose(header, source, options);
@@ -73,7 +73,8 @@ NodeDone check_node(const http::prom::Client& client,
     d.outcome.findings = std::move(result.findings);
     d.outcome.not_judged = std::move(result.not_judged);
   } catch (const std::exception& e) {
-    d.outcome.why_not = e.what();
+    const std::string ran_out = turn.ran_out();
+    d.outcome.why_not = ran_out.empty() ? e.what() : ran_out;
   }
   return d;
 }
@@ -177,13 +178,21 @@ int diagnose_fleet(const FleetDiagnoseFlags& f,
   promsource::ReadChoice read(read_path_of(f.prom));
   // The rules record the config keys they ask for (Config::get): each node
   // asks its own copy.
-  for_each_node(plan, f.concurrency, read, "diagnose",
-                [&](size_t i, const http::prom::Client& client) {
-                  const DiagnoseOptions own = options;
-                  deliver(i, check_node(client, node_query(plan, i, f.prom),
-                                        read, own, f.json, !f.html.empty()));
-                  progress.step();
-                });
+  for_each_node(
+      plan, f, read, "diagnose",
+      [&](size_t i, const http::prom::Client& client, NodeTurn& turn) {
+        const DiagnoseOptions own = options;
+        deliver(i, check_node(client, node_query(plan, i, f.prom), read, own,
+                              f.json, !f.html.empty(), turn));
+        progress.step();
+      },
+      [&](size_t i, const std::string& why) {
+        NodeDone d;
+        d.outcome.node = nodes[i];
+        d.outcome.why_not = why;
+        deliver(i, std::move(d));
+        progress.step();
+      });
 
   std::vector<FleetNodeOutcome> outcomes;
   outcomes.reserve(done.size());

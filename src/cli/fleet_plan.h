@@ -6,10 +6,12 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "cli/prometheus_flags.h"
+#include "http_client/cancel.h"
 #include "http_client/prometheus_api.h"
 #include "promsource/read_node.h"
 
@@ -24,6 +26,29 @@ struct FleetFlags {
   double window_s = 3600;  // without --since: this long before --until
   std::string match;       // --match '{...}', "" for every node
   int concurrency = 4;     // nodes in parallel, one window in memory each
+  // --node-timeout: one node's requests all together; --timeout: the whole
+  // command's reading of nodes. A node that runs out is not checked.
+  double node_timeout_s = 600;
+  double timeout_s = 3600;
+};
+
+// --node-timeout and --timeout: at least a second, at most a day.
+inline constexpr double kMinFleetTimeoutS = 1;
+inline constexpr double kMaxFleetTimeoutS = 86400;
+
+// One node's turn: the cancel its requests are given, which its deadline
+// or the fleet's ends.
+class NodeTurn {
+ public:
+  http::RequestCancel& cancel() { return cancel_; }
+  // "" while the node's time lasts, else why it was ended (one line).
+  std::string ran_out() const;
+
+ private:
+  friend class FleetDeadlines;
+  http::RequestCancel cancel_;
+  mutable std::mutex mu_;
+  std::string ran_out_;
 };
 
 struct FleetPlan {
@@ -43,13 +68,17 @@ FleetPlan plan_fleet(const FleetFlags& f);
 promsource::NodeQuery node_query(const FleetPlan& plan, size_t i,
                                  const PrometheusFlags& prom);
 
-// Calls fn(i, client) for every node from up to `concurrency` threads, each
-// with its own client; nodes are handed out in order. `read` is the fleet's
-// shared read-path choice (read_node.h); its fallback is said on stderr
-// once, after the last node, for `command`.
+// Calls fn(i, client, turn) for every node from up to `f.concurrency`
+// threads, each with its own client; nodes are handed out in order. Each
+// node's turn is cancelled when --node-timeout or --timeout runs out (its
+// requests then fail, and turn.ran_out() says why); a node whose turn comes
+// after --timeout ran out is handed to `skipped` with why instead. `read`
+// is the fleet's shared read-path choice (read_node.h); its fallback is
+// said on stderr once, after the last node, for `command`.
 void for_each_node(
-    const FleetPlan& plan, int concurrency, promsource::ReadChoice& read,
+    const FleetPlan& plan, const FleetFlags& f, promsource::ReadChoice& read,
     const char* command,
-    const std::function<void(size_t, const http::prom::Client&)>& fn);
+    const std::function<void(size_t, const http::prom::Client&, NodeTurn&)>& fn,
+    const std::function<void(size_t, const std::string&)>& skipped);
 
 }  // namespace gd

@@ -36,8 +36,8 @@ accounting::AccountReport account_node(const http::prom::Client& client,
                                        const promsource::NodeQuery& q,
                                        promsource::ReadChoice& read,
                                        const accounting::AccountOptions& o,
-                                       bool findings) {
-  http::RequestCancel cancel;
+                                       bool findings,
+                                       http::RequestCancel& cancel) {
   const auto window = promsource::read_node(client, q, read, cancel);
   const TraceHeader header = window.header();
   accounting::Accountant acc(header, o);
@@ -67,17 +67,19 @@ FleetReport report_fleet(const FleetReportFlags& f,
   std::vector<accounting::NodeAccount> accounts(plan.nodes.size());
   std::vector<std::string> errors(plan.nodes.size());
   promsource::ReadChoice read(read_path_of(f.prom));
-  for_each_node(plan, f.concurrency, read, "report",
-                [&](size_t i, const http::prom::Client& client) {
-                  accounts[i].node = plan.nodes[i];
-                  try {
-                    accounts[i].report =
-                        account_node(client, node_query(plan, i, f.prom), read,
-                                     o, f.findings);
-                  } catch (const std::exception& e) {
-                    errors[i] = e.what();
-                  }
-                });
+  for_each_node(
+      plan, f, read, "report",
+      [&](size_t i, const http::prom::Client& client, NodeTurn& turn) {
+        accounts[i].node = plan.nodes[i];
+        try {
+          accounts[i].report = account_node(client, node_query(plan, i, f.prom),
+                                            read, o, f.findings, turn.cancel());
+        } catch (const std::exception& e) {
+          const std::string ran_out = turn.ran_out();
+          errors[i] = ran_out.empty() ? e.what() : ran_out;
+        }
+      },
+      [&](size_t i, const std::string& why) { errors[i] = why; });
   FleetReport out;
   out.nodes = plan.nodes.size();
   std::vector<accounting::NodeAccount> checked;

@@ -9,6 +9,7 @@
 #include "cli/full_binary.h"
 #include "cli/version.h"
 #include "common/phase_timing.h"
+#include "common/terminal_text.h"
 #include "procfs/kept_file.h"
 
 namespace gd {
@@ -75,9 +76,12 @@ int main(int argc, char** argv) {
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
     // "A subcommand is required" for `gpudoctor frobnicate`: name the word.
     if (a->get_subcommands().empty() && !a->remaining().empty())
-      return "gpudoctor: unknown command '" + a->remaining().front() +
+      return "gpudoctor: unknown command '" +
+             gd::terminal_safe(a->remaining().front(), 256) +
              "' (see --help)\n";
-    return std::string("gpudoctor: ") + e.what() + " (see --help)\n";
+    return "gpudoctor: " +
+           gd::terminal_safe(e.what(), gd::kTerminalSentenceMax) +
+           " (see --help)\n";
   });
   app.add_option("--nvml-lib", global.nvml_lib,
                  "NVML library to dlopen (default libnvidia-ml.so.1)");
@@ -120,7 +124,8 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : gd::usage_exit_code();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpudoctor: %s\n", e.what());
+    std::fprintf(stderr, "gpudoctor: %s\n",
+                 gd::terminal_safe(e.what(), gd::kTerminalSentenceMax).c_str());
     return gd::kExitError;
   }
   gd::note_phase("command done");

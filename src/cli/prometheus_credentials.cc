@@ -3,22 +3,21 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/secret_file.h"
 #include "promsource/node_match.h"
 
 namespace gd {
 namespace {
 
 // A secret's file: its first line, as tokens and passwords are kept (a
-// flag's value would show in ps and shell history).
+// flag's value would show in ps and shell history), bounded and without
+// control bytes (common/secret_file.h).
 std::string first_line(const std::string& flag, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CLI::ValidationError(flag, path + ": cannot read it");
-  std::string line;
-  std::getline(in, line);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line.empty())
-    throw CLI::ValidationError(flag, path + ": the first line is empty");
-  return line;
+  try {
+    return read_secret_line(path);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError(flag, e.what());
+  }
 }
 
 }  // namespace

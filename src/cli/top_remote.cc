@@ -10,6 +10,8 @@
 
 #include "api/kill_json.h"
 #include "cli/commands.h"
+#include "common/secret_file.h"
+#include "common/terminal_text.h"
 #include "monitor/kill_job.h"
 #include "monitor/remote_feed.h"
 #include "monitor/remote_kill.h"
@@ -19,11 +21,12 @@ namespace {
 
 // "user:password" on the first line of `path`.
 std::pair<std::string, std::string> read_auth_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CLI::ValidationError("--auth-file", path + ": cannot read it");
   std::string line;
-  std::getline(in, line);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  try {
+    line = read_secret_line(path);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--auth-file", e.what());
+  }
   auto colon = line.find(':');
   if (colon == std::string::npos || colon == 0)
     throw CLI::ValidationError("--auth-file",
@@ -59,7 +62,8 @@ int run_top_remote(const GlobalOptions& g, const TopFlags& f,
   try {
     feed = std::make_unique<monitor::RemoteFeed>(r);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "gpudoctor: top: --connect %s\n", e.what());
+    std::fprintf(stderr, "gpudoctor: top: --connect %s\n",
+                 terminal_safe(e.what(), kTerminalSentenceMax).c_str());
     return kExitUsage;
   }
   if (f.kill_timeout_s > api::kKillApiMaxTimeoutS) {

@@ -222,6 +222,7 @@ Reply send(const Url& url, const Credentials& who, const Request& request,
   reply.status = res.status > 0 ? res.status : reply.status;
   reply.ok = sent && why == Stop::kNone && !too_big && !refused;
   if (reply.ok) return reply;
+  reply.final = too_big || error == httplib::Error::SSLServerVerification;
   if (too_big)
     reply.error = url.text + request.path + ": the reply is larger than " +
                   size_text(request.max_body_bytes);

@@ -73,6 +73,9 @@ struct Reply {
   // one line ("cannot reach URL: why", "stopped" after a cancel).
   bool ok = false;
   std::string error;
+  // A failure that asking again cannot mend (a reply over its size bound,
+  // a certificate not trusted): callers that try again do not.
+  bool final = false;
   int status = 0;
   Fields headers;
   std::string body;

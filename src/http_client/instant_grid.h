@@ -36,6 +36,8 @@ class InstantGrid {
     void push(int64_t t_ms, double v);
     // The series' points on the grid, one per grid time that has a value.
     std::vector<Point> finish();
+    // The points put on the grid so far (finish() may add the last ones).
+    size_t points() const { return out_.size(); }
 
    private:
     void fill_before(int64_t t_ms);

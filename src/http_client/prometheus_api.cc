@@ -44,6 +44,7 @@ Got fetch(const Url& url, const Credentials& who, const Limits& limits,
     Reply r = send(url, who, req, cancel);
     if (cancel.cancelled()) return {false, where + ": stopped"};
     if (!r.ok) {
+      if (r.final) return {false, r.error};
       last = r.error;
       continue;
     }

@@ -3,7 +3,9 @@
 // a stream of frames of XOR chunks (Prometheus 2.13+, asked for first) or
 // one snappy-compressed ReadResponse of samples. Both are decoded as they
 // are bounded: frames as they arrive, samples straight onto the grid, so a
-// node's window never holds its raw samples.
+// node's window never holds its raw samples, and each message's series one
+// at a time (remote_read_wire.h), every one counted, empty or not, before
+// it is built.
 #include <snappy.h>
 
 #include <algorithm>
@@ -11,12 +13,13 @@
 #include <map>
 #include <string_view>
 
+#include "common/terminal_text.h"
 #include "http_client/instant_grid.h"
 #include "http_client/prometheus_api.h"
 #include "http_client/prometheus_internal.h"
 #include "http_client/remote_read.pb.h"
 #include "http_client/remote_read_frames.h"
-#include "http_client/xor_chunk.h"
+#include "http_client/remote_read_series.h"
 
 namespace gd::http::prom {
 namespace {
@@ -27,10 +30,6 @@ constexpr std::string_view kStreamedType =
 // (--storage.remote.read-max-bytes-in-frame); a frame is one series' chunks
 // at least, so allow more.
 constexpr size_t kMaxFrameBytes = 16 << 20;
-// Raw samples decoded per call, against the grid points kept: a 1 s scrape
-// read at a 15 s step decodes 15 samples a point.
-constexpr size_t kRawPerPoint = 64;
-
 remote::LabelMatcher::Type type_of(Matcher::Op op) {
   switch (op) {
     case Matcher::Op::kEq:
@@ -68,97 +67,6 @@ std::string request_body(const std::vector<Selector>& selectors,
   return compressed;
 }
 
-// One reply's series, each on the grid as its samples arrive.
-class GridSeries {
- public:
-  GridSeries(const InstantGrid& grid, const Limits& limits)
-      : grid_(grid), limits_(limits) {
-    raw_left_ = limits.max_points * kRawPerPoint;
-  }
-
-  // The cursor of the series of these labels; "" or why refused.
-  template <class LabelList>
-  std::string cursor(const LabelList& labels, InstantGrid::Cursor*& out) {
-    if (static_cast<size_t>(labels.size()) > limits_.max_labels)
-      return "a series has more than " + std::to_string(limits_.max_labels) +
-             " labels";
-    Labels set;
-    for (const auto& l : labels)
-      set.emplace_back(capped(l.name(), limits_.max_label_bytes),
-                       capped(l.value(), limits_.max_label_bytes));
-    std::sort(set.begin(), set.end());
-    auto [it, fresh] = index_.try_emplace(key_of(set), labels_.size());
-    if (fresh) {
-      if (labels_.size() == limits_.max_series)
-        return "more than " + std::to_string(limits_.max_series) +
-               " series; narrow the query";
-      labels_.push_back(std::move(set));
-      cursors_.emplace_back(grid_);
-    }
-    out = &cursors_[it->second];
-    return "";
-  }
-
-  std::string chunked(std::string_view message) {
-    remote::ChunkedReadResponse r;
-    if (!r.ParseFromArray(message.data(), static_cast<int>(message.size())))
-      return "a remote-read frame is not a ChunkedReadResponse";
-    for (const auto& s : r.chunked_series()) {
-      InstantGrid::Cursor* c = nullptr;
-      if (auto why = cursor(s.labels(), c); !why.empty()) return why;
-      for (const auto& chunk : s.chunks()) {
-        // Histograms have no float value for the trace model.
-        if (chunk.type() != remote::Chunk::XOR) continue;
-        raw_.clear();
-        if (auto why = decode_xor_chunk(chunk.data(), raw_left_, raw_);
-            !why.empty())
-          return why;
-        raw_left_ -= raw_.size();
-        for (const RawSample& x : raw_) c->push(x.t_ms, x.v);
-      }
-    }
-    return "";
-  }
-
-  std::string samples(const remote::ReadResponse& r) {
-    for (const auto& result : r.results())
-      for (const auto& s : result.timeseries()) {
-        InstantGrid::Cursor* c = nullptr;
-        if (auto why = cursor(s.labels(), c); !why.empty()) return why;
-        if (static_cast<size_t>(s.samples_size()) > raw_left_)
-          return "more than " +
-                 std::to_string(limits_.max_points * kRawPerPoint) +
-                 " raw samples";
-        raw_left_ -= static_cast<size_t>(s.samples_size());
-        for (const auto& x : s.samples()) c->push(x.timestamp(), x.value());
-      }
-    return "";
-  }
-
-  // The series on the grid; "" or why refused (over the points bound).
-  std::string take(std::vector<Series>& out) {
-    size_t points = 0;
-    for (size_t i = 0; i < labels_.size(); ++i) {
-      Series s{std::move(labels_[i]), cursors_[i].finish()};
-      points += s.points.size();
-      if (points > limits_.max_points)
-        return "more than " + std::to_string(limits_.max_points) +
-               " points; ask for a shorter range or a longer step";
-      if (!s.points.empty()) out.push_back(std::move(s));
-    }
-    return "";
-  }
-
- private:
-  const InstantGrid& grid_;
-  const Limits& limits_;
-  std::map<std::string, size_t> index_;
-  std::vector<Labels> labels_;
-  std::vector<InstantGrid::Cursor> cursors_;
-  std::vector<RawSample> raw_;
-  size_t raw_left_;
-};
-
 // What one try got.
 struct Try {
   enum class End { kDone, kRetry, kFail, kUnsupported } end = End::kFail;
@@ -166,7 +74,7 @@ struct Try {
 };
 
 Try one_try(const Url& url, const Credentials& who, const Limits& limits,
-            const std::string& body, double total_s, GridSeries& series,
+            const std::string& body, double total_s, RemoteReadSeries& series,
             RequestCancel& cancel) {
   Request req;
   req.method = "POST";
@@ -206,14 +114,14 @@ Try one_try(const Url& url, const Credentials& who, const Limits& limits,
   };
   Reply r = send(url, who, req, cancel);
   if (!refused.empty()) return {Try::End::kFail, refused};
-  if (!r.ok) return {Try::End::kRetry, r.error};
+  if (!r.ok) return {r.final ? Try::End::kFail : Try::End::kRetry, r.error};
   const std::string type = r.header("Content-Type");
   if (r.status >= 500)
-    return {Try::End::kRetry,
-            "HTTP " + std::to_string(r.status) + ": " + capped(whole, 200)};
+    return {Try::End::kRetry, "HTTP " + std::to_string(r.status) + ": " +
+                                  terminal_safe(whole, 200)};
   if (r.status != 200)
-    return {Try::End::kUnsupported,
-            "HTTP " + std::to_string(r.status) + ": " + capped(whole, 200)};
+    return {Try::End::kUnsupported, "HTTP " + std::to_string(r.status) + ": " +
+                                        terminal_safe(whole, 200)};
   if (streamed) {
     if (auto why = frames.finish(); !why.empty()) return {Try::End::kFail, why};
     return {Try::End::kDone, ""};
@@ -221,7 +129,9 @@ Try one_try(const Url& url, const Credentials& who, const Limits& limits,
   if (!type.starts_with("application/x-protobuf"))
     return {Try::End::kUnsupported,
             "the reply is not remote read's (Content-Type: " +
-                capped(type, 100) + ")"};
+                terminal_safe(type, 100) + ")"};
+  // The decoded size is bounded as the body is, before decoding; the
+  // compressed body is let go once decoded.
   size_t size = 0;
   std::string raw;
   if (!snappy::GetUncompressedLength(whole.data(), whole.size(), &size) ||
@@ -230,10 +140,8 @@ Try one_try(const Url& url, const Credentials& who, const Limits& limits,
     return {Try::End::kFail, "the remote-read reply is not snappy within " +
                                  std::to_string(limits.max_body_bytes) +
                                  " bytes"};
-  remote::ReadResponse resp;
-  if (!resp.ParseFromString(raw))
-    return {Try::End::kFail, "the remote-read reply is not a ReadResponse"};
-  if (auto why = series.samples(resp); !why.empty())
+  std::string().swap(whole);
+  if (auto why = series.samples(raw); !why.empty())
     return {Try::End::kFail, why};
   return {Try::End::kDone, ""};
 }
@@ -268,7 +176,7 @@ Result Client::read_grid(const std::vector<Selector>& selectors, double start,
     const double left = seconds_left(deadline);
     if (left <= 0) break;
     // A try that failed half way starts again from nothing.
-    GridSeries series(grid, limits_);
+    RemoteReadSeries series(grid, limits_);
     Try t = one_try(url_, who_, limits_, body,
                     std::min(limits_.request_s, left), series, cancel);
     if (cancel.cancelled()) return fail(where + ": stopped");

@@ -1,10 +1,24 @@
 #include "http_client/url.h"
 
+#include <algorithm>
+
 namespace gd::http {
 namespace {
 
+// `text` without what is before an '@' of its authority ("user:password"):
+// a refused URL is shown, its password never is.
+std::string without_userinfo(const std::string& text) {
+  const size_t scheme = text.find("://");
+  const size_t from = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t end = std::min(text.find_first_of("/?#", from), text.size());
+  const size_t at = text.rfind('@', end);
+  if (at == std::string::npos || at < from) return text;
+  return text.substr(0, from) + "***" + text.substr(at);
+}
+
 // One line for a URL that is refused: the URL (cut, made one line) and why.
-std::invalid_argument bad(const std::string& text, const std::string& why) {
+std::invalid_argument bad(const std::string& url, const std::string& why) {
+  const std::string text = without_userinfo(url);
   std::string shown = text.substr(0, 200);
   for (char& c : shown)
     if (static_cast<unsigned char>(c) < ' ' || c == 0x7f) c = '?';

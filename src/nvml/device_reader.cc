@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 
+#include "model/limits.h"
 #include "nvml/nvml_util.h"
 
 namespace gd::nvml {
@@ -355,11 +356,13 @@ void DeviceReader::read_limits(GpuInfo& info) {
   };
   if (auto mw = uint_of(f_.nvmlDeviceGetPowerManagementLimit,
                         "nvmlDeviceGetPowerManagementLimit")) {
-    info.power_limit_w = *mw / 1000.0;
+    // Past what a GPU can draw (model/sample.h): not a limit to keep.
+    if (*mw / 1000.0 <= kMaxPowerLimitW) info.power_limit_w = *mw / 1000.0;
   }
   if (auto mw = uint_of(f_.nvmlDeviceGetPowerManagementDefaultLimit,
                         "nvmlDeviceGetPowerManagementDefaultLimit")) {
-    info.power_default_limit_w = *mw / 1000.0;
+    if (*mw / 1000.0 <= kMaxPowerLimitW)
+      info.power_default_limit_w = *mw / 1000.0;
   }
   if (auto v = uint_of(f_.nvmlDeviceGetMaxPcieLinkGeneration,
                        "nvmlDeviceGetMaxPcieLinkGeneration")) {

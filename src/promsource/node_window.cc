@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <unordered_set>
 
+#include "model/limits.h"
 #include "promsource/node_match.h"
 
 namespace gd::promsource {
@@ -12,19 +14,17 @@ namespace {
 using http::prom::Series;
 
 constexpr double kMiB = 1024.0 * 1024.0;
-// NVML counts far fewer GPUs; a "gpu" label past this is not one.
-constexpr int kMaxGpuIndex = 1023;
-
-// The "gpu" label as an index, -1 when it is not one.
+// The "gpu" label as an index, -1 when it is not a number; any number at
+// or past kMaxGpusPerNode is kMaxGpusPerNode (refused by the caller).
 int gpu_index(const Series& s) {
   const std::string& text = s.label("gpu");
-  if (text.empty() || text.size() > 4) return -1;
+  if (text.empty()) return -1;
   int v = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return -1;
-    v = v * 10 + (c - '0');
+    if (v < kMaxGpusPerNode) v = v * 10 + (c - '0');
   }
-  return v <= kMaxGpuIndex ? v : -1;
+  return std::min(v, kMaxGpusPerNode);
 }
 
 // A pid label ("pid", "ppid") as a pid; nullopt when it is not one.
@@ -69,10 +69,7 @@ size_t NodeWindow::step_of(double t) const {
 NodeWindow::Gpu& NodeWindow::gpu(int index, const Series& s) {
   auto [it, fresh] = gpus_.try_emplace(index);
   Gpu& g = it->second;
-  if (fresh) {
-    g.info.index = index;
-    g.at.resize(steps_);
-  }
+  if (fresh) g.info.index = index;
   // What labels say about the GPU, from the first series that says it.
   auto fill = [&](std::string& field, const char* label) {
     if (field.empty()) field = s.label(label);
@@ -82,6 +79,12 @@ NodeWindow::Gpu& NodeWindow::gpu(int index, const Series& s) {
   fill(g.info.pci_bus_id, "pci_bus_id");
   fill(driver_version_, "DCGM_FI_DRIVER_VERSION");
   return g;
+}
+
+GpuSample& NodeWindow::sample_at(Gpu& g, size_t i) {
+  auto [it, fresh] = g.at.try_emplace(i);
+  if (fresh) it->second.index = g.info.index;
+  return it->second;
 }
 
 void NodeWindow::add(const Entry& e, const std::vector<Series>& series) {
@@ -101,6 +104,15 @@ void NodeWindow::add_gpu(const Entry& e, const std::vector<Series>& series) {
     if (index < 0 || !s.label("GPU_I_ID").empty() ||
         !is_node_of(node_, s.label("Hostname"), s.label("instance")))
       continue;
+    if (index >= kMaxGpusPerNode)
+      throw std::runtime_error(
+          std::string("a series of ") + e.query + " names GPU " +
+          (s.label("gpu").size() > 9 ? "index of 10 digits or more"
+                                     : s.label("gpu")) +
+          " of the node; a node has at most " +
+          std::to_string(kMaxGpusPerNode) + " GPUs (gpu label 0 to " +
+          std::to_string(kMaxGpusPerNode - 1) +
+          "): the node's series are refused");
     if (!given_.emplace(e.field, index).second) continue;
     Gpu& g = gpu(index, s);
     switch (e.kind) {
@@ -108,11 +120,7 @@ void NodeWindow::add_gpu(const Entry& e, const std::vector<Series>& series) {
         for (const auto& p : s.points) {
           const size_t i = step_of(p.t);
           if (i == steps_ || !std::isfinite(p.v)) continue;
-          if (!g.at[i]) {
-            g.at[i].emplace();
-            g.at[i]->index = index;
-          }
-          e.gpu(*g.at[i], p.v);
+          e.gpu(sample_at(g, i), p.v);
         }
         break;
       case Kind::kFact:
@@ -137,14 +145,18 @@ void NodeWindow::add_gpu(const Entry& e, const std::vector<Series>& series) {
 }
 
 // DCGM keeps the last Xid's code: each change to a non-zero code is an Xid
-// at that time. A code already there when the window starts happened
-// earlier, at a time no series tells, and is left out.
+// at that time (a value that is no Xid code, 0.5 or 70000, is none). A code
+// already there when the window starts happened earlier, at a time no series
+// tells, and is left out.
 void NodeWindow::add_xid(int index, const Series& s) {
   opt<double> last;
   for (const auto& p : s.points) {
     const size_t i = step_of(p.t);
     if (i == steps_ || !std::isfinite(p.v)) continue;
-    if (last && p.v != *last && p.v > 0 && p.v < 1e6) {
+    // Only a code the trace can carry (1 to kMaxXidCode, whole): what
+    // export writes, diagnose --from reads.
+    if (last && p.v != *last && p.v >= 1 && p.v <= kMaxXidCode &&
+        p.v == std::floor(p.v)) {
       Event ev;
       ev.kind = "xid";
       ev.gpu = index;
@@ -162,11 +174,11 @@ void NodeWindow::add_fb_free(Gpu& g, const Series& s) {
   if (g.info.memory_total_bytes) return;
   for (const auto& p : s.points) {
     const size_t i = step_of(p.t);
-    if (i == steps_ || !std::isfinite(p.v) || p.v < 0 || !g.at[i] ||
-        !g.at[i]->mem_used_bytes)
-      continue;
+    if (i == steps_ || !std::isfinite(p.v) || p.v < 0) continue;
+    auto at = g.at.find(i);
+    if (at == g.at.end() || !at->second.mem_used_bytes) continue;
     const double total =
-        static_cast<double>(*g.at[i]->mem_used_bytes) + p.v * kMiB;
+        static_cast<double>(*at->second.mem_used_bytes) + p.v * kMiB;
     if (total < 9.2e18)
       g.info.memory_total_bytes = static_cast<uint64_t>(total);
   }
@@ -279,15 +291,12 @@ void NodeWindow::add_process_list(int index, const Series& s) {
   auto it = gpus_.find(index);
   if (it == gpus_.end()) return;
   Gpu& g = it->second;
-  if (g.list_size.empty()) {
-    g.list_size.assign(steps_, -1);
-    g.listed.resize(steps_);
-  }
   for (const auto& p : s.points) {
     const size_t i = step_of(p.t);
-    if (i == steps_ || !std::isfinite(p.v) || !g.at[i] || p.v < 0 || p.v > 1e6)
+    if (i == steps_ || !std::isfinite(p.v) || !g.at.count(i) || p.v < 0 ||
+        p.v > 1e6)
       continue;
-    g.list_size[i] = static_cast<int>(p.v);
+    g.lists[i].size = static_cast<int>(p.v);
   }
 }
 
@@ -295,20 +304,43 @@ void NodeWindow::add_process_list(int index, const Series& s) {
 void NodeWindow::add_gpu_process(const Entry& e, int index, uint32_t pid,
                                  const Series& s) {
   auto it = gpus_.find(index);
-  if (it == gpus_.end() || it->second.list_size.empty()) return;
+  if (it == gpus_.end() || it->second.lists.empty()) return;
   Gpu& g = it->second;
+  // The series' values at steps with an open list, in step order.
+  std::vector<std::pair<size_t, double>> values;
   for (const auto& p : s.points) {
     const size_t i = step_of(p.t);
-    if (i == steps_ || !std::isfinite(p.v) || g.list_size[i] < 0) continue;
-    std::vector<GpuProcess>& list = g.listed[i];
-    auto gp = std::find_if(list.begin(), list.end(),
-                           [&](const GpuProcess& x) { return x.pid == pid; });
-    if (gp == list.end()) {
-      list.emplace_back().pid = pid;
-      gp = list.end() - 1;
-    }
-    e.gpu_proc(*gp, p.v);
+    if (i == steps_ || !std::isfinite(p.v) || !g.lists.count(i)) continue;
+    values.emplace_back(i, p.v);
   }
+  if (values.empty()) return;
+  std::stable_sort(
+      values.begin(), values.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto [slot, fresh] = g.slot_of.try_emplace(pid, g.where.size());
+  if (fresh) g.where.emplace_back();
+  // The pid's places merged with the series' steps: one walk of both.
+  std::vector<std::pair<size_t, uint32_t>>& where = g.where[slot->second];
+  std::vector<std::pair<size_t, uint32_t>> merged;
+  merged.reserve(where.size() + values.size());
+  size_t k = 0;
+  for (const auto& [i, v] : values) {
+    while (k < where.size() && where[k].first < i) merged.push_back(where[k++]);
+    std::vector<GpuProcess>& list = g.lists[i].listed;
+    uint32_t at = 0;
+    if (k < where.size() && where[k].first == i) {
+      at = where[k].second;
+    } else if (!merged.empty() && merged.back().first == i) {
+      at = merged.back().second;
+    } else {
+      at = static_cast<uint32_t>(list.size());
+      list.emplace_back().pid = pid;
+      merged.emplace_back(i, at);
+    }
+    e.gpu_proc(list[at], v);
+  }
+  while (k < where.size()) merged.push_back(where[k++]);
+  where.swap(merged);
 }
 
 void NodeWindow::add_node_process(const Entry& e, uint32_t pid,
@@ -364,24 +396,25 @@ TraceHeader NodeWindow::header() const {
 
 void NodeWindow::each_sample(
     const std::function<void(const Sample&)>& fn) const {
+  std::unordered_set<uint32_t> seen;  // the pids of a sample's processes
   for (size_t i = 0; i < steps_; ++i) {
     Sample s;
     s.t = start_ + static_cast<double>(i) * step_;
     for (const auto& [index, g] : gpus_) {
-      if (!g.at[i]) continue;
-      s.gpus.push_back(*g.at[i]);
-      if (!g.list_size.empty() && g.list_size[i] >= 0 &&
-          g.listed[i].size() >= static_cast<size_t>(g.list_size[i]))
-        s.gpus.back().processes = g.listed[i];
+      auto at = g.at.find(i);
+      if (at == g.at.end()) continue;
+      s.gpus.push_back(at->second);
+      if (auto l = g.lists.find(i);
+          l != g.lists.end() &&
+          l->second.listed.size() >= static_cast<size_t>(l->second.size))
+        s.gpus.back().processes = l->second.listed;
     }
-    if (!proc_at_.empty())
+    if (!proc_at_.empty()) {
+      seen.clear();
       for (const auto& [at, value] : proc_at_[i]) {
         const Proc& proc = procs_[at];
         // A pid that two series give (its name changed): the first.
-        if (std::any_of(
-                s.processes.begin(), s.processes.end(),
-                [&](const ProcessSample& p) { return p.pid == proc.pid; }))
-          continue;
+        if (!seen.insert(proc.pid).second) continue;
         ProcessSample& p = s.processes.emplace_back();
         p.pid = proc.pid;
         p.ppid = proc.ppid;
@@ -390,6 +423,7 @@ void NodeWindow::each_sample(
         p.state = proc.state;
         if (proc.set) proc.set(p, value);
       }
+    }
     if (auto ev = events_.find(i); ev != events_.end()) s.events = ev->second;
     if (s.gpus.empty() && !host_[i] && s.events.empty()) continue;
     if (host_[i]) s.host = *host_[i];

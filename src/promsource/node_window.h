@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "http_client/prometheus_api.h"
@@ -17,9 +18,15 @@
 
 namespace gd::promsource {
 
-// The most grid steps one window holds: two days at 15 s. Each step keeps
-// a sample of every GPU, so this bounds the memory a window takes.
+// The most grid steps one window holds: two days at 15 s.
 inline constexpr size_t kMaxSteps = 11520;
+// The most GPUs of one node: more than any node has (an HGX board has 8,
+// the largest PCIe servers 20). A series naming GPU 64 or above refuses
+// the node's window: a server listing a GPU per label value 0..1023 is not
+// describing a node. A GPU's samples are kept only at the steps a series
+// gave a value for, so memory follows the points the server sent, never
+// GPUs x steps.
+inline constexpr int kMaxGpusPerNode = 64;
 // The most series of one per-process entry a window keeps (pids come and go
 // over a long window; the client's own bounds cap the points).
 inline constexpr size_t kMaxProcessSeries = 4096;
@@ -32,7 +39,9 @@ class NodeWindow {
   NodeWindow(std::string node, double start, double end, double step_s)
       : NodeWindow(NodeSelector{std::move(node), {}, {}}, start, end, step_s) {}
 
-  // The series of entry `e` (as the node's query answered them).
+  // The series of entry `e` (as the node's query answered them). Throws
+  // std::runtime_error (one line) when a series names a GPU index of
+  // kMaxGpusPerNode or more.
   void add(const Entry& e, const std::vector<http::prom::Series>& series);
 
   TraceHeader header() const;
@@ -43,13 +52,23 @@ class NodeWindow {
  private:
   struct Gpu {
     GpuInfo info;
-    std::vector<opt<GpuSample>> at;  // by grid step
-    // serve's process lists, by grid step (empty until one is known):
-    // how many processes serve listed (-1: no list), and those whose
-    // series gave them. A list is known at a step only when every listed
-    // process is there (one whose values NVML did not give has no series).
-    std::vector<int> list_size;
-    std::vector<std::vector<GpuProcess>> listed;
+    // By grid step, only the steps a series gave a value for.
+    std::map<size_t, GpuSample> at;
+    // serve's process lists, by grid step where serve counted one: how
+    // many processes it listed, and those whose series gave them. A list is
+    // known at a step only when every listed process is there (one whose
+    // values NVML did not give has no series).
+    struct List {
+      int size = 0;
+      std::vector<GpuProcess> listed;
+    };
+    std::map<size_t, List> lists;
+    // Where each listed pid is in the lists, by grid step (steps in order):
+    // the pid's slot (slot_of) -> (step, its index in that step's list). A
+    // value of a pid is filed by walking these beside its points, never by
+    // searching a list: thousands of processes stay linear.
+    std::unordered_map<uint32_t, size_t> slot_of;
+    std::vector<std::vector<std::pair<size_t, uint32_t>>> where;
   };
   // A process of the node as its series' labels name it.
   struct Proc {
@@ -61,6 +80,8 @@ class NodeWindow {
   // The grid step of time `t`, or steps_ when `t` is not on the grid.
   size_t step_of(double t) const;
   Gpu& gpu(int index, const http::prom::Series& s);
+  // The GPU's sample at step `i`, made when it is the first value there.
+  static GpuSample& sample_at(Gpu& g, size_t i);
   void add_gpu(const Entry& e, const std::vector<http::prom::Series>& series);
   void add_host(const Entry& e, const std::vector<http::prom::Series>& series);
   void add_xid(int index, const http::prom::Series& s);

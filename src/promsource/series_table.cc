@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "model/limits.h"
+
 namespace gd::promsource {
 namespace {
 
@@ -158,7 +160,11 @@ const Entry kEntries[] = {
      nullptr, nullptr,
      [](GpuInfo& i, double v) { i.memory_total_bytes = mib(v); }},
     {"power_limit_w", Scope::kGpu, Kind::kFact, "DCGM_FI_DEV_POWER_MGMT_LIMIT",
-     nullptr, nullptr, [](GpuInfo& i, double v) { i.power_limit_w = v; }},
+     nullptr, nullptr,
+     [](GpuInfo& i, double v) {
+       // One past what a GPU can draw (1e308) is no limit: left out.
+       if (v >= 0 && v <= kMaxPowerLimitW) i.power_limit_w = v;
+     }},
     {"sm_clock_max_mhz", Scope::kGpu, Kind::kFact,
      "gpudoctor_gpu_sm_clock_max_mhz", nullptr, nullptr,
      [](GpuInfo& i, double v) { i.sm_clock_max_mhz = whole<int>(v); }},

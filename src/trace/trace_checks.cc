@@ -44,10 +44,27 @@ void check_gpu_list(const Gpus& gpus, const std::string& where) {
   }
 }
 
+// A power limit within what a GPU can draw (model/sample.h).
+void check_power_limit(const opt<double>& w, const std::string& where,
+                       const std::string& field) {
+  if (!w || (*w >= 0 && *w <= kMaxPowerLimitW)) return;
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", *w);
+  fail(where, field,
+       std::string(text) + " is not a power limit (0 to " +
+           std::to_string(static_cast<int>(kMaxPowerLimitW)) + " W)");
+}
+
 }  // namespace
 
 void check_header(const TraceHeader& h, const std::string& where) {
   check_gpu_list(h.gpus, where);
+  for (size_t i = 0; i < h.gpus.size(); ++i) {
+    check_power_limit(h.gpus[i].power_limit_w, where,
+                      at("gpus", i, "power_limit_w"));
+    check_power_limit(h.gpus[i].power_default_limit_w, where,
+                      at("gpus", i, "power_default_limit_w"));
+  }
   if (h.host.cpu_count && *h.host.cpu_count < 0)
     fail(where, "host.cpu_count",
          std::to_string(*h.host.cpu_count) + " is negative");

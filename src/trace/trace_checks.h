@@ -5,15 +5,15 @@
 
 #include <string>
 
+#include "model/limits.h"
 #include "model/sample.h"
 
 namespace gd::trace_checks {
 
 // GPU indices: NVML numbers GPUs from 0; no node has anywhere near 1024.
 inline constexpr int kMaxGpuIndex = 1023;
-// Xid codes are positive and small (the catalogue's highest is in the
-// hundreds); the kernel prints them as an unsigned 16-bit-range number.
-inline constexpr int kMaxXidCode = 65535;
+// Xid codes: 1 to 65535 (model/sample.h).
+inline constexpr int kMaxXidCode = gd::kMaxXidCode;
 // t is Unix seconds: from the epoch to 2100-01-01T00:00:00Z. Tests and
 // synthetic traces may start near 0, so the lower end is the epoch itself.
 inline constexpr double kMaxUnixTime = 4102444800.0;

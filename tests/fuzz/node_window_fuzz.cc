@@ -4,19 +4,23 @@
 // or zero, another node's Hostname, any state) and values (NaN, negative,
 // huge, off the grid). Each record of the input is one series: its entry,
 // its labels and its points, a few bytes each. The window must come out
-// within bounds: GPU indices 0..1023, no pid 0, each pid once in a sample's
-// processes and once in a GPU's list, a list never longer than serve said,
-// and only the node's own series.
+// within bounds: GPU indices 0..63 (a series naming GPU 64 or above refuses
+// the window in one line), no pid 0, each pid once in a sample's processes
+// and once in a GPU's list, a list never longer than serve said, and only
+// the node's own series; an Xid code and a power limit the trace reader
+// takes.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "fuzz_check.h"
+#include "model/limits.h"
 #include "promsource/node_window.h"
 
 namespace {
@@ -100,17 +104,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const double t = (b.next() % 24) * 7.5;
       s.points.push_back(Point{t, value(b)});
     }
-    w.add(e, {s});
+    try {
+      w.add(e, {s});
+    } catch (const std::runtime_error& refused) {
+      const std::string why = refused.what();
+      FUZZ_CHECK(why.find("a node has at most 64 GPUs") != std::string::npos,
+                 input);
+      FUZZ_CHECK(why.find('\n') == std::string::npos, input);
+      return 0;
+    }
   }
-  (void)w.header();
+  // What the window gives, the trace reader takes: power limits a GPU can
+  // have, Xid codes 1..65535.
+  for (const auto& g : w.header().gpus)
+    FUZZ_CHECK(!g.power_limit_w || (*g.power_limit_w >= 0 &&
+                                    *g.power_limit_w <= gd::kMaxPowerLimitW),
+               input);
   w.each_sample([&](const gd::Sample& s) {
+    for (const auto& e : s.events)
+      FUZZ_CHECK(!e.code || (*e.code >= 1 && *e.code <= gd::kMaxXidCode),
+                 input);
     std::set<uint32_t> pids;
     for (const auto& p : s.processes) {
       FUZZ_CHECK(p.pid != 0, input);
       FUZZ_CHECK(pids.insert(p.pid).second, input);
     }
     for (const auto& g : s.gpus) {
-      FUZZ_CHECK(g.index >= 0 && g.index <= 1023, input);
+      FUZZ_CHECK(g.index >= 0 && g.index < gd::promsource::kMaxGpusPerNode,
+                 input);
       if (!g.processes) continue;
       std::set<uint32_t> listed;
       for (const auto& gp : *g.processes) {

@@ -212,17 +212,19 @@ TEST(PrometheusApi, HostileRepliesAreRefusedWithinTheLimits) {
   EXPECT_EQ(out[0].points.size(), 2u);
 }
 
-TEST(PrometheusApi, AHugeReplyIsCutAtItsByteLimit) {
+TEST(PrometheusApi, AHugeReplyIsCutAtItsByteLimitAndNotTriedAgain) {
   std::string body =
       R"({"status":"success","data":{"resultType":"matrix","result":[)";
   body += std::string(200000, ' ') + "]}}";
   FakeServer server({reply(200, body)});
   Limits l = fast();
   l.max_body_bytes = 100000;
-  l.tries = 1;
+  l.tries = 3;
   Result r = range(server, l, 0, 60, 15);
   ASSERT_FALSE(r.ok);
   EXPECT_NE(r.error.find("larger than"), std::string::npos) << r.error;
+  // The same question gets the same oversize answer: not asked again.
+  EXPECT_EQ(server.requests().size(), 1u);
 }
 
 TEST(PrometheusApi, SeriesListsLabelSets) {

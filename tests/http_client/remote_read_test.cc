@@ -14,6 +14,7 @@
 #include "http_client/prometheus_api.h"
 #include "http_client/remote_read_fake.h"
 #include "http_client/remote_read_frames.h"
+#include "http_client/remote_read_wire.h"
 
 namespace gd::http::prom {
 namespace {
@@ -190,6 +191,62 @@ TEST(RemoteRead, BrokenRepliesAreRefusedNotRetriedAsUnsupported) {
   r = client_of(flaky).read_grid(one_selector(), 0, 90, 30, cancel);
   EXPECT_TRUE(r.ok) << r.error;
   EXPECT_EQ(flaky.requests().size(), 2u);
+}
+
+// Messages walked field by field: the repeated one handed out, the others
+// skipped, a broken one refused.
+TEST(RemoteReadWire, EachMessageOfAFieldInOrder) {
+  remote::ChunkedReadResponse r =
+      testing::chunked({temp_series("0"), temp_series("1")}, /*query_index=*/7);
+  std::vector<std::string> got;
+  EXPECT_EQ(each_message(r.SerializeAsString(), 1,
+                         [&](std::string_view m) {
+                           got.emplace_back(m);
+                           return std::string();
+                         }),
+            "");
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], r.chunked_series(0).SerializeAsString());
+  EXPECT_EQ(got[1], r.chunked_series(1).SerializeAsString());
+  auto none = [](std::string_view) { return std::string("called"); };
+  EXPECT_EQ(each_message(std::string("\x0a\x05"
+                                     "ab"),
+                         1, none),
+            "a remote-read message that is not protobuf");
+  EXPECT_EQ(each_message(std::string("\x0b"), 1, none),  // a group
+            "a remote-read message that is not protobuf");
+  EXPECT_EQ(each_message(std::string(11, '\xff'), 1, none),
+            "a remote-read message that is not protobuf");
+  EXPECT_EQ(each_message(std::string("\x0a\x00", 2), 1, none), "called");
+}
+
+// Empty series count against the series bound, in both kinds of reply,
+// before any of them is built.
+TEST(RemoteRead, EmptySeriesCountAgainstTheBounds) {
+  Limits l;
+  l.tries = 1;
+  l.max_series = 2;  // 32 series messages at most
+  std::string empties;
+  for (int i = 0; i < 33; ++i) empties += std::string("\x0a\x00", 2);
+  const std::string samples =
+      std::string("\x0a") + static_cast<char>(empties.size()) + empties;
+  std::string compressed;
+  snappy::Compress(samples.data(), samples.size(), &compressed);
+  for (const std::string& reply :
+       {testing::http_reply(200, "application/x-protobuf", compressed),
+        testing::http_reply(200,
+                            "application/x-streamed-protobuf; "
+                            "proto=prometheus.ChunkedReadResponse",
+                            frame(empties))}) {
+    FakeServer server({reply});
+    RequestCancel cancel;
+    Result r = Client(parse_url(server.url()), {}, l)
+                   .read_grid(one_selector(), 0, 90, 30, cancel);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("more than 32 series messages (empty ones too)"),
+              std::string::npos)
+        << r.error;
+  }
 }
 
 TEST(RemoteRead, TheLimitsHold) {

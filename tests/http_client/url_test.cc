@@ -64,8 +64,12 @@ TEST(Url, EachMistakeIsOneLineNamingTheUrlAndWhy) {
       {"http://", "'http://': no host"},
       {"http:///path", "'http:///path': no host"},
       {"http://:80", "'http://:80': no host"},
+      // The password is never echoed.
       {"http://user:pw@x",
-       "'http://user:pw@x': put credentials in a file, not in the URL"},
+       "'http://***@x': put credentials in a file, not in the URL"},
+      {"https://ops:s3cr3t@prom:9090/x",
+       "'https://***@prom:9090/x': put credentials in a file, not in the "
+       "URL"},
       {"http://x/#top", "'http://x/#top': a fragment is not sent to a server"},
       {"http://::1:80",
        "'http://::1:80': put an IPv6 address in brackets: "

@@ -436,5 +436,57 @@ class Rpm(unittest.TestCase):
         self.assertIn("ExecStart=/usr/bin/gpudoctor serve", unit)
 
 
+class Modes(unittest.TestCase):
+    """Every entry of the bundle, the .deb and the .rpm is writable by its
+    owner only, whatever the packager's umask: package.build ran under 002,
+    package.build_umask000 under 000 (tests/package/CMakeLists.txt). A
+    group-writable /opt/gpudoctor/lib would let a group load its own
+    libraries into the binaries."""
+
+    def outs(self):
+        dirs = [OUT, OUT + "-umask000"]
+        for d in dirs:
+            self.assertTrue(os.path.isdir(d), f"{d} (package.build, package.build_umask000)")
+        return dirs
+
+    def assert_modes(self, where, entries):
+        """entries: (path, ls-style permission string) of every entry."""
+        self.assertGreater(len(entries), 20, where)
+        loose = [f"{perm} {path}" for path, perm in entries
+                 if perm[0] != "l" and (perm[5] == "w" or perm[8] == "w")]
+        self.assertEqual(loose, [], f"{where}: group- or world-writable")
+        for path, perm in entries:
+            if perm[0] != "l" and path.rstrip("/").endswith(
+                    ("bin/gpudoctor", "bin/gpudoctor-full", "/lib")):
+                self.assertIn(perm[1:], ("rwxr-xr-x",), f"{where}: {path}")
+
+    def test_bundle(self):
+        for d in self.outs():
+            path = glob.glob(os.path.join(d, "gpudoctor-*-linux-x86_64.tar.gz"))[0]
+            with tarfile.open(path) as t:
+                entries = [(m.name, ("d" if m.isdir() else "l" if m.issym() else "-") +
+                            stat_text(m.mode)) for m in t.getmembers()]
+            self.assert_modes(path, entries)
+
+    def test_deb(self):
+        for d in self.outs():
+            path = glob.glob(os.path.join(d, "gpudoctor_*_amd64.deb"))[0]
+            out = tool("dpkg-deb", "-c", path).stdout
+            entries = [(l.split()[5], l.split()[0]) for l in out.splitlines() if l.strip()]
+            self.assert_modes(path, entries)
+
+    def test_rpm(self):
+        for d in self.outs():
+            path = glob.glob(os.path.join(d, "gpudoctor-*-1.x86_64.rpm"))[0]
+            out = tool("rpm", "-qplv", path).stdout
+            entries = [(l.split()[8], l.split()[0]) for l in out.splitlines() if l.strip()]
+            self.assert_modes(path, entries)
+
+
+def stat_text(mode):
+    """0o755 -> "rwxr-xr-x"."""
+    return "".join(c if mode & (1 << (8 - i)) else "-" for i, c in enumerate("rwxrwxrwx"))
+
+
 if __name__ == "__main__":
     unittest.main()

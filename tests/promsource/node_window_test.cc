@@ -284,5 +284,91 @@ TEST(NodeWindow, DcgmMaxLinkFieldsAreTheHeadersPcieMaxima) {
   EXPECT_EQ(h.gpus[0].pcie_max_width, 16);
 }
 
+// A GPU index a node cannot have refuses the node, whatever the series;
+// 64 GPUs are read, and a GPU keeps only the steps a series gave.
+TEST(NodeWindow, GpusPastWhatANodeHasAreRefused) {
+  NodeWindow w("n1", 0, 86400, 15);  // a day: 5,761 steps
+  std::vector<Series> many;
+  for (int g = 0; g < kMaxGpusPerNode; ++g)
+    many.push_back(gpu_series(std::to_string(g), {{15, 50}}));
+  w.add(entry("DCGM_FI_DEV_GPU_UTIL"), many);
+  EXPECT_EQ(w.header().gpus.size(), 64u);
+  EXPECT_EQ(samples(w).size(), 1u);
+  for (const char* gpu : {"64", "1023", "99999999999999"}) {
+    NodeWindow v("n1", 0, 15, 15);
+    try {
+      v.add(entry("DCGM_FI_DEV_GPU_TEMP"), {gpu_series(gpu, {{0, 50}})});
+      ADD_FAILURE() << gpu << " was taken";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("a node has at most 64 GPUs"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // Not a number: not a GPU's series, left out as before.
+  NodeWindow x("n1", 0, 15, 15);
+  x.add(entry("DCGM_FI_DEV_GPU_TEMP"), {gpu_series("x1", {{0, 50}})});
+  EXPECT_TRUE(x.header().gpus.empty());
+}
+
+// Thousands of processes on one GPU, their values' series in any order:
+// each lands on its own pid, each list complete.
+TEST(NodeWindow, ThousandsOfListedProcessesLandOnTheirPids) {
+  constexpr int kProcs = 3000;
+  NodeWindow w("n1", 0, 30, 15);
+  w.add(entry("DCGM_FI_DEV_GPU_UTIL"),
+        {gpu_series("0", {{0, 1}, {15, 1}, {30, 1}})});
+  w.add(entry("gpudoctor_gpu_processes"),
+        {process_series({{"gpu", "0"}},
+                        {{0, kProcs}, {15, kProcs}, {30, kProcs}})});
+  std::vector<Series> memory, sm;
+  for (int p = 0; p < kProcs; ++p) {
+    const std::string pid = std::to_string(1000 + p);
+    memory.push_back(
+        process_series({{"gpu", "0"}, {"pid", pid}},
+                       {{0, 1000.0 + p}, {15, 2000.0 + p}, {30, 3000.0 + p}}));
+    // The second entry's series in the other order, one missing a step.
+    const std::string back = std::to_string(1000 + kProcs - 1 - p);
+    sm.push_back(process_series({{"gpu", "0"}, {"pid", back}},
+                                p == 0 ? std::vector<Point>{{30, 7}}
+                                       : std::vector<Point>{{0, 1}, {30, 3}}));
+  }
+  w.add(entry("gpudoctor_process_gpu_memory_bytes"), memory);
+  w.add(entry("gpudoctor_process_sm_utilization_percent"), sm);
+  auto out = samples(w);
+  ASSERT_EQ(out.size(), 3u);
+  for (const Sample& s : out) {
+    ASSERT_TRUE(s.gpus[0].processes);
+    ASSERT_EQ(s.gpus[0].processes->size(), static_cast<size_t>(kProcs));
+  }
+  const auto& at0 = *out[0].gpus[0].processes;
+  const auto& at30 = *out[2].gpus[0].processes;
+  for (int p = 0; p < kProcs; ++p) {
+    EXPECT_EQ(at0[p].pid, 1000u + p);
+    EXPECT_EQ(at30[p].used_bytes, 3000u + p);
+    const bool last = p == kProcs - 1;  // pid 3999: only at 30, as 7
+    EXPECT_EQ(at0[p].sm_util_pct, last ? opt<double>() : opt<double>(1));
+    EXPECT_EQ(at30[p].sm_util_pct, last ? 7 : 3);
+  }
+}
+
+// Only what the trace can carry: Xid codes 1 to 65535, whole; a power
+// limit no GPU has is left out.
+TEST(NodeWindow, ValuesTheTraceRefusesAreLeftOut) {
+  NodeWindow w("n1", 0, 75, 15);
+  w.add(entry("DCGM_FI_DEV_GPU_UTIL"), {gpu_series("0", {{0, 1}})});
+  w.add(
+      entry("DCGM_FI_DEV_XID_ERRORS"),
+      {gpu_series(
+          "0",
+          {{0, 0}, {15, 0.5}, {30, 70000}, {45, 79}, {60, 79}, {75, 65535}})});
+  w.add(entry("DCGM_FI_DEV_POWER_MGMT_LIMIT"), {gpu_series("0", {{0, 1e308}})});
+  std::vector<int> codes;
+  for (const Sample& s : samples(w))
+    for (const Event& e : s.events) codes.push_back(*e.code);
+  EXPECT_EQ(codes, (std::vector<int>{79, 65535}));
+  EXPECT_FALSE(w.header().gpus[0].power_limit_w);
+}
+
 }  // namespace
 }  // namespace gd::promsource

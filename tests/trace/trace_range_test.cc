@@ -91,6 +91,19 @@ TEST_F(TraceRange, XidCodeMustBePositiveAndBelow65536) {
       "");
 }
 
+TEST_F(TraceRange, APowerLimitNoGpuHasIsRefused) {
+  expect_error(
+      {R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"index": 0, "power_limit_w": 1e308}]})"},
+      1, "gpus[0].power_limit_w: 1e+308 is not a power limit (0 to 10000 W)");
+  expect_error(
+      {R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"index": 0, "power_default_limit_w": -5}]})"},
+      1, "gpus[0].power_default_limit_w: -5 is not a power limit");
+  EXPECT_EQ(
+      error_reading(
+          {R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"index": 0, "power_limit_w": 700}]})"}),
+      "");
+}
+
 TEST_F(TraceRange, TimeMustBeASaneUnixTime) {
   expect_error({kHeader, R"({"t": 1e308})"}, 2, "t: 1e+308 is not a Unix time");
   expect_error({kHeader, R"({"t": -1})"}, 2, "t: -1 is not a Unix time");
