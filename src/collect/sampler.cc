@@ -147,8 +147,8 @@ struct Sampler::Impl {
   HostSource host;
   procfs::RdmaPortReader rdma;
   opt<std::vector<RdmaPort>> rdma_scratch;  // the constructor's reading
-  Clock::time_point host_read_at;  // of the last host reading
-  std::unique_ptr<GpuSource> gpu;  // set by the constructor
+  Clock::time_point host_read_at;           // of the last host reading
+  std::unique_ptr<GpuSource> gpu;           // set by the constructor
   std::unique_ptr<KernelLogSource> kmsg;
   DeviceHolderWatch holders;
   std::vector<uint32_t> holder_pids;  // of the current sample

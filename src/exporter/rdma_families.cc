@@ -48,8 +48,7 @@ std::string port_labels(const RdmaPort& p) {
 
 }  // namespace
 
-void render_node_infiniband_families(const MetricsInput& in,
-                                     std::string& out) {
+void render_node_infiniband_families(const MetricsInput& in, std::string& out) {
   if (in.header && in.header->host.rdma_devices) {
     FamilyWriter f(out, "node_infiniband_info", "gauge",
                    "Non-numeric data from /sys/class/infiniband/<device>, "
@@ -70,7 +69,8 @@ void render_node_infiniband_families(const MetricsInput& in,
   auto each = [&](const char* name, const char* type, const char* help,
                   auto value) {
     FamilyWriter f(out, name, type, help);
-    for (size_t i = 0; i < ports.size(); ++i) f.add_opt(labels[i], value(ports[i]));
+    for (size_t i = 0; i < ports.size(); ++i)
+      f.add_opt(labels[i], value(ports[i]));
   };
   using O = std::optional<double>;
   each("node_infiniband_state_id", "gauge",

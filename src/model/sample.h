@@ -59,10 +59,10 @@ struct MigInstance {
 
 // A port of an RDMA device as it was when the header was written.
 struct RdmaPortInfo {
-  int port = 0;                // N of ports/N
-  std::string link_layer;      // "InfiniBand" or "Ethernet" (RoCE); ""
+  int port = 0;                 // N of ports/N
+  std::string link_layer;       // "InfiniBand" or "Ethernet" (RoCE); ""
   opt<double> max_rate_gbps{};  // the port's rate when the header was written
-  opt<std::string> netdev{};   // the Ethernet device of a RoCE port
+  opt<std::string> netdev{};    // the Ethernet device of a RoCE port
   bool operator==(const RdmaPortInfo&) const = default;
 };
 

@@ -91,8 +91,7 @@ class Attr {
   bool should_keep(int fd) const {
     struct statfs fs {};
     if (fstatfs(fd, &fs) != 0) return false;
-    return fs.f_type == kSysfsMagic || fs.f_type == kProcMagic ||
-           keep_regular_;
+    return fs.f_type == kSysfsMagic || fs.f_type == kProcMagic || keep_regular_;
   }
   void close() {
     if (fd_ < 0) return;
@@ -269,7 +268,8 @@ struct RdmaPortReader::Impl {
         RdmaPortInfo info;
         info.port = static_cast<int>(*number);
         const std::string layer = read_small(pdir + "/link_layer");
-        if (layer == "InfiniBand" || layer == "Ethernet") info.link_layer = layer;
+        if (layer == "InfiniBand" || layer == "Ethernet")
+          info.link_layer = layer;
         char buf[kAttrBytes];
         Attr rate(pdir + "/rate", false);
         info.max_rate_gbps = rate_of(rate.read(buf));
@@ -336,7 +336,8 @@ void RdmaPortReader::sample(double now, std::vector<RdmaPort>& out) {
       if (p.counters[c].configured()) v = parse_u64(p.counters[c].read(buf));
       if (c == kRcvData || c == kXmitData) {
         opt<double>& rate = c == kRcvData ? o.rx_bytes_per_s : o.tx_bytes_per_s;
-        opt<uint64_t>& total = c == kRcvData ? o.rx_bytes_total : o.tx_bytes_total;
+        opt<uint64_t>& total =
+            c == kRcvData ? o.rx_bytes_total : o.tx_bytes_total;
         total.reset();
         if (v && *v <= UINT64_MAX / 4) total = *v * 4;
         opt<uint64_t>& prev = p.prev[c];

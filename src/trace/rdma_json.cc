@@ -69,8 +69,8 @@ void append_rdma_ports(std::string& out, const std::vector<RdmaPort>& ports) {
     lit(out, ",\"tx_bytes_per_s\":");
     value(out, p.tx_bytes_per_s);
     counter(out, ",\"symbol_error_total\":", p.symbol_error_total);
-    counter(out, ",\"link_error_recovery_total\":",
-            p.link_error_recovery_total);
+    counter(out,
+            ",\"link_error_recovery_total\":", p.link_error_recovery_total);
     counter(out, ",\"link_downed_total\":", p.link_downed_total);
     counter(out, ",\"port_rcv_errors_total\":", p.port_rcv_errors_total);
     counter(out, ",\"port_xmit_discards_total\":", p.port_xmit_discards_total);
@@ -103,27 +103,26 @@ namespace {
   X(fw_version, plain)           \
   X(ports, custom)
 
-#define GD_RDMA_PORT_FIELDS(X)                   \
-  X(device, custom)                              \
-  X(port, custom)                                \
-  X(state, plain)                                \
-  X(phys_state, plain)                           \
-  X(rate_gbps, plain)                            \
-  X(rx_bytes_per_s, plain)                       \
-  X(tx_bytes_per_s, plain)                       \
-  X(symbol_error_total, plain)                   \
-  X(link_error_recovery_total, plain)            \
-  X(link_downed_total, plain)                    \
-  X(port_rcv_errors_total, plain)                \
-  X(port_xmit_discards_total, plain)             \
-  X(port_xmit_wait_total, plain)                 \
-  X(local_link_integrity_errors_total, plain)    \
+#define GD_RDMA_PORT_FIELDS(X)                \
+  X(device, custom)                           \
+  X(port, custom)                             \
+  X(state, plain)                             \
+  X(phys_state, plain)                        \
+  X(rate_gbps, plain)                         \
+  X(rx_bytes_per_s, plain)                    \
+  X(tx_bytes_per_s, plain)                    \
+  X(symbol_error_total, plain)                \
+  X(link_error_recovery_total, plain)         \
+  X(link_downed_total, plain)                 \
+  X(port_rcv_errors_total, plain)             \
+  X(port_xmit_discards_total, plain)          \
+  X(port_xmit_wait_total, plain)              \
+  X(local_link_integrity_errors_total, plain) \
   X(excessive_buffer_overrun_errors_total, plain)
 
 void check_name(const Loc& loc, std::string_view key, const std::string& s) {
   if (s.size() > kRdmaNameMax)
-    fail(loc, key,
-         "longer than " + std::to_string(kRdmaNameMax) + " bytes");
+    fail(loc, key, "longer than " + std::to_string(kRdmaNameMax) + " bytes");
 }
 
 int port_number(const Loc& loc, std::string_view key, element v) {

@@ -206,10 +206,8 @@ std::string rdma_lines(const HostInfo& hi, const HostSample& h) {
         p.rate_gbps ? fmt::format("{:g} Gb/s", *p.rate_gbps)
                     : std::string(kUnknown),
         layer.empty() ? kUnknown : safe(layer), netdev,
-        rx < 0 ? std::string(kUnknown)
-               : bytes_rate(static_cast<uint64_t>(rx)),
-        tx < 0 ? std::string(kUnknown)
-               : bytes_rate(static_cast<uint64_t>(tx)),
+        rx < 0 ? std::string(kUnknown) : bytes_rate(static_cast<uint64_t>(rx)),
+        tx < 0 ? std::string(kUnknown) : bytes_rate(static_cast<uint64_t>(tx)),
         errors.empty() ? "none" : errors);
   }
   return out;

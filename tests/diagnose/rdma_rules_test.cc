@@ -22,8 +22,10 @@ TraceHeader fabric_header() {
     dev.device = "mlx5_" + std::to_string(d);
     dev.numa_node = d;
     dev.model = "MT4129";
-    dev.ports.push_back({.port = 1, .link_layer = "InfiniBand",
-                         .max_rate_gbps = 400, .netdev = std::nullopt});
+    dev.ports.push_back({.port = 1,
+                         .link_layer = "InfiniBand",
+                         .max_rate_gbps = 400,
+                         .netdev = std::nullopt});
     h.host.rdma_devices->push_back(dev);
   }
   return h;
@@ -80,10 +82,10 @@ DiagnoseResult run_tracegen(const std::string& name, int gpus = 4) {
 // ---- rdma-port-down --------------------------------------------------------
 
 TEST(RdmaPortDown, LinkDownedGrowthBetweenSamplesIsAWarningNamingTheGpus) {
-  auto r = run_diagnose(fabric_header(),
-                        ports_window(60, [](size_t i, auto& p) {
-                          if (i >= 30) p[1].link_downed_total = 2;
-                        }));
+  auto r =
+      run_diagnose(fabric_header(), ports_window(60, [](size_t i, auto& p) {
+                     if (i >= 30) p[1].link_downed_total = 2;
+                   }));
   auto f = of(r, "rdma-port-down");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "warning");
@@ -93,13 +95,13 @@ TEST(RdmaPortDown, LinkDownedGrowthBetweenSamplesIsAWarningNamingTheGpus) {
 }
 
 TEST(RdmaPortDown, StillDownAtTheEndIsCritical) {
-  auto r = run_diagnose(fabric_header(),
-                        ports_window(60, [](size_t i, auto& p) {
-                          if (i >= 40) {
-                            p[0].state = "DOWN";
-                            p[0].phys_state = "Polling";
-                          }
-                        }));
+  auto r =
+      run_diagnose(fabric_header(), ports_window(60, [](size_t i, auto& p) {
+                     if (i >= 40) {
+                       p[0].state = "DOWN";
+                       p[0].phys_state = "Polling";
+                     }
+                   }));
   auto f = of(r, "rdma-port-down");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "critical");
@@ -112,8 +114,8 @@ TEST(RdmaPortDown, DownForTheWholeWindowIsSilentUnlessExpected) {
     p[1].state = "DOWN";
     p[1].phys_state = "Polling";
   });
-  EXPECT_TRUE(of(run_diagnose(fabric_header(), window), "rdma-port-down")
-                  .empty());
+  EXPECT_TRUE(
+      of(run_diagnose(fabric_header(), window), "rdma-port-down").empty());
   DiagnoseOptions o;
   o.config.set("rdma-port-down.expect_all_ports", 1);
   auto f = of(run_diagnose(fabric_header(), window, o), "rdma-port-down");
@@ -122,10 +124,10 @@ TEST(RdmaPortDown, DownForTheWholeWindowIsSilentUnlessExpected) {
 }
 
 TEST(RdmaPortDown, ClearedCountersAreNotGrowth) {
-  auto r = run_diagnose(fabric_header(),
-                        ports_window(60, [](size_t i, auto& p) {
-                          if (i >= 30) p[0].link_downed_total = 0;
-                        }));
+  auto r =
+      run_diagnose(fabric_header(), ports_window(60, [](size_t i, auto& p) {
+                     if (i >= 30) p[0].link_downed_total = 0;
+                   }));
   EXPECT_TRUE(of(r, "rdma-port-down").empty());
 }
 
@@ -146,19 +148,20 @@ TEST(RdmaPortDegraded, HalfThePeersRate) {
 TEST(RdmaPortDegraded, PeersOfAnotherModelAreNoPeers) {
   TraceHeader h = fabric_header();
   (*h.host.rdma_devices)[1].model = "MT4125";
-  auto r = run_diagnose(h, ports_window(30, [](size_t, auto& p) {
-                          p[1].rate_gbps = 200;
-                        }));
+  auto r = run_diagnose(
+      h, ports_window(30, [](size_t, auto& p) { p[1].rate_gbps = 200; }));
   EXPECT_TRUE(of(r, "rdma-port-degraded").empty());
 }
 
 TEST(RdmaPortDegraded, BelowTheSiteRate) {
   DiagnoseOptions o;
   o.config.set("rdma-port-degraded.expected_rate_gbps", 400);
-  auto r = run_diagnose(fabric_header(), ports_window(30, [](size_t, auto& p) {
-                          p[0].rate_gbps = 200;
-                          p[1].rate_gbps = 200;
-                        }),
+  auto r = run_diagnose(fabric_header(),
+                        ports_window(30,
+                                     [](size_t, auto& p) {
+                                       p[0].rate_gbps = 200;
+                                       p[1].rate_gbps = 200;
+                                     }),
                         o);
   EXPECT_EQ(of(r, "rdma-port-degraded").size(), 2u);
 }
@@ -175,10 +178,10 @@ TEST(RdmaPortDegraded, ADownPortIsNotDegraded) {
 
 TEST(RdmaErrors, SymbolErrorsAboveNvSentinelsHourlyRateWarn) {
   // 1 every 10 s = 360/h > 120/h, 30 in the window.
-  auto r = run_diagnose(fabric_header(),
-                        ports_window(300, [](size_t i, auto& p) {
-                          *p[0].symbol_error_total += i / 10;
-                        }));
+  auto r =
+      run_diagnose(fabric_header(), ports_window(300, [](size_t i, auto& p) {
+                     *p[0].symbol_error_total += i / 10;
+                   }));
   auto f = of(r, "rdma-errors");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "warning");
@@ -187,10 +190,10 @@ TEST(RdmaErrors, SymbolErrorsAboveNvSentinelsHourlyRateWarn) {
 }
 
 TEST(RdmaErrors, TenASecondIsCritical) {
-  auto r = run_diagnose(fabric_header(),
-                        ports_window(30, [](size_t i, auto& p) {
-                          *p[1].port_rcv_errors_total += 20 * i;
-                        }));
+  auto r =
+      run_diagnose(fabric_header(), ports_window(30, [](size_t i, auto& p) {
+                     *p[1].port_rcv_errors_total += 20 * i;
+                   }));
   auto f = of(r, "rdma-errors");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, "critical");
@@ -198,19 +201,19 @@ TEST(RdmaErrors, TenASecondIsCritical) {
 }
 
 TEST(RdmaErrors, AFewErrorsOrFlatOldOnesAreSilent) {
-  auto r = run_diagnose(fabric_header(),
-                        ports_window(300, [](size_t i, auto& p) {
-                          if (i > 100) *p[0].symbol_error_total += 3;
-                          *p[1].symbol_error_total = 65535;  // old, flat
-                        }));
+  auto r =
+      run_diagnose(fabric_header(), ports_window(300, [](size_t i, auto& p) {
+                     if (i > 100) *p[0].symbol_error_total += 3;
+                     *p[1].symbol_error_total = 65535;  // old, flat
+                   }));
   EXPECT_TRUE(of(r, "rdma-errors").empty());
 }
 
 TEST(RdmaErrors, LinkErrorRecoveriesWarn) {
-  auto r = run_diagnose(fabric_header(),
-                        ports_window(300, [](size_t i, auto& p) {
-                          *p[0].link_error_recovery_total = i / 100;
-                        }));
+  auto r =
+      run_diagnose(fabric_header(), ports_window(300, [](size_t i, auto& p) {
+                     *p[0].link_error_recovery_total = i / 100;
+                   }));
   auto f = of(r, "rdma-errors");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].evidence.find("link error recoveries +2"), std::string::npos)
@@ -252,8 +255,8 @@ TEST(RdmaScenarios, CommBoundNamesTheJobThePortAndTheDutyCycle) {
 }
 
 TEST(RdmaScenarios, CommBoundLookAlikesStaySilent) {
-  for (const char* name :
-       {"comm-bound-input-lookalike", "comm-bound-other-port", "fabric-healthy"})
+  for (const char* name : {"comm-bound-input-lookalike",
+                           "comm-bound-other-port", "fabric-healthy"})
     EXPECT_TRUE(of(run_tracegen(name), "comm-bound").empty()) << name;
 }
 

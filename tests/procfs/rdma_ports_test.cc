@@ -60,8 +60,8 @@ class FakeSys {
     for (const char* c :
          {"port_rcv_data", "port_xmit_data", "symbol_error",
           "link_error_recovery", "link_downed", "port_rcv_errors",
-          "port_xmit_discards", "port_xmit_wait",
-          "local_link_integrity_errors", "excessive_buffer_overrun_errors"})
+          "port_xmit_discards", "port_xmit_wait", "local_link_integrity_errors",
+          "excessive_buffer_overrun_errors"})
       write(p + "/" + counters_dir + "/" + c, "0\n");
   }
 

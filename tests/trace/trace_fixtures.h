@@ -236,9 +236,10 @@ inline Sample full_sample(double t = 1732262400.123456) {
       .psi_mem_some_pct = 0.01,
       .psi_io_some_pct = 99.99,
       .kernel_lines_unclassified_total = 42,
-      .other_cpu_top = std::vector<OtherCpuProcess>{
-          {5120, "yes", "bob", "k8s-pod:1a2b3c4d-5e6", 99.7},
-          {6001, "ffmpeg \"x\" ü", "", "docker:3c4d5e6f7a8b", 12.25}},
+      .other_cpu_top =
+          std::vector<OtherCpuProcess>{
+              {5120, "yes", "bob", "k8s-pod:1a2b3c4d-5e6", 99.7},
+              {6001, "ffmpeg \"x\" ü", "", "docker:3c4d5e6f7a8b", 12.25}},
       .rdma_ports = std::vector<RdmaPort>{
           {.device = "mlx5_0",
            .port = 1,

@@ -1171,7 +1171,7 @@ const std::vector<std::string>& all_ids() {
 }
 
 const std::vector<Entry>& entries() {
-  static const std::vector<Entry> table = with_fabric_entries(with_datacenter_entries({
+  static const std::vector<Entry> table = with_datacenter_entries({
       {{"healthy-training",
         "DDP job at ~95% util on every GPU, loaders keep up",
         1,
@@ -1622,7 +1622,7 @@ const std::vector<Entry>& entries() {
         {},
         {"dev-shm-small"}},
        make<DevShm>(64, false)},
-  }));
+  });
   return table;
 }
 

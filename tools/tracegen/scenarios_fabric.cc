@@ -170,8 +170,7 @@ struct FabricSawTooth : Scenario {
     const bool busy = std::fmod(st.x, 7.0) < 4.0;
     const std::vector<int> mine = node3_gpus(w);
     for (int g : all_gpus(w)) {
-      const bool in_job =
-          std::find(mine.begin(), mine.end(), g) != mine.end();
+      const bool in_job = std::find(mine.begin(), mine.end(), g) != mine.end();
       double util = 0;
       if (in_job)
         util = busy ? 96 + w.rng.normal() : 4 + 1.5 * std::abs(w.rng.normal());
@@ -184,10 +183,12 @@ struct FabricSawTooth : Scenario {
     const size_t hot = kind == kComm ? 0 : kind == kOtherPort ? 2 : kPorts;
     if (hot < kPorts && (!busy || kind == kOtherPort)) {
       RdmaPort& p = port(w, hot);
-      p.rx_bytes_per_s = std::round(kLineBytesPerS * (0.9 + 0.04 * w.rng.uniform()));
-      p.tx_bytes_per_s = std::round(kLineBytesPerS * (0.9 + 0.04 * w.rng.uniform()));
-      *p.port_xmit_wait_total += 50000 + static_cast<uint64_t>(
-                                             20000 * w.rng.uniform());
+      p.rx_bytes_per_s =
+          std::round(kLineBytesPerS * (0.9 + 0.04 * w.rng.uniform()));
+      p.tx_bytes_per_s =
+          std::round(kLineBytesPerS * (0.9 + 0.04 * w.rng.uniform()));
+      *p.port_xmit_wait_total +=
+          50000 + static_cast<uint64_t>(20000 * w.rng.uniform());
     }
   }
 };
@@ -202,8 +203,7 @@ std::vector<Entry> with_fabric_entries(std::vector<Entry> entries) {
         "an uncabled port down for the whole window",
         1,
         {},
-        {"rdma-port-down", "rdma-port-degraded", "rdma-errors",
-         "comm-bound"}},
+        {"rdma-port-down", "rdma-port-degraded", "rdma-errors", "comm-bound"}},
        make<FabricPorts>(FabricPorts::kHealthy)},
       {{"rdma-port-flap",
         "InfiniBand port mlx5_1/1 goes DOWN a third of the way in "

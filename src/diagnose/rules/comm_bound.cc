@@ -60,7 +60,7 @@ constexpr double kIowaitPct = 10;
 constexpr double kMaxOtherCauseShare = 0.5;
 
 struct PortUse {
-  Stat share;  // of the line rate, every sample
+  Stat share;       // of the line rate, every sample
   Stat idle_share;  // while the job's GPUs were idle
   size_t near_line = 0;
   rdma::Growth wait;
@@ -112,10 +112,9 @@ class CommBoundRule : public Rule {
       Now& n = now[j.group];
       if (n.root == 0 || j.pid < n.root) n.root = j.pid;
       n.gpus.insert(j.gpus.begin(), j.gpus.end());
-      const bool sat =
-          j.workers_known > 0
-              ? j.workers_cpu_bound * 4 >= j.workers_known * 3
-              : j.main_cpu_pct >= kMainSaturatedPct;
+      const bool sat = j.workers_known > 0
+                           ? j.workers_cpu_bound * 4 >= j.workers_known * 3
+                           : j.main_cpu_pct >= kMainSaturatedPct;
       n.saturated = n.saturated || sat;
     }
     for (auto& [group, n] : now) {
@@ -141,10 +140,9 @@ class CommBoundRule : public Rule {
       const PortUse* best = nullptr;
       const std::pair<std::string, int>* best_key = nullptr;
       for (const auto& [key, use] : job.ports) {
-        const bool near =
-            static_cast<double>(use.near_line) >= near_samples_ &&
-            static_cast<double>(use.near_line) >=
-                near_share_ * static_cast<double>(job.samples);
+        const bool near = static_cast<double>(use.near_line) >= near_samples_ &&
+                          static_cast<double>(use.near_line) >=
+                              near_share_ * static_cast<double>(job.samples);
         const bool waits =
             static_cast<double>(use.wait.grew_samples) >= wait_samples_;
         if (!near && !waits) continue;
@@ -155,8 +153,8 @@ class CommBoundRule : public Rule {
         }
       }
       if (!best) continue;
-      out.push_back(make_finding(job, best_key->first, best_key->second,
-                                 *best));
+      out.push_back(
+          make_finding(job, best_key->first, best_key->second, *best));
     }
     return out;
   }
@@ -229,9 +227,10 @@ class CommBoundRule : public Rule {
     f.end = job.idle_span.last;
     const double duty = static_cast<double>(job.busy) /
                         static_cast<double>(std::max<size_t>(job.samples, 1));
-    f.title = fmt::format("{} waits on the network: GPUs idle in step while "
-                          "RDMA port {} is saturated",
-                          job.label.pid ? job.label.text() : "a GPU job", name);
+    f.title = fmt::format(
+        "{} waits on the network: GPUs idle in step while "
+        "RDMA port {} is saturated",
+        job.label.pid ? job.label.text() : "a GPU job", name);
     std::vector<std::string> parts;
     parts.push_back(fmt::format(
         "GPUs {} busy (util >= {:.0f}%) in {} of {} samples, idle together "
@@ -254,8 +253,9 @@ class CommBoundRule : public Rule {
           "port_xmit_wait grew by {} in {} samples (the port waited for "
           "credits)",
           use.wait.growth, use.wait.grew_samples));
-    parts.push_back("the job's CPU side is not saturated and the host does "
-                    "not wait on storage in the idle phases");
+    parts.push_back(
+        "the job's CPU side is not saturated and the host does "
+        "not wait on storage in the idle phases");
     f.evidence = fmt::format("{}", fmt::join(parts, "; "));
     std::string first;
     const RdmaPortInfo* info = rdma::find_port_info(*header_, device, port);

@@ -82,7 +82,7 @@ inline std::string near_text(const TraceHeader& h, std::string_view device) {
 struct Growth {
   opt<uint64_t> prev;
   uint64_t growth = 0;
-  size_t grew_samples = 0;  // samples in which it grew
+  size_t grew_samples = 0;         // samples in which it grew
   double first_t = 0, last_t = 0;  // first and last reading
   double first_growth_t = 0, last_growth_t = 0;
   bool known = false;

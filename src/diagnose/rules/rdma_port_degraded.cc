@@ -38,8 +38,8 @@ class RdmaPortDegradedRule : public Rule {
   void begin(const TraceHeader& header, const Config& config) override {
     header_ = &header;
     ratio_ = config.get("rdma-port-degraded.max_rate_ratio", kMaxRateRatio);
-    expected_ = config.get("rdma-port-degraded.expected_rate_gbps",
-                           kExpectedRateGbps);
+    expected_ =
+        config.get("rdma-port-degraded.expected_rate_gbps", kExpectedRateGbps);
     min_fraction_ = config.get("rdma-port-degraded.min_fraction", kMinFraction);
     min_samples_ = config.get("rdma-port-degraded.min_samples", kMinSamples);
   }
@@ -115,8 +115,8 @@ class RdmaPortDegradedRule : public Rule {
   Finding make_finding(const std::string& device, int port,
                        const State& st) const {
     const std::string name = rdma::port_name(device, port);
-    const double fraction = static_cast<double>(st.degraded.count) /
-                            static_cast<double>(st.active);
+    const double fraction =
+        static_cast<double>(st.degraded.count) / static_cast<double>(st.active);
     Finding f;
     f.id = kId;
     f.severity = "warning";

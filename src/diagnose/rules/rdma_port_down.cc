@@ -34,10 +34,10 @@ class RdmaPortDownRule : public Rule {
 
   void begin(const TraceHeader& header, const Config& config) override {
     header_ = &header;
-    min_downed_ = config.get("rdma-port-down.min_link_downed_count",
-                             kMinLinkDownedCount);
-    expect_all_ = config.get("rdma-port-down.expect_all_ports",
-                             kExpectAllPorts) >= 1;
+    min_downed_ =
+        config.get("rdma-port-down.min_link_downed_count", kMinLinkDownedCount);
+    expect_all_ =
+        config.get("rdma-port-down.expect_all_ports", kExpectAllPorts) >= 1;
   }
 
   void observe(const Sample& s, const SampleContext&) override {
