@@ -112,7 +112,9 @@ inline void expect_same(const HostSample& a, const HostSample& b) {
     EXPECT_EQ(*a.other_cpu_top, *b.other_cpu_top);
   }
   EXPECT_EQ(a.rdma_ports.has_value(), b.rdma_ports.has_value());
-  if (a.rdma_ports && b.rdma_ports) EXPECT_EQ(*a.rdma_ports, *b.rdma_ports);
+  if (a.rdma_ports && b.rdma_ports) {
+    EXPECT_EQ(*a.rdma_ports, *b.rdma_ports);
+  }
 }
 
 inline void expect_same(const ProcessSample& a, const ProcessSample& b) {

@@ -234,11 +234,12 @@ class CommBoundRule : public Rule {
     std::vector<std::string> parts;
     parts.push_back(fmt::format(
         "GPUs {} busy (util >= {:.0f}%) in {} of {} samples, idle together "
-        "in {} ({} swings, period ~{:.1f} s)",
+        "in {} ({} swings, period ~{:.1f} s; idle phases {})",
         join_ints(f.gpus), busy_, format_fraction(duty), job.samples,
         format_fraction(static_cast<double>(job.idle) /
                         static_cast<double>(job.samples)),
-        job.cycle.cycles(), job.cycle.period_mean()));
+        job.cycle.cycles(), job.cycle.period_mean(),
+        format_range(job.idle_span.first, job.idle_span.last)));
     if (!use.share.empty())
       parts.push_back(fmt::format(
           "port {} at up to {} of its {:g} Gb/s (mean {}, {} while the GPUs "
