@@ -48,9 +48,13 @@ constexpr double kNearLineFraction = 0.8;
 // the job's samples): the communication phases, not one burst.
 constexpr double kMinNearLineSamples = 3;
 constexpr double kMinNearLineShare = 0.1;
-// Or port_xmit_wait grows in this many samples: the port waited for
-// credits, the fabric is congested even below line rate.
+// Or port_xmit_wait grows in this many of the idle samples, and in a third
+// of them: the port waited for credits while the job waited on it, the
+// fabric is congested even below line rate. (Any port with traffic counts
+// a little wait now and then; growth in step with the idle phases is what
+// ties it to the job.)
 constexpr double kMinWaitSamples = 3;
+constexpr double kMinWaitShare = 0.3;
 // As input-bound: workers at 85% of a core are saturated; the main process
 // at 95% when there are none. Half the idle samples saturated, or waiting
 // on disk (iowait 10%), is another rule's cause.
@@ -64,7 +68,8 @@ struct PortUse {
   Stat idle_share;  // while the job's GPUs were idle
   size_t near_line = 0;
   rdma::Growth wait;
-  double rate_gbps = 0;  // lowest rate seen
+  size_t idle_waits = 0;  // idle samples in which the wait grew
+  double rate_gbps = 0;   // lowest rate seen
 };
 
 struct Job {
@@ -95,6 +100,7 @@ class CommBoundRule : public Rule {
     near_samples_ = th("min_near_line_samples", kMinNearLineSamples);
     near_share_ = th("min_near_line_share", kMinNearLineShare);
     wait_samples_ = th("min_wait_samples", kMinWaitSamples);
+    wait_share_ = th("min_wait_share", kMinWaitShare);
     other_cause_ = th("max_other_cause_share", kMaxOtherCauseShare);
   }
 
@@ -143,11 +149,12 @@ class CommBoundRule : public Rule {
         const bool near = static_cast<double>(use.near_line) >= near_samples_ &&
                           static_cast<double>(use.near_line) >=
                               near_share_ * static_cast<double>(job.samples);
+        const double idle_waits = static_cast<double>(use.idle_waits);
         const bool waits =
-            static_cast<double>(use.wait.grew_samples) >= wait_samples_;
+            idle_waits >= wait_samples_ && idle_waits >= wait_share_ * idle;
         if (!near && !waits) continue;
-        if (!best || use.near_line + use.wait.grew_samples >
-                         best->near_line + best->wait.grew_samples) {
+        if (!best || use.near_line + use.idle_waits >
+                         best->near_line + best->idle_waits) {
           best = &use;
           best_key = &key;
         }
@@ -202,7 +209,9 @@ class CommBoundRule : public Rule {
         it = job.ports.emplace(std::move(key), PortUse{}).first;
       }
       PortUse& use = it->second;
+      const size_t grew = use.wait.grew_samples;
       use.wait.add(s.t, p.port_xmit_wait_total);
+      if (idle && use.wait.grew_samples > grew) ++use.idle_waits;
       if (p.state != "ACTIVE" || !p.rate_gbps || *p.rate_gbps <= 0) continue;
       if (use.rate_gbps == 0 || *p.rate_gbps < use.rate_gbps)
         use.rate_gbps = *p.rate_gbps;
@@ -251,9 +260,9 @@ class CommBoundRule : public Rule {
           use.near_line));
     if (use.wait.growth > 0)
       parts.push_back(fmt::format(
-          "port_xmit_wait grew by {} in {} samples (the port waited for "
-          "credits)",
-          use.wait.growth, use.wait.grew_samples));
+          "port_xmit_wait grew by {} in {} samples, {} of them while the "
+          "GPUs idled (the port waited for credits)",
+          use.wait.growth, use.wait.grew_samples, use.idle_waits));
     parts.push_back(
         "the job's CPU side is not saturated and the host does "
         "not wait on storage in the idle phases");
@@ -283,7 +292,7 @@ class CommBoundRule : public Rule {
          in_step_ = kMinInStepFraction, cycles_ = kMinCycleCount,
          near_line_ = kNearLineFraction, near_samples_ = kMinNearLineSamples,
          near_share_ = kMinNearLineShare, wait_samples_ = kMinWaitSamples,
-         other_cause_ = kMaxOtherCauseShare;
+         wait_share_ = kMinWaitShare, other_cause_ = kMaxOtherCauseShare;
   std::map<uint32_t, Job> jobs_;  // <= kMaxJobs
 };
 
