@@ -113,8 +113,8 @@ class RdmaPortDownRule : public Rule {
       f.start = st.down_samples.first;
       f.end = st.down_samples.last;
       parts.push_back(fmt::format(
-          "{} for the whole window, and the site expects every port up",
-          state));
+          "{} for the whole window ({}), and the site expects every port up",
+          state, format_range(f.start, f.end)));
     } else {
       f.start = st.downed.first_growth_t;
       f.end = st.downed.last_growth_t;
