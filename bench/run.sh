@@ -16,6 +16,8 @@ echo "   (paced at 5 samples/s after 20 warm-up samples; variants in bench/sampl
 "$build/bench/bench_sample"
 echo "== host source"
 "$build/bench/procfs/bench_procfs" --benchmark_min_time=0.2
+echo "== RDMA ports: 8 InfiniBand ports per sample; goal < 50 us"
+"$build/bench/procfs/bench_rdma" --benchmark_min_time=0.2
 echo "== trace read/write"
 "$build/bench/trace/bench_trace" --benchmark_min_time=0.2
 gd="$build/src/cli/gpudoctor"

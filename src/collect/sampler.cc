@@ -16,6 +16,7 @@
 #include "procfs/host_source.h"
 #include "procfs/nvidia_version.h"
 #include "procfs/pci_gpus.h"
+#include "procfs/rdma_ports.h"
 
 namespace gd {
 
@@ -33,13 +34,16 @@ struct Sampler::Impl {
   // the PCI bus and opens the kernel log. The host's first reading is taken
   // first: a one-shot command's rate window runs while NVML initialises.
   explicit Impl(const SamplerOptions& o)
-      : host(o.proc_root, o.sys_root), holders(o.proc_root, o.dev_prefix) {
+      : host(o.proc_root, o.sys_root),
+        rdma(o.sys_root),
+        holders(o.proc_root, o.dev_prefix) {
     auto loading = std::async(std::launch::async, [&o] {
       return std::make_unique<GpuSource>(gpu_options(o));
     });
     host_read_at = read_host();
     header.host = host.host_info();
     if (!o.hostname.empty()) header.host.hostname = o.hostname;
+    header.host.rdma_devices = rdma.devices();
     auto pci_devices = procfs::scan_pci_gpus(o.sys_root);
     auto module_version =
         procfs::read_nvidia_kernel_module_version(o.proc_root);
@@ -144,12 +148,22 @@ struct Sampler::Impl {
 
   Clock::time_point read_host() {
     host.sample(unix_now());
+    read_rdma(rdma_scratch);
     return Clock::now();
   }
 
+  // The RDMA ports (none: the field stays unset, nothing is said).
+  void read_rdma(opt<std::vector<RdmaPort>>& out) {
+    if (rdma.port_count() == 0) return;
+    if (!out) out.emplace();
+    rdma.sample(unix_now(), *out);
+  }
+
   HostSource host;
-  Clock::time_point host_read_at;  // of the last host reading
-  std::unique_ptr<GpuSource> gpu;  // set by the constructor
+  procfs::RdmaPortReader rdma;
+  opt<std::vector<RdmaPort>> rdma_scratch;  // the constructor's reading
+  Clock::time_point host_read_at;           // of the last host reading
+  std::unique_ptr<GpuSource> gpu;           // set by the constructor
   std::unique_ptr<KernelLogSource> kmsg;
   DeviceHolderWatch holders;
   std::vector<uint32_t> holder_pids;  // of the current sample
@@ -168,6 +182,7 @@ Sample Sampler::sample() {
   s.gpus = impl_->gpu->sample(s.events);
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
+  impl_->read_rdma(s.host.rdma_ports);
   impl_->host_read_at = Impl::Clock::now();
   s.processes = impl_->host.processes(impl_->pids_of_interest(s), s.t);
   impl_->drop_vanished_holders(s);
@@ -209,6 +224,7 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   note_phase("sample_once: rate window over");
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
+  impl_->read_rdma(s.host.rdma_ports);
   impl_->host_read_at = Clock::now();
   s.processes = impl_->host.processes(pids, s.t);
   impl_->drop_vanished_holders(s);

@@ -25,6 +25,9 @@ std::unique_ptr<Rule> make_thermal_outlier_rule();
 std::unique_ptr<Rule> make_gpu_missing_rule();
 std::unique_ptr<Rule> make_pcie_aer_errors_rule();
 std::unique_ptr<Rule> make_nvlink_degraded_rule();
+std::unique_ptr<Rule> make_rdma_port_down_rule();
+std::unique_ptr<Rule> make_rdma_port_degraded_rule();
+std::unique_ptr<Rule> make_rdma_errors_rule();
 
 // --- workload rules --------------------------------------------------------
 // (declare the factory, then add a row to the table below)
@@ -43,6 +46,7 @@ std::unique_ptr<Rule> make_dev_shm_small_rule();
 std::unique_ptr<Rule> make_low_sm_efficiency_rule();
 std::unique_ptr<Rule> make_tensor_cores_unused_rule();
 std::unique_ptr<Rule> make_memory_underused_rule();
+std::unique_ptr<Rule> make_comm_bound_rule();
 
 const std::vector<RuleEntry>& rule_table() {
   static const std::vector<RuleEntry> table = {
@@ -65,6 +69,9 @@ const std::vector<RuleEntry>& rule_table() {
       {"gpu-missing", make_gpu_missing_rule},
       {"pcie-aer-errors", make_pcie_aer_errors_rule},
       {"nvlink-degraded", make_nvlink_degraded_rule},
+      {"rdma-port-down", make_rdma_port_down_rule},
+      {"rdma-port-degraded", make_rdma_port_degraded_rule},
+      {"rdma-errors", make_rdma_errors_rule},
       // --- workload rules ---
       {"memory-pressure", make_memory_pressure_rule},
       {"memory-leak", make_memory_leak_rule},
@@ -81,6 +88,7 @@ const std::vector<RuleEntry>& rule_table() {
       {"low-sm-efficiency", make_low_sm_efficiency_rule},
       {"tensor-cores-unused", make_tensor_cores_unused_rule},
       {"memory-underused", make_memory_underused_rule},
+      {"comm-bound", make_comm_bound_rule},
   };
   return table;
 }

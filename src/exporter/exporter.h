@@ -38,6 +38,10 @@ inline std::string render_metrics(const MetricsInput& in) {
 
 // Internal pieces, one per family group (exposed for tests).
 void render_dcgm_families(const MetricsInput& in, std::string& out);
+// RDMA ports: node_exporter's node_infiniband_* (no Hostname label, as
+// node_exporter writes them) and gpudoctor_rdma_* (rdma_families.cc).
+void render_node_infiniband_families(const MetricsInput& in, std::string& out);
+void render_rdma_native_families(const MetricsInput& in, std::string& out);
 // The gpudoctor_* families without their Hostname label, which
 // render_metrics_of_snapshot and render_age_families add to every series.
 void render_native_families(const MetricsInput& in, std::string& out);

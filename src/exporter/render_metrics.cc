@@ -9,8 +9,10 @@ void render_metrics_of_snapshot(const MetricsInput& in, std::string& out) {
   out.reserve(32 * 1024);
   if (in.header == nullptr) return;
   render_dcgm_families(in, out);
+  render_node_infiniband_families(in, out);
   const size_t native = out.size();
   render_native_families(in, out);
+  render_rdma_native_families(in, out);
   // Prometheus reads an empty label as no label: none is written then.
   if (!in.header->host.hostname.empty())
     prom::prepend_label(out, native, "Hostname", in.header->host.hostname);

@@ -55,6 +55,56 @@ struct MigInstance {
 
 // ---- header (trace line 1) -------------------------------------------------
 
+// ---- RDMA (InfiniBand and RoCE) ports: /sys/class/infiniband -------------
+
+// A port of an RDMA device as it was when the header was written.
+struct RdmaPortInfo {
+  int port = 0;                 // N of ports/N
+  std::string link_layer;       // "InfiniBand" or "Ethernet" (RoCE); ""
+  opt<double> max_rate_gbps{};  // the port's rate when the header was written
+  opt<std::string> netdev{};    // the Ethernet device of a RoCE port
+  bool operator==(const RdmaPortInfo&) const = default;
+};
+
+// An RDMA device (an HCA, "mlx5_0") and where it sits: its PCI address and
+// NUMA node tie its ports to the GPUs that share its PCIe switch or node.
+struct RdmaDevice {
+  std::string device;      // "mlx5_0"
+  std::string pci_bus_id;  // "0000:1a:00.0"; "" unknown
+  opt<int> numa_node{};    // -1 from sysfs (no NUMA) is unknown
+  std::string model;       // hca_type, "MT4129"; "" unknown
+  std::string fw_version;  // fw_ver; "" unknown
+  std::vector<RdmaPortInfo> ports{};
+  bool operator==(const RdmaDevice&) const = default;
+};
+
+// One port now. The _total counters are the port's own totals as sysfs
+// gives them (not per interval); a counter the device does not give is
+// unset. Rates are averages since the previous sample.
+struct RdmaPort {
+  std::string device;
+  int port = 0;
+  std::string state;       // DOWN, INIT, ARMED, ACTIVE; "" unknown
+  std::string phys_state;  // Polling, Disabled, LinkUp, ...; "" unknown
+  opt<double> rate_gbps{};
+  opt<double> rx_bytes_per_s{}, tx_bytes_per_s{};
+  opt<uint64_t> symbol_error_total{}, link_error_recovery_total{},
+      link_downed_total{}, port_rcv_errors_total{}, port_xmit_discards_total{},
+      port_xmit_wait_total{}, local_link_integrity_errors_total{},
+      excessive_buffer_overrun_errors_total{};
+  // Live only, never written to a trace (the trace has the rates): bytes
+  // received and sent since the counters were last cleared (4 x sysfs's
+  // port_rcv_data / port_xmit_data), for /metrics' node_exporter counters.
+  opt<uint64_t> rx_bytes_total{}, tx_bytes_total{};
+  bool operator==(const RdmaPort&) const = default;
+};
+
+// Ports read at most (all devices together); more are left out. A large
+// node has 8 to 18; the bound keeps a hostile tree from costing a sample.
+inline constexpr size_t kRdmaPortsMax = 64;
+// Longest device or net device name kept (IB_DEVICE_NAME_MAX is 64).
+inline constexpr size_t kRdmaNameMax = 64;
+
 struct HostInfo {
   std::string hostname;
   std::string kernel;
@@ -63,6 +113,9 @@ struct HostInfo {
   opt<uint64_t> mem_total_bytes;
   opt<uint64_t> swap_total_bytes;
   std::string pid_namespace;  // "host", "container" or "" (unknown = host)
+  // Additions to version 1: RDMA devices and their ports; nullopt = not
+  // looked, empty = none on the host.
+  opt<std::vector<RdmaDevice>> rdma_devices{};
 };
 
 struct DriverInfo {
@@ -251,6 +304,9 @@ struct HostSample {
   // at most kOtherCpuTopMax, busiest first; nullopt = not looked, empty =
   // none busy.
   opt<std::vector<OtherCpuProcess>> other_cpu_top{};
+  // Additions to version 1: every RDMA port of the header's rdma_devices,
+  // at most kRdmaPortsMax; nullopt = not looked (or none on the host).
+  opt<std::vector<RdmaPort>> rdma_ports{};
 };
 inline constexpr size_t kOtherCpuTopMax = 8;
 

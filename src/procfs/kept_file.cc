@@ -59,6 +59,15 @@ bool KeptFile::read(const char* path, std::string& out, Ending ending) {
   return ok;
 }
 
+bool take_kept_slot() {
+  if (g_kept.load(std::memory_order_relaxed) >= kept_file_budget())
+    return false;
+  g_kept.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void give_kept_slot() { g_kept.fetch_sub(1, std::memory_order_relaxed); }
+
 size_t kept_file_count() { return g_kept.load(std::memory_order_relaxed); }
 
 size_t kept_file_budget() {

@@ -50,6 +50,10 @@ class KeptFile {
 // Descriptors kept open by all KeptFiles of this process, and the budget.
 size_t kept_file_count();
 size_t kept_file_budget();
+// For other readers that keep descriptors (rdma_ports.h): takes one slot
+// of the same budget (false when it is spent), and gives one back.
+bool take_kept_slot();
+void give_kept_slot();
 
 // Raises the soft RLIMIT_NOFILE to the hard limit, as daemons that watch
 // many processes do (the soft default of 1024 dates from select()). Call

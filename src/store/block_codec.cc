@@ -147,6 +147,7 @@ EncodedBlock encode_block(std::span<const Sample> samples, int zstd_level) {
     r.events = s.events;
     r.device_holders = s.device_holders;
     r.host.other_cpu_top = s.host.other_cpu_top;  // not numeric columns
+    r.host.rdma_ports = s.host.rdma_ports;        // nor these
     append_sample_json(rest, r);
     rest += '\n';
   }
@@ -282,6 +283,8 @@ void charge_sample(DecodeBudget& budget, const Sample& s) {
   if (s.host.other_cpu_top)
     budget.charge(s.host.other_cpu_top->size(), sizeof(OtherCpuProcess),
                   "other CPU work");
+  if (s.host.rdma_ports)
+    budget.charge(s.host.rdma_ports->size(), sizeof(RdmaPort), "RDMA ports");
   budget.charge(s.processes.size(), sizeof(ProcessSample), "processes");
 }
 

@@ -15,7 +15,7 @@
 // rest blob: what is neither a number nor a process -- GPU lost/stale
 // flags, clock event reasons, the row-remap histogram, the recovery action,
 // read errors, events, device holders, the host's other CPU work
-// (other_cpu_top) -- as one trace-format
+// (other_cpu_top), the RDMA ports (rdma_ports) -- as one trace-format
 // JSON line per sample with the numeric fields nulled, zstd-compressed as a
 // whole (the lines repeat from sample to sample, which zstd squeezes out).
 // Format-1 blocks (older files) keep their processes here.

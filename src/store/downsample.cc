@@ -164,6 +164,13 @@ Sample average_bucket(const std::vector<Sample>& in, size_t begin, size_t end) {
   }
   store_averages(out.host, host_fields(), host_acc);
   out.host.other_cpu_top = average_other_cpu(in, begin, end);
+  // The RDMA ports as the bucket's last sample saw them: their counters
+  // are totals, so the last reading loses none of their growth.
+  for (size_t i = end; i > begin; --i)
+    if (in[i - 1].host.rdma_ports) {
+      out.host.rdma_ports = in[i - 1].host.rdma_ports;
+      break;
+    }
   for (auto& p : out.processes) {
     auto it = cpu.find(p.pid);
     if (it != cpu.end() && it->second.n)

@@ -35,8 +35,9 @@ inline constexpr int kAverageDecimals = 3;
 // keeps its last value; clock event reasons and read errors are the union
 // and events are all kept, so nothing that happened disappears; a boolean
 // flag is true if it was true at any time in the bucket; device holders are
-// the last list the bucket saw; other_cpu_top is each process's average over
-// the bucket's samples that looked, the busiest kOtherCpuTopMax.
+// the last list the bucket saw, and so are the RDMA ports (their counters
+// are totals); other_cpu_top is each process's average over the bucket's
+// samples that looked, the busiest kOtherCpuTopMax.
 std::vector<Sample> downsample(const std::vector<Sample>& samples, double step);
 
 }  // namespace gd::store

@@ -15,6 +15,7 @@
 
 #include "model/process_budget.h"
 #include "trace/json_in_read.h"
+#include "trace/rdma_json.h"
 #include "trace/trace_checks.h"
 #include "trace/trace_io.h"
 
@@ -37,7 +38,8 @@ namespace {
   X(psi_mem_some_pct, plain)                \
   X(psi_io_some_pct, plain)                 \
   X(kernel_lines_unclassified_total, plain) \
-  X(other_cpu_top, custom)
+  X(other_cpu_top, custom)                  \
+  X(rdma_ports, custom)
 
 #define GD_OTHER_CPU_FIELDS(X) \
   X(pid, custom)               \
@@ -75,6 +77,7 @@ void parse_other_cpu(const Loc& loc, object obj, OtherCpuProcess& o) {
 void clear_host_sample(HostSample& o) {
   GD_HOST_SAMPLE_FIELDS(GD_CLEAR)
   o.other_cpu_top.reset();
+  o.rdma_ports.reset();
 }
 
 [[gnu::flatten]] void parse_host_sample(const Loc& parent, element v,
@@ -99,6 +102,11 @@ void clear_host_sample(HostSample& o) {
         // At most kOtherCpuTopMax by contract; a longer list is hostile.
         if (o.other_cpu_top->size() > kOtherCpuTopMax)
           o.other_cpu_top->resize(kOtherCpuTopMax);
+        break;
+      case Key::rdma_ports:
+        if (f.value.is_null()) break;
+        o.rdma_ports.emplace();
+        read_rdma_ports(loc, f.key, f.value, *o.rdma_ports);
         break;
     }
   }

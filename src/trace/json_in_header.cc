@@ -6,6 +6,7 @@
 #include "trace/faults_json.h"
 #include "trace/json_in.h"
 #include "trace/json_in_read.h"
+#include "trace/rdma_json.h"
 #include "trace/trace_checks.h"
 #include "trace/trace_io.h"
 
@@ -19,7 +20,8 @@ namespace {
   X(cpu_count, plain)          \
   X(mem_total_bytes, plain)    \
   X(swap_total_bytes, plain)   \
-  X(pid_namespace, plain)
+  X(pid_namespace, plain)      \
+  X(rdma_devices, custom)
 
 #define GD_DRIVER_FIELDS(X)       \
   X(driver_version, plain)        \
@@ -80,6 +82,11 @@ void parse_host_info(const Loc& loc, object obj, HostInfo& o) {
   for (auto f : obj) {
     switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
       GD_HOST_INFO_FIELDS(GD_CASE)
+      case Key::rdma_devices:
+        if (f.value.is_null()) break;
+        o.rdma_devices.emplace();
+        read_rdma_devices(loc, f.key, f.value, *o.rdma_devices);
+        break;
     }
   }
 }

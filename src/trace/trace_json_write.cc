@@ -5,6 +5,7 @@
 
 #include "trace/faults_json.h"
 #include "trace/json_out.h"
+#include "trace/rdma_json.h"
 #include "trace/trace_io.h"
 
 namespace gd {
@@ -45,6 +46,10 @@ void append_host_info(std::string& out, const HostInfo& h) {
   value(out, h.swap_total_bytes);
   lit(out, ",\"pid_namespace\":");
   string_or_null(out, h.pid_namespace);
+  if (h.rdma_devices) {
+    lit(out, ",\"rdma_devices\":");
+    append_rdma_devices(out, *h.rdma_devices);
+  }
   out.push_back('}');
 }
 
@@ -403,6 +408,10 @@ void append_host_sample(std::string& out, const HostSample& h) {
       out.push_back('}');
     }
     out.push_back(']');
+  }
+  if (h.rdma_ports) {
+    lit(out, ",\"rdma_ports\":");
+    append_rdma_ports(out, *h.rdma_ports);
   }
   out.push_back('}');
 }

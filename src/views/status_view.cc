@@ -169,6 +169,50 @@ std::string other_work_line(const HostSample& h) {
   return out + "\n";
 }
 
+// One line per RDMA port (host.rdma_ports): "RDMA mlx5_0/1 ACTIVE/LinkUp
+// 400 Gb/s InfiniBand  rx 1.2 GB/s tx 1.1 GB/s  errors: symbol 12"; no
+// line when the host has none.
+std::string rdma_lines(const HostInfo& hi, const HostSample& h) {
+  if (!h.rdma_ports || h.rdma_ports->empty()) return {};
+  std::string out;
+  for (const RdmaPort& p : *h.rdma_ports) {
+    std::string layer, netdev;
+    if (hi.rdma_devices)
+      for (const RdmaDevice& d : *hi.rdma_devices)
+        if (d.device == p.device)
+          for (const RdmaPortInfo& i : d.ports)
+            if (i.port == p.port) {
+              layer = i.link_layer == "Ethernet" ? "RoCE" : i.link_layer;
+              if (i.netdev) netdev = " (" + safe(*i.netdev) + ")";
+            }
+    std::string errors;
+    auto count = [&](const char* what, const std::optional<uint64_t>& v) {
+      if (v && *v > 0)
+        errors += fmt::format("{}{} {}", errors.empty() ? "" : ", ", what, *v);
+    };
+    count("symbol", p.symbol_error_total);
+    count("recoveries", p.link_error_recovery_total);
+    count("downed", p.link_downed_total);
+    count("rcv", p.port_rcv_errors_total);
+    count("integrity", p.local_link_integrity_errors_total);
+    count("overruns", p.excessive_buffer_overrun_errors_total);
+    count("discards", p.port_xmit_discards_total);
+    const double rx = p.rx_bytes_per_s.value_or(-1);
+    const double tx = p.tx_bytes_per_s.value_or(-1);
+    out += fmt::format(
+        "     RDMA {}/{} {}/{} {} {}{}  rx {} tx {}  errors: {}\n",
+        safe(p.device), p.port, p.state.empty() ? kUnknown : safe(p.state),
+        p.phys_state.empty() ? kUnknown : safe(p.phys_state),
+        p.rate_gbps ? fmt::format("{:g} Gb/s", *p.rate_gbps)
+                    : std::string(kUnknown),
+        layer.empty() ? kUnknown : safe(layer), netdev,
+        rx < 0 ? std::string(kUnknown) : bytes_rate(static_cast<uint64_t>(rx)),
+        tx < 0 ? std::string(kUnknown) : bytes_rate(static_cast<uint64_t>(tx)),
+        errors.empty() ? "none" : errors);
+  }
+  return out;
+}
+
 std::string host_block(const HostInfo& hi, const HostSample& h) {
   std::string out =
       fmt::format("Host {}  kernel {}  {} x {}\n", safe(hi.hostname),
@@ -195,6 +239,7 @@ std::string host_block(const HostInfo& hi, const HostSample& h) {
                        or_na(h.psi_cpu_some_pct, "{:.1f}%"),
                        or_na(h.psi_mem_some_pct, "{:.1f}%"),
                        or_na(h.psi_io_some_pct, "{:.1f}%"));
+  out += rdma_lines(hi, h);
   return out;
 }
 

@@ -111,6 +111,10 @@ inline void expect_same(const HostSample& a, const HostSample& b) {
   if (a.other_cpu_top && b.other_cpu_top) {
     EXPECT_EQ(*a.other_cpu_top, *b.other_cpu_top);
   }
+  EXPECT_EQ(a.rdma_ports.has_value(), b.rdma_ports.has_value());
+  if (a.rdma_ports && b.rdma_ports) {
+    EXPECT_EQ(*a.rdma_ports, *b.rdma_ports);
+  }
 }
 
 inline void expect_same(const ProcessSample& a, const ProcessSample& b) {
@@ -207,6 +211,7 @@ inline void expect_same(const TraceHeader& a, const TraceHeader& b) {
   EXPECT_EQ(a.host.mem_total_bytes, b.host.mem_total_bytes);
   EXPECT_EQ(a.host.swap_total_bytes, b.host.swap_total_bytes);
   EXPECT_EQ(a.host.pid_namespace, b.host.pid_namespace);
+  EXPECT_EQ(a.host.rdma_devices, b.host.rdma_devices);
   EXPECT_EQ(a.nvml_status, b.nvml_status);
   EXPECT_EQ(a.nvml_error, b.nvml_error);
   EXPECT_EQ(a.kernel_log_error, b.kernel_log_error);

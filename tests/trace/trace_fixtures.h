@@ -18,7 +18,17 @@ inline TraceHeader full_header() {
                     .cpu_count = 128,
                     .mem_total_bytes = 1081627033600ULL,
                     .swap_total_bytes = 0,
-                    .pid_namespace = "container"};
+                    .pid_namespace = "container",
+                    .rdma_devices = std::vector<RdmaDevice>{
+                        {.device = "mlx5_0",
+                         .pci_bus_id = "0000:1a:00.0",
+                         .numa_node = 0,
+                         .model = "MT4129",
+                         .fw_version = "28.39.1002",
+                         .ports = {{.port = 1,
+                                    .link_layer = "Ethernet",
+                                    .max_rate_gbps = 400,
+                                    .netdev = "ens8f0np0"}}}}};
   h.nvml_status = kNvmlError;
   h.nvml_error = "Unknown Error";
   h.kernel_log_error = "not read (--kmsg none)";
@@ -226,9 +236,26 @@ inline Sample full_sample(double t = 1732262400.123456) {
       .psi_mem_some_pct = 0.01,
       .psi_io_some_pct = 99.99,
       .kernel_lines_unclassified_total = 42,
-      .other_cpu_top = std::vector<OtherCpuProcess>{
-          {5120, "yes", "bob", "k8s-pod:1a2b3c4d-5e6", 99.7},
-          {6001, "ffmpeg \"x\" ü", "", "docker:3c4d5e6f7a8b", 12.25}}};
+      .other_cpu_top =
+          std::vector<OtherCpuProcess>{
+              {5120, "yes", "bob", "k8s-pod:1a2b3c4d-5e6", 99.7},
+              {6001, "ffmpeg \"x\" ü", "", "docker:3c4d5e6f7a8b", 12.25}},
+      .rdma_ports = std::vector<RdmaPort>{
+          {.device = "mlx5_0",
+           .port = 1,
+           .state = "ACTIVE",
+           .phys_state = "LinkUp",
+           .rate_gbps = 400,
+           .rx_bytes_per_s = 1.2e10,
+           .tx_bytes_per_s = 1.1e10,
+           .symbol_error_total = 12,
+           .link_error_recovery_total = 1,
+           .link_downed_total = 2,
+           .port_rcv_errors_total = 3,
+           .port_xmit_discards_total = 4,
+           .port_xmit_wait_total = 18446744073709551615ULL,
+           .local_link_integrity_errors_total = 5,
+           .excessive_buffer_overrun_errors_total = 6}}};
   s.processes = {full_process(4242, 4100), full_process(4300, 4242)};
   s.processes[1].name = "pt_data_worker";
   s.processes[1].state = "Z";

@@ -51,7 +51,10 @@ inline int last_gpu(const World& w) {
 }
 
 // `entries` followed by the datacenter scenarios (MIG, NVLink, GPM;
-// scenarios_datacenter.cc).
+// scenarios_datacenter.cc), then the fabric ones.
 std::vector<Entry> with_datacenter_entries(std::vector<Entry> entries);
+// `entries` followed by the fabric scenarios (InfiniBand / RoCE ports;
+// scenarios_fabric.cc).
+std::vector<Entry> with_fabric_entries(std::vector<Entry> entries);
 
 }  // namespace gd::tracegen

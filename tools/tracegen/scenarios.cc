@@ -1162,7 +1162,11 @@ const std::vector<std::string>& all_ids() {
                                                "nvlink-degraded",
                                                "low-sm-efficiency",
                                                "tensor-cores-unused",
-                                               "memory-underused"};
+                                               "memory-underused",
+                                               "rdma-port-down",
+                                               "rdma-port-degraded",
+                                               "rdma-errors",
+                                               "comm-bound"};
   return ids;
 }
 

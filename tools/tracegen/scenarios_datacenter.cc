@@ -299,7 +299,7 @@ std::vector<Entry> with_datacenter_entries(std::vector<Entry> entries) {
        make<SmallFootprint>(SmallFootprint::kComputeBound)},
   };
   entries.insert(entries.end(), mine.begin(), mine.end());
-  return entries;
+  return with_fabric_entries(std::move(entries));
 }
 
 }  // namespace gd::tracegen
