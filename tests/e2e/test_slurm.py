@@ -306,7 +306,8 @@ class PrologGate(CheckBase):
         self.assertEqual(len(starts), 3)
         self.assertEqual(len(ends), 3)
         for (n, start, end) in zip((1, 2, 8), starts, ends):
-            print(f"prolog on {n} GPU(s) of 8: check start to log line {1000 * (end - start):.0f} ms",
+            ms = 1000 * (end - start)
+            print(f"prolog on {n} GPU(s) of 8: check start to log line {ms:.0f} ms",
                   file=sys.stderr)
         self.show(s.show_node())
 
