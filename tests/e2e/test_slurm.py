@@ -3,11 +3,14 @@ and slurmd as root with a private slurm.conf and fake GPUs)."""
 import json
 import os
 import re
+import sys
 import tempfile
 import time
 import unittest
 
+from gd_e2e import FAKE_NVML, GPUDOCTOR, unused_pid
 from gd_slurm import SCONTROL, SlurmCluster, node_reason
+from test_check import GiB, PROLOG, CheckBase, xid_line
 from test_serve import Serve, first_sample_scenario
 
 # Xid 79 on the 4-GPU scenario's GPU 2 (00000000:47:00.0), as the driver logs it.
@@ -213,6 +216,134 @@ class ServeDrain(SlurmCase):
         self.assertIn("DRAIN", fields["State"])
         self.assertRegex(node_reason(fields), REASON_RE)
         self.assertEqual(self.resumes("resumed"), 0)
+
+
+class PrologGate(CheckBase):
+    """deploy/slurm/prolog.sh as the real slurmd's Prolog=, with the build's
+    gpudoctor on tracegen's idle 8-GPU node (the fake NVML) and the node's 8
+    GPUs as gres. The prolog's decisions go through $GPUDOCTOR_LOGGER to a
+    file (no syslog needed), each line stamped with the time it was written;
+    the gpudoctor wrapper stamps when the check began."""
+
+    def start_cluster(self):
+        t = self.tmp.name
+        self.times = os.path.join(t, "check.started")
+        self.logs = os.path.join(t, "prolog.log")
+        gpudoctor = os.path.join(t, "gpudoctor")
+        with open(gpudoctor, "w") as f:
+            # slurmd gives the prolog no PATH: sh's default one finds date.
+            f.write("#!/bin/sh\n"
+                    f"date +%s.%N >> {self.times}\n"
+                    f"exec {GPUDOCTOR} --nvml-lib {FAKE_NVML} --kmsg {self.kmsg} "
+                    f"--dev-prefix {self.dev} \"$@\"\n")
+        logger = os.path.join(t, "logger")
+        with open(logger, "w") as f:
+            f.write("#!/bin/sh\n"
+                    f"printf '%s %s\\n' \"$(date +%s.%N)\" \"$*\" >> {self.logs}\n")
+        os.chmod(gpudoctor, 0o755)
+        os.chmod(logger, 0o755)
+        self.slurm = SlurmCluster(gpus=8, prolog=os.path.abspath(PROLOG), script_env={
+            "GPUDOCTOR": gpudoctor, "GPUDOCTOR_LOGGER": logger, "SCONTROL": SCONTROL,
+            "FAKE_NVML_SCENARIO": self.scenario()})
+        self.slurm.__enter__()
+        return self.slurm
+
+    def tearDown(self):
+        # The cluster first: its prolog reads files in the test's folder.
+        if getattr(self, "slurm", None):
+            self.slurm.stop()
+        super().tearDown()
+
+    def log_lines(self):
+        if not os.path.exists(self.logs):
+            return []
+        with open(self.logs) as f:
+            return f.read().splitlines()
+
+    def wait_log(self, needle, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            found = [l for l in self.log_lines() if needle in l]
+            if found:
+                return found[0]
+            time.sleep(0.05)
+        self.fail(f"no prolog log line with {needle!r} in {timeout} s: {self.log_lines()}\n"
+                  + self.slurm.daemon_logs())
+
+    def wait_drained(self):
+        return self.slurm.wait_node(lambda f: "DRAIN" in f.get("State", ""),
+                                    "drained by the prolog", timeout=120)
+
+    def assert_requeued_not_run(self, job):
+        """The job's prolog failed: Slurm requeued it (Restarts=1), it waits
+        (the only node is drained) and its batch script never ran."""
+        fields = self.slurm.wait_job(job, "PENDING", timeout=60)
+        self.assertEqual(fields.get("Restarts"), "1", fields)
+        out = os.path.join(self.slurm.dir, "log", f"job-{job}.out")
+        self.assertFalse(os.path.exists(out), self.slurm.job_output(job))
+        return fields
+
+    def show(self, fields):
+        print(f"scontrol show node: State={fields.get('State')} Reason={fields.get('Reason')}",
+              file=sys.stderr)
+        for line in self.log_lines():
+            print(f"prolog log: {line}", file=sys.stderr)
+
+    def test_healthy_node_jobs_run_and_complete(self):
+        s = self.start_cluster()
+        for n, gpus in ((1, "0"), (2, "0,1"), (8, "0,1,2,3,4,5,6,7")):
+            job = s.sbatch(f"--gres=gpu:{n}", "--wrap", "echo GPUS=$SLURM_JOB_GPUS")
+            fields = s.wait_job(job, "COMPLETED", timeout=120)
+            self.assertEqual((fields["ExitCode"], fields["NodeList"]), ("0:0", s.node))
+            self.assertIn(f"GPUS={gpus}\n", s.job_output(job))
+            self.wait_log(f"job={job} gpus={gpus} finding=healthy action=none")
+        self.assertNotIn("DRAIN", s.show_node()["State"])
+        # The prolog's own time: the check's start to its decision's log
+        # line (gpudoctor check, then logger), printed, never asserted.
+        with open(self.times) as f:
+            starts = [float(l) for l in f.read().split()]
+        ends = [float(l.split()[0]) for l in self.log_lines()]
+        self.assertEqual(len(starts), 3)
+        self.assertEqual(len(ends), 3)
+        for (n, start, end) in zip((1, 2, 8), starts, ends):
+            ms = 1000 * (end - start)
+            print(f"prolog on {n} GPU(s) of 8: check start to log line {ms:.0f} ms",
+                  file=sys.stderr)
+        self.show(s.show_node())
+
+    def test_xid_79_on_gpu_5_drains_and_the_job_does_not_run(self):
+        bus = self.header["gpus"][5]["pci_bus_id"]
+        with open(self.kmsg, "w") as f:
+            f.write(xid_line(bus, 79, "GPU has fallen off the bus."))
+        s = self.start_cluster()
+        job = s.sbatch("--gres=gpu:2", "--wrap", "echo ran")
+        fields = self.wait_drained()
+        reason = node_reason(fields)
+        self.assertTrue(reason.startswith(f"gpudoctor: GPU 5 {bus} Xid 79"), reason)
+        self.assertIn("fell off the bus", reason)
+        self.assertLessEqual(len(reason), 200)
+        line = self.wait_log(f"job={job} gpus=0,1 finding=\"{reason}\" action=drain node={s.node}")
+        self.assertIn("-p user.err", line)
+        self.assert_requeued_not_run(job)
+        self.show(s.show_node())
+        # check --json on the same scenario and kernel log: the finding, exit 2.
+        p = self.check("--json")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        xids = [f for f in json.loads(p.stdout)["findings"] if f["id"] == "xid-error"]
+        self.assertEqual([(f["gpus"], f["severity"]) for f in xids], [([5], "critical")])
+
+    def test_dead_jobs_memory_on_the_jobs_gpu_drains_naming_the_holder(self):
+        gone = unused_pid()
+        self.add_process(1, gone, 40 * GiB)
+        s = self.start_cluster()
+        job = s.sbatch("--gres=gpu:2", "--wrap", "echo ran")
+        reason = node_reason(self.wait_drained())
+        self.assertTrue(reason.startswith("gpudoctor: GPU 1 "), reason)
+        self.assertIn(f"pid {gone} gone", reason)
+        self.assertIn("40.0 GiB", reason)
+        self.wait_log(f"job={job} gpus=0,1 finding=\"{reason}\" action=drain node={s.node}")
+        self.assert_requeued_not_run(job)
+        self.show(s.show_node())
 
 
 class DrainFlags(unittest.TestCase):
