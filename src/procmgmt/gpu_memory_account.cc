@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/memory_owners.h"
 #include "model/orphan_holders.h"
 
 namespace gd::procmgmt {
@@ -294,6 +295,13 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
       }
       a.processes.push_back(std::move(ap));
     }
+  }
+  if (a.processes_known) {
+    MemoryOwnersSum owners;
+    for (const AccountedProcess& ap : a.processes)
+      owners.add(ap.used_bytes, ap.status == HolderStatus::kZombie ||
+                                    ap.status == HolderStatus::kMissing);
+    a.not_owned_bytes = owners.finish(a.used_bytes).not_owned_bytes;
   }
   std::stable_sort(a.processes.begin(), a.processes.end(),
                    [](const AccountedProcess& x, const AccountedProcess& y) {

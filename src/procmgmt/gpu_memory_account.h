@@ -80,6 +80,11 @@ struct GpuMemoryAccount {
   // Bytes of listed processes that no visible process accounts for
   // (missing from our /proc).
   uint64_t missing_bytes = 0;
+  // Used memory no live listed process holds (used minus the live ones,
+  // zombies and missing owners counted dead): the figure of the
+  // orphaned-memory finding, top and the dashboard (model/memory_owners.h).
+  // Unset when used or a live process's size is unknown.
+  std::optional<uint64_t> not_owned_bytes;
   bool in_container = false;  // gpudoctor's own PID namespace is not the host's
   std::vector<OtherHolder> other_holders;
   // Used memory that no live listed process accounts for: a listed owner

