@@ -57,6 +57,44 @@ class OrphanFigures(E2E):
         self.assertIn("16.0 GiB of it not held by any live process", text)
 
 
+class DiagnoseFilters(E2E):
+    def diagnose(self, *args):
+        return run(["diagnose", "--from", scenario_4gpu()] + list(args), nvml=NO_DRIVER)
+
+    def test_min_severity_says_what_it_hid(self):
+        everything = json.loads(self.diagnose("--json").stdout)["findings"]
+        warnings = sum(1 for f in everything if f["severity"] == "warning")
+        infos = sum(1 for f in everything if f["severity"] == "info")
+        self.assertFalse(any(f["severity"] == "critical" for f in everything), everything)
+        self.assertGreater(warnings, 0)
+        p = self.diagnose("--min-severity", "critical")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("No problem found", p.stdout)
+        self.assertNotIn("All is well", p.stdout)
+        self.assertIn(f"No critical findings; {warnings} warning", p.stdout)
+        self.assertIn("hidden by --min-severity", p.stdout)
+        doc = json.loads(self.diagnose("--min-severity", "critical", "--json").stdout)
+        self.assertEqual(doc["findings"], [])
+        self.assertEqual(doc["hidden"]["min_severity"],
+                         {"critical": 0, "warning": warnings, "info": infos})
+
+    def test_findings_about_other_gpus_are_counted_as_hidden(self):
+        everything = json.loads(self.diagnose("--json").stdout)["findings"]
+        about_others = [f for f in everything if f["gpus"] and 0 not in f["gpus"]]
+        self.assertTrue(about_others, everything)
+        doc = json.loads(self.diagnose("--gpu", "0", "--json").stdout)
+        self.assertEqual(sum(doc["hidden"]["gpu"].values()), len(about_others), doc)
+        self.assertIn("about other GPUs hidden by --gpu", self.diagnose("--gpu", "0").stdout)
+
+    def test_a_gpu_not_in_the_window_is_a_usage_error(self):
+        p = self.diagnose("--gpu", "9")
+        self.assertEqual(p.returncode, 2, p.stdout)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("--gpu", p.stderr)
+        self.assertIn("GPU 9 is not in the window (its GPUs: 0,1,2,3)", p.stderr)
+
+
 def over(text, width):
     return [l for l in text.split("\n") if len(l) > width]
 
