@@ -95,6 +95,28 @@ class DiagnoseFilters(E2E):
         self.assertIn("GPU 9 is not in the window (its GPUs: 0,1,2,3)", p.stderr)
 
 
+class StatusExitCodes(E2E):
+    """status shows the host whatever NVML says, and exits non-zero with
+    one code per cause (README "status")."""
+
+    def fault(self, code):
+        def change(header):
+            header["faults"] = [{"init_return": code}]
+        return scenario_with(self.tmp.name, {}, header_change=change)
+
+    def test_one_code_per_cause(self):
+        self.assertEqual(run(["status"], scenario=scenario_4gpu()).returncode, 0)
+        for args, want in (({"nvml": NO_DRIVER}, 3),
+                           ({"scenario": self.fault("DRIVER_NOT_LOADED")}, 3),
+                           ({"scenario": self.fault("NO_PERMISSION")}, 4),
+                           ({"scenario": self.fault("LIB_RM_VERSION_MISMATCH")}, 5),
+                           ({"scenario": self.fault("UNKNOWN")}, 6)):
+            for json_flag in ([], ["--json"]):
+                p = run(["status"] + json_flag, **args)
+                self.assertEqual(p.returncode, want, (args, json_flag, p.stdout, p.stderr))
+                self.assertTrue(p.stdout.strip(), args)  # the host is still shown
+
+
 def over(text, width):
     return [l for l in text.split("\n") if len(l) > width]
 
