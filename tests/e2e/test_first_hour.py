@@ -132,5 +132,57 @@ def cut_lines(screen):
     return [l for l in screen.split("\n") if l.rstrip().endswith("~")]
 
 
+class TopWrapping(E2E):
+    """top's overlays wrap their text to the screen: no word is dropped at
+    a line break and no line is cut with '~', whatever the width."""
+
+    def setUp(self):
+        super().setUp()
+        from test_top import top_argv  # noqa: E402 (tmux helpers)
+        from gd_tmux import Tmux
+        self.top_argv, self.Tmux = top_argv, Tmux
+        self.panes = []
+
+    def tearDown(self):
+        for p in self.panes:
+            p.close()
+        super().tearDown()
+
+    def top(self, scenario, width, height=60):
+        pane = self.Tmux(self.tmp.name, self.top_argv(),
+                         env={"FAKE_NVML_SCENARIO": scenario, "LANG": "C.UTF-8"},
+                         width=width, height=height)
+        self.panes.append(pane)
+        return pane
+
+    def test_finding_help_and_who_lose_no_word(self):
+        gone = unused_pid()
+        path = scenario_with(self.tmp.name, {0: [(gone, 38 * GiB)]}, used={0: 38 * GiB})
+        for width in (80, 160):
+            pane = self.top(path, width)
+            pane.wait_for(r"CRIT\s+orphaned-memory", timeout=30)
+            pane.keys("Tab")
+            pane.keys("Enter")
+            s = pane.wait_for(lambda t: "action:" in t and "gpudoctor diagnose` explains" in t)
+            text = flowing(s)
+            self.assertIn("38.0 GiB used, 38.0 GiB of it not held by any live process "
+                          "(driver allowance 1.0 GiB)", text)
+            self.assertIn(f"NVML still lists pid {gone} (state missing, 38.0 GiB in", text)
+            self.assertIn("`gpudoctor who 0`", text)
+            self.assertEqual(cut_lines(s), [], s)
+            pane.keys("Escape", "h")
+            s = pane.wait_for(lambda t: "Keys" in t and "Colour: set NO_COLOR" in t)
+            self.assertIn("kill the tagged processes, or the selected one: SIGTERM, then "
+                          "SIGKILL after 10 s; the same checks as `gpudoctor kill`, asked "
+                          "first, and whether the GPU memory was freed", flowing(s))
+            self.assertEqual(cut_lines(s), [], s)
+            pane.keys("Escape", "w")
+            s = pane.wait_for(lambda t: "Who holds GPU 0" in t and "otherwise reboot)" in t)
+            self.assertIn("reset it: `nvidia-smi --gpu-reset -i 0` (root; nothing may have "
+                          "the GPU open", flowing(s))
+            self.assertEqual(cut_lines(s), [], s)
+            pane.close()
+
+
 if __name__ == "__main__":
     unittest.main()
