@@ -115,6 +115,7 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   }
   if (f.from.empty() && f.serve != "none")
     ask_serve_in_full_binary("diagnose --serve");
+  check_serve_url("--serve", f.serve);
   DiagnoseOptions options;
   options.gpu = f.gpu;
   options.min_severity = f.min_severity;

@@ -8,12 +8,15 @@
 // says why not if it did not.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "collect/sampler.h"
+#include "procmgmt/device_holders.h"
+#include "procmgmt/gpu_memory_account.h"
 #include "procmgmt/kill_plan.h"
 #include "procmgmt/kill_session.h"
 #include "procmgmt/kill_signal.h"
@@ -69,6 +72,27 @@ bool confirmed() {
   return true;
 }
 
+// The memory accounts (`who`) of --gpu, or of the GPUs NVML lists the
+// given pids on.
+std::vector<GpuMemoryAccount> gone_owners_accounts(const KillFlags& f,
+                                                   const TraceHeader& header,
+                                                   const Sample& s,
+                                                   const ProcSnapshot& procs,
+                                                   const GlobalOptions& g) {
+  const DeviceScan devices = scan_device_holders(g.proc_root, g.dev_prefix);
+  std::vector<GpuMemoryAccount> out;
+  for (const GpuSample& gs : s.gpus) {
+    bool concerned = f.gpu && gs.index == *f.gpu;
+    if (gs.processes)
+      for (const GpuProcess& gp : *gs.processes)
+        concerned |=
+            std::find(f.pids.begin(), f.pids.end(), gp.pid) != f.pids.end();
+    if (concerned)
+      out.push_back(account_gpu_memory(header, s, gs.index, procs, devices));
+  }
+  return out;
+}
+
 int run_kill(const GlobalOptions& g, const KillFlags& f) {
   auto sig = parse_signal(f.signal);
   if (!sig) {
@@ -120,7 +144,12 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
   }
   if (plan.targets.empty() && plan.zombies.empty()) {
     std::cout << "Nothing to signal.\n";
-    return plan.notes.empty() ? kKillExitReleased : kKillExitNotReleased;
+    if (plan.notes.empty()) return kKillExitReleased;
+    // The owners are gone and their memory is not back: say what `who`
+    // says (the holder to end, or the reset).
+    std::cout << render_gone_owners_advice(
+        gone_owners_accounts(f, header, before, procs, g));
+    return kKillExitNotReleased;
   }
   if (f.dry_run) {
     std::cout << "Dry run: nothing was sent.\n";

@@ -121,6 +121,14 @@ int run_serve(const ServeOptions& o) {
   if (o.remote_kill_admins && !o.allow_remote_kill)
     throw ServeUsageError("--remote-kill-admins needs --allow-remote-kill");
   if (o.allow_remote_kill) check_remote_kill_allowed(o, web);
+  // A bad --alertmanager URL is a usage error, found before anything starts.
+  std::unique_ptr<AlertmanagerClient> alertmanager;
+  try {
+    if (!o.alertmanager_url.empty())
+      alertmanager = std::make_unique<AlertmanagerClient>(o.alertmanager_url);
+  } catch (const std::invalid_argument& e) {
+    throw ServeUsageError(e.what());
+  }
 
   Sampler sampler(o.sampler);
   const TraceHeader& header = sampler.header();
@@ -135,10 +143,6 @@ int run_serve(const ServeOptions& o) {
     history = open_history(db, o.retention_s);
     history->set_header(header);
   }
-
-  std::unique_ptr<AlertmanagerClient> alertmanager;
-  if (!o.alertmanager_url.empty())
-    alertmanager = std::make_unique<AlertmanagerClient>(o.alertmanager_url);
 
   SnapshotBox box;
   HttpServer http(box, history.get(), o.allowed_hosts);

@@ -117,6 +117,36 @@ class StatusExitCodes(E2E):
                 self.assertTrue(p.stdout.strip(), args)  # the host is still shown
 
 
+class UsageErrors(E2E):
+    """Every usage error exits 2, with one line naming the flag."""
+
+    def assert_usage(self, args, flag):
+        p = run(args, scenario=scenario_4gpu(), timeout=30)
+        self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn(flag, p.stderr)
+
+    def test_bad_listen_alertmanager_and_serve_urls(self):
+        self.assert_usage(["serve", "--no-db", "--listen", "nonsense"], "--listen")
+        self.assert_usage(["serve", "--no-db", "--listen", "127.0.0.1:0", "--alertmanager",
+                           "notaurl"], "--alertmanager")
+        self.assert_usage(["ps", "--serve", "notaurl"], "--serve")
+        self.assert_usage(["diagnose", "--duration", "1s", "--serve", "notaurl"], "--serve")
+
+
+class KillGoneOwners(E2E):
+    def test_nothing_to_signal_gives_whos_reset_advice(self):
+        gone = unused_pid()
+        path = scenario_with(self.tmp.name, {2: [(gone, 6 * GiB)]})
+        p = run(["kill", "--gpu", "2", "-n"], scenario=path)
+        self.assertIn("Nothing to signal.", p.stdout)
+        # The memory is not back: exit 4, as documented, with what to do.
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertIn("`nvidia-smi --gpu-reset -i 2`", p.stdout)
+        who = run(["who", "2"], scenario=path).stdout
+        self.assertIn("`nvidia-smi --gpu-reset -i 2`", who)
+
+
 def over(text, width):
     return [l for l in text.split("\n") if len(l) > width]
 
