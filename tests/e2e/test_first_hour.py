@@ -147,6 +147,39 @@ class KillGoneOwners(E2E):
         self.assertIn("`nvidia-smi --gpu-reset -i 2`", who)
 
 
+class HelpAndSuggestions(E2E):
+    """`help [COMMAND]` and a guess at a mistyped command or flag."""
+
+    def test_help_and_help_of_a_command(self):
+        p = run(["help"], scenario=scenario_4gpu())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("diagnose", p.stdout)
+        self.assertIn("watch-leak", p.stdout)
+        p = run(["help", "diagnose"], scenario=scenario_4gpu())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, run(["diagnose", "--help"], scenario=scenario_4gpu()).stdout)
+        self.assertIn("--min-severity", p.stdout)
+        p = run(["help", "diagnsoe"], scenario=scenario_4gpu())
+        self.assertEqual(p.returncode, 2, p.stdout)
+        self.assertIn("did you mean diagnose?", p.stderr)
+
+    def test_a_mistyped_command_or_flag_gets_a_suggestion(self):
+        p = run(["stauts"], scenario=scenario_4gpu())
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.strip(),
+                         "gpudoctor: unknown command 'stauts' (did you mean status? see --help)")
+        p = run(["diagnose", "--durtion", "5s"], scenario=scenario_4gpu())
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("--durtion", p.stderr)
+        self.assertIn("(did you mean --duration? see --help)", p.stderr)
+        p = run(["ps", "--jsn"], scenario=scenario_4gpu())
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("did you mean --json?", p.stderr)
+        # Nothing near: no guess.
+        p = run(["frobnicate"], scenario=scenario_4gpu())
+        self.assertIn("unknown command 'frobnicate' (see --help)", p.stderr)
+
 def over(text, width):
     return [l for l in text.split("\n") if len(l) > width]
 
