@@ -180,6 +180,16 @@ class HelpAndSuggestions(E2E):
         p = run(["frobnicate"], scenario=scenario_4gpu())
         self.assertIn("unknown command 'frobnicate' (see --help)", p.stderr)
 
+class WhoGpuFlag(E2E):
+    def test_who_gpu_flag_is_the_positional(self):
+        path = scenario_with(self.tmp.name, {1: [(unused_pid(), 2 * GiB)]})
+        by_flag = run(["who", "--gpu", "1", "--json"], scenario=path)
+        self.assertEqual(by_flag.returncode, 0, by_flag.stderr)
+        self.assertEqual(json.loads(by_flag.stdout), json.loads(
+            run(["who", "1", "--json"], scenario=path).stdout))
+        self.assertEqual([g["gpu"] for g in json.loads(by_flag.stdout)["gpus"]], [1])
+        self.assertEqual(run(["who", "1", "--gpu", "2"], scenario=path).returncode, 2)
+
 def over(text, width):
     return [l for l in text.split("\n") if len(l) > width]
 
