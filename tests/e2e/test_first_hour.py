@@ -190,6 +190,23 @@ class WhoGpuFlag(E2E):
         self.assertEqual([g["gpu"] for g in json.loads(by_flag.stdout)["gpus"]], [1])
         self.assertEqual(run(["who", "1", "--gpu", "2"], scenario=path).returncode, 2)
 
+class KillJson(E2E):
+    def test_kill_json_is_the_api_reply(self):
+        gone = unused_pid()
+        path = scenario_with(self.tmp.name, {2: [(gone, 6 * GiB)]})
+        p = run(["kill", "--gpu", "2", "--dry-run", "--json"], scenario=path)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["exit_code"], 4)
+        self.assertEqual(doc["message"], "Nothing to signal.")
+        self.assertTrue(doc["dry_run"])
+        self.assertIn("plan", doc)
+        # It asks nothing: without --yes or --dry-run it is a usage error.
+        p = run(["kill", "--gpu", "2", "--json"], scenario=path)
+        self.assertEqual(p.returncode, 2, p.stdout)
+        self.assertIn("--yes", p.stderr)
+
+
 def over(text, width):
     return [l for l in text.split("\n") if len(l) > width]
 
