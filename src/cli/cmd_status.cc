@@ -38,14 +38,15 @@ void add_status_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag(
       "--json", *json,
       "print a two-line trace (header + one sample, trace-format.md)");
-  cmd->callback([&global, json] {
+  cmd->callback([&global, json, wide] {
     Sampler sampler(global.sampler_options());
     Sample s = sampler.sample_once();
     if (*json) {
       std::cout << header_to_json(sampler.header()) << '\n'
                 << sample_to_json(s) << '\n';
     } else {
-      std::cout << render_status(sampler.header(), s);
+      std::cout << render_status(sampler.header(), s,
+                                 *wide ? 0 : output_width());
     }
     std::cout.flush();
     note_phase("status: written");

@@ -211,6 +211,35 @@ def over(text, width):
     return [l for l in text.split("\n") if len(l) > width]
 
 
+class Width(E2E):
+    """ps and status fit 80 columns; --wide shows everything."""
+
+    def test_ps_and_status_fit_80_columns(self):
+        env = {"COLUMNS": "80"}
+        for cmd in (["ps"], ["status"]):
+            p = run(cmd, scenario=scenario_4gpu(), env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(over(p.stdout, 80), [], p.stdout)
+        ps = run(["ps", "--serve", "none"], scenario=scenario_4gpu(), env=env).stdout
+        header = ps.split("\n")[0].split()
+        # The scenario has no MIG and no per-process utilisation: left out.
+        self.assertNotIn("MIG", header)
+        self.assertNotIn("SM%", header)
+        for col in ("GPU", "PID", "GPU-MEM", "COMMAND"):
+            self.assertIn(col, header)
+        self.assertIn("<-- NOT IN /proc", ps)
+        wide = run(["ps", "--serve", "none", "--wide"], scenario=scenario_4gpu(), env=env).stdout
+        self.assertIn("MIG", wide.split("\n")[0])
+        self.assertTrue(over(wide, 80), wide)
+        status = run(["status", "--wide"], scenario=scenario_4gpu(), env=env).stdout
+        self.assertTrue(over(status, 80), status)
+        # Broken between fields, never inside one.
+        fitted = run(["status"], scenario=scenario_4gpu(), env=env).stdout
+        for fact in ("GPU-5f0f6a2e-1c3b-4d8e-9a7f-0b1c2d3e4f01", "SM clock 1755 / 1980 MHz",
+                     "retired pages pending off", "compute mode exclusive_process"):
+            self.assertIn(fact, fitted)
+
+
 def flowing(screen):
     """The screen's text as one line: each line stripped, joined by a space
     (a wrapped sentence reads whole again)."""
