@@ -92,6 +92,10 @@ struct GpuMemoryAccount {
   bool orphaned = false;
   std::vector<uint32_t> unreadable_fd_pids;
   std::vector<std::string> advice;  // what to do, most important first
+  // The GPU reset paragraph when it is among `advice` ("" otherwise), and
+  // the same without what every reset needs (reset_needs()), for a list of
+  // GPUs that says that once.
+  std::string reset_hint, reset_hint_short;
   // MIG-enabled GPUs: each instance's memory (empty otherwise).
   std::vector<MigInstanceAccount> mig_instances;
 };
@@ -105,6 +109,10 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
 // The probable holders of `a`'s orphaned memory (other_holders marked
 // probable), most likely first.
 std::vector<uint32_t> probable_holder_pids(const GpuMemoryAccount& a);
+
+// What every GPU reset needs (no process may have it open, ...): the tail
+// of each GPU's reset advice.
+std::string reset_needs();
 
 // "how to see host PIDs" text shared by who and kill.
 std::string host_pid_visibility_hint();

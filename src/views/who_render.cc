@@ -253,9 +253,19 @@ std::string dump(const nlohmann::json& j) {
 std::string who_to_json(const GpuMemoryAccount& a) { return dump(who_json(a)); }
 
 std::string render_who_list(const std::vector<GpuMemoryAccount>& accounts) {
+  // Several GPUs to reset: what every reset needs is said once, at the end,
+  // not in each GPU's advice.
+  size_t resets = 0;
+  for (const auto& a : accounts) resets += !a.reset_hint.empty();
   std::string out;
-  for (size_t i = 0; i < accounts.size(); ++i)
-    out += (i ? "\n" : "") + render_who(accounts[i]);
+  for (size_t i = 0; i < accounts.size(); ++i) {
+    GpuMemoryAccount a = accounts[i];
+    if (resets > 1)
+      for (auto& s : a.advice)
+        if (s == a.reset_hint) s = a.reset_hint_short;
+    out += (i ? "\n" : "") + render_who(a);
+  }
+  if (resets > 1) out += "\nWhat a GPU reset needs: " + reset_needs() + ".\n";
   return out;
 }
 

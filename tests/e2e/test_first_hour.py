@@ -240,6 +240,20 @@ class Width(E2E):
             self.assertIn(fact, fitted)
 
 
+class WhoResetOnce(E2E):
+    def test_the_reset_paragraph_is_said_once(self):
+        path = scenario_with(self.tmp.name, {0: [(unused_pid(), GiB)], 1: [(unused_pid(), GiB)]})
+        p = run(["who"], scenario=path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.count("stop nvidia-persistenced"), 1, p.stdout)
+        self.assertIn("`nvidia-smi --gpu-reset -i 0`", p.stdout)
+        self.assertIn("`nvidia-smi --gpu-reset -i 1`", p.stdout)
+        # One GPU: the whole paragraph, as before.
+        one = run(["who", "0"], scenario=path).stdout
+        self.assertEqual(one.count("stop nvidia-persistenced"), 1, one)
+        self.assertNotIn("what a reset needs: below", one)
+
+
 def flowing(screen):
     """The screen's text as one line: each line stripped, joined by a space
     (a wrapped sentence reads whole again)."""
