@@ -155,8 +155,13 @@ int run_serve(const ServeOptions& o) {
   SamplingLoopOptions co;
   co.interval_s = o.interval_s;
   co.instance = host_name() + ":" + std::to_string(http.port());
-  co.generator_url = (tls ? "https://" : "http://") + shown_host + ":" +
-                     std::to_string(http.port()) + "/api/v1/findings";
+  // The dashboard's address, as a user opens it (an IPv6 host bracketed).
+  const std::string base_url =
+      (tls ? "https://" : "http://") +
+      (shown_host.find(':') != std::string::npos ? "[" + shown_host + "]"
+                                                 : shown_host) +
+      ":" + std::to_string(http.port());
+  co.generator_url = base_url + "/api/v1/findings";
   co.version = o.version;
   co.show_cmdline = o.show_cmdline;
   co.on_publish = [&http](const Snapshot& s) { http.events().publish(s); };
@@ -188,10 +193,11 @@ int run_serve(const ServeOptions& o) {
   http.start();
   loop.start();
   spdlog::info(
-      "msg=\"serving\" listen={}:{} version={} nvml_status={} gpus={} "
-      "interval_s={} db={} alertmanager={}",
-      o.listen_host, http.port(), serve_log::q(o.version), header.nvml_status,
-      header.gpus.size(), o.interval_s, serve_log::q(db.empty() ? "off" : db),
+      "msg=\"serving\" dashboard={} listen={}:{} version={} nvml_status={} "
+      "gpus={} interval_s={} db={} alertmanager={}",
+      serve_log::q(base_url + "/"), o.listen_host, http.port(),
+      serve_log::q(o.version), header.nvml_status, header.gpus.size(),
+      o.interval_s, serve_log::q(db.empty() ? "off" : db),
       serve_log::q(o.alertmanager_url.empty() ? "off" : o.alertmanager_url));
 
   int exit_code = 0;

@@ -254,6 +254,17 @@ class WhoResetOnce(E2E):
         self.assertNotIn("what a reset needs: below", one)
 
 
+class ServeStartLog(E2E):
+    def test_the_start_log_names_the_dashboard(self):
+        from test_serve import Serve
+        serve = Serve(scenario_4gpu(), ["--no-db"], tmp=self.tmp)
+        try:
+            line = serve.wait_log(r'msg="serving"')
+            self.assertIn(f"dashboard=http://127.0.0.1:{serve.port}/ ", line)
+        finally:
+            serve.stop()
+
+
 def flowing(screen):
     """The screen's text as one line: each line stripped, joined by a space
     (a wrapped sentence reads whole again)."""
