@@ -17,8 +17,11 @@ void add_help_command(CLI::App& app, const GlobalOptions&) {
   auto name = std::make_shared<std::string>();
   cmd->add_option("command", *name, "a command, e.g. diagnose");
   cmd->callback([&app, name] {
+    // The formatter directly: app.help() would hand over to the selected
+    // subcommand, this one.
     if (name->empty()) {
-      std::cout << app.help();
+      std::cout << app.get_formatter()->make_help(&app, app.get_name(),
+                                                  CLI::AppFormatMode::Normal);
       return;
     }
     const auto names = command_names(app);
@@ -28,7 +31,11 @@ void add_help_command(CLI::App& app, const GlobalOptions&) {
           "help", "no command '" + terminal_fit(*name, 64) + "'" +
                       (guess.empty() ? "" : " (did you mean " + guess + "?)"));
     }
-    std::cout << app.get_subcommand(*name)->help();
+    // As `COMMAND --help` prints it.
+    const CLI::App* sub = app.get_subcommand(*name);
+    std::cout << sub->get_formatter()->make_help(
+        sub, app.get_name() + " " + sub->get_name(),
+        CLI::AppFormatMode::Normal);
   });
 }
 
