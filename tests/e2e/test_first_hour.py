@@ -272,8 +272,9 @@ def flowing(screen):
 
 
 def cut_lines(screen):
-    """Lines cut at the right edge with top's mark."""
-    return [l for l in screen.split("\n") if l.rstrip().endswith("~")]
+    """The overlay's lines (below top's header line) cut at the right edge
+    with top's mark."""
+    return [l for l in screen.split("\n")[1:] if l.rstrip().endswith("~")]
 
 
 class TopWrapping(E2E):
@@ -307,7 +308,8 @@ class TopWrapping(E2E):
             pane.wait_for(r"CRIT\s+orphaned-memory", timeout=30)
             pane.keys("Tab")
             pane.keys("Enter")
-            s = pane.wait_for(lambda t: "action:" in t and "gpudoctor diagnose` explains" in t)
+            s = pane.wait_for(lambda t: "action:" in t and
+                              "`gpudoctor diagnose` explains" in flowing(t))
             text = flowing(s)
             self.assertIn("38.0 GiB used, 38.0 GiB of it not held by any live process "
                           "(driver allowance 1.0 GiB)", text)
@@ -315,13 +317,14 @@ class TopWrapping(E2E):
             self.assertIn("`gpudoctor who 0`", text)
             self.assertEqual(cut_lines(s), [], s)
             pane.keys("Escape", "h")
-            s = pane.wait_for(lambda t: "Keys" in t and "Colour: set NO_COLOR" in t)
+            s = pane.wait_for(lambda t: "Keys" in t and "Colour: set NO_COLOR" in flowing(t))
             self.assertIn("kill the tagged processes, or the selected one: SIGTERM, then "
                           "SIGKILL after 10 s; the same checks as `gpudoctor kill`, asked "
                           "first, and whether the GPU memory was freed", flowing(s))
             self.assertEqual(cut_lines(s), [], s)
             pane.keys("Escape", "w")
-            s = pane.wait_for(lambda t: "Who holds GPU 0" in t and "otherwise reboot)" in t)
+            s = pane.wait_for(lambda t: "Who holds GPU 0" in t and
+                              "otherwise reboot)" in flowing(t))
             self.assertIn("reset it: `nvidia-smi --gpu-reset -i 0` (root; nothing may have "
                           "the GPU open", flowing(s))
             self.assertEqual(cut_lines(s), [], s)
