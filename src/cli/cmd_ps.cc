@@ -40,7 +40,7 @@ struct PsFlags {
 };
 
 void run_ps(const GlobalOptions& global, const PsFlags& f) {
-  const bool ask_serve = f.serve != "none";
+  const bool ask_serve = !f.serve.empty() && f.serve != "none";
   if (ask_serve) ask_serve_in_full_binary("ps --serve");
   check_serve_url("--serve", f.serve);
   Sampler sampler(global.sampler_options());

@@ -11,7 +11,7 @@ namespace gd {
 void ask_serve_in_full_binary(std::string_view) {}
 
 void check_serve_url(const char* flag, const std::string& url) {
-  if (url == "none") return;
+  if (url.empty() || url == "none") return;  // "" too: do not ask
   try {
     http::parse_url(url);
   } catch (const std::invalid_argument& e) {

@@ -16,7 +16,7 @@ void ask_serve_in_full_binary(std::string_view what) {
 }
 
 void check_serve_url(const char* flag, const std::string& url) {
-  if (url == "none") return;
+  if (url.empty() || url == "none") return;  // "" too: do not ask
   const size_t scheme = url.rfind("http://", 0) == 0    ? 7
                         : url.rfind("https://", 0) == 0 ? 8
                                                         : 0;
