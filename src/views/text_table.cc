@@ -63,10 +63,18 @@ std::string render_table(const std::vector<TableColumn>& columns,
       if (c + 1 < n) widths[c] = std::max(widths[c], terminal_width(cell));
       cells[r].push_back(std::move(cell));
     }
-  // What is left for the last column.
-  size_t used = 0;
-  for (size_t c = 0; c + 1 < n; ++c)
-    if (shown[c]) used += widths[c] + 1;
+  // What is left for the last column; where that is too little, the
+  // columns that may go go from the right (ps: CUDA, CONTAINER, ...).
+  auto used_width = [&] {
+    size_t used = 0;
+    for (size_t c = 0; c + 1 < n; ++c)
+      if (shown[c]) used += widths[c] + 1;
+    return used;
+  };
+  for (size_t c = n - 1; width > 0 && c-- > 0;)
+    if (used_width() + kMinLastColumn > width && shown[c] && !columns[c].keep)
+      shown[c] = false;
+  const size_t used = used_width();
   const size_t last =
       width == 0 ? 0
                  : std::max(kMinLastColumn, width > used ? width - used : 0);

@@ -31,7 +31,8 @@ struct TableRow {
 };
 
 // Cells "", "-" and "n/a" are empty. Columns are one space apart; the
-// last column takes what is left of `width` (at least 12 columns).
+// last column takes what is left of `width` (at least 12 columns: the
+// columns not `keep` are left out from the right until it has).
 std::string render_table(const std::vector<TableColumn>& columns,
                          const std::vector<TableRow>& rows, size_t width,
                          bool wide);

@@ -140,10 +140,8 @@ TEST(PsView, FitsTheWidthLeavingEmptyColumnsOut) {
   const std::string header = lines_of(out)[0];
   EXPECT_EQ(header.find("MIG"), std::string::npos) << header;
   EXPECT_EQ(header.find("SM%"), std::string::npos) << header;
-  EXPECT_NE(header.find("CONTAINER"), std::string::npos) << header;
   EXPECT_NE(header.find("COMMAND"), std::string::npos) << header;
-  EXPECT_NE(out.find("python train.py --bs 256 --lr"), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("python train.py --bs 256"), std::string::npos) << out;
   EXPECT_EQ(out.find("--amp"), std::string::npos) << out;
   EXPECT_NE(out.find("~\n"), std::string::npos) << out;
   EXPECT_NE(out.find("\n    <-- ZOMBIE: memory is freed when parent 1"),
