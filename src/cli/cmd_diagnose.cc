@@ -87,6 +87,22 @@ std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
   }
 }
 
+// --gpu names a GPU of the window; another index would hide every GPU
+// finding and read as "nothing found", so it is a usage error.
+void check_gpu_in_window(const std::optional<int>& gpu, const TraceHeader& h) {
+  if (!gpu) return;
+  std::string have;
+  for (const GpuInfo& g : h.gpus) {
+    if (g.index == *gpu) return;
+    have += (have.empty() ? "" : ",") + std::to_string(g.index);
+  }
+  throw CLI::ValidationError(
+      "--gpu",
+      "GPU " + std::to_string(*gpu) + " is not in the window (" +
+          (have.empty() ? std::string("it has no GPU") : "its GPUs: " + have) +
+          ")");
+}
+
 int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   if (!f.fleet.prom.url.empty()) {
     DiagnoseOptions options;
@@ -101,6 +117,7 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   }
   if (f.from.empty() && f.serve != "none")
     ask_serve_in_full_binary("diagnose --serve");
+  check_serve_url("--serve", f.serve);
   DiagnoseOptions options;
   options.gpu = f.gpu;
   options.min_severity = f.min_severity;
@@ -113,12 +130,14 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     TraceReader reader(
         f.from, {.parse_threads = trace_parse_threads(), .process_budget = {}});
     header = reader.header();
+    check_gpu_in_window(f.gpu, header);
     TraceSampleSource source(reader);
     result = diagnose(header, source, options);
   } else {
     std::signal(SIGINT, on_diagnose_interrupt);
     Sampler sampler(global.sampler_options());
     header = sampler.header();
+    check_gpu_in_window(f.gpu, header);
     LiveSampleSource::Progress progress;
     if (!f.json && isatty(fileno(stderr))) {
       progress.on_sample = [](long taken, long total) {

@@ -1,7 +1,7 @@
-// gpudoctor ps [--json] [--tree] [--user U] [--gpu N] [--sort KEY] [--serve
-// URL] Every GPU process with its workers; --tree groups DDP ranks under their
-// launcher. When `gpudoctor serve` runs, each process's GPU memory over the
-// last minutes is shown too (silently absent otherwise).
+// gpudoctor ps [--json] [--tree] [--wide] [--user U] [--gpu N] [--sort KEY]
+// [--serve URL] Every GPU process with its workers; --tree groups DDP ranks
+// under their launcher. When `gpudoctor serve` runs, each process's GPU memory
+// over the last minutes is shown too (silently absent otherwise).
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -19,6 +19,7 @@
 #include "views/ps_history_view.h"
 #include "views/ps_view.h"
 #include "views/status_view.h"
+#include "views/text_table.h"
 
 namespace gd {
 namespace {
@@ -33,7 +34,7 @@ constexpr const char* kHistorySince = "10m";
 constexpr const char* kHistoryStep = "30s";
 
 struct PsFlags {
-  bool json = false, tree = false;
+  bool json = false, tree = false, wide = false;
   std::string user, sort = "gpu", serve = kDefaultServeUrl;
   std::optional<int> gpu;
 };
@@ -41,6 +42,7 @@ struct PsFlags {
 void run_ps(const GlobalOptions& global, const PsFlags& f) {
   const bool ask_serve = !f.serve.empty() && f.serve != "none";
   if (ask_serve) ask_serve_in_full_binary("ps --serve");
+  check_serve_url("--serve", f.serve);
   Sampler sampler(global.sampler_options());
   // ps is about processes: their CPU% gets a longer window than status'
   // (a worker starved on a loaded host still shows what it got).
@@ -96,7 +98,7 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
   }
   std::string why = explain_nvml_status(sampler.header());
   if (!why.empty()) std::cout << "!! " << why << "\n";
-  std::cout << render_ps(s, rows, holders)
+  std::cout << render_ps(s, rows, holders, PsFit{output_width(), f.wide})
             << render_ps_history(rows, history, kHistorySince);
 }
 
@@ -111,6 +113,9 @@ void add_ps_command(CLI::App& app, const GlobalOptions& global) {
                 "group by job: launcher (torchrun, mpirun, deepspeed, "
                 "accelerate, srun) -> "
                 "ranks -> data-loader workers");
+  cmd->add_flag("--wide", f->wide,
+                "every column and whole command lines, whatever the "
+                "terminal's width (default: fit $COLUMNS or the terminal)");
   cmd->add_option("--user", f->user, "only processes of this user");
   cmd->add_option("--gpu", f->gpu, "only processes on this GPU index")
       ->transform(decimal_in(0, kMaxGpuIndex));

@@ -164,8 +164,8 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([&global, f, admins] {
     try {
       ServeOptions o;
-      parse_listen_address(f->listen, o.listen_host, o.listen_port);
       try {
+        parse_listen_address(f->listen, o.listen_host, o.listen_port);
         host_policy_for(o.listen_host, f->allowed_hosts);
       } catch (const std::invalid_argument& e) {
         std::fprintf(stderr, "gpudoctor: serve: %s\n",

@@ -2,7 +2,8 @@
 // Follows the GPU memory of one process (or of every GPU process) at the
 // global --interval and reports its growth rate (least-squares slope, MiB
 // per minute) and when its GPU would be full at that rate. Ctrl-C ends the
-// watch early and prints the summary.
+// watch early and prints the summary. Exit 0 nothing grows, 1 error, 2
+// usage, 3 a process's memory grows (possible leak).
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,6 +25,10 @@ namespace {
 
 std::atomic<bool> g_leak_interrupted{false};
 extern "C" void on_leak_interrupt(int) { g_leak_interrupted.store(true); }
+
+// A process's GPU memory grows (the summary says "GROWING: possible leak"):
+// a script sees it in the exit status, as it sees diagnose's findings.
+constexpr int kExitLeakGrowing = 3;
 
 struct LeakFlags {
   std::optional<uint32_t> pid;
@@ -79,6 +84,8 @@ int run_watch_leak(const GlobalOptions& g, const LeakFlags& f) {
         *f.pid);
     return kExitError;
   }
+  for (const auto& e : estimates)
+    if (e.leaking && !e.ended) return kExitLeakGrowing;
   return kExitOk;
 }
 
@@ -89,7 +96,9 @@ void add_watch_leak_command(CLI::App& app, const GlobalOptions& global) {
       app.add_subcommand("watch-leak",
                          "follow GPU memory of a process (or every GPU "
                          "process): growth in MiB/min and time "
-                         "until the GPU is full; Ctrl-C prints the summary");
+                         "until the GPU is full; Ctrl-C prints the summary "
+                         "(exit 0 stable, 1 error, 2 usage, 3 growing: "
+                         "possible leak)");
   auto f = std::make_shared<LeakFlags>();
   cmd->add_option("pid", f->pid,
                   "process to follow (default: every GPU process)")

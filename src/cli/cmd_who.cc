@@ -1,4 +1,4 @@
-// gpudoctor who [GPU] [--json]
+// gpudoctor who [GPU | --gpu GPU] [--json]
 // Explains every byte of a GPU's used memory: each process NVML lists (live,
 // zombie, stuck in D state, missing from /proc), the driver's reservation,
 // what no visible process accounts for, and processes that hold NVIDIA
@@ -63,8 +63,13 @@ void add_who_command(CLI::App& app, const GlobalOptions& global) {
       "who holds a GPU's memory: every byte explained (processes, zombies, "
       "missing owners, driver reservation, device-file holders)");
   auto f = std::make_shared<WhoFlags>();
-  cmd->add_option("gpu", f->gpu, "GPU index (default: every GPU)")
-      ->transform(decimal_in(0, kMaxGpuIndex));
+  auto* positional =
+      cmd->add_option("gpu", f->gpu, "GPU index (default: every GPU)")
+          ->transform(decimal_in(0, kMaxGpuIndex));
+  // --gpu N as in ps, kill, diagnose and watch-leak: the same GPU.
+  cmd->add_option("--gpu", f->gpu, "the same: GPU index")
+      ->transform(decimal_in(0, kMaxGpuIndex))
+      ->excludes(positional);
   cmd->add_flag("--json", f->json, "print JSON: {\"gpus\": [...]}");
   cmd->callback([&global, f] {
     try {

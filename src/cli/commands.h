@@ -38,4 +38,14 @@ inline constexpr int kExitUsage = 2;  // bad flag or value (CLI11's default)
 // preparse callback.
 int& usage_exit_code();
 
+// `status` when NVML cannot be used (it still shows the host), one code per
+// cause so that a script can tell them apart, as nvidia-smi's non-zero exit
+// does: no driver (no libnvidia-ml.so.1, or the kernel module not loaded),
+// no permission on /dev/nvidia*, kernel module and library of different
+// versions, any other NVML error.
+inline constexpr int kExitNoDriver = 3;
+inline constexpr int kExitNvmlNoPermission = 4;
+inline constexpr int kExitDriverMismatch = 5;
+inline constexpr int kExitNvmlError = 6;
+
 }  // namespace gd

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/full_binary.h"
+#include "cli/usage_hint.h"
 #include "cli/version.h"
 #include "common/phase_timing.h"
 #include "common/terminal_text.h"
@@ -72,17 +73,9 @@ int main(int argc, char** argv) {
                        ", built " GD_BUILD_DATE ")");
   app.require_subcommand(1);
   app.fallthrough();  // global flags may follow the subcommand too
-  // One line naming what was wrong (scripts grep stderr); no usage dump.
-  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    // "A subcommand is required" for `gpudoctor frobnicate`: name the word.
-    if (a->get_subcommands().empty() && !a->remaining().empty())
-      return "gpudoctor: unknown command '" +
-             gd::terminal_safe(a->remaining().front(), 256) +
-             "' (see --help)\n";
-    return "gpudoctor: " +
-           gd::terminal_safe(e.what(), gd::kTerminalSentenceMax) +
-           " (see --help)\n";
-  });
+  // One line naming what was wrong (scripts grep stderr), with a guess at a
+  // mistyped command or flag; no usage dump.
+  app.failure_message(gd::usage_failure_message);
   app.add_option("--nvml-lib", global.nvml_lib,
                  "NVML library to dlopen (default libnvidia-ml.so.1)");
   gd::add_duration_option(app, "--interval", global.interval_s, kIntervalRange,

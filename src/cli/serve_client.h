@@ -21,6 +21,13 @@ namespace gd {
 // goes on without serve, whose history is optional.
 void ask_serve_in_full_binary(std::string_view what);
 
+// A --serve URL ("" and "none" aside: do not ask) that is not
+// http[s]://host[:port][/path] is a usage error: throws CLI::ValidationError
+// naming `flag`. gpudoctor-full checks with the one URL parser of the HTTP
+// clients; the lean gpudoctor (which reaches this only when gpudoctor-full
+// could not start) checks the scheme and that a host follows.
+void check_serve_url(const char* flag, const std::string& url);
+
 // monitor's fetches in gpudoctor-full; nothing (serve absent) in the lean
 // gpudoctor, which reaches them only when gpudoctor-full could not start.
 ProcessHistory serve_memory_history(const std::string& base_url,

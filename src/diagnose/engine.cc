@@ -40,6 +40,8 @@ DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
                                 "' (expected info, warning or critical)");
 
   DiagnoseResult result;
+  result.min_severity = options.min_severity;
+  result.gpu = options.gpu;
   std::vector<std::unique_ptr<Rule>> rules;
   for (const auto& entry : rule_table()) {
     rules.push_back(entry.make());
@@ -65,8 +67,15 @@ DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
 
   for (auto& rule : rules) {
     for (auto& f : rule->finish()) {
-      if (severity_rank(f.severity) < min_rank) continue;
-      if (options.gpu && !concerns_gpu(f, *options.gpu)) continue;
+      const int rank = severity_rank(f.severity);
+      if (rank < min_rank) {
+        if (rank >= 0) ++result.hidden_by_severity[rank];
+        continue;
+      }
+      if (options.gpu && !concerns_gpu(f, *options.gpu)) {
+        if (rank >= 0) ++result.hidden_by_gpu[rank];
+        continue;
+      }
       result.findings.push_back(std::move(f));
     }
     if (auto why = rule->not_judged())

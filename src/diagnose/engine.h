@@ -4,6 +4,7 @@
 // grow with the length of the trace (rules keep bounded state).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,6 +95,12 @@ struct DiagnoseResult {
   std::vector<NotJudged> not_judged;
   // Config keys no rule knows (likely typos), for a warning to the user.
   std::vector<std::string> unused_config_keys;
+  // The findings DiagnoseOptions left out, by severity (index: info 0,
+  // warning 1, critical 2): below min_severity, and (of those not) about
+  // other GPUs than options.gpu. The report says what it hid.
+  std::array<size_t, 3> hidden_by_severity{}, hidden_by_gpu{};
+  std::string min_severity = "info";
+  std::optional<int> gpu;
 };
 
 // Throws std::invalid_argument for an unknown min_severity; lets exceptions

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/memory_owners.h"
 #include "model/orphan_holders.h"
 
 namespace gd::procmgmt {
@@ -130,20 +131,33 @@ std::vector<ProbableHolder> mark_probable_holders(GpuMemoryAccount& a,
   return ranked;
 }
 
+// What every GPU reset needs, whichever GPU: said once under a list of
+// GPUs (who_render.h), in each GPU's reset advice otherwise.
+constexpr const char* kResetNeeds =
+    "nothing may have the GPU open, so stop nvidia-persistenced, DCGM and "
+    "monitoring agents first; {}; not every model or VM supports it, and "
+    "NVLink-connected GPUs may have to be reset together; otherwise reboot";
+
 std::string reset_hint(int gpu,
                        const std::vector<MigInstanceAccount>& instances) {
   const std::string mig = mig_reset_clause(gpu, instances);
   return fmt::format(
-      "if no process holds GPU {0} any more, reset it: `nvidia-smi --gpu-reset "
-      "-i {0}` "
-      "(root; nothing may have the GPU open, so stop nvidia-persistenced, DCGM "
-      "and "
-      "monitoring agents first; {1}; "
-      "not every "
-      "model or VM supports it, and NVLink-connected GPUs may have to be reset "
-      "together; "
-      "otherwise reboot)",
-      gpu, mig.empty() ? "with MIG enabled destroy the instances first" : mig);
+      "if no process holds GPU {0} any more, reset it: `nvidia-smi "
+      "--gpu-reset -i {0}` (root; {1})",
+      gpu,
+      fmt::format(
+          fmt::runtime(kResetNeeds),
+          mig.empty() ? "with MIG enabled destroy the instances first" : mig));
+}
+
+// The same without what every reset needs (a GPU's MIG instances stay).
+std::string reset_hint_short(int gpu,
+                             const std::vector<MigInstanceAccount>& instances) {
+  const std::string mig = mig_reset_clause(gpu, instances);
+  return fmt::format(
+      "if no process holds GPU {0} any more, reset it: `nvidia-smi "
+      "--gpu-reset -i {0}` (root{1}; what a reset needs: below)",
+      gpu, mig.empty() ? "" : "; " + mig);
 }
 
 void explain(AccountedProcess& ap, int gpu, bool in_container,
@@ -209,6 +223,11 @@ void explain(AccountedProcess& ap, int gpu, bool in_container,
 }
 
 }  // namespace
+
+std::string reset_needs() {
+  return fmt::format(fmt::runtime(kResetNeeds),
+                     "with MIG enabled destroy the instances first");
+}
 
 GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
                                     const Sample& sample, int gpu,
@@ -294,6 +313,13 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
       }
       a.processes.push_back(std::move(ap));
     }
+  }
+  if (a.processes_known) {
+    MemoryOwnersSum owners;
+    for (const AccountedProcess& ap : a.processes)
+      owners.add(ap.used_bytes, ap.status == HolderStatus::kZombie ||
+                                    ap.status == HolderStatus::kMissing);
+    a.not_owned_bytes = owners.finish(a.used_bytes).not_owned_bytes;
   }
   std::stable_sort(a.processes.begin(), a.processes.end(),
                    [](const AccountedProcess& x, const AccountedProcess& y) {
@@ -400,8 +426,11 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
     else
       missing_off_instance = true;
   }
-  if (missing_off_instance && !a.in_container && probable.empty())
-    add(reset_hint(gpu, a.mig_instances));
+  if (missing_off_instance && !a.in_container && probable.empty()) {
+    a.reset_hint = reset_hint(gpu, a.mig_instances);
+    a.reset_hint_short = reset_hint_short(gpu, a.mig_instances);
+    add(a.reset_hint);
+  }
   return a;
 }
 

@@ -80,6 +80,11 @@ struct GpuMemoryAccount {
   // Bytes of listed processes that no visible process accounts for
   // (missing from our /proc).
   uint64_t missing_bytes = 0;
+  // Used memory no live listed process holds (used minus the live ones,
+  // zombies and missing owners counted dead): the figure of the
+  // orphaned-memory finding, top and the dashboard (model/memory_owners.h).
+  // Unset when used or a live process's size is unknown.
+  std::optional<uint64_t> not_owned_bytes;
   bool in_container = false;  // gpudoctor's own PID namespace is not the host's
   std::vector<OtherHolder> other_holders;
   // Used memory that no live listed process accounts for: a listed owner
@@ -87,6 +92,10 @@ struct GpuMemoryAccount {
   bool orphaned = false;
   std::vector<uint32_t> unreadable_fd_pids;
   std::vector<std::string> advice;  // what to do, most important first
+  // The GPU reset paragraph when it is among `advice` ("" otherwise), and
+  // the same without what every reset needs (reset_needs()), for a list of
+  // GPUs that says that once.
+  std::string reset_hint, reset_hint_short;
   // MIG-enabled GPUs: each instance's memory (empty otherwise).
   std::vector<MigInstanceAccount> mig_instances;
 };
@@ -100,6 +109,10 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
 // The probable holders of `a`'s orphaned memory (other_holders marked
 // probable), most likely first.
 std::vector<uint32_t> probable_holder_pids(const GpuMemoryAccount& a);
+
+// What every GPU reset needs (no process may have it open, ...): the tail
+// of each GPU's reset advice.
+std::string reset_needs();
 
 // "how to see host PIDs" text shared by who and kill.
 std::string host_pid_visibility_hint();

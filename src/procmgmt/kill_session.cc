@@ -361,4 +361,19 @@ KillOutcome run_kill_session(const KillPlan& plan, const KillContext& context,
   return out;
 }
 
+const char* kill_result_message(KillResult r) {
+  switch (r) {
+    case KillResult::kReleased:
+      return "GPU memory released.";
+    case KillResult::kNoneOnGpu:
+      return "All selected processes have exited; none of them was listed on "
+             "a GPU.";
+    case KillResult::kStillAlive:
+      return "Some processes are still alive.";
+    case KillResult::kNotReleased:
+      return "GPU memory NOT released.";
+  }
+  return "";
+}
+
 }  // namespace gd::procmgmt

@@ -100,6 +100,10 @@ struct KillOutcome {
   int exit_code() const;                       // kKillExit*
 };
 
+// The result in one line: "GPU memory released.", "GPU memory NOT
+// released.", ... (kill --json's and serve's POST /api/v1/kill's message).
+const char* kill_result_message(KillResult r);
+
 // What NVML lists, per GPU index.
 std::map<int, std::vector<uint32_t>> nvml_gpu_pids(const Sample& s);
 // The MIG instance of each listed process, and each instance's profile.

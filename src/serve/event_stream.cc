@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "api/sample_event_json.h"
+#include "model/memory_owners.h"
 #include "model/process_tree.h"
 #include "serve/api.h"
 
@@ -161,15 +162,11 @@ std::string EventHub::sample_event(const Sample& s) {
   ProcessTree tree(s);
   std::vector<api::GpuMemoryShare> memory;
   for (const auto& g : s.gpus) {
-    if (!g.mem_used_bytes || !g.processes) continue;
-    uint64_t live = 0;
-    for (const auto& p : *g.processes) {
-      const ProcessSample* proc = tree.find(p.pid);
-      if (p.used_bytes && proc && !is_dead_state(proc->state))
-        live += *p.used_bytes;
-    }
-    const uint64_t used = *g.mem_used_bytes;
-    memory.push_back({g.index, live, used > live ? used - live : 0});
+    // The figure of the orphaned-memory finding, who and top
+    // (model/memory_owners.h); left out where it is unknown.
+    const MemoryOwners owners = memory_owners(g, tree);
+    if (!owners.not_owned_bytes) continue;
+    memory.push_back({g.index, owners.live_bytes, *owners.not_owned_bytes});
   }
   std::string out = "event: sample\ndata: ";
   api::append_sample_event_json(out, lean, memory);

@@ -105,21 +105,6 @@ class StepLog : public KillObserver {
   KillReplyStream* stream_;
 };
 
-const char* message_of(KillResult r) {
-  switch (r) {
-    case KillResult::kReleased:
-      return "GPU memory released.";
-    case KillResult::kNoneOnGpu:
-      return "All selected processes have exited; none of them was listed on "
-             "a GPU.";
-    case KillResult::kStillAlive:
-      return "Some processes are still alive.";
-    case KillResult::kNotReleased:
-      return "GPU memory NOT released.";
-  }
-  return "";
-}
-
 std::string pid_list(const std::vector<uint32_t>& pids) {
   std::vector<int> v(pids.begin(), pids.end());
   return v.empty() ? "-" : join_ints(v, ",");
@@ -303,7 +288,7 @@ KillApiResult KillApi::run(std::string_view body, const TraceHeader& header,
     expose(outcome, config_.show_cmdline);
     r.steps = std::move(log.steps);
     r.exit_code = outcome.exit_code();
-    r.message = message_of(outcome.result);
+    r.message = kill_result_message(outcome.result);
     r.outcome = std::move(outcome);
   }
   size_t sent = 0;

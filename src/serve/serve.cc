@@ -130,6 +130,14 @@ int run_serve(const ServeOptions& o) {
   if (o.allow_remote_kill) check_remote_kill_allowed(o, web);
   if (o.slurm_resume && !o.slurm_drain)
     throw ServeUsageError("--slurm-resume needs --slurm-drain");
+  // A bad --alertmanager URL is a usage error, found before anything starts.
+  std::unique_ptr<AlertmanagerClient> alertmanager;
+  try {
+    if (!o.alertmanager_url.empty())
+      alertmanager = std::make_unique<AlertmanagerClient>(o.alertmanager_url);
+  } catch (const std::invalid_argument& e) {
+    throw ServeUsageError(e.what());
+  }
 
   Sampler sampler(o.sampler);
   const TraceHeader& header = sampler.header();
@@ -145,10 +153,6 @@ int run_serve(const ServeOptions& o) {
     history->set_header(header);
   }
 
-  std::unique_ptr<AlertmanagerClient> alertmanager;
-  if (!o.alertmanager_url.empty())
-    alertmanager = std::make_unique<AlertmanagerClient>(o.alertmanager_url);
-
   SnapshotBox box;
   HttpServer http(box, history.get(), o.allowed_hosts);
   const bool tls = web && web->tls;
@@ -160,8 +164,13 @@ int run_serve(const ServeOptions& o) {
   SamplingLoopOptions co;
   co.interval_s = o.interval_s;
   co.instance = host_name() + ":" + std::to_string(http.port());
-  co.generator_url = (tls ? "https://" : "http://") + shown_host + ":" +
-                     std::to_string(http.port()) + "/api/v1/findings";
+  // The dashboard's address, as a user opens it (an IPv6 host bracketed).
+  const std::string base_url =
+      (tls ? "https://" : "http://") +
+      (shown_host.find(':') != std::string::npos ? "[" + shown_host + "]"
+                                                 : shown_host) +
+      ":" + std::to_string(http.port());
+  co.generator_url = base_url + "/api/v1/findings";
   co.version = o.version;
   co.show_cmdline = o.show_cmdline;
   co.on_publish = [&http](const Snapshot& s) { http.events().publish(s); };
@@ -213,10 +222,11 @@ int run_serve(const ServeOptions& o) {
   if (slurm) slurm->start();
   loop.start();
   spdlog::info(
-      "msg=\"serving\" listen={}:{} version={} nvml_status={} gpus={} "
-      "interval_s={} db={} alertmanager={}",
-      o.listen_host, http.port(), serve_log::q(o.version), header.nvml_status,
-      header.gpus.size(), o.interval_s, serve_log::q(db.empty() ? "off" : db),
+      "msg=\"serving\" dashboard={} listen={}:{} version={} nvml_status={} "
+      "gpus={} interval_s={} db={} alertmanager={}",
+      serve_log::q(base_url + "/"), o.listen_host, http.port(),
+      serve_log::q(o.version), header.nvml_status, header.gpus.size(),
+      o.interval_s, serve_log::q(db.empty() ? "off" : db),
       serve_log::q(o.alertmanager_url.empty() ? "off" : o.alertmanager_url));
 
   int exit_code = 0;

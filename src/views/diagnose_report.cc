@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
@@ -88,6 +89,41 @@ std::string not_judged_lines(const DiagnoseResult& r) {
   return out;
 }
 
+// "1 critical, 2 warnings" ("" for none), most severe first.
+std::string counts_text(const std::array<size_t, 3>& c) {
+  std::string out;
+  auto add = [&](size_t n, const char* one, const char* many) {
+    if (n == 0) return;
+    out +=
+        fmt::format("{}{} {}", out.empty() ? "" : ", ", n, n == 1 ? one : many);
+  };
+  add(c[2], "critical", "critical");
+  add(c[1], "warning", "warnings");
+  add(c[0], "info", "info");
+  return out;
+}
+
+// What --min-severity and --gpu left out: "2 warnings hidden by
+// --min-severity; 1 critical about other GPUs hidden by --gpu" ("" none).
+std::string hidden_text(const DiagnoseResult& r) {
+  std::string out;
+  if (auto c = counts_text(r.hidden_by_severity); !c.empty())
+    out = c + " hidden by --min-severity";
+  if (auto c = counts_text(r.hidden_by_gpu); !c.empty())
+    out += (out.empty() ? "" : "; ") + c + " about other GPUs hidden by --gpu";
+  return out;
+}
+
+// "No critical findings about GPU 1" for what was asked.
+std::string nothing_shown_text(const DiagnoseResult& r) {
+  const std::string severity = r.min_severity == "critical"  ? "critical "
+                               : r.min_severity == "warning" ? "warning or "
+                                                               "critical "
+                                                             : "";
+  return fmt::format("No {}findings{}", severity,
+                     r.gpu ? fmt::format(" about GPU {}", *r.gpu) : "");
+}
+
 }  // namespace
 
 std::string format_text_report(const DiagnoseResult& result,
@@ -96,6 +132,14 @@ std::string format_text_report(const DiagnoseResult& result,
       "gpudoctor diagnose — " + window_line(result, header) + "\n";
   out += parts_lines(result.window);
   out += left_out_line(result.window);
+  const std::string hidden = hidden_text(result);
+  if (result.findings.empty() && !hidden.empty()) {
+    // Never "no problem" while the filters hid some (issue: a user ran
+    // --min-severity critical and read "No problem found").
+    out += fmt::format("\n{}; {}.\n", nothing_shown_text(result), hidden);
+    if (!result.not_judged.empty()) out += not_judged_lines(result);
+    return out;
+  }
   if (result.findings.empty() && !result.not_judged.empty()) {
     // Silence from rules that saw too little is not "all is well".
     auto judged = judged_ids(result);
@@ -128,10 +172,11 @@ std::string format_text_report(const DiagnoseResult& result,
       result.not_judged.empty()
           ? ""
           : fmt::format(", {} not judged", result.not_judged.size());
-  out +=
-      fmt::format("\n{} critical, {} warning{}, {} info ({} rules checked{})\n",
-                  counts[2], counts[1], counts[1] == 1 ? "" : "s", counts[0],
-                  result.rules_checked.size(), not_judged);
+  out += fmt::format(
+      "\n{} critical, {} warning{}, {} info ({} rules checked{}){}\n",
+      counts[2], counts[1], counts[1] == 1 ? "" : "s", counts[0],
+      result.rules_checked.size(), not_judged,
+      hidden.empty() ? "" : "; " + hidden);
   return out;
 }
 
@@ -162,10 +207,18 @@ std::string format_json_report(const DiagnoseResult& result) {
   nlohmann::json not_judged = nlohmann::json::array();
   for (const auto& n : result.not_judged)
     not_judged.push_back({{"id", n.id}, {"reason", n.reason}});
-  nlohmann::json doc = {{"findings", findings},
-                        {"window", window},
-                        {"checked", result.rules_checked},
-                        {"not_judged", not_judged}};
+  auto by_severity = [](const std::array<size_t, 3>& c) {
+    return nlohmann::json{
+        {"critical", c[2]}, {"warning", c[1]}, {"info", c[0]}};
+  };
+  nlohmann::json doc = {
+      {"findings", findings},
+      {"window", window},
+      {"checked", result.rules_checked},
+      {"not_judged", not_judged},
+      {"hidden",
+       {{"min_severity", by_severity(result.hidden_by_severity)},
+        {"gpu", by_severity(result.hidden_by_gpu)}}}};
   return doc.dump();
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/terminal_text.h"
 #include "procmgmt/kill_signal.h"
 #include "views/format.h"
@@ -82,6 +84,20 @@ std::string render_kill_plan(const KillPlan& plan, const Sample& s,
         z.proc.pid, z.proc.ppid);
   for (const auto& n : plan.notes)
     out += "  note: " + terminal_safe(n, kTerminalSentenceMax) + "\n";
+  return out;
+}
+
+std::string render_gone_owners_advice(
+    const std::vector<GpuMemoryAccount>& accounts) {
+  std::vector<std::string> lines;
+  for (const GpuMemoryAccount& a : accounts)
+    for (const std::string& s : a.advice)
+      if (std::find(lines.begin(), lines.end(), s) == lines.end())
+        lines.push_back(s);
+  if (lines.empty()) return "";
+  std::string out = "What to do (as `gpudoctor who` says):\n";
+  for (const std::string& s : lines)
+    out += "  - " + terminal_safe(s, kTerminalSentenceMax) + "\n";
   return out;
 }
 

@@ -6,8 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/sample.h"
+#include "procmgmt/gpu_memory_account.h"
 #include "procmgmt/kill_plan.h"
 #include "procmgmt/kill_session.h"
 #include "procmgmt/proc_snapshot.h"
@@ -19,6 +21,11 @@ namespace gd {
 std::string render_kill_plan(const procmgmt::KillPlan& plan,
                              const Sample& sample, const std::string& signal,
                              bool force, double timeout_s);
+// After "Nothing to signal." when the selected owners are gone: what `who`
+// advises for each GPU they held memory on (the reset paragraph...), each
+// line once. "" when there is no advice.
+std::string render_gone_owners_advice(
+    const std::vector<procmgmt::GpuMemoryAccount>& accounts);
 // "Refused, nothing was sent:" and one line per refusal.
 std::string render_kill_refusals(const procmgmt::KillPlan& plan,
                                  const procmgmt::ProcSnapshot& procs);

@@ -12,6 +12,7 @@
 #include "common/terminal_text.h"
 #include "model/process_tree.h"
 #include "views/format.h"
+#include "views/text_table.h"
 
 namespace gd {
 
@@ -107,9 +108,50 @@ struct GpuCols {
   std::string mem, sm, mem_util, mig;
 };
 
+// The cells of one row, in kPsColumns' order.
+std::vector<std::string> cells_for(const Sample& s, const std::string& gpu_col,
+                                   const std::string& pid_col, const GpuCols& g,
+                                   const ProcessSample* p) {
+  std::string container =
+      container_from_cgroup(p ? p->cgroup : std::nullopt).short_text();
+  std::string cuda = p ? cuda_runtime_version(p->libs) : "";
+  return {gpu_col,
+          g.mig,
+          pid_col,
+          p ? p->user : "?",
+          g.mem,
+          g.sm,
+          g.mem_util,
+          cpu_text(p),
+          p ? p->state : "missing",
+          elapsed_text(s, p),
+          container.empty() ? "-" : container,
+          cuda.empty() ? "-" : cuda,
+          p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : ""};
+}
+
+// The columns when fitted to a width: caps as the full layout's widths.
+const std::vector<TableColumn>& ps_columns() {
+  static const std::vector<TableColumn> cols = {{"GPU", 4, false, true},
+                                                {"MIG", 5},
+                                                {"PID", 16, false, true},
+                                                {"USER", 10},
+                                                {"GPU-MEM", 10, true, true},
+                                                {"SM%", 4, true},
+                                                {"MEM%", 4, true},
+                                                {"CPU%", 7, true},
+                                                {"STATE", 7},
+                                                {"ELAPSED", 8, true},
+                                                {"CONTAINER", 20},
+                                                {"CUDA", 6},
+                                                {"COMMAND", 0, false, true}};
+  return cols;
+}
+
 std::string line_for(const Sample& s, const std::string& gpu_col,
                      const std::string& pid_col, const GpuCols& g,
-                     const ProcessSample* p, const std::string& note) {
+                     const ProcessSample* p, const std::string& note,
+                     size_t cmd_width) {
   std::string user = p ? terminal_cell(p->user, 10) : "?";
   std::string state = p ? terminal_cell(p->state, 7) : "missing";
   std::string container =
@@ -122,7 +164,8 @@ std::string line_for(const Sample& s, const std::string& gpu_col,
       "{:<6} {}{}\n",
       gpu_col, g.mig, pid_col, user, g.mem, g.sm, g.mem_util, cpu_text(p),
       state, elapsed_text(s, p), container.empty() ? "-" : container,
-      cuda.empty() ? "-" : cuda, terminal_fit(cmd, 80), note);
+      cuda.empty() ? "-" : cuda,
+      cmd_width ? terminal_fit(cmd, cmd_width) : terminal_safe(cmd), note);
 }
 
 std::string util_text(const std::optional<double>& v) {
@@ -150,14 +193,19 @@ const MigInstance* instance_of(const Sample& s, int gpu, const GpuProcess& p) {
 }  // namespace
 
 std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
-                      const std::vector<GpuOrphanHolders>& holders) {
+                      const std::vector<GpuOrphanHolders>& holders, PsFit fit) {
+  const bool fitted = fit.width > 0 && !fit.wide;
+  const size_t cmd_width = fit.wide ? 0 : 80;
   // SM% and MEM% are NVML's per-process utilisation (nvidia-smi pmon);
   // MIG is the process's GPU/compute instance.
-  std::string out = fmt::format(
-      "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} {:>7} {:<7} {:>8} {:<20} "
-      "{:<6} {}\n",
-      "GPU", "MIG", "PID", "USER", "GPU-MEM", "SM%", "MEM%", "CPU%", "STATE",
-      "ELAPSED", "CONTAINER", "CUDA", "COMMAND");
+  std::string out =
+      fitted ? ""
+             : fmt::format(
+                   "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} "
+                   "{:>7} {:<7} {:>8} {:<20} {:<6} {}\n",
+                   "GPU", "MIG", "PID", "USER", "GPU-MEM", "SM%", "MEM%",
+                   "CPU%", "STATE", "ELAPSED", "CONTAINER", "CUDA", "COMMAND");
+  std::vector<TableRow> table;
   int problems = 0;
   for (const auto& r : rows) {
     std::string mem = r.gpu_process.used_bytes
@@ -165,53 +213,68 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
                           : std::string(kUnknown);
     std::string note;
     if (r.missing()) {
-      note =
-          "  <-- NOT IN /proc: the owner is gone or in another PID namespace";
+      note = "<-- NOT IN /proc: the owner is gone or in another PID namespace";
       ++problems;
     } else if (r.zombie()) {
-      note =
-          fmt::format("  <-- ZOMBIE: memory is freed when parent {} reaps it",
-                      r.proc->ppid ? fmt::format("{}", *r.proc->ppid) : "?");
+      note = fmt::format("<-- ZOMBIE: memory is freed when parent {} reaps it",
+                         r.proc->ppid ? fmt::format("{}", *r.proc->ppid) : "?");
       ++problems;
     }
     const GpuCols cols{mem, util_text(r.gpu_process.sm_util_pct),
                        util_text(r.gpu_process.mem_util_pct),
                        mig_text(r.gpu_process)};
-    out += line_for(s, std::to_string(r.gpu), std::to_string(r.gpu_process.pid),
-                    cols, r.missing() ? nullptr : r.proc, note);
+    const ProcessSample* p = r.missing() ? nullptr : r.proc;
+    const std::string gpu = std::to_string(r.gpu);
+    const std::string pid = std::to_string(r.gpu_process.pid);
+    if (fitted)
+      table.push_back({cells_for(s, gpu, pid, cols, p), note});
+    else
+      out += line_for(s, gpu, pid, cols, p, note.empty() ? "" : "  " + note,
+                      cmd_width);
     for (size_t i = 0; i < r.children.size(); ++i) {
       std::string indent(static_cast<size_t>(2 * r.child_depth[i]), ' ');
-      out +=
-          line_for(s, "", indent + "`- " + std::to_string(r.children[i]->pid),
-                   GpuCols{}, r.children[i], "");
+      const std::string child =
+          indent + "`- " + std::to_string(r.children[i]->pid);
+      if (fitted)
+        table.push_back(
+            {cells_for(s, "", child, GpuCols{}, r.children[i]), ""});
+      else
+        out += line_for(s, "", child, GpuCols{}, r.children[i], "", cmd_width);
     }
   }
+  if (fitted) out = render_table(ps_columns(), table, fit.width, false);
   if (rows.empty()) out += "(no GPU processes)\n";
+  // Sentences wrap at the width (fitted), else one line each.
+  const size_t wrap = fitted ? fit.width : 0;
   if (problems)
-    out += fmt::format(
-        "\n!! {} GPU process(es) hold memory without a live owner: see "
-        "`gpudoctor diagnose`\n",
-        problems);
+    out += "\n" + wrap_paragraph(fmt::format("!! {} GPU process(es) hold "
+                                             "memory without a live owner: "
+                                             "see `gpudoctor diagnose`",
+                                             problems),
+                                 wrap, 3);
   ProcessTree tree(s);
   for (const GpuOrphanHolders& g : holders) {
-    out += fmt::format(
-        "\n!! GPU {}: memory without a live owner is probably kept by who "
-        "still holds its device files (most likely first):\n",
-        g.gpu);
+    out += "\n" + wrap_paragraph(
+                      fmt::format("!! GPU {}: memory without a live owner is "
+                                  "probably kept by who still holds its device "
+                                  "files (most likely first):",
+                                  g.gpu),
+                      wrap, 3);
     for (const ProbableHolder& h : g.holders) {
       const ProcessSample* p = tree.find(h.pid);
-      out += fmt::format(
-          "   {:<8} {:<10} {}\n", h.pid, terminal_cell(p ? p->user : "?", 10),
-          terminal_fit(p ? (p->cmdline.empty() ? p->name : p->cmdline) : "?",
-                       60));
+      const std::string head = fmt::format(
+          "   {:<8} {:<10} ", h.pid, terminal_cell(p ? p->user : "?", 10));
+      const size_t left = wrap > head.size() + 12 ? wrap - head.size() : 60;
+      out += head +
+             terminal_fit(p ? (p->cmdline.empty() ? p->name : p->cmdline) : "?",
+                          std::min<size_t>(left, 60)) +
+             "\n";
       std::string why;
       for (const auto& e : h.evidence) why += (why.empty() ? "" : "; ") + e;
-      out += "            " + terminal_safe(why, kTerminalSentenceMax) + "\n";
+      out += wrap_paragraph("            " + why, wrap, 12);
     }
-    out += "   " +
-           terminal_safe(end_holders_advice(g.gpu, g.holders),
-                         kTerminalSentenceMax) +
-           "\n";
+    out +=
+        wrap_paragraph("   " + end_holders_advice(g.gpu, g.holders), wrap, 3);
   }
   return out;
 }

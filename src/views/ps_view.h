@@ -29,10 +29,20 @@ void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
 // Unknown values sort last. Throws std::invalid_argument on another key.
 void sort_ps_rows(std::vector<PsRow>& rows, const std::string& key);
 
+// How ps fits the terminal: `width` 0 is the full layout (every column at
+// its fixed width, commands cut at 80 columns, for pipes and scripts);
+// a width fits it (text_table.h: empty columns left out, the command cut
+// with a mark, sentences wrapped); `wide` shows everything, nothing cut.
+struct PsFit {
+  size_t width = 0;
+  bool wide = false;
+};
+
 // `holders`: the probable holders of orphaned memory (probable_holders_in),
 // listed after the rows with the command that ends them.
 std::string render_ps(const Sample& sample, const std::vector<PsRow>& rows,
-                      const std::vector<GpuOrphanHolders>& holders = {});
+                      const std::vector<GpuOrphanHolders>& holders = {},
+                      PsFit fit = {});
 std::string ps_to_json(const Sample& sample, const std::vector<PsRow>& rows,
                        const std::vector<GpuOrphanHolders>& holders = {});
 

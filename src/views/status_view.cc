@@ -8,6 +8,7 @@
 #include "views/format.h"
 #include "views/status_datacenter.h"
 #include "views/status_gpu_health.h"
+#include "views/text_table.h"
 
 namespace gd {
 namespace {
@@ -276,7 +277,7 @@ std::string explain_nvml_status(const TraceHeader& h) {
   return "NVML error: " + safe(h.nvml_error.empty() ? s : h.nvml_error);
 }
 
-std::string render_status(const TraceHeader& h, const Sample& s) {
+std::string render_status(const TraceHeader& h, const Sample& s, size_t width) {
   std::time_t t = static_cast<std::time_t>(s.t);
   std::tm tm{};
   localtime_r(&t, &tm);
@@ -314,7 +315,7 @@ std::string render_status(const TraceHeader& h, const Sample& s) {
   out += host_block(h.host, s.host);
   for (const auto& e : s.events)
     out += fmt::format("event: {} {}\n", safe(e.kind), safe(e.text));
-  return out;
+  return fit_lines(out, width);
 }
 
 }  // namespace gd

@@ -1,6 +1,7 @@
 // `gpudoctor status`: one screen with every GPU and the host beside it.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "model/sample.h"
@@ -8,7 +9,10 @@
 namespace gd {
 
 // Plain text, no colour; `now` is printed in the title line.
-std::string render_status(const TraceHeader& header, const Sample& sample);
+// `width` > 0 fits its lines to that many columns (text_table.h:
+// fit_lines); 0 leaves them whole.
+std::string render_status(const TraceHeader& header, const Sample& sample,
+                          size_t width = 0);
 
 // Explains the header's nvml_status to a person ("" when ok).
 std::string explain_nvml_status(const TraceHeader& header);

@@ -105,6 +105,10 @@ std::string render_who(const GpuMemoryAccount& a) {
   if (a.used_bytes)
     out += fmt::format("  {:<9} {:>10}  = used, as NVML reports it\n", "total",
                        human_bytes_brief(*a.used_bytes));
+  if (a.orphaned && !a.in_container && a.not_owned_bytes &&
+      *a.not_owned_bytes > 0)
+    out += fmt::format("\n  {} of it not held by any live process\n",
+                       human_bytes_brief(*a.not_owned_bytes));
   if (a.missing_bytes > 0)
     out += fmt::format(
         "\n  {} of it belongs to processes no visible process accounts for\n",
@@ -208,6 +212,7 @@ nlohmann::json who_json(const GpuMemoryAccount& a) {
   j["unknown_size_processes"] = a.unknown_size_processes;
   j["driver_reserved_bytes"] = opt_u64(a.driver_reserved_bytes);
   j["unexplained_bytes"] = opt_u64(a.unexplained_bytes);
+  j["not_owned_bytes"] = opt_u64(a.not_owned_bytes);
   nlohmann::json others = nlohmann::json::array();
   for (const auto& o : a.other_holders) {
     nlohmann::json p = proc_json(o.proc);
@@ -248,9 +253,19 @@ std::string dump(const nlohmann::json& j) {
 std::string who_to_json(const GpuMemoryAccount& a) { return dump(who_json(a)); }
 
 std::string render_who_list(const std::vector<GpuMemoryAccount>& accounts) {
+  // Several GPUs to reset: what every reset needs is said once, at the end,
+  // not in each GPU's advice.
+  size_t resets = 0;
+  for (const auto& a : accounts) resets += !a.reset_hint.empty();
   std::string out;
-  for (size_t i = 0; i < accounts.size(); ++i)
-    out += (i ? "\n" : "") + render_who(accounts[i]);
+  for (size_t i = 0; i < accounts.size(); ++i) {
+    GpuMemoryAccount a = accounts[i];
+    if (resets > 1)
+      for (auto& s : a.advice)
+        if (s == a.reset_hint) s = a.reset_hint_short;
+    out += (i ? "\n" : "") + render_who(a);
+  }
+  if (resets > 1) out += "\nWhat a GPU reset needs: " + reset_needs() + ".\n";
   return out;
 }
 

@@ -32,6 +32,9 @@ RSS_SANITIZER_QUARANTINE = (256 << 20) if os.environ.get("GD_SANITIZED") else 0
 def run(args, scenario=None, env=None, timeout=30, nvml=None, check=False):
     """Runs gpudoctor with the fake (or `nvml`) and returns CompletedProcess."""
     e = dict(os.environ)
+    # status and ps fit $COLUMNS: a test's output must not depend on the
+    # terminal it was started from (a test sets it when it means to).
+    e.pop("COLUMNS", None)
     if scenario is not None:
         e["FAKE_NVML_SCENARIO"] = scenario
     if env:

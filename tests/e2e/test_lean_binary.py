@@ -148,7 +148,7 @@ class LeanBinary(E2E):
             p = subprocess.run([lonely, "--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
                                 "--kmsg", "none", "status", "--json"],
                                capture_output=True, text=True, timeout=30)
-            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.returncode, 3, p.stderr)  # no driver
             self.assertIn('"nvml_status"', p.stdout)
 
 

@@ -17,14 +17,14 @@ def known(d):
 class NoDriver(unittest.TestCase):
     def test_status_shows_host_and_says_no_driver(self):
         p = run(["status"], nvml=NO_DRIVER)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 3, p.stderr)  # no driver (README)
         self.assertIn("no NVIDIA driver found (libnvidia-ml.so.1", p.stdout)
         self.assertIn(f"Host {os.uname().nodename}", p.stdout)
         self.assertIn(f"{os.cpu_count()} x", p.stdout)
 
     def test_status_json_is_a_trace_with_no_gpus(self):
         p = run(["status", "--json"], nvml=NO_DRIVER)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 3, p.stderr)
         header, samples = read_trace(p.stdout)
         self.assertEqual(header["format"], "gpudoctor-trace")
         self.assertEqual(header["nvml_status"], "no_driver")

@@ -561,7 +561,9 @@ class WatchLeak(E2E):
         path = self.leaky_scenario(leaky, steady)
         p = run(["--interval", "250ms", "watch-leak", "--duration", "4s", "--json"],
                 scenario=path)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        # A growing process is in the exit status (3), as a finding is in
+        # diagnose's.
+        self.assertEqual(p.returncode, 3, p.stderr)
         got = {e["pid"]: e for e in json.loads(p.stdout)["processes"]}
         self.assertAlmostEqual(got[leaky]["slope_mib_per_min"], 12000, delta=2000)
         self.assertTrue(got[leaky]["leaking"])
@@ -582,7 +584,7 @@ class WatchLeak(E2E):
         time.sleep(2.5)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=10)
-        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(p.returncode, 3, err)
         self.assertIn("GROWING: possible leak", out)
         self.assertIn(str(leaky), out)
         self.assertNotIn(str(steady), out)

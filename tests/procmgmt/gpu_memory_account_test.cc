@@ -137,6 +137,30 @@ TEST_F(AccountTest, UnknownSizesLeaveTheDriverShareUnknown) {
   EXPECT_FALSE(none.unexplained_bytes);
 }
 
+// NVML lists a gone owner without a size: who gives the figure of the
+// orphaned-memory finding, top and the dashboard (used minus the live
+// processes), in its text and JSON.
+TEST_F(AccountTest, MemoryNoLiveProcessHoldsWithAGoneOwnerOfUnknownSize) {
+  auto a = account_gpu_memory(
+      test::a100_header(),
+      sample({gp(1001, 30 * kGiB), gp(9999, std::nullopt)}, 46 * kGiB), 0,
+      procs, devices);
+  EXPECT_TRUE(a.orphaned);
+  ASSERT_TRUE(a.not_owned_bytes);
+  EXPECT_EQ(*a.not_owned_bytes, 16 * kGiB);
+  EXPECT_NE(render_who(a).find("16.0 GiB of it not held by any live process"),
+            std::string::npos)
+      << render_who(a);
+  EXPECT_EQ(nlohmann::json::parse(who_to_json(a))["not_owned_bytes"],
+            16 * kGiB);
+  // A live process of unknown size: nobody can say.
+  auto unknown = account_gpu_memory(
+      test::a100_header(),
+      sample({gp(1001, std::nullopt), gp(9999, kGiB)}, 46 * kGiB), 0, procs,
+      devices);
+  EXPECT_FALSE(unknown.not_owned_bytes);
+}
+
 TEST_F(AccountTest, InsideAContainerMissingIsNotCalledOrphaned) {
   auto a = account_gpu_memory(
       test::a100_header("container"),

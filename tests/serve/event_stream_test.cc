@@ -107,6 +107,28 @@ TEST(EventStream, MemoryNoLiveProcessOwns) {
   }
 }
 
+// The scenario's GPU 3: 16 GiB used, NVML lists pid 5200 without a size.
+// Gone, all 16 GiB are owned by no live process (the figure of the
+// finding, who and top); alive, how much it holds is unknown, and the
+// dashboard gets no figure rather than a wrong one.
+TEST(EventStream, MemoryOfAGoneOwnerWithoutASize) {
+  auto snap = snapshot_at(100);
+  auto sample = std::make_shared<Sample>(*snap.sample);
+  auto memory_of_gpu3 = [](const Sample& s) {
+    auto j = events(EventHub::sample_event(s), "sample").at(0);
+    for (const auto& m : j["memory"])
+      if (m["gpu"] == 3) return m;
+    return nlohmann::json();
+  };
+  EXPECT_TRUE(memory_of_gpu3(*sample).is_null());
+  for (auto& p : sample->processes)
+    if (p.pid == 5200) p.state = "missing";
+  auto m = memory_of_gpu3(*sample);
+  ASSERT_FALSE(m.is_null());
+  EXPECT_EQ(m["unowned_bytes"], 16ull << 30);
+  EXPECT_EQ(m["live_process_bytes"], 0u);
+}
+
 TEST(EventStream, AtMostMaxStreams) {
   EventHub hub(2, 1 << 20);
   auto a = hub.open(), b = hub.open();

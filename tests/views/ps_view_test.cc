@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/terminal_text.h"
+
 namespace gd {
 namespace {
 
@@ -109,6 +111,45 @@ TEST(PsView, NamesTheCudaRuntimeOfPipInstalledPytorch) {
   EXPECT_NE(first_row.find(" 11.0 "), std::string::npos) << out;
   auto j = nlohmann::json::parse(ps_to_json(s, rows));
   EXPECT_EQ(j["processes"][0]["cuda_runtime"], "11.0");
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    out.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+// Fitted to 80 columns: no line longer, the columns empty on every row
+// (MIG, SM%, MEM%) left out, the long command cut with the mark, the notes
+// on their own lines; --wide shows every column and the whole command.
+TEST(PsView, FitsTheWidthLeavingEmptyColumnsOut) {
+  Sample s = training_sample();
+  const std::string long_cmd =
+      "python train.py --bs 256 --lr 3e-4 --epochs 90 --data "
+      "/datasets/imagenet/train --output /checkpoints/run-2024-11-22 --amp";
+  s.processes[0].cmdline = long_cmd;
+  auto rows = build_ps_rows(s);
+  const std::string out = render_ps(s, rows, {}, PsFit{80, false});
+  for (const auto& l : lines_of(out))
+    EXPECT_LE(terminal_width(terminal_safe(l)), 80u) << l;
+  const std::string header = lines_of(out)[0];
+  EXPECT_EQ(header.find("MIG"), std::string::npos) << header;
+  EXPECT_EQ(header.find("SM%"), std::string::npos) << header;
+  EXPECT_NE(header.find("COMMAND"), std::string::npos) << header;
+  EXPECT_NE(out.find("python train.py --bs 256"), std::string::npos) << out;
+  EXPECT_EQ(out.find("--amp"), std::string::npos) << out;
+  EXPECT_NE(out.find("~\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n    <-- ZOMBIE: memory is freed when parent 1"),
+            std::string::npos)
+      << out;
+  const std::string wide = render_ps(s, rows, {}, PsFit{80, true});
+  EXPECT_NE(wide.find(long_cmd), std::string::npos) << wide;
+  EXPECT_NE(lines_of(wide)[0].find("MIG"), std::string::npos) << wide;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace gd {
 namespace {
 
@@ -56,6 +58,36 @@ TEST(StatusView, ShowsEveryGpuValueAgainstItsLimit) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("persistence on"), std::string::npos) << out;
+}
+
+// Fitted to 80 columns, a line breaks between its fields, never inside
+// one, and nothing is lost; 0 leaves the lines whole.
+TEST(StatusView, FitsTheWidthBreakingBetweenFields) {
+  Sample s;
+  s.gpus.push_back(busy_gpu());
+  TraceHeader h = a100_header();
+  h.gpus[0].uuid = "GPU-5f0f6a2e-1c3b-4d8e-9a7f-0b1c2d3e4f01";
+  const std::string whole = render_status(h, s);
+  const std::string fitted = render_status(h, s, 80);
+  size_t longest = 0, start = 0;
+  while (start < whole.size()) {
+    size_t nl = whole.find('\n', start);
+    longest = std::max(longest, nl - start);
+    start = nl + 1;
+  }
+  EXPECT_GT(longest, 80u) << whole;
+  start = 0;
+  while (start < fitted.size()) {
+    size_t nl = fitted.find('\n', start);
+    EXPECT_LE(nl - start, 80u) << fitted.substr(start, nl - start);
+    start = nl + 1;
+  }
+  EXPECT_NE(fitted.find("GPU 0  NVIDIA A100-SXM4-80GB  00000000:07:00.0\n     "
+                        "GPU-5f0f6a2e-1c3b-4d8e-9a7f-0b1c2d3e4f01\n"),
+            std::string::npos)
+      << fitted;
+  EXPECT_NE(fitted.find("SM clock 1350 / 1410 MHz"), std::string::npos)
+      << fitted;
 }
 
 TEST(StatusView, UnknownIsNotZero) {

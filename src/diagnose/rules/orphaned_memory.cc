@@ -18,6 +18,7 @@
 #include "diagnose/not_judged.h"
 #include "diagnose/rule.h"
 #include "diagnose/rules/workload_common.h"
+#include "model/memory_owners.h"
 #include "model/orphan_holders.h"
 
 namespace gd {
@@ -42,13 +43,15 @@ struct DeadHolder {
   std::optional<uint32_t> ppid;
   std::string parent_name;
   size_t samples = 0;
-  uint64_t max_bytes = 0;
+  std::optional<uint64_t> max_bytes;  // unset: NVML gave no size
 };
 
 struct PerGpu {
   size_t known = 0;  // samples where the process list was known
   Span orphan;       // samples with a dead holder or unaccounted memory
-  Stat unaccounted;  // bytes beyond live processes, over orphan samples
+  // Bytes no live process holds (used - live: memory_owners), over the
+  // orphan samples where that is known.
+  Stat not_owned;
   Stat used;
   std::map<uint32_t, DeadHolder> dead;  // bounded by the GPU's process ids
   // Who held the device files at the last look during the orphan, ranked;
@@ -96,44 +99,41 @@ class OrphanedMemoryRule : public Rule {
       PerGpu& st = gpus_[g.index];
       ++st.known;
       bool orphan = false;
-      bool all_bytes_known = true;
-      double live_bytes = 0;
       for (const GpuProcess& gp : *g.processes) {
         const ProcessSample* p = tree.find(gp.pid);
-        if (!gp.used_bytes) all_bytes_known = false;
-        if (p && is_dead_state(p->state)) {
-          orphan = true;
-          DeadHolder& d = st.dead[gp.pid];
-          d.state = p->state;
-          if (!p->name.empty()) d.name = p->name;
-          if (p->ppid) {
-            d.ppid = p->ppid;
-            if (const ProcessSample* parent = tree.find(*p->ppid))
-              d.parent_name = parent->name;
-          }
-          ++d.samples;
-          if (gp.used_bytes)
-            d.max_bytes = std::max(d.max_bytes, *gp.used_bytes);
-        } else if (gp.used_bytes) {
-          // Live, or simply not in processes[] (unknown: give it the benefit).
-          live_bytes += static_cast<double>(*gp.used_bytes);
+        if (!p || !is_dead_state(p->state)) continue;
+        orphan = true;
+        DeadHolder& d = st.dead[gp.pid];
+        d.state = p->state;
+        if (!p->name.empty()) d.name = p->name;
+        if (p->ppid) {
+          d.ppid = p->ppid;
+          if (const ProcessSample* parent = tree.find(*p->ppid))
+            d.parent_name = parent->name;
         }
+        ++d.samples;
+        if (gp.used_bytes)
+          d.max_bytes = std::max(d.max_bytes.value_or(0), *gp.used_bytes);
       }
-      double unaccounted = 0;
+      // The figure who, top and the dashboard show (model/memory_owners.h):
+      // used minus what the live processes hold. A dead process without a
+      // size does not make it unknown; a live one does.
+      const MemoryOwners owners = memory_owners(g, tree);
       const GpuInfo* info = find_gpu_info(header_, g.index);
-      if (g.mem_used_bytes && all_bytes_known) {
-        double used = static_cast<double>(*g.mem_used_bytes);
-        unaccounted = used - live_bytes - reserve_;
+      if (owners.not_owned_bytes) {
+        double not_owned = static_cast<double>(*owners.not_owned_bytes);
         double floor = info && info->memory_total_bytes
                            ? min_unaccounted_fraction_ *
                                  static_cast<double>(*info->memory_total_bytes)
                            : 0;
-        if (unaccounted > floor && unaccounted > 0) orphan = true;
-        if (orphan) st.used.add(used);
+        double beyond = not_owned - reserve_;
+        if (beyond > floor && beyond > 0) orphan = true;
+        if (orphan) st.not_owned.add(not_owned);
       }
+      if (orphan && g.mem_used_bytes)
+        st.used.add(static_cast<double>(*g.mem_used_bytes));
       if (orphan) {
         st.orphan.add(s.t);
-        st.unaccounted.add(std::max(0.0, unaccounted + reserve_));
         if (s.device_holders) note_holders(s, tree, g, st);
       }
     }
@@ -220,7 +220,8 @@ class OrphanedMemoryRule : public Rule {
         holders += fmt::format(
             "{}pid {}{} (state {}, {} in {} samples{})",
             holders.empty() ? "" : "; ", pid,
-            d.name.empty() ? "" : " " + d.name, d.state, gib_text(d.max_bytes),
+            d.name.empty() ? "" : " " + d.name, d.state,
+            d.max_bytes ? gib_text(*d.max_bytes) : "size not given by NVML,",
             d.samples,
             d.ppid
                 ? fmt::format(", parent pid {}{}", *d.ppid,
@@ -245,16 +246,22 @@ class OrphanedMemoryRule : public Rule {
               ? fmt::format("GPU {} memory is held by no live process", index)
               : fmt::format("GPU {} memory is held by a dead process", index);
       const std::string held_by = holders_text(st);
+      const std::string not_owned =
+          st.not_owned.empty()
+              ? std::string(
+                    "how much of it no live process holds is unknown (NVML "
+                    "gave no size for a live process)")
+              : fmt::format(
+                    "{} of it not held by any live process (driver allowance "
+                    "{})",
+                    gib_text(static_cast<uint64_t>(st.not_owned.max)),
+                    gib_text(static_cast<uint64_t>(reserve_)));
       f.evidence = fmt::format(
-          "in {} of {} samples ({}): {} used, {} of it not held by any live "
-          "process (driver allowance {}){}{}{}",
-          format_fraction(frac), st.known,
-          format_range(st.orphan.first, st.orphan.last),
+          "in {} of {} samples ({}): {} used, {}{}{}{}", format_fraction(frac),
+          st.known, format_range(st.orphan.first, st.orphan.last),
           st.used.empty() ? std::string("memory")
                           : gib_text(static_cast<uint64_t>(st.used.max)),
-          gib_text(static_cast<uint64_t>(st.unaccounted.max)),
-          gib_text(static_cast<uint64_t>(reserve_)),
-          holders.empty() ? "" : "; NVML still lists " + holders,
+          not_owned, holders.empty() ? "" : "; NVML still lists " + holders,
           reap.empty() ? "" : "; " + reap,
           held_by.empty() ? ""
                           : "; still holding GPU " + std::to_string(index) +

@@ -18,9 +18,14 @@
 namespace gd::top {
 namespace {
 
+// One line of an overlay's body, as long as it is: overlay_lines wraps it
+// to the screen, continuation lines indented by `hang` columns (-1: by its
+// leading spaces and a "- " or "-> " mark after them), so that no word of
+// it is lost (a command to copy stays whole).
 struct Text {
   std::string text;
   Style style = Style::kNormal;
+  int hang = -1;
 };
 
 void add_lines(std::vector<Text>& out, const std::string& block,
@@ -34,18 +39,44 @@ void add_lines(std::vector<Text>& out, const std::string& block,
   }
 }
 
+// `text` after `label` (plain ASCII), wrapped under the text.
 void add_wrapped(std::vector<Text>& out, const std::string& label,
-                 const std::string& text, int width, Style style) {
-  auto lines = wrap_text(text, std::max(10, width - 4));
-  for (size_t i = 0; i < lines.size(); ++i)
+                 const std::string& text, Style style) {
+  out.push_back({label + text, style, static_cast<int>(label.size())});
+}
+
+// Where a line's continuation starts: after its leading spaces and a list
+// mark ("- ", "-> ") that follows them.
+int default_hang(const std::string& text) {
+  size_t n = text.find_first_not_of(' ');
+  if (n == std::string::npos) return 0;
+  for (std::string_view mark : {"-> ", "- "})
+    if (text.compare(n, mark.size(), mark) == 0)
+      return static_cast<int>(n + mark.size());
+  return static_cast<int>(n);
+}
+
+// `t` in lines of at most `width` columns: the first `hang` columns (a
+// label or an indent) stay on the first line, the rest is wrapped beside
+// them.
+std::vector<Text> reflow(const Text& t, int width) {
+  if (columns_of(t.text) <= width) return {t};
+  int hang = t.hang >= 0 ? t.hang : default_hang(t.text);
+  // A hang past half the screen leaves too little room: indent less.
+  if (hang > width / 2) hang = std::min(default_hang(t.text), width / 4);
+  hang = std::min<int>(hang, static_cast<int>(t.text.size()));
+  const std::string head = t.text.substr(0, hang);
+  std::vector<Text> out;
+  for (const std::string& line : wrap_text(t.text.substr(hang), width - hang))
     out.push_back(
-        {(i == 0 ? label : std::string(label.size(), ' ')) + lines[i], style});
+        {(out.empty() ? head : std::string(hang, ' ')) + line, t.style, hang});
+  return out;
 }
 
 std::vector<Text> help_text(const LayoutInput& in) {
   std::vector<Text> t;
   auto key = [&](const char* k, std::string_view what) {
-    t.push_back({fmt::format("  {:<14} {}", k, what)});
+    t.push_back({fmt::format("  {:<14} {}", k, what), Style::kNormal, 17});
   };
   t.push_back({"Keys", Style::kBold});
   key("Up/Down PgUp/Dn",
@@ -121,7 +152,7 @@ const ProcessSample* find_process(const Sample* s, uint32_t pid) {
   return nullptr;
 }
 
-std::vector<Text> details_text(const LayoutInput& in, int width) {
+std::vector<Text> details_text(const LayoutInput& in) {
   std::vector<Text> t;
   const TopState& st = *in.state;
   const Sample* s = in.frame->sample.get();
@@ -139,7 +170,7 @@ std::vector<Text> details_text(const LayoutInput& in, int width) {
                 "gone and the driver still holds its memory (orphaned), or it "
                 "runs in a PID namespace NVML does not translate. `w` shows "
                 "who holds the GPU and what to do.",
-                width, Style::kNormal);
+                Style::kNormal);
   } else {
     t.push_back({fmt::format("PID {}  {}", pid, p->name), Style::kBold});
     t.push_back(
@@ -159,13 +190,13 @@ std::vector<Text> details_text(const LayoutInput& in, int width) {
                               "pid {})",
                               p->ppid ? std::to_string(*p->ppid) : "?",
                               p->ppid ? std::to_string(*p->ppid) : "?"),
-                  width, Style::kCrit);
+                  Style::kCrit);
     if (p->ns_pid && *p->ns_pid != pid)
       t.push_back(
           {fmt::format("  pid {} in its own PID namespace", *p->ns_pid)});
     ContainerRef c = container_from_cgroup(p->cgroup);
     if (!c.empty()) t.push_back({"  container: " + c.describe()});
-    if (p->cgroup) add_wrapped(t, "  cgroup: ", *p->cgroup, width, Style::kDim);
+    if (p->cgroup) add_wrapped(t, "  cgroup: ", *p->cgroup, Style::kDim);
     std::string cuda = cuda_runtime_version(p->libs);
     if (!cuda.empty()) t.push_back({"  CUDA runtime " + cuda});
     if (p->dev_shm_bytes)
@@ -193,12 +224,12 @@ std::vector<Text> details_text(const LayoutInput& in, int width) {
     t.push_back({"  command line:"});
     add_wrapped(t, "    ",
                 p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline,
-                width - 2, Style::kNormal);
+                Style::kNormal);
   }
   return t;
 }
 
-std::vector<Text> finding_text(const LayoutInput& in, int width) {
+std::vector<Text> finding_text(const LayoutInput& in) {
   std::vector<Text> t;
   const auto* fs = in.frame->findings.get();
   if (!fs || in.state->finding >= fs->findings.size()) {
@@ -208,7 +239,7 @@ std::vector<Text> finding_text(const LayoutInput& in, int width) {
   const Finding& f = fs->findings[in.state->finding];
   t.push_back({fmt::format("{}  {}", severity_word(f.severity), f.id),
                severity_style(f.severity)});
-  add_wrapped(t, "", f.title, width, Style::kBold);
+  add_wrapped(t, "", f.title, Style::kBold);
   std::string scope;
   if (!f.gpus.empty()) {
     scope = "GPU";
@@ -225,9 +256,9 @@ std::vector<Text> finding_text(const LayoutInput& in, int width) {
     scope += "  " + clock_text(f.start, false) + "-" + clock_text(f.end, false);
   t.push_back({scope, Style::kDim});
   t.push_back({""});
-  add_wrapped(t, "evidence: ", f.evidence, width, Style::kNormal);
+  add_wrapped(t, "evidence: ", f.evidence, Style::kNormal);
   t.push_back({""});
-  add_wrapped(t, "action:   ", f.action, width, Style::kGood);
+  add_wrapped(t, "action:   ", f.action, Style::kGood);
   t.push_back({""});
   t.push_back({"From " + fs->source +
                    "; `gpudoctor diagnose` explains the "
@@ -373,11 +404,11 @@ std::vector<Line> overlay_lines(const LayoutInput& in, int width) {
       break;
     case Overlay::kDetails:
       title = "Process details";
-      body = details_text(in, width);
+      body = details_text(in);
       break;
     case Overlay::kFinding:
       title = "Finding";
-      body = finding_text(in, width);
+      body = finding_text(in);
       break;
     case Overlay::kWho:
       title = fmt::format("Who holds GPU {}", st.who_gpu);
@@ -400,11 +431,17 @@ std::vector<Line> overlay_lines(const LayoutInput& in, int width) {
     head.add(fmt::format("  (scrolled {} lines)", st.overlay_scroll),
              Style::kHeading);
   out.push_back(head.done(Style::kHeading));
-  for (size_t i = std::min(st.overlay_scroll, body.size()); i < body.size();
+  // Each line wrapped to the screen (after the one-column margin), so
+  // that no word is cut off; the scroll counts screen lines.
+  std::vector<Text> lines;
+  for (const Text& t : body)
+    for (Text& l : reflow(t, std::max(10, width - 1)))
+      lines.push_back(std::move(l));
+  for (size_t i = std::min(st.overlay_scroll, lines.size()); i < lines.size();
        ++i) {
     LineBuilder b(width);
     b.add(" ");
-    b.add(body[i].text, body[i].style);
+    b.add(lines[i].text, lines[i].style);
     out.push_back(b.done());
   }
   return out;

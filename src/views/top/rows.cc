@@ -7,6 +7,8 @@
 
 #include "common/ascii_text.h"
 #include "common/container_ref.h"
+#include "model/memory_owners.h"
+#include "model/process_tree.h"
 #include "views/ps_view.h"
 
 namespace gd::top {
@@ -195,15 +197,9 @@ MemorySplit memory_split(const TraceHeader& h, const Sample& s, int gpu) {
     if (x.index == gpu) g = &x;
   if (!g) return m;
   m.used = g->mem_used_bytes;
-  if (!g->processes) return m;
-  for (const auto& gp : *g->processes) {
-    if (!gp.used_bytes) continue;
-    const ProcessSample* p = nullptr;
-    for (const auto& x : s.processes)
-      if (x.pid == gp.pid) p = &x;
-    if (!p || p->state == "missing" || p->state == "Z")
-      m.orphaned += *gp.used_bytes;
-  }
+  // The figure the finding, who and the dashboard give
+  // (model/memory_owners.h).
+  m.orphaned = memory_owners(*g, ProcessTree(s)).not_owned_bytes.value_or(0);
   return m;
 }
 

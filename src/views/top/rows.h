@@ -46,8 +46,9 @@ std::optional<double> row_elapsed(const ProcRow& r, double now);
 // One GPU's memory as the bar shows it.
 struct MemorySplit {
   std::optional<uint64_t> used, total;
-  // Listed for processes that are gone (missing) or zombies: memory no
-  // live process holds, which only their end or a reset frees.
+  // Memory no live process holds (used minus the live listed processes:
+  // model/memory_owners.h, the figure of the orphaned-memory finding, who
+  // and the dashboard); 0 when unknown.
   uint64_t orphaned = 0;
 };
 MemorySplit memory_split(const TraceHeader& h, const Sample& s, int gpu);
