@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 #include <vector>
 
 #include "cli/global_options.h"
@@ -32,5 +33,13 @@ int& command_exit_code();
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;  // runtime failure (cannot write, ...)
 inline constexpr int kExitUsage = 2;  // bad flag or value (CLI11's default)
+// Commands for scripts whose 2 means something else (epilog: memory not
+// back) exit this on a usage error instead (sysexits' EX_USAGE).
+inline constexpr int kExitUsageForScripts = 64;
+
+// The usage-error exit code of a subcommand, by name: kExitUsage unless the
+// command registered another with set_usage_exit_code.
+int usage_exit_code(const std::string& command);
+void set_usage_exit_code(const std::string& command, int code);
 
 }  // namespace gd

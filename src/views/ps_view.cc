@@ -11,6 +11,7 @@
 #include "common/cuda_version.h"
 #include "common/terminal_text.h"
 #include "model/process_tree.h"
+#include "model/slurm_label.h"
 #include "views/format.h"
 
 namespace gd {
@@ -107,9 +108,19 @@ struct GpuCols {
   std::string mem, sm, mem_util, mig;
 };
 
+// The JOB column's width: 0 (no column) when no row has a Slurm job.
+constexpr size_t kJobColumnMax = 48;
+
+std::string job_cell(const Sample& s, const ProcessSample* p, size_t width) {
+  if (width == 0) return "";
+  std::string job = p ? slurm_job_label(s, p->slurm_job_id) : "";
+  return terminal_cell(job.empty() ? "-" : job, width) + " ";
+}
+
 std::string line_for(const Sample& s, const std::string& gpu_col,
                      const std::string& pid_col, const GpuCols& g,
-                     const ProcessSample* p, const std::string& note) {
+                     const ProcessSample* p, const std::string& note,
+                     size_t job_width) {
   std::string user = p ? terminal_cell(p->user, 10) : "?";
   std::string state = p ? terminal_cell(p->state, 7) : "missing";
   std::string container =
@@ -119,10 +130,11 @@ std::string line_for(const Sample& s, const std::string& gpu_col,
       p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : "";
   return fmt::format(
       "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} {:>7} {:<7} {:>8} {:<20} "
-      "{:<6} {}{}\n",
+      "{:<6} {}{}{}\n",
       gpu_col, g.mig, pid_col, user, g.mem, g.sm, g.mem_util, cpu_text(p),
       state, elapsed_text(s, p), container.empty() ? "-" : container,
-      cuda.empty() ? "-" : cuda, terminal_fit(cmd, 80), note);
+      cuda.empty() ? "-" : cuda, job_cell(s, p, job_width),
+      terminal_fit(cmd, 80), note);
 }
 
 std::string util_text(const std::optional<double>& v) {
@@ -153,11 +165,25 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
                       const std::vector<GpuOrphanHolders>& holders) {
   // SM% and MEM% are NVML's per-process utilisation (nvidia-smi pmon);
   // MIG is the process's GPU/compute instance.
+  // The JOB column (Slurm jobs) only where some process has one.
+  size_t job_width = 0;
+  auto widen = [&](const ProcessSample* p) {
+    if (p && p->slurm_job_id)
+      job_width = std::max(
+          job_width,
+          std::min(kJobColumnMax, terminal_width(terminal_safe(
+                                      slurm_job_label(s, p->slurm_job_id)))));
+  };
+  for (const auto& r : rows) {
+    if (!r.missing()) widen(r.proc);
+    for (const ProcessSample* c : r.children) widen(c);
+  }
   std::string out = fmt::format(
       "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} {:>7} {:<7} {:>8} {:<20} "
-      "{:<6} {}\n",
+      "{:<6} {}{}\n",
       "GPU", "MIG", "PID", "USER", "GPU-MEM", "SM%", "MEM%", "CPU%", "STATE",
-      "ELAPSED", "CONTAINER", "CUDA", "COMMAND");
+      "ELAPSED", "CONTAINER", "CUDA",
+      job_width ? fmt::format("{:<{}} ", "JOB", job_width) : "", "COMMAND");
   int problems = 0;
   for (const auto& r : rows) {
     std::string mem = r.gpu_process.used_bytes
@@ -178,12 +204,12 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
                        util_text(r.gpu_process.mem_util_pct),
                        mig_text(r.gpu_process)};
     out += line_for(s, std::to_string(r.gpu), std::to_string(r.gpu_process.pid),
-                    cols, r.missing() ? nullptr : r.proc, note);
+                    cols, r.missing() ? nullptr : r.proc, note, job_width);
     for (size_t i = 0; i < r.children.size(); ++i) {
       std::string indent(static_cast<size_t>(2 * r.child_depth[i]), ' ');
       out +=
           line_for(s, "", indent + "`- " + std::to_string(r.children[i]->pid),
-                   GpuCols{}, r.children[i], "");
+                   GpuCols{}, r.children[i], "", job_width);
     }
   }
   if (rows.empty()) out += "(no GPU processes)\n";
@@ -231,6 +257,11 @@ nlohmann::json process_json(const Sample& s, const ProcessSample& p) {
   j["rss_bytes"] =
       p.rss_bytes ? nlohmann::json(*p.rss_bytes) : nlohmann::json();
   j["cgroup"] = p.cgroup ? nlohmann::json(*p.cgroup) : nlohmann::json();
+  j["slurm_job_id"] =
+      p.slurm_job_id ? nlohmann::json(*p.slurm_job_id) : nlohmann::json();
+  j["slurm_job"] = p.slurm_job_id
+                       ? nlohmann::json(slurm_job_label(s, *p.slurm_job_id))
+                       : nlohmann::json();
   std::string c = container_from_cgroup(p.cgroup).short_text();
   j["container"] = c.empty() ? nlohmann::json() : nlohmann::json(c);
   j["libs"] = p.libs;
