@@ -1,6 +1,7 @@
 #include "accounting/owner.h"
 
 #include "common/container_ref.h"
+#include "common/redact.h"
 #include "common/slurm_job_id.h"
 #include "model/slurm_label.h"
 
@@ -16,7 +17,11 @@ std::string_view cut(std::string_view s, size_t max) {
 
 // A command line cut to kJobCommandMax bytes, not inside a UTF-8 character,
 // with "..." where cut.
-std::string cut_command(std::string_view cmd) {
+std::string cut_command(std::string_view raw) {
+  // Labels leave the host (serve's API, /metrics): secrets on the command
+  // line do not.
+  const std::string redacted = redact_secrets(raw);
+  std::string_view cmd = redacted;
   if (cmd.size() <= kJobCommandMax) return std::string(cmd);
   size_t n = kJobCommandMax;
   while (n > 0 && (static_cast<unsigned char>(cmd[n]) & 0xC0) == 0x80) --n;

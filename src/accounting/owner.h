@@ -25,8 +25,9 @@ struct OwnerKeys {
 // sample. A Slurm job (the process's slurm_job_id, else its job group's,
 // else the one its cgroup path names, for traces written before that field)
 // reads "slurm 1234 train-llm (alice, gpu-a)" (model/slurm_label.h); any
-// other job reads as its launcher's (the job group's) command line, cut to
-// kJobCommandMax bytes, and pid: "torchrun --nproc 8 train.py (pid 1001)".
+// other job reads as its launcher's (the job group's) command line, its
+// secrets redacted (common/redact.h), cut to kJobCommandMax bytes, and pid:
+// "torchrun --nproc 8 train.py (pid 1001)".
 void owner_of(const ProcessTree& tree, uint32_t pid, OwnerKeys& out);
 
 }  // namespace gd::accounting

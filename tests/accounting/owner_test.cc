@@ -76,6 +76,10 @@ TEST(OwnerOf, OtherJobsReadAsTheirLaunchersCommand) {
   owner_of(tree, 20, c);
   EXPECT_EQ(a.job_label, "torchrun --nproc-per-node 2 train.py (pid 10)");
   EXPECT_EQ(c.job_label, "python3 serve.py --port 8000 (pid 20)");
+  s.processes[3].cmdline = "python3 serve.py --api-key=s3cret";
+  tree.rebuild(s);
+  owner_of(tree, 20, c);
+  EXPECT_EQ(c.job_label, "python3 serve.py --api-key=<redacted> (pid 20)");
   s.processes[3].cmdline = std::string(500, 'x');
   tree.rebuild(s);
   owner_of(tree, 20, c);
