@@ -13,7 +13,7 @@
 
 namespace gd::accounting {
 
-inline constexpr size_t kJobCommandMax = 60;
+inline constexpr size_t kJobCommandMax = 40;
 
 struct OwnerKeys {
   std::string job_key, job_label;
