@@ -1,7 +1,5 @@
 #include "procmgmt/epilog.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <string_view>
 
@@ -135,8 +133,10 @@ EpilogGpu judge_epilog_gpu(const Sample& s, int gpu,
       }
       if (!own_listed) {
         out.holder_pid = p.pid;
-        const std::string dir = proc_root + "/" + std::to_string(p.pid);
-        out.holder_gone = ::access(dir.c_str(), F_OK) != 0;
+        // Gone: no entry in /proc, or a zombie (it has exited; only its
+        // parent's wait is missing, and it holds no GPU memory itself).
+        const auto e = read_proc_entry(proc_root, p.pid);
+        out.holder_gone = !e || e->zombie();
       }
       own_listed = true;
     }
