@@ -245,6 +245,9 @@ time.sleep(120)
 # Job ids no other test's real Slurm hands out (its ids start at 1): the
 # epilog ends every process of the job it is given, on the whole machine.
 J77, J78 = "770077", "780078"
+# The script's tests, which may run at the same time as Epilog's: ids of
+# their own.
+S77, S78 = "770177", "780178"
 
 
 class Epilog(SlurmCase):
@@ -290,7 +293,7 @@ class Epilog(SlurmCase):
     def test_usage_errors_exit_64(self):
         for args in (["epilog"], ["epilog", "--job", "12x"], ["epilog", "--job", "1", "--grace", "x"],
                      ["epilog", "--job", "1", "--gpus", "99"]):
-            p = run(args)
+            p = run(args, scenario=Scenario(self.tmp.name).write({}))
             self.assertEqual(p.returncode, 64, (args, p.stdout, p.stderr))
 
 
@@ -326,12 +329,12 @@ class EpilogScript(SlurmCase):
         return p, lines
 
     def test_memory_not_back_drains_with_the_reason_and_logs_each_decision(self):
-        _, child = self.start(DAEMONISING_JOB, env={"SLURM_JOB_ID": J77})
+        _, child = self.start(DAEMONISING_JOB, env={"SLURM_JOB_ID": S77})
         self.addCleanup(_kill, child)
         path = Scenario(self.tmp.name).write({0: [(child, 41 * GiB)]})
-        p, lines = self.run_script(path, J77)
+        p, lines = self.run_script(path, S77)
         self.assertEqual(p.returncode, 1, (p.stdout, p.stderr, lines))
-        reason = f"gpudoctor: GPU 0 holds 41.3 GiB after job {J77} ended; pid {child} gone"
+        reason = f"gpudoctor: GPU 0 holds 41.3 GiB after job {S77} ended; pid {child} gone"
         self.assertIn(f"scontrol [update] [nodename=node7] [state=drain] [reason={reason}]",
                       lines)
         logged = [l for l in lines if l.startswith("logger [-t] [gpudoctor-epilog] [--]")]
@@ -341,7 +344,7 @@ class EpilogScript(SlurmCase):
 
     def test_clean_job_logs_and_does_not_drain(self):
         path = Scenario(self.tmp.name).write({})
-        p, lines = self.run_script(path, J78)
+        p, lines = self.run_script(path, S78)
         self.assertEqual(p.returncode, 0, (p.stdout, p.stderr, lines))
         self.assertFalse(any(l.startswith("scontrol") for l in lines), lines)
         self.assertTrue(any("finding=clean action=none" in l for l in lines), lines)
