@@ -221,7 +221,7 @@ void Accountant::Impl::add(const Sample& s, bool processes_as_before) {
   ++samples;
   last_limit = limit;
   if (!(processes_as_before && memo_of_last) &&
-      !owners_tree.same_as_last(s.processes))
+      !owners_tree.same_as_last(s.processes, s.slurm_jobs))
     owners.clear();
   memo_of_last_add = true;
   tree_of = nullptr;

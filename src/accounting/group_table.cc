@@ -6,7 +6,14 @@ namespace gd::accounting {
 
 uint32_t GroupTable::find_or_add(std::string_view key, std::string_view label) {
   scratch_.assign(key.substr(0, kKeyMax));
-  if (auto it = index_.find(scratch_); it != index_.end()) return it->second;
+  if (auto it = index_.find(scratch_); it != index_.end()) {
+    // A label that says more of the same group wins ("slurm 1234" ->
+    // "slurm 1234 train-llm (alice, gpu-a)" once scontrol answered).
+    std::string& have = rows_[it->second].label;
+    const std::string_view more = label.substr(0, kKeyMax);
+    if (more.size() > have.size() && more.starts_with(have)) have.assign(more);
+    return it->second;
+  }
   if (rows_.size() < cap_) {
     const auto i = static_cast<uint32_t>(rows_.size());
     GroupRow row;

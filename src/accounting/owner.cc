@@ -1,8 +1,9 @@
 #include "accounting/owner.h"
 
-#include <charconv>
-
 #include "common/container_ref.h"
+#include "common/redact.h"
+#include "common/slurm_job_id.h"
+#include "model/slurm_label.h"
 
 namespace gd::accounting {
 namespace {
@@ -14,40 +15,35 @@ std::string_view cut(std::string_view s, size_t max) {
   return s.substr(0, max);
 }
 
-}  // namespace
-
-std::optional<uint64_t> slurm_job_id(std::string_view cgroup) {
-  // Each path component "job_<digits>", the last one winning (a nested
-  // container's own path comes after the job's).
-  std::optional<uint64_t> found;
-  size_t pos = 0;
-  while (pos <= cgroup.size()) {
-    size_t end = cgroup.find('/', pos);
-    if (end == std::string_view::npos) end = cgroup.size();
-    std::string_view part = cgroup.substr(pos, end - pos);
-    if (part.size() > 4 && part.size() <= 24 && part.substr(0, 4) == "job_") {
-      uint64_t id = 0;
-      const char* first = part.data() + 4;
-      const char* last = part.data() + part.size();
-      auto [p, ec] = std::from_chars(first, last, id);
-      if (ec == std::errc() && p == last) found = id;
-    }
-    pos = end + 1;
-  }
-  return found;
+// A command line cut to kJobCommandMax bytes, not inside a UTF-8 character,
+// with "..." where cut.
+std::string cut_command(std::string_view raw) {
+  // Labels leave the host (serve's API, /metrics): secrets on the command
+  // line do not.
+  const std::string redacted = redact_secrets(raw);
+  std::string_view cmd = redacted;
+  if (cmd.size() <= kJobCommandMax) return std::string(cmd);
+  size_t n = kJobCommandMax;
+  while (n > 0 && (static_cast<unsigned char>(cmd[n]) & 0xC0) == 0x80) --n;
+  return std::string(cmd.substr(0, n)) + "...";
 }
+
+}  // namespace
 
 void owner_of(const ProcessTree& tree, uint32_t pid, OwnerKeys& out) {
   const ProcessSample* p = tree.find(pid);
   const uint32_t group = tree.job_group(pid);
   const ProcessSample* g = tree.find(group);
 
-  std::optional<uint64_t> slurm;
-  if (p && p->cgroup) slurm = slurm_job_id(*p->cgroup);
-  if (!slurm && g && g->cgroup) slurm = slurm_job_id(*g->cgroup);
+  std::optional<std::string> slurm;
+  for (const ProcessSample* q : {p, g}) {
+    if (slurm || !q) continue;
+    slurm = q->slurm_job_id;
+    if (!slurm && q->cgroup) slurm = slurm_job_in_cgroup_path(*q->cgroup);
+  }
   if (slurm) {
-    out.job_key = "slurm:" + std::to_string(*slurm);
-    out.job_label = "slurm job " + std::to_string(*slurm);
+    out.job_key = "slurm:" + *slurm;
+    out.job_label = slurm_job_label(tree.sample(), *slurm);
   } else {
     // The grouping pid, and its start time when known: a pid reused a day
     // later is another job.
@@ -57,7 +53,11 @@ void owner_of(const ProcessTree& tree, uint32_t pid, OwnerKeys& out) {
       out.job_key +=
           "@" + std::to_string(static_cast<int64_t>(*named->start_time));
     out.job_label.clear();
-    if (named && !named->name.empty())
+    // The launcher's command line, as a user would recognise the job; its
+    // name where it has none (a kernel thread, a zombie).
+    if (named && !named->cmdline.empty())
+      out.job_label.append(cut_command(named->cmdline)).append(" ");
+    else if (named && !named->name.empty())
       out.job_label.append(cut(named->name, kNameMax)).append(" ");
     out.job_label += "(pid " + std::to_string(group) + ")";
     if (!named) out.job_label += " not in /proc";

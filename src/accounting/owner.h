@@ -13,19 +13,21 @@
 
 namespace gd::accounting {
 
+inline constexpr size_t kJobCommandMax = 40;
+
 struct OwnerKeys {
   std::string job_key, job_label;
   std::string user_key, user_label;
   std::string container_key, container_label;
 };
 
-// The Slurm job id in a cgroup path ("/system.slice/slurmstepd.scope/
-// job_1234/step_0/...", cgroup v1 "/slurm/uid_1000/job_1234/..."); nullopt
-// when it names none.
-std::optional<uint64_t> slurm_job_id(std::string_view cgroup);
-
 // Fills `out` (reusing its strings) for GPU process `pid` of `tree`'s
-// sample.
+// sample. A Slurm job (the process's slurm_job_id, else its job group's,
+// else the one its cgroup path names, for traces written before that field)
+// reads "slurm 1234 train-llm (alice, gpu-a)" (model/slurm_label.h); any
+// other job reads as its launcher's (the job group's) command line, its
+// secrets redacted (common/redact.h), cut to kJobCommandMax bytes, and pid:
+// "torchrun --nproc 8 train.py (pid 1001)".
 void owner_of(const ProcessTree& tree, uint32_t pid, OwnerKeys& out);
 
 }  // namespace gd::accounting

@@ -6,11 +6,12 @@ bool OwnerTreeMemo::same(const Entry& e, const ProcessSample& p) {
   // A NaN start time never equals itself: the owners are resolved again.
   return e.pid == p.pid && e.ppid == p.ppid && e.start_time == p.start_time &&
          e.name == p.name && e.user == p.user && e.cgroup == p.cgroup &&
-         e.cmdline == p.cmdline;
+         e.cmdline == p.cmdline && e.slurm_job_id == p.slurm_job_id;
 }
 
-bool OwnerTreeMemo::same_as_last(const std::vector<ProcessSample>& processes) {
-  if (valid_ && last_.size() == processes.size()) {
+bool OwnerTreeMemo::same_as_last(const std::vector<ProcessSample>& processes,
+                                 const std::vector<SlurmJob>& slurm_jobs) {
+  if (valid_ && last_.size() == processes.size() && last_jobs_ == slurm_jobs) {
     bool all = true;
     for (size_t i = 0; all && i < processes.size(); ++i)
       all = same(last_[i], processes[i]);
@@ -27,7 +28,9 @@ bool OwnerTreeMemo::same_as_last(const std::vector<ProcessSample>& processes) {
     e.cmdline = p.cmdline;
     e.cgroup = p.cgroup;
     e.start_time = p.start_time;
+    e.slurm_job_id = p.slurm_job_id;
   }
+  last_jobs_ = slurm_jobs;
   valid_ = true;
   return false;
 }

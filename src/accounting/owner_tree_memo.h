@@ -18,7 +18,9 @@ class OwnerTreeMemo {
  public:
   // True when `processes` (in order) decide owners exactly as the ones
   // remembered; otherwise remembers them and returns false.
-  bool same_as_last(const std::vector<ProcessSample>& processes);
+  // The Slurm jobs' names count too: a name that arrives relabels the job.
+  bool same_as_last(const std::vector<ProcessSample>& processes,
+                    const std::vector<SlurmJob>& slurm_jobs = {});
 
  private:
   struct Entry {
@@ -27,9 +29,11 @@ class OwnerTreeMemo {
     std::string user, name, cmdline;
     std::optional<std::string> cgroup;
     std::optional<double> start_time;
+    std::optional<std::string> slurm_job_id;
   };
   static bool same(const Entry& e, const ProcessSample& p);
   std::vector<Entry> last_;
+  std::vector<SlurmJob> last_jobs_;
   bool valid_ = false;
 };
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "api/json_read.h"
+#include "common/slurm_job_id.h"
 #include "trace/json_out.h"
 
 namespace gd::api {
@@ -64,6 +65,17 @@ void append_row(std::string& out, const ProcessRow& p) {
     jo::value(out, p.ppid);
     jo::lit(out, ",\"rss_bytes\":");
     jo::value(out, p.rss_bytes);
+    if (p.slurm_job_id) {
+      jo::lit(out, ",\"slurm_job\":{\"id\":");
+      jo::string(out, *p.slurm_job_id);
+      jo::lit(out, ",\"name\":");
+      jo::string(out, p.slurm_job_name);
+      jo::lit(out, ",\"partition\":");
+      jo::string(out, p.slurm_job_partition);
+      jo::lit(out, ",\"user\":");
+      jo::string(out, p.slurm_job_user);
+      out += '}';
+    }
     jo::lit(out, ",\"start_time\":");
     jo::value(out, p.start_time);
     jo::lit(out, ",\"state\":");
@@ -185,6 +197,18 @@ ProcessRow row_from(const json& item) {
     p.rss_bytes = optional_bytes(j, "rss_bytes");
     p.start_time = optional_number(j, "start_time", kWhat);
     p.cgroup = optional_text(j, "cgroup");
+    auto slurm = j.find("slurm_job");
+    if (slurm != j.end() && !slurm->is_null()) {
+      if (!slurm->is_object()) refuse("'slurm_job' is not an object");
+      std::string id = text_or_empty(*slurm, "id", kMaxText, kWhat);
+      if (!is_slurm_job_id(id))
+        refuse("'slurm_job.id' is not a Slurm job id (1..10 digits)");
+      p.slurm_job_id = std::move(id);
+      p.slurm_job_name = text_or_empty(*slurm, "name", kMaxText, kWhat);
+      p.slurm_job_user = text_or_empty(*slurm, "user", kMaxText, kWhat);
+      p.slurm_job_partition =
+          text_or_empty(*slurm, "partition", kMaxText, kWhat);
+    }
   } else {
     p.state = "unknown";
   }

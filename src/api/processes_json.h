@@ -39,6 +39,10 @@ struct ProcessRow {
   std::optional<uint64_t> rss_bytes;
   std::optional<double> start_time;
   std::optional<std::string> cgroup;
+  // Its Slurm job (sent only when known): the id, and the name, user and
+  // partition ("" while scontrol has not told).
+  std::optional<std::string> slurm_job_id;
+  std::string slurm_job_name, slurm_job_user, slurm_job_partition;
   ProcessJob job;
   std::vector<ProcessChild> children;
 };

@@ -78,7 +78,7 @@ void add_check_command(CLI::App& app, const GlobalOptions& global) {
                 "for a Slurm drain reason; nothing when healthy")
       ->excludes(json);
   // Usage errors of check exit 64: 2 means unhealthy here.
-  cmd->preparse_callback([](size_t) { usage_exit_code() = check::kExitUsage; });
+  set_usage_exit_code("check", check::kExitUsage);
   cmd->callback([&global, f] {
     std::vector<std::string> gpus = split_gpus(f->gpus);
     try {

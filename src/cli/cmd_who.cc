@@ -32,6 +32,7 @@ int run_who(const GlobalOptions& global, const WhoFlags& f) {
     return kExitError;
   }
   Sample s = sampler.sample();
+  sampler.name_jobs(s);
   std::vector<int> gpus;
   for (const GpuInfo& g : header.gpus)
     if (!f.gpu || g.index == *f.gpu) gpus.push_back(g.index);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 #include <vector>
 
 #include "cli/global_options.h"
@@ -32,11 +33,14 @@ int& command_exit_code();
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;  // runtime failure (cannot write, ...)
 inline constexpr int kExitUsage = 2;  // bad flag or value (CLI11's default)
+// Commands for scripts whose 2 means something else (epilog: memory not
+// back) exit this on a usage error instead (sysexits' EX_USAGE).
+inline constexpr int kExitUsageForScripts = 64;
 
-// The code a usage error exits with: kExitUsage unless the subcommand being
-// parsed set its own (check: 64, as its other codes mean health) from its
-// preparse callback.
-int& usage_exit_code();
+// The usage-error exit code of a subcommand, by name: kExitUsage unless the
+// command registered another with set_usage_exit_code.
+int usage_exit_code(const std::string& command);
+void set_usage_exit_code(const std::string& command, int code);
 
 // `status` when NVML cannot be used (it still shows the host), one code per
 // cause so that a script can tell them apart, as nvidia-smi's non-zero exit

@@ -42,9 +42,21 @@ int& command_exit_code() {
   return code;
 }
 
-int& usage_exit_code() {
-  static int code = kExitUsage;
-  return code;
+namespace {
+std::vector<std::pair<std::string, int>>& usage_codes() {
+  static std::vector<std::pair<std::string, int>> codes;
+  return codes;
+}
+}  // namespace
+
+int usage_exit_code(const std::string& command) {
+  for (const auto& [name, code] : usage_codes())
+    if (name == command) return code;
+  return kExitUsage;
+}
+
+void set_usage_exit_code(const std::string& command, int code) {
+  usage_codes().emplace_back(command, code);
 }
 
 }  // namespace gd
@@ -115,7 +127,11 @@ int main(int argc, char** argv) {
     // exits 2 (documented, and what scripts test), not CLI11's own codes
     // (104-109 and more, one per kind of mistake); check's are 64.
     int code = app.exit(e);
-    return code == 0 ? 0 : gd::usage_exit_code();
+    if (code == 0) return 0;
+    // A command for scripts (epilog) has its own usage code.
+    for (const CLI::App* sub : app.get_subcommands())
+      return gd::usage_exit_code(sub->get_name());
+    return gd::kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpudoctor: %s\n",
                  gd::terminal_safe(e.what(), gd::kTerminalSentenceMax).c_str());

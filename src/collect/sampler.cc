@@ -34,7 +34,8 @@ struct Sampler::Impl {
   // the PCI bus and opens the kernel log. The host's first reading is taken
   // first: a one-shot command's rate window runs while NVML initialises.
   explicit Impl(const SamplerOptions& o)
-      : host(o.proc_root, o.sys_root),
+      : scontrol(o.scontrol),
+        host(o.proc_root, o.sys_root),
         rdma(o.sys_root),
         holders(o.proc_root, o.dev_prefix) {
     auto loading = std::async(std::launch::async, [&o] {
@@ -159,6 +160,36 @@ struct Sampler::Impl {
     rdma.sample(unix_now(), *out);
   }
 
+  // Asks for the names of the jobs of `procs` (not waiting).
+  void ask_job_names(const std::vector<ProcessSample>& procs) {
+    if (scontrol.empty()) return;
+    for (const ProcessSample& p : procs) {
+      if (!p.slurm_job_id) continue;
+      if (!job_names) job_names = std::make_unique<slurm::JobNames>(scontrol);
+      job_names->lookup(*p.slurm_job_id);
+    }
+  }
+
+  // Fills s.slurm_jobs with the names known by `until` (now: no wait).
+  void attach_job_names(Sample& s, Clock::time_point until) {
+    s.slurm_jobs.clear();
+    if (scontrol.empty()) return;
+    std::vector<std::string> ids;
+    for (const ProcessSample& p : s.processes)
+      if (p.slurm_job_id &&
+          std::find(ids.begin(), ids.end(), *p.slurm_job_id) == ids.end() &&
+          ids.size() < kSlurmJobsMax)
+        ids.push_back(*p.slurm_job_id);
+    if (ids.empty()) return;
+    if (!job_names) job_names = std::make_unique<slurm::JobNames>(scontrol);
+    for (const auto& id : ids) job_names->lookup(id);
+    if (until > Clock::now()) job_names->wait(ids, until);
+    for (const auto& id : ids)
+      if (auto j = job_names->lookup(id)) s.slurm_jobs.push_back(std::move(*j));
+  }
+
+  std::string scontrol;
+  std::unique_ptr<slurm::JobNames> job_names;  // at the first job id
   HostSource host;
   procfs::RdmaPortReader rdma;
   opt<std::vector<RdmaPort>> rdma_scratch;  // the constructor's reading
@@ -188,7 +219,12 @@ Sample Sampler::sample() {
   impl_->drop_vanished_holders(s);
   s.host.other_cpu_top = impl_->host.other_cpu_top();
   impl_->poll_kernel_log(s);
+  impl_->attach_job_names(s, Impl::Clock::time_point{});
   return s;
+}
+
+void Sampler::name_jobs(Sample& s, std::chrono::milliseconds wait) {
+  impl_->attach_job_names(s, Impl::Clock::now() + wait);
 }
 
 Sample Sampler::sample_once(std::chrono::milliseconds window) {
@@ -206,7 +242,7 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   });
   const std::vector<uint32_t>& listed = impl_->gpu->initial_pids();
   auto procs_first = Clock::now();
-  impl_->host.processes(listed, unix_now());
+  impl_->ask_job_names(impl_->host.processes(listed, unix_now()));
   note_phase("sample_once: processes' first reading");
   std::tie(s.gpus, s.events) = reading.get();
   note_phase("sample_once: GPUs read");
@@ -230,6 +266,7 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   impl_->drop_vanished_holders(s);
   s.host.other_cpu_top = impl_->host.other_cpu_top();
   impl_->poll_kernel_log(s);
+  impl_->attach_job_names(s, procs_first + kOneShotNamesWait);
   note_phase("sample_once: done");
   return s;
 }

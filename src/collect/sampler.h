@@ -9,6 +9,7 @@
 
 #include "model/sample.h"
 #include "nvml/device_reader.h"
+#include "slurm/job_names.h"
 
 namespace gd {
 
@@ -27,6 +28,9 @@ struct SamplerOptions {
   // How often the costly NVML reads are refreshed (0 = every sample).
   std::chrono::milliseconds slow_read_interval =
       nvml::DeviceReader::kSlowReadInterval;
+  // scontrol for Slurm jobs' names (slurm/job_names.h); "" = do not ask.
+  // Default: GPUDOCTOR_SCONTROL, else scontrol on PATH.
+  std::string scontrol = slurm::scontrol_path_from_env();
 };
 
 class Sampler {
@@ -50,10 +54,17 @@ class Sampler {
   // Where the counters did not move a rate stays unset (n/a). On a real
   // GPU the windows pass while NVML loads and reads: nothing waits for them.
   Sample sample_once(std::chrono::milliseconds window = kOneShotRateWindow);
+  // Fills s.slurm_jobs, waiting up to `wait` for names not yet known (a
+  // one-shot command that took its sample with sample()). sample() fills
+  // what is known without waiting; sample_once() waits by itself.
+  void name_jobs(Sample& s, std::chrono::milliseconds wait = kOneShotNamesWait);
 
   // Long enough for CPU% from /proc's 10 ms ticks (USER_HZ=100) to see a
   // busy process, short enough that `status` stays well under 50 ms.
   static constexpr std::chrono::milliseconds kOneShotRateWindow{30};
+  // How long sample_once waits at most for Slurm jobs' names (asked while
+  // the GPUs are read): a slow slurmctld leaves them unknown.
+  static constexpr std::chrono::milliseconds kOneShotNamesWait{1000};
 
  private:
   struct Impl;

@@ -517,6 +517,7 @@ void render_native_families(const MetricsInput& in, std::string& out) {
   render_host_families(in, out);
   render_finding_families(in, out);
   render_job_families(in, out);
+  render_slurm_job_info(in, out);
 }
 
 }  // namespace gd

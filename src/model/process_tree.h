@@ -141,6 +141,8 @@ class ProcessTree {
 
   // nullptr when `pid` has no entry in the sample's processes[].
   const ProcessSample* find(uint32_t pid) const;
+  // The sample the tree is of.
+  const Sample& sample() const { return *sample_; }
   const PidTree& links() const { return links_; }
   std::vector<uint32_t> children(uint32_t pid) const {
     return links_.children(pid);

@@ -326,6 +326,9 @@ struct ProcessSample {
   // Additions to version 1.
   opt<uint64_t> dev_shm_bytes;  // size of /dev/shm as this process sees it
   opt<uint32_t> ns_pid;         // pid inside its own PID namespace
+  // The Slurm job (1..10 digits), from the cgroup or SLURM_JOB_ID in the
+  // environment (common/slurm_job_id.h); nullopt = not known.
+  opt<std::string> slurm_job_id;
 };
 
 // A process holding /dev/nvidia* open.
@@ -353,6 +356,19 @@ struct Event {
   std::string pci_address;
 };
 
+// A Slurm job's name, user and partition, as scontrol told them (capped,
+// untrusted text: the job chose its name). Empty = not told.
+struct SlurmJob {
+  std::string id;  // 1..10 digits (common/slurm_job_id.h)
+  std::string name, user, partition;
+  bool operator==(const SlurmJob&) const = default;
+};
+// At most this many per sample (the jobs of the sample's processes).
+inline constexpr size_t kSlurmJobsMax = 64;
+// Caps on each string of a SlurmJob, where it is read.
+inline constexpr size_t kSlurmJobNameMax = 128;
+inline constexpr size_t kSlurmUserMax = 64;
+
 struct Sample {
   double t = 0;
   std::vector<GpuSample> gpus;
@@ -365,6 +381,16 @@ struct Sample {
   // Processes the sample had but did not keep: over the per-sample process
   // budget of serve, record or a trace reader (model/process_budget.h).
   uint64_t processes_left_out = 0;
+  // Project extension: the Slurm jobs of `processes` whose names were known
+  // when the sample was taken (slurm_job_id -> name, user, partition).
+  std::vector<SlurmJob> slurm_jobs;
 };
+
+// The job `id` of `s.slurm_jobs`, or nullptr.
+inline const SlurmJob* find_slurm_job(const Sample& s, const std::string& id) {
+  for (const SlurmJob& j : s.slurm_jobs)
+    if (j.id == id) return &j;
+  return nullptr;
+}
 
 }  // namespace gd

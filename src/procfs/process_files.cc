@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "common/slurm_job_id.h"
 #include "common/text_cap.h"
 #include "procfs/text_util.h"
 
@@ -118,7 +119,8 @@ std::optional<std::string> read_cmdline(const char* path) {
   return cmdline;
 }
 
-std::optional<std::string> read_cgroup(const char* path) {
+std::optional<std::string> read_cgroup(const char* path,
+                                       std::optional<std::string>* slurm_job) {
   // A v1 host lists a dozen hierarchies; each path is kept to the cap, so
   // reading more than this many bytes could only find longer paths.
   constexpr size_t kCgroupFileMax = 16 * kProcessTextMax;
@@ -128,7 +130,19 @@ std::optional<std::string> read_cgroup(const char* path) {
     return std::nullopt;
   auto cgroup = parse_cgroup(text);
   if (cgroup) cap_text(*cgroup, kProcessTextMax);
+  if (slurm_job) *slurm_job = slurm_job_in_cgroup_file(text);
   return cgroup;
+}
+
+std::optional<std::string> read_environ_slurm_job(const char* path) {
+  std::string text;
+  if (!read_file_head(path, text, kEnvironReadMax)) return std::nullopt;
+  // A cut entry ("SLURM_JOB_ID=12" of 1234) is not read: only whole ones.
+  if (text.size() == kEnvironReadMax) {
+    size_t last_nul = text.rfind('\0');
+    text.resize(last_nul == std::string::npos ? 0 : last_nul);
+  }
+  return slurm_job_in_environ(text);
 }
 
 std::optional<std::string> parse_cgroup(std::string_view text) {

@@ -57,7 +57,17 @@ std::optional<std::string> read_cmdline(const char* path);
 
 // Reads /proc/<pid>/cgroup at `path` and parses it as parse_cgroup does,
 // the path capped at kProcessTextMax bytes.
-std::optional<std::string> read_cgroup(const char* path);
+// With `slurm_job`, also the Slurm job that any line of the file names
+// (common/slurm_job_id.h), from the same read.
+std::optional<std::string> read_cgroup(
+    const char* path, std::optional<std::string>* slurm_job = nullptr);
+
+// SLURM_JOB_ID from /proc/<pid>/environ at `path`, of which at most
+// kEnvironReadMax bytes are read (Slurm sets its variables before the job
+// adds its own; a job with a larger environment and no cgroup to tell is
+// not known). Readable by the process's user and root only.
+inline constexpr size_t kEnvironReadMax = 128 * 1024;
+std::optional<std::string> read_environ_slurm_job(const char* path);
 
 // /proc/<pid>/cgroup lines "hierarchy-id:controllers:path". The cgroup v2
 // line ("0::/path") wins; otherwise the first v1 line's path.

@@ -145,7 +145,12 @@ void ProcessTable::read_static(uint32_t pid, Cached& c, double now,
   }
   // Capped where read: a 1 MiB command line costs 4 KiB from here on.
   c.cmdline = read_cmdline(pid_path(pid, "cmdline")).value_or("");
-  c.cgroup = read_cgroup(pid_path(pid, "cgroup"));
+  c.cgroup = read_cgroup(pid_path(pid, "cgroup"), &c.slurm_job_id);
+  // The environment only where the cgroup does not tell (a node whose Slurm
+  // does not track jobs by cgroup), and with the other static facts: every
+  // kStaticRefreshSeconds at most, never for every process every sample.
+  if (!c.slurm_job_id)
+    c.slurm_job_id = read_environ_slurm_job(pid_path(pid, "environ"));
   // maps is only readable with ptrace access (same user or CAP_SYS_PTRACE);
   // unreadable means "no libs known", the list stays empty.
   if (!with_libs) return;
@@ -316,6 +321,7 @@ void ProcessTable::describe(const Cached& c, std::optional<uint64_t> btime,
   p.rss_bytes = st.rss_pages * static_cast<uint64_t>(page_size_);
   p.cgroup = c.cgroup;
   p.ns_pid = c.ns_pid;
+  p.slurm_job_id = c.slurm_job_id;
   if (btime)
     p.start_time =
         static_cast<double>(*btime) +

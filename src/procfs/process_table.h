@@ -128,6 +128,7 @@ class ProcessTable {
     bool sched_this_sample = false;
     std::string user, cmdline;
     std::optional<std::string> cgroup;
+    std::optional<std::string> slurm_job_id;  // cgroup's, else environ's
     std::vector<std::string> libs;
     std::optional<uint32_t> ns_pid;
     // GPU processes only: the /dev/shm they see, read with the other static

@@ -50,6 +50,29 @@ bool read_file(const char* path, std::string& out, Ending ending) {
   return ok;
 }
 
+bool read_file_head(const char* path, std::string& out, size_t max_bytes) {
+  out.clear();
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  out.resize(max_bytes);
+  size_t got = 0;
+  bool ok = true;
+  while (got < max_bytes) {
+    ssize_t n =
+        ::pread(fd, out.data() + got, max_bytes - got, static_cast<off_t>(got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  out.resize(got);
+  return ok;
+}
+
 bool read_file_prefix(const char* path, std::string& out, size_t max_bytes,
                       size_t& left_out) {
   out.clear();

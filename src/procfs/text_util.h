@@ -42,6 +42,11 @@ inline bool read_file(const std::string& path, std::string& out) {
 bool read_file_prefix(const char* path, std::string& out, size_t max_bytes,
                       size_t& left_out);
 
+// Reads at most `max_bytes` of the file at `path` into `out` (replacing its
+// contents) and nothing after them: for files whose tail does not matter
+// (/proc/PID/environ). False when the file cannot be opened or read.
+bool read_file_head(const char* path, std::string& out, size_t max_bytes);
+
 // Pops the next line (without its '\n') from `text`; false at the end.
 bool next_line(std::string_view& text, std::string_view& line);
 

@@ -6,6 +6,7 @@
 
 #include "model/memory_owners.h"
 #include "model/orphan_holders.h"
+#include "model/slurm_label.h"
 
 namespace gd::procmgmt {
 
@@ -73,6 +74,15 @@ std::vector<uint32_t> probable_holder_pids(const GpuMemoryAccount& a) {
 
 namespace {
 
+// The sample's job for the process (its cgroup's or its environment's),
+// else the job its cgroup names now.
+std::string job_label(const Sample& sample, const ProcEntry& p) {
+  for (const ProcessSample& q : sample.processes)
+    if (q.pid == p.pid && q.slurm_job_id)
+      return slurm_job_label(sample, *q.slurm_job_id);
+  return slurm_job_label(sample, p.slurm_job_id);
+}
+
 ProcessSample as_process_sample(const ProcEntry& p,
                                 const std::vector<std::string>& libs,
                                 const ProcSnapshot& procs) {
@@ -84,6 +94,7 @@ ProcessSample as_process_sample(const ProcEntry& p,
   s.cmdline = p.cmdline;
   s.state = std::string(1, p.state);
   s.cgroup = p.cgroup;
+  s.slurm_job_id = p.slurm_job_id;
   s.start_time = procs.start_time(p);
   s.libs = libs;
   return s;
@@ -299,6 +310,7 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
                                            : HolderStatus::kLive;
         if (const ProcEntry* parent = procs.find(p->ppid)) ap.parent = *parent;
         ap.container = container_from_cgroup(p->cgroup);
+        ap.job = job_label(sample, *p);
         ap.devices = devices_of(gp.pid);
       } else {
         ap.status = HolderStatus::kMissing;
@@ -349,6 +361,7 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
     OtherHolder o;
     o.proc = *p;
     o.container = container_from_cgroup(p->cgroup);
+    o.job = job_label(sample, *p);
     o.devices = h.devices;
     o.libs = h.libs;
     o.this_gpu = this_gpu;

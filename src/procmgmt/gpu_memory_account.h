@@ -36,6 +36,8 @@ struct AccountedProcess {
   std::optional<ProcEntry> proc;    // what /proc says (absent when missing)
   std::optional<ProcEntry> parent;  // for zombies: who must reap it
   ContainerRef container;
+  // Its Slurm job as model/slurm_label.h writes it; "" when none.
+  std::string job;
   std::vector<std::string> devices;  // NVIDIA device files it has open
   std::string explanation;           // why the memory is (still) held
   std::string action;                // what to do about it ("" none)
@@ -44,6 +46,7 @@ struct AccountedProcess {
 struct OtherHolder {  // has NVIDIA device files open, not listed by NVML here
   ProcEntry proc;
   ContainerRef container;
+  std::string job;  // its Slurm job (model/slurm_label.h); "" when none
   std::vector<std::string> devices;
   bool this_gpu = false;  // has /dev/nvidia<index> open (minor assumed = index)
   std::vector<std::string> libs;  // CUDA libraries it maps (holders of uvm)

@@ -56,8 +56,14 @@ std::optional<ProcEntry> read_proc_entry(const std::string& proc_root,
   if (e.uid) e.user = user_name_of(*e.uid);
   // Both capped where read: a 1 MiB command line costs 4 KiB here.
   e.cmdline = procfs::read_cmdline((dir + "cmdline").c_str()).value_or("");
-  e.cgroup = procfs::read_cgroup((dir + "cgroup").c_str());
+  e.cgroup = procfs::read_cgroup((dir + "cgroup").c_str(), &e.slurm_job_id);
   return e;
+}
+
+std::optional<std::string> environ_slurm_job_id(const std::string& proc_root,
+                                                uint32_t pid) {
+  const std::string path = proc_root + "/" + std::to_string(pid) + "/environ";
+  return procfs::read_environ_slurm_job(path.c_str());
 }
 
 std::string describe_state(char state) {

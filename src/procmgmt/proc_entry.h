@@ -23,6 +23,9 @@ struct ProcEntry {
   std::string comm;             // /proc/PID/stat comm
   std::string cmdline;  // space-separated argv; "" for kernel threads, zombies
   std::optional<std::string> cgroup;
+  // The Slurm job its cgroup names (common/slurm_job_id.h); the
+  // environment is read only where asked (environ_slurm_job_id).
+  std::optional<std::string> slurm_job_id;
   // NSpid: this process's pid in each PID namespace from the one of the
   // /proc we read (first) down to its own (last). More than one entry: it
   // lives in a nested PID namespace (a container), and the last entry is
@@ -48,6 +51,11 @@ std::vector<uint32_t> parse_nspid(std::string_view status_text);
 // nullopt when the process does not exist (or stat cannot be parsed).
 std::optional<ProcEntry> read_proc_entry(const std::string& proc_root,
                                          uint32_t pid);
+
+// SLURM_JOB_ID from /proc/PID/environ under `proc_root` (bounded read;
+// readable by the process's user and root only); nullopt when absent.
+std::optional<std::string> environ_slurm_job_id(const std::string& proc_root,
+                                                uint32_t pid);
 
 // One-line description of a state letter: "running", "uninterruptible sleep
 // (D)".

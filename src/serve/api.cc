@@ -209,6 +209,14 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
           row.rss_bytes = p.rss_bytes;
           row.start_time = p.start_time;
           row.cgroup = p.cgroup;
+          row.slurm_job_id = p.slurm_job_id;
+          if (p.slurm_job_id)
+            if (const SlurmJob* j =
+                    find_slurm_job(*s.sample, *p.slurm_job_id)) {
+              row.slurm_job_name = j->name;
+              row.slurm_job_user = j->user;
+              row.slurm_job_partition = j->partition;
+            }
         } else {
           row.state = "unknown";
         }

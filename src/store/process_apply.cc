@@ -93,6 +93,7 @@ bool apply_process_tree_at(const ProcessColumns& pc, size_t i,
       p.cgroup = from.cgroup;
       p.start_time = from.start_time;
       p.ns_pid = from.ns_pid;
+      p.slurm_job_id = from.slurm_job_id;
     }
     const size_t k = listing(proc.at, next[e], i);
     const std::optional<uint32_t> ppid =

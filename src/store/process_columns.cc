@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "common/slurm_job_id.h"
 #include "store/column_codec.h"
 
 namespace gd::store {
@@ -18,6 +19,7 @@ constexpr uint8_t kNewList = 2;    // count, then entry numbers
 constexpr uint8_t kHasCgroup = 1;
 constexpr uint8_t kHasStartTime = 2;
 constexpr uint8_t kHasNsPid = 4;
+constexpr uint8_t kHasSlurmJob = 8;
 
 template <typename T>
 Cell cell_of(const std::optional<T>& v) {
@@ -39,12 +41,14 @@ Cell cell_of(const std::optional<T>& v) {
 using Identity =
     std::tuple<uint32_t, std::string, std::string, std::string,
                std::optional<std::string>, std::vector<std::string>,
-               std::optional<uint64_t>, std::optional<uint32_t>>;
+               std::optional<uint64_t>, std::optional<uint32_t>,
+               std::optional<std::string>>;
 
 Identity identity_of(const ProcessSample& p) {
   std::optional<uint64_t> start;
   if (p.start_time) start = std::bit_cast<uint64_t>(*p.start_time);
-  return {p.pid, p.user, p.name, p.cmdline, p.cgroup, p.libs, start, p.ns_pid};
+  return {p.pid,  p.user, p.name,   p.cmdline,     p.cgroup,
+          p.libs, start,  p.ns_pid, p.slurm_job_id};
 }
 
 void write_list(ByteWriter& w, const std::vector<uint32_t>* list,
@@ -164,12 +168,13 @@ void write_processes(ByteWriter& w, std::span<const Sample> samples,
     w.str(p->user);
     w.str(p->name);
     w.str(p->cmdline);
-    w.byte(static_cast<uint8_t>((p->cgroup ? kHasCgroup : 0) |
-                                (p->start_time ? kHasStartTime : 0) |
-                                (p->ns_pid ? kHasNsPid : 0)));
+    w.byte(static_cast<uint8_t>(
+        (p->cgroup ? kHasCgroup : 0) | (p->start_time ? kHasStartTime : 0) |
+        (p->ns_pid ? kHasNsPid : 0) | (p->slurm_job_id ? kHasSlurmJob : 0)));
     if (p->cgroup) w.str(*p->cgroup);
     if (p->start_time) w.varint(std::bit_cast<uint64_t>(*p->start_time));
     if (p->ns_pid) w.varint(*p->ns_pid);
+    if (p->slurm_job_id) w.str(*p->slurm_job_id);
     w.varint(p->libs.size());
     for (const auto& lib : p->libs) w.str(lib);
   }
@@ -283,11 +288,16 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     p.name = r.str();
     p.cmdline = r.str();
     const uint8_t flags = r.byte();
-    if (flags & ~(kHasCgroup | kHasStartTime | kHasNsPid))
+    if (flags & ~(kHasCgroup | kHasStartTime | kHasNsPid | kHasSlurmJob))
       throw CodecError("bad process flags");
     if (flags & kHasCgroup) p.cgroup = std::string(r.str());
     if (flags & kHasStartTime) p.start_time = std::bit_cast<double>(r.varint());
     if (flags & kHasNsPid) p.ns_pid = static_cast<uint32_t>(r.varint());
+    if (flags & kHasSlurmJob) {
+      std::string_view id = r.str();
+      if (!is_slurm_job_id(id)) throw CodecError("bad Slurm job id");
+      p.slurm_job_id = std::string(id);
+    }
     p.libs.resize(r.count(1, "libraries"));
     r.budget().charge(p.libs.size(), sizeof(std::string), "libraries");
     for (auto& lib : p.libs) lib = r.str();

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/slurm_job_id.h"
+#include "common/text_cap.h"
 #include "model/process_budget.h"
 #include "trace/json_in_read.h"
 #include "trace/rdma_json.h"
@@ -126,13 +128,15 @@ void clear_host_sample(HostSample& o) {
   X(libs, custom)            \
   X(start_time, plain)       \
   X(dev_shm_bytes, plain)    \
-  X(ns_pid, plain)
+  X(ns_pid, plain)           \
+  X(slurm_job_id, custom)
 
 [[gnu::flatten]] void parse_process(const Loc& loc, object obj,
                                     ProcessSample& o) {
   enum class Key { GD_PROCESS_FIELDS(GD_KEY_ENUM) };
   static constexpr std::string_view kNames[] = {GD_PROCESS_FIELDS(GD_KEY_NAME)};
   GD_PROCESS_FIELDS(GD_CLEAR)
+  o.slurm_job_id.reset();
   bool have_pid = false, have_libs = false;
   size_t cursor = 0;
   for (auto f : obj) {
@@ -145,6 +149,14 @@ void clear_host_sample(HostSample& o) {
       case Key::libs:
         read_string_list(loc, f.key, f.value, o.libs);
         have_libs = true;
+        break;
+      case Key::slurm_job_id:
+        if (f.value.is_null()) break;
+        if (f.value.type() != element_type::STRING)
+          wrong_type(loc, f.key, "a string", f.value);
+        if (!is_slurm_job_id(f.value.get_string().value_unsafe()))
+          fail(loc, f.key, "not a Slurm job id (1..10 digits)");
+        o.slurm_job_id.emplace(f.value.get_string().value_unsafe());
         break;
     }
   }
@@ -182,14 +194,47 @@ void parse_event(const Loc& loc, object obj, Event& o) {
   if (!have_kind) missing(loc, "kind");
 }
 
-#define GD_SAMPLE_FIELDS(X) \
-  X(t, custom)              \
-  X(gpus, custom)           \
-  X(host, custom)           \
-  X(processes, custom)      \
-  X(events, custom)         \
-  X(device_holders, custom) \
-  X(processes_left_out, custom)
+#define GD_SAMPLE_FIELDS(X)     \
+  X(t, custom)                  \
+  X(gpus, custom)               \
+  X(host, custom)               \
+  X(processes, custom)          \
+  X(events, custom)             \
+  X(device_holders, custom)     \
+  X(processes_left_out, custom) \
+  X(slurm_jobs, custom)
+
+#define GD_SLURM_JOB_FIELDS(X) \
+  X(id, custom)                \
+  X(name, plain)               \
+  X(user, plain)               \
+  X(partition, plain)
+
+void parse_slurm_job(const Loc& loc, object obj, SlurmJob& o) {
+  enum class Key { GD_SLURM_JOB_FIELDS(GD_KEY_ENUM) };
+  static constexpr std::string_view kNames[] = {
+      GD_SLURM_JOB_FIELDS(GD_KEY_NAME)};
+  GD_SLURM_JOB_FIELDS(GD_CLEAR)
+  bool have_id = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kNames, f.key, cursor))) {
+      GD_SLURM_JOB_FIELDS(GD_CASE)
+      case Key::id:
+        if (f.value.type() != element_type::STRING)
+          wrong_type(loc, f.key, "a string", f.value);
+        if (!is_slurm_job_id(f.value.get_string().value_unsafe()))
+          fail(loc, f.key, "not a Slurm job id (1..10 digits)");
+        o.id.assign(f.value.get_string().value_unsafe());
+        have_id = true;
+        break;
+    }
+  }
+  if (!have_id) missing(loc, "id");
+  cap_text(o.name, kSlurmJobNameMax);
+  cap_text(o.user, kSlurmUserMax);
+  cap_text(o.partition, kSlurmUserMax);
+}
 
 #define GD_DEVICE_HOLDER_FIELDS(X) \
   X(pid, custom)                   \
@@ -270,7 +315,7 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
   const Loc loc{where, nullptr, {}, 0};
   const object obj = root_object(parser, data, len, loc);
   bool have_t = false, have_gpus = false, have_host = false,
-       have_events = false, have_holders = false;
+       have_events = false, have_holders = false, have_slurm_jobs = false;
   // Read after the loop: the budget keeps the GPUs' processes first.
   element processes;
   bool have_processes = false;
@@ -305,6 +350,16 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
         read_object_array(loc, f.key, f.value, out.events, parse_event);
         have_events = true;
         break;
+      case Key::slurm_jobs: {
+        array jobs;
+        if (!f.value.is_null() && !f.value.get_array().get(jobs) &&
+            jobs.size() > kSlurmJobsMax)
+          fail(loc, f.key,
+               "more than " + std::to_string(kSlurmJobsMax) + " jobs");
+        read_object_array(loc, f.key, f.value, out.slurm_jobs, parse_slurm_job);
+        have_slurm_jobs = true;
+        break;
+      }
       case Key::device_holders:
         if (f.value.is_null()) break;
         if (!out.device_holders) out.device_holders.emplace();
@@ -323,6 +378,7 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
     out.processes.clear();
   if (!have_events) out.events.clear();
   if (!have_holders) out.device_holders.reset();
+  if (!have_slurm_jobs) out.slurm_jobs.clear();
   trace_checks::check_sample(out, where);
 }
 

@@ -445,6 +445,7 @@ void append_process_sample(std::string& out, const ProcessSample& p) {
   value(out, p.start_time);
   if_known(out, ",\"dev_shm_bytes\":", p.dev_shm_bytes);
   if_known(out, ",\"ns_pid\":", p.ns_pid);
+  if_known(out, ",\"slurm_job_id\":", p.slurm_job_id);
   out.push_back('}');
 }
 
@@ -535,6 +536,23 @@ void append_sample_json(std::string& out, const Sample& s) {
       unsigned_integer(out, d.pid);
       lit(out, ",\"devices\":");
       append_string_list(out, d.devices);
+      out.push_back('}');
+    }
+    out.push_back(']');
+  }
+  if (!s.slurm_jobs.empty()) {
+    lit(out, ",\"slurm_jobs\":[");
+    for (size_t i = 0; i < s.slurm_jobs.size(); ++i) {
+      const SlurmJob& j = s.slurm_jobs[i];
+      if (i) out.push_back(',');
+      lit(out, "{\"id\":");
+      string(out, j.id);
+      lit(out, ",\"name\":");
+      string(out, j.name);
+      lit(out, ",\"user\":");
+      string(out, j.user);
+      lit(out, ",\"partition\":");
+      string(out, j.partition);
       out.push_back('}');
     }
     out.push_back(']');

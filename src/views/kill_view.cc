@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/terminal_text.h"
+#include "model/slurm_label.h"
 #include "procmgmt/kill_signal.h"
 #include "views/format.h"
 
@@ -75,6 +76,14 @@ std::string render_kill_plan(const KillPlan& plan, const Sample& s,
           terminal_cell(t.proc.user, 10), std::string(1, t.proc.state),
           terminal_cell(t.role, 36), mem ? human_bytes(*mem) : "-",
           terminal_fit(t.proc.command(), 60));
+      // Its Slurm job: the sample's (cgroup or environment), else the
+      // cgroup's as /proc shows it now.
+      std::optional<std::string> job = t.proc.slurm_job_id;
+      for (const ProcessSample& p : s.processes)
+        if (p.pid == t.proc.pid && p.slurm_job_id) job = p.slurm_job_id;
+      if (job)
+        out += "           job: " + terminal_fit(slurm_job_label(s, *job), 60) +
+               "\n";
     }
   }
   for (const auto& z : plan.zombies)

@@ -11,6 +11,7 @@
 #include "common/cuda_version.h"
 #include "common/terminal_text.h"
 #include "model/process_tree.h"
+#include "model/slurm_label.h"
 #include "views/format.h"
 #include "views/text_table.h"
 
@@ -108,6 +109,20 @@ struct GpuCols {
   std::string mem, sm, mem_util, mig;
 };
 
+// The JOB column's width: 0 (no column) when no row has a Slurm job.
+constexpr size_t kJobColumnMax = 48;
+
+// A process's Slurm job as a cell ("-": none).
+std::string job_text(const Sample& s, const ProcessSample* p) {
+  std::string job = p ? slurm_job_label(s, p->slurm_job_id) : "";
+  return job.empty() ? "-" : job;
+}
+
+std::string job_cell(const Sample& s, const ProcessSample* p, size_t width) {
+  if (width == 0) return "";
+  return terminal_cell(job_text(s, p), width) + " ";
+}
+
 // The cells of one row, in kPsColumns' order.
 std::vector<std::string> cells_for(const Sample& s, const std::string& gpu_col,
                                    const std::string& pid_col, const GpuCols& g,
@@ -127,6 +142,7 @@ std::vector<std::string> cells_for(const Sample& s, const std::string& gpu_col,
           elapsed_text(s, p),
           container.empty() ? "-" : container,
           cuda.empty() ? "-" : cuda,
+          job_text(s, p),
           p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : ""};
 }
 
@@ -144,6 +160,7 @@ const std::vector<TableColumn>& ps_columns() {
                                                 {"ELAPSED", 8, true},
                                                 {"CONTAINER", 20},
                                                 {"CUDA", 6},
+                                                {"JOB", kJobColumnMax},
                                                 {"COMMAND", 0, false, true}};
   return cols;
 }
@@ -151,7 +168,7 @@ const std::vector<TableColumn>& ps_columns() {
 std::string line_for(const Sample& s, const std::string& gpu_col,
                      const std::string& pid_col, const GpuCols& g,
                      const ProcessSample* p, const std::string& note,
-                     size_t cmd_width) {
+                     size_t cmd_width, size_t job_width) {
   std::string user = p ? terminal_cell(p->user, 10) : "?";
   std::string state = p ? terminal_cell(p->state, 7) : "missing";
   std::string container =
@@ -161,10 +178,10 @@ std::string line_for(const Sample& s, const std::string& gpu_col,
       p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : "";
   return fmt::format(
       "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} {:>7} {:<7} {:>8} {:<20} "
-      "{:<6} {}{}\n",
+      "{:<6} {}{}{}\n",
       gpu_col, g.mig, pid_col, user, g.mem, g.sm, g.mem_util, cpu_text(p),
       state, elapsed_text(s, p), container.empty() ? "-" : container,
-      cuda.empty() ? "-" : cuda,
+      cuda.empty() ? "-" : cuda, job_cell(s, p, job_width),
       cmd_width ? terminal_fit(cmd, cmd_width) : terminal_safe(cmd), note);
 }
 
@@ -198,13 +215,28 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
   const size_t cmd_width = fit.wide ? 0 : 80;
   // SM% and MEM% are NVML's per-process utilisation (nvidia-smi pmon);
   // MIG is the process's GPU/compute instance.
+  // The JOB column (Slurm jobs) only where some process has one.
+  size_t job_width = 0;
+  auto widen = [&](const ProcessSample* p) {
+    if (p && p->slurm_job_id)
+      job_width = std::max(
+          job_width,
+          std::min(kJobColumnMax, terminal_width(terminal_safe(
+                                      slurm_job_label(s, p->slurm_job_id)))));
+  };
+  for (const auto& r : rows) {
+    if (!r.missing()) widen(r.proc);
+    for (const ProcessSample* c : r.children) widen(c);
+  }
   std::string out =
       fitted ? ""
              : fmt::format(
                    "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} "
-                   "{:>7} {:<7} {:>8} {:<20} {:<6} {}\n",
+                   "{:>7} {:<7} {:>8} {:<20} {:<6} {}{}\n",
                    "GPU", "MIG", "PID", "USER", "GPU-MEM", "SM%", "MEM%",
-                   "CPU%", "STATE", "ELAPSED", "CONTAINER", "CUDA", "COMMAND");
+                   "CPU%", "STATE", "ELAPSED", "CONTAINER", "CUDA",
+                   job_width ? fmt::format("{:<{}} ", "JOB", job_width) : "",
+                   "COMMAND");
   std::vector<TableRow> table;
   int problems = 0;
   for (const auto& r : rows) {
@@ -230,7 +262,7 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
       table.push_back({cells_for(s, gpu, pid, cols, p), note});
     else
       out += line_for(s, gpu, pid, cols, p, note.empty() ? "" : "  " + note,
-                      cmd_width);
+                      cmd_width, job_width);
     for (size_t i = 0; i < r.children.size(); ++i) {
       std::string indent(static_cast<size_t>(2 * r.child_depth[i]), ' ');
       const std::string child =
@@ -239,7 +271,8 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
         table.push_back(
             {cells_for(s, "", child, GpuCols{}, r.children[i]), ""});
       else
-        out += line_for(s, "", child, GpuCols{}, r.children[i], "", cmd_width);
+        out += line_for(s, "", child, GpuCols{}, r.children[i], "", cmd_width,
+                        job_width);
     }
   }
   if (fitted) out = render_table(ps_columns(), table, fit.width, false);
@@ -294,6 +327,11 @@ nlohmann::json process_json(const Sample& s, const ProcessSample& p) {
   j["rss_bytes"] =
       p.rss_bytes ? nlohmann::json(*p.rss_bytes) : nlohmann::json();
   j["cgroup"] = p.cgroup ? nlohmann::json(*p.cgroup) : nlohmann::json();
+  j["slurm_job_id"] =
+      p.slurm_job_id ? nlohmann::json(*p.slurm_job_id) : nlohmann::json();
+  j["slurm_job"] = p.slurm_job_id
+                       ? nlohmann::json(slurm_job_label(s, *p.slurm_job_id))
+                       : nlohmann::json();
   std::string c = container_from_cgroup(p.cgroup).short_text();
   j["container"] = c.empty() ? nlohmann::json() : nlohmann::json(c);
   j["libs"] = p.libs;

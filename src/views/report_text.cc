@@ -2,6 +2,8 @@
 // node's summary and per-GPU lines under it.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "accounting/node_totals.h"
 #include "common/int_list.h"
 #include "common/terminal_text.h"
@@ -78,7 +80,14 @@ std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
   const size_t gpus_width = fleet ? 16 : 8;
   std::string head = by;
   for (char& c : head) c = static_cast<char>(c - ('a' - 'A'));
-  out += terminal_cell(head, 32) +
+  // 32 columns, more (up to 64) for longer labels: a Slurm job reads
+  // "slurm 1234 train-llm (alice, gpu-a)".
+  size_t label_width = 32;
+  for (const GroupRow& row : rows)
+    label_width = std::max(
+        label_width,
+        std::min<size_t>(64, terminal_width(terminal_safe(row.label))));
+  out += terminal_cell(head, label_width) +
          fmt::format(
              " {:<{}} {:>10} {:>10} {:>15} {:>10} {:>18} {:>10} "
              "{:<10}",
@@ -94,7 +103,7 @@ std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
       label = fmt::format("other ({}{} more)", n,
                           n >= accounting::kFoldedCountMax ? "+" : "");
     }
-    out += terminal_cell(label, 32) +
+    out += terminal_cell(label, label_width) +
            fmt::format(
                " {:<{}} {:>10} {:>10} {:>15} {:>10} {:>18} {:>10} "
                "{:<10}",

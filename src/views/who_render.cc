@@ -84,6 +84,8 @@ std::string render_who(const GpuMemoryAccount& a) {
                     holder_status_name(ap.status), cell(user, 10),
                     cell(container_text(ap.container, ap.proc), 28),
                     terminal_fit(cmd, kCommandWidth));
+    if (!ap.job.empty())
+      out += "            job: " + terminal_fit(ap.job, kCommandWidth) + "\n";
     if (!ap.explanation.empty())
       out += "            -> " +
              terminal_safe(ap.explanation, kTerminalSentenceMax) + "\n";
@@ -133,13 +135,18 @@ std::string render_who(const GpuMemoryAccount& a) {
   auto holder_line = [](const OtherHolder& o) {
     std::string devs;
     for (const auto& d : o.devices) devs += (devs.empty() ? "" : ",") + d;
-    return fmt::format("  {:<9} {:<10} {:<18} {:<28} {}{}\n", o.proc.pid,
+    std::string job =
+        o.job.empty()
+            ? ""
+            : "            job: " + terminal_fit(o.job, kCommandWidth) + "\n";
+    return fmt::format("  {:<9} {:<10} {:<18} {:<28} {}{}\n{}", o.proc.pid,
                        cell(o.proc.user, 10), cell(devs, 18),
                        cell(container_text(o.container, o.proc), 28),
                        terminal_fit(o.proc.command(), kCommandWidth),
                        o.proc.zombie()            ? "  [zombie]"
                        : o.proc.uninterruptible() ? "  [D state]"
-                                                  : "");
+                                                  : "",
+                       job);
   };
   const size_t probable = probable_holder_pids(a).size();
   if (probable > 0) {
@@ -199,6 +206,11 @@ nlohmann::json who_json(const GpuMemoryAccount& a) {
         {"proc", ap.proc ? proc_json(*ap.proc) : nlohmann::json()},
         {"parent", ap.parent ? proc_json(*ap.parent) : nlohmann::json()},
         {"container", container_json(ap.container)},
+        {"slurm_job",
+         ap.job.empty() ? nlohmann::json() : nlohmann::json(ap.job)},
+        {"slurm_job_id", ap.proc && ap.proc->slurm_job_id
+                             ? nlohmann::json(*ap.proc->slurm_job_id)
+                             : nlohmann::json()},
         {"devices", ap.devices},
         {"explanation", ap.explanation},
         {"action", ap.action},
@@ -219,6 +231,7 @@ nlohmann::json who_json(const GpuMemoryAccount& a) {
     p["devices"] = o.devices;
     p["this_gpu"] = o.this_gpu;
     p["container"] = container_json(o.container);
+    p["slurm_job"] = o.job.empty() ? nlohmann::json() : nlohmann::json(o.job);
     p["probable"] = o.probable;
     p["evidence"] = o.evidence;
     others.push_back(std::move(p));

@@ -186,7 +186,7 @@ TEST(Accountant, CounterResetIsNotANegativeOrHugeDelta) {
   ASSERT_NE(c, nullptr);
   EXPECT_LT(within_pct(c->usage.energy_j, want.job_energy_j["slurm:1234"]),
             0.01);
-  EXPECT_EQ(c->label, "slurm job 1234");
+  EXPECT_EQ(c->label, "slurm 1234");
 }
 
 TEST(Accountant, LostSamplesShorterThanAGapAreAttributed) {

@@ -34,7 +34,7 @@ AccountReport node_report(double start, double held_s) {
   r.gpus = {g};
   r.groups[static_cast<int>(Dimension::kJob)] = {
       row("pid:42", "python (pid 42)", held_s, 10),
-      row("slurm:7", "slurm job 7", 60, 1)};
+      row("slurm:7", "slurm 7", 60, 1)};
   r.groups[static_cast<int>(Dimension::kUser)] = {
       row("u:alice", "alice", held_s, 11)};
   r.total.held_s = held_s + 60;

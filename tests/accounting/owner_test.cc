@@ -5,18 +5,6 @@
 namespace gd::accounting {
 namespace {
 
-TEST(SlurmJobId, FromCgroupPaths) {
-  EXPECT_EQ(slurm_job_id("/system.slice/slurmstepd.scope/job_1234/step_0/"
-                         "user/task_0"),
-            1234u);
-  EXPECT_EQ(slurm_job_id("/slurm/uid_1000/job_77/step_batch"), 77u);
-  EXPECT_EQ(slurm_job_id("/user.slice/job_x/step"), std::nullopt);
-  EXPECT_EQ(slurm_job_id("/docker/abc"), std::nullopt);
-  EXPECT_EQ(slurm_job_id("job_"), std::nullopt);
-  EXPECT_EQ(slurm_job_id("/job_99999999999999999999999/"), std::nullopt);
-  EXPECT_EQ(slurm_job_id(""), std::nullopt);
-}
-
 Sample two_rank_sample() {
   Sample s;
   auto proc = [](uint32_t pid, uint32_t ppid, std::string name) {
@@ -59,6 +47,43 @@ TEST(OwnerOf, RanksOfALauncherAreOneJob) {
   EXPECT_EQ(a.container_label, "(no container)");
   EXPECT_NE(b.container_key, a.container_key);
   EXPECT_NE(b.container_label.find("k8s"), std::string::npos);
+}
+
+TEST(OwnerOf, SlurmJobsByTheirNames) {
+  Sample s = two_rank_sample();
+  s.processes[1].slurm_job_id = "1234";  // from its environment
+  s.processes[3].cgroup =                // a trace without the field
+      "/system.slice/slurmstepd.scope/job_77/step_0/user/task_0";
+  s.slurm_jobs = {{"1234", "train-llm", "alice", "gpu-a"}};
+  ProcessTree tree(s);
+  OwnerKeys a, c;
+  owner_of(tree, 11, a);
+  owner_of(tree, 20, c);
+  EXPECT_EQ(a.job_key, "slurm:1234");
+  EXPECT_EQ(a.job_label, "slurm 1234 train-llm (alice, gpu-a)");
+  EXPECT_EQ(c.job_key, "slurm:77");
+  EXPECT_EQ(c.job_label, "slurm 77");  // its name not known
+}
+
+TEST(OwnerOf, OtherJobsReadAsTheirLaunchersCommand) {
+  Sample s = two_rank_sample();
+  s.processes[0].cmdline = "torchrun --nproc-per-node 2 train.py";
+  s.processes[3].cmdline = "python3 serve.py --port 8000";
+  s.processes[3].name = "python3";
+  ProcessTree tree(s);
+  OwnerKeys a, c;
+  owner_of(tree, 11, a);
+  owner_of(tree, 20, c);
+  EXPECT_EQ(a.job_label, "torchrun --nproc-per-node 2 train.py (pid 10)");
+  EXPECT_EQ(c.job_label, "python3 serve.py --port 8000 (pid 20)");
+  s.processes[3].cmdline = "python3 serve.py --api-key=s3cret";
+  tree.rebuild(s);
+  owner_of(tree, 20, c);
+  EXPECT_EQ(c.job_label, "python3 serve.py --api-key=<redacted> (pid 20)");
+  s.processes[3].cmdline = std::string(500, 'x');
+  tree.rebuild(s);
+  owner_of(tree, 20, c);
+  EXPECT_EQ(c.job_label, std::string(kJobCommandMax, 'x') + "... (pid 20)");
 }
 
 TEST(OwnerOf, PidNotInProc) {

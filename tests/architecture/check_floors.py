@@ -25,6 +25,8 @@ TABLE = {
                   "log"),
     "trace": ({"common", "model"}, "samples as JSONL (+zstd), read and "
               "written"),
+    "slurm": ({"common", "model"}, "Slurm: jobs' names from scontrol, "
+              "with a deadline and a cache"),
     "cuda": ({"common", "model"}, "the CUDA driver API through dlopen "
              "(burn)"),
     "http_client": ({"common"}, "the one HTTP client and URL parser "
@@ -32,7 +34,7 @@ TABLE = {
     # A fleet's Prometheus as a source: its series as the model's samples.
     "promsource": ({"common", "model", "http_client"}, "a fleet's "
                    "Prometheus as samples: series table, node join"),
-    "collect": ({"common", "model", "nvml", "procfs", "kernellog"},
+    "collect": ({"common", "model", "nvml", "procfs", "kernellog", "slurm"},
                 "the Sampler: joins the sources into one Sample"),
     "diagnose": ({"common", "model", "trace"}, "the rules, one per file, "
                  "one table"),
@@ -66,8 +68,8 @@ TABLE = {
     "views": ({"common", "model", "diagnose", "checklist", "check", "procmgmt",
                "burn", "monitor", "api", "accounting"},
               "terminal text and command JSON; views/top/: top's screen"),
-    "cli": ({"common", "model", "trace", "procfs", "collect", "diagnose",
-             "accounting", "check",
+    "cli": ({"common", "model", "trace", "procfs", "slurm", "collect",
+             "diagnose", "accounting", "check",
              "checklist", "procmgmt", "exporter", "store", "serve", "burn",
              "monitor", "views", "api", "http_client", "promsource"},
             "one thin cmd_<name>.cc per command: flags -> module -> view"),

@@ -105,8 +105,8 @@ class ReportFromTrace(unittest.TestCase):
         self.assertAlmostEqual(node["gpu_hours_available"], 3 * SECONDS / 3600, places=6)
         self.assertEqual(doc["window"]["samples"], SECONDS + 1)
         jobs = self.jobs(doc)
-        a = jobs["torchrun (pid 1000)"]
-        c = jobs["slurm job 4242"]
+        a = jobs["torchrun train.py (pid 1000)"]
+        c = jobs["slurm 4242"]
         b = [g for g in doc["groups"] if g["key"].startswith("pid:2000")][0]
         # Held time of a shared GPU splits by memory (equal here); energy by SM%.
         self.assertAlmostEqual(a["gpu_hours_held"], SECONDS / 2 / 3600, places=6)
@@ -162,7 +162,7 @@ class ReportFromTrace(unittest.TestCase):
         lines = out.splitlines()
         head = next(i for i, l in enumerate(lines) if l.startswith("JOB"))
         table = lines[head + 1:head + 4]
-        self.assertIn("slurm job 4242", table[2])  # held least, listed last
+        self.assertIn("slurm 4242", table[2])  # held least, listed last
         self.assertTrue(any("\\e[2J" in l for l in table), table)
         node = next(l for l in lines if l.startswith("node:"))
         self.assertIn("3 GPUs", node)

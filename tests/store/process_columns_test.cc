@@ -48,6 +48,7 @@ TEST(ProcessColumns, ProcessesThatComeGoChangeAndRepeatTheirPid) {
       w.start_time = i < 40 ? kT0 - 100.25 : kT0 + 59.5;
       w.cgroup = "/user.slice/\"quoted\"\n";
       w.ns_pid = 7;
+      if (i >= 20) w.slurm_job_id = "1234";  // known from 20 on
       w.dev_shm_bytes = 1ull << 33;
       procs.push_back(w);
     }

@@ -106,6 +106,39 @@ TEST(TraceJson, OtherCpuTopIsBoundedAndNeedsPidAndCpu) {
       TraceError);
 }
 
+TEST(TraceJson, SlurmJobFieldsAreCheckedAndBounded) {
+  auto line = [](const std::string& processes, const std::string& jobs) {
+    return R"({"t":1,"gpus":[],"host":{},"processes":[)" + processes +
+           R"(],"events":[])" + jobs + "}";
+  };
+  Sample s = sample_from_json(
+      line(R"({"pid":5,"slurm_job_id":"77"},{"pid":6,"slurm_job_id":null})",
+           R"(,"slurm_jobs":[{"id":"77","name":")" + std::string(5000, 'n') +
+               R"(","user":"u","partition":"p"}])"),
+      "t:2");
+  EXPECT_EQ(s.processes[0].slurm_job_id, "77");
+  EXPECT_FALSE(s.processes[1].slurm_job_id);
+  ASSERT_EQ(s.slurm_jobs.size(), 1u);
+  EXPECT_LT(s.slurm_jobs[0].name.size(), 200u);  // capped where read
+  for (const char* bad : {R"("7x")", R"("")", R"("12345678901")", "77"})
+    EXPECT_THROW(
+        sample_from_json(
+            line(std::string(R"({"pid":5,"slurm_job_id":)") + bad + "}", ""),
+            "t:3"),
+        TraceError)
+        << bad;
+  std::string many;
+  for (int i = 0; i < 65; ++i)
+    many += (i ? "," : "") + std::string(R"({"id":")") + std::to_string(i) +
+            R"("})";
+  EXPECT_THROW(
+      sample_from_json(line("", R"(,"slurm_jobs":[)" + many + "]"), "t:4"),
+      TraceError);
+  EXPECT_THROW(
+      sample_from_json(line("", R"(,"slurm_jobs":[{"name":"x"}])"), "t:5"),
+      TraceError);
+}
+
 TEST(TraceJson, HeaderWithEverythingUnknownReadsBackUnknown) {
   TraceHeader h;
   h.nvml_status = kNvmlNoDriver;

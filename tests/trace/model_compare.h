@@ -133,6 +133,7 @@ inline void expect_same(const ProcessSample& a, const ProcessSample& b) {
   EXPECT_EQ(a.start_time, b.start_time);
   EXPECT_EQ(a.dev_shm_bytes, b.dev_shm_bytes);
   EXPECT_EQ(a.ns_pid, b.ns_pid);
+  EXPECT_EQ(a.slurm_job_id, b.slurm_job_id);
 }
 
 inline void expect_same(const Event& a, const Event& b) {
@@ -159,6 +160,7 @@ inline void expect_same(const Sample& a, const Sample& b) {
     expect_same(a.events[i], b.events[i]);
   }
   EXPECT_EQ(a.processes_left_out, b.processes_left_out);
+  EXPECT_EQ(a.slurm_jobs, b.slurm_jobs);
   ASSERT_EQ(a.device_holders.has_value(), b.device_holders.has_value());
   if (a.device_holders) {
     ASSERT_EQ(a.device_holders->size(), b.device_holders->size());

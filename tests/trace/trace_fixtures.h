@@ -212,6 +212,7 @@ inline ProcessSample full_process(uint32_t pid, uint32_t ppid) {
   p.start_time = 1732260000.37;
   p.dev_shm_bytes = 67108864ULL;
   p.ns_pid = 17;
+  p.slurm_job_id = "1234";
   return p;
 }
 
@@ -277,6 +278,7 @@ inline Sample full_sample(double t = 1732262400.123456) {
                     .pci_address = "0000:08:00.0"}};
   s.device_holders = std::vector<DeviceHolder>{
       {.pid = 4242, .devices = {"nvidia0", "nvidiactl", "nvidia-uvm"}}};
+  s.slurm_jobs = {{"1234", "train llm", "alice", "gpu-a"}};
   return s;
 }
 

@@ -28,17 +28,25 @@ inline double threshold(const Config& config, std::string_view rule,
 struct ProcLabel {
   uint32_t pid = 0;
   std::string name, user;
+  std::string slurm_job;  // its Slurm job id, "" none
 
   void update(const ProcessSample& p) {
     pid = p.pid;
     if (!p.name.empty()) name = p.name;
     if (!p.user.empty()) user = p.user;
+    if (p.slurm_job_id) slurm_job = *p.slurm_job_id;
   }
-  // "pid 4242 (python, alice)" / "pid 4242".
+  // "pid 4242 (python, alice)" / "pid 4242"; a Slurm job's process:
+  // "pid 4242 (python, alice, slurm 1234)".
   std::string text() const {
-    if (name.empty()) return fmt::format("pid {}", pid);
-    if (user.empty()) return fmt::format("pid {} ({})", pid, name);
-    return fmt::format("pid {} ({}, {})", pid, name, user);
+    const std::string job = slurm_job.empty() ? "" : "slurm " + slurm_job;
+    if (name.empty())
+      return job.empty() ? fmt::format("pid {}", pid)
+                         : fmt::format("pid {} ({})", pid, job);
+    std::string who = name;
+    if (!user.empty()) who += ", " + user;
+    if (!job.empty()) who += ", " + job;
+    return fmt::format("pid {} ({})", pid, who);
   }
 };
 

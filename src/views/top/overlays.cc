@@ -10,6 +10,7 @@
 #include "common/cuda_version.h"
 #include "common/elapsed_text.h"
 #include "common/terminal_text.h"
+#include "model/slurm_label.h"
 #include "procmgmt/kill_signal.h"
 #include "views/kill_view.h"
 #include "views/top/parts.h"
@@ -196,6 +197,9 @@ std::vector<Text> details_text(const LayoutInput& in) {
           {fmt::format("  pid {} in its own PID namespace", *p->ns_pid)});
     ContainerRef c = container_from_cgroup(p->cgroup);
     if (!c.empty()) t.push_back({"  container: " + c.describe()});
+    if (p->slurm_job_id)
+      add_wrapped(t, "  job: ", slurm_job_label(*s, *p->slurm_job_id),
+                  Style::kNormal);
     if (p->cgroup) add_wrapped(t, "  cgroup: ", *p->cgroup, Style::kDim);
     std::string cuda = cuda_runtime_version(p->libs);
     if (!cuda.empty()) t.push_back({"  CUDA runtime " + cuda});

@@ -71,6 +71,8 @@ struct Group {
 
 }  // namespace
 
+std::string row_container_only(const ProcRow& r);
+
 std::string row_user(const ProcRow& r) { return r.proc ? r.proc->user : "?"; }
 
 std::string row_command(const ProcRow& r) {
@@ -79,6 +81,15 @@ std::string row_command(const ProcRow& r) {
 }
 
 std::string row_container(const ProcRow& r) {
+  std::string text = row_container_only(r);
+  // A process outside containers shows its Slurm job (its id: the name is
+  // in the process's details).
+  if (text.empty() && r.proc && r.proc->slurm_job_id)
+    return "slurm " + *r.proc->slurm_job_id;
+  return text;
+}
+
+std::string row_container_only(const ProcRow& r) {
   if (!r.proc || !r.proc->cgroup) return "";
   // Every frame asks again for the same few cgroups; the parse (a regular
   // expression) is remembered per path, in a bounded table.
