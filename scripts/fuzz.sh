@@ -7,12 +7,16 @@
 #   scripts/fuzz.sh NAME...          only these (e.g. procfs_fuzz)
 #   FUZZ_SECONDS=600 scripts/fuzz.sh longer runs (default 60 s each)
 #   FUZZ_JOBS=1 scripts/fuzz.sh      harnesses at a time (default: CPUs)
+#   FUZZ_BUILD=build/asan scripts/fuzz.sh
+#                                    the harnesses of a build configured with
+#                                    clang and -DGD_FUZZ=ON (scripts/test.sh's
+#                                    sanitizer pass), not a build of their own
 # Reproduce a finding: build/fuzz/tests/fuzz/NAME build/fuzz/artifacts/NAME-crash-...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-$(nproc)}
-build=build/fuzz
+build=${FUZZ_BUILD:-build/fuzz}
 started=$(date +%s)
 
 for tool in clang clang++; do
@@ -23,10 +27,17 @@ for tool in clang clang++; do
 done
 
 echo "=== build $build (clang, libFuzzer + ASan + UBSan)"
-launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGD_FUZZ=ON -DGD_BUILD_TESTS=OFF -DGD_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+if [[ -n ${FUZZ_BUILD:-} ]]; then
+  [[ -f $build/fuzz_targets.txt ]] || {
+    echo "fuzz.sh: $build is not a build configured with clang and -DGD_FUZZ=ON" >&2
+    exit 2
+  }
+else
+  launcher=()
+  if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGD_FUZZ=ON -DGD_BUILD_TESTS=OFF -DGD_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+fi
 mapfile -t all < "$build/fuzz_targets.txt"
 targets=("$@")
 if ((${#targets[@]} == 0)); then targets=("${all[@]}"); fi

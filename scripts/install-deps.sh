@@ -46,8 +46,11 @@ test_pkgs=(
   victoria-metrics
   # bench/serve_load: HTTP load generator and node_exporter for comparison.
   wrk prometheus-node-exporter
-  # scripts/fuzz.sh: libFuzzer harnesses need clang 14 and its runtimes.
+  # scripts/fuzz.sh: libFuzzer harnesses need clang 14 and its runtimes; the
+  # sanitizer pass of scripts/test.sh is built with them too.
   clang libclang-rt-14-dev
+  # scripts/test.sh links with lld: much faster than ld.bfd for the test binaries.
+  lld
   # serve --web-config e2e test: a self-signed certificate.
   openssl
   # scripts/check-format.sh: the formatting gate of scripts/test.sh.

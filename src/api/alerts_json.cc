@@ -12,8 +12,8 @@ using nlohmann::json;
 namespace jo = json_out;
 
 constexpr size_t kMaxAlerts = 100000;
-constexpr size_t kMaxText = 64 * 1024;
-constexpr size_t kMaxGpus = 1024;
+constexpr size_t kMaxAlertText = 64 * 1024;
+constexpr size_t kMaxAlertGpus = 1024;
 
 // Keys in the order serve has always sent them (nlohmann's sorted order,
 // before this writer).
@@ -44,25 +44,25 @@ void append_alert(std::string& out, const AlertEntry& a) {
   out += '}';
 }
 
-AlertEntry alert_from(const json& item) {
+AlertEntry alert_entry_from(const json& item) {
   const char* what = "alerts";
   AlertEntry a;
-  a.id = text_or_empty(item, "id", kMaxText, what);
-  a.severity = text_or_empty(item, "severity", kMaxText, what);
-  a.title = text_or_empty(item, "title", kMaxText, what);
-  a.evidence = text_or_empty(item, "evidence", kMaxText, what);
-  a.action = text_or_empty(item, "action", kMaxText, what);
-  a.ended = text_or_empty(item, "ended", kMaxText, what);
+  a.id = text_or_empty(item, "id", kMaxAlertText, what);
+  a.severity = text_or_empty(item, "severity", kMaxAlertText, what);
+  a.title = text_or_empty(item, "title", kMaxAlertText, what);
+  a.evidence = text_or_empty(item, "evidence", kMaxAlertText, what);
+  a.action = text_or_empty(item, "action", kMaxAlertText, what);
+  a.ended = text_or_empty(item, "ended", kMaxAlertText, what);
   a.started_at = number_or(item, "started_at", 0, what);
   a.fired_at = number_or(item, "fired_at", 0, what);
   a.resolved_at = optional_number(item, "resolved_at", what);
   auto gpus = item.find("gpus");
   if (gpus == item.end() || gpus->is_null()) return a;
-  if (!gpus->is_array() || gpus->size() > kMaxGpus)
+  if (!gpus->is_array() || gpus->size() > kMaxAlertGpus)
     throw std::runtime_error("alerts: 'gpus' is not a list of GPUs");
   for (const auto& g : *gpus) {
     if (!g.is_number_integer() || g.get<int64_t>() < 0 ||
-        g.get<int64_t>() >= static_cast<int64_t>(kMaxGpus))
+        g.get<int64_t>() >= static_cast<int64_t>(kMaxAlertGpus))
       throw std::runtime_error("alerts: a GPU index is not 0..1023");
     a.gpus.push_back(g.get<int>());
   }
@@ -99,7 +99,7 @@ AlertsReply parse_alerts_json(std::string_view body) {
   for (const auto& item : *arr) {
     if (!item.is_object())
       throw std::runtime_error("alerts: an item is not an object");
-    r.alerts.push_back(alert_from(item));
+    r.alerts.push_back(alert_entry_from(item));
   }
   return r;
 }

@@ -14,7 +14,7 @@ namespace jo = json_out;
 // Far beyond any real serve (a few dozen findings).
 constexpr size_t kMaxFindings = 1000;
 constexpr size_t kMaxText = 64 * 1024;
-constexpr size_t kMaxGpus = 1024;
+constexpr size_t kMaxFindingGpus = 1024;
 constexpr size_t kMaxPids = 4096;
 constexpr size_t kMaxStateBytes = 16;
 
@@ -89,8 +89,8 @@ Finding finding_from(const json& item) {
   if (auto g = item.find("gpus"); g != item.end() && g->is_array())
     for (const auto& x : *g)
       if (x.is_number_integer() && x.get<int64_t>() >= 0 &&
-          x.get<int64_t>() < static_cast<int64_t>(kMaxGpus) &&
-          f.gpus.size() < kMaxGpus)
+          x.get<int64_t>() < static_cast<int64_t>(kMaxFindingGpus) &&
+          f.gpus.size() < kMaxFindingGpus)
         f.gpus.push_back(x.get<int>());
   if (auto p = item.find("pids"); p != item.end() && p->is_array())
     for (const auto& x : *p)

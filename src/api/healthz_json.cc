@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 namespace jo = json_out;
 
-constexpr size_t kMaxText = 256;
+constexpr size_t kMaxHealthzText = 256;
 constexpr size_t kMaxDegraded = 4096;
 
 // Keys in the order serve has always sent them (nlohmann's sorted order,
@@ -32,7 +32,7 @@ void append_store(std::string& out, const HealthStore& s) {
   out += '}';
 }
 
-bool flag(const json& j, const char* key) {
+bool healthz_flag(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_boolean())
     throw std::runtime_error(std::string("healthz.store: '") + key +
@@ -50,8 +50,8 @@ HealthStore store_from(const json& s) {
     throw std::runtime_error("healthz: 'store' is not an object");
   const char* what = "healthz.store";
   HealthStore r;
-  r.usable = flag(s, "usable");
-  r.writable = flag(s, "writable");
+  r.usable = healthz_flag(s, "usable");
+  r.writable = healthz_flag(s, "writable");
   r.write_errors_total = count(s, "write_errors_total", what);
   r.pending_bytes = count(s, "pending_bytes", what);
   r.dropped_samples_total = count(s, "dropped_samples_total", what);
@@ -98,7 +98,7 @@ HealthReply parse_healthz_json(std::string_view body) {
   const char* what = "healthz";
   json j = parse_object(body, what);
   HealthReply r;
-  r.status = text_or_empty(j, "status", kMaxText, what);
+  r.status = text_or_empty(j, "status", kMaxHealthzText, what);
   if (r.status.empty()) throw std::runtime_error("healthz: no 'status'");
   r.collections_total = count(j, "collections_total", what);
   r.sample_age_s = optional_number(j, "sample_age_s", what);
@@ -114,10 +114,10 @@ HealthReply parse_healthz_json(std::string_view body) {
     if (!d.is_object())
       throw std::runtime_error("healthz: a degraded part is not an object");
     Degraded x;
-    x.component = text_or_empty(d, "component", kMaxText, what);
+    x.component = text_or_empty(d, "component", kMaxHealthzText, what);
     if (auto g = optional_integer(d, "gpu", 0, kMaxGpu, what))
       x.gpu = static_cast<int>(*g);
-    x.problem = text_or_empty(d, "problem", kMaxText, what);
+    x.problem = text_or_empty(d, "problem", kMaxHealthzText, what);
     r.degraded.push_back(std::move(x));
   }
   return r;

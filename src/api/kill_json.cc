@@ -148,7 +148,7 @@ uint64_t number(const json& j, const char* key, uint64_t max) {
   return v->get<uint64_t>();
 }
 
-std::optional<uint64_t> optional_number(const json& j, const char* key) {
+std::optional<uint64_t> optional_count(const json& j, const char* key) {
   const json* v = member(j, key);
   if (!v) return std::nullopt;
   if (!v->is_number_unsigned())
@@ -229,20 +229,20 @@ KillTarget proc_from(const json& item, std::map<uint32_t, uint64_t>& mem) {
   ProcEntry& p = t.proc;
   p.pid = pid_of(j);
   p.ppid = pid_of(j, "ppid");
-  if (auto uid = optional_number(j, "uid"); uid && *uid <= UINT32_MAX)
+  if (auto uid = optional_count(j, "uid"); uid && *uid <= UINT32_MAX)
     p.uid = static_cast<uint32_t>(*uid);
   p.user = text(j, "user", 256);
   p.state = state_letter(text(j, "state", 8));
   p.comm = text(j, "comm", 256);
   p.cmdline = text(j, "command");
-  p.starttime = optional_number(j, "start_time").value_or(0);
+  p.starttime = optional_count(j, "start_time").value_or(0);
   t.role = text(j, "role", 1024);
   for (const json& g : items(j, "gpus")) {
     if (!g.is_number_unsigned() || g.get<uint64_t>() > kMaxGpu)
       bad_reply("a GPU index is not an integer 0..1023");
     t.gpus.push_back(g.get<int>());
   }
-  if (auto m = optional_number(j, "gpu_memory_bytes")) mem[p.pid] = *m;
+  if (auto m = optional_count(j, "gpu_memory_bytes")) mem[p.pid] = *m;
   return t;
 }
 
@@ -335,7 +335,7 @@ HeldMemory held_from(const json& item) {
     AccountedProcess ap;
     ap.pid = h.pid;
     ap.status = status_from(text(j, "status", 32));
-    ap.used_bytes = optional_number(j, "used_bytes");
+    ap.used_bytes = optional_count(j, "used_bytes");
     ap.explanation = text(j, "explanation");
     ap.action = text(j, "action");
     h.account.processes.push_back(std::move(ap));
@@ -354,7 +354,7 @@ HeldMemory held_from(const json& item) {
       bad_reply("a pid in 'gpu_users' is not a pid");
     h.gpu_users.push_back(p.get<uint32_t>());
   }
-  h.unlisted_bytes = optional_number(j, "unlisted_bytes");
+  h.unlisted_bytes = optional_count(j, "unlisted_bytes");
   return h;
 }
 
@@ -405,8 +405,8 @@ KillOutcome outcome_from(const json& v) {
   for (const json& item : items(v, "memory")) {
     const json& j = object(item, "memory");
     o.memory.push_back({static_cast<int>(number(j, "gpu", kMaxGpu)),
-                        optional_number(j, "before_bytes"),
-                        optional_number(j, "after_bytes")});
+                        optional_count(j, "before_bytes"),
+                        optional_count(j, "after_bytes")});
   }
   for (const json& item : items(v, "not_released"))
     o.not_released.push_back(held_from(item));

@@ -137,13 +137,13 @@ const json* list(const json& j, const char* key) {
   return &*it;
 }
 
-const json& object(const json& item, const char* key) {
+const json& object_at(const json& item, const char* key) {
   if (!item.is_object())
     refuse(std::string("an item of '") + key + "' is not an object");
   return item;
 }
 
-uint32_t pid_of(const json& j, const char* key = "pid") {
+uint32_t pid_at(const json& j, const char* key = "pid") {
   return static_cast<uint32_t>(
       optional_integer(j, key, 0, kMaxPid, kWhat).value_or(0));
 }
@@ -178,10 +178,10 @@ std::vector<uint32_t> pids_in(const json& j, const char* key) {
 }
 
 ProcessRow row_from(const json& item) {
-  const json& j = object(item, "processes");
+  const json& j = object_at(item, "processes");
   ProcessRow p;
   p.gpu = gpu_of(j);
-  p.pid = pid_of(j);
+  p.pid = pid_at(j);
   p.used_bytes = optional_bytes(j, "used_bytes");
   p.type = text_or_empty(j, "type", kMaxText, kWhat);
   p.state = text_or_empty(j, "state", kMaxText, kWhat);
@@ -215,15 +215,15 @@ ProcessRow row_from(const json& item) {
   auto job = j.find("job");
   if (job != j.end() && !job->is_null()) {
     if (!job->is_object()) refuse("'job' is not an object");
-    p.job.pid = pid_of(*job);
+    p.job.pid = pid_at(*job);
     p.job.name = text_or_empty(*job, "name", kMaxText, kWhat);
     p.job.ranks = static_cast<uint64_t>(
         optional_integer(*job, "ranks", 0, kMaxItems, kWhat).value_or(0));
   }
   if (const json* kids = list(j, "children"))
     for (const json& k : *kids) {
-      const json& c = object(k, "children");
-      p.children.push_back({pid_of(c),
+      const json& c = object_at(k, "children");
+      p.children.push_back({pid_at(c),
                             text_or_empty(c, "name", kMaxText, kWhat),
                             text_or_empty(c, "state", kMaxText, kWhat),
                             optional_number(c, "cpu_pct", kWhat)});
@@ -232,10 +232,10 @@ ProcessRow row_from(const json& item) {
 }
 
 OrphanHolderEntry holder_from(const json& item) {
-  const json& j = object(item, "orphan_holders");
+  const json& j = object_at(item, "orphan_holders");
   OrphanHolderEntry h;
   h.gpu = gpu_of(j);
-  h.pid = pid_of(j);
+  h.pid = pid_at(j);
   h.user = optional_text(j, "user");
   h.name = optional_text(j, "name");
   h.cmdline = optional_text(j, "cmdline");

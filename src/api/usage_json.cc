@@ -12,7 +12,7 @@ using nlohmann::json;
 namespace jo = json_out;
 
 constexpr const char* kWhat = "usage";
-constexpr size_t kMaxText = 4096;
+constexpr size_t kMaxUsageText = 4096;
 
 void numbers(std::string& out, const std::vector<double>& v) {
   out += '[';
@@ -109,8 +109,8 @@ UsageGroup group_from(const json& j, size_t buckets) {
   if (!j.is_object())
     throw std::runtime_error("usage: a group is not an object");
   UsageGroup g;
-  g.key = text_or_empty(j, "key", kMaxText, kWhat);
-  g.label = text_or_empty(j, "label", kMaxText, kWhat);
+  g.key = text_or_empty(j, "key", kMaxUsageText, kWhat);
+  g.label = text_or_empty(j, "label", kMaxUsageText, kWhat);
   g.other = member(j, "other", &json::is_boolean, "true or false").get<bool>();
   g.groups = static_cast<size_t>(
       optional_integer(j, "groups", 0, int64_t{1} << 40, kWhat).value_or(1));
@@ -125,7 +125,7 @@ UsageGroup group_from(const json& j, size_t buckets) {
   g.busy_gpu_hours = number_or(j, "busy_gpu_hours", 0, kWhat);
   g.idle_held_gpu_hours = number_or(j, "idle_held_gpu_hours", 0, kWhat);
   g.energy_kwh = number_or(j, "energy_kwh", 0, kWhat);
-  g.split = text_or_empty(j, "split", kMaxText, kWhat);
+  g.split = text_or_empty(j, "split", kMaxUsageText, kWhat);
   const json& method =
       member(j, "energy_method", &json::is_object, "an object");
   g.energy_counter_kwh = number_or(method, "counter_kwh", 0, kWhat);
@@ -142,8 +142,8 @@ UsageGroup group_from(const json& j, size_t buckets) {
   for (const json& w : waste) {
     if (!w.is_object())
       throw std::runtime_error("usage: a waste entry is not an object");
-    g.waste.push_back({text_or_empty(w, "id", kMaxText, kWhat),
-                       text_or_empty(w, "severity", kMaxText, kWhat),
+    g.waste.push_back({text_or_empty(w, "id", kMaxUsageText, kWhat),
+                       text_or_empty(w, "severity", kMaxUsageText, kWhat),
                        number_or(w, "seconds", 0, kWhat),
                        number_or(w, "share", 0, kWhat)});
   }
@@ -208,7 +208,7 @@ std::string usage_json(const UsageReply& r) {
 UsageReply parse_usage_json(std::string_view body) {
   const json j = parse_object(body, kWhat);
   UsageReply r;
-  r.by = text_or_empty(j, "by", kMaxText, kWhat);
+  r.by = text_or_empty(j, "by", kMaxUsageText, kWhat);
   if (r.by != "job" && r.by != "user" && r.by != "container")
     throw std::runtime_error("usage: 'by' is not job, user or container");
   const json& w = member(j, "window", &json::is_object, "an object");

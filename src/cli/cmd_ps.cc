@@ -27,7 +27,7 @@ namespace {
 constexpr std::chrono::milliseconds kProcessRateWindow{100};
 
 // serve listens on 127.0.0.1:9856 unless told otherwise.
-constexpr const char* kDefaultServeUrl = "http://127.0.0.1:9856";
+constexpr const char* kPsDefaultServeUrl = "http://127.0.0.1:9856";
 // The history ps asks serve for: the last minutes, in buckets a sparkline
 // of ~20 characters can show.
 constexpr const char* kHistorySince = "10m";
@@ -35,7 +35,7 @@ constexpr const char* kHistoryStep = "30s";
 
 struct PsFlags {
   bool json = false, tree = false, wide = false;
-  std::string user, sort = "gpu", serve = kDefaultServeUrl;
+  std::string user, sort = "gpu", serve = kPsDefaultServeUrl;
   std::optional<int> gpu;
 };
 

@@ -6,7 +6,7 @@ namespace gd {
 
 namespace {
 
-constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+constexpr const char* kByteUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
 constexpr int kLargestUnit = 5;
 constexpr int kGiB = 3;
 
@@ -21,8 +21,8 @@ std::string format_bytes(uint64_t bytes, int tenths_from, int fixed_unit) {
     ++unit;
   }
   if (unit == 0) return fmt::format("{} B", bytes);
-  if (unit < tenths_from) return fmt::format("{:.0f} {}", v, kUnits[unit]);
-  return fmt::format("{:.1f} {}", v, kUnits[unit]);
+  if (unit < tenths_from) return fmt::format("{:.0f} {}", v, kByteUnits[unit]);
+  return fmt::format("{:.1f} {}", v, kByteUnits[unit]);
 }
 
 }  // namespace

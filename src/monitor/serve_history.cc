@@ -10,7 +10,7 @@ namespace gd::monitor {
 namespace {
 
 // A reply larger than this is not a history answer.
-constexpr size_t kMaxReplyBytes = 8 << 20;
+constexpr size_t kMaxHistoryReplyBytes = 8 << 20;
 
 // GET `path` (its query included) from serve within what is left of
 // `budget`: the body when serve answered 200, "" for another status,
@@ -22,7 +22,7 @@ std::optional<std::string> get_within(const http::Url& url,
   http::Request req;
   req.path = path;
   req.total_s = budget.left_s();
-  req.max_body_bytes = kMaxReplyBytes;
+  req.max_body_bytes = kMaxHistoryReplyBytes;
   http::RequestCancel never;
   http::Reply r = http::send(url, {}, req, never);
   if (!r.ok) return std::nullopt;

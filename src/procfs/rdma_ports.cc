@@ -214,7 +214,7 @@ std::vector<std::string> sorted_entries(const std::string& dir, size_t max) {
   return out;
 }
 
-bool is_pci_name(std::string_view s) {
+bool is_pci_address(std::string_view s) {
   return s.size() >= 12 && s.size() <= 16 && s[s.size() - 2] == '.' &&
          s[s.size() - 5] == ':' && s[s.size() - 8] == ':';
 }
@@ -252,7 +252,7 @@ struct RdmaPortReader::Impl {
       if (n > 0) {
         std::string_view where(link, static_cast<size_t>(n));
         where = where.substr(where.rfind('/') + 1);
-        if (is_pci_name(where)) dev.pci_bus_id = std::string(where);
+        if (is_pci_address(where)) dev.pci_bus_id = std::string(where);
       }
       if (auto numa = parse_i64(read_small(dir + "/device/numa_node"));
           numa && *numa >= 0 && *numa < 4096)

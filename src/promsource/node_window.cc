@@ -13,7 +13,7 @@ namespace {
 
 using http::prom::Series;
 
-constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 // The "gpu" label as an index, -1 when it is not a number; any number at
 // or past kMaxGpusPerNode is kMaxGpusPerNode (refused by the caller).
 int gpu_index(const Series& s) {
@@ -178,7 +178,7 @@ void NodeWindow::add_fb_free(Gpu& g, const Series& s) {
     auto at = g.at.find(i);
     if (at == g.at.end() || !at->second.mem_used_bytes) continue;
     const double total =
-        static_cast<double>(*at->second.mem_used_bytes) + p.v * kMiB;
+        static_cast<double>(*at->second.mem_used_bytes) + p.v * kBytesPerMiB;
     if (total < 9.2e18)
       g.info.memory_total_bytes = static_cast<uint64_t>(total);
   }

@@ -17,7 +17,7 @@ namespace {
 using burn::flops_text;
 using burn::rate_text;
 
-std::string safe(std::string_view text) {
+std::string burn_text(std::string_view text) {
   return terminal_safe(text, kTerminalSentenceMax);
 }
 
@@ -29,7 +29,7 @@ std::string tests_text(bool compute, bool memory, bool pcie) {
   return out;
 }
 
-std::string upper(std::string s) {
+std::string upper_case(std::string s) {
   for (auto& c : s)
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
@@ -55,7 +55,7 @@ std::string events_text(const GpuSample& g) {
     if (out.find(word) == std::string::npos)
       out += (out.empty() ? "" : ", ") + word;
   }
-  return out.empty() ? "none" : safe(out);
+  return out.empty() ? "none" : burn_text(out);
 }
 
 // Ordered: the fields of the document first, in its order.
@@ -72,20 +72,20 @@ std::string format_burn_start(const burn::BurnStart& s,
                               const burn::BurnOptions& o) {
   std::string host = s.header.host.hostname.empty()
                          ? "this host"
-                         : safe(s.header.host.hostname);
+                         : burn_text(s.header.host.hostname);
   std::string out = fmt::format(
       "gpudoctor burn — {}, {} GPU{}, {}: {}; CUDA {}{}\n", host, s.gpus.size(),
       s.gpus.size() == 1 ? "" : "s", elapsed_words(o.duration_s),
       tests_text(o.compute, o.memory, o.pcie),
       s.driver_version.empty() ? kUnknown : s.driver_version,
       o.compute ? "; " + (s.cublas.rfind("no cuBLAS", 0) == 0
-                              ? safe(s.cublas)
-                              : "cuBLAS " + safe(s.cublas))
+                              ? burn_text(s.cublas)
+                              : "cuBLAS " + burn_text(s.cublas))
                 : "");
   for (const auto& [gpu, d] : s.gpus)
     out += fmt::format("  GPU {}  {}  {}  CUDA device {}, {} SMs, cc {}.{}\n",
-                       gpu, safe(d.name), d.pci_bus_id, d.ordinal, d.sm_count,
-                       d.cc_major, d.cc_minor);
+                       gpu, burn_text(d.name), d.pci_bus_id, d.ordinal,
+                       d.sm_count, d.cc_major, d.cc_minor);
   return out;
 }
 
@@ -109,7 +109,7 @@ std::string format_burn_tick(const burn::BurnTick& t) {
         s.power_w ? fmt::format("{:.0f} W", *s.power_w) : kUnknown,
         s.sm_clock_mhz ? fmt::format("{} MHz", *s.sm_clock_mhz) : kUnknown,
         events_text(s), l.compute_errors + l.memory_errors);
-    if (!l.error.empty()) line += "  " + safe(l.error);
+    if (!l.error.empty()) line += "  " + burn_text(l.error);
     out += line + "\n";
   }
   return out;
@@ -118,7 +118,7 @@ std::string format_burn_tick(const burn::BurnTick& t) {
 std::string format_burn_report(const burn::BurnReport& r) {
   std::string host = r.header.host.hostname.empty()
                          ? "this host"
-                         : safe(r.header.host.hostname);
+                         : burn_text(r.header.host.hostname);
   std::string out = fmt::format(
       "gpudoctor burn — {}, {} GPU{}, {} ({})\n", host, r.gpus.size(),
       r.gpus.size() == 1 ? "" : "s", elapsed_words(r.ran_s),
@@ -129,24 +129,25 @@ std::string format_burn_report(const burn::BurnReport& r) {
         "ran\n",
         elapsed_words(r.ran_s), elapsed_words(r.duration_s));
   if (!r.record_error.empty())
-    out +=
-        "!! the trace stopped being recorded: " + safe(r.record_error) + "\n";
+    out += "!! the trace stopped being recorded: " + burn_text(r.record_error) +
+           "\n";
   int counts[3] = {0, 0, 0};
   for (const auto& g : r.gpus) {
     const int rank = g.verdict == "fail" ? 2 : g.verdict == "warn" ? 1 : 0;
     ++counts[rank];
-    out += fmt::format("\nGPU {}  {:<4}  {}  {}\n", g.gpu, upper(g.verdict),
-                       safe(g.name), safe(g.pci_bus_id));
+    out +=
+        fmt::format("\nGPU {}  {:<4}  {}  {}\n", g.gpu, upper_case(g.verdict),
+                    burn_text(g.name), burn_text(g.pci_bus_id));
     if (g.verdict == "pass") {
       std::string line;
       for (const auto& s : g.reasons)
-        line += (line.empty() ? "" : "; ") + safe(s);
+        line += (line.empty() ? "" : "; ") + burn_text(s);
       out += "    " + line + "\n";
     } else {
-      for (const auto& s : g.reasons) out += "    - " + safe(s) + "\n";
+      for (const auto& s : g.reasons) out += "    - " + burn_text(s) + "\n";
       std::string line;
       for (const auto& s : g.notes)
-        line += (line.empty() ? "" : "; ") + safe(s);
+        line += (line.empty() ? "" : "; ") + burn_text(s);
       if (!line.empty()) out += "    figures: " + line + "\n";
     }
   }
@@ -159,10 +160,10 @@ std::string format_burn_report(const burn::BurnReport& r) {
   } else {
     out += "\n";
     for (const auto& f : d.findings) {
-      out += fmt::format("{:<8}  {}  {}\n", upper(safe(f.severity)), safe(f.id),
-                         safe(f.title));
-      out += "  evidence: " + safe(f.evidence) + "\n";
-      out += "  action:   " + safe(f.action) + "\n";
+      out += fmt::format("{:<8}  {}  {}\n", upper_case(burn_text(f.severity)),
+                         burn_text(f.id), burn_text(f.title));
+      out += "  evidence: " + burn_text(f.evidence) + "\n";
+      out += "  action:   " + burn_text(f.action) + "\n";
     }
   }
   out += fmt::format("\n{} pass, {} warn, {} fail\n", counts[0], counts[1],

@@ -12,7 +12,7 @@ namespace gd {
 namespace {
 
 // Values and details name processes (comm, command lines): untrusted text.
-std::string safe(std::string_view text) {
+std::string checklist_safe(std::string_view text) {
   return terminal_safe(text, kTerminalSentenceMax);
 }
 
@@ -28,15 +28,16 @@ std::string format_checklist_text(const std::vector<CheckItem>& items) {
     // the action (warn/fail) or note under the value, so the value column
     // stays readable.
     bool reason_only = (i.value.empty() || i.value == "-") && !i.detail.empty();
-    out += fmt::format("{:<6}{:<{}}  {}\n", check_status_name(i.status), i.id,
-                       id_width, safe(reason_only ? i.detail : i.value));
+    out +=
+        fmt::format("{:<6}{:<{}}  {}\n", check_status_name(i.status), i.id,
+                    id_width, checklist_safe(reason_only ? i.detail : i.value));
     if (!i.detail.empty() && !reason_only)
       out += fmt::format(
           "{:<{}}  {}{}\n", "", 6 + id_width,
           i.status == CheckStatus::kWarn || i.status == CheckStatus::kFail
               ? "-> "
               : "",
-          safe(i.detail));
+          checklist_safe(i.detail));
   }
   int pass = 0, warn = 0, fail = 0, skip = 0;
   for (const auto& i : items) {

@@ -17,9 +17,9 @@ using procmgmt::JobTreeRank;
 
 namespace {
 
-constexpr size_t kCommandWidth = 70;
+constexpr size_t kJobCommandWidth = 70;
 
-std::string cpu_text(const ProcessSample* p) {
+std::string job_cpu_text(const ProcessSample* p) {
   return p && p->cpu_pct ? fmt::format("{:.0f}%", *p->cpu_pct) : "n/a";
 }
 
@@ -49,7 +49,7 @@ std::string render_job_trees(const Sample&,
     if (t.launcher) {
       out += fmt::format("launcher {}  {}  {}  ({} rank{})\n", t.launcher->pid,
                          terminal_fit(t.launcher->user, 32),
-                         terminal_fit(t.launcher->command(), kCommandWidth),
+                         terminal_fit(t.launcher->command(), kJobCommandWidth),
                          t.ranks.size(), t.ranks.size() == 1 ? "" : "s");
       indent = "  ";
     }
@@ -61,9 +61,9 @@ std::string render_job_trees(const Sample&,
           r.rank.used_bytes ? human_bytes_brief(*r.rank.used_bytes) : "n/a";
       out += fmt::format("{}{}rank {}  GPU {}  {}  cpu {}  {}  {}{}\n", indent,
                          branch, r.rank.pid, join_ints(r.rank.gpus, ","), mem,
-                         cpu_text(r.proc),
+                         job_cpu_text(r.proc),
                          r.proc ? terminal_fit(r.proc->state, 8) : "missing",
-                         terminal_fit(command_of(r.proc), kCommandWidth),
+                         terminal_fit(command_of(r.proc), kJobCommandWidth),
                          r.proc && r.proc->state == "Z" ? "  <-- ZOMBIE" : "");
       std::string rank_cont = t.launcher ? (last_rank ? "   " : "|  ") : "";
       for (const auto& [w, depth] : r.workers) {
@@ -71,8 +71,8 @@ std::string render_job_trees(const Sample&,
         out += fmt::format(
             "{}{}{}`- worker {}  cpu {}  {}  {}\n", indent, rank_cont,
             std::string(static_cast<size_t>(2 * (depth - 1)), ' '), w->pid,
-            cpu_text(w), terminal_fit(w->state, 8),
-            terminal_fit(command_of(w), kCommandWidth));
+            job_cpu_text(w), terminal_fit(w->state, 8),
+            terminal_fit(command_of(w), kJobCommandWidth));
       }
     }
   }

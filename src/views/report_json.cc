@@ -13,7 +13,7 @@ using accounting::kJoulesPerKwh;
 using Json = nlohmann::ordered_json;
 
 double h(double s) { return s / 3600.0; }
-double kwh(double j) { return j / kJoulesPerKwh; }
+double to_kwh(double j) { return j / kJoulesPerKwh; }
 
 Json usage_json(const accounting::Usage& u, const ReportViewOptions& o) {
   Json j;
@@ -28,10 +28,10 @@ Json usage_json(const accounting::Usage& u, const ReportViewOptions& o) {
                           ? Json(100.0 * u.mem_frac_s / u.mem_time_s)
                           : Json(nullptr);
   j["mem_peak_bytes"] = u.mem_peak_bytes;
-  j["energy_kwh"] = kwh(u.energy_j);
+  j["energy_kwh"] = to_kwh(u.energy_j);
   j["energy_j"] = u.energy_j;
-  j["energy_method"] = {{"counter_kwh", kwh(u.energy_counter_j)},
-                        {"power_kwh", kwh(u.energy_power_j)}};
+  j["energy_method"] = {{"counter_kwh", to_kwh(u.energy_counter_j)},
+                        {"power_kwh", to_kwh(u.energy_power_j)}};
   j["split"] = {{"sm_gpu_hours", h(u.split_sm_s)},
                 {"memory_gpu_hours", h(u.split_memory_s)},
                 {"equal_gpu_hours", h(u.split_equal_s)}};
@@ -70,12 +70,12 @@ std::string report_json(const accounting::AccountReport& r,
   node["busy_gpu_hours"] = h(n.busy_s);
   node["sm_active_gpu_hours"] =
       n.sm_measured_s > 0 ? Json(h(n.sm_active_s)) : Json(nullptr);
-  node["energy_kwh"] = kwh(n.energy_j);
-  node["held_energy_kwh"] = kwh(n.held_energy_j);
-  node["idle_energy_kwh"] = kwh(n.idle_energy_j);
-  node["unattributed_energy_kwh"] = kwh(n.unattributed_energy_j);
-  node["energy_method"] = {{"counter_kwh", kwh(n.energy_counter_j)},
-                           {"power_kwh", kwh(n.energy_power_j)},
+  node["energy_kwh"] = to_kwh(n.energy_j);
+  node["held_energy_kwh"] = to_kwh(n.held_energy_j);
+  node["idle_energy_kwh"] = to_kwh(n.idle_energy_j);
+  node["unattributed_energy_kwh"] = to_kwh(n.unattributed_energy_j);
+  node["energy_method"] = {{"counter_kwh", to_kwh(n.energy_counter_j)},
+                           {"power_kwh", to_kwh(n.energy_power_j)},
                            {"unmeasured_gpu_hours", h(n.unmeasured_s)}};
   node["counter_resets"] = n.counter_resets;
   node["gaps"] = n.gaps;
@@ -84,22 +84,23 @@ std::string report_json(const accounting::AccountReport& r,
 
   Json gpus = Json::array();
   for (const auto& g : r.gpus) {
-    gpus.push_back({{"index", g.index},
-                    {"name", g.name},
-                    {"wall_hours", h(g.wall_s)},
-                    {"gpu_hours_held", h(g.held_s)},
-                    {"gpu_hours_unheld", h(g.unheld_s)},
-                    {"gpu_hours_unattributed", h(g.unattributed_s)},
-                    {"busy_gpu_hours", h(g.busy_s)},
-                    {"energy_kwh", kwh(g.energy_j)},
-                    {"energy_j", g.energy_j},
-                    {"held_energy_kwh", kwh(g.held_energy_j)},
-                    {"idle_energy_kwh", kwh(g.idle_energy_j)},
-                    {"unattributed_energy_kwh", kwh(g.unattributed_energy_j)},
-                    {"energy_counter_kwh", kwh(g.energy_counter_j)},
-                    {"energy_power_kwh", kwh(g.energy_power_j)},
-                    {"counter_resets", g.counter_resets},
-                    {"gaps", g.gaps}});
+    gpus.push_back(
+        {{"index", g.index},
+         {"name", g.name},
+         {"wall_hours", h(g.wall_s)},
+         {"gpu_hours_held", h(g.held_s)},
+         {"gpu_hours_unheld", h(g.unheld_s)},
+         {"gpu_hours_unattributed", h(g.unattributed_s)},
+         {"busy_gpu_hours", h(g.busy_s)},
+         {"energy_kwh", to_kwh(g.energy_j)},
+         {"energy_j", g.energy_j},
+         {"held_energy_kwh", to_kwh(g.held_energy_j)},
+         {"idle_energy_kwh", to_kwh(g.idle_energy_j)},
+         {"unattributed_energy_kwh", to_kwh(g.unattributed_energy_j)},
+         {"energy_counter_kwh", to_kwh(g.energy_counter_j)},
+         {"energy_power_kwh", to_kwh(g.energy_power_j)},
+         {"counter_resets", g.counter_resets},
+         {"gaps", g.gaps}});
     if (!g.node.empty()) gpus.back()["node"] = g.node;
   }
   doc["gpus"] = gpus;

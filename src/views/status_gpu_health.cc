@@ -6,7 +6,7 @@ namespace gd {
 namespace {
 
 // Every string of a trace or of the driver is untrusted on a terminal.
-std::string safe(std::string_view text) { return terminal_safe(text); }
+std::string health_safe(std::string_view text) { return terminal_safe(text); }
 
 }  // namespace
 
@@ -75,7 +75,7 @@ std::string recovery_line(const GpuSample& s) {
     return read_failed(s, "recovery_action")
                ? fmt::format("     recovery action {}\n", kReadFailed)
                : std::string();
-  std::string what = safe(s.recovery_action);
+  std::string what = health_safe(s.recovery_action);
   if (s.recovery_action == kRecoveryGpuReset)
     what = "GPU RESET (drain the GPU, then nvidia-smi -r)";
   else if (s.recovery_action == kRecoveryNodeReboot)
@@ -94,7 +94,7 @@ std::string read_errors_line(const GpuSample& s) {
   std::string names;
   for (const auto& f : s.read_errors) {
     if (!names.empty()) names += ", ";
-    names += safe(f);
+    names += health_safe(f);
   }
   return fmt::format(
       "     {} read failed (not unsupported; NVML returned an error): {}\n",

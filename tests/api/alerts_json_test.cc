@@ -63,7 +63,7 @@ TEST(AlertsJson, BytesAreAsBefore) {
             R"("until":2.0})");
 }
 
-std::string refusal_of(const std::string& body) {
+std::string alerts_refusal(const std::string& body) {
   try {
     parse_alerts_json(body);
   } catch (const std::exception& e) {
@@ -73,14 +73,15 @@ std::string refusal_of(const std::string& body) {
 }
 
 TEST(AlertsJson, RefusesWhatIsNotAnAlertHistory) {
-  EXPECT_EQ(refusal_of("\"alerts\""), "alerts: the reply is not a JSON object");
-  EXPECT_EQ(refusal_of(R"({"error":"alert history is off"})"),
+  EXPECT_EQ(alerts_refusal("\"alerts\""),
+            "alerts: the reply is not a JSON object");
+  EXPECT_EQ(alerts_refusal(R"({"error":"alert history is off"})"),
             "alerts: no 'alerts' array");
-  EXPECT_EQ(refusal_of(R"({"alerts":[{"gpus":[1,-2]}]})"),
+  EXPECT_EQ(alerts_refusal(R"({"alerts":[{"gpus":[1,-2]}]})"),
             "alerts: a GPU index is not 0..1023");
-  EXPECT_EQ(refusal_of(R"({"alerts":[{"fired_at":"now"}]})"),
+  EXPECT_EQ(alerts_refusal(R"({"alerts":[{"fired_at":"now"}]})"),
             "alerts: 'fired_at' is not a number");
-  EXPECT_EQ(refusal_of(R"({"alerts":[{"title":["a"]}]})"),
+  EXPECT_EQ(alerts_refusal(R"({"alerts":[{"title":["a"]}]})"),
             "alerts: 'title' is not a string");
   EXPECT_THROW(parse_alerts_json(R"({"alerts":)" + std::string(100000, '[')),
                JsonTooDeep);

@@ -85,7 +85,7 @@ TEST(FindingsJson, BytesAreAsBefore) {
             R"("start":0.0}})");
 }
 
-std::string refusal_of(const std::string& body) {
+std::string findings_refusal(const std::string& body) {
   try {
     parse_findings_json(body);
   } catch (const std::exception& e) {
@@ -95,24 +95,28 @@ std::string refusal_of(const std::string& body) {
 }
 
 TEST(FindingsJson, RefusesWhatIsNotFindings) {
-  EXPECT_EQ(refusal_of("null"), "findings: the reply is not a JSON object");
-  EXPECT_EQ(refusal_of(R"({"findings":{}})"), "findings: no 'findings' array");
-  EXPECT_EQ(refusal_of(R"({"findings":[7]})"),
+  EXPECT_EQ(findings_refusal("null"),
+            "findings: the reply is not a JSON object");
+  EXPECT_EQ(findings_refusal(R"({"findings":{}})"),
+            "findings: no 'findings' array");
+  EXPECT_EQ(findings_refusal(R"({"findings":[7]})"),
             "findings: an item is not an object");
-  EXPECT_EQ(refusal_of(R"({"findings":[{"severity":"fatal"}]})"),
+  EXPECT_EQ(findings_refusal(R"({"findings":[{"severity":"fatal"}]})"),
             "findings: unknown severity");
-  EXPECT_EQ(refusal_of(R"({"findings":[{"severity":"info","start":"10"}]})"),
-            "findings: 'start' is not a number");
-  EXPECT_EQ(refusal_of(R"({"findings":[{"severity":"info","alert":[]}]})"),
-            "findings: 'alert' is not an object");
-  EXPECT_EQ(refusal_of(R"({"findings":[],"not_judged":[1]})"),
+  EXPECT_EQ(
+      findings_refusal(R"({"findings":[{"severity":"info","start":"10"}]})"),
+      "findings: 'start' is not a number");
+  EXPECT_EQ(
+      findings_refusal(R"({"findings":[{"severity":"info","alert":[]}]})"),
+      "findings: 'alert' is not an object");
+  EXPECT_EQ(findings_refusal(R"({"findings":[],"not_judged":[1]})"),
             "findings: a not_judged entry is not an object");
-  EXPECT_EQ(refusal_of(R"({"findings":[],"not_judged":[{"id":7}]})"),
+  EXPECT_EQ(findings_refusal(R"({"findings":[],"not_judged":[{"id":7}]})"),
             "findings.not_judged: 'id' is not a string");
   std::string many = R"({"findings":[)";
   for (int i = 0; i < 1001; ++i)
     many += std::string(i ? "," : "") + R"({"severity":"info"})";
-  EXPECT_EQ(refusal_of(many + "]}"), "findings: more than 1000 findings");
+  EXPECT_EQ(findings_refusal(many + "]}"), "findings: more than 1000 findings");
   EXPECT_THROW(
       parse_findings_json(R"({"findings":)" + std::string(100000, '[')),
       JsonTooDeep);

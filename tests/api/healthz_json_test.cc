@@ -55,7 +55,7 @@ TEST(HealthzJson, BytesAreAsBefore) {
             R"("write_errors_total":3}})");
 }
 
-std::string refusal_of(const std::string& body) {
+std::string healthz_refusal(const std::string& body) {
   try {
     parse_healthz_json(body);
   } catch (const std::exception& e) {
@@ -65,13 +65,13 @@ std::string refusal_of(const std::string& body) {
 }
 
 TEST(HealthzJson, RefusesWhatIsNotAHealthReply) {
-  EXPECT_EQ(refusal_of("OK"), "healthz: the reply is not a JSON object");
-  EXPECT_EQ(refusal_of("{}"), "healthz: no 'status'");
-  EXPECT_EQ(refusal_of(R"({"status":"ok","store":{"usable":1}})"),
+  EXPECT_EQ(healthz_refusal("OK"), "healthz: the reply is not a JSON object");
+  EXPECT_EQ(healthz_refusal("{}"), "healthz: no 'status'");
+  EXPECT_EQ(healthz_refusal(R"({"status":"ok","store":{"usable":1}})"),
             "healthz.store: 'usable' is not true or false");
-  EXPECT_EQ(refusal_of(R"({"status":"ok","degraded":[{"gpu":4096}]})"),
+  EXPECT_EQ(healthz_refusal(R"({"status":"ok","degraded":[{"gpu":4096}]})"),
             "healthz: 'gpu' is not in range");
-  EXPECT_EQ(refusal_of(R"({"status":"ok","collections_total":-1})"),
+  EXPECT_EQ(healthz_refusal(R"({"status":"ok","collections_total":-1})"),
             "healthz: 'collections_total' is not in range");
   EXPECT_THROW(parse_healthz_json(R"({"degraded":)" + std::string(100000, '[')),
                JsonTooDeep);

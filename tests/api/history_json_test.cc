@@ -78,7 +78,7 @@ TEST(HistoryJson, AValueThatWasNotFiniteReadsAsNaN) {
   EXPECT_TRUE(std::isnan(back.results[0].series[0].points[0].second));
 }
 
-std::string refusal_of(const std::string& body) {
+std::string history_refusal(const std::string& body) {
   try {
     parse_history_json(body);
   } catch (const std::exception& e) {
@@ -88,25 +88,26 @@ std::string refusal_of(const std::string& body) {
 }
 
 TEST(HistoryJson, RefusesWhatIsNotHistory) {
-  EXPECT_EQ(refusal_of("not json"), "history: the reply is not a JSON object");
-  EXPECT_EQ(refusal_of(R"({"error":"unknown metric"})"),
+  EXPECT_EQ(history_refusal("not json"),
+            "history: the reply is not a JSON object");
+  EXPECT_EQ(history_refusal(R"({"error":"unknown metric"})"),
             "history: no 'series' array");
-  EXPECT_EQ(refusal_of(R"({"series":[{"points":[[1]]}]})"),
+  EXPECT_EQ(history_refusal(R"({"series":[{"points":[[1]]}]})"),
             "history: a point is not [t, value]");
-  EXPECT_EQ(refusal_of(R"({"series":[{"points":[[1,"2"]]}]})"),
+  EXPECT_EQ(history_refusal(R"({"series":[{"points":[[1,"2"]]}]})"),
             "history: a point is not [t, value]");
-  EXPECT_EQ(refusal_of(R"({"series":[{"gpu":1e300,"points":[]}]})"),
+  EXPECT_EQ(history_refusal(R"({"series":[{"gpu":1e300,"points":[]}]})"),
             "history: 'gpu' is not a whole number");
-  EXPECT_EQ(refusal_of(R"({"series":[{"pid":99999999999,"points":[]}]})"),
+  EXPECT_EQ(history_refusal(R"({"series":[{"pid":99999999999,"points":[]}]})"),
             "history: 'pid' is not in range");
-  EXPECT_EQ(refusal_of(R"({"results":{}})"),
+  EXPECT_EQ(history_refusal(R"({"results":{}})"),
             "history: 'results' is not an array");
-  EXPECT_EQ(refusal_of(R"({"results":[{"metric":7,"series":[]}]})"),
+  EXPECT_EQ(history_refusal(R"({"results":[{"metric":7,"series":[]}]})"),
             "history: 'metric' is not a string");
   std::string many = R"({"series":[)";
   for (int i = 0; i < 4097; ++i)
     many += std::string(i ? "," : "") + R"({"points":[]})";
-  EXPECT_EQ(refusal_of(many + "]}"), "history: more than 4096 series");
+  EXPECT_EQ(history_refusal(many + "]}"), "history: more than 4096 series");
   EXPECT_THROW(parse_history_json(R"({"series":)" + std::string(100000, '[')),
                JsonTooDeep);
 }

@@ -16,7 +16,7 @@ namespace {
 
 using namespace procmgmt;
 
-std::string refusal_of(const std::string& body) {
+std::string kill_refusal(const std::string& body) {
   try {
     parse_kill_api_request(body);
   } catch (const std::invalid_argument& e) {
@@ -112,12 +112,12 @@ TEST(KillApiRequest, EachWrongBodyIsRefusedWithItsReason) {
       {R"({"pids":[1],"pid":[2]})", "unknown key 'pid' (known: pids, gpu"},
   };
   for (const auto& [body, why] : cases)
-    EXPECT_NE(refusal_of(body).find(why), std::string::npos)
-        << body << " -> " << refusal_of(body);
+    EXPECT_NE(kill_refusal(body).find(why), std::string::npos)
+        << body << " -> " << kill_refusal(body);
   std::string many = "{\"pids\":[";
   for (int i = 1; i <= 257; ++i) many += (i > 1 ? "," : "") + std::to_string(i);
   many += "]}";
-  EXPECT_NE(refusal_of(many).find("at most 256"), std::string::npos);
+  EXPECT_NE(kill_refusal(many).find("at most 256"), std::string::npos);
 }
 
 KillTarget target(uint32_t pid, uint64_t start, std::string cmd) {

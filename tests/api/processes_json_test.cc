@@ -113,7 +113,7 @@ TEST(ProcessesJson, BytesAreAsBefore) {
       R"("type":"","used_bytes":null,"user":""}],"t":1.0})");
 }
 
-std::string refusal_of(const std::string& body) {
+std::string processes_refusal(const std::string& body) {
   try {
     parse_processes_json(body);
   } catch (const std::exception& e) {
@@ -123,37 +123,39 @@ std::string refusal_of(const std::string& body) {
 }
 
 TEST(ProcessesJson, RefusesWhatIsNotAProcessList) {
-  EXPECT_EQ(refusal_of("[]"), "processes: the reply is not a JSON object");
-  EXPECT_EQ(refusal_of(R"({"error":"no sample yet"})"),
+  EXPECT_EQ(processes_refusal("[]"),
+            "processes: the reply is not a JSON object");
+  EXPECT_EQ(processes_refusal(R"({"error":"no sample yet"})"),
             "processes: no 'processes' array");
-  EXPECT_EQ(refusal_of(R"({"processes":[1]})"),
+  EXPECT_EQ(processes_refusal(R"({"processes":[1]})"),
             "processes: an item of 'processes' is not an object");
-  EXPECT_EQ(refusal_of(R"({"processes":[],"t":"now"})"),
+  EXPECT_EQ(processes_refusal(R"({"processes":[],"t":"now"})"),
             "processes: 't' is not a number");
-  EXPECT_EQ(refusal_of(R"({"processes":[{"gpu":1024}]})"),
+  EXPECT_EQ(processes_refusal(R"({"processes":[{"gpu":1024}]})"),
             "processes: 'gpu' is not in range");
-  EXPECT_EQ(refusal_of(R"({"processes":[{"pid":-1}]})"),
+  EXPECT_EQ(processes_refusal(R"({"processes":[{"pid":-1}]})"),
             "processes: 'pid' is not in range");
-  EXPECT_EQ(refusal_of(R"({"processes":[{"pid":4194305}]})"),
+  EXPECT_EQ(processes_refusal(R"({"processes":[{"pid":4194305}]})"),
             "processes: 'pid' is not in range");
-  EXPECT_EQ(refusal_of(R"({"processes":[{"used_bytes":1.5}]})"),
+  EXPECT_EQ(processes_refusal(R"({"processes":[{"used_bytes":1.5}]})"),
             "processes: 'used_bytes' is not a whole number");
-  EXPECT_EQ(refusal_of(R"({"processes":[{"name":"x","user":7}]})"),
+  EXPECT_EQ(processes_refusal(R"({"processes":[{"name":"x","user":7}]})"),
             "processes: 'user' is not a string");
-  EXPECT_EQ(refusal_of(R"({"processes":[{"job":[]}]})"),
+  EXPECT_EQ(processes_refusal(R"({"processes":[{"job":[]}]})"),
             "processes: 'job' is not an object");
-  EXPECT_EQ(refusal_of(R"({"processes":[{"children":{}}]})"),
+  EXPECT_EQ(processes_refusal(R"({"processes":[{"children":{}}]})"),
             "processes: 'children' is not a list");
-  EXPECT_EQ(refusal_of(R"({"processes":[{"children":[{"cpu_pct":"x"}]}]})"),
-            "processes: 'cpu_pct' is not a number");
-  EXPECT_EQ(refusal_of(R"({"processes":[],"orphan_holders":{}})"),
+  EXPECT_EQ(
+      processes_refusal(R"({"processes":[{"children":[{"cpu_pct":"x"}]}]})"),
+      "processes: 'cpu_pct' is not a number");
+  EXPECT_EQ(processes_refusal(R"({"processes":[],"orphan_holders":{}})"),
             "processes: 'orphan_holders' is not a list");
-  EXPECT_EQ(
-      refusal_of(R"({"processes":[],"orphan_holders":[{"dead_owners":[-3]}]})"),
-      "processes: a pid in 'dead_owners' is not 0..4194304");
-  EXPECT_EQ(
-      refusal_of(R"({"processes":[],"orphan_holders":[{"evidence":[1]}]})"),
-      "processes: an item of 'evidence' is not a string");
+  EXPECT_EQ(processes_refusal(
+                R"({"processes":[],"orphan_holders":[{"dead_owners":[-3]}]})"),
+            "processes: a pid in 'dead_owners' is not 0..4194304");
+  EXPECT_EQ(processes_refusal(
+                R"({"processes":[],"orphan_holders":[{"evidence":[1]}]})"),
+            "processes: an item of 'evidence' is not a string");
   EXPECT_THROW(
       parse_processes_json(R"({"processes":)" + std::string(100000, '[')),
       JsonTooDeep);

@@ -128,7 +128,7 @@ std::string status_with(const std::string& rest) {
   return body + rest + "}";
 }
 
-std::string refusal_of(const std::string& body) {
+std::string status_refusal(const std::string& body) {
   try {
     parse_status_json(body);
   } catch (const std::exception& e) {
@@ -138,21 +138,23 @@ std::string refusal_of(const std::string& body) {
 }
 
 TEST(StatusJson, RefusesWhatIsNotAStatus) {
-  EXPECT_EQ(refusal_of("<html>"), "status: the reply is not a JSON object");
-  EXPECT_EQ(refusal_of("[1,2]"), "status: the reply is not a JSON object");
-  EXPECT_EQ(refusal_of(R"({"error":"unauthorized"})"),
+  EXPECT_EQ(status_refusal("<html>"), "status: the reply is not a JSON object");
+  EXPECT_EQ(status_refusal("[1,2]"), "status: the reply is not a JSON object");
+  EXPECT_EQ(status_refusal(R"({"error":"unauthorized"})"),
             "status: no 'header' object");
-  EXPECT_EQ(refusal_of(R"({"header":{}})"),
+  EXPECT_EQ(status_refusal(R"({"header":{}})"),
             "status.header: not a gpudoctor trace header (missing "
             "\"format\": \"gpudoctor-trace\")");
-  EXPECT_EQ(refusal_of(status_with(R"(,"sample":7)")),
+  EXPECT_EQ(status_refusal(status_with(R"(,"sample":7)")),
             "status: 'sample' is not an object");
-  EXPECT_EQ(refusal_of(status_with(R"(,"collect":{"remote_kill":"yes"})")),
+  EXPECT_EQ(status_refusal(status_with(R"(,"collect":{"remote_kill":"yes"})")),
             "status: 'remote_kill' is not true or false");
-  EXPECT_EQ(refusal_of(status_with(R"(,"collect":{"gpus":[{"index":-1}]})")),
-            "status.collect: 'index' is not in range");
-  EXPECT_EQ(refusal_of(status_with(R"(,"collect":{"collections_total":1.5})")),
-            "status.collect: 'collections_total' is not a whole number");
+  EXPECT_EQ(
+      status_refusal(status_with(R"(,"collect":{"gpus":[{"index":-1}]})")),
+      "status.collect: 'index' is not in range");
+  EXPECT_EQ(
+      status_refusal(status_with(R"(,"collect":{"collections_total":1.5})")),
+      "status.collect: 'collections_total' is not a whole number");
   EXPECT_THROW(parse_status_json(std::string(100000, '[')), JsonTooDeep);
 }
 

@@ -3,13 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "scenario_builder.h"
+#include "text_contains.h"
 
 namespace gd::test {
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 constexpr uint64_t kMiB = 1ull << 20;
 

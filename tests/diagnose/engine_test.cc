@@ -8,14 +8,11 @@
 
 #include "diagnose/evidence.h"
 #include "scenario_builder.h"
+#include "text_contains.h"
 #include "views/diagnose_report.h"
 
 namespace gd::test {
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 Finding finding(std::string id, std::string severity, std::vector<int> gpus) {
   Finding f;

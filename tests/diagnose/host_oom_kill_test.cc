@@ -2,13 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "scenario_builder.h"
+#include "text_contains.h"
 
 namespace gd::test {
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 Event oom(std::optional<uint32_t> pid, std::string text) {
   Event e;

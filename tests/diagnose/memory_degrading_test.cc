@@ -4,13 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "scenario_builder.h"
+#include "text_contains.h"
 
 namespace gd::test {
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // GPU 0 busy for 120 s; `touch` sets its remapper fields per second.
 DiagnoseResult run_gpu0(const std::function<void(size_t, GpuSample&)>& touch) {

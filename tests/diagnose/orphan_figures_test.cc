@@ -9,13 +9,10 @@
 #include "model/memory_owners.h"
 #include "model/process_tree.h"
 #include "scenario_builder.h"
+#include "text_contains.h"
 
 namespace gd::test {
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // GPU 0: 16 GiB used; NVML lists pid 5200, gone from /proc, with no size;
 // `live` (if any) is a live process of `live_bytes` beside it.

@@ -47,8 +47,8 @@ DiagnoseResult run_scenario(const std::string& name, int gpus,
   return diagnose(gen.header(), source, DiagnoseOptions{});
 }
 
-std::vector<const Finding*> with_id(const DiagnoseResult& r,
-                                    const std::string& id) {
+std::vector<const Finding*> pointers_with_id(const DiagnoseResult& r,
+                                             const std::string& id) {
   std::vector<const Finding*> out;
   for (const Finding& f : r.findings)
     if (f.id == id) out.push_back(&f);
@@ -92,11 +92,11 @@ TEST_P(ScenarioSuite, FiresWhatItMustAndNothingItMustNot) {
   DiagnoseResult r = run_scenario(c.scenario, c.gpus, &header);
   EXPECT_GT(r.window.samples, 0u);
   for (const std::string& id : info->fires)
-    EXPECT_FALSE(with_id(r, id).empty())
+    EXPECT_FALSE(pointers_with_id(r, id).empty())
         << c.scenario << " on " << c.gpus << " GPUs must raise " << id
         << "; got " << ids_of(r);
   for (const std::string& id : info->silent)
-    for (const Finding* f : with_id(r, id))
+    for (const Finding* f : pointers_with_id(r, id))
       ADD_FAILURE() << c.scenario << " on " << c.gpus << " GPUs must not raise "
                     << id << ": " << f->title << " -- " << f->evidence;
 
@@ -207,13 +207,13 @@ TEST(ScenarioCatalogue, NoScenarioBothFiresAndSilencesAnId) {
 
 TEST(ScenarioFindings, LostGpuMidTraceNamesTheLastGpuAndStallsNothingElse) {
   DiagnoseResult r = run_scenario("gpu-lost", 4);
-  auto lost = with_id(r, "gpu-lost");
+  auto lost = pointers_with_id(r, "gpu-lost");
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_EQ(lost[0]->gpus, std::vector<int>{3});
   EXPECT_EQ(lost[0]->severity, "critical");
   // Lost half-way: from 08:05:00 (300 s into the 10 min window).
   EXPECT_DOUBLE_EQ(lost[0]->start, r.window.start + 300);
-  auto xid = with_id(r, "xid-error");
+  auto xid = pointers_with_id(r, "xid-error");
   ASSERT_EQ(xid.size(), 1u);
   EXPECT_NE(xid[0]->evidence.find("79"), std::string::npos);
   EXPECT_EQ(diagnose_exit_code(r), 2);
@@ -221,7 +221,7 @@ TEST(ScenarioFindings, LostGpuMidTraceNamesTheLastGpuAndStallsNothingElse) {
 
 TEST(ScenarioFindings, RowRemapAfterCorrectableErrorsIsAPendingRemapWarning) {
   DiagnoseResult r = run_scenario("xid-remap-pending", 2);
-  auto xid = with_id(r, "xid-error");
+  auto xid = pointers_with_id(r, "xid-error");
   ASSERT_EQ(xid.size(), 1u) << ids_of(r);
   EXPECT_EQ(xid[0]->severity, "warning");
   EXPECT_EQ(xid[0]->gpus, std::vector<int>{0});
@@ -233,7 +233,7 @@ TEST(ScenarioFindings, RowRemapAfterCorrectableErrorsIsAPendingRemapWarning) {
 
 TEST(ScenarioFindings, GspTimeoutsOnEveryGpuBlameTheDriverNotEachGpu) {
   DiagnoseResult r = run_scenario("xid-gsp-several", 4);
-  auto xid = with_id(r, "xid-error");
+  auto xid = pointers_with_id(r, "xid-error");
   ASSERT_EQ(xid.size(), 4u) << ids_of(r);
   for (const Finding* f : xid) {
     EXPECT_NE(f->action.find("Several GPUs, one driver: update the driver"),
@@ -243,7 +243,7 @@ TEST(ScenarioFindings, GspTimeoutsOnEveryGpuBlameTheDriverNotEachGpu) {
   }
   // The look-alike: one GPU's GSP timeout keeps the per-GPU advice.
   DiagnoseResult one = run_scenario("xid-events", 4);
-  for (const Finding* f : with_id(one, "xid-error"))
+  for (const Finding* f : pointers_with_id(one, "xid-error"))
     EXPECT_EQ(f->action.find("Several GPUs"), std::string::npos) << f->action;
 }
 
@@ -259,7 +259,7 @@ TEST(ScenarioFindings, DdpLaunchersGroupTheRanksIntoOneJob) {
   for (const auto& [scenario, group] : group_pid) {
     SCOPED_TRACE(scenario);
     DiagnoseResult r = run_scenario(scenario, 4);
-    auto f = with_id(r, "gpu-imbalance");
+    auto f = pointers_with_id(r, "gpu-imbalance");
     ASSERT_EQ(f.size(), 1u) << ids_of(r);
     EXPECT_EQ(f[0]->gpus, (std::vector<int>{0, 1, 2, 3}));
     ASSERT_FALSE(f[0]->pids.empty());
@@ -274,7 +274,7 @@ TEST(ScenarioFindings, DdpLaunchersGroupTheRanksIntoOneJob) {
 
 TEST(ScenarioFindings, InputBoundNamesTheRankItsWorkersAndTheCycle) {
   DiagnoseResult r = run_scenario("input-bound", 1);
-  auto f = with_id(r, "input-bound");
+  auto f = pointers_with_id(r, "input-bound");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->gpus, std::vector<int>{0});
   EXPECT_EQ(f[0]->pids, std::vector<uint32_t>{8000});
@@ -291,12 +291,12 @@ TEST(ScenarioFindings, InputBoundNamesTheRankItsWorkersAndTheCycle) {
   // The job alone saturates the host: more workers cannot help.
   EXPECT_NE(f[0]->action.find("no idle CPU"), std::string::npos)
       << f[0]->action;
-  EXPECT_EQ(with_id(r, "cpu-contention").size(), 0u);
+  EXPECT_EQ(pointers_with_id(r, "cpu-contention").size(), 0u);
 }
 
 TEST(ScenarioFindings, InputBoundDdpJobIsOneFindingListingEveryRank) {
   DiagnoseResult r = run_scenario("input-bound", 4);
-  auto f = with_id(r, "input-bound");
+  auto f = pointers_with_id(r, "input-bound");
   ASSERT_EQ(f.size(), 1u) << "one job, one finding";
   EXPECT_EQ(f[0]->gpus, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(f[0]->pids, (std::vector<uint32_t>{8001, 8002, 8003, 8004}));
@@ -311,7 +311,7 @@ TEST(ScenarioFindings, InputBoundOscillationNamesTheCycleAndTheBusyWorkers) {
   // The real 8-GPU case: util 60-100% with 4 workers per GPU, all pegged,
   // fixed by more workers. Never below 30%, so "starved" alone missed it.
   DiagnoseResult r = run_scenario("input-bound-oscillating", 8);
-  auto f = with_id(r, "input-bound");
+  auto f = pointers_with_id(r, "input-bound");
   ASSERT_EQ(f.size(), 1u) << ids_of(r);
   EXPECT_EQ(f[0]->gpus, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(f[0]->pids.size(), 8u);
@@ -345,7 +345,7 @@ TEST(ScenarioFindings, InputBoundOscillationNamesTheCycleAndTheBusyWorkers) {
 
 TEST(ScenarioFindings, InputBoundOscillationOnOneGpuNamesTheRankAndWorkers) {
   DiagnoseResult r = run_scenario("input-bound-oscillating", 1);
-  auto f = with_id(r, "input-bound");
+  auto f = pointers_with_id(r, "input-bound");
   ASSERT_EQ(f.size(), 1u) << ids_of(r);
   EXPECT_EQ(f[0]->pids, std::vector<uint32_t>{8000});
   EXPECT_NE(f[0]->evidence.find(
@@ -360,8 +360,8 @@ TEST(ScenarioFindings, InputBoundOscillationOnOneGpuNamesTheRankAndWorkers) {
 TEST(ScenarioFindings, SwapStormIsHostSwappingNotSlowStorage) {
   for (int gpus : {1, 4}) {
     DiagnoseResult r = run_scenario("swap-storm", gpus);
-    EXPECT_TRUE(with_id(r, "io-bound").empty()) << ids_of(r);
-    auto f = with_id(r, "host-swapping");
+    EXPECT_TRUE(pointers_with_id(r, "io-bound").empty()) << ids_of(r);
+    auto f = pointers_with_id(r, "host-swapping");
     ASSERT_EQ(f.size(), 1u) << ids_of(r);
     // The fix is less host memory, not faster storage.
     EXPECT_NE(f[0]->action.find("fewer or lighter DataLoader workers"),
@@ -372,7 +372,7 @@ TEST(ScenarioFindings, SwapStormIsHostSwappingNotSlowStorage) {
 
 TEST(ScenarioFindings, CpuContentionNamesTheOtherProcessNotTheJobsWorkers) {
   DiagnoseResult r = run_scenario("cpu-contention", 1);
-  auto f = with_id(r, "cpu-contention");
+  auto f = pointers_with_id(r, "cpu-contention");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0]->evidence.find("pid 7777 (ffmpeg, bob)"), std::string::npos)
       << f[0]->evidence;
@@ -383,7 +383,7 @@ TEST(ScenarioFindings, CpuContentionNamesTheOtherProcessNotTheJobsWorkers) {
 
 TEST(ScenarioFindings, ZombieNamesTheParentThatMustReapIt) {
   DiagnoseResult r = run_scenario("zombie-memory", 2);
-  auto f = with_id(r, "orphaned-memory");
+  auto f = pointers_with_id(r, "orphaned-memory");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->gpus, std::vector<int>{1});
   EXPECT_NE(std::find(f[0]->pids.begin(), f[0]->pids.end(), 9100u),
@@ -401,7 +401,7 @@ TEST(ScenarioFindings, ZombieNamesTheParentThatMustReapIt) {
 TEST(ScenarioFindings, OrphanedMemoryNamesTheForkedChildThatHoldsIt) {
   for (int gpus : {1, 4}) {
     DiagnoseResult r = run_scenario("forked-child-holder", gpus);
-    auto f = with_id(r, "orphaned-memory");
+    auto f = pointers_with_id(r, "orphaned-memory");
     ASSERT_EQ(f.size(), 1u) << ids_of(r);
     EXPECT_EQ(f[0]->gpus, std::vector<int>{gpus - 1});
     EXPECT_NE(std::find(f[0]->pids.begin(), f[0]->pids.end(), 9301u),
@@ -424,7 +424,7 @@ TEST(ScenarioFindings, OrphanedMemoryNamesTheForkedChildThatHoldsIt) {
 
 TEST(ScenarioFindings, OrphanWithNobodyHoldingTheFilesAdvisesAReset) {
   DiagnoseResult r = run_scenario("missing-owner", 1);
-  auto f = with_id(r, "orphaned-memory");
+  auto f = pointers_with_id(r, "orphaned-memory");
   ASSERT_EQ(f.size(), 1u) << ids_of(r);
   // The trace did not record device files: who is the way to find out.
   EXPECT_NE(f[0]->action.find("gpudoctor who 0"), std::string::npos)
@@ -433,7 +433,7 @@ TEST(ScenarioFindings, OrphanWithNobodyHoldingTheFilesAdvisesAReset) {
 
 TEST(ScenarioFindings, LeakGivesRateAndTimeToExhaustion) {
   DiagnoseResult r = run_scenario("memory-leak", 1);
-  auto f = with_id(r, "memory-leak");
+  auto f = pointers_with_id(r, "memory-leak");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->pids, std::vector<uint32_t>{8000});
   // ~64 MiB/min by construction (20 MiB segments).
@@ -444,7 +444,7 @@ TEST(ScenarioFindings, LeakGivesRateAndTimeToExhaustion) {
 
 TEST(ScenarioFindings, DriverCudaMismatchNamesTheDriverVersionToInstall) {
   DiagnoseResult r = run_scenario("driver-cuda-mismatch", 1);
-  auto f = with_id(r, "driver-cuda-mismatch");
+  auto f = pointers_with_id(r, "driver-cuda-mismatch");
   ASSERT_EQ(f.size(), 1u);
   // CUDA 12.4 needs Linux driver 550.54.14 or newer.
   EXPECT_NE(f[0]->action.find("550.54.14"), std::string::npos) << f[0]->action;

@@ -9,16 +9,13 @@
 #include <vector>
 
 #include "scenario_builder.h"
+#include "text_contains.h"
 #include "views/diagnose_report.h"
 
 namespace gd::test {
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // `n` samples at 1 Hz of pid 4242 on a busy 80 GiB GPU 0 holding
 // `mib(i)`; the GPU's used memory is the process's plus 512 MiB.

@@ -3,13 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "scenario_builder.h"
+#include "text_contains.h"
 
 namespace gd::test {
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // n GPUs for 120 s; `touch(g)` adjusts each GPU's reading.
 DiagnoseResult run_gpus(const TraceHeader& h,

@@ -7,15 +7,12 @@
 #include <vector>
 
 #include "scenario_builder.h"
+#include "text_contains.h"
 
 namespace gd::test {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 GpuSample gpu_with(int index, double util, uint32_t pid, uint64_t bytes,
                    Jitter& j) {

@@ -9,13 +9,10 @@
 #include "diagnose/xid_recovery_action.h"
 #include "kernellog/kernel_log.h"
 #include "scenario_builder.h"
+#include "text_contains.h"
 
 namespace gd::test {
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::string xid_line(int gpu, int code, const std::string& what) {
   return "NVRM: Xid (PCI:0000:0" + std::to_string(gpu + 7) +

@@ -43,7 +43,7 @@ MetricsInput input_for(const Scenario& s) {
 }
 
 // "name{labels}" -> value, plus name -> TYPE.
-struct Page {
+struct ExporterPage {
   std::map<std::string, double> series;
   std::map<std::string, std::string> types;
   std::string text;
@@ -66,8 +66,8 @@ std::string without_hostname(const std::string& key) {
   return key.substr(0, open + 1) + rest.substr(1);
 }
 
-Page parse(const std::string& text) {
-  Page p;
+ExporterPage parse_exporter_page(const std::string& text) {
+  ExporterPage p;
   p.text = text;
   std::istringstream in(text);
   std::string line;
@@ -97,7 +97,7 @@ std::string dcgm_labels(const TraceHeader& h, const GpuInfo& g) {
 TEST(Exporter, EveryDcgmFamilyHasDcgmLabelsAndTheScenarioValues) {
   const Scenario s = load_scenario();
   ASSERT_EQ(s.header.gpus.size(), 4u);
-  const Page page = parse(render_metrics(input_for(s)));
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
   constexpr double kMiB = 1024.0 * 1024.0;
   for (const auto& info : s.header.gpus) {
     const GpuSample& g = s.sample.gpus.at(info.index);
@@ -156,7 +156,7 @@ TEST(Exporter, UnknownFieldsHaveNoSeriesNotZero) {
   Scenario s = load_scenario();
   // GPU 3's fan speed is null in the scenario.
   ASSERT_FALSE(s.sample.gpus[3].fan_pct);
-  const Page page = parse(render_metrics(input_for(s)));
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
   for (const auto& [k, v] : page.series) {
     if (k.rfind("DCGM_FI_DEV_FAN_SPEED", 0) == 0) {
       EXPECT_EQ(k.find("gpu=\"3\""), std::string::npos) << k;
@@ -177,7 +177,7 @@ TEST(Exporter, StaleAndLostGpusHaveNoValueSeriesAndCollectSuccessZero) {
   MetricsInput in = input_for(s);
   in.gpu_health[1].last_success_t = s.sample.t - 30;
   in.gpu_health[2].last_success_t.reset();
-  const Page page = parse(render_metrics(in));
+  const ExporterPage page = parse_exporter_page(render_metrics(in));
   for (const auto& [k, v] : page.series) {
     if (k.rfind("DCGM_", 0) == 0) {
       EXPECT_EQ(k.find("gpu=\"1\""), std::string::npos) << k;
@@ -196,7 +196,7 @@ TEST(Exporter, StaleAndLostGpusHaveNoValueSeriesAndCollectSuccessZero) {
 
 TEST(Exporter, NativeFamiliesCarryProcessesReasonsPcieAndHost) {
   Scenario s = load_scenario();
-  const Page page = parse(render_metrics(input_for(s)));
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
   // GPU 0's process 4242 and its CPU use from the scenario.
   const auto& p0 = (*s.sample.gpus[0].processes)[0];
   const ProcessSample* ps = nullptr;
@@ -261,7 +261,7 @@ TEST(Exporter, JobTreeAndListSizesLetAReaderRebuildTheJob) {
   sample.gpus[0].processes = std::vector<GpuProcess>{gp};
   sample.gpus[1].processes = std::vector<GpuProcess>{};
   sample.gpus[2].processes.reset();
-  const Page page = parse(render_metrics(input_for(s)));
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
   EXPECT_EQ(page.series.at("gpudoctor_gpu_processes{gpu=\"0\"}"), 1);
   EXPECT_EQ(page.series.at("gpudoctor_gpu_processes{gpu=\"1\"}"), 0);
   EXPECT_EQ(page.series.count("gpudoctor_gpu_processes{gpu=\"2\"}"), 0u);
@@ -285,9 +285,11 @@ TEST(Exporter, JobTreeAndListSizesLetAReaderRebuildTheJob) {
   const std::string dead =
       "gpudoctor_process_dead{gpu=\"0\",pid=\"1000\",user=\"alice\","
       "comm=\"python\",state=\"Z\"}";
-  EXPECT_EQ(parse(render_metrics(input_for(s))).series.at(dead), 1);
+  EXPECT_EQ(parse_exporter_page(render_metrics(input_for(s))).series.at(dead),
+            1);
   s.header.host.pid_namespace = "container";
-  EXPECT_EQ(parse(render_metrics(input_for(s))).series.count(dead), 0u);
+  EXPECT_EQ(
+      parse_exporter_page(render_metrics(input_for(s))).series.count(dead), 0u);
 }
 
 TEST(Exporter, FindingsAreOneSeriesPerLabelSet) {
@@ -297,7 +299,7 @@ TEST(Exporter, FindingsAreOneSeriesPerLabelSet) {
                  {"xid-error", "critical", {0}, "firing"},  // second code
                  {"host-swapping", "warning", {}, "pending"},
                  {"gpu-imbalance", "warning", {0, 1}, "pending"}};
-  const Page page = parse(render_metrics(in));
+  const ExporterPage page = parse_exporter_page(render_metrics(in));
   EXPECT_EQ(page.series.at("gpudoctor_finding{id=\"xid-error\",severity="
                            "\"critical\",gpu=\"0\"}"),
             1);
@@ -394,7 +396,7 @@ void add_memory_health(Scenario& s) {
 TEST(Exporter, DcgmAggregateEccRemappedRowsAndReservedFbAsDcgmNamesThem) {
   Scenario s = load_scenario();
   add_memory_health(s);
-  const Page page = parse(render_metrics(input_for(s)));
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
   const std::string g0 = "{" + dcgm_labels(s.header, s.header.gpus[0]) + "}";
   const std::string g1 = "{" + dcgm_labels(s.header, s.header.gpus[1]) + "}";
   const std::map<std::string, std::pair<double, std::string>> want = {
@@ -416,7 +418,7 @@ TEST(Exporter, DcgmAggregateEccRemappedRowsAndReservedFbAsDcgmNamesThem) {
 TEST(Exporter, NativeMemoryHealthRecoveryActionAndFailedReads) {
   Scenario s = load_scenario();
   add_memory_health(s);
-  const Page page = parse(render_metrics(input_for(s)));
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
   const std::string uuid = s.header.gpus[0].uuid;
   auto g0 = [&](const std::string& extra) {
     return "{gpu=\"0\",UUID=\"" + uuid + "\"" +
@@ -497,7 +499,8 @@ TEST(Exporter, PromtoolAcceptsThePageWithAHostileProcess) {
   const int status = pclose(p);
   unlink(path);
   const int rc = WEXITSTATUS(status);
-  // 0: clean; 3: lint remarks only. Anything else is a parse failure.
+  // 0: clean; 3: lint remarks only. Anything else is a parse_exporter_page
+  // failure.
   ASSERT_TRUE(rc == 0 || rc == 3) << "promtool exit " << rc << ":\n" << out;
   EXPECT_EQ(out.find("error"), std::string::npos) << out;
   std::istringstream lines(out);
@@ -518,7 +521,7 @@ TEST(Exporter, JobCountersAreCountersWithEscapedJobLabels) {
   in.jobs = {
       {"slurm:77", "ev\"il\nname" + std::string(300, 'x'), 120, 90, 5, 36000},
       {"other", "other", 3, 1, 0, 900}};
-  const Page page = parse(render_metrics(in));
+  const ExporterPage page = parse_exporter_page(render_metrics(in));
   EXPECT_EQ(page.types.at("gpudoctor_job_energy_joules_total"), "counter");
   EXPECT_EQ(page.types.at("gpudoctor_job_gpu_held_seconds_total"), "counter");
   const std::string evil = "job_key=\"slurm:77\",job_name=\"ev\\\"il\\nname" +

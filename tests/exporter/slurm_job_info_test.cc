@@ -11,14 +11,14 @@
 namespace gd {
 namespace {
 
-struct Scenario {
+struct JobScenario {
   TraceHeader header;
   Sample sample;
 };
 
-Scenario slurm_scenario() {
+JobScenario slurm_scenario() {
   TraceReader reader(std::string(GD_TEST_DATA) + "/scenario_4gpu.jsonl");
-  Scenario s{reader.header(), {}};
+  JobScenario s{reader.header(), {}};
   EXPECT_TRUE(reader.next(s.sample));
   // pids 4242, 4243 (GPUs 0, 1): job 1234; 5100 (GPU 2): job 78.
   for (ProcessSample& p : s.sample.processes) {
@@ -29,7 +29,7 @@ Scenario slurm_scenario() {
   return s;
 }
 
-std::string page_of(const Scenario& s) {
+std::string page_of(const JobScenario& s) {
   MetricsInput in;
   in.header = &s.header;
   in.sample = &s.sample;
@@ -41,7 +41,7 @@ std::string page_of(const Scenario& s) {
 }
 
 TEST(SlurmJobInfo, OneInfoSeriesPerGpuAndJob) {
-  const Scenario s = slurm_scenario();
+  const JobScenario s = slurm_scenario();
   const std::string page = page_of(s);
   const std::string uuid0 = s.header.gpus[0].uuid;
   EXPECT_NE(page.find("gpudoctor_gpu_job_info{Hostname="), std::string::npos);
@@ -82,7 +82,7 @@ TEST(SlurmJobInfo, NoOtherSeriesCarriesAJobLabel) {
 }
 
 TEST(SlurmJobInfo, BoundedPerGpu) {
-  Scenario s = slurm_scenario();
+  JobScenario s = slurm_scenario();
   // 40 jobs' processes on GPU 0.
   for (uint32_t i = 0; i < 40; ++i) {
     ProcessSample p;
@@ -108,7 +108,7 @@ TEST(SlurmJobInfo, BoundedPerGpu) {
 
 TEST(SlurmJobInfo, AbsentWithoutSlurmJobs) {
   TraceReader reader(std::string(GD_TEST_DATA) + "/scenario_4gpu.jsonl");
-  Scenario s{reader.header(), {}};
+  JobScenario s{reader.header(), {}};
   ASSERT_TRUE(reader.next(s.sample));
   EXPECT_EQ(page_of(s).find("gpudoctor_gpu_job_info"), std::string::npos);
 }

@@ -29,9 +29,9 @@ nvmlReturn_t reading(const char* function, nvmlDevice_t device, Out* out,
 }
 
 unsigned rounded(double v) { return static_cast<unsigned>(std::lround(v)); }
-unsigned as_uint(int v) { return static_cast<unsigned>(v); }
+unsigned sampled_as_uint(int v) { return static_cast<unsigned>(v); }
 unsigned long long as_ull(uint64_t v) { return v; }
-unsigned milliwatts(double w) {
+unsigned sampled_milliwatts(double w) {
   return static_cast<unsigned>(std::lround(w * 1000.0));
 }
 // NVML reports PCIe throughput in KB/s (1 KB = 1024 bytes).
@@ -126,7 +126,7 @@ gd::opt<unsigned> recovery_action_value(const std::string& action) {
   auto flag = [](bool b) { return b ? 1u : 0u; };
   switch (v.fieldId) {
     case NVML_FI_DEV_MEMORY_TEMP:
-      set_uint(s.mem_temp_c, as_uint);
+      set_uint(s.mem_temp_c, sampled_as_uint);
       break;
     case FAKE_NVML_FI_DEV_ECC_SBE_VOL_TOTAL:
       set_ull(s.ecc_sbe_volatile_total);
@@ -240,13 +240,13 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(
                                          : NVML_ERROR_INVALID_ARGUMENT;
   }
   return reading("nvmlDeviceGetTemperature", device, temp,
-                 &gd::GpuSample::temp_c, as_uint);
+                 &gd::GpuSample::temp_c, sampled_as_uint);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device,
                                                       unsigned int* power) {
   return reading("nvmlDeviceGetPowerUsage", device, power,
-                 &gd::GpuSample::power_w, milliwatts);
+                 &gd::GpuSample::power_w, sampled_milliwatts);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(
@@ -286,9 +286,11 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device,
   switch (type) {
     case NVML_CLOCK_GRAPHICS:  // graphics and SM run at one clock on these GPUs
     case NVML_CLOCK_SM:
-      return reading(fn, device, clock, &gd::GpuSample::sm_clock_mhz, as_uint);
+      return reading(fn, device, clock, &gd::GpuSample::sm_clock_mhz,
+                     sampled_as_uint);
     case NVML_CLOCK_MEM:
-      return reading(fn, device, clock, &gd::GpuSample::mem_clock_mhz, as_uint);
+      return reading(fn, device, clock, &gd::GpuSample::mem_clock_mhz,
+                     sampled_as_uint);
     default: {
       DeviceCall call(fn, device);
       if (call.status() != NVML_SUCCESS) return call.status();
@@ -343,13 +345,13 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(
     nvmlDevice_t device, unsigned int* currLinkGen) {
   return reading("nvmlDeviceGetCurrPcieLinkGeneration", device, currLinkGen,
-                 &gd::GpuSample::pcie_gen, as_uint);
+                 &gd::GpuSample::pcie_gen, sampled_as_uint);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(
     nvmlDevice_t device, unsigned int* currLinkWidth) {
   return reading("nvmlDeviceGetCurrPcieLinkWidth", device, currLinkWidth,
-                 &gd::GpuSample::pcie_width, as_uint);
+                 &gd::GpuSample::pcie_width, sampled_as_uint);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(

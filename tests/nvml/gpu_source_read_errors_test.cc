@@ -16,7 +16,7 @@ using gd_test::FakeScenario;
 using gd_test::json;
 using namespace std::chrono_literals;
 
-json fault(const std::string& function, int gpu, const std::string& ret) {
+json read_fault(const std::string& function, int gpu, const std::string& ret) {
   return json{{"function", function}, {"gpu", gpu}, {"return", ret}};
 }
 
@@ -28,10 +28,10 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 TEST(GpuSourceReadErrors, FailedReadIsRecordedNotSupportedIsNot) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.header["faults"] = json::array(
-      {fault("nvmlDeviceGetPowerUsage", 1, "UNKNOWN"),
-       fault("nvmlDeviceGetRemappedRows", 1, "TIMEOUT"),
-       fault("nvmlDeviceGetFanSpeed", 1, "NOT_SUPPORTED"),
-       fault("nvmlDeviceGetMarginTemperature", 1, "FUNCTION_NOT_FOUND")});
+      {read_fault("nvmlDeviceGetPowerUsage", 1, "UNKNOWN"),
+       read_fault("nvmlDeviceGetRemappedRows", 1, "TIMEOUT"),
+       read_fault("nvmlDeviceGetFanSpeed", 1, "NOT_SUPPORTED"),
+       read_fault("nvmlDeviceGetMarginTemperature", 1, "FUNCTION_NOT_FOUND")});
   s.install("read_errors");
   gd::GpuSource c(fake_options());
   ASSERT_EQ(c.status(), gd::kNvmlOk) << c.error();
@@ -84,7 +84,7 @@ TEST(GpuSourceReadErrors, EverySampledFieldCanBeAFailedRead) {
                         "nvmlDeviceGetComputeRunningProcesses",
                         "nvmlDeviceGetGraphicsRunningProcesses"}) {
     // From 0.5 scenario s on (after the static facts were read).
-    json f_ = fault(f, 0, "UNKNOWN");
+    json f_ = read_fault(f, 0, "UNKNOWN");
     f_["after_s"] = 0.5;
     faults.push_back(f_);
   }

@@ -27,8 +27,8 @@ std::string huge_argv(size_t n) {
   return raw;
 }
 
-const ProcessSample* find_pid(const std::vector<ProcessSample>& ps,
-                              uint32_t pid) {
+const ProcessSample* find_capped_pid(const std::vector<ProcessSample>& ps,
+                                     uint32_t pid) {
   auto it = std::find_if(ps.begin(), ps.end(),
                          [&](const ProcessSample& p) { return p.pid == pid; });
   return it == ps.end() ? nullptr : &*it;
@@ -41,7 +41,7 @@ TEST(CappedStrings, OneMiBCommandLineKeepsFourKiBAndSaysHowMuchWasCut) {
   tree.write("proc/1000/cmdline", huge_argv(kMiB));
   HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
-  const ProcessSample* p = find_pid(ps, 1000);
+  const ProcessSample* p = find_capped_pid(ps, 1000);
   ASSERT_NE(p, nullptr);
   EXPECT_TRUE(p->cmdline.starts_with("python xxx")) << p->cmdline.substr(0, 20);
   std::string marker =
@@ -55,7 +55,7 @@ TEST(CappedStrings, HugeCgroupPathIsCapped) {
   tree.write("proc/1000/cgroup", "0::/" + std::string(64 * 1024, 'c') + "\n");
   HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
-  const ProcessSample* p = find_pid(ps, 1000);
+  const ProcessSample* p = find_capped_pid(ps, 1000);
   ASSERT_NE(p, nullptr);
   ASSERT_TRUE(p->cgroup);
   EXPECT_LT(p->cgroup->size(), kProcessTextMax + 64);
@@ -66,7 +66,7 @@ TEST(CappedStrings, ShortCommandLineIsUntouched) {
   FixtureTree tree;
   HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
-  const ProcessSample* p = find_pid(ps, 1000);
+  const ProcessSample* p = find_capped_pid(ps, 1000);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->cmdline, "python train.py --bs 256");
 }

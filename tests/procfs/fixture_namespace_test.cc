@@ -17,8 +17,8 @@ using gd::test::FixtureTree;
 
 namespace {
 
-const ProcessSample* find_pid(const std::vector<ProcessSample>& ps,
-                              uint32_t pid) {
+const ProcessSample* find_fixture_pid(const std::vector<ProcessSample>& ps,
+                                      uint32_t pid) {
   auto it = std::find_if(ps.begin(), ps.end(),
                          [&](const ProcessSample& p) { return p.pid == pid; });
   return it == ps.end() ? nullptr : &*it;
@@ -41,10 +41,10 @@ TEST(NamespaceFacts, GpuProcessInAContainerHasItsNsPid) {
              "NSpid:\t1000\t7\nThreads:\t37\n");
   HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
-  const ProcessSample* gpu = find_pid(ps, 1000);
+  const ProcessSample* gpu = find_fixture_pid(ps, 1000);
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(gpu->ns_pid, 7u);
-  const ProcessSample* worker = find_pid(ps, 1001);
+  const ProcessSample* worker = find_fixture_pid(ps, 1001);
   ASSERT_NE(worker, nullptr);
   EXPECT_EQ(worker->ns_pid, 1001u);  // host namespace: one value
 }
@@ -60,12 +60,12 @@ TEST(NamespaceFacts, DevShmSizeIsReadThroughTheGpuProcessRoot) {
   std::filesystem::create_directory_symlink("/", tree.proc() + "/1001/root");
   HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
-  const ProcessSample* gpu = find_pid(ps, 1000);
+  const ProcessSample* gpu = find_fixture_pid(ps, 1000);
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(gpu->dev_shm_bytes, expected);
   // Not read for processes that are not GPU processes (the cost stays off
   // the per-sample budget of their descendants).
-  const ProcessSample* worker = find_pid(ps, 1001);
+  const ProcessSample* worker = find_fixture_pid(ps, 1001);
   ASSERT_NE(worker, nullptr);
   EXPECT_EQ(worker->dev_shm_bytes, std::nullopt);
 }
@@ -74,7 +74,7 @@ TEST(NamespaceFacts, DevShmUnknownWhenTheRootCannotBeLookedAt) {
   FixtureTree tree;  // no <proc>/1000/root at all
   HostSource c(tree.proc(), tree.sys());
   auto ps = c.processes({1000}, 10.0);
-  const ProcessSample* gpu = find_pid(ps, 1000);
+  const ProcessSample* gpu = find_fixture_pid(ps, 1000);
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(gpu->dev_shm_bytes, std::nullopt);
 }

@@ -27,8 +27,8 @@ double wall_now() {
       .count();
 }
 
-const ProcessSample* find_pid(const std::vector<ProcessSample>& ps,
-                              uint32_t pid) {
+const ProcessSample* find_live_pid(const std::vector<ProcessSample>& ps,
+                                   uint32_t pid) {
   auto it = std::find_if(ps.begin(), ps.end(),
                          [&](const ProcessSample& p) { return p.pid == pid; });
   return it == ps.end() ? nullptr : &*it;
@@ -145,35 +145,35 @@ TEST(LiveProcesses, ForkedJobListsChildAndBothWorkersWithCpuPct) {
 
   double t0 = wall_now();
   auto first = c.processes({child}, t0);
-  ASSERT_NE(find_pid(first, child), nullptr);
+  ASSERT_NE(find_live_pid(first, child), nullptr);
   ASSERT_NO_FATAL_FAILURE(job.burn());
   double t1 = wall_now();
   auto second = c.processes({child}, t1);
 
   for (const auto* ps : {&first, &second}) {
     ASSERT_EQ(gd::test::job_size(*ps, child), 3u);
-    EXPECT_EQ(find_pid(*ps, child)->ppid, static_cast<uint32_t>(getpid()));
+    EXPECT_EQ(find_live_pid(*ps, child)->ppid, static_cast<uint32_t>(getpid()));
     // Its parent (this test, neither a shell nor a launcher) is listed as
     // the ancestor that tells which job it belongs to.
     const ProcessSample* parent =
-        find_pid(*ps, static_cast<uint32_t>(getpid()));
+        find_live_pid(*ps, static_cast<uint32_t>(getpid()));
     ASSERT_NE(parent, nullptr);
     EXPECT_FALSE(parent->cmdline.empty());
     EXPECT_TRUE(parent->libs.empty()) << "an ancestor's maps is not read";
     for (pid_t w : job.workers) {
-      const ProcessSample* wp = find_pid(*ps, static_cast<uint32_t>(w));
+      const ProcessSample* wp = find_live_pid(*ps, static_cast<uint32_t>(w));
       ASSERT_NE(wp, nullptr) << "worker " << w;
       EXPECT_EQ(wp->ppid, child);
     }
   }
-  const ProcessSample* p = find_pid(second, child);
+  const ProcessSample* p = find_live_pid(second, child);
   ASSERT_TRUE(p->cpu_pct);
   // The child used 0.3 s of CPU between the calls (clock ticks are 10 ms).
   double cpu_seconds = *p->cpu_pct / 100.0 * (t1 - t0);
   EXPECT_GT(cpu_seconds, 0.27);
   EXPECT_LT(cpu_seconds, 0.40);
   for (pid_t w : job.workers) {
-    const ProcessSample* wp = find_pid(second, static_cast<uint32_t>(w));
+    const ProcessSample* wp = find_live_pid(second, static_cast<uint32_t>(w));
     ASSERT_TRUE(wp->cpu_pct);
     EXPECT_LT(*wp->cpu_pct, 10.0) << "idle worker";
   }
@@ -203,12 +203,12 @@ TEST(LiveProcesses, UnreapedChildIsZombie) {
   // The child becomes a zombie as soon as it has exited; give it a moment.
   for (int i = 0; i < 200; ++i) {
     ps = c.processes({static_cast<uint32_t>(pid)}, wall_now());
-    const ProcessSample* z = find_pid(ps, static_cast<uint32_t>(pid));
+    const ProcessSample* z = find_live_pid(ps, static_cast<uint32_t>(pid));
     if (z && z->state == "Z") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_EQ(gd::test::job_size(ps, static_cast<uint32_t>(pid)), 1u);
-  const ProcessSample* z = find_pid(ps, static_cast<uint32_t>(pid));
+  const ProcessSample* z = find_live_pid(ps, static_cast<uint32_t>(pid));
   EXPECT_EQ(z->state, "Z");
   EXPECT_EQ(z->ppid, static_cast<uint32_t>(getpid()));
   waitpid(pid, nullptr, 0);

@@ -17,7 +17,7 @@
 namespace gd::procmgmt {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
+constexpr uint64_t kSessionGiB = 1ull << 30;
 
 struct Recorder : KillObserver {
   struct Sent {
@@ -64,7 +64,7 @@ Sample gpu0(uint64_t used, std::vector<uint32_t> pids) {
   for (uint32_t pid : pids) {
     GpuProcess p;
     p.pid = pid;
-    p.used_bytes = 6 * kGiB;
+    p.used_bytes = 6 * kSessionGiB;
     g.processes->push_back(p);
   }
   s.gpus.push_back(g);
@@ -109,9 +109,9 @@ TEST_F(KillSessionTest, TermEndsTheHolderAndNvmlFreesTheMemory) {
   ASSERT_GT(child, 0);
   auto pid = static_cast<uint32_t>(child);
   KillPlan plan = plan_for(child, {0});
-  Sample before = gpu0(7 * kGiB, {pid});
+  Sample before = gpu0(7 * kSessionGiB, {pid});
   // The driver frees the memory one re-read after the process is gone.
-  std::vector<Sample> nvml{gpu0(7 * kGiB, {pid}), gpu0(kGiB, {})};
+  std::vector<Sample> nvml{gpu0(7 * kSessionGiB, {pid}), gpu0(kSessionGiB, {})};
   size_t reads = 0;
   auto read_gpus = [&] { return nvml[std::min(reads++, nvml.size() - 1)]; };
   Recorder rec;
@@ -127,8 +127,8 @@ TEST_F(KillSessionTest, TermEndsTheHolderAndNvmlFreesTheMemory) {
   EXPECT_EQ(reads, 2u) << "NVML is re-read until it stops listing the pid";
   ASSERT_EQ(out.memory.size(), 1u);
   EXPECT_EQ(out.memory[0].gpu, 0);
-  EXPECT_EQ(out.memory[0].before, 7 * kGiB);
-  EXPECT_EQ(out.memory[0].after, kGiB);
+  EXPECT_EQ(out.memory[0].before, 7 * kSessionGiB);
+  EXPECT_EQ(out.memory[0].after, kSessionGiB);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
@@ -141,9 +141,9 @@ TEST_F(KillSessionTest, ReleasedOnlyOnceTheUsedMemoryFalls) {
   ASSERT_GT(child, 0);
   auto pid = static_cast<uint32_t>(child);
   KillPlan plan = plan_for(child, {0});
-  Sample before = gpu0(7 * kGiB, {pid});
-  std::vector<Sample> nvml{gpu0(7 * kGiB, {}), gpu0(7 * kGiB, {}),
-                           gpu0(kGiB, {})};
+  Sample before = gpu0(7 * kSessionGiB, {pid});
+  std::vector<Sample> nvml{gpu0(7 * kSessionGiB, {}), gpu0(7 * kSessionGiB, {}),
+                           gpu0(kSessionGiB, {})};
   size_t reads = 0;
   auto read_gpus = [&] { return nvml[std::min(reads++, nvml.size() - 1)]; };
   Recorder rec;
@@ -153,7 +153,7 @@ TEST_F(KillSessionTest, ReleasedOnlyOnceTheUsedMemoryFalls) {
   EXPECT_EQ(out.result, KillResult::kReleased);
   EXPECT_EQ(reads, 3u) << "NVML is re-read until the used memory falls";
   ASSERT_EQ(out.memory.size(), 1u);
-  EXPECT_EQ(out.memory[0].after, kGiB);
+  EXPECT_EQ(out.memory[0].after, kSessionGiB);
 }
 
 TEST_F(KillSessionTest, UnlistedMemoryThatNeverFallsIsNotReleased) {
@@ -161,10 +161,10 @@ TEST_F(KillSessionTest, UnlistedMemoryThatNeverFallsIsNotReleased) {
   ASSERT_GT(child, 0);
   auto pid = static_cast<uint32_t>(child);
   KillPlan plan = plan_for(child, {0});
-  Sample before = gpu0(7 * kGiB, {pid});
+  Sample before = gpu0(7 * kSessionGiB, {pid});
   // Another process started meanwhile and holds its own 6 GiB: that growth
   // is listed, so only the ended process's 6 GiB count as not back.
-  auto read_gpus = [&] { return gpu0(13 * kGiB, {pid + 100000}); };
+  auto read_gpus = [&] { return gpu0(13 * kSessionGiB, {pid + 100000}); };
   Recorder rec;
   KillOutcome out =
       run_kill_session(plan, {}, procs_, before, test::a100_header(), read_gpus,
@@ -173,7 +173,7 @@ TEST_F(KillSessionTest, UnlistedMemoryThatNeverFallsIsNotReleased) {
   EXPECT_EQ(out.exit_code(), kKillExitNotReleased);
   ASSERT_EQ(out.not_released.size(), 1u);
   EXPECT_EQ(out.not_released[0].gpu, 0);
-  EXPECT_EQ(out.not_released[0].unlisted_bytes, 7 * kGiB);
+  EXPECT_EQ(out.not_released[0].unlisted_bytes, 7 * kSessionGiB);
 }
 
 TEST_F(KillSessionTest, MemoryTheDriverKeepsIsExplained) {
@@ -181,11 +181,11 @@ TEST_F(KillSessionTest, MemoryTheDriverKeepsIsExplained) {
   ASSERT_GT(child, 0);
   auto pid = static_cast<uint32_t>(child);
   KillPlan plan = plan_for(child, {0});
-  Sample before = gpu0(7 * kGiB, {pid});
+  Sample before = gpu0(7 * kSessionGiB, {pid});
   // NVML keeps listing the exited (and reaped) pid until the timeout.
   auto read_gpus = [&] {
     waitpid(child, nullptr, 0);
-    return gpu0(7 * kGiB, {pid});
+    return gpu0(7 * kSessionGiB, {pid});
   };
   Recorder rec;
   KillOutcome out =
@@ -238,8 +238,8 @@ TEST_F(KillSessionTest, ForceSendsKillAfterTheTimeout) {
   KillPlan plan = plan_for(child, {0});
   Recorder rec;
   KillOutcome out = run_kill_session(
-      plan, {}, procs_, gpu0(7 * kGiB, {pid}), test::a100_header(),
-      [] { return gpu0(kGiB, {}); }, options(0.3, true), rec);
+      plan, {}, procs_, gpu0(7 * kSessionGiB, {pid}), test::a100_header(),
+      [] { return gpu0(kSessionGiB, {}); }, options(0.3, true), rec);
   EXPECT_EQ(out.result, KillResult::kReleased);
   ASSERT_EQ(rec.escalations, std::vector<size_t>{1});
   ASSERT_EQ(rec.sent.size(), 2u);

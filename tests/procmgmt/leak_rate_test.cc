@@ -9,7 +9,7 @@
 namespace gd::procmgmt {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kLeakMiB = 1024.0 * 1024.0;
 constexpr double kT0 = 1.7e9;  // Unix time: the slope must survive its size
 
 Sample sample_at(double t, std::vector<std::pair<uint32_t, uint64_t>> procs,
@@ -44,13 +44,13 @@ TEST(LeastSquares, ExactLineAtUnixTime) {
 
 TEST(LeastSquares, NoisyGrowthIsFound) {
   std::mt19937 rng(3);
-  std::normal_distribution<double> noise(0, 50 * kMiB);
+  std::normal_distribution<double> noise(0, 50 * kLeakMiB);
   std::vector<Point> pts;
   // 20 MiB/min over 30 minutes with 50 MiB of noise.
   for (int i = 0; i < 180; ++i)
     pts.push_back(
-        {kT0 + i * 10.0, 8e9 + 20 * kMiB / 60 * i * 10.0 + noise(rng)});
-  EXPECT_NEAR(*least_squares_slope(pts) * 60 / kMiB, 20.0, 1.0);
+        {kT0 + i * 10.0, 8e9 + 20 * kLeakMiB / 60 * i * 10.0 + noise(rng)});
+  EXPECT_NEAR(*least_squares_slope(pts) * 60 / kLeakMiB, 20.0, 1.0);
 }
 
 TEST(LeakTracker, GrowthRateAndTimeToFull) {

@@ -16,7 +16,7 @@ namespace {
 using http::prom::Point;
 using http::prom::Series;
 
-const Entry& entry(const std::string& query) {
+const Entry& window_entry(const std::string& query) {
   for (const Entry& e : entries())
     if (e.query == query) return e;
   throw std::runtime_error("no entry " + query);
@@ -43,9 +43,9 @@ std::vector<Sample> samples(const NodeWindow& w) {
 TEST(NodeWindow, ValuesLandOnTheGridAndAbsentFieldsStayAbsent) {
   NodeWindow w("n1", 1000, 1060, 15);  // 1000, 1015, ..., 1060
   EXPECT_EQ(w.steps(), 5u);
-  w.add(entry("DCGM_FI_DEV_GPU_TEMP"),
+  w.add(window_entry("DCGM_FI_DEV_GPU_TEMP"),
         {gpu_series("0", {{1000, 71}, {1015, 72}, {1017, 99}, {1030, NAN}})});
-  w.add(entry("DCGM_FI_DEV_GPU_UTIL"), {gpu_series("1", {{1060, 100}})});
+  w.add(window_entry("DCGM_FI_DEV_GPU_UTIL"), {gpu_series("1", {{1060, 100}})});
   auto out = samples(w);
   ASSERT_EQ(out.size(), 3u);  // 1000, 1015, 1060: 1017 is off the grid
   EXPECT_EQ(out[0].t, 1000);
@@ -72,11 +72,12 @@ TEST(NodeWindow, ValuesLandOnTheGridAndAbsentFieldsStayAbsent) {
 
 TEST(NodeWindow, OneSourcePerFieldTheFirstWins) {
   NodeWindow w("n1", 0, 15, 15);
-  w.add(entry("gpudoctor_gpu_memory_used_bytes"),
+  w.add(window_entry("gpudoctor_gpu_memory_used_bytes"),
         {gpu_series("0", {{0, 1000}})});
-  w.add(entry("DCGM_FI_DEV_FB_USED"), {gpu_series("0", {{0, 1}, {15, 2}})});
+  w.add(window_entry("DCGM_FI_DEV_FB_USED"),
+        {gpu_series("0", {{0, 1}, {15, 2}})});
   // Two exporters for one GPU: the first series is kept.
-  w.add(entry("DCGM_FI_DEV_GPU_TEMP"),
+  w.add(window_entry("DCGM_FI_DEV_GPU_TEMP"),
         {gpu_series("0", {{0, 50}}), gpu_series("0", {{0, 90}})});
   auto out = samples(w);
   ASSERT_EQ(out.size(), 1u);
@@ -90,14 +91,14 @@ TEST(NodeWindow, MigAndOtherNodesSeriesAreLeftOut) {
   mig.labels.emplace_back("GPU_I_ID", "1");
   Series other = gpu_series("1", {{0, 10}}, "n2");
   Series bad = gpu_series("x", {{0, 10}});
-  w.add(entry("DCGM_FI_DEV_GPU_UTIL"), {mig, other, bad});
+  w.add(window_entry("DCGM_FI_DEV_GPU_UTIL"), {mig, other, bad});
   EXPECT_TRUE(samples(w).empty());
   EXPECT_TRUE(w.header().gpus.empty());
 }
 
 TEST(NodeWindow, XidChangesAreEvents) {
   NodeWindow w("n1", 0, 60, 15);
-  w.add(entry("DCGM_FI_DEV_XID_ERRORS"),
+  w.add(window_entry("DCGM_FI_DEV_XID_ERRORS"),
         {gpu_series("3", {{0, 13}, {15, 13}, {30, 79}, {45, 0}, {60, 48}})});
   std::vector<Event> events;
   for (const Sample& s : samples(w))
@@ -112,13 +113,13 @@ TEST(NodeWindow, XidChangesAreEvents) {
 
 TEST(NodeWindow, HeaderFactsAndTheTotalFromUsedAndFree) {
   NodeWindow w("n1", 0, 15, 15);
-  w.add(entry("DCGM_FI_DEV_FB_USED"), {gpu_series("0", {{0, 100}})});
-  w.add(entry("DCGM_FI_DEV_FB_FREE"), {gpu_series("0", {{0, 900}})});
-  w.add(entry("gpudoctor_gpu_sm_clock_max_mhz"),
+  w.add(window_entry("DCGM_FI_DEV_FB_USED"), {gpu_series("0", {{0, 100}})});
+  w.add(window_entry("DCGM_FI_DEV_FB_FREE"), {gpu_series("0", {{0, 900}})});
+  w.add(window_entry("gpudoctor_gpu_sm_clock_max_mhz"),
         {gpu_series("0", {{0, 1900}, {15, 1980}})});
   Series host;
   host.points = {{0, 64e9}, {15, 64e9}};
-  w.add(entry("max(node_memory_MemTotal_bytes{$I})"), {host});
+  w.add(window_entry("max(node_memory_MemTotal_bytes{$I})"), {host});
   TraceHeader h = w.header();
   ASSERT_EQ(h.gpus.size(), 1u);
   EXPECT_EQ(h.gpus[0].memory_total_bytes, 1000u * 1024 * 1024);
@@ -130,7 +131,7 @@ TEST(NodeWindow, HostSeriesAreTheNodesSamples) {
   NodeWindow w("n1", 0, 30, 15);
   Series s;
   s.points = {{15, 3.5}};
-  w.add(entry("max(node_load1{$I})"), {s});
+  w.add(window_entry("max(node_load1{$I})"), {s});
   auto out = samples(w);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].t, 15);
@@ -149,14 +150,15 @@ TEST(NodeWindow, CpuSharesFromTheTimeOfEachMode) {
   // CPU seconds a second by mode at 0 and 15 (8 CPUs): busy is user, nice,
   // system, irq and softirq of the sum of all modes.
   NodeWindow w("n1", 0, 30, 15);
-  w.add(entry("sum by (mode) (rate(node_cpu_seconds_total{$I}$W))"),
+  w.add(window_entry("sum by (mode) (rate(node_cpu_seconds_total{$I}$W))"),
         {mode("user", {{0, 3}, {15, 6}}), mode("system", {{0, 1}, {15, 1}}),
          mode("idle", {{0, 3.5}, {15, 0.5}}), mode("iowait", {{0, 0.5}}),
          mode("steal", {{15, 0.5}})});
   // serve's own series come after and give only what node_exporter did not.
   Series serve_steal;
   serve_steal.points = {{0, 99}, {30, 99}};
-  w.add(entry("max($S(gpudoctor_host_cpu_steal_percent))"), {serve_steal});
+  w.add(window_entry("max($S(gpudoctor_host_cpu_steal_percent))"),
+        {serve_steal});
   auto out = samples(w);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].host.cpu_util_pct, 50);  // 4 of 8
@@ -185,20 +187,20 @@ Series process_series(std::vector<std::pair<std::string, std::string>> labels,
 
 TEST(NodeWindow, ServesProcessSeriesBecomeListsAndTheJobsTree) {
   NodeWindow w("n1", 0, 30, 15);  // 0, 15, 30
-  w.add(entry("DCGM_FI_DEV_GPU_UTIL"),
+  w.add(window_entry("DCGM_FI_DEV_GPU_UTIL"),
         {gpu_series("0", {{0, 20}, {15, 90}, {30, 95}}),
          gpu_series("1", {{0, 0}, {15, 0}, {30, 0}})});
   // GPU 0's list is read at 0 and 15 (one process), GPU 1's at 15 (none);
   // at 30 neither list was read.
-  w.add(entry("gpudoctor_gpu_processes"),
+  w.add(window_entry("gpudoctor_gpu_processes"),
         {process_series({{"gpu", "0"}}, {{0, 1}, {15, 1}}),
          process_series({{"gpu", "1"}}, {{15, 0}})});
-  w.add(entry("gpudoctor_process_gpu_memory_bytes"),
+  w.add(window_entry("gpudoctor_process_gpu_memory_bytes"),
         {process_series({{"gpu", "0"}, {"pid", "4242"}},
                         {{0, 1e9}, {15, 2e9}, {30, 3e9}})});
-  w.add(entry("gpudoctor_process_sm_utilization_percent"),
+  w.add(window_entry("gpudoctor_process_sm_utilization_percent"),
         {process_series({{"gpu", "0"}, {"pid", "4242"}}, {{15, 80}})});
-  w.add(entry("gpudoctor_process_tree_cpu_percent"),
+  w.add(window_entry("gpudoctor_process_tree_cpu_percent"),
         {process_series({{"pid", "4242"},
                          {"ppid", "1"},
                          {"comm", "python"},
@@ -249,15 +251,15 @@ TEST(NodeWindow, ServesProcessSeriesBecomeListsAndTheJobsTree) {
 // process entry with the state serve saw.
 TEST(NodeWindow, IncompleteListsAreUnknownAndDeadHoldersKeepTheirState) {
   NodeWindow w("n1", 0, 15, 15);
-  w.add(entry("DCGM_FI_DEV_GPU_UTIL"),
+  w.add(window_entry("DCGM_FI_DEV_GPU_UTIL"),
         {gpu_series("0", {{0, 0}, {15, 0}}), gpu_series("1", {{0, 0}})});
-  w.add(entry("gpudoctor_gpu_processes"),
+  w.add(window_entry("gpudoctor_gpu_processes"),
         {process_series({{"gpu", "0"}}, {{0, 2}, {15, 1}}),
          process_series({{"gpu", "1"}}, {{0, 1}})});
-  w.add(entry("gpudoctor_process_dead"),
+  w.add(window_entry("gpudoctor_process_dead"),
         {process_series({{"gpu", "1"}, {"pid", "77"}, {"state", "missing"}},
                         {{0, 1}})});
-  w.add(entry("gpudoctor_process_gpu_memory_bytes"),
+  w.add(window_entry("gpudoctor_process_gpu_memory_bytes"),
         {process_series({{"gpu", "0"}, {"pid", "10"}}, {{0, 5e9}, {15, 5e9}}),
          process_series({{"gpu", "1"}, {"pid", "77"}}, {{0, 16e9}})});
   auto out = samples(w);
@@ -275,9 +277,11 @@ TEST(NodeWindow, IncompleteListsAreUnknownAndDeadHoldersKeepTheirState) {
 
 TEST(NodeWindow, DcgmMaxLinkFieldsAreTheHeadersPcieMaxima) {
   NodeWindow w("n1", 0, 15, 15);
-  w.add(entry("DCGM_FI_DEV_PCIE_LINK_GEN"), {gpu_series("0", {{0, 3}})});
-  w.add(entry("DCGM_FI_DEV_PCIE_MAX_LINK_GEN"), {gpu_series("0", {{0, 5}})});
-  w.add(entry("DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"), {gpu_series("0", {{0, 16}})});
+  w.add(window_entry("DCGM_FI_DEV_PCIE_LINK_GEN"), {gpu_series("0", {{0, 3}})});
+  w.add(window_entry("DCGM_FI_DEV_PCIE_MAX_LINK_GEN"),
+        {gpu_series("0", {{0, 5}})});
+  w.add(window_entry("DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"),
+        {gpu_series("0", {{0, 16}})});
   TraceHeader h = w.header();
   ASSERT_EQ(h.gpus.size(), 1u);
   EXPECT_EQ(h.gpus[0].pcie_max_gen, 5);
@@ -291,13 +295,13 @@ TEST(NodeWindow, GpusPastWhatANodeHasAreRefused) {
   std::vector<Series> many;
   for (int g = 0; g < kMaxGpusPerNode; ++g)
     many.push_back(gpu_series(std::to_string(g), {{15, 50}}));
-  w.add(entry("DCGM_FI_DEV_GPU_UTIL"), many);
+  w.add(window_entry("DCGM_FI_DEV_GPU_UTIL"), many);
   EXPECT_EQ(w.header().gpus.size(), 64u);
   EXPECT_EQ(samples(w).size(), 1u);
   for (const char* gpu : {"64", "1023", "99999999999999"}) {
     NodeWindow v("n1", 0, 15, 15);
     try {
-      v.add(entry("DCGM_FI_DEV_GPU_TEMP"), {gpu_series(gpu, {{0, 50}})});
+      v.add(window_entry("DCGM_FI_DEV_GPU_TEMP"), {gpu_series(gpu, {{0, 50}})});
       ADD_FAILURE() << gpu << " was taken";
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find("a node has at most 64 GPUs"),
@@ -307,7 +311,7 @@ TEST(NodeWindow, GpusPastWhatANodeHasAreRefused) {
   }
   // Not a number: not a GPU's series, left out as before.
   NodeWindow x("n1", 0, 15, 15);
-  x.add(entry("DCGM_FI_DEV_GPU_TEMP"), {gpu_series("x1", {{0, 50}})});
+  x.add(window_entry("DCGM_FI_DEV_GPU_TEMP"), {gpu_series("x1", {{0, 50}})});
   EXPECT_TRUE(x.header().gpus.empty());
 }
 
@@ -316,9 +320,9 @@ TEST(NodeWindow, GpusPastWhatANodeHasAreRefused) {
 TEST(NodeWindow, ThousandsOfListedProcessesLandOnTheirPids) {
   constexpr int kProcs = 3000;
   NodeWindow w("n1", 0, 30, 15);
-  w.add(entry("DCGM_FI_DEV_GPU_UTIL"),
+  w.add(window_entry("DCGM_FI_DEV_GPU_UTIL"),
         {gpu_series("0", {{0, 1}, {15, 1}, {30, 1}})});
-  w.add(entry("gpudoctor_gpu_processes"),
+  w.add(window_entry("gpudoctor_gpu_processes"),
         {process_series({{"gpu", "0"}},
                         {{0, kProcs}, {15, kProcs}, {30, kProcs}})});
   std::vector<Series> memory, sm;
@@ -333,8 +337,8 @@ TEST(NodeWindow, ThousandsOfListedProcessesLandOnTheirPids) {
                                 p == 0 ? std::vector<Point>{{30, 7}}
                                        : std::vector<Point>{{0, 1}, {30, 3}}));
   }
-  w.add(entry("gpudoctor_process_gpu_memory_bytes"), memory);
-  w.add(entry("gpudoctor_process_sm_utilization_percent"), sm);
+  w.add(window_entry("gpudoctor_process_gpu_memory_bytes"), memory);
+  w.add(window_entry("gpudoctor_process_sm_utilization_percent"), sm);
   auto out = samples(w);
   ASSERT_EQ(out.size(), 3u);
   for (const Sample& s : out) {
@@ -356,13 +360,14 @@ TEST(NodeWindow, ThousandsOfListedProcessesLandOnTheirPids) {
 // limit no GPU has is left out.
 TEST(NodeWindow, ValuesTheTraceRefusesAreLeftOut) {
   NodeWindow w("n1", 0, 75, 15);
-  w.add(entry("DCGM_FI_DEV_GPU_UTIL"), {gpu_series("0", {{0, 1}})});
+  w.add(window_entry("DCGM_FI_DEV_GPU_UTIL"), {gpu_series("0", {{0, 1}})});
   w.add(
-      entry("DCGM_FI_DEV_XID_ERRORS"),
+      window_entry("DCGM_FI_DEV_XID_ERRORS"),
       {gpu_series(
           "0",
           {{0, 0}, {15, 0.5}, {30, 70000}, {45, 79}, {60, 79}, {75, 65535}})});
-  w.add(entry("DCGM_FI_DEV_POWER_MGMT_LIMIT"), {gpu_series("0", {{0, 1e308}})});
+  w.add(window_entry("DCGM_FI_DEV_POWER_MGMT_LIMIT"),
+        {gpu_series("0", {{0, 1e308}})});
   std::vector<int> codes;
   for (const Sample& s : samples(w))
     for (const Event& e : s.events) codes.push_back(*e.code);

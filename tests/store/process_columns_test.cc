@@ -15,7 +15,7 @@ namespace {
 using testing::kT0;
 using testing::make_sample;
 
-std::vector<Sample> round_trip(const std::vector<Sample>& in) {
+std::vector<Sample> columns_round_trip(const std::vector<Sample>& in) {
   auto enc = encode_block(in, 3);
   return decode_block(enc.numeric, enc.rest);
 }
@@ -71,7 +71,7 @@ TEST(ProcessColumns, ProcessesThatComeGoChangeAndRepeatTheirPid) {
     if (i == 70) std::reverse(procs.begin(), procs.end());
     in.push_back(s);
   }
-  expect_all_same(in, round_trip(in));
+  expect_all_same(in, columns_round_trip(in));
 }
 
 TEST(ProcessColumns, EmptyAndProcessLessBlocks) {
@@ -81,8 +81,8 @@ TEST(ProcessColumns, EmptyAndProcessLessBlocks) {
     s.t = kT0 + i;
     in.push_back(s);
   }
-  expect_all_same(in, round_trip(in));
-  EXPECT_TRUE(round_trip({}).empty());
+  expect_all_same(in, columns_round_trip(in));
+  EXPECT_TRUE(columns_round_trip({}).empty());
 }
 
 // A steady job of 64 processes over 600 samples (a raw block): the strings

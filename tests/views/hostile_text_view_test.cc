@@ -17,7 +17,7 @@ bool has_control(const std::string& s) {
   return false;
 }
 
-std::vector<std::string> lines_of(const std::string& s) {
+std::vector<std::string> hostile_lines_of(const std::string& s) {
   std::vector<std::string> out;
   std::istringstream in(s);
   for (std::string l; std::getline(in, l);) out.push_back(l);
@@ -53,7 +53,7 @@ TEST(HostileTextViews, PsPrintsEachProcessOnOneInertRow) {
   Sample s = hostile_sample();
   std::string out = render_ps(s, build_ps_rows(s));
   EXPECT_FALSE(has_control(out)) << out;
-  auto lines = lines_of(out);
+  auto lines = hostile_lines_of(out);
   ASSERT_EQ(lines.size(), 3u) << out;  // header + one row per process
   EXPECT_NE(lines[1].find("\\e[2Jroot"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("x\\n0    4242"), std::string::npos) << lines[1];
@@ -62,7 +62,7 @@ TEST(HostileTextViews, PsPrintsEachProcessOnOneInertRow) {
 
 TEST(HostileTextViews, PsColumnsAlignWithEscapedAndWideUsers) {
   Sample s = hostile_sample();
-  auto lines = lines_of(render_ps(s, build_ps_rows(s)));
+  auto lines = hostile_lines_of(render_ps(s, build_ps_rows(s)));
   ASSERT_EQ(lines.size(), 3u);
   // GPU-MEM is right-aligned under its header, whatever the USER cell held.
   size_t end = lines[0].find("GPU-MEM") + std::string("GPU-MEM").size();
