@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the benchmarks (Release) and prints every number the README reports.
+# Builds the benchmarks (Release) and prints every number that
+# docs/benchmarks.md reports.
 #   bench/run.sh [BUILD_DIR]      (default build-bench)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -60,7 +60,7 @@ test_pkgs=(
   chromium python3-websocket
   # `top` e2e tests: the TUI runs in a real terminal (tests/e2e/gd_tmux.py).
   tmux
-  # serve's remote kill e2e test calls POST /api/v1/kill as the README does.
+  # serve's remote kill e2e test calls POST /api/v1/kill as docs/serve.md does.
   curl
   # scripts/package.sh builds the .rpm for RHEL/Rocky 9 with rpmbuild, and
   # tests/package reads it (rpm -qpl, -qpR) and unpacks it (rpm2cpio, cpio).

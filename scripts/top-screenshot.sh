@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The README's picture of `gpudoctor top`: runs it in tmux (200x50) against
-# the fake NVML's 4-GPU scenario with a real training job (a trainer and
-# its data-loader workers) on GPU 0, then writes the screen as text
-# (docs/top.txt) and as a PNG (docs/top.png, colours from tmux's capture,
-# drawn with Debian's python3-pil in DejaVu Sans Mono).
+# The picture of `gpudoctor top` (README.md, docs/top.md): runs it in tmux
+# (200x50) against the fake NVML's 4-GPU scenario with a real training job
+# (a trainer and its data-loader workers) on GPU 0, then writes the screen
+# as text (docs/top.txt) and as a PNG (docs/top.png, colours from tmux's
+# capture, drawn with Debian's python3-pil in DejaVu Sans Mono).
 #   scripts/top-screenshot.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)

@@ -1,4 +1,4 @@
-// GET /api/v1/alerts (README "serve"): the alert history, each alert that
+// GET /api/v1/alerts (docs/serve.md): the alert history, each alert that
 // fired in [since, until] and when it cleared. Written by serve from its
 // store; read by whoever audits a node (and the fuzz harness).
 #pragma once

@@ -1,4 +1,4 @@
-// GET /api/v1/findings (README "serve", docs/findings.md): the current
+// GET /api/v1/findings (docs/serve.md, docs/findings.md): the current
 // findings, each with its alert state, and the window they were judged on.
 // Written by serve, read by `top --connect`.
 #pragma once

@@ -1,4 +1,4 @@
-// GET /healthz (README "serve"): is collection alive, and what is degraded
+// GET /healthz (docs/serve.md): is collection alive, and what is degraded
 // (the store, a GPU). Written by serve; read by probes and the fuzz
 // harness.
 #pragma once

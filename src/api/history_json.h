@@ -1,4 +1,4 @@
-// GET /api/v1/history (README "serve"): stored series of one metric
+// GET /api/v1/history (docs/serve.md): stored series of one metric
 // ({"metric":..,"series":[..]}) or of several (metric=a,b: {"results":
 // [{"metric":..,"series":[..]},..]}). Written by serve from the store, read
 // by `ps` (the GPU memory of each process) through monitor/serve_history.h.

@@ -1,8 +1,8 @@
 // serve's POST /api/v1/kill, both ends: the request body a client sends
-// and the reply serve answers (README "Remote kill"), written and read here
-// so that `serve` and `top --connect` agree field for field. Each end reads
-// what the other sent over the network, so both parsers are strict and
-// bounded (and fuzzed: tests/fuzz/http_request_fuzz.cc,
+// and the reply serve answers (docs/serve.md, "Remote kill"), written and
+// read here so that `serve` and `top --connect` agree field for field. Each
+// end reads what the other sent over the network, so both parsers are
+// strict and bounded (and fuzzed: tests/fuzz/http_request_fuzz.cc,
 // remote_reply_fuzz.cc).
 #pragma once
 

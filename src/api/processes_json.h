@@ -1,4 +1,4 @@
-// GET /api/v1/processes (README "serve"): the GPU processes of the newest
+// GET /api/v1/processes (docs/serve.md): the GPU processes of the newest
 // sample joined with /proc (user, command, job, children), and who probably
 // holds memory whose owner is gone. Written by serve from its snapshot; read
 // by whoever audits a node (and the fuzz harness).

@@ -1,4 +1,4 @@
-// GET /api/v1/status (README "serve"): the trace header, the newest sample
+// GET /api/v1/status (docs/serve.md): the trace header, the newest sample
 // and how collection goes. `top --connect` polls it every second, so the
 // writer appends straight to a string (trace/json_out) from the snapshot's
 // own objects, copying nothing.

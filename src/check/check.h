@@ -17,7 +17,7 @@
 
 namespace gd::check {
 
-// Exit codes (README "Check", docs/slurm-check.md).
+// Exit codes (docs/check.md).
 inline constexpr int kExitHealthy = 0;
 inline constexpr int kExitWarnings = 1;
 inline constexpr int kExitUnhealthy = 2;

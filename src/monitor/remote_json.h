@@ -1,7 +1,7 @@
-// The replies of a `gpudoctor serve` that `top --connect` reads (README
-// "serve": /api/v1/status and /api/v1/findings), read by the strict readers
-// of api/status_json.h and api/findings_json.h and reduced to what top
-// shows.
+// The replies of a `gpudoctor serve` that `top --connect` reads
+// (docs/serve.md: /api/v1/status and /api/v1/findings), read by the strict
+// readers of api/status_json.h and api/findings_json.h and reduced to what
+// top shows.
 #pragma once
 
 #include <memory>

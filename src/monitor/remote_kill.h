@@ -1,6 +1,6 @@
 // `k` in `top --connect`: the kill runs on the node, by its `gpudoctor
-// serve` (POST /api/v1/kill, README "Remote kill"), through the same safe
-// path as `gpudoctor kill` there. The plan is a dry run shown in the same
+// serve` (POST /api/v1/kill, docs/serve.md "Remote kill"), through the same
+// safe path as `gpudoctor kill` there. The plan is a dry run shown in the same
 // dialog as a local kill; the yes sends the kill with the plan's id, so
 // serve ends exactly the processes shown or nothing (a pid reused meanwhile
 // changes the id). Serve's refusals (remote kill off, wrong password) come

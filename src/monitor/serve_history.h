@@ -1,4 +1,4 @@
-// History from a running `gpudoctor serve` (README "serve"): processes' GPU
+// History from a running `gpudoctor serve` (docs/serve.md): processes' GPU
 // memory (GET /api/v1/history) for `gpudoctor ps`, and any other GET, e.g.
 // the recent samples as a trace (/api/v1/export) for a live `diagnose`.
 // Absent serve is normal: every failure yields an empty result, never an

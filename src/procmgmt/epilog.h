@@ -29,7 +29,7 @@
 
 namespace gd::procmgmt {
 
-// Exit codes of `gpudoctor epilog` (README).
+// Exit codes of `gpudoctor epilog` (docs/commands.md, docs/slurm.md).
 inline constexpr int kEpilogExitClean = 0;    // nothing left, memory back
 inline constexpr int kEpilogExitError = 1;    // could not run
 inline constexpr int kEpilogExitNotBack = 2;  // memory not back

@@ -14,7 +14,7 @@
 
 namespace gd::procmgmt {
 
-// Exit codes of `gpudoctor kill` (README, --help).
+// Exit codes of `gpudoctor kill` (docs/memory.md, --help).
 inline constexpr int kKillExitReleased = 0;  // killed, GPU memory released
 inline constexpr int kKillExitError = 1;     // runtime error
 inline constexpr int kKillExitUsage = 2;     // bad flags

@@ -53,7 +53,7 @@ class History {
   virtual void append(const Sample& sample) = 0;
   virtual void flush() = 0;
   virtual void maintain(double now) = 0;
-  // The /api/v1/history JSON (README, "serve"). Thread-safe. Throws
+  // The /api/v1/history JSON (docs/serve.md). Thread-safe. Throws
   // HistoryQueryError on a bad query, std::runtime_error (with no file
   // path: it goes to the client) when the store fails; the path is logged.
   virtual std::string query_json(const HistoryQuery& q) const = 0;

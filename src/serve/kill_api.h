@@ -1,7 +1,7 @@
 // POST /api/v1/kill: `gpudoctor kill` over the network, for `top
-// --connect` and scripts (README "Remote kill"). Off unless serve runs with
-// --allow-remote-kill, which it accepts only with basic auth on every
-// request. The request runs exactly the safe path of `gpudoctor kill`:
+// --connect` and scripts (docs/serve.md, "Remote kill"). Off unless serve
+// runs with --allow-remote-kill, which it accepts only with basic auth on
+// every request. The request runs exactly the safe path of `gpudoctor kill`:
 // procmgmt's plan (the same refusals: PID 1, kernel threads, serve itself
 // and its ancestors, processes unrelated to a GPU unless `any`, other
 // users' unless serve runs as root), then its session (pidfd pinning,

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Holds every #include under src/ to the floors, and the README to them.
+"""Holds every #include under src/ to the floors, and the docs to them.
 
 Each module may include its own headers and those of the modules the table
 below allows, nothing else. A module's floor is one above the highest floor
 it may include, so nothing includes upward or sideways by construction.
-    check_floors.py SRC_DIR [--readme README.md]   check (and the README)
-    check_floors.py SRC_DIR --draw                  print the README's picture
-The README's picture ("How it is built", between the floors markers) is
-drawn from this table, so the two cannot differ.
+    check_floors.py SRC_DIR [--doc docs/architecture.md]   check (and the doc)
+    check_floors.py SRC_DIR --draw                  print the doc's picture
+The picture of docs/architecture.md ("How it is built", between the floors
+markers) is drawn from this table, so the two cannot differ. --readme is
+the old name of --doc and still accepted.
 """
 import pathlib
 import re
@@ -139,13 +140,13 @@ def check_includes(src, modules):
     return errors
 
 
-def check_readme(readme, picture):
-    text = pathlib.Path(readme).read_text()
+def check_doc(doc, picture):
+    text = pathlib.Path(doc).read_text()
     if BEGIN not in text or END not in text:
-        return [f"{readme}: no {BEGIN} ... {END} block"]
+        return [f"{doc}: no {BEGIN} ... {END} block"]
     block = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     if block != picture:
-        return [f"{readme}: the floors picture differs from the table; "
+        return [f"{doc}: the floors picture differs from the table; "
                 f"paste the output of check_floors.py SRC --draw:\n{picture}"]
     return []
 
@@ -162,14 +163,14 @@ def main():
         print(draw(modules))
         return
     errors = check_includes(src, modules)
-    if "--readme" in sys.argv:
-        errors += check_readme(sys.argv[sys.argv.index("--readme") + 1],
-                               draw(modules))
+    flag = next((f for f in ("--doc", "--readme") if f in sys.argv), None)
+    if flag:
+        errors += check_doc(sys.argv[sys.argv.index(flag) + 1], draw(modules))
     for e in errors:
         print(e)
     if errors:
         sys.exit(1)
-    agrees = ", README agrees" if "--readme" in sys.argv else ""
+    agrees = f", {sys.argv[sys.argv.index(flag) + 1]} agrees" if flag else ""
     print(f"floors: {len(modules)} modules on {max(floors(modules).values())}"
           f" floors, no upward or sideways include{agrees}")
 

@@ -97,7 +97,7 @@ class DiagnoseFilters(E2E):
 
 class StatusExitCodes(E2E):
     """status shows the host whatever NVML says, and exits non-zero with
-    one code per cause (README "status")."""
+    one code per cause (docs/commands.md)."""
 
     def fault(self, code):
         def change(header):

@@ -17,7 +17,7 @@ def known(d):
 class NoDriver(unittest.TestCase):
     def test_status_shows_host_and_says_no_driver(self):
         p = run(["status"], nvml=NO_DRIVER)
-        self.assertEqual(p.returncode, 3, p.stderr)  # no driver (README)
+        self.assertEqual(p.returncode, 3, p.stderr)  # no driver (docs/commands.md)
         self.assertIn("no NVIDIA driver found (libnvidia-ml.so.1", p.stdout)
         self.assertIn(f"Host {os.uname().nodename}", p.stdout)
         self.assertIn(f"{os.cpu_count()} x", p.stdout)

@@ -1,6 +1,6 @@
 // gpudoctor serve dashboard: one node at a glance, with history, findings
-// and charts. Vanilla JS over the documented JSON API of serve (README,
-// "serve") and its live stream (/api/v1/events, Server-Sent Events).
+// and charts. Vanilla JS over the documented JSON API of serve
+// (docs/serve.md) and its live stream (/api/v1/events, Server-Sent Events).
 //
 // Everything that comes from the node (process names, command lines, users,
 // finding texts) is put into the page as text nodes (textContent), never as
