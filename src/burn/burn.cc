@@ -392,8 +392,6 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
   // The watcher: sampling, trace, live view and the diagnosis, on its own
   // thread.
   std::atomic<bool> done{false};
-  std::map<int, GpuSample> latest;
-  std::mutex latest_mu;
   auto on_sample = [&](const Sample& s) {
     for (auto& [gpu, watch] : watches) watch.add(gpu, s);
     if (trace) {

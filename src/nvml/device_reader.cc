@@ -57,7 +57,7 @@ std::string architecture_name(nvmlDeviceArchitecture_t arch) {
   }
 }
 
-std::string compute_mode_name(nvmlComputeMode_t mode) {
+std::string compute_mode_name(unsigned mode) {
   switch (mode) {
     case NVML_COMPUTEMODE_DEFAULT:
       return "default";
@@ -324,9 +324,12 @@ GpuInfo DeviceReader::read_info() {
          "nvmlDeviceGetPersistenceMode")) {
     info.persistence_mode = persistence == NVML_FEATURE_ENABLED;
   }
-  nvmlComputeMode_t mode = NVML_COMPUTEMODE_DEFAULT;
+  // Read as the unsigned int NVML writes: a mode newer than this build (or
+  // a lying library) is a value nvmlComputeMode_t cannot hold in C++.
+  unsigned mode = NVML_COMPUTEMODE_DEFAULT;
   if (f_.nvmlDeviceGetComputeMode &&
-      ok(f_.nvmlDeviceGetComputeMode(dev_, &mode),
+      ok(f_.nvmlDeviceGetComputeMode(
+             dev_, reinterpret_cast<nvmlComputeMode_t*>(&mode)),
          "nvmlDeviceGetComputeMode")) {
     info.compute_mode = compute_mode_name(mode);
   }

@@ -244,7 +244,8 @@ std::string mig_profile_short_name(std::string_view nvml_name);
 
 // Vocabulary helpers (exposed for tests).
 std::string architecture_name(nvmlDeviceArchitecture_t arch);
-std::string compute_mode_name(nvmlComputeMode_t mode);
+// The raw value NVML wrote: one this build does not know is "".
+std::string compute_mode_name(unsigned mode);
 std::vector<std::string> clock_event_reason_names(unsigned long long bits);
 // NVML's CUDA version integer (e.g. 12020) -> "12.2".
 std::string cuda_version_string(int version);

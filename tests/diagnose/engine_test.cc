@@ -11,6 +11,19 @@
 #include "text_contains.h"
 #include "views/diagnose_report.h"
 
+// Built with AddressSanitizer: GCC says so with __SANITIZE_ADDRESS__, clang
+// with __has_feature(address_sanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+#define GD_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GD_TEST_ASAN 1
+#endif
+#endif
+#ifndef GD_TEST_ASAN
+#define GD_TEST_ASAN 0
+#endif
+
 namespace gd::test {
 namespace {
 
@@ -322,7 +335,7 @@ TEST(Engine, TwentyFourHourStreamRunsInBoundedMemory) {
   ASSERT_EQ(xid.size(), 1u);
   EXPECT_TRUE(contains(xid[0].evidence, "24 times")) << xid[0].evidence;
   // A stored day of 8-GPU samples would be hundreds of MiB.
-#if defined(__SANITIZE_ADDRESS__)
+#if GD_TEST_ASAN
   // AddressSanitizer keeps freed blocks in quarantine (256 MiB by default):
   // peak RSS then says nothing about what the engine holds.
   (void)growth_kib;

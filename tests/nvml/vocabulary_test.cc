@@ -26,7 +26,7 @@ TEST(NvmlVocabulary, ComputeModesUseTheTraceWords) {
   EXPECT_EQ(compute_mode_name(NVML_COMPUTEMODE_EXCLUSIVE_PROCESS),
             "exclusive_process");
   EXPECT_EQ(compute_mode_name(NVML_COMPUTEMODE_PROHIBITED), "prohibited");
-  EXPECT_EQ(compute_mode_name(static_cast<nvmlComputeMode_t>(9)), "");
+  EXPECT_EQ(compute_mode_name(9), "");
 }
 
 TEST(NvmlVocabulary, ClockEventReasonBitsBecomeNamesInBitOrder) {

@@ -113,8 +113,11 @@ def expected(scenario_path):
 def make_scenario(tracegen, scenario, gpus):
     """The last sample of a tracegen scenario as a one-sample scenario."""
     out = os.path.join(tempfile.mkdtemp(prefix="gd_client_"), "scenario.jsonl")
+    # Not with this interpreter's preloaded sanitizer runtime (a sanitizer
+    # build's LD_PRELOAD): tracegen carries its own, and clang refuses two.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     subprocess.run([tracegen, "--scenario", scenario, "--gpus", str(gpus), "--duration",
-                    "90s", "-o", out, "-q"], check=True, timeout=60)
+                    "90s", "-o", out, "-q"], check=True, timeout=60, env=env)
     with open(out, encoding="utf-8") as f:
         lines = [l for l in f if l.strip()]
     with open(out, "w", encoding="utf-8") as f:
