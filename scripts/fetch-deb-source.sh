@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Fetches a Debian source package and unpacks it, patches applied, into DEST:
-#   scripts/fetch-deb-source.sh PACKAGE DEST
+#   scripts/fetch-deb-source.sh PACKAGE DEST [VERSION]
+#
+# VERSION pins what is built in: that version is asked for first; when the
+# sources no longer have it (a later security update replaced it), the
+# newest is taken only if it is not older than VERSION. An older source, or
+# an older one already unpacked in DEST, is refused.
 #
 # For a library Debian ships only compiled in a form the release bundle
 # cannot carry (cpp-httplib: CMakeLists.txt says why), the build uses
@@ -12,15 +17,26 @@
 # nothing is fetched again.
 set -euo pipefail
 
-if (($# != 2)); then
-  echo "usage: fetch-deb-source.sh PACKAGE DEST" >&2
+if (($# != 2 && $# != 3)); then
+  echo "usage: fetch-deb-source.sh PACKAGE DEST [VERSION]" >&2
   exit 2
 fi
 pkg=$1
 dest=$2
+pin=${3:-}
+
+# True when version $1 is not older than the pin (or there is no pin).
+at_least_pin() {
+  [[ -z $pin ]] || dpkg --compare-versions "$1" ge "$pin"
+}
+
 if [[ -f "$dest/.source-version" ]]; then
-  echo "fetch-deb-source: $(cat "$dest/.source-version") already in $dest"
-  exit 0
+  have=$(cut -d' ' -f2 "$dest/.source-version")
+  if at_least_pin "$have"; then
+    echo "fetch-deb-source: $(cat "$dest/.source-version") already in $dest"
+    exit 0
+  fi
+  echo "fetch-deb-source: $pkg $have in $dest is older than $pin: fetching again"
 fi
 for tool in apt-get dpkg-source; do
   command -v "$tool" >/dev/null || {
@@ -57,7 +73,11 @@ apt=(apt-get -q
 # A configured source without a source index (some vendors' repositories)
 # fails its own deb-src fetch only; the package is looked up in the rest.
 "${apt[@]}" update >"$work/update.log" 2>&1 || true
-if ! (cd "$work/dl" && "${apt[@]}" source --download-only "$pkg" >"$work/source.log" 2>&1); then
+fetched=false
+if [[ -n $pin ]] && (cd "$work/dl" && "${apt[@]}" source --download-only "$pkg=$pin" >"$work/source.log" 2>&1); then
+  fetched=true
+fi
+if ! $fetched && ! (cd "$work/dl" && "${apt[@]}" source --download-only "$pkg" >>"$work/source.log" 2>&1); then
   echo "fetch-deb-source: no source package '$pkg' in the configured apt sources:" >&2
   grep -hE '^E:' "$work/update.log" "$work/source.log" >&2 || tail -5 "$work/source.log" >&2
   exit 1
@@ -69,6 +89,11 @@ dsc=("$work"/dl/*.dsc)
   exit 1
 }
 version=$(sed -n 's/^Version: //p' "${dsc[0]}")
+if ! at_least_pin "$version"; then
+  echo "fetch-deb-source: the sources offer $pkg $version, older than $pin (the version" \
+    "this build pins): update the apt sources (e.g. add the security archive)" >&2
+  exit 1
+fi
 rm -rf "$dest"
 mkdir -p "$(dirname "$dest")"
 mv "$work/src" "$dest"

@@ -92,4 +92,6 @@ else
 fi
 
 # Source packages the build compiles in (CMakeLists.txt's gd_httplib).
-"$(dirname "$0")/fetch-deb-source.sh" cpp-httplib "$(cd "$(dirname "$0")/.." && pwd)/.deps/cpp-httplib"
+# The version CMakeLists.txt names (its CVE-2023-26130 fix), or a later one.
+"$(dirname "$0")/fetch-deb-source.sh" cpp-httplib "$(cd "$(dirname "$0")/.." && pwd)/.deps/cpp-httplib" \
+  0.11.4+ds-1+deb12u1

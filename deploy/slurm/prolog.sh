@@ -9,7 +9,8 @@
 #   exit 3 (could not check), 64, anything else: logged; the job starts
 #                             (a broken gate must not drain a cluster)
 # Environment: SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_GPUS or
-# CUDA_VISIBLE_DEVICES (the job's GPUs); GPUDOCTOR (default: gpudoctor on
+# CUDA_VISIBLE_DEVICES (the job's GPUs; else the job's cgroup v1 device
+# list under $GPUDOCTOR_CGROUP_ROOT, default /sys/fs/cgroup); GPUDOCTOR (default: gpudoctor on
 # PATH); SCONTROL (default: scontrol on PATH); GPUDOCTOR_LOGGER (default:
 # logger).
 # Every decision is one syslog line, tag gpudoctor-prolog:
@@ -27,9 +28,32 @@ log() {
     printf 'gpudoctor-prolog: %s\n' "$2" >&2
 }
 
+# The job's GPUs from its device cgroup, when Slurm's environment names
+# none: cgroup v1 with ConstrainDevices=yes lists each device the job may
+# open (.../devices/slurm*/uid_U/job_J/devices.list, "c 195:N rwm" for
+# /dev/nvidiaN). Prints "/dev/nvidia2,/dev/nvidia5", "all" when the list
+# allows every device, nothing when there is no such list (cgroup v2 keeps
+# it in an eBPF program, which no file shows).
+cgroup_gpus() {
+  for list in "${GPUDOCTOR_CGROUP_ROOT:-/sys/fs/cgroup}"/devices/slurm*/uid_*/job_"$1"/devices.list; do
+    [ -r "$list" ] || continue
+    head -c 65536 "$list" | awk '
+      $1 == "a" { all = 1 }
+      $1 == "c" && $2 ~ /^195:([*]|[0-9]+)$/ {
+        split($2, n, ":")
+        if (n[2] == "*") all = 1
+        else if (n[2] + 0 < 254) { out = out sep "/dev/nvidia" n[2]; sep = "," }
+      }
+      END { if (all) print "all"; else print out }'
+    return
+  done
+}
+
 # The job's GPUs: Slurm's list of indexes, else what CUDA sees (indexes or
-# UUIDs); none (a CPU-only job, or "NoDevFiles") means nothing to gate.
+# UUIDs), else the job's device cgroup; none (a CPU-only job, or
+# "NoDevFiles") means nothing to gate.
 gpus=${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}
+[ -n "$gpus" ] || gpus=$(cgroup_gpus "$job")
 case $gpus in
   '' | NoDevFiles | none)
     log info "job=$job gpus=none finding=\"no GPUs for this job\" action=none"
@@ -37,11 +61,13 @@ case $gpus in
     ;;
 esac
 
+set -- check --reason
+[ "$gpus" = all ] || set -- "$@" --gpus "$gpus"
 # gpudoctor bounds its own NVML reads; the timeout is for anything else.
 if command -v timeout >/dev/null 2>&1; then
-  reason=$(timeout 60 "$gpudoctor" check --gpus "$gpus" --reason 2>/dev/null)
+  reason=$(timeout 60 "$gpudoctor" "$@" 2>/dev/null)
 else
-  reason=$("$gpudoctor" check --gpus "$gpus" --reason 2>/dev/null)
+  reason=$("$gpudoctor" "$@" 2>/dev/null)
 fi
 rc=$?
 # One line of at most 200 characters, whatever was printed.

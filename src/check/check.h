@@ -53,6 +53,9 @@ struct Input {
 struct CheckFinding {
   Finding finding;
   std::string brief;
+  // When the kernel logged the event behind it (Unix s; 0 = not an event
+  // or its line had no stamp): the drain reason ends with it.
+  double logged_at = 0;
 };
 
 struct Result {

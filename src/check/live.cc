@@ -4,31 +4,19 @@
 
 #include <algorithm>
 
-#include "common/ascii_text.h"
+#include "model/gpu_lookup.h"
 #include "procmgmt/device_holders.h"
 #include "procmgmt/proc_entry.h"
 
 namespace gd::check {
 namespace {
 
-// A GPU index as NVML numbers them; a host has at most a few dozen.
-constexpr size_t kMaxIndexDigits = 4;
-
-bool all_digits(const std::string& s) {
-  return !s.empty() && s.size() <= kMaxIndexDigits &&
-         std::all_of(s.begin(), s.end(),
-                     [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // The GPUs `entries` name, by index; the entries NVML does not list go to
 // `absent`.
 void resolve(const TraceHeader& h, const std::vector<std::string>& entries,
              Input& in) {
   for (const auto& e : entries) {
-    std::optional<int> found;
-    for (const auto& g : h.gpus)
-      if (all_digits(e) ? g.index == std::stoi(e) : iequals(g.uuid, e))
-        found = g.index;
+    std::optional<int> found = gpu_by_name(h, e);
     if (!found) {
       in.absent.push_back(e);
     } else if (std::find(in.gpus.begin(), in.gpus.end(), *found) ==
@@ -55,15 +43,6 @@ void scan_holders(const SamplerOptions& o, Input& in) {
 }
 
 }  // namespace
-
-std::string check_gpu_entry(const std::string& entry) {
-  if (all_digits(entry)) return "";
-  if (entry.size() > 4 && entry.size() <= 80 &&
-      (entry.rfind("GPU-", 0) == 0 || entry.rfind("gpu-", 0) == 0))
-    return "";
-  return "'" + entry.substr(0, 80) +
-         "' is neither a GPU index nor a GPU UUID (GPU-...)";
-}
 
 void check_live(const SamplerOptions& options,
                 const std::vector<std::string>& gpus, LiveCheck& out) {

@@ -11,10 +11,6 @@
 
 namespace gd::check {
 
-// --gpus entries: an NVML index ("3") or a GPU UUID ("GPU-8f1c...").
-// "" when `entry` is one, else why not (a usage error).
-std::string check_gpu_entry(const std::string& entry);
-
 struct LiveCheck {
   TraceHeader header;
   Sample sample;
@@ -28,7 +24,8 @@ struct LiveCheck {
 };
 
 // `gpus`: the --gpus entries (empty = every GPU), each valid by
-// check_gpu_entry. The kernel log is read from its start (since boot).
+// check_gpu_name (model/gpu_lookup.h). The kernel log is read from its start
+// (since boot).
 void check_live(const SamplerOptions& options,
                 const std::vector<std::string>& gpus, LiveCheck& out);
 

@@ -57,6 +57,23 @@ std::string xid_brief(const std::string& text) {
   return fmt::format("Xid {} ({})", code, short_meaning(info->meaning));
 }
 
+// The newest stamp of the kernel-log lines behind an Xid finding (`code` on
+// the finding's GPU); 0 when none had one.
+double xid_logged_at(const Input& in, const Finding& f, int code) {
+  double at = 0;
+  for (const auto& e : in.sample->events)
+    if (e.kind == "xid" && e.code == code && e.logged_at &&
+        (f.gpus.empty() || e.gpu == f.gpus.front()))
+      at = std::max(at, *e.logged_at);
+  return at;
+}
+
+int xid_code_of(const std::string& text) {
+  static const std::regex code_re("Xid ([0-9]{1,6})");
+  std::smatch m;
+  return std::regex_search(text, m, code_re) ? std::stoi(m[1]) : -1;
+}
+
 std::string recovery_of(const Input& in, const Finding& f) {
   for (const auto& g : in.sample->gpus)
     if (!f.gpus.empty() && g.index == f.gpus.front() &&
@@ -98,7 +115,10 @@ void run_one_sample_rules(const Input& in, std::vector<CheckFinding>& out,
     if (!it->second.empty()) f.severity = it->second;
     if (f.severity != "critical" && f.severity != "warning") continue;
     std::string brief = brief_of(in, f);
-    out.push_back({std::move(f), std::move(brief)});
+    double at = 0;
+    if (f.id == "xid-error") at = xid_logged_at(in, f, xid_code_of(f.title));
+    if (f.id == "gpu-lost") at = xid_logged_at(in, f, 79);
+    out.push_back({std::move(f), std::move(brief), at});
   }
   for (auto& n : r.not_judged)
     if (rules.count(n.id)) not_judged.push_back(std::move(n));

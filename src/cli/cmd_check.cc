@@ -8,6 +8,7 @@
 #include "check/live.h"
 #include "cli/commands.h"
 #include "common/time_point.h"
+#include "model/gpu_lookup.h"
 #include "views/check_view.h"
 
 namespace gd {
@@ -24,7 +25,7 @@ std::vector<std::string> split_gpus(const std::string& list) {
   std::vector<std::string> out;
   std::stringstream in(list);
   for (std::string e; std::getline(in, e, ',');) {
-    if (std::string why = check::check_gpu_entry(e); !why.empty())
+    if (std::string why = check_gpu_name(e); !why.empty())
       throw CLI::ValidationError("--gpus", why);
     out.push_back(e);
   }
@@ -64,8 +65,9 @@ void add_check_command(CLI::App& app, const GlobalOptions& global) {
       "healthy, 1 warnings, 2 unhealthy, 3 could not check, 64 usage)");
   auto f = std::make_shared<CheckFlags>();
   cmd->add_option("--gpus", f->gpus,
-                  "the GPUs a job gets, which must be free: indexes or UUIDs, "
-                  "comma-separated (default all)");
+                  "the GPUs a job gets, which must be free: indexes, UUIDs "
+                  "or device files (/dev/nvidiaN), comma-separated (default "
+                  "all)");
   cmd->add_option("--since", f->since,
                   "judge kernel-log lines from this time on (a duration ago "
                   "such as 1h, Unix seconds, or a UTC date/time; default: "

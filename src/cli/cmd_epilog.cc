@@ -17,6 +17,7 @@
 #include "cli/flag_checks.h"
 #include "collect/sampler.h"
 #include "common/slurm_job_id.h"
+#include "model/gpu_lookup.h"
 #include "procmgmt/device_holders.h"
 #include "procmgmt/epilog.h"
 #include "procmgmt/kill_session.h"
@@ -53,8 +54,8 @@ class KeepingObserver : public KillObserver {
   std::vector<std::string> steps;
 };
 
-// "0,2" or "GPU-...,1" -> indexes; "" = every GPU of the header. Sets
-// `error` on a name the header does not have.
+// "0,2", "GPU-...,1" or "/dev/nvidia3" -> indexes; "" = every GPU of the
+// header. Sets `error` on a name the header does not have.
 std::vector<int> resolve_gpus(const TraceHeader& h, const std::string& list,
                               std::string& error) {
   std::vector<int> out;
@@ -65,14 +66,12 @@ std::vector<int> resolve_gpus(const TraceHeader& h, const std::string& list,
   std::stringstream in(list);
   std::string item;
   while (std::getline(in, item, ',')) {
-    int found = -1;
-    for (const GpuInfo& g : h.gpus)
-      if (item == g.uuid || item == std::to_string(g.index)) found = g.index;
-    if (found < 0) {
+    std::optional<int> found = gpu_by_name(h, item);
+    if (!found) {
       error = "--gpus: no GPU '" + item.substr(0, 64) + "' on this node";
       return {};
     }
-    out.push_back(found);
+    out.push_back(*found);
   }
   return out;
 }
@@ -189,8 +188,8 @@ void add_epilog_command(CLI::App& app, const GlobalOptions& global) {
   auto f = std::make_shared<EpilogFlags>();
   cmd->add_option("--job", f->job, "the Slurm job id")->required();
   cmd->add_option("--gpus", f->gpus,
-                  "the job's GPUs: indexes or UUIDs, comma-separated "
-                  "(default: every GPU)");
+                  "the job's GPUs: indexes, UUIDs or device files "
+                  "(/dev/nvidiaN), comma-separated (default: every GPU)");
   add_duration_option(*cmd, "--grace", f->grace_s, kGraceRange,
                       "wait after SIGTERM before SIGKILL (default 10s)");
   add_duration_option(*cmd, "--memory-timeout", f->memory_timeout_s,

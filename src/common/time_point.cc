@@ -84,4 +84,16 @@ std::string utc_text(double t) {
   return buf;
 }
 
+std::string utc_hms(double t) {
+  // Past the year 9999 is no time a log stamps (and would not fit time_t's
+  // conversion on every platform).
+  if (!(t > 0) || !(t < 253402300800.0)) return "";
+  std::time_t secs = static_cast<std::time_t>(std::floor(t));
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  return buf;
+}
+
 }  // namespace gd

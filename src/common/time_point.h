@@ -16,6 +16,10 @@ std::string check_time_point(const std::string& text);
 // "2024-11-22T08:00:00Z".
 std::string utc_text(double t);
 
+// "08:00:00" (UTC), the short time a drain reason carries; "" when `t` is
+// not a time (0, negative, NaN).
+std::string utc_hms(double t);
+
 struct TimeSpan {
   double start = 0, end = 0;
 };

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "http_client/bounded_stream.h"
+#include "http_client/trust_store.h"
 
 namespace gd::http {
 namespace {
@@ -70,7 +71,10 @@ std::unique_ptr<httplib::ClientImpl> make_client(const Url& url,
   if (!who.user.empty()) client->set_basic_auth(who.user, who.password);
   if (!who.bearer_token.empty())
     client->set_bearer_token_auth(who.bearer_token);
-  if (!who.ca_file.empty()) client->set_ca_cert_path(who.ca_file);
+  if (!who.ca_file.empty())
+    client->set_ca_cert_path(who.ca_file);
+  else if (url.https && !fallback_ca_bundle().empty())
+    client->set_ca_cert_path(fallback_ca_bundle());
   return client;
 }
 

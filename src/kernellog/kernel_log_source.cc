@@ -1,6 +1,7 @@
 // KernelLogSource: non-blocking follower of /dev/kmsg or of a plain file.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,16 @@ namespace {
 // text plus dictionary on current kernels, 8 KiB on old ones); read() with a
 // buffer that is too small fails with EINVAL without consuming the record.
 constexpr size_t kReadBuffer = 64 * 1024;
+
+// The wall-clock time of boot as the kernel's log stamps count it: their
+// clock is the monotonic one (no suspend), as `dmesg -T` assumes too.
+double boot_wall_time() {
+  timespec real{}, mono{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  return static_cast<double>(real.tv_sec - mono.tv_sec) +
+         static_cast<double>(real.tv_nsec - mono.tv_nsec) * 1e-9;
+}
 }  // namespace
 
 struct KernelLogSource::Impl {
@@ -33,17 +44,17 @@ struct KernelLogSource::Impl {
   KernelLogClassifier classifier;
   uint64_t unclassified = 0;
   std::optional<double> skip_before;  // seconds after boot
+  double boot_time = boot_wall_time();
 
   // One line of the log; `left_out` bytes of it were cut off.
   void take(std::string_view line, size_t left_out, const PciIndex& pci,
             std::vector<Event>& out) {
-    if (skip_before) {
-      auto at = kernellog::line_uptime_s(line);
-      if (at && *at < *skip_before) return;
-    }
+    auto at = kernellog::line_uptime_s(line);
+    if (skip_before && at && *at < *skip_before) return;
     auto r = classifier.classify(line, pci);
     if (!r.classified) ++unclassified;
     if (!r.event) return;
+    if (at) r.event->logged_at = boot_time + *at;
     if (left_out) cap_text(r.event->text, kKernelLineMax, left_out);
     out.push_back(std::move(*r.event));
   }

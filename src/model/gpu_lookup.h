@@ -1,5 +1,10 @@
-// Finding one GPU by index in the model (header-only: a lookup, no logic).
+// Finding one GPU in the model: by index, or by any name a user or a
+// scheduler gives it (an NVML index, a UUID, a device file).
 #pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "model/sample.h"
 
@@ -11,5 +16,15 @@ inline const GpuInfo* find_gpu_info(const TraceHeader& header, int index) {
     if (g.index == index) return &g;
   return nullptr;
 }
+
+// "" when `name` has the shape of a GPU name: an NVML index ("3"), a GPU
+// UUID ("GPU-8f1c...", any case), or a device file ("/dev/nvidia3": the
+// GPU whose minor number is 3, as a job's device cgroup lists it); else
+// why not, for a usage error.
+std::string check_gpu_name(std::string_view name);
+
+// The index of the GPU `name` names in `header`; nullopt when none.
+std::optional<int> gpu_by_name(const TraceHeader& header,
+                               std::string_view name);
 
 }  // namespace gd

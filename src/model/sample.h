@@ -354,6 +354,10 @@ struct Event {
   // Project extension: the PCI address the line names (nvrm, pcie_aer),
   // kept when it maps to no GPU of the trace (gpu-missing names it).
   std::string pci_address;
+  // Project extension: when the kernel logged the line (Unix seconds), from
+  // its since-boot stamp and this machine's boot time; null when the line
+  // has no stamp. A drain reason names an Xid by it.
+  opt<double> logged_at{};
 };
 
 // A Slurm job's name, user and partition, as scontrol told them (capped,

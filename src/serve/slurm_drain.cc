@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
-
+#include "common/time_point.h"
 #include "diagnose/xid_catalog.h"
 #include "serve/alerting.h"
 
@@ -26,14 +25,6 @@ std::string xid_words(const std::string& title) {
   if (const XidInfo* info = find_xid(code); info && *info->meaning)
     text += std::string(": ") + info->meaning;
   return text;
-}
-
-std::string hms_utc(double t) {
-  if (!(t > 0)) return "";
-  std::time_t s = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  return fmt::format("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 // Printable ASCII only (the reason reaches scontrol, sinfo and terminals),
@@ -87,7 +78,7 @@ std::optional<SlurmDrainCandidate> slurm_drain_candidate(
       if (g.index == best_gpu && !g.pci_bus_id.empty())
         where += " " + g.pci_bus_id;
   }
-  std::string when = hms_utc(best->start);
+  std::string when = utc_hms(best->start);
   SlurmDrainCandidate c;
   c.key = AlertTracker::key_of(*best);
   c.id = best->id;

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "common/run_program.h"
 #include "common/slurm_job_id.h"
-#include "slurm/run_bounded.h"
 
 namespace gd::slurm {
 
@@ -27,10 +27,15 @@ std::optional<ScontrolJob> ask_scontrol(const std::string& scontrol,
     say("not a Slurm job id");
     return std::nullopt;
   }
-  RunResult r = run_bounded({scontrol, "show", "job", "-o", id}, deadline,
-                            JobNames::kMaxOutput, running);
+  ProgramOptions options;
+  options.deadline_s = std::chrono::duration<double>(deadline).count();
+  options.max_output = JobNames::kMaxOutput;
+  options.with_stderr = false;
+  options.kill_past_cap = true;
+  options.running = running;
+  ProgramResult r = run_program({scontrol, "show", "job", "-o", id}, options);
   if (!r.started) {
-    say("cannot run " + r.error);
+    say(r.error);
     return std::nullopt;
   }
   if (r.timed_out) {
@@ -39,10 +44,11 @@ std::optional<ScontrolJob> ask_scontrol(const std::string& scontrol,
     return std::nullopt;
   }
   if (r.exit_code != 0 && !r.output_cut) {
-    say(scontrol + " exited with " + std::to_string(r.exit_code));
+    say(scontrol + " exited with " +
+        (r.exit_code ? std::to_string(*r.exit_code) : "a signal"));
     return std::nullopt;
   }
-  auto job = parse_scontrol_job(r.out, id);
+  auto job = parse_scontrol_job(r.output, id);
   if (!job) say(scontrol + " printed no line for job " + id);
   return job;
 }

@@ -171,7 +171,8 @@ void clear_host_sample(HostSample& o) {
   X(pid, plain)            \
   X(text, plain)           \
   X(severity, plain)       \
-  X(pci_address, plain)
+  X(pci_address, plain)    \
+  X(logged_at, plain)
 
 void parse_event(const Loc& loc, object obj, Event& o) {
   enum class Key { GD_EVENT_FIELDS(GD_KEY_ENUM) };

@@ -462,6 +462,10 @@ void append_event(std::string& out, const Event& e) {
   string(out, e.text);
   if_known(out, ",\"severity\":", e.severity);
   if_known(out, ",\"pci_address\":", e.pci_address);
+  if (e.logged_at) {
+    lit(out, ",\"logged_at\":");
+    value(out, e.logged_at);
+  }
   out.push_back('}');
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/int_list.h"
 #include "common/terminal_text.h"
+#include "common/time_point.h"
 #include "diagnose/finding_json.h"
 #include "model/gpu_lookup.h"
 
@@ -59,10 +60,15 @@ std::string check_reason(const check::Result& r, const TraceHeader& header) {
   std::string more;
   if (r.findings.size() > 1)
     more = fmt::format("; +{} more", r.findings.size() - 1);
+  // A kernel-log event carries its time (UTC), kept whole when the rest is
+  // cut: "which Xid" is told apart by when it came.
+  std::string when;
+  if (std::string t = utc_hms(worst.logged_at); !t.empty()) when = " " + t;
   std::string line = reason_safe("gpudoctor: " + where + worst.brief);
-  if (line.size() + more.size() > kCheckReasonMax)
-    line.resize(kCheckReasonMax - more.size() - 3), line += "...";
-  return line + more;
+  const size_t tail = when.size() + more.size();
+  if (line.size() + tail > kCheckReasonMax)
+    line.resize(kCheckReasonMax - tail - 3), line += "...";
+  return line + when + more;
 }
 
 std::string format_check_text(const check::Result& r,

@@ -15,9 +15,10 @@ std::string format_check_text(const check::Result& r,
 // shape, each with "reason"), "not_judged", "checked", "reason"}.
 std::string format_check_json(const check::Result& r,
                               const TraceHeader& header);
-// "gpudoctor: GPU 5 00000000:9A:00.0 Xid 79 (it fell off the bus)", the
-// worst finding, at most kCheckReasonMax bytes of printable ASCII with no
-// double quote; "" when healthy.
+// "gpudoctor: GPU 5 00000000:9A:00.0 Xid 79 (it fell off the bus) 12:03:11",
+// the worst finding (a kernel-log event with its time, UTC), at most
+// kCheckReasonMax bytes of printable ASCII with no double quote; "" when
+// healthy.
 std::string check_reason(const check::Result& r, const TraceHeader& header);
 inline constexpr size_t kCheckReasonMax = 200;
 

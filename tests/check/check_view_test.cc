@@ -17,9 +17,15 @@ TEST(CheckView, ReasonNamesTheGpuItsBusIdAndTheWorstProblem) {
             "NVRM: Xid (PCI:0000:12:00): 79, GPU has fallen off the bus."));
   h.header.gpus[0].persistence_mode = false;
   Result r = h.judge();
+  // No stamp on the line: no time.
   EXPECT_EQ(check_reason(r, h.header),
             "gpudoctor: GPU 2 00000000:12:00.0 Xid 79 (it fell off the bus); "
             "+2 more");
+  // The kernel's stamp: the time (UTC) the Xid was logged.
+  h.sample.events.back().logged_at = 1732276991;  // 2024-11-22T12:03:11Z
+  EXPECT_EQ(check_reason(h.judge(), h.header),
+            "gpudoctor: GPU 2 00000000:12:00.0 Xid 79 (it fell off the bus) "
+            "12:03:11; +2 more");
   EXPECT_EQ(check_reason(Host().judge(), h.header), "");
 }
 
@@ -40,6 +46,16 @@ TEST(CheckView, ReasonIsOneSafeLineOfAtMost200Chars) {
   EXPECT_EQ(
       reason.rfind("gpudoctor: GPU 1 00000000:11:00.0 pid 9 (x'??[31my", 0), 0u)
       << reason;
+}
+
+TEST(CheckView, AFatalSxidCarriesItsTime) {
+  Host h;
+  h.sample.events.push_back(event("sxid", std::nullopt, 24007,
+                                  "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): "
+                                  "24007, Fatal, Link 44"));
+  h.sample.events.back().logged_at = 1732276991;
+  EXPECT_EQ(check_reason(h.judge(), h.header),
+            "gpudoctor: NVSwitch fatal SXid 24007 12:03:11");
 }
 
 TEST(CheckView, JsonHasTheContractsFields) {

@@ -33,6 +33,7 @@ SLURMD = shutil.which("slurmd", path="/usr/sbin:/usr/bin:" + os.environ.get("PAT
 MUNGED = shutil.which("munged", path="/usr/sbin:/usr/bin:" + os.environ.get("PATH", ""))
 SCONTROL = shutil.which("scontrol") or "/usr/bin/scontrol"
 SBATCH = shutil.which("sbatch") or "/usr/bin/sbatch"
+SCANCEL = shutil.which("scancel") or "/usr/bin/scancel"
 
 
 

@@ -6,8 +6,10 @@ deploy/slurm/prolog.sh driving it with a fake scontrol."""
 import json
 import os
 import pwd
+import re
 import subprocess
 import sys
+import time
 import unittest
 
 from gd_e2e import E2E, FAKE_NVML, GPUDOCTOR, TRAINER, spawn_python, unused_pid, write_scenario
@@ -24,6 +26,20 @@ files = [open(p, "rb") for p in sys.argv[1:]]
 print(os.getpid(), flush=True)
 time.sleep(120)
 """
+
+
+def reason_time(reason):
+    """The HH:MM:SS a drain reason ends with (before "; +N more")."""
+    m = re.search(r" (\d\d:\d\d:\d\d)(; \+\d+ more)?$", reason.rstrip("\n"))
+    return m.group(1) if m else None
+
+
+def logged_hms(stamp_s):
+    """HH:MM:SS (UTC) of a kernel line stamped `stamp_s` seconds after
+    boot, as gpudoctor works it out (boot = now less the monotonic clock);
+    the set of the second either side, for the clocks' read apart."""
+    boot = time.time() - time.monotonic()
+    return {time.strftime("%H:%M:%S", time.gmtime(boot + stamp_s + d)) for d in (-1, 0, 1)}
 
 
 def xid_line(bus, code, text, stamp="100.000000"):
@@ -106,6 +122,8 @@ class Check(CheckBase):
         self.assertTrue(line.startswith(f"gpudoctor: GPU 5 {bus} "), line)
         self.assertIn("Xid 79", line)
         self.assertIn("fell off the bus", line)
+        # When the kernel logged it: the line's stamp (100 s after boot).
+        self.assertIn(reason_time(line), logged_hms(100), line)
 
     def test_since_leaves_out_older_lines(self):
         bus = self.header["gpus"][5]["pci_bus_id"]
@@ -213,7 +231,7 @@ printf '%s\\n' "$*" >> {out}
 """
 
 
-class Prolog(CheckBase):
+class PrologRunner(CheckBase):
     """deploy/slurm/prolog.sh with the real gpudoctor on the fake NVML and a
     fake scontrol (and logger) that record their arguments."""
 
@@ -242,6 +260,8 @@ class Prolog(CheckBase):
         with open(path) as f:
             return f.read()
 
+
+class Prolog(PrologRunner):
     def test_xid_79_drains_the_node_with_the_reason_and_fails(self):
         bus = self.header["gpus"][5]["pci_bus_id"]
         with open(self.kmsg, "w") as f:
@@ -276,6 +296,73 @@ class Prolog(CheckBase):
         self.assertEqual(self.read(self.calls), "")
         self.assertIn("persistence mode off", self.read(self.logs))
         self.assertIn("action=log", self.read(self.logs))
+
+
+
+class PrologDeviceCgroup(PrologRunner):
+    """The job's GPUs from its cgroup v1 device list when Slurm's
+    environment names none: a real devices cgroup in Slurm's layout
+    (devices/slurm_<node>/uid_0/job_J) that allows one GPU's device file,
+    /dev/nvidia<minor>, where minor numbers are not the NVML indexes."""
+
+    JOB = "5432109"  # an id no other test's job has
+
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            self.fail("this test makes a devices cgroup: run it as root")
+        for g in self.header["gpus"]:
+            g["minor_number"] = (g["index"] + 3) % 8  # GPU 4 is /dev/nvidia7
+        root = "/sys/fs/cgroup/devices"
+        if not os.path.isdir(root):
+            self.fail("no cgroup v1 devices hierarchy at /sys/fs/cgroup/devices")
+        self.cgroups = []
+        path = root
+        for part in (f"slurm_gdcheck{os.getpid()}", "uid_0", f"job_{self.JOB}"):
+            path = os.path.join(path, part)
+            os.mkdir(path)
+            self.cgroups.append(path)
+        self.job_cgroup = path
+
+    def tearDown(self):
+        for d in reversed(self.cgroups):
+            os.rmdir(d)
+        super().tearDown()
+
+    def allow_only(self, *rules):
+        with open(os.path.join(self.job_cgroup, "devices.deny"), "w") as f:
+            f.write("a")
+        for rule in rules:
+            with open(os.path.join(self.job_cgroup, "devices.allow"), "w") as f:
+                f.write(rule)
+
+    def test_the_listed_gpu_is_gated_by_its_minor_number(self):
+        self.allow_only("c 1:3 rwm", "c 195:7 rwm", "c 195:255 rwm")  # null, GPU 4, nvidiactl
+        listed = open(os.path.join(self.job_cgroup, "devices.list")).read().splitlines()
+        self.assertIn("c 195:7 rwm", listed)
+        gone = unused_pid()
+        self.add_process(4, gone, 40 * GiB)
+        self.add_process(1, unused_pid(), 40 * GiB)  # not the job's GPU
+        p = self.prolog({"SLURM_JOB_ID": self.JOB})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        calls = self.read(self.calls)
+        self.assertIn("reason=gpudoctor: GPU 4 ", calls)
+        self.assertIn(f"pid {gone} gone", calls)
+        self.assertIn(f"job={self.JOB} gpus=/dev/nvidia7 finding=", self.read(self.logs))
+
+    def test_a_clean_listed_gpu_passes_and_all_devices_means_every_gpu(self):
+        self.allow_only("c 195:7 rwm")
+        self.add_process(1, unused_pid(), 40 * GiB)  # GPU 1 is /dev/nvidia4
+        p = self.prolog({"SLURM_JOB_ID": self.JOB})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.read(self.calls), "")
+        # Every device allowed: the job may open every GPU, all are gated.
+        with open(os.path.join(self.job_cgroup, "devices.allow"), "w") as f:
+            f.write("a")
+        p = self.prolog({"SLURM_JOB_ID": self.JOB})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("reason=gpudoctor: GPU 1 ", self.read(self.calls))
+        self.assertIn(f"job={self.JOB} gpus=all finding=", self.read(self.logs))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import unittest
 
 from gd_e2e import FAKE_NVML, GPUDOCTOR, unused_pid
 from gd_slurm import SCONTROL, SlurmCluster, node_reason
-from test_check import GiB, PROLOG, CheckBase, xid_line
+from test_check import GiB, PROLOG, CheckBase, logged_hms, reason_time, xid_line
 from test_serve import Serve, first_sample_scenario
 
 # Xid 79 on the 4-GPU scenario's GPU 2 (00000000:47:00.0), as the driver logs it.
@@ -321,6 +321,7 @@ class PrologGate(CheckBase):
         reason = node_reason(fields)
         self.assertTrue(reason.startswith(f"gpudoctor: GPU 5 {bus} Xid 79"), reason)
         self.assertIn("fell off the bus", reason)
+        self.assertIn(reason_time(reason), logged_hms(100), reason)  # the Xid's time
         self.assertLessEqual(len(reason), 200)
         line = self.wait_log(f"job={job} gpus=0,1 finding=\"{reason}\" action=drain node={s.node}")
         self.assertIn("-p user.err", line)

@@ -40,8 +40,11 @@ Scenario Scenario::load(const std::string& path) {
     gpus.push_back(std::move(s.gpus));
     s = gd::Sample{};
   }
-  return Scenario(reader.header(), std::move(offsets), std::move(gpus),
-                  header_loop_flag(path));
+  Scenario out(reader.header(), std::move(offsets), std::move(gpus),
+               header_loop_flag(path));
+  out.set_ended_processes_free_memory(
+      header_flag(path, "ended_processes_free_memory"));
+  return out;
 }
 
 double Scenario::period_s() const {
@@ -69,6 +72,35 @@ const gd::GpuSample* Scenario::gpu(size_t sample, int gpu_index) const {
 }
 
 bool header_loop_flag(const std::string& path) {
+  return header_flag(path, "loop");
+}
+
+namespace {
+bool ended(uint32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return true;
+  auto close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() ||
+         stat[close + 2] == 'Z';
+}
+}  // namespace
+
+gd::GpuSample without_ended_processes(const gd::GpuSample& gpu) {
+  gd::GpuSample out = gpu;
+  if (!out.processes) return out;
+  uint64_t freed = 0;
+  std::erase_if(*out.processes, [&](const gd::GpuProcess& p) {
+    if (!ended(p.pid)) return false;
+    freed += p.used_bytes.value_or(0);
+    return true;
+  });
+  if (out.mem_used_bytes)
+    *out.mem_used_bytes -= std::min(*out.mem_used_bytes, freed);
+  return out;
+}
+
+bool header_flag(const std::string& path, const char* name) {
   std::ifstream in(path, std::ios::binary);
   std::string line;
   if (!in || !std::getline(in, line)) return false;
@@ -79,7 +111,7 @@ bool header_loop_flag(const std::string& path) {
   }
   auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return false;
-  auto it = j.find("loop");
+  auto it = j.find(name);
   return it != j.end() && it->is_boolean() && it->get<bool>();
 }
 

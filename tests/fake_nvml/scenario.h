@@ -23,6 +23,11 @@ class Scenario {
   const gd::TraceHeader& header() const { return header_; }
   bool loop() const { return loop_; }
   void set_loop(bool loop) { loop_ = loop; }  // FAKE_NVML_LOOP=1
+  // Header "ended_processes_free_memory": true: as the driver does, a
+  // listed process that has ended (no /proc entry, or a zombie) is no
+  // longer listed and its memory no longer counts as used.
+  bool ended_processes_free_memory() const { return frees_; }
+  void set_ended_processes_free_memory(bool on) { frees_ = on; }
   size_t sample_count() const { return offsets_.size(); }
 
   // Index of the sample in effect `s` seconds after start: the latest whose
@@ -45,11 +50,18 @@ class Scenario {
   std::vector<double> offsets_;                   // per sample, from first
   std::vector<std::vector<gd::GpuSample>> gpus_;  // per sample
   bool loop_ = false;
+  bool frees_ = false;
 };
 
 // Reads the header field "loop" straight from line 1 of a plain-text scenario
 // (the trace reader keeps only the fields of the data model). False for a
 // compressed file or when absent.
 bool header_loop_flag(const std::string& path);
+// The same for any boolean header field `name`.
+bool header_flag(const std::string& path, const char* name);
+
+// `gpu` as the driver would report it now when ended processes free their
+// memory: the ended ones dropped, their bytes taken off mem_used_bytes.
+gd::GpuSample without_ended_processes(const gd::GpuSample& gpu);
 
 }  // namespace fake_nvml

@@ -301,6 +301,11 @@ void DeviceCall::run(const char* function) {
   auto idx = world_->scenario.sample_at(now);
   const gd::GpuSample* s = idx ? world_->scenario.gpu(*idx, gpu) : nullptr;
   sample_ = s ? s : &kNoSample;
+  if (s && world_->scenario.ended_processes_free_memory()) {
+    adjusted_ =
+        std::make_shared<const gd::GpuSample>(without_ended_processes(*s));
+    sample_ = adjusted_.get();
+  }
   auto lost_after = faults.lost_after_s(gpu);
   auto gone_after = faults.gone_after_s(gpu);
   if (sample_->lost || (lost_after && now >= *lost_after) ||

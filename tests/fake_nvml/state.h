@@ -106,6 +106,8 @@ class DeviceCall {
   unsigned slot_ = 0;
   int mig_index_ = -1;
   const gd::GpuSample* sample_ = nullptr;
+  // The sample with ended processes dropped, when the scenario asks.
+  std::shared_ptr<const gd::GpuSample> adjusted_;
   const gd::MigInstance* mig_ = nullptr;
 };
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -79,6 +80,22 @@ TEST(KernelLogFile, FromStartReadsExistingLinesInOrder) {
   EXPECT_EQ(events[0].code, 79);
   EXPECT_EQ(events[0].pid, 77u);
   EXPECT_EQ(events[1].kind, "oom_kill");
+}
+
+TEST(KernelLogFile, EventsCarryTheTimeTheKernelStampedThem) {
+  TempLog log;
+  log.append(std::string(kXid) + "NVRM: Xid (PCI:0000:07:00): 13, no stamp\n");
+  KernelLogSource src(log.path(), /*from_start=*/true);
+  auto events = src.poll(one_gpu());
+  ASSERT_EQ(events.size(), 2u);
+  // Boot (now less the monotonic clock) plus the line's 10 s.
+  timespec real{}, mono{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  const double boot = static_cast<double>(real.tv_sec - mono.tv_sec);
+  ASSERT_TRUE(events[0].logged_at);
+  EXPECT_NEAR(*events[0].logged_at, boot + 10, 2);
+  EXPECT_FALSE(events[1].logged_at) << "a line without a stamp has no time";
 }
 
 TEST(KernelLogFile, HalfWrittenLineWaitsForItsNewline) {

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "serve/slurm_api.h"
@@ -309,7 +310,7 @@ class FakeScontrol : public ::testing::Test {
     script = dir + "/scontrol";
     log = dir + "/calls";
   }
-  void TearDown() override { std::system(("rm -rf " + dir).c_str()); }
+  void TearDown() override { std::filesystem::remove_all(dir); }
   void write(const std::string& body) {
     std::ofstream(script) << "#!/bin/sh\necho \"$@\" >> " << log << "\n"
                           << body;

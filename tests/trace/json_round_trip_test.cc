@@ -449,6 +449,8 @@ TEST(TraceJson, AdditionsToVersion1UseTheContractNames) {
   EXPECT_EQ(s["gpus"][1]["recovery_action"], "drain_and_reset");
   EXPECT_EQ(s["processes"][0]["dev_shm_bytes"], 67108864);
   EXPECT_EQ(s["processes"][0]["ns_pid"], 17);
+  EXPECT_EQ(s["events"][0]["logged_at"], 1732276991.25);
+  EXPECT_FALSE(s["events"][1].contains("logged_at"));
   EXPECT_EQ(s["events"][1]["kind"], "pcie_aer");
   EXPECT_EQ(s["events"][1]["severity"], "corrected");
   EXPECT_EQ(s["device_holders"][0]["devices"][1], "nvidiactl");

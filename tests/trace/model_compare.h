@@ -144,6 +144,7 @@ inline void expect_same(const Event& a, const Event& b) {
   EXPECT_EQ(a.text, b.text);
   EXPECT_EQ(a.severity, b.severity);
   EXPECT_EQ(a.pci_address, b.pci_address);
+  EXPECT_EQ(a.logged_at, b.logged_at);
 }
 
 inline void expect_same(const Sample& a, const Sample& b) {

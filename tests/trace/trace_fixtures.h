@@ -267,7 +267,8 @@ inline Sample full_sample(double t = 1732262400.123456) {
                     .text = "NVRM: Xid (PCI:0000:07:00): 79, pid=1234, GPU "
                             "has fallen off the bus.",
                     .severity = "",
-                    .pci_address = "0000:07:00.0"},
+                    .pci_address = "0000:07:00.0",
+                    .logged_at = 1732276991.25},
               Event{.kind = "pcie_aer",
                     .gpu = 1,
                     .code = 0,

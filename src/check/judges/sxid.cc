@@ -4,6 +4,7 @@
 // "Non-fatal") are corrected and counted, and do not stop a job.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "check/judges/judge_util.h"
@@ -18,12 +19,18 @@ void judge_sxid(const Input& in, std::vector<CheckFinding>& out,
                                             in.header->kernel_log_error});
     return;
   }
-  std::map<int, std::pair<size_t, std::string>> fatal;  // code -> count, line
+  struct Seen {
+    size_t count = 0;
+    std::string line;      // the first
+    double logged_at = 0;  // the newest stamp
+  };
+  std::map<int, Seen> fatal;  // by code
   for (const auto& e : in.sample->events) {
     if (e.kind != kEventSxid || icontains(e.text, "non-fatal")) continue;
     if (!icontains(e.text, "fatal")) continue;
-    auto& [count, line] = fatal[e.code.value_or(-1)];
-    if (count++ == 0) line = e.text;
+    Seen& seen = fatal[e.code.value_or(-1)];
+    if (seen.count++ == 0) seen.line = e.text;
+    seen.logged_at = std::max(seen.logged_at, e.logged_at.value_or(0));
   }
   for (const auto& [code, seen] : fatal) {
     CheckFinding c;
@@ -31,14 +38,15 @@ void judge_sxid(const Input& in, std::vector<CheckFinding>& out,
     f.id = "sxid-error";
     f.severity = "critical";
     f.title = fmt::format("NVSwitch logged fatal SXid {}", code);
-    f.evidence = fmt::format("{} line{}; first: \"{}\"", seen.first,
-                             seen.first == 1 ? "" : "s", seen.second);
+    f.evidence = fmt::format("{} line{}; first: \"{}\"", seen.count,
+                             seen.count == 1 ? "" : "s", seen.line);
     f.action =
         "Drain the node and reset the fabric (reboot): a fatal SXid takes "
         "NVSwitch links down. Look the code up in NVIDIA's NVSwitch SXid "
         "list and collect nvidia-bug-report.sh output if it repeats.";
     f.start = f.end = in.sample->t;
     c.brief = fmt::format("NVSwitch fatal SXid {}", code);
+    c.logged_at = seen.logged_at;
     out.push_back(std::move(c));
   }
 }
