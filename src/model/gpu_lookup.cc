@@ -12,7 +12,8 @@ constexpr std::string_view kDevicePrefix = "/dev/nvidia";
 
 std::optional<int> small_number(std::string_view s) {
   if (s.empty() || s.size() > kMaxIndexDigits ||
-      !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      !std::all_of(s.begin(), s.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
   int n = 0;
   std::from_chars(s.data(), s.data() + s.size(), n);

@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 class TrustStore : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gd_trust_" + std::to_string(::getpid()));
+    dir_ =
+        fs::temp_directory_path() / ("gd_trust_" + std::to_string(::getpid()));
     fs::create_directories(dir_ / "empty_certs");
     fs::create_directories(dir_ / "certs");
     std::ofstream(dir_ / "certs" / "5ed36f99.0") << "PEM\n";
@@ -54,9 +54,9 @@ TEST_F(TrustStore, ElsewhereTheSystemsBundle) {
                                {p("missing.crt"), p("rhel.crt")}),
             p("rhel.crt"));
   // An empty certs folder counts as none.
-  EXPECT_EQ(fallback_ca_bundle(p("none.pem"), p("empty_certs"),
-                               {p("rhel.crt")}),
-            p("rhel.crt"));
+  EXPECT_EQ(
+      fallback_ca_bundle(p("none.pem"), p("empty_certs"), {p("rhel.crt")}),
+      p("rhel.crt"));
   // A folder is no bundle; nothing found: OpenSSL's defaults, and the
   // error names --ca-file.
   EXPECT_EQ(fallback_ca_bundle(p("none.pem"), p("none"),
@@ -66,12 +66,10 @@ TEST_F(TrustStore, ElsewhereTheSystemsBundle) {
 
 TEST_F(TrustStore, TheEnvironmentIsOpenSslsToHonour) {
   ::setenv("SSL_CERT_FILE", p("debian.pem").c_str(), 1);
-  EXPECT_EQ(fallback_ca_bundle(p("none.pem"), p("none"), {p("rhel.crt")}),
-            "");
+  EXPECT_EQ(fallback_ca_bundle(p("none.pem"), p("none"), {p("rhel.crt")}), "");
   ::unsetenv("SSL_CERT_FILE");
   ::setenv("SSL_CERT_DIR", p("certs").c_str(), 1);
-  EXPECT_EQ(fallback_ca_bundle(p("none.pem"), p("none"), {p("rhel.crt")}),
-            "");
+  EXPECT_EQ(fallback_ca_bundle(p("none.pem"), p("none"), {p("rhel.crt")}), "");
 }
 
 TEST(SystemCaBundles, DebianFirstThenRhel) {
