@@ -60,6 +60,10 @@ test_pkgs=(
   chromium python3-websocket
   # `top` e2e tests: the TUI runs in a real terminal (tests/e2e/gd_tmux.py).
   tmux
+  # The command-table test (tests/e2e/test_command_table.py): the generated
+  # completions run in the real shells (bash's bash-completion, zsh, fish)
+  # and the man pages are read by man's own checker (groff).
+  bash-completion zsh fish groff-base man-db
   # serve's remote kill e2e test calls POST /api/v1/kill as docs/serve.md does.
   curl
   # scripts/package.sh builds the .rpm for RHEL/Rocky 9 with rpmbuild, and

@@ -8,7 +8,7 @@ prefix="${1:-/usr/local}"
 scripts/install-deps.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DGD_BUILD_TESTS=OFF -DGD_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX="$prefix"
-cmake --build build/release --target gpudoctor
+cmake --build build/release --target gpudoctor gpudoctor-manuals
 SUDO=""
 if [[ $(id -u) -ne 0 && ! -w "$prefix" ]]; then SUDO="sudo"; fi
 $SUDO cmake --install build/release --strip

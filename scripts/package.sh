@@ -97,7 +97,9 @@ if [[ -z "$build_dir" ]]; then
 fi
 [[ -f "$build_dir/CMakeCache.txt" ]] || {
   echo "package.sh: $build_dir is not a configured CMake build" >&2; exit 1; }
-if ((!no_build)); then cmake --build "$build_dir" --target gpudoctor gpudoctor-full; fi
+if ((!no_build)); then
+  cmake --build "$build_dir" --target gpudoctor gpudoctor-full gpudoctor-manuals
+fi
 build_dir=$(cd "$build_dir" && pwd)
 
 # The version: the header CMake generated from project(VERSION), the one
@@ -264,6 +266,17 @@ if ((make_deb || make_rpm)); then
     > "$tree/usr/lib/systemd/system/gpudoctor.service"
   chmod 0644 "$tree/usr/lib/systemd/system/gpudoctor.service"
   install -m 0644 LICENSE "$tree/usr/share/doc/gpudoctor/copyright"
+  # The manual pages (gzipped, as man-db reads them) and the completions,
+  # written by the build from the command table.
+  mkdir -p "$tree/usr/share/man/man1" "$tree/usr/share/bash-completion/completions" \
+           "$tree/usr/share/zsh/vendor-completions" "$tree/usr/share/fish/vendor_completions.d"
+  for page in "$build_dir"/share/man/man1/*.1; do
+    gzip -n -9 -c "$page" > "$tree/usr/share/man/man1/$(basename "$page").gz"
+  done
+  completions="$build_dir/share/completions"
+  install -m 0644 "$completions/gpudoctor.bash" "$tree/usr/share/bash-completion/completions/gpudoctor"
+  install -m 0644 "$completions/_gpudoctor" "$tree/usr/share/zsh/vendor-completions/_gpudoctor"
+  install -m 0644 "$completions/gpudoctor.fish" "$tree/usr/share/fish/vendor_completions.d/gpudoctor.fish"
   set_modes "$tree"
   find "$tree" -exec touch -h -d "@$mtime" {} +
 fi
@@ -349,6 +362,10 @@ cp -a "$tree/." %{buildroot}/
 /usr/bin/gpudoctor
 /usr/bin/gpudoctor-full
 /usr/lib/systemd/system/gpudoctor.service
+/usr/share/man/man1/*
+/usr/share/bash-completion/completions/gpudoctor
+/usr/share/zsh/vendor-completions/_gpudoctor
+/usr/share/fish/vendor_completions.d/gpudoctor.fish
 %doc /usr/share/doc/gpudoctor
 EOF
   # Packed as staged: no stripping, no /usr/lib/.build-id links, no debuginfo

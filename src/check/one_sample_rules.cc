@@ -47,11 +47,17 @@ std::string short_meaning(std::string_view meaning) {
   return std::string(meaning.substr(0, kMax));
 }
 
-std::string xid_brief(const std::string& text) {
-  static const std::regex code_re("Xid ([0-9]+)");
+// The Xid code a finding's text names; -1 when none, or one of more than six
+// digits (no code is: they end at 65535).
+int xid_code_of(const std::string& text) {
+  static const std::regex code_re("Xid ([0-9]{1,6})(?![0-9])");
   std::smatch m;
-  if (!std::regex_search(text, m, code_re)) return "an Xid";
-  int code = std::stoi(m[1]);
+  return std::regex_search(text, m, code_re) ? std::stoi(m[1]) : -1;
+}
+
+std::string xid_brief(const std::string& text) {
+  const int code = xid_code_of(text);
+  if (code < 0) return "an Xid";
   const XidInfo* info = find_xid(code);
   if (!info) return fmt::format("Xid {}", code);
   return fmt::format("Xid {} ({})", code, short_meaning(info->meaning));
@@ -66,12 +72,6 @@ double xid_logged_at(const Input& in, const Finding& f, int code) {
         (f.gpus.empty() || e.gpu == f.gpus.front()))
       at = std::max(at, *e.logged_at);
   return at;
-}
-
-int xid_code_of(const std::string& text) {
-  static const std::regex code_re("Xid ([0-9]{1,6})");
-  std::smatch m;
-  return std::regex_search(text, m, code_re) ? std::stoi(m[1]) : -1;
 }
 
 std::string recovery_of(const Input& in, const Finding& f) {

@@ -7,6 +7,7 @@
 
 #include "check/live.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "common/time_point.h"
 #include "model/gpu_lookup.h"
 #include "views/check_view.h"
@@ -72,8 +73,7 @@ void add_check_command(CLI::App& app, const GlobalOptions& global) {
                   "judge kernel-log lines from this time on (a duration ago "
                   "such as 1h, Unix seconds, or a UTC date/time; default: "
                   "since boot)")
-      ->check(CLI::Validator(
-          [](std::string& text) { return check_time_point(text); }, "TIME"));
+      ->check(time_point_value());
   auto* json = cmd->add_flag("--json", f->json, "print the result as JSON");
   cmd->add_flag("--reason", f->reason,
                 "print one line (<= 200 chars) naming the worst problem, fit "

@@ -85,12 +85,18 @@ void add_db_command(CLI::App& app, const GlobalOptions&) {
       "repair",
       "move corrupt blocks and batches to quarantine (stop serve first)");
   repair->add_option("--db", o->path, db_help);
+  repair->add_flag("--json", o->json,
+                   "print the result as JSON (db check's, with `repaired`)");
   repair->callback([o] {
     std::string path = o->path.empty() ? default_db_path() : o->path;
     StoreCheck c = repair_store(path);
-    std::printf("%s: moved %zu corrupt row(s) to quarantine\n", path.c_str(),
-                c.repaired);
-    print_check(path, c);
+    if (o->json) {
+      std::printf("%s\n", check_json(path, c).dump().c_str());
+    } else {
+      std::printf("%s: moved %zu corrupt row(s) to quarantine\n", path.c_str(),
+                  c.repaired);
+      print_check(path, c);
+    }
     command_exit_code() = c.clean() ? kExitOk : kExitError;
   });
 }

@@ -22,7 +22,7 @@
 #include "cli/serve_client.h"
 #include "collect/sampler.h"
 #include "common/terminal_text.h"
-#include "diagnose/config.h"
+#include "diagnose/config_files.h"
 #include "diagnose/engine.h"
 #include "diagnose/history_then_live.h"
 #include "diagnose/live_sample_source.h"
@@ -108,8 +108,7 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     DiagnoseOptions options;
     options.gpu = f.gpu;
     options.min_severity = f.min_severity;
-    if (!f.config_path.empty())
-      options.config = Config::from_toml_file(f.config_path);
+    options.config = load_config(f.config_path);
     FleetDiagnoseFlags fleet = f.fleet;
     fleet.json = f.json;
     if (f.duration_given) fleet.window_s = f.duration_s;
@@ -121,8 +120,7 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   DiagnoseOptions options;
   options.gpu = f.gpu;
   options.min_severity = f.min_severity;
-  if (!f.config_path.empty())
-    options.config = Config::from_toml_file(f.config_path);
+  options.config = load_config(f.config_path);
 
   DiagnoseResult result;
   TraceHeader header;
@@ -165,8 +163,10 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     }
   }
   for (const auto& key : result.unused_config_keys)
-    std::fprintf(stderr, "gpudoctor: warning: %s: no rule uses key '%s'\n",
-                 f.config_path.c_str(), key.c_str());
+    // serve reads [alerting] from the same files.
+    if (!key.starts_with("alerting."))
+      std::fprintf(stderr, "gpudoctor: warning: %s: no rule uses key '%s'\n",
+                   options.config.where(key).c_str(), key.c_str());
   if (result.window.samples == 0)
     throw std::runtime_error(f.from.empty()
                                  ? "no samples were taken"
@@ -192,11 +192,7 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       cmd->add_option("--from", f->from,
                       "diagnose a recorded trace instead of the live machine "
                       "('-' = stdin)")
-          ->check(CLI::Validator(
-              [](std::string& path) -> std::string {
-                return path == "-" ? "" : CLI::ExistingFile(path);
-              },
-              "FILE"));
+          ->check(file_or_stdin());
   auto* duration =
       add_duration_option(*cmd, "--duration", f->duration_s, kDurationRange,
                           "live sampling window (default 30s)");
@@ -242,9 +238,12 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
       cmd->add_option("--min-severity", f->min_severity,
                       "hide findings below this severity")
           ->check(CLI::IsMember({"info", "warning", "critical"}));
-  auto* config = cmd->add_option("--config", f->config_path,
-                                 "TOML file overriding rule thresholds")
-                     ->check(CLI::ExistingFile);
+  auto* config =
+      cmd->add_option("--config", f->config_path,
+                      "TOML file overriding rule thresholds (default: "
+                      "/etc/gpudoctor/gpudoctor.toml, then "
+                      "~/.config/gpudoctor/gpudoctor.toml)")
+          ->check(CLI::ExistingFile);
   // The checklist looks at the machine as it is now, all of it: the flags
   // that shape a sampled diagnosis would be silently ignored, so refuse them.
   cmd->add_flag("--checklist", f->checklist,

@@ -226,7 +226,8 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
   auto* cmd = app.add_subcommand(kReportCommand.name, kReportCommand.summary);
   auto f = std::make_shared<ReportFlags>();
   auto* from = cmd->add_option("--from", f->from,
-                               "trace to account ('-' = stdin; .zst read)");
+                               "trace to account ('-' = stdin; .zst read)")
+                   ->check(file_or_stdin());
   auto* db = cmd->add_option(
       "--db", f->db, "history database written by `gpudoctor serve --db`");
   from->excludes(db);
@@ -257,14 +258,14 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
       cmd->add_option("--since", f->since,
                       "window: from a duration ago (24h), Unix seconds or "
                       "a UTC time, to now (default: everything)")
-          ->check(check_time_point);
+          ->check(time_point_value());
   auto* start = cmd->add_option("--start", f->start,
                                 "window start, same forms as --since")
-                    ->check(check_time_point);
+                    ->check(time_point_value());
   auto* end = cmd->add_option("--end", f->end,
                               "window end, same forms (default: the last "
                               "sample)")
-                  ->check(check_time_point);
+                  ->check(time_point_value());
   since->excludes(start)->excludes(end);
   cmd->add_option("--by", f->by,
                   "group by job (default), user, container "

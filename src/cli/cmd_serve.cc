@@ -86,7 +86,7 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
           "DURATION"));
   cmd->add_option("--config", f->config,
                   "TOML file: rule thresholds and the [alerting] section "
-                  "(reloaded on SIGHUP)")
+                  "(reloaded on SIGHUP; default: the files diagnose reads)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--alertmanager", f->alertmanager,
                   "Alertmanager base URL (http://host:9093): firing findings "

@@ -14,7 +14,7 @@
 #include "cli/flag_checks.h"
 #include "cli/top_remote.h"
 #include "common/terminal_text.h"
-#include "diagnose/config.h"
+#include "diagnose/config_files.h"
 #include "monitor/kill_job.h"
 #include "monitor/live_feed.h"
 #include "monitor/replay_feed.h"
@@ -42,8 +42,7 @@ int run_top_command(const GlobalOptions& g, const TopFlags& f) {
   }
   std::setlocale(LC_ALL, "");
   monitor::WindowOptions window;
-  if (!f.config_path.empty())
-    window.config = Config::from_toml_file(f.config_path);
+  window.config = load_config(f.config_path);
   top::TopOptions o;
   const char* no_color = std::getenv("NO_COLOR");
   o.monochrome = f.mono || (no_color && *no_color);
@@ -88,7 +87,8 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
   auto f = std::make_shared<TopFlags>();
   cmd->add_option("--from", f->from,
                   "replay a recorded trace ('-' = stdin): Space pauses, +/- "
-                  "change the speed, Left/Right seek");
+                  "change the speed, Left/Right seek")
+      ->check(file_or_stdin());
   cmd->add_option("--speed", f->speed, "replay speed (1/16 .. 64, default 1)")
       ->check(CLI::Range(1.0 / 16, 64.0));
   cmd->add_option("--connect", f->connect,
@@ -105,7 +105,8 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
                 "no key acts on processes (k is refused)");
   cmd->add_flag("--mono", f->mono, "no colours (also when NO_COLOR is set)");
   cmd->add_option("--config", f->config_path,
-                  "diagnosis thresholds, as `diagnose --config`");
+                  "diagnosis thresholds, as `diagnose --config`")
+      ->check(CLI::ExistingFile);
   add_duration_option(*cmd, "--kill-timeout", f->kill_timeout_s,
                       kKillTimeoutRange,
                       "k: how long SIGTERM gets before SIGKILL (default 10s; "

@@ -9,8 +9,26 @@
 #include <string>
 
 #include "common/duration.h"
+#include "common/time_point.h"
 
 namespace gd {
+
+// A point in time, in the one vocabulary of every window flag (--since,
+// --until, --start, --end): a duration ago (1h), Unix seconds or a UTC time.
+// Named TIME in --help, the man pages and the completions.
+inline CLI::Validator time_point_value() {
+  return CLI::Validator(
+      [](std::string& text) { return check_time_point(text); }, "TIME");
+}
+
+// A file that exists, or '-' for stdin. Named FILE, as CLI11's own check.
+inline CLI::Validator file_or_stdin() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        return path == "-" ? "" : CLI::ExistingFile(path);
+      },
+      "FILE");
+}
 
 // Digits only (leading zeros allowed and decimal: "010" is 10), in
 // [min, max]. Rewrites the text to its canonical decimal form so that

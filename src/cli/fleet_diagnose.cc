@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/fleet_plan.h"
+#include "cli/node_window_source.h"
 #include "http_client/prometheus_api.h"
 #include "promsource/read_node.h"
 #include "serve/web_assets.h"
@@ -22,23 +23,6 @@
 
 namespace gd {
 namespace {
-
-// A node's window, held whole (NodeWindow bounds it) for the engine.
-class WindowSource : public SampleSource {
- public:
-  explicit WindowSource(const promsource::NodeWindow& w) {
-    w.each_sample([this](const Sample& s) { samples_.push_back(s); });
-  }
-  bool next(Sample& out) override {
-    if (at_ == samples_.size()) return false;
-    out = std::move(samples_[at_++]);
-    return true;
-  }
-
- private:
-  std::vector<Sample> samples_;
-  size_t at_ = 0;
-};
 
 struct NodeDone {
   FleetNodeOutcome outcome;
@@ -57,7 +41,7 @@ NodeDone check_node(const http::prom::Client& client,
   try {
     auto window = promsource::read_node(client, q, read, turn.cancel());
     const TraceHeader header = window.header();
-    WindowSource source(window);
+    NodeWindowSource source(window);
     DiagnoseResult result = diagnose(header, source, options);
     if (result.window.samples == 0)
       throw std::runtime_error("no samples in the window");

@@ -5,32 +5,12 @@
 
 #include "accounting/fleet_merge.h"
 #include "cli/fleet_plan.h"
+#include "cli/node_window_source.h"
 #include "diagnose/engine.h"
 #include "promsource/read_node.h"
 
 namespace gd {
 namespace {
-
-// A node's window as a sample source for the diagnosis, each sample also
-// handed to the accountant on its way: one pass does both.
-class WindowSource : public SampleSource {
- public:
-  WindowSource(const promsource::NodeWindow& w, accounting::Accountant& acc)
-      : acc_(acc) {
-    w.each_sample([this](const Sample& s) { samples_.push_back(s); });
-  }
-  bool next(Sample& out) override {
-    if (at_ == samples_.size()) return false;
-    out = std::move(samples_[at_++]);
-    acc_.add(out);
-    return true;
-  }
-
- private:
-  accounting::Accountant& acc_;
-  std::vector<Sample> samples_;
-  size_t at_ = 0;
-};
 
 accounting::AccountReport account_node(const http::prom::Client& client,
                                        const promsource::NodeQuery& q,
@@ -44,7 +24,7 @@ accounting::AccountReport account_node(const http::prom::Client& client,
   if (!findings) {
     window.each_sample([&acc](const Sample& s) { acc.add(s); });
   } else {
-    WindowSource source(window, acc);
+    NodeWindowSource source(window, [&acc](const Sample& s) { acc.add(s); });
     const DiagnoseResult d = diagnose(header, source, {});
     std::vector<accounting::Accountant::FindingSpan> spans;
     for (const Finding& x : d.findings)

@@ -38,6 +38,16 @@ inline constexpr FullOnlyCommand kReportCommand{
     "--db`"};
 inline constexpr FullOnlyCommand kDbCommand{
     "db", 85, "check or repair the history database of `serve --db`"};
+// The manual and the completions are made from gpudoctor-full's command
+// table, the one that holds every command's flags (command_docs.h).
+inline constexpr FullOnlyCommand kManCommand{
+    "man", 1010,
+    "the manual page of gpudoctor, or of COMMAND, as roff for man(1); --dir "
+    "DIR writes every page (gpudoctor.1, gpudoctor-COMMAND.1)"};
+inline constexpr FullOnlyCommand kCompletionCommand{
+    "completion", 1020,
+    "the shell completion script for bash, zsh or fish (source it, or let "
+    "the packages install it)"};
 
 inline constexpr const char* kFullBinaryName = "gpudoctor-full";
 

@@ -1,6 +1,6 @@
-// The lean gpudoctor's serve, export and db: the same names and summaries
-// in --help, and every argument (--help included) handed to gpudoctor-full
-// (full_binary.h).
+// The lean gpudoctor's serve, export, report, db, man and completion: the same
+// names and summaries in --help, and every argument (--help included) handed to
+// gpudoctor-full (full_binary.h).
 #include "cli/commands.h"
 #include "cli/full_binary.h"
 
@@ -33,5 +33,9 @@ static const CommandRegistration gd_report_forwarder(
     kReportCommand.order, add_forwarder_of<kReportCommand>);
 static const CommandRegistration gd_db_forwarder(kDbCommand.order,
                                                  add_forwarder_of<kDbCommand>);
+static const CommandRegistration gd_man_forwarder(
+    kManCommand.order, add_forwarder_of<kManCommand>);
+static const CommandRegistration gd_completion_forwarder(
+    kCompletionCommand.order, add_forwarder_of<kCompletionCommand>);
 
 }  // namespace gd

@@ -34,10 +34,11 @@ http::Credentials prometheus_credentials(const PrometheusFlags& f) {
   http::Credentials who;
   if (!f.bearer_token_file.empty() && !f.user.empty())
     throw CLI::ValidationError("--bearer-token-file",
-                               "and --user exclude each other");
+                               "and --basic-auth-user exclude each other");
   if (f.user.empty() != f.password_file.empty())
-    throw CLI::ValidationError(f.user.empty() ? "--password-file" : "--user",
-                               "--user and --password-file go together");
+    throw CLI::ValidationError(
+        f.user.empty() ? "--password-file" : "--basic-auth-user",
+        "--basic-auth-user and --password-file go together");
   if (!f.bearer_token_file.empty())
     who.bearer_token = first_line("--bearer-token-file", f.bearer_token_file);
   if (!f.user.empty()) {

@@ -25,10 +25,10 @@ void add_prometheus_flags(CLI::App& cmd, PrometheusFlags& f,
                  "start: a duration before --until or now (1h, 2d), Unix "
                  "seconds or a UTC time 2024-11-22T08:00:00Z (default: " +
                      since_help + ")")
-      ->check(check_time_point);
+      ->check(time_point_value());
   cmd.add_option("--until,--end", f.until,
                  "end, same forms as --since (default: now)")
-      ->check(check_time_point);
+      ->check(time_point_value());
 }
 
 void add_prometheus_server_flags(CLI::App& cmd, PrometheusFlags& f) {
@@ -36,7 +36,9 @@ void add_prometheus_server_flags(CLI::App& cmd, PrometheusFlags& f) {
                       "with --prometheus: time between samples (default 15s)");
   cmd.add_option("--bearer-token-file", f.bearer_token_file,
                  "with --prometheus: file whose first line is the token");
-  cmd.add_option("--user", f.user,
+  // --user is a Unix user in every command (ps, kill): the server's login
+  // has a name of its own.
+  cmd.add_option("--basic-auth-user", f.user,
                  "with --prometheus: basic auth user (with --password-file)");
   cmd.add_option("--password-file", f.password_file,
                  "with --prometheus: file whose first line is the password");
@@ -57,8 +59,9 @@ void add_prometheus_server_flags(CLI::App& cmd, PrometheusFlags& f) {
 
 const std::vector<const char*>& prometheus_only_flags() {
   static const std::vector<const char*> flags{
-      "--step",    "--bearer-token-file", "--user", "--password-file",
-      "--ca-file", "--node-label",        "--read"};
+      "--step",          "--bearer-token-file", "--basic-auth-user",
+      "--password-file", "--ca-file",           "--node-label",
+      "--read"};
   return flags;
 }
 

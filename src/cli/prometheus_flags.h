@@ -24,7 +24,7 @@ struct PrometheusFlags {
 // --read as the reader's path.
 promsource::ReadPath read_path_of(const PrometheusFlags& f);
 
-// --step, --bearer-token-file, --user, --password-file, --ca-file,
+// --step, --bearer-token-file, --basic-auth-user, --password-file, --ca-file,
 // --node-label, --read,
 // --since/--start, --until/--end. `since_help` says what --since defaults
 // to for this command.

@@ -75,25 +75,27 @@ TimeSpan parse_time_span(const std::string& since, const std::string& until,
   return w;
 }
 
-std::string utc_text(double t) {
+namespace {
+
+// `t` (Unix seconds) in UTC as strftime's `format` writes it.
+std::string utc_format(double t, const char* format) {
   std::time_t secs = static_cast<std::time_t>(std::floor(t));
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
+
+}  // namespace
+
+std::string utc_text(double t) { return utc_format(t, "%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string utc_hms(double t) {
   // Past the year 9999 is no time a log stamps (and would not fit time_t's
   // conversion on every platform).
   if (!(t > 0) || !(t < 253402300800.0)) return "";
-  std::time_t secs = static_cast<std::time_t>(std::floor(t));
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-  return buf;
+  return utc_format(t, "%H:%M:%S");
 }
 
 }  // namespace gd

@@ -46,6 +46,13 @@ class Config {
     where_[std::move(key)] = std::move(where);
   }
 
+  // `over`'s keys set here, over any of the same name (the user's file
+  // over the system's).
+  void merge(const Config& over) {
+    for (const auto& [k, v] : over.values_) values_[k] = v;
+    for (const auto& [k, w] : over.where_) where_[k] = w;
+  }
+
   // Keys set in the file that no rule asked for (after the rules' begin()):
   // almost always a typo, which would otherwise silently change nothing.
   std::vector<std::string> unused_keys() const;

@@ -49,11 +49,16 @@ struct KernelLogSource::Impl {
   // One line of the log; `left_out` bytes of it were cut off.
   void take(std::string_view line, size_t left_out, const PciIndex& pci,
             std::vector<Event>& out) {
-    auto at = kernellog::line_uptime_s(line);
-    if (skip_before && at && *at < *skip_before) return;
+    // The stamp is read only where it is used: most lines are no event.
+    std::optional<double> at;
+    if (skip_before) {
+      at = kernellog::line_uptime_s(line);
+      if (at && *at < *skip_before) return;
+    }
     auto r = classifier.classify(line, pci);
     if (!r.classified) ++unclassified;
     if (!r.event) return;
+    if (!skip_before) at = kernellog::line_uptime_s(line);
     if (at) r.event->logged_at = boot_time + *at;
     if (left_out) cap_text(r.event->text, kKernelLineMax, left_out);
     out.push_back(std::move(*r.event));

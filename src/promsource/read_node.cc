@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "promsource/node_match.h"
+#include "promsource/query_batches.h"
 
 namespace gd::promsource {
 namespace {
@@ -104,14 +105,37 @@ NodeWindow read_node(const http::prom::Client& client, const NodeQuery& q,
   // first keeps each field's first-source rule.
   const bool gpu_done =
       read.remote() && read_gpu_series(client, q, node, read, window, cancel);
-  for (const Entry& e : entries()) {
-    if (gpu_done && e.scope != Scope::kHost) continue;
-    auto r = client.query_range(query_of(e, node, q.step_s), q.start, q.end,
-                                q.step_s, cancel);
-    if (!r.ok)
-      throw std::runtime_error("asking for " + std::string(e.field) + " (" +
-                               e.query + "): " + r.error);
-    window.add(e, r.series);
+  const auto all = entries();
+  auto add = [&](const QueryBatch& b, std::vector<http::prom::Series>&& got) {
+    auto split = split_batch(b, std::move(got));
+    for (size_t i = 0; i < b.entries.size(); ++i)
+      window.add(all[b.entries[i]], split[i]);
+  };
+  auto ask = [&](const QueryBatch& b) {
+    return client.query_range(b.query, q.start, q.end, q.step_s, cancel);
+  };
+  auto failed = [](const QueryBatch& b, const http::prom::Result& r) {
+    return std::runtime_error("asking for " + batch_fields(b) + ": " + r.error);
+  };
+  for (const QueryBatch& batch :
+       query_batches(node, q.step_s, window.steps(), client.limits().max_points,
+                     !gpu_done)) {
+    auto r = ask(batch);
+    if (r.ok) {
+      add(batch, std::move(r.series));
+      continue;
+    }
+    if (batch.entries.size() == 1 || cancel.cancelled()) throw failed(batch, r);
+    // A batch the server refuses (a limit of its own on a query's length
+    // or samples) or cannot answer is asked again entry by entry: the
+    // same answers, and an error names its entry. The node's deadline
+    // bounds the time this can take.
+    for (size_t index : batch.entries) {
+      const QueryBatch one{{index}, query_of(all[index], node, q.step_s)};
+      auto r1 = ask(one);
+      if (!r1.ok) throw failed(one, r1);
+      add(one, std::move(r1.series));
+    }
   }
   return window;
 }

@@ -24,9 +24,9 @@ struct NodeQuery {
 
 // How a node's GPU series are read (--read): remote read (one request per
 // node, the raw chunks streamed, no evaluation on the server), query_range
-// (one evaluated query per series of the table), or remote read while the
-// server answers it. The host entries are PromQL (rates, sums) and always
-// go through query_range.
+// (the table's entries evaluated a batch per query, query_batches.h), or
+// remote read while the server answers it. The host entries are PromQL
+// (rates, sums) and always go through query_range.
 enum class ReadPath { kAuto, kRemoteRead, kQueryRange };
 
 // One fleet's choice, shared by its workers: with kAuto, the first node

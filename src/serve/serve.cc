@@ -30,10 +30,10 @@ namespace {
 // How often the signal loop also checks that the HTTP thread is alive.
 constexpr long kSignalPollMs = 250;
 
-void log_config_warnings(const ServeConfig& c, const std::string& path) {
+void log_config_warnings(const ServeConfig& c) {
   for (const auto& k : c.unknown_keys)
     spdlog::warn("msg=\"config key not used by any rule\" file={} key={}",
-                 serve_log::q(path), serve_log::q(k));
+                 serve_log::q(c.rules.where(k)), serve_log::q(k));
 }
 
 std::string host_name() {
@@ -143,7 +143,7 @@ int run_serve(const ServeOptions& o) {
   const TraceHeader& header = sampler.header();
 
   ConfigHolder config(load_serve_config(o.config_path, header));
-  log_config_warnings(*config.get(), o.config_path);
+  log_config_warnings(*config.get());
 
   std::unique_ptr<History> history;
   std::string db =
@@ -223,27 +223,24 @@ int run_serve(const ServeOptions& o) {
   loop.start();
   spdlog::info(
       "msg=\"serving\" dashboard={} listen={}:{} version={} nvml_status={} "
-      "gpus={} interval_s={} db={} alertmanager={}",
+      "gpus={} interval_s={} db={} alertmanager={} config={}",
       serve_log::q(base_url + "/"), o.listen_host, http.port(),
       serve_log::q(o.version), header.nvml_status, header.gpus.size(),
       o.interval_s, serve_log::q(db.empty() ? "off" : db),
-      serve_log::q(o.alertmanager_url.empty() ? "off" : o.alertmanager_url));
+      serve_log::q(o.alertmanager_url.empty() ? "off" : o.alertmanager_url),
+      serve_log::q(config.get()->files.empty() ? "none" : config.get()->files));
 
   int exit_code = 0;
   for (;;) {
     timespec timeout{0, kSignalPollMs * 1000000L};
     int sig = sigtimedwait(&signals, nullptr, &timeout);
     if (sig == SIGHUP) {
-      if (o.config_path.empty()) {
-        spdlog::info("msg=\"SIGHUP: no --config file to reload\"");
-        continue;
-      }
       try {
         auto fresh = load_serve_config(o.config_path, header);
-        log_config_warnings(*fresh, o.config_path);
+        log_config_warnings(*fresh);
+        const std::string files = fresh->files.empty() ? "none" : fresh->files;
         config.set(std::move(fresh));
-        spdlog::info("msg=\"config reloaded\" file={}",
-                     serve_log::q(o.config_path));
+        spdlog::info("msg=\"config reloaded\" file={}", serve_log::q(files));
       } catch (const std::exception& e) {
         spdlog::error(
             "msg=\"config reload failed; keeping the old one\" "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "diagnose/config_files.h"
 #include "diagnose/engine.h"
 
 namespace gd {
@@ -17,7 +18,7 @@ class NoSamples : public SampleSource {
 std::shared_ptr<const ServeConfig> load_serve_config(
     const std::string& path, const TraceHeader& header) {
   auto cfg = std::make_shared<ServeConfig>();
-  if (!path.empty()) cfg->rules = Config::from_toml_file(path);
+  cfg->rules = load_config(path, &cfg->files);
   // Every key is range-checked as it is read; these [alerting] periods are
   // divisors and loop steps, so 0 is out too.
   for (const char* key : {"alerting.window_s", "alerting.evaluate_every_s",
@@ -31,7 +32,7 @@ std::shared_ptr<const ServeConfig> load_serve_config(
   try {
     cfg->policy = AlertPolicy::from_config(cfg->rules, all_keys);
   } catch (const std::exception& e) {
-    throw ConfigError(path + ": " + e.what());
+    throw ConfigError(cfg->files + ": " + e.what());
   }
   // Let every rule ask for its keys once, to find the ones nobody reads.
   DiagnoseOptions options;

@@ -18,10 +18,13 @@ struct ServeConfig {
   AlertPolicy policy;
   // Keys that neither a rule nor [alerting] knows (likely typos).
   std::vector<std::string> unknown_keys;
+  // The files read (config_files.h), ", "-joined; "" when none.
+  std::string files;
 };
 
-// "" = defaults. Throws ConfigError "FILE:LINE[:COL]: what" (one line): a
-// malformed file, or a number out of its key's range.
+// `path`, or "" for the default files (config_files.h). Throws ConfigError
+// "FILE:LINE[:COL]: what" (one line): a malformed file, or a number out of its
+// key's range.
 std::shared_ptr<const ServeConfig> load_serve_config(const std::string& path,
                                                      const TraceHeader& header);
 

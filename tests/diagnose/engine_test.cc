@@ -7,22 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnose/evidence.h"
+#include "peak_memory.h"
 #include "scenario_builder.h"
 #include "text_contains.h"
 #include "views/diagnose_report.h"
-
-// Built with AddressSanitizer: GCC says so with __SANITIZE_ADDRESS__, clang
-// with __has_feature(address_sanitizer).
-#if defined(__SANITIZE_ADDRESS__)
-#define GD_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GD_TEST_ASAN 1
-#endif
-#endif
-#ifndef GD_TEST_ASAN
-#define GD_TEST_ASAN 0
-#endif
 
 namespace gd::test {
 namespace {
@@ -317,12 +305,6 @@ class SyntheticDay : public SampleSource {
   size_t n_, i_ = 0;
   Jitter j_;
 };
-
-long max_rss_kib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
 
 TEST(Engine, TwentyFourHourStreamRunsInBoundedMemory) {
   auto h = make_header(8);

@@ -12,7 +12,7 @@
 namespace gd::test {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kMiBd = 1024.0 * 1024.0;
 
 GpuSample gpu_with(int index, double util, uint32_t pid, uint64_t bytes,
                    Jitter& j) {
@@ -36,7 +36,7 @@ DiagnoseResult memory_curve(const std::function<double(size_t)>& mib) {
   Jitter j;
   auto samples = make_samples(1200, 1.0, [&](size_t i, Sample& s) {
     s.gpus.push_back(
-        gpu_with(0, 95, 4242, static_cast<uint64_t>(mib(i) * kMiB), j));
+        gpu_with(0, 95, 4242, static_cast<uint64_t>(mib(i) * kMiBd), j));
     s.processes.push_back(proc(4242, 4000, "python", 100, "R"));
   });
   return run_diagnose(make_header(1), samples);

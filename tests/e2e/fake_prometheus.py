@@ -8,6 +8,7 @@ be anything the formats allow, bombs included.
 import http.server
 import json
 import os
+import re
 import struct
 import threading
 import time
@@ -149,6 +150,39 @@ def matrix(series):
 EMPTY_MATRIX = matrix([])
 
 
+# A batched range query (src/promsource/query_batches.h): entries' queries
+# joined by " or ", each as label_replace(QUERY, "gd_entry", "N", "", "").
+BATCHED = re.compile(r'label_replace\((.*?), "gd_entry", "(\d+)", "", ""\)(?: or |$)')
+
+
+def unbatched(query_range):
+    """query_range(query, ...) answering a batched query as PromQL would:
+    each entry's query answered alone, its series tagged with gd_entry; the
+    first reply that is not a 200 is the batch's."""
+    def answer(query, start, end, step):
+        parts = BATCHED.findall(query) if query.startswith("label_replace(") else []
+        if not parts:
+            return query_range(query, start, end, step)
+        result = []
+        for inner, tag in parts:
+            got = query_range(inner, start, end, step)
+            if got is None:
+                continue
+            status, _, body = got
+            if status != 200:
+                return got
+            try:
+                series = json.loads(body)["data"]["result"]
+            except (ValueError, KeyError, TypeError):
+                return got  # a hostile body: the batch's answer as it is
+            for one in series:
+                one["metric"]["gd_entry"] = tag
+            result += series
+        return 200, "application/json", json.dumps(
+            {"status": "success", "data": {"resultType": "matrix", "result": result}}).encode()
+    return answer
+
+
 class FakePrometheus:
     """Answers on 127.0.0.1: the series API with `nodes` (one GPU series
     each, Hostname = the node), query_range with query_range(query, start,
@@ -156,9 +190,14 @@ class FakePrometheus:
     read with read(body) -> (status, type, body) or None (HTTP 400, as a
     server without it answers). `delay_s` holds every reply that long."""
 
-    def __init__(self, nodes=("n1",), query_range=None, read=None, delay_s=0):
+    def __init__(self, nodes=("n1",), query_range=None, read=None, delay_s=0,
+                 refuse_batches=False):
         self.nodes = list(nodes)
-        self.query_range = query_range
+        self.query_range = query_range and unbatched(query_range)
+        self.queries = []  # every query_range's expression, in order
+        # Refuse a batched query as VictoriaMetrics refuses one past its
+        # -search.maxQueryLen.
+        self.refuse_batches = refuse_batches
         self.read = read
         self.delay_s = delay_s
         self.requests = 0
@@ -181,6 +220,13 @@ class FakePrometheus:
                                 json.dumps({"status": "success", "data": data}).encode(),
                                 delay=False)
                 elif url.path == "/api/v1/query_range":
+                    server.queries.append(q["query"][0])
+                    if server.refuse_batches and q["query"][0].startswith("label_replace("):
+                        self.answer(422, "application/json", json.dumps({
+                            "status": "error", "errorType": "bad_data",
+                            "error": "too long query; length exceeds -search.maxQueryLen"
+                        }).encode())
+                        return
                     got = server.query_range and server.query_range(
                         q["query"][0], float(q["start"][0]), float(q["end"][0]),
                         float(q["step"][0]))

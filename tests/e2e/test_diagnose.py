@@ -398,6 +398,48 @@ class FromTrace(E2E):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("min_fractoin", p.stderr)
 
+    def user_config(self, text):
+        """$XDG_CONFIG_HOME/gpudoctor/gpudoctor.toml holding `text`: the
+        environment that makes it the user's default config."""
+        home = os.path.join(self.tmp.name, "xdg")
+        os.makedirs(os.path.join(home, "gpudoctor"), exist_ok=True)
+        path = os.path.join(home, "gpudoctor", "gpudoctor.toml")
+        with open(path, "w") as f:
+            f.write(text)
+        return path, {"XDG_CONFIG_HOME": home}
+
+    def test_the_users_config_file_is_read_without_config(self):
+        path, env = self.user_config(
+            "[thermal-throttling]\nmin_samples = 10000000\n[alerting]\nwindow_s = 60\n")
+        ids = lambda p: [f["id"] for f in json.loads(p.stdout)["findings"]]
+        p = run(["diagnose", "--from", self.mixed(), "--json", "--gpu", "1"], nvml=NO_DRIVER)
+        self.assertIn("thermal-throttling", ids(p), p.stderr)
+        p = run(["diagnose", "--from", self.mixed(), "--json", "--gpu", "1"], nvml=NO_DRIVER,
+                env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("thermal-throttling", ids(p))
+        # serve's [alerting] lives in the same file: no warning about it.
+        self.assertEqual(p.stderr, "")
+        # --config names the one file read.
+        other = os.path.join(self.tmp.name, "other.toml")
+        with open(other, "w") as f:
+            f.write("[thermal-throttling]\nmin_fraction = 0.3\n")
+        p = run(["diagnose", "--from", self.mixed(), "--json", "--gpu", "1", "--config", other],
+                nvml=NO_DRIVER, env=env)
+        self.assertIn("thermal-throttling", ids(p), p.stderr)
+
+    def test_a_broken_default_config_is_a_usage_error_naming_it(self):
+        path, env = self.user_config("[thermal-throttling]\nmin_fraction = = 0.3\n")
+        p = run(["diagnose", "--from", self.healthy()], nvml=NO_DRIVER, env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(f"{path}:2", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        # A typo is warned about with the file and line.
+        path, env = self.user_config("\n[thermal-throttling]\nmin_fractoin = 0.3\n")
+        p = run(["diagnose", "--from", self.healthy()], nvml=NO_DRIVER, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"{path}:3: no rule uses key 'thermal-throttling.min_fractoin'", p.stderr)
+
     def test_compressed_trace_reads_like_plain(self):
         import shutil
         import subprocess

@@ -331,7 +331,7 @@ class PowerLimit(HostileCase):
 
 class Deadlines(HostileCase):
     def test_nodes_that_run_out_are_reported_not_checked(self):
-        # Every answer takes 0.5 s: a node's ~78 requests take ~40 s.
+        # Every answer takes 0.5 s: a node's ~12 requests take ~6 s.
         server = self.serve(nodes=("n1", "n2", "n3"), delay_s=0.5)
         code, out, err = self.gd(server, "diagnose", "--read", "query-range", "--since", "1h",
                                  "--concurrency", "1", "--node-timeout", "2s",
@@ -355,6 +355,38 @@ class Deadlines(HostileCase):
         server = self.serve()
         code, _, err = self.gd(server, "report", "--node-timeout", "2h", "--timeout", "1h")
         self.assertEqual(code, 2, err)
+
+
+class Batching(HostileCase):
+    """A node read by query_range costs a few batched queries, not one per
+    entry of the series table (78: ~38 minutes a node when each answer
+    came just inside its deadline)."""
+
+    def test_a_node_is_a_few_queries(self):
+        server = self.serve(query_range=series_of({
+            "DCGM_FI_DEV_GPU_UTIL": [50] * 6, "DCGM_FI_DEV_GPU_TEMP": [61] * 6}))
+        code, out, err = self.gd(server, "export", "--node", "n1", "--read", "query-range",
+                                 "--since", "1h", "-o", "-")
+        self.assertEqual(code, 0, err)
+        self.assertLessEqual(len(server.queries), 16, server.queries)
+        asked = " ".join(server.queries)
+        for metric in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_GPU_TEMP", "node_load1",
+                       "gpudoctor_process_tree_cpu_percent", "node_memory_MemTotal_bytes"):
+            self.assertIn(metric, asked)
+        _, samples = read_trace(out)
+        gpus = [g for s in samples for g in s.get("gpus", [])]
+        self.assertTrue(gpus, out[:500])
+        self.assertEqual({(g.get("util_pct"), g.get("temp_c")) for g in gpus}, {(50, 61)})
+
+    def test_a_server_that_refuses_batches_is_asked_entry_by_entry(self):
+        server = self.serve(refuse_batches=True, query_range=series_of({
+            "DCGM_FI_DEV_GPU_UTIL": [50] * 6, "DCGM_FI_DEV_GPU_TEMP": [61] * 6}))
+        code, out, err = self.gd(server, "export", "--node", "n1", "--read", "query-range",
+                                 "--since", "1h", "-o", "-")
+        self.assertEqual(code, 0, err)
+        _, samples = read_trace(out)
+        gpus = [g for s in samples for g in s.get("gpus", [])]
+        self.assertEqual({(g.get("util_pct"), g.get("temp_c")) for g in gpus}, {(50, 61)})
 
 
 if __name__ == "__main__":

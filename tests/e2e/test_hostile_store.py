@@ -4,6 +4,7 @@ check`, `export` and `db repair` little memory and be reported corrupt;
 `db repair` must create nothing and follow no symlink; a history of a
 schema version this gpudoctor does not know is refused by every tool, and
 by serve, with its bytes unchanged."""
+import json
 import os
 import re
 import sqlite3
@@ -150,6 +151,11 @@ class CraftedBlock(HostileCase):
         with sqlite3.connect(db) as c:
             self.assertEqual(c.execute("SELECT count(*) FROM quarantine").fetchone()[0], 1)
         c.close()
+        # Repaired: nothing left to move, said as JSON too.
+        p = gd("db", "repair", "--db", db, "--json")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual((doc["clean"], doc["repaired"], doc["quarantined_rows"]), (True, 0, 1))
 
 
 class RepairPaths(HostileCase):

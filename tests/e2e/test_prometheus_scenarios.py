@@ -268,7 +268,7 @@ class PrometheusScenarios(unittest.TestCase):
         self.assertIn("node-loader/1", p.stdout)
 
     def test_prometheus_flags_need_prometheus(self):
-        p = gd("report", "--from", "x.jsonl", "--match", '{a="b"}')
+        p = gd("report", "--from", "/etc/hostname", "--match", '{a="b"}')
         self.assertEqual(p.returncode, 2)
         self.assertIn("--match", p.stderr)
 

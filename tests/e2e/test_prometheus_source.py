@@ -610,7 +610,7 @@ class PrometheusSource(unittest.TestCase):
         # Prometheus without auth ignores the header: the flags are accepted.
         p, out = self.fleet_json("--bearer-token-file", token)
         self.assertEqual(p.returncode, 1, p.stderr)
-        for args in (["--user", "u"], ["--ca-file", "/etc/hostname"],
+        for args in (["--basic-auth-user", "u"], ["--ca-file", "/etc/hostname"],
                      ["--bearer-token-file", "/nonexistent"],
                      ["--since", "yesterday-ish"], ["--step", "0s"],
                      ["--since", "1h", "--duration", "10m"]):
@@ -633,7 +633,7 @@ class PrometheusSource(unittest.TestCase):
                      ["--prometheus", self.url, "--node", 'n1"} or up{x="'],
                      ["--prometheus", "ftp://x", "--node", "n1"],
                      ["--prometheus", self.url, "--node", "n1", "--step", "0s"],
-                     ["--prometheus", self.url, "--node", "n1", "--user", "u"],
+                     ["--prometheus", self.url, "--node", "n1", "--basic-auth-user", "u"],
                      ["--prometheus", self.url, "--node", "n1", "--ca-file", "/etc/hostname"],
                      ["--db", "x.db", "--node", "n1"]):
             p = gd("export", *args, "-o", out)

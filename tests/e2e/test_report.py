@@ -194,8 +194,9 @@ class ReportFromTrace(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("no samples in", p.stderr)
         self.assertEqual(json.loads(p.stdout)["groups"], [])
+        # A file that is not there is a usage error, as for diagnose --from.
         p = gd("report", "--from", self.tmp.name + "/missing.jsonl")
-        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("missing.jsonl", p.stderr)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 

@@ -15,10 +15,9 @@ import unittest
 import urllib.error
 import urllib.request
 
-from cdp import Browser
-from gd_e2e import E2E, GPUDOCTOR, load_scenario, scenario_4gpu, write_scenario
+from gd_e2e import GPUDOCTOR, load_scenario, scenario_4gpu, write_scenario
 from test_export import STORE_FILL
-from test_serve import Serve
+from test_web import ServedPage
 
 GIB = 1 << 30
 SECONDS = 600
@@ -74,7 +73,7 @@ def fetch(url):
         return e.code, e.read().decode()
 
 
-class UsagePage(E2E):
+class UsagePage(ServedPage):
     def setUp(self):
         super().setUp()
         self.assertTrue(os.path.exists(STORE_FILL), f"{STORE_FILL} not built")
@@ -84,17 +83,7 @@ class UsagePage(E2E):
         self.db = os.path.join(self.tmp.name, "history.db")
         subprocess.run([STORE_FILL, "--db", self.db, "--trace", trace], check=True,
                        capture_output=True, timeout=120)
-        self.serve = Serve(scenario_4gpu(), ["--db", self.db], self.tmp)
-        self.base = f"http://{self.serve.host}:{self.serve.port}"
-        self.browser = Browser()
-        self.page = self.browser.new_page()
-
-    def tearDown(self):
-        self.page.close()
-        self.browser.close()
-        self.serve.proc.terminate()
-        self.serve.proc.wait(20)
-        super().tearDown()
+        self.open_dashboard(scenario_4gpu(), ["--db", self.db])
 
     def report(self):
         p = subprocess.run([GPUDOCTOR, "report", "--db", self.db, "--start", str(self.t0),

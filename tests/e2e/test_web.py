@@ -47,13 +47,50 @@ time.sleep(300)
 """
 
 
+def chart_state(page, chart):
+    """What chart `chart` has on screen (app.js's markShown and markData)."""
+    return page.evaluate(f"""(() => {{
+        const d = document.querySelector('[data-chart={chart}]').dataset;
+        return {{xmin: Number(d.xmin), xmax: Number(d.xmax), shownMin: Number(d.shownMin),
+                 shownMax: Number(d.shownMax), width: Number(d.yaxisWidth), font: d.yaxisFont,
+                 labels: JSON.parse(d.yaxisLabels || "[]")}}; }})()""")
+
+
+UNIT_BYTES = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+              "PiB": 1 << 50}
+
+
+def label_bytes(label):
+    """'256 MiB/s' or '1.5 GiB' -> bytes."""
+    number, unit = label.replace("/s", "").split()
+    return round(float(number) * UNIT_BYTES[unit])
+
+
 def fetch(url, headers=None):
     req = urllib.request.Request(url, headers=headers or {})
     with urllib.request.urlopen(req, timeout=30) as r:
         return r.status, dict(r.headers), r.read()
 
 
-class Dashboard(E2E):
+class ServedPage(E2E):
+    """serve on `scenario` with `args`, and a Chromium page; both closed
+    after the test."""
+
+    def open_dashboard(self, scenario, args):
+        self.serve = Serve(scenario, args, self.tmp)
+        self.base = f"http://{self.serve.host}:{self.serve.port}"
+        self.browser = Browser()
+        self.page = self.browser.new_page()
+
+    def tearDown(self):
+        self.page.close()
+        self.browser.close()
+        self.serve.proc.terminate()
+        self.serve.proc.wait(20)
+        super().tearDown()
+
+
+class Dashboard(ServedPage):
     def setUp(self):
         super().setUp()
         for tool in (STORE_FILL, TRACEGEN):
@@ -97,17 +134,7 @@ class Dashboard(E2E):
                      "temp 88 C", "check the airflow"))
         con.commit()
         con.close()
-        self.serve = Serve(self.scenario, ["--db", self.db], self.tmp)
-        self.base = f"http://{self.serve.host}:{self.serve.port}"
-        self.browser = Browser()
-        self.page = self.browser.new_page()
-
-    def tearDown(self):
-        self.page.close()
-        self.browser.close()
-        self.serve.proc.terminate()
-        self.serve.proc.wait(20)
-        super().tearDown()
+        self.open_dashboard(self.scenario, ["--db", self.db])
 
     def test_page_headers_and_assets(self):
         status, headers, body = fetch(self.base + "/", {"Accept-Encoding": "gzip"})
@@ -195,6 +222,14 @@ class Dashboard(E2E):
         self.assertLess(xmin, self.now - 7000)
         self.assertIn("averages", p.evaluate("document.getElementById('range-text').innerText"))
 
+        # The 6 h charts start at the history's first point (2 h back): a
+        # short history fills the chart, not a sliver at its right edge.
+        p.wait_for("Number(document.querySelector('[data-chart=util]').dataset.shownMin) > 0", 10)
+        shown = chart_state(p, "util")
+        self.assertGreater((shown["xmax"] - shown["xmin"]) / (shown["shownMax"] - shown["shownMin"]),
+                           0.95, shown)
+        self.check_axes(p)
+
         # Dragging across a chart zooms every chart to that span.
         box = p.evaluate("(() => { const el = document.querySelector('[data-chart=util] .u-over');"
                          " el.scrollIntoView(); const r = el.getBoundingClientRect();"
@@ -215,7 +250,8 @@ class Dashboard(E2E):
                    f"'/api/v1/history?metric=gpu.')).length > {before}", 10)
         q = urllib.parse.parse_qs(urllib.parse.urlparse(p.requests("/api/v1/history?metric=gpu.")[-1]).query)
         span = float(q["until"][0]) - float(q["since"][0])
-        self.assertAlmostEqual(span, 0.3 * 6 * 3600, delta=0.05 * 6 * 3600)
+        width = shown["shownMax"] - shown["shownMin"]
+        self.assertAlmostEqual(span, 0.3 * width, delta=0.05 * width)
         p.evaluate("document.querySelector('[data-range=\"6h\"]').click()")
         p.wait_for("document.getElementById('range-text').innerText.startsWith('last 6h')", 10)
 
@@ -251,6 +287,28 @@ class Dashboard(E2E):
 
         # No console errors, no CSP violations, no failed loads.
         self.assertEqual(p.errors(), [])
+
+    def check_axes(self, p):
+        """No value-axis label is wider than its axis, and a byte chart's
+        ticks are round binary steps (one step between all labels, a power
+        of two bytes)."""
+        for chart in ("util", "mem", "power", "pcie", "hmem", "disk"):
+            s = chart_state(p, chart)
+            labels = s["labels"]
+            if not labels:
+                continue
+            widest = p.evaluate(f"""(() => {{
+                const ctx = document.createElement('canvas').getContext('2d');
+                ctx.font = {json.dumps(s["font"])};
+                return Math.max(...{json.dumps(labels)}.map(l => ctx.measureText(l).width))
+                    / devicePixelRatio; }})()""")
+            self.assertLessEqual(widest + 10, s["width"], (chart, labels, s["width"]))
+            if chart in ("mem", "pcie", "hmem", "disk"):
+                values = [label_bytes(l) for l in labels]
+                steps = {b - a for a, b in zip(values, values[1:])}
+                self.assertEqual(len(steps), 1, (chart, labels))
+                step = steps.pop()
+                self.assertEqual(step & (step - 1), 0, (chart, labels))
 
     def test_download_trace_reads_back(self):
         url = self.base + f"/api/v1/export?since={int(self.now - 600)}&until={int(self.now + 60)}"
@@ -295,6 +353,37 @@ class Dashboard(E2E):
         self.assertEqual(p.errors(), [])
 
 
+
+
+class ShortHistory(ServedPage):
+    """Three minutes of history in the 15 m charts: the data fills the
+    chart's width instead of its right fifth, and no axis label is cut."""
+
+    def setUp(self):
+        super().setUp()
+        now = time.time()
+        trace = os.path.join(self.tmp.name, "short.jsonl")
+        subprocess.run([TRACEGEN, "--scenario", "healthy-training", "--gpus", "4", "--duration", "3m",
+                        "--interval", "1s", "--start", str(int(now - 185)), "-o", trace],
+                       check=True, capture_output=True, timeout=120)
+        db = os.path.join(self.tmp.name, "history.db")
+        subprocess.run([STORE_FILL, "--db", db, "--trace", trace], check=True, capture_output=True,
+                       timeout=120)
+        self.open_dashboard(scenario_4gpu(), ["--db", db])
+
+    def test_three_minutes_fill_the_15m_chart(self):
+        p = self.page
+        p.navigate(self.base + "/")
+        p.wait_for("document.querySelector('[data-range=\"15m\"]') !== null", 15)
+        p.evaluate("document.querySelector('[data-range=\"15m\"]').click()")
+        p.wait_for("document.getElementById('range-text').innerText.startsWith('last 15m')", 10)
+        p.wait_for("Number(document.querySelector('[data-chart=util]').dataset.points) > 500", 15)
+        p.wait_for("Number(document.querySelector('[data-chart=util]').dataset.shownMin) > 0", 10)
+        s = chart_state(p, "util")
+        self.assertGreater(s["xmax"] - s["xmin"], 170, s)  # the three minutes
+        # They span the chart: before, 3 of the 15 minutes at its right edge.
+        self.assertGreater((s["xmax"] - s["xmin"]) / (s["shownMax"] - s["shownMin"]), 0.95, s)
+        Dashboard.check_axes(self, p)
 
 
 class WebConfigPage(E2E):

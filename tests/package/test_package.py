@@ -335,7 +335,13 @@ class Deb(unittest.TestCase):
         listing = tool("dpkg-deb", "--contents", deb_file()).stdout
         for path in ("./opt/gpudoctor/bin/gpudoctor", "./opt/gpudoctor/bin/gpudoctor-full",
                      "./opt/gpudoctor/lib/libmicrohttpd.so.12",
-                     "./usr/lib/systemd/system/gpudoctor.service"):
+                     "./usr/lib/systemd/system/gpudoctor.service",
+                     # The manual and the completions, from the command table.
+                     "./usr/share/man/man1/gpudoctor.1.gz",
+                     "./usr/share/man/man1/gpudoctor-diagnose.1.gz",
+                     "./usr/share/bash-completion/completions/gpudoctor",
+                     "./usr/share/zsh/vendor-completions/_gpudoctor",
+                     "./usr/share/fish/vendor_completions.d/gpudoctor.fish"):
             self.assertRegex(listing, rf"\s{re.escape(path)}(\s|$)", path)
         self.assertIn("./usr/bin/gpudoctor -> /opt/gpudoctor/bin/gpudoctor", listing)
 
@@ -360,7 +366,9 @@ class Rpm(unittest.TestCase):
         for path in ("/opt/gpudoctor/bin/gpudoctor", "/opt/gpudoctor/bin/gpudoctor-full",
                      "/opt/gpudoctor/lib/libmicrohttpd.so.12", "/usr/bin/gpudoctor",
                      "/usr/bin/gpudoctor-full", "/usr/lib/systemd/system/gpudoctor.service",
-                     "/opt/gpudoctor/licenses/gpudoctor.LICENSE"):
+                     "/opt/gpudoctor/licenses/gpudoctor.LICENSE",
+                     "/usr/share/man/man1/gpudoctor-serve.1.gz",
+                     "/usr/share/bash-completion/completions/gpudoctor"):
             self.assertIn(path, listing)
         # Nothing of the build host's rpm conventions leaks in.
         self.assertFalse([p for p in listing if "/.build-id" in p or "/usr/local" in p])

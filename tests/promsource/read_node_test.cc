@@ -10,6 +10,7 @@
 #include "http_client/fake_server.h"
 #include "http_client/remote_read_fake.h"
 #include "promsource/fleet_nodes.h"
+#include "promsource/query_batches.h"
 
 namespace gd::promsource {
 namespace {
@@ -29,21 +30,44 @@ http::prom::Client client(const FakeServer& server) {
   return http::prom::Client(http::parse_url(server.url()), {}, l);
 }
 
-TEST(ReadNode, AsksForEveryEntryWithTheNodesSelector) {
-  // Every query gets the same answer: GPU 0 of n1 at 0 and 15.
+size_t entry_of(const std::string& field) {
+  const auto all = entries();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].field == field) return i;
+  ADD_FAILURE() << "no entry " << field;
+  return 0;
+}
+
+std::string tagged_series(size_t entry, const std::string& values) {
+  return R"({"metric":{"gpu":"0","Hostname":"n1","gd_entry":")" +
+         std::to_string(entry) + R"("},"values":)" + values + "}";
+}
+
+TEST(ReadNode, AsksForTheEntriesInBatchesWithTheNodesSelector) {
+  // Every query gets the same answer: GPU 0 of n1 at 0 and 15, as the
+  // temperature's and the load's entries (each a batch's tag).
   FakeServer server({reply(
-      200,
-      R"({"status":"success","data":{"resultType":"matrix","result":[)"
-      R"({"metric":{"gpu":"0","Hostname":"n1"},"values":[[0,"7"],[15,"8"]]}]}})")});
+      200, R"({"status":"success","data":{"resultType":"matrix","result":[)" +
+               tagged_series(entry_of("temp_c"), R"([[0,"7"],[15,"8"]])") +
+               "," + tagged_series(entry_of("load1"), R"([[0,"3"],[15,"4"]])") +
+               "]}}")});
   http::RequestCancel cancel;
   ReadChoice range(ReadPath::kQueryRange);
   NodeWindow w =
       read_node(client(server), {"n1", 0, 15, 15, {}, ""}, range, cancel);
   const auto sent = server.requests();
-  EXPECT_EQ(sent.size(), entries().size());
-  // DCGM_FI_DEV_GPU_UTIL{Hostname="n1"} or ..., percent-encoded.
-  EXPECT_NE(sent[0].find("query=DCGM_FI_DEV_GPU_UTIL%7BHostname%3D%22n1%22%7D"
-                         "%20or%20"),
+  // 78 entries: GPU ones 16 a batch, the host ones in one or two, the
+  // per-process ones alone.
+  EXPECT_LE(sent.size(), 16u);
+  EXPECT_LT(sent.size(), entries().size() / 4);
+  // label_replace(DCGM_FI_DEV_GPU_UTIL{Hostname="n1"} or ..., "gd_entry",
+  // "0", "", "") or ..., percent-encoded.
+  EXPECT_NE(sent[0].find("query=label_replace(DCGM_FI_DEV_GPU_UTIL%7B"
+                         "Hostname%3D%22n1%22%7D%20or%20"),
+            std::string::npos)
+      << sent[0];
+  EXPECT_NE(sent[0].find("%22gd_entry%22%2C%20%220%22%2C%20%22%22%2C%20%22%22"
+                         ")%20or%20label_replace("),
             std::string::npos)
       << sent[0];
   size_t n = 0;
@@ -51,9 +75,61 @@ TEST(ReadNode, AsksForEveryEntryWithTheNodesSelector) {
     ++n;
     ASSERT_EQ(s.gpus.size(), 1u);
     EXPECT_EQ(s.gpus[0].temp_c, s.t == 0 ? 7 : 8);
-    EXPECT_EQ(s.host.load1, s.t == 0 ? 7 : 8);
+    EXPECT_FALSE(s.gpus[0].util_pct);  // no series tagged as its entry
+    EXPECT_EQ(s.host.load1, s.t == 0 ? 3 : 4);
   });
   EXPECT_EQ(n, 2u);
+}
+
+TEST(ReadNode, EveryQueryBoundedInEntriesTextAndPoints) {
+  const NodeSelector node{"n1", {}, ""};
+  size_t asked = 0;
+  for (const auto& b : query_batches(node, 15, 5761, 8'000'000, true)) {
+    asked += b.entries.size();
+    EXPECT_LE(b.entries.size(), kMaxBatchEntries);
+    EXPECT_LE(b.query.size(), kMaxBatchQueryBytes);
+  }
+  EXPECT_EQ(asked, entries().size());
+  // Two days at 15 s: a GPU entry may give 64 series of 11,520 points, so
+  // 10 of them fill the client's 8,000,000 points.
+  for (const auto& b : query_batches(node, 15, 11520, 8'000'000, true)) {
+    if (entries()[b.entries[0]].scope == Scope::kGpu) {
+      EXPECT_LE(b.entries.size(), 10u);
+    }
+  }
+  // Without the GPU entries (remote read gave them), only the host's.
+  for (const auto& b : query_batches(node, 15, 240, 8'000'000, false)) {
+    for (size_t i : b.entries) {
+      EXPECT_EQ(entries()[i].scope, Scope::kHost);
+    }
+  }
+}
+
+TEST(ReadNode, ARefusedBatchIsAskedEntryByEntry) {
+  // The first query (a batch) is refused as VictoriaMetrics refuses one
+  // past -search.maxQueryLen; the node is then asked entry by entry.
+  FakeServer server(
+      {reply(422, R"({"status":"error","errorType":"bad_data",)"
+                  R"("error":"too long query"})"),
+       reply(
+           200,
+           R"({"status":"success","data":{"resultType":"matrix","result":[)"
+           R"({"metric":{"gpu":"0","Hostname":"n1"},"values":[[0,"7"]]}]}})")});
+  http::RequestCancel cancel;
+  ReadChoice range(ReadPath::kQueryRange);
+  NodeWindow w =
+      read_node(client(server), {"n1", 0, 15, 15, {}, ""}, range, cancel);
+  const auto sent = server.requests();
+  EXPECT_NE(sent[1].find("query=DCGM_FI_DEV_GPU_UTIL%7BHostname%3D%22n1%22"),
+            std::string::npos)
+      << sent[1];
+  size_t n = 0;
+  w.each_sample([&](const Sample& s) {
+    ++n;
+    ASSERT_EQ(s.gpus.size(), 1u);
+    EXPECT_EQ(s.gpus[0].util_pct, 7);
+  });
+  EXPECT_EQ(n, 1u);
 }
 
 TEST(ReadNode, AServerErrorNamesTheField) {
@@ -84,7 +160,7 @@ const std::string kEmptyMatrix =
 
 TEST(ReadNode, GpuSeriesByRemoteReadInOneRequest) {
   // The GPU series in one remote read (both selectors of the node's join
-  // rule), then a range query per host entry.
+  // rule), then the host entries' range queries.
   http::testing::FakeSeries temp;
   temp.labels = {
       {"__name__", "DCGM_FI_DEV_GPU_TEMP"}, {"gpu", "0"}, {"Hostname", "n1"}};
@@ -98,9 +174,8 @@ TEST(ReadNode, GpuSeriesByRemoteReadInOneRequest) {
       read_node(client(server), {"n1", 0, 15, 15, {}, ""}, read, cancel);
   EXPECT_EQ(read.fallback(), "");
   const auto sent = server.requests();
-  size_t host_entries = 0;
-  for (const Entry& e : entries()) host_entries += e.scope == Scope::kHost;
-  EXPECT_EQ(sent.size(), 1 + host_entries);
+  // The host entries in one or two batches.
+  EXPECT_LE(sent.size(), 1u + 2u);
   EXPECT_EQ(sent[0].rfind("POST /api/v1/read ", 0), 0u);
   std::vector<double> temps;
   w.each_sample([&](const Sample& s) {
@@ -113,10 +188,9 @@ TEST(ReadNode, GpuSeriesByRemoteReadInOneRequest) {
 TEST(ReadNode, AServerWithoutRemoteReadIsAskedByQueryRange) {
   FakeServer server(
       {reply(404, "404 page not found"),
-       reply(
-           200,
-           R"({"status":"success","data":{"resultType":"matrix","result":[)"
-           R"({"metric":{"gpu":"0","Hostname":"n1"},"values":[[0,"7"]]}]}})")});
+       reply(200,
+             R"({"status":"success","data":{"resultType":"matrix","result":[)" +
+                 tagged_series(entry_of("util_pct"), R"([[0,"7"]])") + "]}}")});
   http::RequestCancel cancel;
   ReadChoice read(ReadPath::kAuto);
   NodeWindow w =
@@ -124,7 +198,8 @@ TEST(ReadNode, AServerWithoutRemoteReadIsAskedByQueryRange) {
   EXPECT_NE(read.fallback().find("/api/v1/read: HTTP 404"), std::string::npos)
       << read.fallback();
   EXPECT_FALSE(read.remote());  // the next node goes straight to query_range
-  EXPECT_EQ(server.requests().size(), 1 + entries().size());
+  EXPECT_EQ(server.requests().size(),
+            1 + query_batches({"n1", {}, ""}, 15, 2, 8'000'000, true).size());
   size_t n = 0;
   w.each_sample([&](const Sample&) { ++n; });
   EXPECT_EQ(n, 1u);

@@ -361,11 +361,63 @@
     return (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(1)) + " " + unit;
   }
   function axisValues(unit) {
-    return (u, splits) => splits.map(v => {
-      if (unit === "bytes" || unit === "B/s") return bytes(v).replace(".0 ", " ") + (unit === "B/s" ? "/s" : "");
-      if (unit === "%") return v + "%";
-      return String(v);
-    });
+    return (u, splits) => {
+      if (unit === "bytes" || unit === "B/s") {
+        // One unit for the whole axis, the step's: every label a whole
+        // number of it (1.25 GiB was written 1.3 GiB).
+        const step = splits.length > 1 ? Math.abs(splits[1] - splits[0]) : 1;
+        let i = 0;
+        while (i < UNITS.length - 1 && 1024 ** (i + 1) <= step) i++;
+        return splits.map(v => +(v / 1024 ** i).toFixed(2) + " " + UNITS[i] + (unit === "B/s" ? "/s" : ""));
+      }
+      if (unit === "%") return splits.map(v => v + "%");
+      return splits.map(v => String(v));
+    };
+  }
+
+  // The value axis as wide as its widest label, with its tick and gap: a
+  // fixed width cut "286.1 MiB/s" to "86.1 MiB/s".
+  function axisSize(u, values, i, cycle) {
+    const axis = u.axes[i];
+    if (cycle > 1) return axis._size;
+    let widest = 0;
+    if (values && values.length) {
+      u.ctx.font = axis.font[0];
+      for (const v of values) widest = Math.max(widest, u.ctx.measureText(String(v)).width);
+    }
+    return Math.ceil(axis.ticks.size + axis.gap + widest / devicePixelRatio) + 2;
+  }
+  // Round ticks in a byte chart's own unit: binary steps (1, 2, 4 ... 512
+  // B, KiB, MiB, GiB, ...), as its labels are binary; uPlot's decimal
+  // steps gave 286.1 MiB/s.
+  const BINARY_STEPS = [];
+  for (let e = 0; e < 70; e++) BINARY_STEPS.push(2 ** e);
+  function valueAxis(unit, stroke, grid) {
+    const axis = { stroke, grid: { stroke: grid }, ticks: { stroke: grid }, size: axisSize,
+      values: axisValues(unit) };
+    if (unit === "bytes" || unit === "B/s") axis.incrs = BINARY_STEPS;
+    return axis;
+  }
+  // The x range a chart shows: its range, or from its first point when its
+  // history is shorter, so a short history fills the chart instead of a
+  // sliver at its right edge.
+  function xMin(c) {
+    const xs = c.data && c.data[0];
+    return xs && xs.length > 1 && xs[0] > state.since ? xs[0] : state.since;
+  }
+
+  // What a chart has on screen, on its element after each drawing: the x
+  // range shown, and the value axis's width, font and labels (the tests
+  // check that a short history fills the chart and that no label is cut).
+  function markShown(u) {
+    const box = u.root.closest(".chart");
+    if (!box) return;
+    const y = u.axes[1];
+    box.dataset.shownMin = u.scales.x.min;
+    box.dataset.shownMax = u.scales.x.max;
+    box.dataset.yaxisWidth = y._size || "";
+    box.dataset.yaxisFont = y.font ? y.font[0] : "";
+    box.dataset.yaxisLabels = JSON.stringify(y._values || []);
   }
 
   // Series keys of a chart: [{metric, gpu, label, color, dash}].
@@ -400,7 +452,7 @@
       scales: { x: { time: true }, y: def.max ? { range: [0, def.max] } : { range: (u, lo, hi) => [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1] } },
       axes: [
         { stroke: axisStroke, grid: { stroke: grid }, ticks: { stroke: grid } },
-        { stroke: axisStroke, grid: { stroke: grid }, ticks: { stroke: grid }, size: 78, values: axisValues(def.unit) },
+        valueAxis(def.unit, axisStroke, grid),
       ],
       series: [{}].concat(keys.map(k => ({ label: k.label, stroke: k.color, width: 1.5,
         dash: k.dash || undefined, spanGaps: false, points: { show: false },
@@ -412,7 +464,7 @@
           u.setSelect({ width: 0, height: 0 }, false);
           zoomTo(min, max);
         }],
-        draw: [u => {
+        draw: [markShown, u => {
           if (!firstChartMarked && u.data[0].length > 1) {
             firstChartMarked = true;
             performance.mark("gd-first-chart");
@@ -459,7 +511,7 @@
       });
       c.data = data;
       c.u.setData(data, false);
-      c.u.setScale("x", { min: state.since, max: state.until });
+      c.u.setScale("x", { min: xMin(c), max: state.until });
       markData(c);
     }
   }
@@ -471,6 +523,7 @@
     const box = c.el.parentNode;
     box.dataset.points = n;
     box.dataset.xmin = c.data[0].length ? c.data[0][0] : "";
+    box.dataset.xmax = c.data[0].length ? c.data[0][c.data[0].length - 1] : "";
   }
 
   // A live sample: one point more on every chart, the oldest shifted out.
@@ -497,7 +550,7 @@
       while (drop < data[0].length && data[0][drop] < state.since) drop++;
       if (drop) for (const col of data) col.splice(0, drop);
       c.u.setData(data, false);
-      c.u.setScale("x", { min: state.since, max: state.until });
+      c.u.setScale("x", { min: xMin(c), max: state.until });
       markData(c);
     }
     renderTimeline();
@@ -837,7 +890,7 @@
       scales: { x: { time: true }, y: { range: (uu, lo, hi) => [0, hi > 0 ? hi * 1.05 : 1] } },
       axes: [
         { stroke: axisStroke, grid: { stroke: grid }, ticks: { stroke: grid } },
-        { stroke: axisStroke, grid: { stroke: grid }, ticks: { stroke: grid }, size: 70,
+        { stroke: axisStroke, grid: { stroke: grid }, ticks: { stroke: grid }, size: axisSize,
           values: (uu, splits) => splits.map(v => String(+v.toPrecision(3))) },
       ],
       series: [{}].concat(order.map(k => ({ label: inert(u.groups[k].label), stroke: groupColor(u.groups[k], k),

@@ -39,13 +39,16 @@ struct Holder {
   workload::ProcLabel label;
   size_t samples = 0;
   uint64_t max_bytes = 0;
+  double last_t = 0;
 };
 
 struct PerGpu {
   workload::Window window;
   size_t idle = 0;
   Stat util;
-  std::map<uint32_t, Holder> holders;  // bounded by the GPU's processes
+  bool held = false;  // any holder, swept or not
+  // The GPU's processes, and those that ended able to be named (swept).
+  std::map<uint32_t, Holder> holders;
 };
 
 class GpuIdleAllocatedRule : public Rule {
@@ -81,11 +84,27 @@ class GpuIdleAllocatedRule : public Rule {
         if (!p && !s.processes.empty())
           continue;  // not visible: cannot name it
         Holder& h = st.holders[gp.pid];
+        st.held = true;
         h.label.pid = gp.pid;
         if (p) h.label.update(*p);
         ++h.samples;
+        h.last_t = s.t;
         h.max_bytes = std::max(h.max_bytes, *gp.used_bytes);
       }
+    }
+    if (sweep_.due()) sweep(s.t);
+  }
+
+  // A holder that ended holding in fewer than min_holder_fraction of its
+  // GPU's samples never will: the GPU's samples only grow.
+  void sweep(double now) {
+    for (auto& [index, st] : gpus_) {
+      const double n = static_cast<double>(st.window.samples);
+      workload::sweep_ended(
+          st.holders, now, [](const Holder& h) { return h.last_t; },
+          [&](uint32_t, const Holder& h) {
+            return static_cast<double>(h.samples) < min_holder_fraction_ * n;
+          });
     }
   }
 
@@ -137,7 +156,7 @@ class GpuIdleAllocatedRule : public Rule {
     if (auto why = process_lists_.not_judged()) return why;
     double longest = -1;
     for (const auto& [index, st] : gpus_) {
-      if (st.window.samples == 0 || st.holders.empty() ||
+      if (st.window.samples == 0 || !st.held ||
           st.window.span() >= min_window_s_ ||
           static_cast<double>(st.idle) /
                   static_cast<double>(st.window.samples) <
@@ -155,6 +174,7 @@ class GpuIdleAllocatedRule : public Rule {
          min_holder_fraction_ = kMinHolderFraction, min_window_s_ = kMinWindowS;
   std::map<int, PerGpu> gpus_;
   ProcessListsSeen process_lists_;
+  workload::EndedSweep sweep_;
 };
 
 }  // namespace

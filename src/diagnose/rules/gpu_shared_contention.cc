@@ -27,6 +27,9 @@ constexpr const char* kId = "gpu-shared-contention";
 // or end is not contention.
 constexpr double kMinFraction = 0.5;
 constexpr double kMinSamples = 10;
+// A week of short jobs on one GPU can be thousands of sharers: the text
+// names the first ones, the finding's pids hold them all.
+constexpr size_t kMaxNamedSharers = 16;
 
 struct Sharer {
   workload::ProcLabel label;
@@ -112,9 +115,14 @@ class GpuSharedContentionRule : public Rule {
       std::string who;
       for (const auto& [pid, sh] : st.sharers) {
         f.pids.push_back(pid);
-        who += fmt::format("{}{} {} ({} samples)", who.empty() ? "" : ", ",
-                           sh.label.text(), gib_text(sh.max_bytes), sh.samples);
+        if (f.pids.size() <= kMaxNamedSharers)
+          who +=
+              fmt::format("{}{} {} ({} samples)", who.empty() ? "" : ", ",
+                          sh.label.text(), gib_text(sh.max_bytes), sh.samples);
       }
+      if (f.pids.size() > kMaxNamedSharers)
+        who += fmt::format(" and {} more (--json lists every pid)",
+                           f.pids.size() - kMaxNamedSharers);
       f.start = st.shared.first;
       f.end = st.shared.last;
       const GpuInfo* info = find_gpu_info(header_, index);

@@ -98,6 +98,7 @@ struct PerJob {
   Waiting starved;  // util below starved_util_pct
   Waiting dipped;   // util below dip_util_pct (the oscillating shape)
   UtilCycle cycle;
+  double last_t = 0;
 };
 
 void merge(Stat& into, const Stat& from) {
@@ -110,8 +111,8 @@ void merge(Stat& into, const Stat& from) {
 
 // The ranks of one job that are input-bound, summed up.
 struct Group {
-  std::vector<uint32_t> pids;
-  workload::ProcLabel first;  // the lowest rank pid, to name a single rank
+  std::vector<uint32_t> pids;  // in the order added; describe() sorts them
+  workload::ProcLabel first;   // the lowest rank pid, to name a single rank
   std::set<int> gpus;
   size_t samples = 0, starved = 0, cycles = 0;
   double cycle_span = 0;  // sum over ranks of (last - first starved time)
@@ -126,7 +127,10 @@ struct Group {
 
   // `by_swing`: the rank qualifies by the oscillating shape, not starved.
   void add(uint32_t pid, const PerJob& st, bool by_swing) {
-    if (pids.empty()) first = st.label;
+    if (pids.empty() || pid < first.pid) {
+      first = st.label;
+      first.pid = pid;
+    }
     pids.push_back(pid);
     gpus.insert(st.gpus.begin(), st.gpus.end());
     samples += st.samples;
@@ -212,6 +216,7 @@ class InputBoundRule : public Rule {
       st.max_workers =
           std::max(st.max_workers, static_cast<int>(job.workers.size()));
       ++st.samples;
+      st.last_t = s.t;
       st.cycle.add(s.t, util);
       bool starved = util < starved_util_;
       bool dipped = util < dip_util_;
@@ -226,21 +231,21 @@ class InputBoundRule : public Rule {
       if (starved) note(st.starved, s, job, util);
       if (dipped) note(st.dipped, s, job, util);
     }
+    // A job that ended is judged now: its figures cannot change.
+    if (sweep_.due())
+      workload::sweep_ended(
+          jobs_, s.t, [](const PerJob& st) { return st.last_t; },
+          [&](uint32_t pid, const PerJob& st) {
+            judge(pid, st, decided_);
+            return true;
+          });
   }
 
   std::vector<Finding> finish() override {
     // One finding per job group (all DDP ranks of a job together), from the
     // ranks that meet the criteria on their own.
-    std::map<uint32_t, Group> groups;
-    for (const auto& [pid, st] : jobs_) {
-      if (static_cast<double>(st.samples) < min_samples_) continue;
-      if (waited_on_loader(st, st.starved, min_starved_))
-        groups[st.group].add(pid, st, false);
-      else if (waited_on_loader(st, st.dipped, min_dip_) &&
-               static_cast<double>(st.cycle.cycles()) >= min_cycles_ &&
-               st.cycle.period_spread() <= max_period_spread_)
-        groups[st.group].add(pid, st, true);
-    }
+    std::map<uint32_t, Group> groups = decided_;
+    for (const auto& [pid, st] : jobs_) judge(pid, st, groups);
     std::vector<Finding> out;
     for (auto& [group, g] : groups) out.push_back(describe(g));
     return out;
@@ -249,16 +254,36 @@ class InputBoundRule : public Rule {
   // A GPU job seen waiting on its GPU, but in too few samples.
   std::optional<std::string> not_judged() const override {
     if (auto why = process_lists_.not_judged()) return why;
-    size_t most = 0;
-    for (const auto& [pid, st] : jobs_)
-      if (st.samples > 0 && static_cast<double>(st.samples) < min_samples_ &&
-          (st.starved.samples > 0 || st.dipped.samples > 0))
-        most = std::max(most, st.samples);
+    size_t most = most_short_;
+    for (const auto& [pid, st] : jobs_) most = std::max(most, short_one(st));
     if (most == 0) return std::nullopt;
     return needs_samples("a GPU job", min_samples_, most);
   }
 
  private:
+  // The job's samples when it waited on its GPU in too few of them to be
+  // judged; 0 otherwise.
+  size_t short_one(const PerJob& st) const {
+    return st.samples > 0 && static_cast<double>(st.samples) < min_samples_ &&
+                   (st.starved.samples > 0 || st.dipped.samples > 0)
+               ? st.samples
+               : 0;
+  }
+
+  // A job's verdict: into its group of `groups` when it meets the criteria
+  // on its own; remembered for not_judged() when it had too few samples.
+  void judge(uint32_t pid, const PerJob& st,
+             std::map<uint32_t, Group>& groups) {
+    most_short_ = std::max(most_short_, short_one(st));
+    if (static_cast<double>(st.samples) < min_samples_) return;
+    if (waited_on_loader(st, st.starved, min_starved_))
+      groups[st.group].add(pid, st, false);
+    else if (waited_on_loader(st, st.dipped, min_dip_) &&
+             static_cast<double>(st.cycle.cycles()) >= min_cycles_ &&
+             st.cycle.period_spread() <= max_period_spread_)
+      groups[st.group].add(pid, st, true);
+  }
+
   // One sample in which the GPU waited: was the job's CPU side saturated,
   // and was the host waiting on disk?
   void note(Waiting& w, const Sample& s, const GpuJob& job, double util) const {
@@ -303,6 +328,7 @@ class InputBoundRule : public Rule {
     f.severity = "warning";
     f.gpus.assign(g.gpus.begin(), g.gpus.end());
     f.pids = g.pids;
+    std::sort(f.pids.begin(), f.pids.end());
     f.start = g.hit.first;
     f.end = g.hit.last;
     bool one_gpu = f.gpus.size() == 1;
@@ -363,7 +389,7 @@ class InputBoundRule : public Rule {
               : fmt::format("{} (no worker processes) used {:.0f}% of one CPU",
                             g.first.text(), g.main_cpu.mean());
     } else {
-      std::vector<int> pids(g.pids.begin(), g.pids.end());
+      std::vector<int> pids(f.pids.begin(), f.pids.end());
       who = fmt::format(
           "its {} ranks (pids {}){} used {:.0f}% CPU each{}", g.pids.size(),
           join_ints(pids),
@@ -431,7 +457,12 @@ class InputBoundRule : public Rule {
          dip_util_ = kDipUtilPct, peak_util_ = kPeakUtilPct,
          min_dip_ = kMinDipFraction, min_cycles_ = kMinCycleCount,
          max_period_spread_ = kMaxPeriodSpread;
-  std::map<uint32_t, PerJob> jobs_;  // per root GPU pid
+  std::map<uint32_t, PerJob> jobs_;  // per root GPU pid, while it runs
+  // The groups of the jobs that ended meeting the criteria (swept), and
+  // the most samples of an ended job too short to judge.
+  std::map<uint32_t, Group> decided_;
+  size_t most_short_ = 0;
+  workload::EndedSweep sweep_;
   ProcessListsSeen process_lists_;
 };
 

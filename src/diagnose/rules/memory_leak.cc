@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "diagnose/evidence.h"
@@ -130,6 +131,7 @@ class MemoryLeakRule : public Rule {
         auto [it, fresh] = procs_.try_emplace({g.index, gp.pid});
         PerProc& p = it->second;
         if (fresh) {
+          seen_procs_ = true;
           labels_[gp.pid].pid = gp.pid;
           p.first_t = s.t;
           p.first_mib = mib;
@@ -154,6 +156,21 @@ class MemoryLeakRule : public Rule {
       auto it = labels_.find(ps.pid);
       if (it != labels_.end()) it->second.update(ps);
     }
+    if (sweep_.due()) sweep(s.t);
+  }
+
+  // A process that ended covering less than min_coverage of the window
+  // never will: the window only grows.
+  void sweep(double now) {
+    workload::sweep_ended(
+        procs_, now, [](const PerProc& p) { return p.last_t; },
+        [&](const auto&, const PerProc& p) {
+          return p.last_t - p.first_t < min_coverage_ * window_.span();
+        });
+    std::set<uint32_t> kept;
+    for (const auto& [key, p] : procs_) kept.insert(key.second);
+    std::erase_if(labels_,
+                  [&](const auto& l) { return !kept.contains(l.first); });
   }
 
   std::vector<Finding> finish() override {
@@ -228,11 +245,11 @@ class MemoryLeakRule : public Rule {
 
   std::optional<std::string> not_judged() const override {
     if (auto why = process_lists_.not_judged()) return why;
-    if (procs_.empty() && no_process_list_ > 0)
+    if (!seen_procs_ && no_process_list_ > 0)
       return "needs each process's GPU memory; the driver reported only the "
              "GPU's total in " +
              std::to_string(no_process_list_) + " readings";
-    if (!procs_.empty() && window_.span() < min_window_s_)
+    if (seen_procs_ && window_.span() < min_window_s_)
       return "a slow leak " +
              needs_time("one process's GPU memory", min_window_s_,
                         window_.span()) +
@@ -268,10 +285,12 @@ class MemoryLeakRule : public Rule {
          fast_full_within_s_ = kFastFullWithinS,
          critical_full_within_s_ = kCriticalFullWithinS;
   size_t no_process_list_ = 0;  // GPU readings without a process list
+  bool seen_procs_ = false;     // any process's GPU memory, swept or not
   std::map<std::pair<int, uint32_t>, PerProc> procs_;
   std::map<uint32_t, workload::ProcLabel> labels_;
   std::map<int, uint64_t> last_used_;
   ProcessListsSeen process_lists_;
+  workload::EndedSweep sweep_;
 };
 
 }  // namespace

@@ -64,6 +64,39 @@ struct Window {
   double span() const { return end - start; }
 };
 
+// Per-pid state of processes that came and went. Over serve's week of
+// history a node sees tens of thousands of short GPU processes; a rule
+// that kept an entry for each (1-2 KB across the rules) grew a Usage
+// request by ~100 MB. Every kSweepEvery samples a rule hands the entries
+// unseen for kEndedAfterS to its judge, which folds what the entry can
+// still add to a finding and says whether it may go. A pid seen again
+// after that starts a new entry, as a reused pid is a new process.
+inline constexpr size_t kSweepEvery = 256;
+// Longer than any gap in a live process's readings (a missed NVML read, a
+// minute-tier step of serve's history).
+inline constexpr double kEndedAfterS = 600;
+
+class EndedSweep {
+ public:
+  // True once every kSweepEvery calls (one a sample).
+  bool due() { return ++calls_ % kSweepEvery == 0; }
+
+ private:
+  size_t calls_ = 0;
+};
+
+// Erases each entry of `m` last seen (last_t(entry)) more than
+// kEndedAfterS before `now` for which gone(key, entry) says so.
+template <class Map, class LastT, class Gone>
+void sweep_ended(Map& m, double now, LastT last_t, Gone gone) {
+  for (auto it = m.begin(); it != m.end();) {
+    if (now - last_t(it->second) > kEndedAfterS && gone(it->first, it->second))
+      it = m.erase(it);
+    else
+      ++it;
+  }
+}
+
 // A GPU sample with data (not lost, not a missed read).
 inline bool readable(const GpuSample& g) { return !g.lost && !g.stale; }
 
