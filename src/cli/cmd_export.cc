@@ -47,9 +47,10 @@ void run_db_export(const Opts& o, double since, double until) {
         stderr, "gpudoctor: export: no samples in %s between %s and %s\n",
         o.db.c_str(), utc_text(since).c_str(), utc_text(until).c_str());
   else if (o.out != "-")
+    // The data's range: without --since the window starts at 1970.
     std::fprintf(stderr, "gpudoctor: exported %zu samples (%s .. %s) to %s\n",
-                 n, utc_text(since).c_str(), utc_text(until).c_str(),
-                 o.out.c_str());
+                 n, utc_text(report.first_t).c_str(),
+                 utc_text(report.last_t).c_str(), o.out.c_str());
   // The rest is written, but the trace has holes: exit 1 so a script
   // notices, and say what to run.
   if (report.skipped_blocks > 0)

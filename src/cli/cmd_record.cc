@@ -1,13 +1,18 @@
 // gpudoctor record -o FILE [--duration 10m]: writes a trace (trace-format.md).
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "collect/sampler.h"
+#include "common/bytes_text.h"
+#include "common/elapsed_text.h"
 #include "model/process_budget.h"
 #include "trace/trace_io.h"
 #include "views/format.h"
@@ -60,6 +65,23 @@ void add_record_command(CLI::App& app, const GlobalOptions& global) {
     auto start = clock::now();
     auto next = start + interval;
     long written = 0;
+    // On a terminal, what is recorded so far, as diagnose shows its
+    // sampling: once a second at most, on one line, erased at the end.
+    const bool progress = o->out != "-" && isatty(fileno(stderr));
+    auto shown = start - std::chrono::seconds(1);
+    auto show_progress = [&] {
+      if (!progress || clock::now() - shown < std::chrono::seconds(1)) return;
+      shown = clock::now();
+      std::error_code ec;
+      const auto bytes = std::filesystem::file_size(o->out, ec);
+      std::fprintf(
+          stderr,
+          "\rgpudoctor: recording: %ld samples, %s, %s (Ctrl-C to "
+          "stop)\033[K",
+          written, ec ? "?" : human_bytes(bytes).c_str(),
+          elapsed_compact(std::chrono::duration<double>(shown - start).count())
+              .c_str());
+    };
     while (!g_stop.load()) {
       sleep_until_or_stopped(next);
       if (g_stop.load()) break;
@@ -69,6 +91,7 @@ void add_record_command(CLI::App& app, const GlobalOptions& global) {
       writer.write_sample(s);
       writer.flush();  // a killed recorder still leaves a valid trace
       ++written;
+      show_progress();
       if (o->count && written >= o->count) break;
       if (o->duration_s > 0 &&
           std::chrono::duration<double>(clock::now() - start).count() >=
@@ -78,6 +101,7 @@ void add_record_command(CLI::App& app, const GlobalOptions& global) {
       if (next < clock::now()) next = clock::now();  // fell behind: no burst
     }
     writer.close();
+    if (progress) std::fprintf(stderr, "\r\033[K");
     if (o->out != "-")
       std::fprintf(stderr, "gpudoctor: recorded %ld samples to %s\n", written,
                    o->out.c_str());

@@ -396,6 +396,10 @@ size_t SqliteHistoryStore::export_trace(double since, double until,
       since, until,
       [&](const Sample& s) {
         out.write_sample(s);
+        if (report) {
+          if (report->first_t == 0) report->first_t = s.t;
+          report->last_t = s.t;
+        }
         return true;
       },
       report);

@@ -40,6 +40,9 @@ struct StoreOptions {
 // whose bytes no longer decode. The rest of the data is still returned.
 struct ReadReport {
   size_t skipped_blocks = 0;
+  // export_trace: the first and last sample time written (0 when none), the
+  // data's own range, whatever the window asked for.
+  double first_t = 0, last_t = 0;
 };
 
 // The writer's state, for /metrics and /healthz.

@@ -121,6 +121,11 @@ class Export(unittest.TestCase):
         p = gd("export", "--db", db, "-o", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(read_lines(out)[1], read_lines(trace)[1])
+        # Without --since the line gives the data's range, not 1970's.
+        _, samples = read_lines(trace)
+        first, last = (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(s["t"])))
+                       for s in (samples[0], samples[-1]))
+        self.assertIn(f"({first} .. {last})", p.stderr)
         code, ids = self.diagnose(out)
         self.assertIn("xid-error", ids)
 

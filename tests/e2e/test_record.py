@@ -32,6 +32,38 @@ class Record(E2E):
         ts = [s["t"] for s in got]
         self.assertEqual(ts, sorted(ts))
 
+    def test_progress_on_a_terminal_only(self):
+        """On a terminal, stderr shows the samples, file size and time so
+        far on one line, erased at the end; in a pipe, only the summary."""
+        import pty
+        out = os.path.join(self.tmp.name, "rec.jsonl")
+        master, slave = pty.openpty()
+        env = dict(os.environ, FAKE_NVML_SCENARIO=scenario_4gpu())
+        p = subprocess.Popen([GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none",
+                              "--interval", "500ms", "record", "-o", out, "--count", "5"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave,
+                             env=env)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        self.assertEqual(p.wait(30), 0, seen)
+        text = seen.decode()
+        self.assertRegex(text, r"\rgpudoctor: recording: [1-5] samples, \d[\d.]* (B|KiB|MiB), "
+                               r"\d+s \(Ctrl-C to stop\)")
+        self.assertIn("\r\x1b[K", text)  # erased before the summary
+        self.assertTrue(text.rstrip().endswith(f"gpudoctor: recorded 5 samples to {out}"), text)
+        p = run(["--interval", "500ms", "record", "-o", out, "--count", "2"],
+                scenario=scenario_4gpu(), timeout=60)
+        self.assertEqual(p.stderr, f"gpudoctor: recorded 2 samples to {out}\n")
+
     def test_costly_reads_repeat_between_refreshes(self):
         """By default the NVML reads that cost the driver milliseconds are
         refreshed every 5 s: samples within 5 s of the first repeat its
