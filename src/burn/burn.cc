@@ -13,6 +13,7 @@
 #include "burn/gpu_tests.h"
 #include "burn/verdict.h"
 #include "common/pci_bus_id.h"
+#include "model/gpu_lookup.h"
 #include "trace/trace_io.h"
 
 namespace gd::burn {
@@ -251,7 +252,12 @@ std::vector<Target> choose_targets(
                         std::to_string(header.gpus.size()) + ")");
   if (o.gpus.empty()) return all;
   std::vector<Target> chosen;
-  for (int g : o.gpus) {
+  for (const std::string& name : o.gpus) {
+    auto index = gpu_index_of(name);
+    if (!index) index = gpu_by_name(header, name);
+    if (!index)
+      throw BurnError("usage", "--gpu " + name + ": no GPU of that name here");
+    const int g = *index;
     auto it = std::find_if(all.begin(), all.end(),
                            [&](const Target& t) { return t.gpu == g; });
     if (it != all.end()) {

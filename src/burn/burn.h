@@ -23,7 +23,9 @@ namespace gd::burn {
 
 struct BurnOptions {
   double duration_s = 60;
-  std::vector<int> gpus;  // NVML indices; empty = every GPU
+  // The GPUs as --gpu names them (index, UUID, PCI address or device
+  // file, model/gpu_lookup.h); empty = every GPU.
+  std::vector<std::string> gpus;
   bool compute = true, memory = true, pcie = true;
   double memory_fraction = 0.9;  // of the free memory the memtest covers
   bool force = false;            // run on GPUs that have processes

@@ -31,7 +31,7 @@ extern "C" void on_burn_stop(int) { g_stop.store(true); }
 
 struct BurnFlags {
   double duration_s = 60;
-  std::vector<int> gpus;
+  std::vector<std::string> gpus;
   std::vector<std::string> tests;
   double memory_fraction = 0.9;
   bool json = false;
@@ -126,9 +126,10 @@ void add_burn_command(CLI::App& app, const GlobalOptions& global) {
       *cmd, "--duration", f->duration_s, kBurnDuration,
       "length of the whole run, split between the tests (default 60s)");
   cmd->add_option("--gpu", f->gpus,
-                  "GPU indices to test, e.g. 0,2,3 (default: all)")
+                  "GPUs to test, e.g. 0,2,3: indices, UUIDs, PCI addresses "
+                  "or /dev/nvidiaN (default: all)")
       ->delimiter(',')
-      ->transform(decimal_in(0, kMaxGpuIndex));
+      ->check(gpu_name_value());
   cmd->add_option("--tests", f->tests,
                   "which tests: compute,memory,pcie (default: all three)")
       ->delimiter(',')

@@ -59,7 +59,7 @@ struct DiagnoseFlags {
   std::string from;
   double duration_s = 30;
   bool json = false;
-  std::optional<int> gpu;
+  std::string gpu;  // --gpu as given: index, UUID, PCI address...
   std::string min_severity = "info";
   std::string config_path;
   bool checklist = false;
@@ -106,7 +106,13 @@ void check_gpu_in_window(const std::optional<int>& gpu, const TraceHeader& h) {
 int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   if (!f.fleet.prom.url.empty()) {
     DiagnoseOptions options;
-    options.gpu = f.gpu;
+    // Each node has its own UUIDs and addresses: a fleet's GPU is an index.
+    options.gpu = gpu_index_of(f.gpu);
+    if (!f.gpu.empty() && !options.gpu)
+      throw CLI::ValidationError(
+          "--gpu",
+          "with --prometheus names a GPU index (each node's UUIDs "
+          "and PCI addresses are its own)");
     options.min_severity = f.min_severity;
     options.config = load_config(f.config_path);
     FleetDiagnoseFlags fleet = f.fleet;
@@ -118,7 +124,6 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     ask_serve_in_full_binary("diagnose --serve");
   check_serve_url("--serve", f.serve);
   DiagnoseOptions options;
-  options.gpu = f.gpu;
   options.min_severity = f.min_severity;
   options.config = load_config(f.config_path);
 
@@ -128,14 +133,16 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     TraceReader reader(
         f.from, {.parse_threads = trace_parse_threads(), .process_budget = {}});
     header = reader.header();
-    check_gpu_in_window(f.gpu, header);
+    options.gpu = gpu_flag_index(header, f.gpu);
+    check_gpu_in_window(options.gpu, header);
     TraceSampleSource source(reader);
     result = diagnose(header, source, options);
   } else {
     std::signal(SIGINT, on_diagnose_interrupt);
     Sampler sampler(global.sampler_options());
     header = sampler.header();
-    check_gpu_in_window(f.gpu, header);
+    options.gpu = gpu_flag_index(header, f.gpu);
+    check_gpu_in_window(options.gpu, header);
     LiveSampleSource::Progress progress;
     if (!f.json && isatty(fileno(stderr))) {
       progress.on_sample = [](long taken, long total) {
@@ -232,8 +239,10 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
                       "all together; nodes not read by then are not checked "
                       "(default 1h)");
   auto* gpu =
-      cmd->add_option("--gpu", f->gpu, "only findings about this GPU index")
-          ->transform(decimal_in(0, kMaxGpuIndex));
+      cmd->add_option("--gpu", f->gpu,
+                      "only findings about this GPU: index, UUID, PCI "
+                      "address or /dev/nvidiaN (with --prometheus: index)")
+          ->check(gpu_name_value());
   auto* min_severity =
       cmd->add_option("--min-severity", f->min_severity,
                       "hide findings below this severity")

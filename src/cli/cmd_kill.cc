@@ -37,7 +37,8 @@ constexpr DurationRange kTimeoutRange{0, 3600};
 
 struct KillFlags {
   std::vector<uint32_t> pids;
-  std::optional<int> gpu;
+  std::string gpu_name;         // --gpu as given: index, UUID, PCI address...
+  std::optional<int> gpu;       // its index, once the host's GPUs are known
   std::optional<uint32_t> mig;  // a MIG GPU instance of --gpu
   std::string user;
   std::string signal = "TERM";
@@ -128,14 +129,14 @@ std::vector<GpuMemoryAccount> gone_owners_accounts(const KillFlags& f,
   return out;
 }
 
-int run_kill(const GlobalOptions& g, const KillFlags& f) {
+int run_kill(const GlobalOptions& g, KillFlags f) {
   auto sig = parse_signal(f.signal);
   if (!sig) {
     std::fprintf(stderr, "gpudoctor: kill: --signal %s: unknown signal name\n",
                  f.signal.c_str());
     return kKillExitUsage;
   }
-  if (f.pids.empty() && !f.gpu) {
+  if (f.pids.empty() && f.gpu_name.empty()) {
     std::fprintf(stderr,
                  "gpudoctor: kill: name the PIDs or --gpu N (see --help)\n");
     return kKillExitUsage;
@@ -146,7 +147,7 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
                  "nothing: give --yes (or --dry-run for the plan)\n");
     return kKillExitUsage;
   }
-  if (f.mig && !f.gpu) {
+  if (f.mig && f.gpu_name.empty()) {
     std::fprintf(stderr,
                  "gpudoctor: kill: --mig GI selects an instance of --gpu N: "
                  "give --gpu too\n");
@@ -158,6 +159,7 @@ int run_kill(const GlobalOptions& g, const KillFlags& f) {
     std::cout << "!! " << explain_nvml_status(header)
               << ": no process counts as a GPU process (use --any to proceed "
                  "anyway)\n";
+  f.gpu = gpu_flag_index(header, f.gpu_name);
   Sample before = sampler.sample();
 
   KillRequest req{f.pids, f.gpu, f.user, f.tree, f.any, f.mig};
@@ -245,8 +247,10 @@ void add_kill_command(CLI::App& app, const GlobalOptions& global) {
   auto f = std::make_shared<KillFlags>();
   cmd->add_option("pids", f->pids, "processes to end (decimal pids)")
       ->transform(decimal_in(1, kMaxPid));
-  cmd->add_option("--gpu", f->gpu, "every process NVML lists on this GPU")
-      ->transform(decimal_in(0, kMaxGpuIndex));
+  cmd->add_option("--gpu", f->gpu_name,
+                  "every process NVML lists on this GPU: index, UUID, PCI "
+                  "address or /dev/nvidiaN")
+      ->check(gpu_name_value());
   cmd->add_option("--mig", f->mig,
                   "with --gpu: only the processes on this MIG GPU instance "
                   "(its GI id, as `status` and `who` show it)")
@@ -276,6 +280,8 @@ void add_kill_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([&global, f] {
     try {
       command_exit_code() = run_kill(global, *f);
+    } catch (const CLI::ParseError&) {
+      throw;  // a usage error (--gpu naming no GPU here): exit 2
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpudoctor: kill: %s\n",
                    terminal_safe(e.what(), kTerminalSentenceMax).c_str());

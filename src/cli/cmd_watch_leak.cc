@@ -32,7 +32,7 @@ constexpr int kExitLeakGrowing = 3;
 
 struct LeakFlags {
   std::optional<uint32_t> pid;
-  std::optional<int> gpu;
+  std::string gpu;  // as given: index, UUID, PCI address or /dev/nvidiaN
   double duration_s = 60;
   bool json = false;
 };
@@ -48,7 +48,7 @@ int run_watch_leak(const GlobalOptions& g, const LeakFlags& f) {
   std::map<int, uint64_t> totals;
   for (const GpuInfo& info : header.gpus)
     if (info.memory_total_bytes) totals[info.index] = *info.memory_total_bytes;
-  procmgmt::LeakTracker tracker(totals, f.pid, f.gpu);
+  procmgmt::LeakTracker tracker(totals, f.pid, gpu_flag_index(header, f.gpu));
 
   struct sigaction sa {
   }, old_int{}, old_term{};
@@ -103,8 +103,9 @@ void add_watch_leak_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("pid", f->pid,
                   "process to follow (default: every GPU process)")
       ->transform(decimal_in(1, kMaxPid));
-  cmd->add_option("--gpu", f->gpu, "only this GPU index")
-      ->transform(decimal_in(0, kMaxGpuIndex));
+  cmd->add_option("--gpu", f->gpu,
+                  "only this GPU: index, UUID, PCI address or /dev/nvidiaN")
+      ->check(gpu_name_value());
   // A short watch is a quick check of one process (two samples suffice).
   add_duration_option(*cmd, "--duration", f->duration_s, {0.1, 30 * 86400.0},
                       "how long to watch (default 60s); samples every "
@@ -113,6 +114,8 @@ void add_watch_leak_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([&global, f] {
     try {
       command_exit_code() = run_watch_leak(global, *f);
+    } catch (const CLI::ParseError&) {
+      throw;  // a usage error (--gpu naming no GPU here): exit 2
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpudoctor: watch-leak: %s\n",
                    terminal_safe(e.what(), kTerminalSentenceMax).c_str());

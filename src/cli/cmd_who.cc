@@ -19,7 +19,7 @@ namespace gd {
 namespace {
 
 struct WhoFlags {
-  std::optional<int> gpu;
+  std::string gpu;  // as given: index, UUID, PCI address or /dev/nvidiaN
   bool json = false;
 };
 
@@ -31,15 +31,16 @@ int run_who(const GlobalOptions& global, const WhoFlags& f) {
                  explain_nvml_status(header).c_str());
     return kExitError;
   }
+  const std::optional<int> gpu = gpu_flag_index(header, f.gpu);
   Sample s = sampler.sample();
   sampler.name_jobs(s);
   std::vector<int> gpus;
   for (const GpuInfo& g : header.gpus)
-    if (!f.gpu || g.index == *f.gpu) gpus.push_back(g.index);
-  if (f.gpu && gpus.empty()) {
+    if (!gpu || g.index == *gpu) gpus.push_back(g.index);
+  if (gpu && gpus.empty()) {
     std::fprintf(stderr,
-                 "gpudoctor: who: no GPU %d: this host has %zu GPU(s)\n",
-                 *f.gpu, header.gpus.size());
+                 "gpudoctor: who: no GPU %d: this host has %zu GPU(s)\n", *gpu,
+                 header.gpus.size());
     return kExitError;
   }
   auto procs = procmgmt::ProcSnapshot::read(global.proc_root);
@@ -65,16 +66,20 @@ void add_who_command(CLI::App& app, const GlobalOptions& global) {
       "missing owners, driver reservation, device-file holders)");
   auto f = std::make_shared<WhoFlags>();
   auto* positional =
-      cmd->add_option("gpu", f->gpu, "GPU index (default: every GPU)")
-          ->transform(decimal_in(0, kMaxGpuIndex));
-  // --gpu N as in ps, kill, diagnose and watch-leak: the same GPU.
-  cmd->add_option("--gpu", f->gpu, "the same: GPU index")
-      ->transform(decimal_in(0, kMaxGpuIndex))
+      cmd->add_option("gpu", f->gpu,
+                      "GPU: index, UUID, PCI address or /dev/nvidiaN "
+                      "(default: every GPU)")
+          ->check(gpu_name_value());
+  // --gpu as in ps, kill, diagnose and watch-leak: the same GPU.
+  cmd->add_option("--gpu", f->gpu, "the same GPU, as a flag")
+      ->check(gpu_name_value())
       ->excludes(positional);
   cmd->add_flag("--json", f->json, "print JSON: {\"gpus\": [...]}");
   cmd->callback([&global, f] {
     try {
       command_exit_code() = run_who(global, *f);
+    } catch (const CLI::ParseError&) {
+      throw;  // a usage error (--gpu naming no GPU here): exit 2
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpudoctor: who: %s\n",
                    terminal_safe(e.what(), kTerminalSentenceMax).c_str());

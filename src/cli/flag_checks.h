@@ -6,10 +6,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/duration.h"
+#include "common/terminal_text.h"
 #include "common/time_point.h"
+#include "model/gpu_lookup.h"
 
 namespace gd {
 
@@ -60,6 +63,41 @@ inline CLI::Validator decimal_in(uint64_t min, uint64_t max) {
 // Largest GPU index accepted anywhere (NVML numbers GPUs from 0; no node has
 // anywhere near this many).
 inline constexpr uint64_t kMaxGpuIndex = 1023;
+
+// A GPU as every --gpu names it: an index, a UUID, a PCI address or a
+// device file (model/gpu_lookup.h). Named GPU.
+// An index is checked as every index is (decimal, 0..kMaxGpuIndex).
+inline CLI::Validator gpu_name_value() {
+  return CLI::Validator(
+      [](std::string& name) {
+        const bool digits =
+            !name.empty() &&
+            name.find_first_not_of("0123456789") == std::string::npos;
+        if (digits) return decimal_in(0, kMaxGpuIndex)(name);
+        return check_gpu_name(name);
+      },
+      "GPU");
+}
+
+// The index of the GPU that `--gpu NAME` names on this host; nullopt for
+// "" (no --gpu). An index comes back as it is: each command says in its own
+// words that the host lacks it. A UUID, PCI address or device file that is
+// no GPU of the host is a usage error listing its GPUs.
+inline std::optional<int> gpu_flag_index(const TraceHeader& header,
+                                         const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  if (auto index = gpu_index_of(name)) return index;
+  if (auto index = gpu_by_name(header, name)) return index;
+  std::string have;
+  for (const GpuInfo& g : header.gpus)
+    have += (have.empty() ? "" : ", ") + std::to_string(g.index) + " " +
+            (g.pci_bus_id.empty() ? g.uuid : g.pci_bus_id);
+  throw CLI::ValidationError(
+      "--gpu",
+      "no GPU '" + terminal_fit(name, 80) + "' here (" +
+          (have.empty() ? std::string("no GPU") : "its GPUs: " + have) + ")");
+}
+
 // Linux pid_max is at most 2^22 (PID_MAX_LIMIT).
 inline constexpr uint64_t kMaxPid = 4194304;
 // MIG GPU instance ids (an A100/H100 hands out ids below 15; NVML's field

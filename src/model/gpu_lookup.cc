@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/pci_bus_id.h"
+
 namespace gd {
 namespace {
 
@@ -38,13 +40,18 @@ bool is_uuid_shape(std::string_view s) {
 }  // namespace
 
 std::string check_gpu_name(std::string_view name) {
-  if (small_number(name) || is_uuid_shape(name)) return "";
+  if (small_number(name) || is_uuid_shape(name) || canonical_pci_bus_id(name))
+    return "";
   if (name.starts_with(kDevicePrefix) &&
       small_number(name.substr(kDevicePrefix.size())))
     return "";
   return "'" + std::string(name.substr(0, 80)) +
-         "' is neither a GPU index, a GPU UUID (GPU-...) nor a device file "
-         "(/dev/nvidiaN)";
+         "' is neither a GPU index, a GPU UUID (GPU-...), a PCI address "
+         "(0000:1a:00.0) nor a device file (/dev/nvidiaN)";
+}
+
+std::optional<int> gpu_index_of(std::string_view name) {
+  return small_number(name);
 }
 
 std::optional<int> gpu_by_name(const TraceHeader& header,
@@ -57,6 +64,11 @@ std::optional<int> gpu_by_name(const TraceHeader& header,
     auto minor = small_number(name.substr(kDevicePrefix.size()));
     for (const auto& g : header.gpus)
       if (minor && g.minor_number == *minor) return g.index;
+    return std::nullopt;
+  }
+  if (auto asked = canonical_pci_bus_id(name)) {
+    for (const auto& g : header.gpus)
+      if (canonical_pci_bus_id(g.pci_bus_id) == asked) return g.index;
     return std::nullopt;
   }
   if (!is_uuid_shape(name)) return std::nullopt;

@@ -18,10 +18,14 @@ inline const GpuInfo* find_gpu_info(const TraceHeader& header, int index) {
 }
 
 // "" when `name` has the shape of a GPU name: an NVML index ("3"), a GPU
-// UUID ("GPU-8f1c...", any case), or a device file ("/dev/nvidia3": the
-// GPU whose minor number is 3, as a job's device cgroup lists it); else
-// why not, for a usage error.
+// UUID ("GPU-8f1c...", any case), a PCI address ("0000:1a:00.0",
+// "00000000:1A:00.0" as nvidia-smi writes it, or "1a:00.0"), or a device
+// file ("/dev/nvidia3": the GPU whose minor number is 3, as a job's device
+// cgroup lists it); else why not, for a usage error.
 std::string check_gpu_name(std::string_view name);
+
+// The index `name` is when it is one ("3"); nullopt for any other name.
+std::optional<int> gpu_index_of(std::string_view name);
 
 // The index of the GPU `name` names in `header`; nullopt when none.
 std::optional<int> gpu_by_name(const TraceHeader& header,

@@ -190,6 +190,36 @@ class WhoGpuFlag(E2E):
         self.assertEqual([g["gpu"] for g in json.loads(by_flag.stdout)["gpus"]], [1])
         self.assertEqual(run(["who", "1", "--gpu", "2"], scenario=path).returncode, 2)
 
+    def test_every_gpu_flag_takes_an_index_uuid_pci_address_or_device_file(self):
+        path = scenario_with(self.tmp.name, {1: [(unused_pid(), 2 * GiB)]})
+        header, _ = load_scenario(path)
+        gpu1 = next(g for g in header["gpus"] if g["index"] == 1)
+        pci = gpu1["pci_bus_id"]
+        short = pci.split(":", 1)[1].lower()  # "1a:00.0", as lspci writes it
+        want = json.loads(run(["who", "1", "--json"], scenario=path).stdout)
+        for name in (gpu1["uuid"], gpu1["uuid"].lower(), pci, short):
+            p = run(["who", "--gpu", name, "--json"], scenario=path)
+            self.assertEqual(p.returncode, 0, (name, p.stderr))
+            self.assertEqual(json.loads(p.stdout), want, name)
+        ps = run(["ps", "--json"], scenario=path)
+        self.assertEqual(
+            json.loads(run(["ps", "--gpu", pci, "--json"], scenario=path).stdout)["processes"],
+            json.loads(run(["ps", "--gpu", "1", "--json"], scenario=path).stdout)["processes"])
+        self.assertEqual(ps.returncode, 0, ps.stderr)
+        p = run(["kill", "--gpu", gpu1["uuid"], "--dry-run", "--json"], scenario=path)
+        self.assertEqual(json.loads(p.stdout)["plan"],
+                         json.loads(run(["kill", "--gpu", "1", "--dry-run", "--json"],
+                                        scenario=path).stdout)["plan"])
+        # A name that is no GPU here is a usage error that lists the GPUs.
+        for command in (["who"], ["ps"], ["kill", "--dry-run"], ["watch-leak", "--duration", "1s"]):
+            p = run(command + ["--gpu", "GPU-00000000-nope"], scenario=path)
+            self.assertEqual(p.returncode, 2, (command, p.stderr))
+            self.assertIn("no GPU 'GPU-00000000-nope' here (its GPUs: 0 ", p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        p = run(["ps", "--gpu", "not-a-gpu"], scenario=path)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("PCI address", p.stderr)
+
 class KillJson(E2E):
     def test_kill_json_is_the_api_reply(self):
         gone = unused_pid()

@@ -15,6 +15,8 @@ TraceHeader two_gpus() {
   h.gpus[1].index = 1;         // the indexes
   h.gpus[1].uuid = "GPU-bbbb-1111";
   h.gpus[1].minor_number = 0;
+  h.gpus[0].pci_bus_id = "00000000:07:00.0";  // as NVML writes it
+  h.gpus[1].pci_bus_id = "00000000:1A:00.0";
   return h;
 }
 
@@ -30,6 +32,18 @@ TEST(GpuByName, IndexUuidAndDeviceFile) {
   EXPECT_EQ(gpu_by_name(h, "GPU-cccc"), std::nullopt);
 }
 
+TEST(GpuByName, PciAddressInEveryFormToolsWriteIt) {
+  const TraceHeader h = two_gpus();
+  EXPECT_EQ(gpu_by_name(h, "00000000:1A:00.0"), 1);  // nvidia-smi
+  EXPECT_EQ(gpu_by_name(h, "0000:1a:00.0"), 1);      // lspci -D, sysfs
+  EXPECT_EQ(gpu_by_name(h, "1a:00.0"), 1);           // lspci
+  EXPECT_EQ(gpu_by_name(h, "0000:07:00.0"), 0);
+  EXPECT_EQ(gpu_by_name(h, "0000:07:00.1"), std::nullopt);  // its audio
+  EXPECT_EQ(gpu_by_name(h, "0001:1a:00.0"), std::nullopt);  // other domain
+  EXPECT_EQ(gpu_index_of("3"), 3);
+  EXPECT_EQ(gpu_index_of("0000:07:00.0"), std::nullopt);
+}
+
 TEST(GpuByName, WithoutMinorNumbersNoDeviceFileMatches) {
   TraceHeader h = two_gpus();
   for (auto& g : h.gpus) g.minor_number.reset();
@@ -37,10 +51,12 @@ TEST(GpuByName, WithoutMinorNumbersNoDeviceFileMatches) {
 }
 
 TEST(CheckGpuName, ShapesAndOneLineWhy) {
-  for (const char* ok : {"0", "17", "GPU-8f1c", "gpu-x1", "/dev/nvidia3"})
+  for (const char* ok : {"0", "17", "GPU-8f1c", "gpu-x1", "/dev/nvidia3",
+                         "0000:1a:00.0", "1A:00.0", "00000000:07:00.0"})
     EXPECT_EQ(check_gpu_name(ok), "") << ok;
-  for (const char* bad : {"", "x", "-1", "12345", "GPU-", "/dev/nvidia",
-                          "/dev/nvidiactl", "/dev/nvidia1x", "/dev/sda"}) {
+  for (const char* bad :
+       {"", "x", "-1", "12345", "GPU-", "/dev/nvidia", "/dev/nvidiactl",
+        "/dev/nvidia1x", "/dev/sda", "zz:00.0", "1a:00:00:00.0"}) {
     std::string why = check_gpu_name(bad);
     EXPECT_NE(why, "") << bad;
     EXPECT_EQ(why.find('\n'), std::string::npos);
