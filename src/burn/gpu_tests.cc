@@ -340,9 +340,9 @@ void GpuTests::memory(Clock::time_point deadline, double fraction,
   std::set<uint64_t> bad;
   std::set<std::string> done;
   double total_ms = 0, total_bytes = 0, expected_s = 5;
-  for (uint64_t pass = 0; !stopped(deadline); ++pass) {
+  for (uint64_t pass = 0; !stopped_after(deadline, out.steps > 0); ++pass) {
     for (const Step& step : kSteps) {
-      if (stopped(deadline)) break;
+      if (stopped_after(deadline, out.steps > 0)) break;
       uint32_t param = 0;
       switch (step.mode) {
         case Pattern::walking_ones:
@@ -446,7 +446,7 @@ void GpuTests::copy(Clock::time_point deadline, CopyResult& out) {
   double h2d_ms = 0, d2h_ms = 0, moved = 0, expected_s = 5;
   const size_t slice = block / kVerifySlices;
   int copies = 1;  // per direction and round, sized to kTargetRoundMs
-  for (size_t round = 0; !stopped(deadline); ++round) {
+  for (size_t round = 0; !stopped_after(deadline, round > 0); ++round) {
     // The part compared after this round trip, cleared first so that a copy
     // that did not happen cannot pass.
     const size_t from = round == 0 ? 0 : (round % kVerifySlices) * slice;

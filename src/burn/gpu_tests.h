@@ -79,6 +79,11 @@ class GpuTests {
   void gemm_phase(Clock::time_point deadline, const Cublas& cublas,
                   ComputeResult& out);
   bool stopped(Clock::time_point deadline) const;
+  // A phase measures once even when an earlier one ran past its share (a
+  // loaded machine): only a stop ends it before its first figure.
+  bool stopped_after(Clock::time_point deadline, bool measured) const {
+    return measured ? stopped(deadline) : stop_.load();
+  }
 
   const cuda::CudaLibrary& lib_;
   cuda::DeviceFacts device_;

@@ -293,6 +293,22 @@ class TextAndLive(BurnE2E):
             self.assertGreater(g["h2d_bytes_per_s"], 20e9)
 
 
+    def test_every_phase_measures_once_when_an_earlier_one_overran(self):
+        # Each piece of GPU work takes 600 ms more of wall time (a loaded host,
+        # as CI's sanitizer pass is): the memtest's first pattern alone runs
+        # past the end of a 1 s burn. The copy test still measures one round
+        # instead of reporting no figure.
+        scenario = self.node(1)
+        p = subprocess.run(burn_cmd() + ["--duration", "1s", "--tests", "memory,pcie", "--json"],
+                           env=burn_env(scenario, [{"gpu": 0, "op_wall_ms": 600}]),
+                           capture_output=True, text=True, timeout=90)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        g = json.loads(p.stdout)["gpus"][0]
+        self.assertEqual(g["verdict"], "pass", g["reasons"])
+        self.assertGreater(g["h2d_bytes_per_s"], 20e9)
+        self.assertGreater(g["d2h_bytes_per_s"], 20e9)
+        self.assertRegex(" ".join(g["reasons"]), r"memtest [1-5] patterns? over")
+
     def test_a_trace_that_cannot_be_written_does_not_lose_the_report(self):
         # The file may grow to 16 KiB (the header and a few samples fit);
         # then writes fail with EFBIG, as on a full disk. The burn goes on,

@@ -132,6 +132,10 @@ Faults Faults::parse(std::string_view text) {
         if (!value.is_number() || value < 0)
           throw bad("hang_after_s must be seconds >= 0");
         f->hang_after_s = value.get<double>();
+      } else if (key == "op_wall_ms") {
+        if (!value.is_number() || value < 0 || value > 60000)
+          throw bad("op_wall_ms must be milliseconds 0..60000");
+        f->op_wall_ms = value;
       } else {
         throw bad("unknown key \"" + key + "\"");
       }

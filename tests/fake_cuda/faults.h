@@ -13,6 +13,9 @@
 //        kernels on GPU 0 come out wrong (bit 0 flipped)
 //   {"gpu": 4, "hang_after_s": 3}    from 3 s on, GPU 4 never finishes work
 //        (a hung GPU: waits block until the context is destroyed)
+//   {"gpu": 5, "op_wall_ms": 300}    each piece of GPU 5's work takes 300 ms
+//        more of wall time, its modelled time unchanged (a loaded host: the
+//        client's phases run past their share of the run)
 // Anything else (an unknown key, a bad value) is an error: cuInit fails with
 // CUDA_ERROR_INVALID_VALUE and says why on stderr.
 #pragma once
@@ -31,6 +34,7 @@ struct GpuFaults {
   double error_after_s = 0;
   int compute_errors = 0;
   std::optional<double> hang_after_s;
+  double op_wall_ms = 0;
 };
 
 class Faults {

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace fake_cuda {
@@ -171,6 +172,9 @@ void worker_loop(CUctx_st* ctx) {
           ctx->op_started_s = ctx->wall_s();
           lock.unlock();
           CUresult rc = op.run(*ctx);
+          if (const double ms = ctx->dev->model.faults.op_wall_ms; ms > 0)
+            std::this_thread::sleep_for(
+                std::chrono::duration<double, std::milli>(ms));
           lock.lock();
           if (rc != CUDA_SUCCESS && ctx->sticky == CUDA_SUCCESS)
             ctx->sticky = rc;
