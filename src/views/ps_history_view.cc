@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "views/format.h"
@@ -70,11 +71,14 @@ std::string sparkline(const std::vector<double>& values) {
   static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
   if (values.empty()) return {};
   auto [mn, mx] = std::minmax_element(values.begin(), values.end());
+  // The bars span at least kMinSpan of the largest magnitude: a process that
+  // holds 40 GiB give or take 0.25 GiB reads flat, not as a full swing.
+  constexpr double kMinSpan = 0.1;
+  const double span =
+      std::max(*mx - *mn, kMinSpan * std::max(std::abs(*mx), std::abs(*mn)));
   std::string out;
   for (double v : values) {
-    size_t i = *mx > *mn
-                   ? static_cast<size_t>((v - *mn) / (*mx - *mn) * 7.0 + 0.5)
-                   : 0;
+    size_t i = span > 0 ? static_cast<size_t>((v - *mn) / span * 7.0 + 0.5) : 0;
     out += kBars[std::min<size_t>(i, 7)];
   }
   return out;

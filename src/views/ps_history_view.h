@@ -27,7 +27,8 @@ std::string ps_to_json_with_history(
     const Sample& sample, const std::vector<PsRow>& rows,
     const ProcessHistory& history,
     const std::vector<GpuOrphanHolders>& holders = {});
-// One bar character per value, scaled from min to max: "▁▅█".
+// One bar character per value, scaled from min to max: "▁▅█"; the scale
+// spans at least 10% of the largest value, so a small wobble draws flat.
 std::string sparkline(const std::vector<double>& values);
 
 }  // namespace gd

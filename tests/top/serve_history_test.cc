@@ -16,6 +16,10 @@ TEST(Sparkline, ScalesMinToMax) {
   EXPECT_EQ(sparkline({1, 1, 1}), "▁▁▁");
   EXPECT_EQ(sparkline({0, 7}), "▁█");
   EXPECT_EQ(sparkline({0, 3.5, 7}), "▁▅█");
+  // A 0.6% wobble of 40 GiB draws flat; a 10% climb still shows.
+  const double g = 1024.0 * 1024 * 1024;
+  EXPECT_EQ(sparkline({40 * g, 40.24 * g, 40 * g, 40.1 * g}), "▁▁▁▁");
+  EXPECT_EQ(sparkline({100, 105, 110}), "▁▄▇");
 }
 
 TEST(FetchHistory, AsksServeOncePerPid) {
