@@ -109,8 +109,8 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::ExistingFile);
   add_duration_option(*cmd, "--kill-timeout", f->kill_timeout_s,
                       kKillTimeoutRange,
-                      "k: how long SIGTERM gets before SIGKILL (default 10s; "
-                      "at most 60s with --connect)");
+                      "k: how long SIGTERM gets before the SIGKILL that f asks "
+                      "for (default 10s; at most 60s with --connect)");
   cmd->add_option("--exit-after-frames", f->exit_after_frames,
                   "quit after N frames with a sample (benchmarks)")
       ->group("");

@@ -139,10 +139,12 @@ void KillJob::plan_now() {
   wake_();
 }
 
-void KillJob::confirm() {
+void KillJob::confirm(bool force) {
   {
     std::lock_guard lock(mu_);
     if (stage_ != Stage::kPlanned || !can_proceed()) return;
+    // Read by the session thread, which starts below.
+    options_.force = force;
     stage_ = Stage::kRunning;
   }
   if (thread_.joinable()) thread_.join();  // the planning thread, done

@@ -27,10 +27,10 @@ struct KillJobOptions {
   std::string proc_root = "/proc";
   std::string dev_prefix = "/dev";
   int signal = SIGTERM;
-  // TERM, then KILL for what outlives the wait: what a user who pressed
-  // `k` and said yes means.
+  // TERM; KILL for what outlives the wait only when asked (`f` in top's
+  // dialog, as `gpudoctor kill --force`): one rule for both.
   double timeout_s = 10;
-  bool force = true;
+  bool force = false;
 };
 
 // One step of the session as it happened (KillObserver's calls).
@@ -94,8 +94,9 @@ class KillJob {
   const procmgmt::ProcSnapshot& procs() const { return procs_; }
   // The plan may go ahead after a yes: something to signal, no refusal.
   bool can_proceed() const;
-  // kPlanned -> kRunning (ignored otherwise, and when !can_proceed()).
-  void confirm();
+  // kPlanned -> kRunning (ignored otherwise, and when !can_proceed());
+  // `force`: SIGKILL to what outlives the wait.
+  void confirm(bool force = false);
   std::vector<KillStep> steps() const;
   // kDone only.
   const procmgmt::KillOutcome& outcome() const { return outcome_; }

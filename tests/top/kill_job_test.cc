@@ -192,11 +192,11 @@ TEST(RemoteKillJob, StepsShowWhileServeIsStillWaiting) {
   ASSERT_GT(child, 0);
   RemoteServe serve(true, &listed_child.listed, child);
   KillJobOptions o;
-  o.timeout_s = 2;  // force (top's default): KILL after the wait
+  o.timeout_s = 2;
   KillJob job({static_cast<uint32_t>(child)},
               remote_kill_backend(serve.connection()), o, [] {});
   ASSERT_TRUE(wait_stage(job, Stage::kPlanned)) << job.error();
-  job.confirm();
+  job.confirm(/*force=*/true);  // `f`: KILL after the wait
   std::vector<KillStep> while_running;
   for (int i = 0; i < 1000 && job.stage() == Stage::kRunning; ++i) {
     while_running = job.steps();
@@ -213,6 +213,28 @@ TEST(RemoteKillJob, StepsShowWhileServeIsStillWaiting) {
   EXPECT_TRUE(steps[1].escalation);
   EXPECT_EQ(steps[2].sig, SIGKILL);
   EXPECT_EQ(job.outcome().result, procmgmt::KillResult::kReleased);
+}
+
+// A plain yes (`y`) is `gpudoctor kill` without --force: SIGTERM only, and a
+// process that ignores it is reported alive, never sent SIGKILL.
+TEST(RemoteKillJob, AYesWithoutForceSendsNoKill) {
+  ListedChild listed_child(/*ignore_term=*/true);
+  const pid_t child = listed_child.pid;
+  ASSERT_GT(child, 0);
+  RemoteServe serve(true, &listed_child.listed, child);
+  KillJobOptions o;
+  o.timeout_s = 1;
+  KillJob job({static_cast<uint32_t>(child)},
+              remote_kill_backend(serve.connection()), o, [] {});
+  ASSERT_TRUE(wait_stage(job, Stage::kPlanned)) << job.error();
+  job.confirm();
+  ASSERT_TRUE(wait_stage(job, Stage::kDone)) << job.error();
+  const auto steps = job.steps();
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].sig, SIGTERM);
+  EXPECT_FALSE(job.options().force);
+  EXPECT_EQ(job.outcome().result, procmgmt::KillResult::kStillAlive);
+  EXPECT_EQ(kill(child, 0), 0) << "the process got more than SIGTERM";
 }
 
 TEST(RemoteKillJob, RefusalsOfThePlanComeBackWithTheCommand) {

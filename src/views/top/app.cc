@@ -172,7 +172,8 @@ class Loop {
             a.pids, o_.kill_backend(), o_.kill, [this] { feed_.wake(); });
         break;
       case K::kConfirmKill:
-        if (kill_) kill_->confirm();
+      case K::kConfirmKillForce:
+        if (kill_) kill_->confirm(a.kind == K::kConfirmKillForce);
         break;
       case K::kCloseKill:
         if (kill_ && kill_->stage() == monitor::KillJob::Stage::kDone)

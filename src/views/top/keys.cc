@@ -114,6 +114,8 @@ Action overlay_key(TopState& st, const Key& key, const KeyContext& ctx) {
     case Key::Kind::kChar:
       if (kill && (key.ch == 'y' || key.ch == 'Y'))
         return {Action::Kind::kConfirmKill};
+      if (kill && (key.ch == 'f' || key.ch == 'F'))
+        return {Action::Kind::kConfirmKillForce};
       if (key.ch == 'q' && !kill) {
         st.overlay = Overlay::kNone;
         return {};

@@ -45,10 +45,11 @@ struct Action {
   enum class Kind {
     kNone,
     kQuit,
-    kKill,         // pids: plan a kill of them
-    kConfirmKill,  // y in the kill dialog
-    kCloseKill,    // the dialog closed
-    kWho,          // gpu: open who for it
+    kKill,              // pids: plan a kill of them
+    kConfirmKill,       // y in the kill dialog: SIGTERM
+    kConfirmKillForce,  // f: SIGTERM, then SIGKILL after the wait
+    kCloseKill,         // the dialog closed
+    kWho,               // gpu: open who for it
     kReplayPause,
     kReplayFaster,
     kReplaySlower,

@@ -317,11 +317,14 @@ std::vector<Text> kill_text(const LayoutInput& in) {
   }
   if (stage == Stage::kPlanned) {
     t.push_back({""});
-    t.push_back({fmt::format("Proceed? y = send {}{}; any other key = "
-                             "nothing is sent",
-                             procmgmt::signal_name(o.signal),
-                             o.force ? ", then SIGKILL to what is left" : ""),
+    // As `gpudoctor kill`: SIGKILL only when asked (f here, --force there).
+    const std::string sig = procmgmt::signal_name(o.signal);
+    t.push_back({"Proceed? y = send " + sig, Style::kWarn});
+    t.push_back({fmt::format("         f = send {}, then SIGKILL to what is "
+                             "left after {}",
+                             sig, elapsed_compact(o.timeout_s)),
                  Style::kWarn});
+    t.push_back({"         any other key = nothing is sent", Style::kWarn});
     return t;
   }
   t.push_back({""});
