@@ -1,5 +1,5 @@
-// gpudoctor report [--from TRACE | --db PATH] [--since 24h | --start T
-// --end T] [--by job|user|container|gpu] [--json|--csv] [--price-kwh X]
+// gpudoctor report [--from TRACE | --db PATH] [--since 24h] [--until T]
+// [--by job|user|container|gpu] [--json|--csv] [--price-kwh X]
 // [--price-gpu-hour Y]: where the GPU-hours and the energy of a window went.
 // Flags -> the accounting engine (fed from a trace or serve's history) ->
 // the report view. In gpudoctor-full, because --db reads SQLite.
@@ -34,7 +34,7 @@ namespace gd {
 namespace {
 
 struct ReportFlags {
-  std::string from, db, since, start, end, by = "job";
+  std::string from, db, since, end, by = "job";
   bool json = false, csv = false, findings = false;
   std::optional<double> price_kwh, price_gpu_hour;
   FleetReportFlags fleet;  // --prometheus: a fleet instead of one node
@@ -173,16 +173,15 @@ void run_report(const ReportFlags& f) {
   // A duration counts back from --end when one is given (parse_time_span).
   const double anchor = o.end.value_or(now);
   if (!f.since.empty()) o.start = parse_time_point(f.since, anchor);
-  if (!f.start.empty()) o.start = parse_time_point(f.start, anchor);
   if (o.start && o.end && *o.end < *o.start)
-    throw CLI::ValidationError("--end", "--end " + utc_text(*o.end) +
-                                            " is before the start " +
-                                            utc_text(*o.start));
+    throw CLI::ValidationError("--until", "--until " + utc_text(*o.end) +
+                                              " is before the start " +
+                                              utc_text(*o.start));
   accounting::AccountReport r;
   ReportViewOptions view;
   if (!f.fleet.prom.url.empty()) {
     FleetReportFlags fleet = f.fleet;
-    fleet.prom.since = !f.since.empty() ? f.since : f.start;
+    fleet.prom.since = f.since;
     fleet.prom.until = f.end;
     fleet.findings = f.findings;
     FleetReport fr = report_fleet(fleet, o);
@@ -254,19 +253,16 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
                       "with --prometheus: the most the nodes' reading takes "
                       "all together; nodes not read by then are not checked "
                       "(default 1h)");
-  auto* since =
-      cmd->add_option("--since", f->since,
-                      "window: from a duration ago (24h), Unix seconds or "
-                      "a UTC time, to now (default: everything)")
-          ->check(time_point_value());
-  auto* start = cmd->add_option("--start", f->start,
-                                "window start, same forms as --since")
-                    ->check(time_point_value());
-  auto* end = cmd->add_option("--end", f->end,
-                              "window end, same forms (default: the last "
-                              "sample)")
-                  ->check(time_point_value());
-  since->excludes(start)->excludes(end);
+  // The window flags of diagnose and export: --since counts back from
+  // --until (or now).
+  cmd->add_option("--since,--start", f->since,
+                  "start: a duration before --until or now (24h, 7d), Unix "
+                  "seconds or a UTC time 2024-11-22T08:00:00Z (default: "
+                  "everything; with --prometheus 24h)")
+      ->check(time_point_value());
+  cmd->add_option("--until,--end", f->end,
+                  "end, same forms as --since (default: the last sample)")
+      ->check(time_point_value());
   cmd->add_option("--by", f->by,
                   "group by job (default), user, container "
                   "or gpu")

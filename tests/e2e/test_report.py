@@ -176,19 +176,14 @@ class ReportFromTrace(unittest.TestCase):
                  (["report", "--from", self.trace, "--price-kwh", "-1"], "--price-kwh"),
                  (["report", "--from", self.trace, "--json", "--csv"], "--csv"),
                  (["report", "--from", self.trace, "--since", "1h", "--start", "0"],
-                  "--start"),
+                  "--since"),
                  (["report", "--from", self.trace, "--start", "2000", "--end", "1000"],
-                  "--end")]
+                  "--until")]
         for args, word in cases:
             p = gd(*args)
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
             self.assertIn(word, p.stderr)
-        # A window the trace does not reach: said on stderr, an empty report.
-        p = gd("report", "--from", self.trace, "--since", "1h", "--json")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("no samples in", p.stderr)
-        self.assertEqual(json.loads(p.stdout)["groups"], [])
         # A window the trace does not reach: said on stderr, an empty report.
         p = gd("report", "--from", self.trace, "--since", "1h", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -233,6 +228,13 @@ class ReportFromHistory(unittest.TestCase):
             half = json.loads(p.stdout)
             self.assertAlmostEqual(half["node"]["gpu_hours_available"],
                                    3 * SECONDS / 2 / 3600, places=6)
+            # The window flags of diagnose and export: a duration counts back
+            # from --until (the last 2 minutes before the middle).
+            p = gd("report", "--db", db, "--since", "2m", "--until", str(T0 + SECONDS / 2),
+                   "--json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            two = json.loads(p.stdout)
+            self.assertAlmostEqual(two["node"]["gpu_hours_available"], 3 * 120 / 3600, places=6)
 
 
 class ReportFindings(unittest.TestCase):
