@@ -45,12 +45,12 @@ void run_db_export(const Opts& o, double since, double until) {
   if (n == 0)
     std::fprintf(
         stderr, "gpudoctor: export: no samples in %s between %s and %s\n",
-        o.db.c_str(), utc_text(since).c_str(), utc_text(until).c_str());
+        o.db.c_str(), local_text(since).c_str(), local_text(until).c_str());
   else if (o.out != "-")
     // The data's range: without --since the window starts at 1970.
     std::fprintf(stderr, "gpudoctor: exported %zu samples (%s .. %s) to %s\n",
-                 n, utc_text(report.first_t).c_str(),
-                 utc_text(report.last_t).c_str(), o.out.c_str());
+                 n, local_text(report.first_t).c_str(),
+                 local_text(report.last_t).c_str(), o.out.c_str());
   // The rest is written, but the trace has holes: exit 1 so a script
   // notices, and say what to run.
   if (report.skipped_blocks > 0)
@@ -74,15 +74,15 @@ void run_prometheus_export(Opts& o, double since, double until) {
                  "%s and %s (the node is dcgm-exporter's Hostname label or "
                  "the host of an instance label)\n",
                  o.prom.prom.url.c_str(), o.prom.node.c_str(),
-                 utc_text(since).c_str(), utc_text(until).c_str());
+                 local_text(since).c_str(), local_text(until).c_str());
     command_exit_code() = kExitError;
     return;
   }
   if (o.out != "-")
     std::fprintf(stderr,
                  "gpudoctor: exported %zu samples of %s (%s .. %s) to %s\n", n,
-                 o.prom.node.c_str(), utc_text(since).c_str(),
-                 utc_text(until).c_str(), o.out.c_str());
+                 o.prom.node.c_str(), local_text(since).c_str(),
+                 local_text(until).c_str(), o.out.c_str());
   command_exit_code() = kExitOk;
 }
 

@@ -91,6 +91,16 @@ std::string utc_format(double t, const char* format) {
 
 std::string utc_text(double t) { return utc_format(t, "%Y-%m-%dT%H:%M:%SZ"); }
 
+std::string local_text(double t) {
+  if (!(t >= 0) || !(t < 253402300800.0)) return "";
+  std::time_t secs = static_cast<std::time_t>(std::floor(t));
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm);
+  return buf;
+}
+
 std::string utc_hms(double t) {
   // Past the year 9999 is no time a log stamps (and would not fit time_t's
   // conversion on every platform).

@@ -13,8 +13,12 @@ double parse_time_point(const std::string& text, double now);
 // "" when `text` is a valid time point, else why not (a CLI11 check).
 std::string check_time_point(const std::string& text);
 
-// "2024-11-22T08:00:00Z".
+// "2024-11-22T08:00:00Z": RFC 3339, for JSON, files and logs.
 std::string utc_text(double t);
+
+// "2024-11-22 09:00:00 CET": local time with its zone, for terminal views
+// (status, top, report, export). "" when `t` is not a time.
+std::string local_text(double t);
 
 // "08:00:00" (UTC), the short time a drain reason carries; "" when `t` is
 // not a time (0, negative, NaN).

@@ -65,8 +65,8 @@ std::string report_text(const AccountReport& r, const ReportViewOptions& o) {
                 terminal_safe(o.source, 256), by)
           : fmt::format(
                 "gpudoctor report: {}, {} .. {} ({} samples), by {}\n\n",
-                terminal_safe(o.source, 256), utc_text(r.start),
-                utc_text(r.end), r.samples, by);
+                terminal_safe(o.source, 256), local_text(r.start),
+                local_text(r.end), r.samples, by);
   if (o.fleet_nodes > 0) {
     out += fmt::format("fleet: {} of {} nodes checked\n",
                        o.fleet_nodes - o.not_checked.size(), o.fleet_nodes);

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "common/terminal_text.h"
+#include "common/time_point.h"
 #include "views/format.h"
 #include "views/status_datacenter.h"
 #include "views/status_gpu_health.h"
@@ -278,14 +279,8 @@ std::string explain_nvml_status(const TraceHeader& h) {
 }
 
 std::string render_status(const TraceHeader& h, const Sample& s, size_t width) {
-  std::time_t t = static_cast<std::time_t>(s.t);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char when[32];
-  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-
-  std::string out =
-      fmt::format("gpudoctor status — {} — {}\n", safe(h.host.hostname), when);
+  std::string out = fmt::format("gpudoctor status — {} — {}\n",
+                                safe(h.host.hostname), local_text(s.t));
   if (h.driver && !h.driver->driver_version.empty())
     out += fmt::format("Driver {}  CUDA {}  NVML {}  GPUs {}\n",
                        safe(h.driver->driver_version),

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <stdexcept>
+#include <string>
 
 namespace gd {
 namespace {
@@ -51,3 +54,19 @@ TEST(TimeSpan, EndBeforeStartIsRefusedWithBothTimes) {
 
 }  // namespace
 }  // namespace gd
+
+// Terminal views show local time with its zone; JSON keeps RFC 3339 UTC.
+TEST(TimePoint, LocalTextNamesTheZone) {
+  const char* was = std::getenv("TZ");
+  const std::string saved = was ? was : "";
+  setenv("TZ", "CET-1", 1);  // one hour east of UTC; needs no tzdata
+  tzset();
+  EXPECT_EQ(gd::local_text(1732262400), "2024-11-22 09:00:00 CET");
+  EXPECT_EQ(gd::utc_text(1732262400), "2024-11-22T08:00:00Z");
+  EXPECT_EQ(gd::local_text(-1), "");
+  if (was)
+    setenv("TZ", saved.c_str(), 1);
+  else
+    unsetenv("TZ");
+  tzset();
+}

@@ -26,9 +26,9 @@ STORE_FILL = _tool("GD_STORE_FILL", "tests", "store", "gd_store_fill")
 TRACEGEN = _tool("GD_TRACEGEN", "tools", "tracegen", "gpudoctor-tracegen")
 
 
-def gd(*args, timeout=120):
+def gd(*args, timeout=120, env=None):
     return subprocess.run([GPUDOCTOR] + list(args), capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
 
 
 def read_lines(path):
@@ -118,12 +118,14 @@ class Export(unittest.TestCase):
         db = self.path("h.db")
         self.fill(trace, db)
         out = self.path("out.jsonl.zst")
-        p = gd("export", "--db", db, "-o", out)
+        # A terminal line: local time with its zone (a POSIX TZ, one hour
+        # east of UTC, that needs no tzdata).
+        p = gd("export", "--db", db, "-o", out, env=dict(os.environ, TZ="CET-1"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(read_lines(out)[1], read_lines(trace)[1])
         # Without --since the line gives the data's range, not 1970's.
         _, samples = read_lines(trace)
-        first, last = (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(s["t"])))
+        first, last = (time.strftime("%Y-%m-%d %H:%M:%S CET", time.gmtime(int(s["t"]) + 3600))
                        for s in (samples[0], samples[-1]))
         self.assertIn(f"({first} .. {last})", p.stderr)
         code, ids = self.diagnose(out)

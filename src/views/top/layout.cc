@@ -409,8 +409,9 @@ std::string clock_text(double t, bool with_date) {
   time_t secs = static_cast<time_t>(t);
   struct tm tm {};
   localtime_r(&secs, &tm);
-  char buf[32];
-  strftime(buf, sizeof buf, with_date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm);
+  char buf[64];
+  strftime(buf, sizeof buf, with_date ? "%Y-%m-%d %H:%M:%S %Z" : "%H:%M:%S",
+           &tm);
   return buf;
 }
 
