@@ -77,35 +77,35 @@ TimeSpan parse_time_span(const std::string& since, const std::string& until,
 
 namespace {
 
-// `t` (Unix seconds) in UTC as strftime's `format` writes it.
-std::string utc_format(double t, const char* format) {
+// `t` (Unix seconds) in UTC, or local time, as strftime's `format` writes it.
+std::string time_format(double t, const char* format, bool local) {
   std::time_t secs = static_cast<std::time_t>(std::floor(t));
   std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
+  if (local)
+    localtime_r(&secs, &tm);
+  else
+    gmtime_r(&secs, &tm);
+  char buf[64];
   std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
 
 }  // namespace
 
-std::string utc_text(double t) { return utc_format(t, "%Y-%m-%dT%H:%M:%SZ"); }
+std::string utc_text(double t) {
+  return time_format(t, "%Y-%m-%dT%H:%M:%SZ", false);
+}
 
 std::string local_text(double t) {
   if (!(t >= 0) || !(t < 253402300800.0)) return "";
-  std::time_t secs = static_cast<std::time_t>(std::floor(t));
-  std::tm tm{};
-  localtime_r(&secs, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm);
-  return buf;
+  return time_format(t, "%Y-%m-%d %H:%M:%S %Z", true);
 }
 
 std::string utc_hms(double t) {
   // Past the year 9999 is no time a log stamps (and would not fit time_t's
   // conversion on every platform).
   if (!(t > 0) || !(t < 253402300800.0)) return "";
-  return utc_format(t, "%H:%M:%S");
+  return time_format(t, "%H:%M:%S", false);
 }
 
 }  // namespace gd
