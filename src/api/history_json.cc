@@ -78,7 +78,8 @@ HistoryResult result_from(const json& j, size_t& series_left,
 
 HistoryJsonWriter::HistoryJsonWriter(std::string& out, double since,
                                      double until, double step,
-                                     uint64_t skipped_blocks, bool multi)
+                                     uint64_t skipped_blocks, bool multi,
+                                     std::optional<double> kept_in_memory_s)
     : out_(out), multi_(multi) {
   jo::lit(out_, "{\"since\":");
   compact_number(out_, since);
@@ -88,6 +89,10 @@ HistoryJsonWriter::HistoryJsonWriter(std::string& out, double since,
   compact_number(out_, step);
   jo::lit(out_, ",\"skipped_blocks\":");
   jo::unsigned_integer(out_, skipped_blocks);
+  if (kept_in_memory_s) {
+    jo::lit(out_, ",\"kept_in_memory_s\":");
+    compact_number(out_, *kept_in_memory_s);
+  }
   if (multi_) jo::lit(out_, ",\"results\":[");
 }
 

@@ -39,8 +39,11 @@ struct HistoryReply {
 // metric; then finish().
 class HistoryJsonWriter {
  public:
+  // `kept_in_memory_s`: the history is serve --no-db's last minutes in
+  // memory, this many seconds at most ("kept_in_memory_s" in the reply).
   HistoryJsonWriter(std::string& out, double since, double until, double step,
-                    uint64_t skipped_blocks, bool multi);
+                    uint64_t skipped_blocks, bool multi,
+                    std::optional<double> kept_in_memory_s = std::nullopt);
   void metric(std::string_view name);
   void series(std::optional<int> gpu, std::optional<int> pid);
   void point(double t, double v);

@@ -19,6 +19,12 @@ using namespace procmgmt;
 
 namespace {
 
+// Adds `gpu` to a request's GPUs once ("gpu": 1 with "gpus": [1, 2]).
+void add_gpu(GpuSelection& gpus, int gpu) {
+  if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end())
+    gpus.push_back(gpu);
+}
+
 using nlohmann::json;
 namespace jo = json_out;
 
@@ -462,9 +468,17 @@ std::string kill_api_request_json(const KillApiRequest& r) {
   jo::boolean(out, r.dry_run);
   jo::lit(out, ",\"force\":");
   jo::boolean(out, r.force);
-  if (r.request.gpu) {
+  // One GPU as "gpu" (what every reader knows); several as "gpus".
+  if (r.request.gpus.size() == 1) {
     jo::lit(out, ",\"gpu\":");
-    jo::integer(out, *r.request.gpu);
+    jo::integer(out, r.request.gpus[0]);
+  } else if (!r.request.gpus.empty()) {
+    jo::lit(out, ",\"gpus\":[");
+    for (size_t i = 0; i < r.request.gpus.size(); ++i) {
+      if (i) out += ',';
+      jo::integer(out, r.request.gpus[i]);
+    }
+    out += ']';
   }
   if (!r.request.pids.empty()) {
     jo::lit(out, ",\"pids\":");
@@ -506,7 +520,16 @@ KillApiRequest parse_kill_api_request(std::string_view body) {
         r.request.pids.push_back(
             static_cast<uint32_t>(unsigned_in(p, "each pid", 1, kMaxPid)));
     } else if (key == "gpu") {
-      r.request.gpu = static_cast<int>(unsigned_in(v, "'gpu'", 0, kMaxGpu));
+      add_gpu(r.request.gpus,
+              static_cast<int>(unsigned_in(v, "'gpu'", 0, kMaxGpu)));
+    } else if (key == "gpus") {
+      if (!v.is_array()) bad_request("'gpus' must be a list of GPU indices");
+      if (v.size() > kKillApiMaxGpus)
+        bad_request(
+            fmt::format("'gpus': at most {} per request", kKillApiMaxGpus));
+      for (const json& g : v)
+        add_gpu(r.request.gpus,
+                static_cast<int>(unsigned_in(g, "each GPU", 0, kMaxGpu)));
     } else if (key == "user") {
       r.request.user = short_text(v, "user", kMaxUserBytes);
     } else if (key == "tree") {
@@ -527,13 +550,13 @@ KillApiRequest parse_kill_api_request(std::string_view body) {
       r.stream = boolean(v, "stream");
     } else {
       bad_request(fmt::format(
-          "unknown key '{}' (known: pids, gpu, user, tree, any, signal, "
+          "unknown key '{}' (known: pids, gpu, gpus, user, tree, any, signal, "
           "timeout, force, dry_run, plan_id, stream)",
           key.substr(0, 40)));
     }
   }
-  if (r.request.pids.empty() && !r.request.gpu)
-    bad_request("name the processes: 'pids' (a list) or 'gpu'");
+  if (r.request.pids.empty() && r.request.gpus.empty())
+    bad_request("name the processes: 'pids' (a list), 'gpu' or 'gpus'");
   return r;
 }
 

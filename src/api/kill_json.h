@@ -22,6 +22,8 @@ namespace gd::api {
 
 // What one remote request may ask for.
 inline constexpr size_t kKillApiMaxPids = 256;
+// GPUs named in one request's "gpus" (a node has at most a few dozen).
+inline constexpr size_t kKillApiMaxGpus = 64;
 // A request waits for the processes and the memory for up to about three
 // times this (TERM, then KILL, then NVML) on a connection held open.
 inline constexpr double kKillApiMaxTimeoutS = 60;

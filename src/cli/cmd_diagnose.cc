@@ -1,4 +1,4 @@
-// gpudoctor diagnose [--from TRACE] [--duration 30s] [--json] [--gpu N]
+// gpudoctor diagnose [--from TRACE] [--duration 30s] [--json] [--gpu LIST]
 //                    [--min-severity S] [--config FILE] [--serve URL]
 //                    [--prometheus URL (every node of a fleet,
 //                    fleet_diagnose.h)]
@@ -59,7 +59,7 @@ struct DiagnoseFlags {
   std::string from;
   double duration_s = 30;
   bool json = false;
-  std::string gpu;  // --gpu as given: index, UUID, PCI address...
+  std::vector<std::string> gpus;  // --gpu as given: indices, UUIDs...
   std::string min_severity = "info";
   std::string config_path;
   bool checklist = false;
@@ -89,16 +89,15 @@ std::unique_ptr<HistoryThenLiveSource> from_serve(const DiagnoseFlags& f,
 
 // --gpu names a GPU of the window; another index would hide every GPU
 // finding and read as "nothing found", so it is a usage error.
-void check_gpu_in_window(const std::optional<int>& gpu, const TraceHeader& h) {
-  if (!gpu) return;
+void check_gpus_in_window(const GpuSelection& gpus, const TraceHeader& h) {
+  const std::vector<int> missing = gpus_missing(h, gpus);
+  if (missing.empty()) return;
   std::string have;
-  for (const GpuInfo& g : h.gpus) {
-    if (g.index == *gpu) return;
+  for (const GpuInfo& g : h.gpus)
     have += (have.empty() ? "" : ",") + std::to_string(g.index);
-  }
   throw CLI::ValidationError(
       "--gpu",
-      "GPU " + std::to_string(*gpu) + " is not in the window (" +
+      "GPU " + gpu_list_text(missing) + " is not in the window (" +
           (have.empty() ? std::string("it has no GPU") : "its GPUs: " + have) +
           ")");
 }
@@ -107,12 +106,17 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   if (!f.fleet.prom.url.empty()) {
     DiagnoseOptions options;
     // Each node has its own UUIDs and addresses: a fleet's GPU is an index.
-    options.gpu = gpu_index_of(f.gpu);
-    if (!f.gpu.empty() && !options.gpu)
-      throw CLI::ValidationError(
-          "--gpu",
-          "with --prometheus names a GPU index (each node's UUIDs "
-          "and PCI addresses are its own)");
+    for (const std::string& name : f.gpus) {
+      auto index = gpu_index_of(name);
+      if (!index)
+        throw CLI::ValidationError(
+            "--gpu",
+            "with --prometheus names GPU indices (each node's UUIDs "
+            "and PCI addresses are its own)");
+      if (std::find(options.gpus.begin(), options.gpus.end(), *index) ==
+          options.gpus.end())
+        options.gpus.push_back(*index);
+    }
     options.min_severity = f.min_severity;
     options.config = load_config(f.config_path);
     FleetDiagnoseFlags fleet = f.fleet;
@@ -133,16 +137,16 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
     TraceReader reader(
         f.from, {.parse_threads = trace_parse_threads(), .process_budget = {}});
     header = reader.header();
-    options.gpu = gpu_flag_index(header, f.gpu);
-    check_gpu_in_window(options.gpu, header);
+    options.gpus = gpu_flag_indices(header, f.gpus);
+    check_gpus_in_window(options.gpus, header);
     TraceSampleSource source(reader);
     result = diagnose(header, source, options);
   } else {
     std::signal(SIGINT, on_diagnose_interrupt);
     Sampler sampler(global.sampler_options());
     header = sampler.header();
-    options.gpu = gpu_flag_index(header, f.gpu);
-    check_gpu_in_window(options.gpu, header);
+    options.gpus = gpu_flag_indices(header, f.gpus);
+    check_gpus_in_window(options.gpus, header);
     LiveSampleSource::Progress progress;
     if (!f.json && isatty(fileno(stderr))) {
       progress.on_sample = [](long taken, long total) {
@@ -238,11 +242,10 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
                       "with --prometheus: the most the nodes' reading takes "
                       "all together; nodes not read by then are not checked "
                       "(default 1h)");
-  auto* gpu =
-      cmd->add_option("--gpu", f->gpu,
-                      "only findings about this GPU: index, UUID, PCI "
-                      "address or /dev/nvidiaN (with --prometheus: index)")
-          ->check(gpu_name_value());
+  auto* gpu = add_gpu_list_option(
+      *cmd, "--gpu", f->gpus,
+      "only findings about these GPUs, e.g. 0,2: indices, UUIDs, PCI "
+      "addresses or /dev/nvidiaN (with --prometheus: indices)");
   auto* min_severity =
       cmd->add_option("--min-severity", f->min_severity,
                       "hide findings below this severity")

@@ -1,4 +1,4 @@
-// gpudoctor kill PID...|--gpu N [--mig GI] [--user U] [--signal TERM]
+// gpudoctor kill PID...|--gpu LIST [--mig GI] [--user U] [--signal TERM]
 // [--timeout 10s]
 //                [--force] [--dry-run] [--yes] [--tree] [--any] [--json]
 // Frees GPU memory by ending its holders, safely: shows the plan and asks,
@@ -37,8 +37,8 @@ constexpr DurationRange kTimeoutRange{0, 3600};
 
 struct KillFlags {
   std::vector<uint32_t> pids;
-  std::string gpu_name;         // --gpu as given: index, UUID, PCI address...
-  std::optional<int> gpu;       // its index, once the host's GPUs are known
+  std::vector<std::string> gpu_names;  // --gpu as given: indices, UUIDs...
+  GpuSelection gpus;            // their indices, once the host's are known
   std::optional<uint32_t> mig;  // a MIG GPU instance of --gpu
   std::string user;
   std::string signal = "TERM";
@@ -118,7 +118,8 @@ std::vector<GpuMemoryAccount> gone_owners_accounts(const KillFlags& f,
   const DeviceScan devices = scan_device_holders(g.proc_root, g.dev_prefix);
   std::vector<GpuMemoryAccount> out;
   for (const GpuSample& gs : s.gpus) {
-    bool concerned = f.gpu && gs.index == *f.gpu;
+    bool concerned =
+        std::find(f.gpus.begin(), f.gpus.end(), gs.index) != f.gpus.end();
     if (gs.processes)
       for (const GpuProcess& gp : *gs.processes)
         concerned |=
@@ -136,7 +137,7 @@ int run_kill(const GlobalOptions& g, KillFlags f) {
                  f.signal.c_str());
     return kKillExitUsage;
   }
-  if (f.pids.empty() && f.gpu_name.empty()) {
+  if (f.pids.empty() && f.gpu_names.empty()) {
     std::fprintf(stderr,
                  "gpudoctor: kill: name the PIDs or --gpu N (see --help)\n");
     return kKillExitUsage;
@@ -147,10 +148,11 @@ int run_kill(const GlobalOptions& g, KillFlags f) {
                  "nothing: give --yes (or --dry-run for the plan)\n");
     return kKillExitUsage;
   }
-  if (f.mig && f.gpu_name.empty()) {
+  if (f.mig && f.gpu_names.size() != 1) {
     std::fprintf(stderr,
-                 "gpudoctor: kill: --mig GI selects an instance of --gpu N: "
-                 "give --gpu too\n");
+                 "gpudoctor: kill: --mig GI selects an instance of one GPU: "
+                 "give --gpu N %s\n",
+                 f.gpu_names.empty() ? "too" : "with one GPU, not a list");
     return kKillExitUsage;
   }
   Sampler sampler(g.sampler_options());
@@ -159,18 +161,18 @@ int run_kill(const GlobalOptions& g, KillFlags f) {
     std::cout << "!! " << explain_nvml_status(header)
               << ": no process counts as a GPU process (use --any to proceed "
                  "anyway)\n";
-  f.gpu = gpu_flag_index(header, f.gpu_name);
+  f.gpus = gpu_flag_indices(header, f.gpu_names);
   Sample before = sampler.sample();
 
-  KillRequest req{f.pids, f.gpu, f.user, f.tree, f.any, f.mig};
+  KillRequest req{f.pids, f.gpus, f.user, f.tree, f.any, f.mig};
   auto procs = ProcSnapshot::read(g.proc_root);
   KillContext ctx = make_kill_context(static_cast<uint32_t>(getpid()), header,
                                       before, procs, g.proc_root, g.dev_prefix);
-  if (f.mig && f.gpu && !ctx.instance_profile.count({*f.gpu, *f.mig})) {
+  if (f.mig && !ctx.instance_profile.count({f.gpus.at(0), *f.mig})) {
     std::fprintf(stderr,
                  "gpudoctor: kill: --mig %u: GPU %d has no MIG instance with "
                  "that GPU instance id\n",
-                 *f.mig, *f.gpu);
+                 *f.mig, f.gpus.at(0));
     return kKillExitUsage;
   }
   KillPlan plan = plan_kill(req, ctx, procs);
@@ -247,10 +249,9 @@ void add_kill_command(CLI::App& app, const GlobalOptions& global) {
   auto f = std::make_shared<KillFlags>();
   cmd->add_option("pids", f->pids, "processes to end (decimal pids)")
       ->transform(decimal_in(1, kMaxPid));
-  cmd->add_option("--gpu", f->gpu_name,
-                  "every process NVML lists on this GPU: index, UUID, PCI "
-                  "address or /dev/nvidiaN")
-      ->check(gpu_name_value());
+  add_gpu_list_option(*cmd, "--gpu", f->gpu_names,
+                      "every process NVML lists on these GPUs, e.g. 0,2: "
+                      "indices, UUIDs, PCI addresses or /dev/nvidiaN");
   cmd->add_option("--mig", f->mig,
                   "with --gpu: only the processes on this MIG GPU instance "
                   "(its GI id, as `status` and `who` show it)")

@@ -1,4 +1,4 @@
-// gpudoctor ps [--json] [--tree] [--wide] [--user U] [--gpu N] [--sort KEY]
+// gpudoctor ps [--json] [--tree] [--wide] [--user U] [--gpu LIST] [--sort KEY]
 // [--serve URL] Every GPU process with its workers; --tree groups DDP ranks
 // under their launcher. When `gpudoctor serve` runs, each process's GPU memory
 // over the last minutes is shown too (silently absent otherwise).
@@ -36,7 +36,7 @@ constexpr const char* kHistoryStep = "30s";
 struct PsFlags {
   bool json = false, tree = false, wide = false;
   std::string user, sort = "gpu", serve = kPsDefaultServeUrl;
-  std::string gpu;  // --gpu as given (flag_checks.h's gpu_name_value)
+  std::vector<std::string> gpus;  // --gpu as given (flag_checks.h)
 };
 
 void run_ps(const GlobalOptions& global, const PsFlags& f) {
@@ -47,13 +47,14 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
   // ps is about processes: their CPU% gets a longer window than status'
   // (a worker starved on a loaded host still shows what it got).
   Sample s = sampler.sample_once(kProcessRateWindow);
-  const std::optional<int> gpu = gpu_flag_index(sampler.header(), f.gpu);
+  const GpuSelection gpus = gpu_flag_indices(sampler.header(), f.gpus);
   auto rows = build_ps_rows(s);
-  filter_ps_rows(rows, f.user, gpu);
+  filter_ps_rows(rows, f.user, gpus);
   auto holders = probable_holders_in(
       s, ProcessTree(s), sampler.header().host.pid_namespace != "container");
-  std::erase_if(
-      holders, [&](const GpuOrphanHolders& g) { return gpu && g.gpu != *gpu; });
+  std::erase_if(holders, [&](const GpuOrphanHolders& g) {
+    return !selects(gpus, g.gpu);
+  });
   sort_ps_rows(rows, f.sort);
 
   std::vector<uint32_t> pids;
@@ -117,10 +118,9 @@ void add_ps_command(CLI::App& app, const GlobalOptions& global) {
                 "every column and whole command lines, whatever the "
                 "terminal's width (default: fit $COLUMNS or the terminal)");
   cmd->add_option("--user", f->user, "only processes of this user");
-  cmd->add_option("--gpu", f->gpu,
-                  "only processes on this GPU: index, UUID, PCI address or "
-                  "/dev/nvidiaN")
-      ->check(gpu_name_value());
+  add_gpu_list_option(*cmd, "--gpu", f->gpus,
+                      "only processes on these GPUs, e.g. 0,2: indices, "
+                      "UUIDs, PCI addresses or /dev/nvidiaN");
   cmd->add_option("--sort", f->sort,
                   "order: mem, cpu, elapsed (largest first), pid, gpu")
       ->check(CLI::IsMember({"mem", "cpu", "pid", "elapsed", "gpu"}));

@@ -73,7 +73,9 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
                              "SQLite history file (default "
                              "/var/lib/gpudoctor/history.db as root, else "
                              "$XDG_STATE_HOME/gpudoctor/history.db)");
-  cmd->add_flag("--no-db", f->no_db, "keep no history")->excludes(db);
+  cmd->add_flag("--no-db", f->no_db,
+                "write no history: keep the last 15 min in memory only")
+      ->excludes(db);
   cmd->add_option("--retention", f->retention,
                   "how long history is kept (default 7d; " +
                       duration_range_text(kRetentionRange) + ")")

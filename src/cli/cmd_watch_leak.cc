@@ -1,4 +1,4 @@
-// gpudoctor watch-leak [PID] [--duration 60s] [--gpu N] [--json]
+// gpudoctor watch-leak [PID] [--duration 60s] [--gpu LIST] [--json]
 // Follows the GPU memory of one process (or of every GPU process) at the
 // global --interval and reports its growth rate (least-squares slope, MiB
 // per minute) and when its GPU would be full at that rate. Ctrl-C ends the
@@ -32,7 +32,8 @@ constexpr int kExitLeakGrowing = 3;
 
 struct LeakFlags {
   std::optional<uint32_t> pid;
-  std::string gpu;  // as given: index, UUID, PCI address or /dev/nvidiaN
+  // As given: indices, UUIDs, PCI addresses or /dev/nvidiaN.
+  std::vector<std::string> gpus;
   double duration_s = 60;
   bool json = false;
 };
@@ -48,7 +49,14 @@ int run_watch_leak(const GlobalOptions& g, const LeakFlags& f) {
   std::map<int, uint64_t> totals;
   for (const GpuInfo& info : header.gpus)
     if (info.memory_total_bytes) totals[info.index] = *info.memory_total_bytes;
-  procmgmt::LeakTracker tracker(totals, f.pid, gpu_flag_index(header, f.gpu));
+  GpuSelection gpus = gpu_flag_indices(header, f.gpus);
+  if (auto missing = gpus_missing(header, gpus); !missing.empty()) {
+    std::fprintf(stderr,
+                 "gpudoctor: watch-leak: no GPU %s: this host has %zu GPU(s)\n",
+                 gpu_list_text(missing).c_str(), header.gpus.size());
+    return kExitError;
+  }
+  procmgmt::LeakTracker tracker(totals, f.pid, std::move(gpus));
 
   struct sigaction sa {
   }, old_int{}, old_term{};
@@ -103,9 +111,9 @@ void add_watch_leak_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("pid", f->pid,
                   "process to follow (default: every GPU process)")
       ->transform(decimal_in(1, kMaxPid));
-  cmd->add_option("--gpu", f->gpu,
-                  "only this GPU: index, UUID, PCI address or /dev/nvidiaN")
-      ->check(gpu_name_value());
+  add_gpu_list_option(*cmd, "--gpu", f->gpus,
+                      "only these GPUs, e.g. 0,2: indices, UUIDs, PCI "
+                      "addresses or /dev/nvidiaN");
   // A short watch is a quick check of one process (two samples suffice).
   add_duration_option(*cmd, "--duration", f->duration_s, {0.1, 30 * 86400.0},
                       "how long to watch (default 60s); samples every "

@@ -1,4 +1,4 @@
-// gpudoctor who [GPU | --gpu GPU] [--json]
+// gpudoctor who [GPU,... | --gpu GPU,...] [--json]
 // Explains every byte of a GPU's used memory: each process NVML lists (live,
 // zombie, stuck in D state, missing from /proc), the driver's reservation,
 // what no visible process accounts for, and processes that hold NVIDIA
@@ -19,7 +19,8 @@ namespace gd {
 namespace {
 
 struct WhoFlags {
-  std::string gpu;  // as given: index, UUID, PCI address or /dev/nvidiaN
+  // As given: indices, UUIDs, PCI addresses or /dev/nvidiaN.
+  std::vector<std::string> gpus;
   bool json = false;
 };
 
@@ -31,18 +32,19 @@ int run_who(const GlobalOptions& global, const WhoFlags& f) {
                  explain_nvml_status(header).c_str());
     return kExitError;
   }
-  const std::optional<int> gpu = gpu_flag_index(header, f.gpu);
-  Sample s = sampler.sample();
-  sampler.name_jobs(s);
-  std::vector<int> gpus;
-  for (const GpuInfo& g : header.gpus)
-    if (!gpu || g.index == *gpu) gpus.push_back(g.index);
-  if (gpu && gpus.empty()) {
+  const GpuSelection selected = gpu_flag_indices(header, f.gpus);
+  if (auto missing = gpus_missing(header, selected); !missing.empty()) {
     std::fprintf(stderr,
-                 "gpudoctor: who: no GPU %d: this host has %zu GPU(s)\n", *gpu,
-                 header.gpus.size());
+                 "gpudoctor: who: no GPU %s: this host has %zu GPU(s)\n",
+                 gpu_list_text(missing).c_str(), header.gpus.size());
     return kExitError;
   }
+  Sample s = sampler.sample();
+  sampler.name_jobs(s);
+  // In the order asked for; every GPU in index order when none was.
+  GpuSelection gpus = selected;
+  if (gpus.empty())
+    for (const GpuInfo& g : header.gpus) gpus.push_back(g.index);
   auto procs = procmgmt::ProcSnapshot::read(global.proc_root);
   auto devices =
       procmgmt::scan_device_holders(global.proc_root, global.dev_prefix);
@@ -65,14 +67,12 @@ void add_who_command(CLI::App& app, const GlobalOptions& global) {
       "who holds a GPU's memory: every byte explained (processes, zombies, "
       "missing owners, driver reservation, device-file holders)");
   auto f = std::make_shared<WhoFlags>();
-  auto* positional =
-      cmd->add_option("gpu", f->gpu,
-                      "GPU: index, UUID, PCI address or /dev/nvidiaN "
-                      "(default: every GPU)")
-          ->check(gpu_name_value());
-  // --gpu as in ps, kill, diagnose and watch-leak: the same GPU.
-  cmd->add_option("--gpu", f->gpu, "the same GPU, as a flag")
-      ->check(gpu_name_value())
+  auto* positional = add_gpu_list_option(
+      *cmd, "gpu", f->gpus,
+      "GPUs, e.g. 0,2: indices, UUIDs, PCI addresses or /dev/nvidiaN "
+      "(default: every GPU)");
+  // --gpu as in ps, kill, diagnose and watch-leak: the same GPUs.
+  add_gpu_list_option(*cmd, "--gpu", f->gpus, "the same GPUs, as a flag")
       ->excludes(positional);
   cmd->add_flag("--json", f->json, "print JSON: {\"gpus\": [...]}");
   cmd->callback([&global, f] {

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/duration.h"
 #include "common/terminal_text.h"
@@ -96,6 +98,46 @@ inline std::optional<int> gpu_flag_index(const TraceHeader& header,
       "--gpu",
       "no GPU '" + terminal_fit(name, 80) + "' here (" +
           (have.empty() ? std::string("no GPU") : "its GPUs: " + have) + ")");
+}
+
+// `--gpu 0,GPU-8f1c...,/dev/nvidia3`: each name as gpu_flag_index, in the
+// order given, each GPU once; empty (no --gpu) selects every GPU.
+inline GpuSelection gpu_flag_indices(const TraceHeader& header,
+                                     const std::vector<std::string>& names) {
+  GpuSelection out;
+  for (const std::string& name : names) {
+    auto index = gpu_flag_index(header, name);
+    if (index && std::find(out.begin(), out.end(), *index) == out.end())
+      out.push_back(*index);
+  }
+  return out;
+}
+
+// The indices of `gpus` that `header` lacks ("9" on a 4-GPU host), for the
+// command's own "no GPU 9" error.
+inline std::vector<int> gpus_missing(const TraceHeader& header,
+                                     const GpuSelection& gpus) {
+  std::vector<int> out;
+  for (int g : gpus)
+    if (!find_gpu_info(header, g)) out.push_back(g);
+  return out;
+}
+
+// "0, 2": a selection or missing list, for a sentence.
+inline std::string gpu_list_text(const std::vector<int>& gpus) {
+  std::string out;
+  for (int g : gpus) out += (out.empty() ? "" : ", ") + std::to_string(g);
+  return out;
+}
+
+// Adds `--gpu LIST` (indices, UUIDs, PCI addresses, device files, comma
+// separated) to `cmd`, the one way every command takes it.
+inline CLI::Option* add_gpu_list_option(CLI::App& cmd, const std::string& name,
+                                        std::vector<std::string>& out,
+                                        const std::string& help) {
+  return cmd.add_option(name, out, help)
+      ->delimiter(',')
+      ->check(gpu_name_value());
 }
 
 // Linux pid_max is at most 2^22 (PID_MAX_LIMIT).

@@ -101,6 +101,11 @@ std::string local_text(double t) {
   return time_format(t, "%Y-%m-%d %H:%M:%S %Z", true);
 }
 
+std::string local_hms(double t) {
+  if (!(t > 0) || !(t < 253402300800.0)) return "";
+  return time_format(t, "%H:%M:%S", true);
+}
+
 std::string utc_hms(double t) {
   // Past the year 9999 is no time a log stamps (and would not fit time_t's
   // conversion on every platform).

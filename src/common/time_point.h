@@ -20,6 +20,10 @@ std::string utc_text(double t);
 // (status, top, report, export). "" when `t` is not a time.
 std::string local_text(double t);
 
+// "09:00:00": local time of day, for a live clock (top); "" when `t` is not
+// a time.
+std::string local_hms(double t);
+
 // "08:00:00" (UTC), the short time a drain reason carries; "" when `t` is
 // not a time (0, negative, NaN).
 std::string utc_hms(double t);

@@ -13,9 +13,12 @@ int first_gpu(const Finding& f) {
   return f.gpus.empty() ? -1 : *std::min_element(f.gpus.begin(), f.gpus.end());
 }
 
-bool concerns_gpu(const Finding& f, int gpu) {
-  return f.gpus.empty() ||
-         std::find(f.gpus.begin(), f.gpus.end(), gpu) != f.gpus.end();
+// A host-wide finding (no GPU) concerns every selection.
+bool concerns_any(const Finding& f, const GpuSelection& gpus) {
+  if (gpus.empty() || f.gpus.empty()) return true;
+  for (int g : f.gpus)
+    if (selects(gpus, g)) return true;
+  return false;
 }
 
 }  // namespace
@@ -41,7 +44,7 @@ DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
 
   DiagnoseResult result;
   result.min_severity = options.min_severity;
-  result.gpu = options.gpu;
+  result.gpus = options.gpus;
   std::vector<std::unique_ptr<Rule>> rules;
   for (const auto& entry : rule_table()) {
     rules.push_back(entry.make());
@@ -72,7 +75,7 @@ DiagnoseResult diagnose(const TraceHeader& header, SampleSource& samples,
         if (rank >= 0) ++result.hidden_by_severity[rank];
         continue;
       }
-      if (options.gpu && !concerns_gpu(f, *options.gpu)) {
+      if (!concerns_any(f, options.gpus)) {
         if (rank >= 0) ++result.hidden_by_gpu[rank];
         continue;
       }

@@ -11,6 +11,7 @@
 
 #include "diagnose/config.h"
 #include "diagnose/rule.h"
+#include "model/gpu_lookup.h"
 #include "model/sample.h"
 #include "trace/trace_io.h"
 
@@ -51,9 +52,10 @@ class VectorSampleSource : public SampleSource {
 };
 
 struct DiagnoseOptions {
-  // Only findings that concern this GPU index (findings about the host as a
-  // whole, with no GPU, are kept: they affect every GPU).
-  std::optional<int> gpu;
+  // Only findings that concern one of these GPU indices; empty: every GPU
+  // (findings about the host as a whole, with no GPU, are kept: they affect
+  // every GPU).
+  GpuSelection gpus;
   std::string min_severity = "info";  // info | warning | critical
   Config config;
 };
@@ -97,10 +99,10 @@ struct DiagnoseResult {
   std::vector<std::string> unused_config_keys;
   // The findings DiagnoseOptions left out, by severity (index: info 0,
   // warning 1, critical 2): below min_severity, and (of those not) about
-  // other GPUs than options.gpu. The report says what it hid.
+  // other GPUs than options.gpus. The report says what it hid.
   std::array<size_t, 3> hidden_by_severity{}, hidden_by_gpu{};
   std::string min_severity = "info";
-  std::optional<int> gpu;
+  GpuSelection gpus;
 };
 
 // Throws std::invalid_argument for an unknown min_severity; lets exceptions

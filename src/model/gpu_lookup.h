@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/sample.h"
 
@@ -15,6 +16,16 @@ inline const GpuInfo* find_gpu_info(const TraceHeader& header, int index) {
   for (const auto& g : header.gpus)
     if (g.index == index) return &g;
   return nullptr;
+}
+
+// The GPUs a `--gpu 0,2` list selects, by index; empty selects every GPU.
+using GpuSelection = std::vector<int>;
+
+inline bool selects(const GpuSelection& gpus, int index) {
+  if (gpus.empty()) return true;
+  for (int g : gpus)
+    if (g == index) return true;
+  return false;
 }
 
 // "" when `name` has the shape of a GPU name: an NVML index ("3"), a GPU

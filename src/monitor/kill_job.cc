@@ -21,7 +21,7 @@ class LocalKill : public KillBackend {
     p.before = take_sample_();
     // As `gpudoctor kill PID...`: the processes the user chose, no --tree,
     // no --any, no --user; every safety rule of the plan applies.
-    KillRequest request{pids, std::nullopt, "", false, false};
+    KillRequest request{pids, {}, "", false, false};
     p.procs = ProcSnapshot::read(o.proc_root);
     context_ = make_kill_context(static_cast<uint32_t>(getpid()), header_,
                                  p.before, p.procs, o.proc_root, o.dev_prefix);

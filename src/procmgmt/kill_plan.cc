@@ -36,28 +36,27 @@ class Planner {
       }
       selected.emplace_back(pid, role_of(pid));
     }
-    if (req_.gpu) {
-      auto it = ctx_.gpu_pids.find(*req_.gpu);
+    for (int gpu : req_.gpus) {
+      auto it = ctx_.gpu_pids.find(gpu);
       if (it != ctx_.gpu_pids.end()) {
         for (uint32_t pid : it->second) {
-          if (req_.mig_gi && !on_instance(*req_.gpu, pid, *req_.mig_gi))
-            continue;
+          if (req_.mig_gi && !on_instance(gpu, pid, *req_.mig_gi)) continue;
           if (!procs_.find(pid)) {
             plan_.notes.push_back(
                 fmt::format("pid {} is listed on GPU {} but is not in /proc "
                             "(gone, or in another PID "
                             "namespace): it cannot be signalled from here",
-                            pid, *req_.gpu));
+                            pid, gpu));
             continue;
           }
-          selected.emplace_back(pid, gpu_role(*req_.gpu, pid));
+          selected.emplace_back(pid, gpu_role(gpu, pid));
         }
       }
       // What keeps the memory of a dead owner is the process that still
       // holds the GPU's device files: ending it frees the memory.
       for (const auto& [pid, gpus] : ctx_.orphan_holders)
         if (!req_.mig_gi &&
-            std::find(gpus.begin(), gpus.end(), *req_.gpu) != gpus.end())
+            std::find(gpus.begin(), gpus.end(), gpu) != gpus.end())
           selected.emplace_back(pid, orphan_role(pid));
     }
     // --user filters what was named (so another user's job is not even

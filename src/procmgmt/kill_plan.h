@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/gpu_lookup.h"
 #include "procmgmt/proc_snapshot.h"
 
 namespace gd::procmgmt {
@@ -26,11 +27,11 @@ inline constexpr int kKillExitStillAlive = 5;  // processes still alive
 
 struct KillRequest {
   std::vector<uint32_t> pids{};  // explicit PIDs
-  std::optional<int> gpu{};      // every process NVML lists on this GPU
+  GpuSelection gpus{};           // every process NVML lists on these GPUs
   std::string user{};            // only processes of this user ("" any)
   bool tree = false;             // the whole job: launcher, ranks, workers
   bool any = false;              // allow processes unrelated to a GPU
-  // With `gpu`: only the processes on this MIG GPU instance.
+  // With one GPU in `gpus`: only the processes on this MIG GPU instance.
   std::optional<uint32_t> mig_gi{};
 };
 

@@ -33,15 +33,17 @@ std::optional<double> least_squares_slope(const std::vector<Point>& pts) {
 
 LeakTracker::LeakTracker(std::map<int, uint64_t> totals,
                          std::optional<uint32_t> only_pid,
-                         std::optional<int> only_gpu)
-    : totals_(std::move(totals)), only_pid_(only_pid), only_gpu_(only_gpu) {}
+                         GpuSelection only_gpus)
+    : totals_(std::move(totals)),
+      only_pid_(only_pid),
+      only_gpus_(std::move(only_gpus)) {}
 
 void LeakTracker::add(const Sample& s) {
   ++samples_;
   last_t_ = s.t;
   for (const GpuSample& g : s.gpus) {
     if (g.lost || g.stale) continue;
-    if (only_gpu_ && g.index != *only_gpu_) continue;
+    if (!selects(only_gpus_, g.index)) continue;
     if (g.mem_used_bytes) last_used_[g.index] = *g.mem_used_bytes;
     if (!g.processes) continue;
     for (const GpuProcess& p : *g.processes) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/gpu_lookup.h"
 #include "model/sample.h"
 
 namespace gd::procmgmt {
@@ -50,7 +51,7 @@ class LeakTracker {
   // total memory per GPU index, from the trace header.
   explicit LeakTracker(std::map<int, uint64_t> gpu_total_bytes,
                        std::optional<uint32_t> only_pid = std::nullopt,
-                       std::optional<int> only_gpu = std::nullopt);
+                       GpuSelection only_gpus = {});
   void add(const Sample& s);
   std::vector<LeakEstimate> estimates() const;
   size_t samples() const { return samples_; }
@@ -58,7 +59,7 @@ class LeakTracker {
  private:
   std::map<int, uint64_t> totals_;
   std::optional<uint32_t> only_pid_;
-  std::optional<int> only_gpu_;
+  GpuSelection only_gpus_;  // empty: every GPU
   std::map<std::pair<int, uint32_t>, std::vector<Point>> series_;
   std::map<int, uint64_t> last_used_;
   std::map<std::pair<int, uint32_t>, double> last_seen_;

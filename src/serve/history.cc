@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "api/alerts_json.h"
-#include "api/history_json.h"
+#include "serve/history_reply.h"
 #include "serve/log.h"
 #include "serve/unusable_history.h"
 #include "store/history_store.h"
@@ -26,15 +26,7 @@ class StoreHistory : public History {
   void maintain(double now) override { store_->maintain(now); }
 
   std::string query_json(const HistoryQuery& q) const override {
-    const auto known = store_->metrics();
-    std::vector<std::string> metrics = q.metrics;
-    if (metrics.empty()) metrics.push_back(q.metric);
-    for (const auto& m : metrics)
-      if (std::find(known.begin(), known.end(), m) == known.end())
-        throw HistoryQueryError(
-            "unknown metric '" + m +
-            "' (gpu.<field>, host.<field>, process.used_bytes, "
-            "process.cpu_pct)");
+    const std::vector<std::string> metrics = checked_metrics(q);
     std::vector<std::vector<HistorySeries>> results;
     ReadReport report;
     try {
@@ -51,20 +43,7 @@ class StoreHistory : public History {
           "msg=\"history query skipped corrupt blocks\" skipped_blocks={} "
           "hint=\"gpudoctor db check\"",
           report.skipped_blocks);
-    std::string out;
-    api::HistoryJsonWriter w(out, q.since, q.until, q.step,
-                             report.skipped_blocks, q.multi);
-    for (size_t i = 0; i < metrics.size(); ++i) {
-      // The single-metric form has one result: the first metric's.
-      if (!q.multi && i > 0) break;
-      w.metric(metrics[i]);
-      for (const auto& s : results[i]) {
-        w.series(s.gpu, s.pid);
-        for (const auto& p : s.points) w.point(p.t, p.v);
-      }
-    }
-    w.finish();
-    return out;
+    return history_reply_json(q, metrics, results, report.skipped_blocks);
   }
 
   TraceHeader header() const override {

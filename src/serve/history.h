@@ -93,6 +93,9 @@ class History {
     std::string last_error;
   };
   virtual Health health() const { return {}; }
+  // false for serve --no-db's memory: no store for /healthz and /metrics
+  // to report.
+  virtual bool on_disk() const { return true; }
 };
 
 // Opens (creating parent directories) the store at `path`. Throws

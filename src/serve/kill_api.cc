@@ -208,7 +208,7 @@ KillApiResult KillApi::run(std::string_view body, const TraceHeader& header,
       "dry_run={} pids={} gpu={} only_user={} signal={} timeout_s={:g} "
       "force={} tree={} any={}",
       req.dry_run, pid_list(req.request.pids),
-      req.request.gpu ? std::to_string(*req.request.gpu) : "-",
+      req.request.gpus.empty() ? "-" : join_ints(req.request.gpus, ","),
       serve_log::q(req.request.user.empty() ? "-" : req.request.user),
       signal_name(req.signal), req.timeout_s, req.force, req.request.tree,
       req.request.any);

@@ -59,9 +59,10 @@ SamplingLoop::SamplingLoop(Sampler& sampler, History* history, SnapshotBox& box,
   // Nothing logged before the first sample: a GPU that answers then is
   // simply ok.
   logged_gpu_state_.assign(health_.size(), "ok");
-  if (history_) {
+  // A history in memory (--no-db) has no store to watch or report.
+  if (history_ && history_->on_disk()) {
     store_ = StoreStatus{};  // as if writable, so a full disk is logged now
-    watch_store();
+    if (history_->on_disk()) watch_store();
   }
   policy_ = config_.get()->policy;
   publish();
@@ -163,7 +164,7 @@ void SamplingLoop::run_once() {
         last_store_error_log_ = now;
       }
     }
-    watch_store();
+    if (history_->on_disk()) watch_store();
   }
 
   jobs_.add(*sample);

@@ -19,6 +19,7 @@
 #include "serve/host_check.h"
 #include "serve/http_server.h"
 #include "serve/log.h"
+#include "serve/memory_history.h"
 #include "serve/sampling_loop.h"
 #include "serve/serve_config.h"
 #include "serve/serve_options.h"
@@ -148,10 +149,10 @@ int run_serve(const ServeOptions& o) {
   std::unique_ptr<History> history;
   std::string db =
       o.no_db ? "" : (o.db_path.empty() ? default_db_path() : o.db_path);
-  if (!o.no_db) {
-    history = open_history(db, o.retention_s);
-    history->set_header(header);
-  }
+  // --no-db keeps the last minutes in memory: the dashboard and the API
+  // still have a short history, and nothing is written.
+  history = o.no_db ? memory_history() : open_history(db, o.retention_s);
+  history->set_header(header);
 
   SnapshotBox box;
   HttpServer http(box, history.get(), o.allowed_hosts);
@@ -226,7 +227,8 @@ int run_serve(const ServeOptions& o) {
       "gpus={} interval_s={} db={} alertmanager={} config={}",
       serve_log::q(base_url + "/"), o.listen_host, http.port(),
       serve_log::q(o.version), header.nvml_status, header.gpus.size(),
-      o.interval_s, serve_log::q(db.empty() ? "off" : db),
+      o.interval_s,
+      serve_log::q(db.empty() ? "none (the last 15m in memory)" : db),
       serve_log::q(o.alertmanager_url.empty() ? "off" : o.alertmanager_url),
       serve_log::q(config.get()->files.empty() ? "none" : config.get()->files));
 

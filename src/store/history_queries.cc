@@ -22,30 +22,12 @@
 #include "store/downsample.h"
 #include "store/numeric_fields.h"
 #include "store/projected_block.h"
+#include "store/series_points.h"
 #include "store/sqlite_history_store.h"
 
 namespace gd::store {
 
 namespace {
-
-// Parsed metric name of query().
-struct Metric {
-  enum Kind { kGpu, kHost, kProcessUsed, kProcessCpu } kind;
-  int field = -1;
-};
-
-// Collects points per (gpu, pid).
-struct SeriesSet {
-  std::map<std::pair<int64_t, int64_t>, HistorySeries> by_key;
-  void add(std::optional<int> gpu, std::optional<int> pid, double t, double v) {
-    auto key = std::make_pair(gpu ? *gpu : -1LL,
-                              pid ? static_cast<int64_t>(*pid) : -1LL);
-    auto& s = by_key[key];
-    s.gpu = gpu;
-    s.pid = pid;
-    s.points.push_back({t, v});
-  }
-};
 
 // Where the tiers overlap (a read transaction must be open on `db`):
 // raw blocks up to rolled_id are also in tier 1; tier 1 is only needed
@@ -76,71 +58,6 @@ bool block_range(const TierView& v, bool minute, int64_t id, int64_t tier,
   if (tier == 0) return true;
   hi = std::min(until, std::nextafter(v.raw_from, -1e308));
   return true;
-}
-
-Metric parse_metric(const std::string& path, const std::string& name) {
-  auto suffix =
-      [&](std::string_view prefix) -> std::optional<std::string_view> {
-    if (name.size() > prefix.size() &&
-        name.compare(0, prefix.size(), prefix) == 0)
-      return std::string_view(name).substr(prefix.size());
-    return std::nullopt;
-  };
-  if (auto f = suffix("gpu."); f && store::find_gpu_field(*f) >= 0)
-    return {Metric::kGpu, store::find_gpu_field(*f)};
-  if (auto f = suffix("host."); f && store::find_host_field(*f) >= 0)
-    return {Metric::kHost, store::find_host_field(*f)};
-  if (name == "process.used_bytes") return {Metric::kProcessUsed};
-  if (name == "process.cpu_pct") return {Metric::kProcessCpu};
-  throw StoreError(
-      path + ": unknown metric '" + name +
-      "' (gpu.<field>, host.<field>, process.used_bytes, process.cpu_pct)");
-}
-
-// Points of one sample.
-void add_points(SeriesSet& set, const Metric& m, std::optional<int> gpu,
-                std::optional<int> pid, const Sample& s) {
-  switch (m.kind) {
-    case Metric::kGpu:
-      for (const auto& g : s.gpus) {
-        if (gpu && g.index != *gpu) continue;
-        Cell c = store::get_cell(g, store::gpu_fields()[m.field]);
-        if (c.present) set.add(g.index, std::nullopt, s.t, c.as_double());
-      }
-      break;
-    case Metric::kHost: {
-      Cell c = store::get_cell(s.host, store::host_fields()[m.field]);
-      if (c.present) set.add(std::nullopt, std::nullopt, s.t, c.as_double());
-      break;
-    }
-    case Metric::kProcessUsed:
-      for (const auto& g : s.gpus) {
-        if ((gpu && g.index != *gpu) || !g.processes) continue;
-        for (const auto& p : *g.processes)
-          if (p.used_bytes && (!pid || static_cast<int64_t>(p.pid) == *pid))
-            set.add(g.index, static_cast<int>(p.pid), s.t,
-                    static_cast<double>(*p.used_bytes));
-      }
-      break;
-    case Metric::kProcessCpu:
-      for (const auto& p : s.processes) {
-        if (!p.cpu_pct || (pid && static_cast<int64_t>(p.pid) != *pid))
-          continue;
-        // The GPU a process is on (first that lists it); a process on no
-        // GPU is only reported when asked for by pid.
-        std::optional<int> on_gpu;
-        for (const auto& g : s.gpus) {
-          if (!g.processes) continue;
-          for (const auto& gp : *g.processes)
-            if (gp.pid == p.pid && (!gpu || g.index == *gpu)) on_gpu = g.index;
-          if (on_gpu) break;
-        }
-        if (gpu && !on_gpu) continue;
-        if (!on_gpu && !pid) continue;
-        set.add(on_gpu, static_cast<int>(p.pid), s.t, *p.cpu_pct);
-      }
-      break;
-  }
 }
 
 // Points of a decoded block's columns (gpu.* and host.* metrics).
@@ -217,28 +134,6 @@ void add_process_points(SeriesSet& set, const Metric& m, std::optional<int> gpu,
               static_cast<int>(p), cols.t[i], proc.cpu_pct[k].as_double());
     }
   }
-}
-
-// Averages per step bucket [k*step, (k+1)*step), stamped with the start.
-std::vector<HistoryPoint> bucket(const std::vector<HistoryPoint>& points,
-                                 double step) {
-  std::vector<HistoryPoint> out;
-  size_t i = 0;
-  while (i < points.size()) {
-    double b = std::floor(points[i].t / step) * step;
-    double sum = 0;
-    size_t n = 0;
-    while (i < points.size() && std::floor(points[i].t / step) * step == b) {
-      sum += points[i].v;
-      ++n;
-      ++i;
-    }
-    // Rounded like the stored averages (downsample.h): far below any
-    // sensor's resolution, and a shorter answer.
-    const double scale = std::pow(10.0, store::kAverageDecimals);
-    out.push_back({b, std::round(sum / n * scale) / scale});
-  }
-  return out;
 }
 
 }  // namespace
@@ -366,26 +261,13 @@ std::vector<std::vector<HistorySeries>> SqliteHistoryStore::query_many(
   snap.end();
   if (report) report->skipped_blocks += skipped;
 
-  std::vector<std::vector<HistorySeries>> out(ms.size());
-  for (size_t i = 0; i < ms.size(); ++i)
-    for (auto& [key, series] : sets[i].by_key) {
-      std::stable_sort(series.points.begin(), series.points.end(),
-                       [](const auto& a, const auto& b) { return a.t < b.t; });
-      if (step > 0) series.points = bucket(series.points, step);
-      out[i].push_back(std::move(series));
-    }
+  std::vector<std::vector<HistorySeries>> out;
+  for (auto& set : sets) out.push_back(finish_series(set, step));
   return out;
 }
 
 std::vector<std::string> SqliteHistoryStore::metrics() const {
-  std::vector<std::string> out;
-  for (const auto& f : store::gpu_fields())
-    out.push_back(std::string("gpu.") + f.name);
-  for (const auto& f : store::host_fields())
-    out.push_back(std::string("host.") + f.name);
-  out.push_back("process.used_bytes");
-  out.push_back("process.cpu_pct");
-  return out;
+  return metric_names();
 }
 
 size_t SqliteHistoryStore::export_trace(double since, double until,

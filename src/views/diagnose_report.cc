@@ -121,7 +121,10 @@ std::string nothing_shown_text(const DiagnoseResult& r) {
                                                                "critical "
                                                              : "";
   return fmt::format("No {}findings{}", severity,
-                     r.gpu ? fmt::format(" about GPU {}", *r.gpu) : "");
+                     r.gpus.empty() ? ""
+                     : r.gpus.size() == 1
+                         ? fmt::format(" about GPU {}", r.gpus[0])
+                         : " about GPUs " + join_ints(r.gpus, ", "));
 }
 
 }  // namespace

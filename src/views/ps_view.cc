@@ -47,9 +47,9 @@ std::vector<PsRow> build_ps_rows(const Sample& s) {
 }
 
 void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
-                    std::optional<int> gpu) {
+                    const GpuSelection& gpus) {
   std::erase_if(rows, [&](const PsRow& r) {
-    if (gpu && r.gpu != *gpu) return true;
+    if (!selects(gpus, r.gpu)) return true;
     return !user.empty() && (!r.proc || r.proc->user != user);
   });
 }

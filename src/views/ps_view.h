@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "model/gpu_lookup.h"
 #include "model/orphan_holders.h"
 #include "model/sample.h"
 
@@ -22,9 +23,10 @@ struct PsRow {
 // Rows in GPU, then pid order. Pointers point into `sample`.
 std::vector<PsRow> build_ps_rows(const Sample& sample);
 
-// `ps --user/--gpu`: keeps rows of processes of `user` ("" any) on `gpu`.
+// `ps --user/--gpu`: keeps rows of processes of `user` ("" any) on the
+// GPUs `gpus` selects (empty: every GPU).
 void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
-                    std::optional<int> gpu);
+                    const GpuSelection& gpus);
 // `ps --sort`: mem, cpu, elapsed (largest first), pid, gpu (smallest first).
 // Unknown values sort last. Throws std::invalid_argument on another key.
 void sort_ps_rows(std::vector<PsRow>& rows, const std::string& key);

@@ -106,7 +106,7 @@ std::vector<Case> cases() {
   minimal.request.pids = {7};
   KillApiRequest every;
   every.request.pids = {1, 99};
-  every.request.gpu = 3;
+  every.request.gpus = {3};
   every.request.user = "bob";
   every.request.tree = true;
   every.request.any = true;
@@ -117,7 +117,7 @@ std::vector<Case> cases() {
   every.plan_id = "0123456789abcdef";
   every.stream = true;
   KillApiRequest gpu_only;
-  gpu_only.request.gpu = 0;
+  gpu_only.request.gpus = {0};
   gpu_only.timeout_s = 60;
   KillApiReply dry;
   dry.dry_run = true;

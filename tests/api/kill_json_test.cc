@@ -31,7 +31,7 @@ TEST(KillApiRequest, ReadsEveryField) {
       R"("signal":"KILL","timeout":"15s","force":true,"dry_run":true,)"
       R"("plan_id":"00ff00ff00ff00ff","stream":true})");
   EXPECT_EQ(r.request.pids, (std::vector<uint32_t>{4242, 4243}));
-  EXPECT_EQ(r.request.gpu, 1);
+  EXPECT_EQ(r.request.gpus, (GpuSelection{1}));
   EXPECT_EQ(r.request.user, "alice");
   EXPECT_TRUE(r.request.tree);
   EXPECT_TRUE(r.request.any);
@@ -49,7 +49,10 @@ TEST(KillApiRequest, DefaultsAreThoseOfKill) {
   EXPECT_DOUBLE_EQ(r.timeout_s, 10);
   EXPECT_FALSE(r.force || r.dry_run || r.request.tree || r.request.any ||
                r.stream);
-  EXPECT_FALSE(r.request.gpu);
+  EXPECT_TRUE(r.request.gpus.empty());
+  // Several GPUs as "gpus"; with "gpu" too, each GPU once.
+  EXPECT_EQ(parse_kill_api_request(R"({"gpu":2,"gpus":[0,2,3]})").request.gpus,
+            (GpuSelection{2, 0, 3}));
   EXPECT_EQ(parse_kill_api_request(R"({"gpu":0,"timeout":2.5})").timeout_s,
             2.5);
   EXPECT_EQ(parse_kill_api_request(R"({"pids":[7],"signal":"sigterm"})").signal,
@@ -61,7 +64,7 @@ TEST(KillApiRequest, DefaultsAreThoseOfKill) {
 TEST(KillApiRequest, WritesWhatItReads) {
   KillApiRequest r;
   r.request.pids = {1, 99};
-  r.request.gpu = 3;
+  r.request.gpus = {3, 1};
   r.request.user = "bob";
   r.signal = SIGKILL;
   r.timeout_s = 4;
@@ -70,7 +73,7 @@ TEST(KillApiRequest, WritesWhatItReads) {
   r.stream = true;
   auto back = parse_kill_api_request(kill_api_request_json(r));
   EXPECT_EQ(back.request.pids, r.request.pids);
-  EXPECT_EQ(back.request.gpu, 3);
+  EXPECT_EQ(back.request.gpus, (GpuSelection{3, 1}));
   EXPECT_EQ(back.request.user, "bob");
   EXPECT_EQ(back.signal, SIGKILL);
   EXPECT_DOUBLE_EQ(back.timeout_s, 4);
@@ -96,6 +99,9 @@ TEST(KillApiRequest, EachWrongBodyIsRefusedWithItsReason) {
       {R"({"pids":["1"]})", "each pid must be an integer"},
       {R"({"gpu":1024})", "'gpu' must be an integer 0..1023"},
       {R"({"gpu":true})", "'gpu' must be an integer"},
+      {R"({"gpus":1})", "'gpus' must be a list of GPU indices"},
+      {R"({"gpus":[]})", "name the processes"},
+      {R"({"gpus":[0,-1]})", "each GPU must be an integer 0..1023"},
       {R"({"pids":[1],"user":7})", "'user' must be a string"},
       {R"({"pids":[1],"user":"a\nb"})", "'user' has a control character"},
       {R"({"pids":[1],"tree":"yes"})", "'tree' must be true or false"},

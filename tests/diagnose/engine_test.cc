@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "diagnose/evidence.h"
 #include "peak_memory.h"
@@ -84,7 +85,7 @@ TEST(Engine, SortFindingsOrdersSeverityThenGpuWithHostFindingsFirst) {
 TEST(Engine, GpuFilterKeepsOnlyThatGpuAndHostFindings) {
   MixedScenario m;
   DiagnoseOptions o;
-  o.gpu = 1;
+  o.gpus = {1};
   auto r = run_diagnose(m.header, m.samples, o);
   EXPECT_EQ(with_id(r, "thermal-throttling").size(), 1u);
   for (const auto& f : r.findings) {
@@ -94,6 +95,24 @@ TEST(Engine, GpuFilterKeepsOnlyThatGpuAndHostFindings) {
     }
   }
   EXPECT_TRUE(with_id(r, "gpu-lost").empty());
+}
+
+TEST(Engine, GpuListKeepsFindingsAboutAnyOfItsGpus) {
+  MixedScenario m;
+  DiagnoseOptions zero, one, both;
+  zero.gpus = {0};
+  one.gpus = {1};
+  both.gpus = {1, 0};
+  auto r0 = run_diagnose(m.header, m.samples, zero);
+  auto r1 = run_diagnose(m.header, m.samples, one);
+  auto r = run_diagnose(m.header, m.samples, both);
+  std::set<std::string> want, got;
+  for (const auto* x : {&r0, &r1})
+    for (const auto& f : x->findings) want.insert(f.id);
+  for (const auto& f : r.findings) got.insert(f.id);
+  EXPECT_EQ(got, want);
+  EXPECT_GT(r.findings.size(), r1.findings.size());
+  EXPECT_EQ(r.gpus, (GpuSelection{1, 0}));
 }
 
 TEST(Engine, MinSeverityDropsLessSevereFindings) {

@@ -157,7 +157,8 @@ def kill_tree(proc):
 
 def unused_pid():
     """A pid that no process has (the scenario's 'vanished owner')."""
-    pid_max = int(open("/proc/sys/kernel/pid_max").read())
+    with open("/proc/sys/kernel/pid_max") as f:
+        pid_max = int(f.read())
     for pid in range(pid_max - 1, 1, -1):
         if not os.path.exists(f"/proc/{pid}"):
             return pid

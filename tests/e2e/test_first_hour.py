@@ -6,6 +6,7 @@ status, and kill's advice when every owner is gone."""
 import json
 import os
 import re
+import subprocess
 import unittest
 
 from gd_e2e import (E2E, NO_DRIVER, load_scenario, run, scenario_4gpu, unused_pid,
@@ -219,6 +220,46 @@ class WhoGpuFlag(E2E):
         p = run(["ps", "--gpu", "not-a-gpu"], scenario=path)
         self.assertEqual(p.returncode, 2)
         self.assertIn("PCI address", p.stderr)
+
+    def test_every_gpu_flag_takes_a_list(self):
+        sleepers = [subprocess.Popen(["sleep", "60"]) for _ in range(3)]
+        for child in sleepers:
+            self.addCleanup(child.wait)
+            self.addCleanup(child.kill)
+        a, b, c = (child.pid for child in sleepers)
+        path = scenario_with(self.tmp.name, {1: [(a, 2 * GiB)], 2: [(b, GiB)],
+                                             3: [(c, GiB)]})
+        header, _ = load_scenario(path)
+        uuid1 = next(g["uuid"] for g in header["gpus"] if g["index"] == 1)
+        # who: the GPUs in the order asked, by any name, each once.
+        p = run(["who", "2," + uuid1 + ",2", "--json"], scenario=path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([g["gpu"] for g in json.loads(p.stdout)["gpus"]], [2, 1])
+        self.assertEqual(json.loads(run(["who", "--gpu", "1,2", "--json"],
+                                        scenario=path).stdout)["gpus"],
+                         json.loads(run(["who", "1,2", "--json"], scenario=path).stdout)["gpus"])
+        # ps and kill: what each GPU of the list selects, and nothing else.
+        pids = lambda args: sorted(
+            r["pid"] for r in json.loads(run(args, scenario=path).stdout)["processes"])
+        self.assertEqual(pids(["ps", "--gpu", "1,2", "--json"]), sorted([a, b]))
+        plan = lambda gpus: sorted(
+            t["pid"] for t in json.loads(run(["kill", "--gpu", gpus, "--dry-run", "--json"],
+                                             scenario=path).stdout)["plan"]["targets"])
+        self.assertEqual(plan("1,2"), sorted([a, b]))
+        self.assertEqual(plan("3"), [c])
+        # A listed index the host lacks is named; a list with --mig is a
+        # usage error.
+        for command in (["who"], ["watch-leak", "--duration", "1s"]):
+            p = run(command + ["--gpu", "1,9"], scenario=path)
+            self.assertEqual(p.returncode, 1, (command, p.stderr))
+            self.assertIn("no GPU 9: this host has 4 GPU(s)", p.stderr)
+        p = run(["diagnose", "--duration", "1s", "--serve", "none", "--gpu", "1,9"],
+                scenario=path)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("GPU 9 is not in the window", p.stderr)
+        p = run(["kill", "--gpu", "1,2", "--mig", "1", "--dry-run"], scenario=path)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("one GPU, not a list", p.stderr)
 
 class KillJson(E2E):
     def test_kill_json_is_the_api_reply(self):

@@ -308,16 +308,45 @@ class Api(ServeCase):
         status, hz = s.get_json("/healthz")
         self.assertEqual((status, hz["status"]), (200, "ok"))
 
-    def test_errors_are_json_404_400_503(self):
+    def test_errors_are_json_404_400(self):
         path, _, _ = first_sample_scenario(self.tmp.name)
         s = self.serve(path, ["--no-db"])
         for url, code in [("/nope", 404), ("/api/v1/processes?gpu=abc", 400),
-                          ("/api/v1/history?metric=gpu.util_pct", 503)]:
+                          ("/api/v1/history?metric=gpu.nope", 400)]:
             status, ctype, body = s.get(url)
             self.assertEqual(status, code, url)
             self.assertTrue(ctype.startswith("application/json"), ctype)
             err = json.loads(body)["error"]
             self.assertNotIn("\n", err)
+
+    def test_no_db_answers_history_from_the_minutes_it_holds(self):
+        """--no-db writes nothing, yet the charts, the history API and the
+        trace download answer for the samples serve holds in memory."""
+        path, _, sample = first_sample_scenario(self.tmp.name)
+        s = self.serve(path, ["--no-db"])
+        self.assertIn('db="none (the last 15m in memory)"', s.wait_log(r'msg="serving"'))
+        end = time.time() + 20
+        while time.time() < end:
+            status, h = s.get_json("/api/v1/history?metric=gpu.util_pct,gpu.temp_c&since=1h")
+            self.assertEqual(status, 200, h)
+            util = [x for x in h["results"][0]["series"] if x["gpu"] == 0]
+            if util and len(util[0]["points"]) >= 3:
+                break
+            time.sleep(0.1)
+        self.assertEqual(h["kept_in_memory_s"], 900, h)
+        self.assertEqual(h["results"][0]["metric"], "gpu.util_pct")
+        self.assertGreaterEqual(len(util[0]["points"]), 3, h)
+        self.assertEqual({v for _, v in util[0]["points"]}, {sample["gpus"][0]["util_pct"]})
+        temp = [x for x in h["results"][1]["series"] if x["gpu"] == 0][0]
+        self.assertEqual({v for _, v in temp["points"]}, {sample["gpus"][0]["temp_c"]})
+        # The trace download is the same samples, a valid trace.
+        status, ctype, body = s.get("/api/v1/export?since=1h&compress=none")
+        self.assertEqual(status, 200, body[:200])
+        lines = [json.loads(l) for l in body.splitlines() if l.strip()]
+        self.assertIn("gpus", lines[0])
+        self.assertGreaterEqual(len(lines) - 1, 3)
+        # No file was written anywhere near.
+        self.assertEqual([f for f in os.listdir(self.tmp.name) if ".db" in f], [])
 
     def test_oversized_and_garbage_requests_are_refused_and_it_keeps_serving(self):
         path, _, _ = first_sample_scenario(self.tmp.name)

@@ -386,6 +386,25 @@ class ShortHistory(ServedPage):
         Dashboard.check_axes(self, p)
 
 
+class NoDbCharts(ServedPage):
+    """serve --no-db: the charts show the samples serve holds in memory,
+    and say that this is all there is."""
+
+    def setUp(self):
+        super().setUp()
+        header, samples = load_scenario(scenario_4gpu())
+        header["loop"] = True
+        self.open_dashboard(write_scenario(header, samples, self.tmp.name), ["--no-db"])
+
+    def test_charts_fill_from_memory(self):
+        p = self.page
+        p.navigate(self.base + "/")
+        p.wait_for("Number(document.querySelector('[data-chart=util]').dataset.points) >= 8", 20)
+        p.wait_for("document.getElementById('range-text').innerText"
+                   ".includes('no database: the last 15m00s in memory')", 10)
+        self.assertNotIn("unavailable", p.evaluate("document.getElementById('range-text').innerText"))
+
+
 class WebConfigPage(E2E):
     """The dashboard behind --web-config (TLS and basic auth in
     node_exporter's format): the page, its assets, its API and its live

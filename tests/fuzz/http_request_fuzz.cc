@@ -60,12 +60,12 @@ void check_kill_body(std::string_view input) {
   } catch (const std::invalid_argument&) {
     return;
   }
-  FUZZ_CHECK(!r.request.pids.empty() || r.request.gpu, input);
+  FUZZ_CHECK(!r.request.pids.empty() || !r.request.gpus.empty(), input);
+  FUZZ_CHECK(r.request.gpus.size() <= 1024, input);
   FUZZ_CHECK(r.request.pids.size() <= gd::api::kKillApiMaxPids, input);
   for (uint32_t pid : r.request.pids)
     FUZZ_CHECK(pid >= 1 && pid <= 4194304, input);
-  FUZZ_CHECK(!r.request.gpu || (*r.request.gpu >= 0 && *r.request.gpu <= 1023),
-             input);
+  for (int gpu : r.request.gpus) FUZZ_CHECK(gpu >= 0 && gpu <= 1023, input);
   FUZZ_CHECK(r.signal == SIGTERM || r.signal == SIGKILL, input);
   FUZZ_CHECK(r.timeout_s >= 0 && r.timeout_s <= gd::api::kKillApiMaxTimeoutS,
              input);
@@ -78,7 +78,7 @@ void check_kill_body(std::string_view input) {
     FUZZ_CHECK(false, again);
   }
   FUZZ_CHECK(back.request.pids == r.request.pids &&
-                 back.request.gpu == r.request.gpu &&
+                 back.request.gpus == r.request.gpus &&
                  back.request.user == r.request.user &&
                  back.request.tree == r.request.tree &&
                  back.request.any == r.request.any && back.signal == r.signal &&

@@ -115,7 +115,7 @@ TEST_F(KillPlanTest, UnknownPidIsNotFound) {
 }
 
 TEST_F(KillPlanTest, GpuSelectionNotesMissingPids) {
-  auto p = plan({.gpu = 0});
+  auto p = plan({.gpus = {0}});
   EXPECT_THAT(pids(p.targets), UnorderedElementsAre(1001u, 3000u));
   EXPECT_EQ(pids(p.zombies), std::vector<uint32_t>{2001});
   ASSERT_EQ(p.notes.size(), 1u);
@@ -140,12 +140,18 @@ TEST_F(KillPlanTest, HolderOfOrphanedMemoryIsATargetInItsOwnRole) {
 TEST_F(KillPlanTest, GpuSelectionPlansTheHolderOfItsOrphanedMemory) {
   ctx.orphan_holders = {{5000, {0}}};
   ctx.euid = 0;
-  auto p = plan({.gpu = 0});
+  auto p = plan({.gpus = {0}});
   EXPECT_THAT(pids(p.targets), UnorderedElementsAre(1001u, 3000u, 5000u));
   // Another GPU's selection leaves it alone, and so does another user's.
-  EXPECT_THAT(pids(plan({.gpu = 1}).targets),
+  EXPECT_THAT(pids(plan({.gpus = {1}}).targets),
               ::testing::Not(::testing::Contains(5000u)));
-  EXPECT_THAT(pids(plan({.gpu = 0, .user = "0"}).targets),
+  // A list selects what each of its GPUs would, once.
+  std::vector<uint32_t> each = pids(plan({.gpus = {0}}).targets);
+  for (uint32_t pid : pids(plan({.gpus = {1}}).targets)) each.push_back(pid);
+  ASSERT_GT(each.size(), 3u);
+  EXPECT_THAT(pids(plan({.gpus = {1, 0}}).targets),
+              ::testing::UnorderedElementsAreArray(each));
+  EXPECT_THAT(pids(plan({.gpus = {0}, .user = "0"}).targets),
               ::testing::Not(::testing::Contains(5000u)));
 }
 
@@ -158,9 +164,9 @@ TEST_F(KillPlanTest, AnotherUsersHolderIsRefusedWithoutRoot) {
 
 TEST_F(KillPlanTest, UserFilter) {
   ctx.euid = 0;
-  auto p = plan({.gpu = 1, .user = user_name_of(1000)});
+  auto p = plan({.gpus = {1}, .user = user_name_of(1000)});
   EXPECT_EQ(pids(p.targets), std::vector<uint32_t>{1002});
-  EXPECT_THAT(plan({.gpu = 1, .user = "0"}).targets[0].proc.pid, 4001u);
+  EXPECT_THAT(plan({.gpus = {1}, .user = "0"}).targets[0].proc.pid, 4001u);
 }
 
 TEST_F(KillPlanTest, TreeTakesLauncherRanksAndWorkersOnly) {
@@ -197,14 +203,16 @@ TEST_F(KillPlanTest, NothingOutsideTheSelectionIsEverATarget) {
     std::uniform_int_distribution<size_t> pick(0, all.size() - 1);
     for (int i = 0, n = static_cast<int>(rng() % 3); i < n; ++i)
       r.pids.push_back(all[pick(rng)]);
-    if (rng() % 3 == 0) r.gpu = static_cast<int>(rng() % 3);
+    if (rng() % 3 == 0) r.gpus = {static_cast<int>(rng() % 3)};
+    if (rng() % 4 == 0) r.gpus.push_back(static_cast<int>(rng() % 3));
     r.tree = rng() % 2;
     r.any = rng() % 2;
     ctx.euid = rng() % 2 ? 0 : 1000;
     KillPlan p = plan(r);
     std::set<uint32_t> allowed(r.pids.begin(), r.pids.end());
-    if (r.gpu && ctx.gpu_pids.count(*r.gpu))
-      allowed.insert(ctx.gpu_pids[*r.gpu].begin(), ctx.gpu_pids[*r.gpu].end());
+    for (int gpu : r.gpus)
+      if (ctx.gpu_pids.count(gpu))
+        allowed.insert(ctx.gpu_pids[gpu].begin(), ctx.gpu_pids[gpu].end());
     if (r.tree) {
       std::set<uint32_t> jobs;
       // A job is led by a launcher or GPU-process ancestor (or the pid).

@@ -100,7 +100,7 @@ TEST(LeakTracker, FiltersByPidAndGpu) {
   only10.add(sample_at(kT0, {{10, 1}, {20, 2}}, 3));
   ASSERT_EQ(only10.estimates().size(), 1u);
   EXPECT_EQ(only10.estimates()[0].pid, 10u);
-  LeakTracker gpu1({{0, 1ull << 34}}, std::nullopt, 1);
+  LeakTracker gpu1({{0, 1ull << 34}}, std::nullopt, {1});
   gpu1.add(sample_at(kT0, {{10, 1}}, 3));
   EXPECT_TRUE(gpu1.estimates().empty());
 }

@@ -596,6 +596,8 @@
     let text = (state.live ? "last " + elapsed(span) : clock(state.since) + " – " + clock(state.until));
     if (r) text += r.step > 0 ? " · " + elapsed(r.step) + " averages" : " · every sample";
     if (r && r.skipped_blocks) text += " · " + r.skipped_blocks + " corrupt block(s) skipped";
+    // serve --no-db: what it holds in memory is all there is.
+    if (r && r.kept_in_memory_s) text += " · no database: the last " + elapsed(r.kept_in_memory_s) + " in memory";
     $("range-text").textContent = text;
   }
 

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ctime>
 
 #include "common/bytes_text.h"
 #include "common/elapsed_text.h"
+#include "common/time_point.h"
 #include "model/process_budget.h"
 #include "views/top/parts.h"
 
@@ -406,13 +406,7 @@ Plan plan_for(const LayoutInput& in, int width, int height) {
 }  // namespace
 
 std::string clock_text(double t, bool with_date) {
-  time_t secs = static_cast<time_t>(t);
-  struct tm tm {};
-  localtime_r(&secs, &tm);
-  char buf[64];
-  strftime(buf, sizeof buf, with_date ? "%Y-%m-%d %H:%M:%S %Z" : "%H:%M:%S",
-           &tm);
-  return buf;
+  return with_date ? local_text(t) : local_hms(t);
 }
 
 int table_rows(const LayoutInput& in, int width, int height) {
