@@ -61,6 +61,9 @@ struct MetricsInput {
   uint64_t collections_total = 0;
   uint64_t processes_left_out_total = 0;  // over serve's per-sample budget
   std::vector<ExportedFinding> findings;
+  // The findings were evaluated at least once (serve's alerting has run):
+  // before that, no GPU is called healthy (gpu_health.h).
+  bool evaluated = false;
   double now = 0;                    // Unix time of the scrape (for ages)
   std::string version;               // gpudoctor version, for build info
   std::optional<StoreStatus> store;  // absent: serve runs without history

@@ -11,6 +11,7 @@
 #include "common/int_list.h"
 #include "exporter/exporter.h"
 #include "exporter/family_writer.h"
+#include "exporter/gpu_health.h"
 #include "exporter/gpu_rows.h"
 #include "exporter/prom_text.h"
 #include "model/process_tree.h"
@@ -516,6 +517,7 @@ void render_native_families(const MetricsInput& in, std::string& out) {
   render_process_families(in, out);
   render_host_families(in, out);
   render_finding_families(in, out);
+  render_gpu_health_family(in, out);
   render_job_families(in, out);
   render_slurm_job_info(in, out);
 }

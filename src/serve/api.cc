@@ -11,10 +11,12 @@
 #include "api/error_json.h"
 #include "api/findings_json.h"
 #include "api/healthz_json.h"
+#include "api/node_health_json.h"
 #include "api/processes_json.h"
 #include "api/status_json.h"
 #include "common/duration.h"
 #include "exporter/exporter.h"
+#include "exporter/gpu_health.h"
 #include "model/orphan_holders.h"
 #include "model/process_tree.h"
 #include "trace/trace_io.h"
@@ -372,6 +374,20 @@ ApiReply api_alerts(const History* history, const QueryParams& params,
 // (a liveness probe) can cure. A full disk, quarantined history or a
 // stale/lost GPU is "degraded" with 200: restarting would not help and
 // would only lose the samples waiting in memory.
+ApiReply api_node_health(const Snapshot& s, double now) {
+  const MetricsInput in = metrics_input(s, now);
+  const NodeHealth health = node_health(in);
+  api::NodeHealthReply r;
+  if (s.header) r.node = s.header->host.hostname;
+  r.evaluated_at = s.evaluated_at;
+  for (const GpuHealthVerdict& v : health.gpus)
+    r.gpus.push_back(
+        {v.gpu, v.uuid, v.state, v.reason, v.findings, v.recovery_action});
+  r.host_findings = health.host_findings;
+  r.state = api::worst_gpu_state(r.gpus);
+  return {200, "application/json", api::node_health_json(r)};
+}
+
 ApiReply api_healthz(const Snapshot& s, double now) {
   const double limit = std::max(kStaleMinS, kStaleIntervals * s.interval_s);
   api::HealthReply out;
@@ -426,6 +442,7 @@ MetricsInput metrics_input(const Snapshot& s, double now) {
   in.version = s.version;
   in.store = s.store;
   in.jobs = s.jobs;
+  in.evaluated = s.evaluated_at.has_value();
   for (const auto& a : s.alerts)
     in.findings.push_back(
         {a.finding.id, a.finding.severity, a.finding.gpus, a.state});

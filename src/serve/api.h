@@ -60,6 +60,8 @@ ApiReply api_history(const History* history, const QueryParams& params,
 // `history` null: 503.
 ApiReply api_alerts(const History* history, const QueryParams& params,
                     double now);
+// /api/v1/health: each GPU's health (exporter/gpu_health.h), always 200.
+ApiReply api_node_health(const Snapshot& s, double now);
 // 200 while samples are fresh, 503 when collection has stalled.
 ApiReply api_healthz(const Snapshot& s, double now);
 

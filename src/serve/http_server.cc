@@ -110,10 +110,10 @@ struct RequestState {
 };
 
 constexpr std::string_view kRoutes[] = {
-    "/metrics",         "/api/v1/status",       "/api/v1/processes",
-    "/api/v1/findings", "/api/v1/history",      "/healthz",
-    "/api/v1/events",   "/api/v1/alerts",       "/api/v1/export",
-    "/api/v1/usage",    "/api/v1/slurm/actions"};
+    "/metrics",         "/api/v1/status",        "/api/v1/processes",
+    "/api/v1/findings", "/api/v1/history",       "/healthz",
+    "/api/v1/events",   "/api/v1/alerts",        "/api/v1/export",
+    "/api/v1/usage",    "/api/v1/slurm/actions", "/api/v1/health"};
 
 // Handlers that may take long (SQLite) and so run on the slow pool.
 bool is_slow(std::string_view path) {
@@ -130,7 +130,8 @@ bool is_route(std::string_view path) {
 constexpr const char* kRouteList =
     "/ (the dashboard), /metrics, /api/v1/status, /api/v1/processes, "
     "/api/v1/findings, /api/v1/history, /api/v1/alerts, /api/v1/events, "
-    "/api/v1/usage, /api/v1/export, /api/v1/slurm/actions, /healthz, POST "
+    "/api/v1/usage, /api/v1/export, /api/v1/slurm/actions, /api/v1/health, "
+    "/healthz, POST "
     "/api/v1/kill";
 
 // Basic auth under a wrong-password flood: what it refused, on /metrics.
@@ -165,6 +166,7 @@ ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   if (path == "/api/v1/findings") return api_findings(*s.box.get());
   if (path == "/api/v1/history") return api_history(s.history, q, now);
   if (path == "/healthz") return api_healthz(*s.box.get(), now);
+  if (path == "/api/v1/health") return api_node_health(*s.box.get(), now);
   if (path == "/api/v1/alerts") return api_alerts(s.history, q, now);
   if (path == "/api/v1/usage") return s.usage.reply(s.history, q, now);
   if (path == "/api/v1/slurm/actions") {

@@ -20,7 +20,8 @@ constexpr char kHostileBytes[] =
     "sur\xed\xa0\x80";
 const std::string kHostile(kHostileBytes, sizeof kHostileBytes - 1);
 
-KillTarget target(uint32_t pid, uint64_t start, const std::string& cmd) {
+KillTarget byte_case_target(uint32_t pid, uint64_t start,
+                            const std::string& cmd) {
   KillTarget t;
   t.proc.pid = pid;
   t.proc.ppid = 1;
@@ -41,14 +42,14 @@ KillApiReply full_reply() {
   r.signal = SIGKILL;
   r.timeout_s = 12.5;
   r.force = true;
-  r.plan.targets = {target(4242, 777, "python3 train.py --lr 3e-4"),
-                    target(4243, 778, kHostile)};
+  r.plan.targets = {byte_case_target(4242, 777, "python3 train.py --lr 3e-4"),
+                    byte_case_target(4243, 778, kHostile)};
   r.plan.targets[1].proc.uid.reset();
   r.plan.targets[1].proc.user = kHostile;
   r.plan.targets[1].proc.state = '\xfe';
   r.plan.targets[1].role = kHostile;
   r.plan.targets[1].gpus = {};
-  r.plan.zombies = {target(4300, 779, "")};
+  r.plan.zombies = {byte_case_target(4300, 779, "")};
   r.plan.zombies[0].proc.state = 'Z';
   r.plan.refusals = {{1, "PID 1 (init) is never signalled"}, {2, kHostile}};
   r.plan.notes = {"pid 9 belongs to bob", kHostile};
@@ -121,7 +122,7 @@ std::vector<Case> cases() {
   gpu_only.timeout_s = 60;
   KillApiReply dry;
   dry.dry_run = true;
-  dry.plan.targets = {target(10, 1, "x")};
+  dry.plan.targets = {byte_case_target(10, 1, "x")};
   dry.plan_id = kill_plan_id(dry.plan);
   dry.message = "would signal 1 process";
   return {

@@ -476,6 +476,49 @@ class Signals(ServeCase):
         self.assertEqual(s.get("/healthz")[0], 200)
         self.assertEqual(s.stop(), 0)
 
+    def test_node_health_per_gpu_agrees_with_metrics_and_findings(self):
+        """/api/v1/health: a lost GPU and one NVML wants reset are
+        unhealthy, the others as their firing findings say, never healthy
+        before the rules ran; gpudoctor_gpu_health says the same."""
+        header, samples = load_scenario(scenario_4gpu())
+        header["faults"] = [{"gpu": 2, "lost_after_s": 0.5}]
+        sample = samples[0]
+        next(g for g in sample["gpus"] if g["index"] == 1)["recovery_action"] = "gpu_reset"
+        path = write_scenario(header, [sample], self.tmp.name)
+        cfg = os.path.join(self.tmp.name, "serve.toml")
+        with open(cfg, "w") as f:
+            f.write("[alerting]\nevaluate_every_s = 0.5\n")
+        s = self.serve(path, ["--no-db", "--config", cfg])
+        end = time.time() + 20
+        while time.time() < end:
+            status, h = s.get_json("/api/v1/health")
+            self.assertEqual(status, 200, h)
+            if h["evaluated_at"] is not None and h["gpus"][2]["reason"].startswith("the GPU is lost"):
+                break
+            time.sleep(0.1)
+        states = {g["gpu"]: g for g in h["gpus"]}
+        self.assertEqual(sorted(states), [0, 1, 2, 3])
+        self.assertEqual(states[1]["state"], "unhealthy", h)
+        self.assertIn("NVML asks for gpu_reset", states[1]["reason"])
+        self.assertEqual(states[1]["recovery_action"], "gpu_reset")
+        self.assertEqual(states[2]["state"], "unhealthy", h)
+        self.assertEqual(h["state"], "unhealthy")
+        self.assertEqual(states[0]["uuid"], header["gpus"][0]["uuid"])
+        _, fs = s.get_json("/api/v1/findings")
+        for gpu in (0, 3):
+            firing = sorted({f["id"] for f in fs["findings"]
+                             if gpu in f["gpus"] and f["severity"] in ("warning", "critical")
+                             and (f.get("alert") or {}).get("state") == "firing"})
+            if not firing:
+                self.assertEqual(states[gpu]["state"], "healthy", (gpu, h, fs))
+            self.assertEqual(sorted(states[gpu]["findings"]), firing, (gpu, h, fs))
+        m = s.metrics()
+        for gpu, g in states.items():
+            on = [k for k, v in m.items() if k.startswith("gpudoctor_gpu_health{")
+                  and f'gpu="{gpu}"' in k and v == 1]
+            self.assertEqual(len(on), 1, on)
+            self.assertIn(f'state="{g["state"]}"', on[0])
+
     def test_bad_flags_and_busy_port_are_one_line_errors(self):
         path, _, _ = first_sample_scenario(self.tmp.name)
         env = dict(os.environ, FAKE_NVML_SCENARIO=path)

@@ -1,7 +1,7 @@
 // The readers of serve's API messages (src/api): /api/v1/status,
 // /api/v1/findings, /api/v1/history, /api/v1/alerts, /healthz, an error
-// reply, /api/v1/processes, the sample event of /api/v1/events and
-// /api/v1/usage, as a
+// reply, /api/v1/processes, the sample event of /api/v1/events,
+// /api/v1/usage and /api/v1/health, as a
 // client reads them from the network; the first byte picks which (POST
 // /api/v1/kill is http_request_fuzz's and remote_reply_fuzz's). Each reply is
 // refused with a std::runtime_error, or accepted within its bounds; an accepted
@@ -19,6 +19,7 @@
 #include "api/findings_json.h"
 #include "api/healthz_json.h"
 #include "api/history_json.h"
+#include "api/node_health_json.h"
 #include "api/processes_json.h"
 #include "api/sample_event_json.h"
 #include "api/status_json.h"
@@ -154,6 +155,27 @@ void check_healthz(std::string_view text) {
   }
 }
 
+void check_node_health(std::string_view text) {
+  NodeHealthReply r;
+  try {
+    r = parse_node_health_json(text);
+  } catch (const std::runtime_error&) {
+    return;
+  }
+  FUZZ_CHECK(!r.state.empty() && r.state.size() <= 256, text);
+  FUZZ_CHECK(r.gpus.size() <= 1024 && r.host_findings.size() <= 256, text);
+  for (const auto& g : r.gpus)
+    FUZZ_CHECK(g.gpu >= 0 && g.gpu < 1024 && g.findings.size() <= 256, text);
+  const std::string once = node_health_json(r);
+  try {
+    const std::string twice = node_health_json(parse_node_health_json(once));
+    FUZZ_CHECK(node_health_json(parse_node_health_json(twice)) == twice,
+               twice);
+  } catch (const std::runtime_error&) {
+    FUZZ_CHECK(false, once);
+  }
+}
+
 void check_error(std::string_view text) {
   const auto message = parse_error_json(text);
   if (!message) return;
@@ -246,8 +268,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1,
                               size - 1);
-  // Modulo 9: the seeds' first bytes (0-7) keep their meaning.
-  switch (data[0] % 9) {
+  // Modulo 10: the seeds' first bytes (0-8) keep their meaning.
+  switch (data[0] % 10) {
     case 0:
       check_status(text);
       break;
@@ -271,6 +293,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 8:
       check_usage(text);
+      break;
+    case 9:
+      check_node_health(text);
       break;
     default:
       check_sample_event(text);
