@@ -169,8 +169,7 @@ void check_node_health(std::string_view text) {
   const std::string once = node_health_json(r);
   try {
     const std::string twice = node_health_json(parse_node_health_json(once));
-    FUZZ_CHECK(node_health_json(parse_node_health_json(twice)) == twice,
-               twice);
+    FUZZ_CHECK(node_health_json(parse_node_health_json(twice)) == twice, twice);
   } catch (const std::runtime_error&) {
     FUZZ_CHECK(false, once);
   }
