@@ -97,7 +97,7 @@ void check_gpus_in_window(const GpuSelection& gpus, const TraceHeader& h) {
     have += (have.empty() ? "" : ",") + std::to_string(g.index);
   throw CLI::ValidationError(
       "--gpu",
-      "GPU " + gpu_list_text(missing) + " is not in the window (" +
+      "GPU " + join_ints(missing) + " is not in the window (" +
           (have.empty() ? std::string("it has no GPU") : "its GPUs: " + have) +
           ")");
 }

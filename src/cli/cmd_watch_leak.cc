@@ -53,7 +53,7 @@ int run_watch_leak(const GlobalOptions& g, const LeakFlags& f) {
   if (auto missing = gpus_missing(header, gpus); !missing.empty()) {
     std::fprintf(stderr,
                  "gpudoctor: watch-leak: no GPU %s: this host has %zu GPU(s)\n",
-                 gpu_list_text(missing).c_str(), header.gpus.size());
+                 join_ints(missing).c_str(), header.gpus.size());
     return kExitError;
   }
   procmgmt::LeakTracker tracker(totals, f.pid, std::move(gpus));

@@ -36,7 +36,7 @@ int run_who(const GlobalOptions& global, const WhoFlags& f) {
   if (auto missing = gpus_missing(header, selected); !missing.empty()) {
     std::fprintf(stderr,
                  "gpudoctor: who: no GPU %s: this host has %zu GPU(s)\n",
-                 gpu_list_text(missing).c_str(), header.gpus.size());
+                 join_ints(missing).c_str(), header.gpus.size());
     return kExitError;
   }
   Sample s = sampler.sample();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "common/int_list.h"
 #include "common/terminal_text.h"
 #include "common/time_point.h"
 #include "model/gpu_lookup.h"
@@ -120,13 +121,6 @@ inline std::vector<int> gpus_missing(const TraceHeader& header,
   std::vector<int> out;
   for (int g : gpus)
     if (!find_gpu_info(header, g)) out.push_back(g);
-  return out;
-}
-
-// "0, 2": a selection or missing list, for a sentence.
-inline std::string gpu_list_text(const std::vector<int>& gpus) {
-  std::string out;
-  for (int g : gpus) out += (out.empty() ? "" : ", ") + std::to_string(g);
   return out;
 }
 
