@@ -51,6 +51,7 @@ Result judge(const Input& in) {
   Result r;
   run_one_sample_rules(in, r.findings, r.not_judged, r.checked);
   for (const auto& j : judge_table()) {
+    if (j.about_job_gpus && in.node_only) continue;
     j.run(in, r.findings, r.not_judged);
     r.checked.emplace_back(j.id);
   }
@@ -59,6 +60,7 @@ Result judge(const Input& in) {
   std::sort(r.checked.begin(), r.checked.end());
   r.checked.erase(std::unique(r.checked.begin(), r.checked.end()),
                   r.checked.end());
+  r.node_only = in.node_only;
   if (in.all_gpus)
     for (const auto& g : in.header->gpus) r.gpus.push_back(g.index);
   else

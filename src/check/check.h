@@ -39,6 +39,10 @@ struct Input {
   // The GPUs to judge clean (NVML indexes); every GPU when `all_gpus`.
   std::vector<int> gpus;
   bool all_gpus = true;
+  // `--gpus none`: a node's health, not a job's gate (a node-problem-detector
+  // plugin, a periodic health check). No GPU need be free; the judges that
+  // ask about the job's GPUs (Judge::about_job_gpus) do not run.
+  bool node_only = false;
   // --gpus entries NVML does not list (an index past the last, a UUID of
   // no GPU here): a GPU the job was promised is missing.
   std::vector<std::string> absent;
@@ -64,6 +68,7 @@ struct Result {
   std::vector<NotJudged> not_judged;
   std::vector<std::string> checked;  // ids of what was looked at
   std::vector<int> gpus;             // the GPUs judged clean or not
+  bool node_only = false;            // Input::node_only: no job's GPUs
   bool healthy() const;              // no finding of any kind
   int exit_code() const;             // 0, 1 or 2
 };
@@ -76,6 +81,7 @@ struct Judge {
   const char* id;
   void (*run)(const Input& in, std::vector<CheckFinding>& out,
               std::vector<NotJudged>& not_judged);
+  bool about_job_gpus = false;  // skipped (not "checked") when node_only
 };
 const std::vector<Judge>& judge_table();
 

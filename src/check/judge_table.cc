@@ -26,7 +26,7 @@ const std::vector<Judge>& judge_table() {
       {"nvlink-degraded", judge_nvlink_down},
       {"fabric-manager-down", judge_fabric_state},
       {"sxid-error", judge_sxid},
-      {"gpu-not-clean", judge_gpu_not_clean},
+      {"gpu-not-clean", judge_gpu_not_clean, /*about_job_gpus=*/true},
       {"gpu-hot-at-idle", judge_hot_at_idle},
       {"clocks-held-at-idle", judge_clocks_held_at_idle},
       {"ecc-off", judge_ecc_off},

@@ -45,7 +45,8 @@ void scan_holders(const SamplerOptions& o, Input& in) {
 }  // namespace
 
 void check_live(const SamplerOptions& options,
-                const std::vector<std::string>& gpus, LiveCheck& out) {
+                const std::vector<std::string>& gpus, LiveCheck& out,
+                bool node_only) {
   SamplerOptions o = options;
   o.kmsg_from_start = true;  // since boot, as far as the log reaches
   Sampler sampler(o);
@@ -61,10 +62,11 @@ void check_live(const SamplerOptions& options,
   Input& in = out.input;
   in.header = &out.header;
   in.sample = &out.sample;
-  in.all_gpus = gpus.empty();
+  in.all_gpus = gpus.empty() && !node_only;
+  in.node_only = node_only;
   in.deadline_s = std::chrono::duration<double>(o.deadline).count();
   resolve(out.header, gpus, in);
-  scan_holders(o, in);
+  if (!node_only) scan_holders(o, in);  // only gpu-not-clean asks
 }
 
 }  // namespace gd::check

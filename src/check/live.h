@@ -24,9 +24,11 @@ struct LiveCheck {
 };
 
 // `gpus`: the --gpus entries (empty = every GPU), each valid by
-// check_gpu_name (model/gpu_lookup.h). The kernel log is read from its start
-// (since boot).
+// check_gpu_name (model/gpu_lookup.h); `node_only` (--gpus none): no job's
+// GPUs, `gpus` must be empty. The kernel log is read from its start (since
+// boot).
 void check_live(const SamplerOptions& options,
-                const std::vector<std::string>& gpus, LiveCheck& out);
+                const std::vector<std::string>& gpus, LiveCheck& out,
+                bool node_only = false);
 
 }  // namespace gd::check

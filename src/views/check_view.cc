@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "common/int_list.h"
@@ -46,8 +47,12 @@ size_t count_severity(const check::Result& r, std::string_view severity) {
 
 }  // namespace
 
-std::string check_reason(const check::Result& r, const TraceHeader& header) {
-  if (r.findings.empty()) return "";
+namespace {
+
+// The worst finding as one line: `prefix`, where, what, when, "+N more".
+std::string reason_line(const check::Result& r, const TraceHeader& header,
+                        std::string_view prefix, size_t max) {
+  max = std::max(max, kCheckLineMin);
   const check::CheckFinding& worst = r.findings.front();
   std::string where;
   if (!worst.finding.gpus.empty()) {
@@ -64,11 +69,46 @@ std::string check_reason(const check::Result& r, const TraceHeader& header) {
   // cut: "which Xid" is told apart by when it came.
   std::string when;
   if (std::string t = utc_hms(worst.logged_at); !t.empty()) when = " " + t;
-  std::string line = reason_safe("gpudoctor: " + where + worst.brief);
+  std::string line = reason_safe(std::string(prefix) + where + worst.brief);
+  // kCheckLineMin leaves room for the prefix, the time and the count.
   const size_t tail = when.size() + more.size();
-  if (line.size() + tail > kCheckReasonMax)
-    line.resize(kCheckReasonMax - tail - 3), line += "...";
+  if (line.size() + tail > max) line.resize(max - tail - 3), line += "...";
   return line + when + more;
+}
+
+std::string fit(std::string line, size_t max) {
+  max = std::max(max, kCheckLineMin);
+  if (line.size() > max) line.resize(max - 3), line += "...";
+  return line;
+}
+
+}  // namespace
+
+std::string check_reason(const check::Result& r, const TraceHeader& header,
+                         size_t max) {
+  if (r.findings.empty()) return "";
+  return reason_line(r, header, "gpudoctor: ", max);
+}
+
+NpdVerdict check_npd(const check::Result& r, const TraceHeader& header,
+                     size_t max, bool warnings_are_problems) {
+  const size_t n = header.gpus.size();
+  if (r.findings.empty())
+    return {kNpdOk, fit(fmt::format("gpudoctor: {} GPU{} healthy", n,
+                                    n == 1 ? "" : "s"),
+                        max)};
+  const bool critical = r.exit_code() == check::kExitUnhealthy;
+  if (critical || warnings_are_problems)
+    return {kNpdProblem, reason_line(r, header, "gpudoctor: ", max)};
+  // Warnings only, and they are not the condition's business: OK, with
+  // the worst warning in the message for whoever reads it.
+  return {kNpdOk, reason_line(r, header, "gpudoctor: OK; warning: ", max)};
+}
+
+NpdVerdict check_npd_unknown(std::string_view why, size_t max) {
+  return {
+      kNpdUnknown,
+      fit(reason_safe("gpudoctor: could not check: " + std::string(why)), max)};
 }
 
 std::string format_check_text(const check::Result& r,
@@ -81,8 +121,11 @@ std::string format_check_text(const check::Result& r,
       count_severity(r, "warning"),
       count_severity(r, "warning") == 1 ? "" : "s", header.gpus.size(),
       header.gpus.size() == 1 ? "" : "s");
-  out += fmt::format("; the job's GPU{}: {}\n", r.gpus.size() == 1 ? "" : "s",
-                     r.gpus.empty() ? "none listed" : join_ints(r.gpus));
+  if (r.node_only)
+    out += "; the node's health only (--gpus none)\n";
+  else
+    out += fmt::format("; the job's GPU{}: {}\n", r.gpus.size() == 1 ? "" : "s",
+                       r.gpus.empty() ? "none listed" : join_ints(r.gpus));
   for (const auto& c : r.findings) {
     const Finding& f = c.finding;
     out += fmt::format("  {:<8} {}: {}\n", f.severity, f.id,
@@ -114,6 +157,7 @@ std::string format_check_json(const check::Result& r,
                       {"status", status_word(r.exit_code())},
                       {"exit_code", r.exit_code()},
                       {"gpus", r.gpus},
+                      {"node_only", r.node_only},
                       {"findings", std::move(findings)},
                       {"not_judged", std::move(not_judged)},
                       {"checked", r.checked},

@@ -44,11 +44,12 @@ struct Host {
     sample.t = 1732262400;
   }
   GpuSample& gpu(int i) { return sample.gpus[static_cast<size_t>(i)]; }
-  Result judge(std::vector<int> only = {}) {
+  Result judge(std::vector<int> only = {}, bool node_only = false) {
     Input in;
     in.header = &header;
     in.sample = &sample;
-    in.all_gpus = only.empty();
+    in.node_only = node_only;
+    in.all_gpus = only.empty() && !node_only;
     in.gpus = only;
     in.holders = holders;
     return check::judge(in);

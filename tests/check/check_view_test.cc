@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "check_fixture.h"
@@ -86,6 +87,64 @@ TEST(CheckView, TextSaysTheVerdictAndEachFinding) {
             0u)
       << text;
   EXPECT_NE(text.find("persistence-mode-off"), std::string::npos);
+}
+
+TEST(CheckView, NpdAnswersOkProblemOrUnknownInOneLine) {
+  Host h;
+  NpdVerdict ok = check_npd(h.judge({}, true), h.header, kNpdMessageMax, false);
+  EXPECT_EQ(ok.exit_status, kNpdOk);
+  EXPECT_EQ(ok.message, "gpudoctor: 4 GPUs healthy");
+
+  h.header.gpus[2].persistence_mode = false;  // a warning
+  NpdVerdict warned = check_npd(h.judge({}, true), h.header, 80, false);
+  EXPECT_EQ(warned.exit_status, kNpdOk);
+  EXPECT_EQ(warned.message,
+            "gpudoctor: OK; warning: GPU 2 00000000:12:00.0 persistence mode "
+            "off");
+  EXPECT_EQ(check_npd(h.judge({}, true), h.header, 80, true).exit_status,
+            kNpdProblem);
+
+  h.gpu(3).remapped_rows_pending = true;  // critical
+  NpdVerdict bad = check_npd(h.judge({}, true), h.header, 80, false);
+  EXPECT_EQ(bad.exit_status, kNpdProblem);
+  EXPECT_EQ(bad.message.rfind("gpudoctor: GPU 3 00000000:13:00.0 ", 0), 0u)
+      << bad.message;
+
+  NpdVerdict unknown = check_npd_unknown(
+      std::string("NVML did not start (\x1b[31m") + std::string(300, 'z'), 80);
+  EXPECT_EQ(unknown.exit_status, kNpdUnknown);
+  EXPECT_EQ(unknown.message.size(), 80u);
+  EXPECT_EQ(unknown.message.find('\x1b'), std::string::npos);
+}
+
+TEST(CheckView, EveryLimitIsKeptAndTheTailSurvivesTheCut) {
+  Host h(8);
+  for (int g = 0; g < 8; ++g) {
+    h.sample.events.push_back(
+        event("xid", g, 79, "NVRM: Xid 79, GPU has fallen off the bus."));
+    h.sample.events.back().logged_at = 1732276991;  // 12:03:11 UTC
+  }
+  Result r = h.judge({}, true);
+  for (size_t max = kCheckLineMin; max <= 130; ++max) {
+    std::string line = check_reason(r, h.header, max);
+    EXPECT_LE(line.size(), max);
+    EXPECT_TRUE(line.ends_with(" 12:03:11; +15 more")) << line;
+    EXPECT_EQ(line.rfind("gpudoctor: ", 0), 0u) << line;
+    EXPECT_EQ(check_npd(r, h.header, max, false).message, line);
+  }
+}
+
+TEST(CheckView, NodeOnlyLooksAtNoJobsGpus) {
+  Host h;
+  h.gpu(1).processes->push_back(process(4242, 8ull << 30));
+  EXPECT_EQ(h.judge().exit_code(), kExitUnhealthy);  // the gate: not free
+  Result r = h.judge({}, true);
+  EXPECT_TRUE(r.healthy());
+  EXPECT_TRUE(r.node_only);
+  EXPECT_TRUE(r.gpus.empty());
+  EXPECT_EQ(std::count(r.checked.begin(), r.checked.end(), "gpu-not-clean"), 0);
+  EXPECT_NE(format_check_text(r, h.header).find("the node's health only"),
+            std::string::npos);
 }
 
 }  // namespace

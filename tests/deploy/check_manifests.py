@@ -121,6 +121,74 @@ class Kubernetes(unittest.TestCase):
                          "deploy/kubernetes/prometheusrule.yaml differs from gpudoctor-rules.yml")
 
 
+class NodeProblemDetector(unittest.TestCase):
+    """deploy/kubernetes/node-problem-detector: the detector's container
+    finds the plugin config where its flag says, and gpudoctor where the
+    config's rules say (the init container fills that volume from the
+    gpudoctor image's /opt/gpudoctor); it sees the GPUs and the kernel log.
+    What the rules answer is tests/e2e/test_check.py's NodeProblemDetector."""
+
+    def setUp(self):
+        d = os.path.join(DEPLOY, "kubernetes", "node-problem-detector")
+        self.o = {x["kind"]: x for x in load_all(os.path.join(d, "daemonset.yaml"))}
+        with open(os.path.join(d, "gpudoctor-check.json")) as f:
+            self.config = json.load(f)
+        self.pod = self.o["DaemonSet"]["spec"]["template"]["spec"]
+        self.c = self.pod["containers"][0]
+        self.mounts = {m["name"]: m["mountPath"] for m in self.c["volumeMounts"]}
+        self.volumes = {v["name"]: v for v in self.pod["volumes"]}
+
+    def test_configmap_holds_the_config_file(self):
+        data = self.o["ConfigMap"]["data"]
+        self.assertEqual(json.loads(data["gpudoctor-check.json"]), self.config)
+
+    def test_detector_reads_the_config_from_the_configmap(self):
+        flag = [a for a in self.c["command"] if a.startswith("--config.custom-plugin-monitor=")]
+        self.assertEqual(len(flag), 1, self.c["command"])
+        path = flag[0].split("=", 1)[1]
+        folder, name = os.path.split(path)
+        vol = [n for n, m in self.mounts.items() if m == folder]
+        self.assertEqual(len(vol), 1, (folder, self.mounts))
+        self.assertEqual(self.volumes[vol[0]]["configMap"]["name"],
+                         self.o["ConfigMap"]["metadata"]["name"])
+        self.assertIn(name, self.o["ConfigMap"]["data"])
+
+    def test_rules_run_the_binary_the_init_container_copies(self):
+        init = self.pod["initContainers"][0]
+        self.assertTrue(init["image"].startswith("gpudoctor:"), init["image"])
+        self.assertEqual(init["command"][:2], ["cp", "-a"])
+        src, dest = init["command"][2:]
+        self.assertEqual(src, "/opt/gpudoctor/.")
+        with open(os.path.join(DEPLOY, "docker", "Dockerfile")) as f:
+            self.assertIn("-C /opt/gpudoctor --strip-components=1", f.read())
+        bundle_vol = [m["name"] for m in init["volumeMounts"] if m["mountPath"] == dest.rstrip("/")]
+        self.assertEqual(len(bundle_vol), 1)
+        self.assertIn("emptyDir", self.volumes[bundle_vol[0]])
+        mount = self.mounts[bundle_vol[0]]
+        for rule in self.config["rules"]:
+            self.assertTrue(rule["path"].startswith(mount + "/"), rule["path"])
+            self.assertEqual(os.path.relpath(rule["path"], mount), "bin/gpudoctor")
+
+    def test_detector_sees_the_gpus_and_the_kernel_log(self):
+        self.assertEqual(self.pod.get("runtimeClassName"), "nvidia")
+        env = {e["name"]: e.get("value") for e in self.c.get("env", [])}
+        self.assertEqual(env.get("NVIDIA_VISIBLE_DEVICES"), "all")
+        self.assertNotIn("nvidia.com/gpu", self.c["resources"].get("limits", {}))
+        self.assertEqual(self.mounts.get("kmsg"), "/dev/kmsg")
+        self.assertEqual(self.volumes["kmsg"]["hostPath"]["path"], "/dev/kmsg")
+        self.assertIs(self.c["securityContext"].get("privileged"), True)  # reads /dev/kmsg
+
+    def test_service_account_is_bound_to_the_detectors_role(self):
+        sa = self.o["ServiceAccount"]["metadata"]
+        self.assertEqual(self.pod["serviceAccountName"], sa["name"])
+        binding = self.o["ClusterRoleBinding"]
+        self.assertEqual(binding["roleRef"]["name"], "system:node-problem-detector")
+        self.assertIn({"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]},
+                      binding["subjects"])
+        for kind in ("ConfigMap", "DaemonSet"):
+            self.assertEqual(self.o[kind]["metadata"]["namespace"], sa["namespace"])
+
+
 class NetworkPolicy(unittest.TestCase):
     """Only Prometheus reaches the port: the pods' data (process names,
     users, command lines) is not for every pod in the cluster."""

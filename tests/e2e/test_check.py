@@ -17,7 +17,9 @@ from test_export import TRACEGEN
 
 GiB = 1 << 30
 ME = pwd.getpwuid(os.getuid()).pw_name
-PROLOG = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "slurm", "prolog.sh")
+DEPLOY = os.path.join(os.path.dirname(__file__), "..", "..", "deploy")
+PROLOG = os.path.join(DEPLOY, "slurm", "prolog.sh")
+NPD_CONFIG = os.path.join(DEPLOY, "kubernetes", "node-problem-detector", "gpudoctor-check.json")
 
 # Holds the device files it is given open, prints its pid, sleeps.
 HOLDER = r"""
@@ -224,6 +226,117 @@ class Check(CheckBase):
             self.assertEqual(p.stdout, "")
             self.assertEqual(p.stderr.count("\n"), 1, (args, p.stderr))
             self.assertTrue(p.stderr.startswith("gpudoctor: "), p.stderr)
+
+
+class NodeProblemDetector(CheckBase):
+    """deploy/kubernetes/node-problem-detector/gpudoctor-check.json's rules
+    run as node-problem-detector's custom plugin monitor runs them: the
+    rule's args, stdout read up to 4 KiB, trimmed and cut at
+    max_output_length; exit 0 OK, 1 a problem (the condition is True), any
+    other code Unknown."""
+
+    OK, PROBLEM, UNKNOWN = 0, 1, 2
+
+    def setUp(self):
+        super().setUp()
+        with open(NPD_CONFIG) as f:
+            self.config = json.load(f)
+        self.rules = {r["condition"]: r for r in self.config["rules"]}
+        self.max = self.config["pluginConfig"]["max_output_length"]
+
+    def run_rule(self, condition, nvml=FAKE_NVML, kmsg=None):
+        rule = self.rules[condition]
+        e = dict(os.environ, FAKE_NVML_SCENARIO=self.scenario())
+        glob = ["--nvml-lib", nvml, "--kmsg", kmsg or self.kmsg, "--dev-prefix", self.dev]
+        p = subprocess.run([GPUDOCTOR] + glob + rule["args"], env=e, capture_output=True,
+                           timeout=30)
+        raw = p.stdout[:4096].decode().strip()
+        # The whole line fits: node-problem-detector's cut never bites.
+        self.assertLessEqual(len(raw), self.max, raw)
+        self.assertEqual(raw.count("\n"), 0, raw)
+        self.assertTrue(raw.isascii() and raw.isprintable(), raw)
+        status = {0: self.OK, 1: self.PROBLEM}.get(p.returncode, self.UNKNOWN)
+        return status, raw[:self.max]
+
+    def test_config_is_one_node_problem_detector_accepts(self):
+        c = self.config
+        self.assertEqual(c["plugin"], "custom")
+        defaults = {d["type"] for d in c["conditions"]}
+        self.assertEqual(set(self.rules), {"GPUUnhealthy", "GPUDegraded"})
+        seconds = lambda d: int(d.rstrip("s"))  # noqa: E731
+        for r in c["rules"]:
+            self.assertEqual(r["type"], "permanent")
+            self.assertIn(r["condition"], defaults)
+            self.assertLessEqual(seconds(r["timeout"]), seconds(c["pluginConfig"]["timeout"]))
+            self.assertEqual(r["args"][:2], ["check", "--npd"])
+
+    def test_healthy_node_is_ok_on_both_conditions(self):
+        for condition in self.rules:
+            self.assertEqual(self.run_rule(condition), (self.OK, "gpudoctor: 8 GPUs healthy"))
+
+    def test_gpus_busy_with_pods_are_not_a_problem(self):
+        # A job's processes on GPU 6 and a device-file holder on GPU 4: the
+        # prolog gate would refuse these GPUs; a node's health is not hurt.
+        pid = self.spawn(TRAINER.format(workers=0))
+        self.add_process(6, pid, 8 * GiB)
+        d = self.dev
+        self.spawn(HOLDER, f"{d}/nvidia4", f"{d}/nvidiactl", f"{d}/nvidia-uvm")
+        for condition in self.rules:
+            self.assertEqual(self.run_rule(condition)[0], self.OK, condition)
+        self.assertEqual(self.check("--reason").returncode, 2)  # the gate still would
+
+    def test_xid_79_sets_both_conditions_with_the_gpu_and_time(self):
+        bus = self.header["gpus"][5]["pci_bus_id"]
+        with open(self.kmsg, "w") as f:
+            f.write(xid_line(bus, 79, "GPU has fallen off the bus."))
+        for condition in self.rules:
+            status, message = self.run_rule(condition)
+            self.assertEqual(status, self.PROBLEM, condition)
+            self.assertTrue(message.startswith(f"gpudoctor: GPU 5 {bus} "), message)
+            self.assertIn("Xid 79", message)
+            self.assertIn(reason_time(message), logged_hms(100), message)
+
+    def test_warnings_only_degrade_without_making_unhealthy(self):
+        self.header["gpus"][7]["persistence_mode"] = False
+        status, message = self.run_rule("GPUUnhealthy")
+        self.assertEqual(status, self.OK)
+        self.assertTrue(message.startswith("gpudoctor: OK; warning: GPU 7 "), message)
+        status, message = self.run_rule("GPUDegraded")
+        self.assertEqual(status, self.PROBLEM)
+        self.assertTrue(message.startswith("gpudoctor: GPU 7 "), message)
+
+    def test_no_driver_is_unknown_with_why(self):
+        for condition in self.rules:
+            status, message = self.run_rule(condition, nvml="/nonexistent/libnvidia-ml.so.1")
+            self.assertEqual(status, self.UNKNOWN, condition)
+            self.assertTrue(message.startswith("gpudoctor: could not check: NVML did not start"),
+                            message)
+
+    def test_many_findings_fit_a_smaller_limit_keeping_time_and_count(self):
+        lines = [xid_line(g["pci_bus_id"], 79, "GPU has fallen off the bus.")
+                 for g in self.header["gpus"][:3]]
+        with open(self.kmsg, "w") as f:
+            f.writelines(lines)
+        p = self.check("--npd", "--max-length", "48")
+        line = p.stdout.rstrip("\n")
+        self.assertEqual(p.returncode, self.PROBLEM, p.stderr)
+        self.assertLessEqual(len(line), 48, line)
+        self.assertRegex(line, r"^gpudoctor: GPU 0 .*\.\.\. \d\d:\d\d:\d\d; \+\d+ more$")
+
+    def test_usage_errors(self):
+        for args in (["--npd", "--json"], ["--npd", "--reason"], ["--npd-problem", "warning"],
+                     ["--npd", "--npd-problem", "info"], ["--npd", "--max-length", "10"],
+                     ["--max-length", "80"], ["--gpus", "none,0"]):
+            p = self.check(*args)
+            self.assertEqual(p.returncode, 64, (args, p.stderr))
+            self.assertEqual(p.stderr.count("\n"), 1, (args, p.stderr))
+
+    def test_gpus_none_judges_the_node_in_the_gate_too(self):
+        self.add_process(3, unused_pid(), 40 * GiB)
+        j = json.loads(self.check("--gpus", "none", "--json").stdout)
+        self.assertEqual((j["healthy"], j["gpus"], j["node_only"]), (True, [], True))
+        self.assertNotIn("gpu-not-clean", j["checked"])
+        self.assertIn("the node's health only", self.check("--gpus", "none").stdout)
 
 
 RECORDER = """#!/bin/sh
