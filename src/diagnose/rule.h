@@ -4,6 +4,16 @@
 // rules/, registered in rule_table.cc.
 #pragma once
 
+// Each rule file (rules/) keeps its helpers under the same short names (kId,
+// kMinSamples, PerGpu) in `namespace { namespace GD_UNITY_ID { ... } }`. A
+// unity build (CMAKE_UNITY_BUILD, scripts/test.sh) compiles several rules as
+// one file and defines GD_UNITY_ID per rule (src/diagnose/CMakeLists.txt,
+// UNITY_BUILD_UNIQUE_ID), so their names do not meet; built one by one, the
+// anonymous namespace alone keeps them apart.
+#ifndef GD_UNITY_ID
+#define GD_UNITY_ID rule_unit
+#endif
+
 #include <cstdint>
 #include <memory>
 #include <optional>

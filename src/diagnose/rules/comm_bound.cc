@@ -28,6 +28,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "comm-bound";
 
@@ -296,6 +297,8 @@ class CommBoundRule : public Rule {
   std::map<uint32_t, Job> jobs_;  // <= kMaxJobs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_comm_bound_rule() {

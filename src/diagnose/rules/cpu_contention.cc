@@ -17,6 +17,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "cpu-contention";
 
@@ -244,6 +245,8 @@ class CpuContentionRule : public Rule {
   ProcessListsSeen process_lists_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_cpu_contention_rule() {

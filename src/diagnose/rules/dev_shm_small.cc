@@ -17,6 +17,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "dev-shm-small";
 
@@ -144,6 +145,8 @@ class DevShmSmallRule : public Rule {
   size_t with_workers_ = 0, with_shm_ = 0;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_dev_shm_small_rule() {

@@ -35,6 +35,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr size_t kMaxPids = 32;
 // Pids whose library verdict is remembered; past this the memory starts over.
@@ -278,6 +279,8 @@ class DriverCudaMismatchRule : public Rule {
   size_t gpu_processes_ = 0, with_libs_ = 0;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_driver_cuda_mismatch_rule() {

@@ -12,6 +12,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 bool repair_recorded_xid(int code) { return code == 63 || code == 156; }
 
@@ -115,6 +116,8 @@ class EccResetRequiredRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_ecc_reset_required_rule() {

@@ -12,6 +12,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // One new uncorrectable error already means corrupted data reached (or was
 // stopped before) an application.
@@ -161,6 +162,8 @@ class EccUncorrectableRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_ecc_uncorrectable_rule() {

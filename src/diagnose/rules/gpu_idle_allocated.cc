@@ -17,6 +17,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "gpu-idle-allocated";
 using workload::kMiB;
@@ -177,6 +178,8 @@ class GpuIdleAllocatedRule : public Rule {
   workload::EndedSweep sweep_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_gpu_idle_allocated_rule() {

@@ -19,6 +19,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "gpu-imbalance";
 
@@ -182,6 +183,8 @@ class GpuImbalanceRule : public Rule {
   ProcessListsSeen process_lists_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_gpu_imbalance_rule() {

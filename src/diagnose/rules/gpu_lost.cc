@@ -17,6 +17,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // A GPU within this many degrees of its slowdown temperature right before it
 // vanished was hot enough for heat to be a plausible cause.
@@ -203,6 +204,8 @@ class GpuLostRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_gpu_lost_rule() {

@@ -24,6 +24,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "gpu-missing";
 
@@ -193,6 +194,8 @@ class GpuMissingRule : public Rule {
   Span window_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_gpu_missing_rule() {

@@ -20,6 +20,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "gpu-shared-contention";
 
@@ -180,6 +181,8 @@ class GpuSharedContentionRule : public Rule {
   ProcessListsSeen process_lists_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_gpu_shared_contention_rule() {

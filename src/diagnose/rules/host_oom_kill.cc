@@ -17,6 +17,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr size_t kMaxVictims = 16;
 
@@ -166,6 +167,8 @@ class HostOomKillRule : public Rule {
   Stat mem_available_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_host_oom_kill_rule() {

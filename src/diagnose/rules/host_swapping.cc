@@ -14,6 +14,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "host-swapping";
 
@@ -136,6 +137,8 @@ class HostSwappingRule : public Rule {
   std::vector<Top> top_;  // at most kTopProcesses
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_host_swapping_rule() {

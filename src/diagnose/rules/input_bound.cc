@@ -28,6 +28,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "input-bound";
 
@@ -466,6 +467,8 @@ class InputBoundRule : public Rule {
   ProcessListsSeen process_lists_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_input_bound_rule() {

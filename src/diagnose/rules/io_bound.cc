@@ -20,6 +20,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "io-bound";
 
@@ -195,6 +196,8 @@ class IoBoundRule : public Rule {
   Stat iowait_, disk_busy_, disk_read_, psi_io_, blocked_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_io_bound_rule() {

@@ -14,6 +14,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // "Busy" by NVML's utilisation: at least this much.
 constexpr double kBusyUtilPct = 80;
@@ -120,6 +121,8 @@ class LowSmEfficiencyRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_low_sm_efficiency_rule() {

@@ -17,6 +17,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // One correctable remap is routine (a weak cell found and replaced); two or
 // more within one window mean cells keep failing.
@@ -196,6 +197,8 @@ class MemoryDegradingRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_memory_degrading_rule() {

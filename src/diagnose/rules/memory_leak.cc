@@ -28,6 +28,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "memory-leak";
 using workload::kMiB;
@@ -293,6 +294,8 @@ class MemoryLeakRule : public Rule {
   workload::EndedSweep sweep_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_memory_leak_rule() {

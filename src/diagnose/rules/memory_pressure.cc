@@ -15,6 +15,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "memory-pressure";
 
@@ -139,6 +140,8 @@ class MemoryPressureRule : public Rule {
   std::map<int, PerGpu> gpus_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_memory_pressure_rule() {

@@ -19,6 +19,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "memory-underused";
 
@@ -194,6 +195,8 @@ class MemoryUnderusedRule : public Rule {
   ProcessListsSeen process_lists_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_memory_underused_rule() {

@@ -16,6 +16,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // Down in at least this many samples, and at least this share of the
 // samples where its state was known, while another link was up: a link
@@ -226,6 +227,8 @@ class NvlinkDegradedRule : public Rule {
   std::map<std::pair<int, int>, LinkState> links_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_nvlink_degraded_rule() {

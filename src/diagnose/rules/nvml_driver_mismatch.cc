@@ -13,6 +13,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 bool says_mismatch(std::string_view text) {
   return icontains(text, "mismatch");
@@ -85,6 +86,8 @@ class NvmlDriverMismatchRule : public Rule {
   std::string event_text_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_nvml_driver_mismatch_rule() {

@@ -23,6 +23,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "orphaned-memory";
 using workload::kGiB;
@@ -328,6 +329,8 @@ class OrphanedMemoryRule : public Rule {
   ProcessListsSeen process_lists_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_orphaned_memory_rule() {

@@ -19,6 +19,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "pcie-aer-errors";
 
@@ -169,6 +170,8 @@ class PcieAerErrorsRule : public Rule {
   std::map<std::string, int> gpu_of_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_pcie_aer_errors_rule() {

@@ -15,6 +15,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // 100 MB/s of tx+rx is real data movement; monitoring and driver chatter on
 // an idle GPU is orders of magnitude less.
@@ -163,6 +164,8 @@ class PcieLinkDegradedRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_pcie_link_degraded_rule() {

@@ -9,6 +9,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 class PersistenceModeOffRule : public Rule {
  public:
@@ -53,6 +54,8 @@ class PersistenceModeOffRule : public Rule {
   Span window_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_persistence_mode_off_rule() {

@@ -14,6 +14,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "pid-namespace-blind";
 // Evidence lists at most this many pids (the count covers all).
@@ -82,6 +83,8 @@ class PidNamespaceBlindRule : public Rule {
   bool more_pids_ = false;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_pid_namespace_blind_rule() {

@@ -14,6 +14,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // NVIDIA notes hw_slowdown may show briefly during P-state/clock changes; a
 // brake held for this many consecutive samples is not such a blip.
@@ -151,6 +152,8 @@ class PowerBrakeRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_power_brake_rule() {

@@ -15,6 +15,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // Below ~30% utilisation the GPU is not asking for power.
 constexpr double kBusyUtilPct = 30;
@@ -139,6 +140,8 @@ class PowerCappingRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_power_capping_rule() {

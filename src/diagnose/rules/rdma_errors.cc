@@ -25,6 +25,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "rdma-errors";
 
@@ -175,6 +176,8 @@ class RdmaErrorsRule : public Rule {
   std::map<std::pair<std::string, int>, State> ports_;  // <= kRdmaPortsMax
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_rdma_errors_rule() {

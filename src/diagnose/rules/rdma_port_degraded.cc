@@ -19,6 +19,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "rdma-port-degraded";
 // Rates are discrete steps (NDR 400, HDR 200, 100, 50 ...): anything below
@@ -155,6 +156,8 @@ class RdmaPortDegradedRule : public Rule {
   std::map<std::pair<std::string, int>, State> ports_;  // <= kRdmaPortsMax
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_rdma_port_degraded_rule() {

@@ -18,6 +18,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "rdma-port-down";
 // Any new link_downed is a link that dropped: NVSentinel treats every
@@ -151,6 +152,8 @@ class RdmaPortDownRule : public Rule {
   std::map<std::pair<std::string, int>, State> ports_;  // <= kRdmaPortsMax
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_rdma_port_down_rule() {

@@ -13,6 +13,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 class RecoveryActionRequiredRule : public Rule {
  public:
@@ -101,6 +102,8 @@ class RecoveryActionRequiredRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_recovery_action_required_rule() {

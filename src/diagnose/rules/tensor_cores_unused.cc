@@ -20,6 +20,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "tensor-cores-unused";
 
@@ -182,6 +183,8 @@ class TensorCoresUnusedRule : public Rule {
   std::map<int, PerGpu> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_tensor_cores_unused_rule() {

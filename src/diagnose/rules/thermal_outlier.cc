@@ -20,6 +20,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // Same-model GPUs whose utilisation is within this many points of each
 // other are "under the same load" (a synchronous job's ranks are).
@@ -216,6 +217,8 @@ class ThermalOutlierRule : public Rule {
   std::map<int, State> gpus_;           // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_thermal_outlier_rule() {

@@ -15,6 +15,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 constexpr const char* kId = "thermal-throttling";
 // Below ~30% utilisation clocks drop for idleness anyway; throttling only
@@ -174,6 +175,8 @@ class ThermalThrottlingRule : public Rule {
   std::map<int, State> gpus_;  // bounded by the number of GPUs
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_thermal_throttling_rule() {

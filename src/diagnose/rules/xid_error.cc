@@ -20,6 +20,7 @@
 
 namespace gd {
 namespace {
+namespace GD_UNITY_ID {
 
 // NVIDIA's Xid 13/31 workflows ask whether a fault repeats before suspecting
 // the hardware; this many events of one application-class code on one GPU
@@ -249,6 +250,8 @@ class XidErrorRule : public Rule {
   std::map<std::pair<int, int>, Group> groups_;
 };
 
+}  // namespace GD_UNITY_ID
+using namespace GD_UNITY_ID;
 }  // namespace
 
 std::unique_ptr<Rule> make_xid_error_rule() {

@@ -74,13 +74,22 @@ class ScopedEnv {
 
 // Writes a scenario (header + samples as JSON objects) to a file in the
 // test's temporary directory and returns its path.
+// The folder goes when the test process exits (ctest runs each test in a
+// process of its own: one folder each).
 inline std::string write_scenario(const std::string& file_name,
                                   const nlohmann::json& header,
                                   const std::vector<nlohmann::json>& samples) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("fake_nvml_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  auto path = dir / file_name;
+  struct ScenarioDir {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("fake_nvml_test_" + std::to_string(getpid()));
+    ScenarioDir() { std::filesystem::create_directories(path); }
+    ~ScenarioDir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const ScenarioDir dir;
+  auto path = dir.path / file_name;
   std::ofstream out(path);
   out << header.dump() << "\n";
   for (const auto& s : samples) out << s.dump() << "\n";
