@@ -20,15 +20,29 @@
 namespace gd {
 
 // Count, first and last time of the samples where something held.
+// The earliest and latest of the times added (kernel stamps may come in
+// any order against sample times), and how many.
 struct Span {
   size_t count = 0;
   double first = 0, last = 0;
   void add(double t) {
-    if (count++ == 0) first = t;
-    last = t;
+    if (count++ == 0) {
+      first = last = t;
+      return;
+    }
+    if (t < first) first = t;
+    if (t > last) last = t;
   }
   bool empty() const { return count == 0; }
 };
+
+// When the kernel logged an event: the line's own stamp (Event::logged_at)
+// where it had one, else the time of the sample that brought it. `check`
+// reads the kernel log since boot: yesterday's Xid is yesterday's, on every
+// surface (the drain reason, the evidence, the finding's start).
+inline double event_time(const Event& e, double sample_t) {
+  return e.logged_at.value_or(sample_t);
+}
 
 // Running mean / min / max of one metric (no sample storage).
 struct Stat {

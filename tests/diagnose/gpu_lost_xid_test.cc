@@ -45,6 +45,38 @@ TEST(GpuLost, GpuThatFallsOffTheBusMidTraceIsCriticalWithLastReading) {
       ADD_FAILURE() << f.id << ": " << f.evidence;
 }
 
+// A kernel line read long after it was logged (check reads the log since
+// boot; a trace replays an old one): its own stamp is when it happened, in
+// the evidence and in the finding's start, whatever sample brought it.
+TEST(GpuLost, AnXidIsDatedByItsKernelStampNotTheSampleThatReadIt) {
+  auto h = make_header(2);
+  Jitter j;
+  const double logged = kT0 - 86400 + 0.5;  // a day before the window
+  auto samples = make_samples(30, 1.0, [&](size_t i, Sample& s) {
+    s.gpus.push_back(busy_gpu(0, j));
+    s.gpus.push_back(busy_gpu(1, j));
+    if (i == 10) {
+      s.events.push_back(xid_event(
+          1, 79,
+          "NVRM: Xid (PCI:0000:08:00): 79, GPU has fallen off the bus."));
+      s.events.back().logged_at = logged;
+    }
+    if (i == 20)  // the same line without a stamp: the sample's time
+      s.events.push_back(xid_event(
+          1, 79,
+          "NVRM: Xid (PCI:0000:08:00): 79, GPU has fallen off the bus."));
+  });
+  auto r = run_diagnose(h, samples);
+  for (const char* id : {"xid-error", "gpu-lost"}) {
+    auto f = with_id(r, id);
+    ASSERT_EQ(f.size(), 1u) << id;
+    EXPECT_DOUBLE_EQ(f[0].start, logged) << id;
+    EXPECT_GE(f[0].end, kT0 + 20) << id;
+    EXPECT_TRUE(contains(f[0].evidence, format_time(logged).substr(0, 19)))
+        << f[0].evidence;
+  }
+}
+
 TEST(GpuLost, HealthyGpusProduceNoLostFinding) {
   auto h = make_header(2);
   Jitter j;

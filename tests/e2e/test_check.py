@@ -126,6 +126,12 @@ class Check(CheckBase):
         self.assertIn("fell off the bus", line)
         # When the kernel logged it: the line's stamp (100 s after boot).
         self.assertIn(reason_time(line), logged_hms(100), line)
+        # The same time on every surface: the evidence and the finding's
+        # start say when the kernel logged it, not when check read it.
+        boot = time.time() - time.monotonic()
+        for f in [f for f in j["findings"] if f["id"] in ("xid-error", "gpu-lost")]:
+            self.assertAlmostEqual(f["start"], boot + 100, delta=2, msg=f["id"])
+            self.assertIn(" " + reason_time(line) + " UTC", f["evidence"], f["id"])
 
     def test_since_leaves_out_older_lines(self):
         bus = self.header["gpus"][5]["pci_bus_id"]

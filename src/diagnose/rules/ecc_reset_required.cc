@@ -41,7 +41,7 @@ class EccResetRequiredRule : public Rule {
       if (e.kind != "xid" || !e.code || !repair_recorded_xid(*e.code) || !e.gpu)
         continue;
       auto& st = gpus_[*e.gpu];
-      st.xid.add(s.t);
+      st.xid.add(event_time(e, s.t));
       st.xid_code = *e.code;
     }
   }

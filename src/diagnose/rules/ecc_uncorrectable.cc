@@ -65,7 +65,7 @@ class EccUncorrectableRule : public Rule {
       if (e.kind != "xid" || !e.code || !uncorrectable_xid(*e.code) || !e.gpu)
         continue;
       auto& st = gpus_[*e.gpu];
-      st.xids.add(s.t);
+      st.xids.add(event_time(e, s.t));
       if (st.xid_codes.size() < 8 &&
           st.xid_codes.find(*e.code) == std::string::npos)
         st.xid_codes +=

@@ -67,10 +67,10 @@ class GpuLostRule : public Rule {
       if (!xid79 && e.kind != "gpu_lost") continue;
       auto& st = gpus_[e.gpu.value_or(kUnknownGpu)];
       if (xid79) {
-        st.xid79.add(s.t);
+        st.xid79.add(event_time(e, s.t));
         if (st.xid_text.empty()) st.xid_text = e.text;
       } else {
-        st.lost_events.add(s.t);
+        st.lost_events.add(event_time(e, s.t));
         st.in_episode = true;
       }
     }

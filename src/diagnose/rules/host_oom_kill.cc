@@ -51,7 +51,7 @@ class HostOomKillRule : public Rule {
     // in the previous sample's process list before it is replaced.
     for (const auto& e : s.events) {
       if (e.kind != "oom_kill") continue;
-      kills_.add(s.t);
+      kills_.add(event_time(e, s.t));
       if (first_text_.empty()) first_text_ = e.text;
       if (e.text.find("Memory cgroup") != std::string::npos ||
           e.text.find("oom_memcg=") != std::string::npos)

@@ -62,16 +62,16 @@ class PcieAerErrorsRule : public Rule {
           e.gpu ? fmt::format("gpu {}", *e.gpu) : "pci " + e.pci_address;
       Link& link = links_[key];
       if (e.gpu) gpu_of_[key] = *e.gpu;
-      link.all.add(s.t);
+      link.all.add(event_time(e, s.t));
       if (link.first_text.empty()) link.first_text = e.text;
       if (e.severity == kFatal) {
-        link.fatal.add(s.t);
+        link.fatal.add(event_time(e, s.t));
         link.worst_text = e.text;
       } else if (e.severity == kNonFatal) {
-        link.non_fatal.add(s.t);
+        link.non_fatal.add(event_time(e, s.t));
         if (link.fatal.empty()) link.worst_text = e.text;
       } else if (e.severity == kCorrected) {
-        link.corrected.add(s.t);
+        link.corrected.add(event_time(e, s.t));
       }
     }
   }

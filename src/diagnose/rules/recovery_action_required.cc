@@ -37,7 +37,7 @@ class RecoveryActionRequiredRule : public Rule {
     for (const auto& e : s.events) {
       if (e.kind != "xid" || !e.code || *e.code != 154 || !e.gpu) continue;
       auto& st = gpus_[*e.gpu];
-      st.xid154.add(s.t);
+      st.xid154.add(event_time(e, s.t));
       st.xid154_text = e.text;
     }
   }

@@ -59,7 +59,7 @@ class XidErrorRule : public Rule {
       int gpu = e.gpu.value_or(kUnknownGpu);
       note_context(gpu, code);
       auto& g = groups_[{gpu, code}];
-      g.when.add(s.t);
+      g.when.add(event_time(e, s.t));
       if (g.first_text.empty()) g.first_text = e.text;
       g.last_text = e.text;
       std::string sev =
