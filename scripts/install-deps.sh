@@ -30,6 +30,10 @@ build_pkgs=(
   # diagnose/export --prometheus: Prometheus' remote-read protocol
   # (protobuf messages, snappy-compressed), both linked statically.
   protobuf-compiler libprotobuf-dev libsnappy-dev
+  # Kubernetes: the kubelet's pod-resources API and the container runtime's
+  # CRI are gRPC; their client is libgpudoctor-pods.so (src/pods), the one
+  # part that links gRPC.
+  libgrpc++-dev protobuf-compiler-grpc
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 zstd procps util-linux
@@ -41,6 +45,9 @@ test_pkgs=(
   # the Alertmanager example, python3-yaml parses the Kubernetes manifests,
   # systemd-analyze verifies the unit.
   prometheus prometheus-alertmanager python3-yaml systemd
+  # tests/pods: a kubelet and a container runtime that speak the real gRPC
+  # protocols over Unix sockets, compiled from the same .proto files.
+  python3-grpcio python3-grpc-tools
   # The fleet e2e tests read the same backfilled series from VictoriaMetrics
   # too (its Prometheus-compatible query API), not only from Prometheus.
   victoria-metrics

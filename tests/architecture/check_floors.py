@@ -30,6 +30,10 @@ TABLE = {
               "with a deadline and a cache"),
     "cuda": ({"common", "model"}, "the CUDA driver API through dlopen "
              "(burn)"),
+    # Kubernetes as a source; the gRPC client is its own shared library,
+    # loaded with dlopen (pods_plugin_abi.h).
+    "pods": ({"common"}, "Kubernetes: pods from the kubelet and the "
+             "container runtime (gRPC in libgpudoctor-pods.so, dlopen)"),
     "http_client": ({"common"}, "the one HTTP client and URL parser "
                     "(deadlines, TLS, auth, size bounds)"),
     # A fleet's Prometheus as a source: its series as the model's samples.

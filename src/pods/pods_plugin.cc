@@ -1,0 +1,175 @@
+// libgpudoctor-pods.so: one reading of the kubelet's pod-resources API and
+// the container runtime's CRI over their Unix sockets (pods_plugin_abi.h).
+// Each call has its deadline; a service that is absent, slow or refuses is
+// an "error" in the reply, never a hang. Everything read is capped
+// (pods_limits.h) before it is written out.
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cri_runtime_v1.grpc.pb.h"
+#include "podresources_v1.grpc.pb.h"
+#include "pods/pods_limits.h"
+#include "pods/pods_plugin_abi.h"
+
+namespace gd::pods {
+namespace {
+
+using nlohmann::json;
+
+std::string capped(const std::string& s) { return s.substr(0, kMaxName); }
+
+std::shared_ptr<grpc::Channel> unix_channel(const std::string& socket) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxReplyBytes);
+  // One local daemon: no retries behind our back, no DNS.
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  return grpc::CreateCustomChannel("unix:" + socket,
+                                   grpc::InsecureChannelCredentials(), args);
+}
+
+void set_deadline(grpc::ClientContext& ctx, int deadline_ms) {
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(deadline_ms));
+}
+
+std::string why(const grpc::Status& s) {
+  return capped(std::to_string(static_cast<int>(s.error_code())) + " " +
+                s.error_message());
+}
+
+json devices_json(
+    const google::protobuf::RepeatedPtrField<v1::ContainerDevices>& devices) {
+  json out = json::array();
+  for (const auto& d : devices) {
+    if (out.size() >= kMaxDevicesPerContainer) break;
+    json ids = json::array();
+    for (const auto& id : d.device_ids()) {
+      if (ids.size() >= kMaxIdsPerDevice) break;
+      ids.push_back(capped(id));
+    }
+    out.push_back({{"resource", capped(d.resource_name())}, {"ids", ids}});
+  }
+  return out;
+}
+
+json read_kubelet(const std::string& socket, int deadline_ms) {
+  json out = {{"error", nullptr},
+              {"pods", json::array()},
+              {"allocatable", json::array()}};
+  auto stub = v1::PodResourcesLister::NewStub(unix_channel(socket));
+  {
+    grpc::ClientContext ctx;
+    set_deadline(ctx, deadline_ms);
+    v1::ListPodResourcesResponse reply;
+    grpc::Status s = stub->List(&ctx, v1::ListPodResourcesRequest(), &reply);
+    if (!s.ok()) {
+      out["error"] = "List: " + why(s);
+      return out;
+    }
+    for (const auto& p : reply.pod_resources()) {
+      if (out["pods"].size() >= kMaxPods) break;
+      json containers = json::array();
+      for (const auto& c : p.containers()) {
+        if (containers.size() >= kMaxContainersPerPod) break;
+        containers.push_back({{"name", capped(c.name())},
+                              {"devices", devices_json(c.devices())}});
+      }
+      out["pods"].push_back({{"namespace", capped(p.namespace_())},
+                             {"name", capped(p.name())},
+                             {"containers", containers}});
+    }
+  }
+  grpc::ClientContext ctx;
+  set_deadline(ctx, deadline_ms);
+  v1::AllocatableResourcesResponse reply;
+  grpc::Status s = stub->GetAllocatableResources(
+      &ctx, v1::AllocatableResourcesRequest(), &reply);
+  if (s.ok())
+    out["allocatable"] = devices_json(reply.devices());
+  else  // older kubelets lack it: the pods alone are still right
+    out["allocatable_error"] = "GetAllocatableResources: " + why(s);
+  return out;
+}
+
+json read_runtime(const std::string& socket, int deadline_ms) {
+  json out = {{"error", nullptr},
+              {"sandboxes", json::array()},
+              {"containers", json::array()}};
+  auto stub = runtime::v1::RuntimeService::NewStub(unix_channel(socket));
+  {
+    grpc::ClientContext ctx;
+    set_deadline(ctx, deadline_ms);
+    runtime::v1::ListPodSandboxResponse reply;
+    grpc::Status s = stub->ListPodSandbox(
+        &ctx, runtime::v1::ListPodSandboxRequest(), &reply);
+    if (!s.ok()) {
+      out["error"] = "ListPodSandbox: " + why(s);
+      return out;
+    }
+    for (const auto& p : reply.items()) {
+      if (out["sandboxes"].size() >= kMaxPods) break;
+      out["sandboxes"].push_back(
+          {{"id", capped(p.id())},
+           {"uid", capped(p.metadata().uid())},
+           {"namespace", capped(p.metadata().namespace_())},
+           {"name", capped(p.metadata().name())},
+           {"ready", p.state() == runtime::v1::SANDBOX_READY}});
+    }
+  }
+  grpc::ClientContext ctx;
+  set_deadline(ctx, deadline_ms);
+  runtime::v1::ListContainersResponse reply;
+  grpc::Status s =
+      stub->ListContainers(&ctx, runtime::v1::ListContainersRequest(), &reply);
+  if (!s.ok()) {
+    out["error"] = "ListContainers: " + why(s);
+    return out;
+  }
+  for (const auto& c : reply.containers()) {
+    if (out["containers"].size() >= kMaxRuntimeContainers) break;
+    out["containers"].push_back(
+        {{"id", capped(c.id())},
+         {"sandbox_id", capped(c.pod_sandbox_id())},
+         {"name", capped(c.metadata().name())},
+         {"running", c.state() == runtime::v1::CONTAINER_RUNNING}});
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace gd::pods
+
+extern "C" __attribute__((visibility("default"))) int gd_pods_snapshot_v1(
+    const char* pod_resources_socket, const char* cri_socket, int deadline_ms,
+    size_t max_bytes, char** out) {
+  using gd::pods::read_kubelet;
+  using gd::pods::read_runtime;
+  try {
+    nlohmann::json j = nlohmann::json::object();
+    if (pod_resources_socket && *pod_resources_socket)
+      j["kubelet"] = read_kubelet(pod_resources_socket, deadline_ms);
+    if (cri_socket && *cri_socket)
+      j["runtime"] = read_runtime(cri_socket, deadline_ms);
+    std::string text =
+        j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (text.size() + 1 > max_bytes)
+      text = R"({"error":"the pods' listing exceeds its bound"})";
+    char* buf = static_cast<char*>(std::malloc(text.size() + 1));
+    if (!buf) return 1;
+    std::memcpy(buf, text.c_str(), text.size() + 1);
+    *out = buf;
+    return 0;
+  } catch (...) {
+    return 1;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) void gd_pods_free_v1(
+    char* json) {
+  std::free(json);
+}
