@@ -17,6 +17,22 @@ constexpr size_t kMaxText = 64 * 1024;
 
 // Keys in the order serve has always sent them (nlohmann's sorted order,
 // before this writer).
+
+// "pod": names null where unknown; "deleted" null while not asked.
+void append_pod(std::string& out, const ProcessPod& pod) {
+  jo::lit(out, ",\"pod\":{\"container\":");
+  jo::value(out, pod.container);
+  jo::lit(out, ",\"deleted\":");
+  jo::value(out, pod.deleted);
+  jo::lit(out, ",\"name\":");
+  jo::value(out, pod.name);
+  jo::lit(out, ",\"namespace\":");
+  jo::value(out, pod.namespace_);
+  jo::lit(out, ",\"uid\":");
+  jo::value(out, pod.uid);
+  out += '}';
+}
+
 void append_row(std::string& out, const ProcessRow& p) {
   out += '{';
   if (p.in_proc) {
@@ -60,6 +76,7 @@ void append_row(std::string& out, const ProcessRow& p) {
   }
   jo::lit(out, ",\"pid\":");
   jo::unsigned_integer(out, p.pid);
+  if (p.in_proc && p.pod) append_pod(out, *p.pod);
   if (p.in_proc) {
     jo::lit(out, ",\"ppid\":");
     jo::value(out, p.ppid);
@@ -177,6 +194,28 @@ std::vector<uint32_t> pids_in(const json& j, const char* key) {
   return out;
 }
 
+std::optional<ProcessPod> pod_from(const json& j) {
+  auto it = j.find("pod");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) refuse("'pod' is not an object");
+  ProcessPod pod;
+  auto text = [&](const char* key) -> std::optional<std::string> {
+    auto v = it->find(key);
+    if (v == it->end() || v->is_null()) return std::nullopt;
+    return text_or_empty(*it, key, kPodTextMax, kWhat);
+  };
+  pod.uid = text("uid");
+  pod.namespace_ = text("namespace");
+  pod.name = text("name");
+  pod.container = text("container");
+  auto deleted = it->find("deleted");
+  if (deleted != it->end() && !deleted->is_null()) {
+    if (!deleted->is_boolean()) refuse("'pod.deleted' is not a boolean");
+    pod.deleted = deleted->get<bool>();
+  }
+  return pod;
+}
+
 ProcessRow row_from(const json& item) {
   const json& j = object_at(item, "processes");
   ProcessRow p;
@@ -209,6 +248,7 @@ ProcessRow row_from(const json& item) {
       p.slurm_job_partition =
           text_or_empty(*slurm, "partition", kMaxText, kWhat);
     }
+    p.pod = pod_from(j);
   } else {
     p.state = "unknown";
   }

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/sample.h"
+
 namespace gd::api {
 
 struct ProcessJob {
@@ -43,6 +45,7 @@ struct ProcessRow {
   // partition ("" while scontrol has not told).
   std::optional<std::string> slurm_job_id;
   std::string slurm_job_name, slurm_job_user, slurm_job_partition;
+  std::optional<ProcessPod> pod;  // sent only when in a pod
   ProcessJob job;
   std::vector<ProcessChild> children;
 };

@@ -1,4 +1,5 @@
-// gpudoctor ps [--json] [--tree] [--wide] [--user U] [--gpu LIST] [--sort KEY]
+// gpudoctor ps [--json] [--tree] [--wide] [--user U] [--pod P] [--namespace N]
+// [--gpu LIST] [--sort KEY]
 // [--serve URL] Every GPU process with its workers; --tree groups DDP ranks
 // under their launcher. When `gpudoctor serve` runs, each process's GPU memory
 // over the last minutes is shown too (silently absent otherwise).
@@ -35,7 +36,8 @@ constexpr const char* kHistoryStep = "30s";
 
 struct PsFlags {
   bool json = false, tree = false, wide = false;
-  std::string user, sort = "gpu", serve = kPsDefaultServeUrl;
+  PsFilter filter;
+  std::string sort = "gpu", serve = kPsDefaultServeUrl;
   std::vector<std::string> gpus;  // --gpu as given (flag_checks.h)
 };
 
@@ -49,7 +51,7 @@ void run_ps(const GlobalOptions& global, const PsFlags& f) {
   Sample s = sampler.sample_once(kProcessRateWindow);
   const GpuSelection gpus = gpu_flag_indices(sampler.header(), f.gpus);
   auto rows = build_ps_rows(s);
-  filter_ps_rows(rows, f.user, gpus);
+  filter_ps_rows(rows, f.filter, gpus);
   auto holders = probable_holders_in(
       s, ProcessTree(s), sampler.header().host.pid_namespace != "container");
   std::erase_if(holders, [&](const GpuOrphanHolders& g) {
@@ -117,7 +119,12 @@ void add_ps_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--wide", f->wide,
                 "every column and whole command lines, whatever the "
                 "terminal's width (default: fit $COLUMNS or the terminal)");
-  cmd->add_option("--user", f->user, "only processes of this user");
+  cmd->add_option("--user", f->filter.user, "only processes of this user");
+  cmd->add_option("--pod", f->filter.pod,
+                  "only processes of this Kubernetes pod: NAME or "
+                  "NAMESPACE/NAME");
+  cmd->add_option("--namespace", f->filter.namespace_,
+                  "only processes of pods in this Kubernetes namespace");
   add_gpu_list_option(*cmd, "--gpu", f->gpus,
                       "only processes on these GPUs, e.g. 0,2: indices, "
                       "UUIDs, PCI addresses or /dev/nvidiaN");

@@ -9,9 +9,11 @@
 #include <tuple>
 
 #include "collect/device_holder_watch.h"
+#include "collect/pod_join.h"
 #include "common/phase_timing.h"
 #include "kernellog/kernel_log.h"
 #include "nvml/gpu_source.h"
+#include "pods/pod_directory.h"
 #include "procfs/cpu_stat.h"
 #include "procfs/host_source.h"
 #include "procfs/nvidia_version.h"
@@ -41,6 +43,7 @@ struct Sampler::Impl {
     auto loading = std::async(std::launch::async, [&o] {
       return std::make_unique<GpuSource>(gpu_options(o));
     });
+    if (o.read_pods) start_pods();
     host_read_at = read_host();
     header.host = host.host_info();
     if (!o.hostname.empty()) header.host.hostname = o.hostname;
@@ -65,6 +68,25 @@ struct Sampler::Impl {
     header.gpus = gpu->gpus();
     pci = PciIndex(header.gpus);
     add_pci_facts(std::move(pci_devices), std::move(module_version));
+  }
+
+  // The pods are read on the directory's worker from now on; a host
+  // without the kubelet's or the runtime's socket starts nothing.
+  void start_pods() {
+    auto sockets = pods::find_pod_sockets();
+    if (sockets.any())
+      pod_directory = std::make_unique<pods::PodDirectory>(std::move(sockets));
+  }
+
+  // Fills the processes' pods from the latest reading, waiting for the
+  // first one until `until` (now: no wait).
+  void attach_pod_names(Sample& s, Clock::time_point until) {
+    std::shared_ptr<const pods::PodSnapshot> snapshot;
+    if (pod_directory)
+      snapshot = (until > Clock::now() ? pod_directory->first(until)
+                                       : pod_directory->latest())
+                     .snapshot;
+    attach_pods(s.processes, snapshot.get());
   }
 
   // The log stamps lines in seconds since boot: --since counts from the
@@ -189,7 +211,8 @@ struct Sampler::Impl {
   }
 
   std::string scontrol;
-  std::unique_ptr<slurm::JobNames> job_names;  // at the first job id
+  std::unique_ptr<slurm::JobNames> job_names;         // at the first job id
+  std::unique_ptr<pods::PodDirectory> pod_directory;  // on Kubernetes
   HostSource host;
   procfs::RdmaPortReader rdma;
   opt<std::vector<RdmaPort>> rdma_scratch;  // the constructor's reading
@@ -220,11 +243,16 @@ Sample Sampler::sample() {
   s.host.other_cpu_top = impl_->host.other_cpu_top();
   impl_->poll_kernel_log(s);
   impl_->attach_job_names(s, Impl::Clock::time_point{});
+  impl_->attach_pod_names(s, Impl::Clock::time_point{});
   return s;
 }
 
+bool Sampler::on_kubernetes() const { return impl_->pod_directory != nullptr; }
+
 void Sampler::name_jobs(Sample& s, std::chrono::milliseconds wait) {
-  impl_->attach_job_names(s, Impl::Clock::now() + wait);
+  const auto until = Impl::Clock::now() + wait;
+  impl_->attach_job_names(s, until);
+  impl_->attach_pod_names(s, until);
 }
 
 Sample Sampler::sample_once(std::chrono::milliseconds window) {
@@ -267,6 +295,7 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   s.host.other_cpu_top = impl_->host.other_cpu_top();
   impl_->poll_kernel_log(s);
   impl_->attach_job_names(s, procs_first + kOneShotNamesWait);
+  impl_->attach_pod_names(s, procs_first + kOneShotNamesWait);
   note_phase("sample_once: done");
   return s;
 }

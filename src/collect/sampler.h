@@ -31,6 +31,10 @@ struct SamplerOptions {
   // scontrol for Slurm jobs' names (slurm/job_names.h); "" = do not ask.
   // Default: GPUDOCTOR_SCONTROL, else scontrol on PATH.
   std::string scontrol = slurm::scontrol_path_from_env();
+  // Kubernetes: the kubelet's and the container runtime's sockets
+  // (pods/pods_library.h: GPUDOCTOR_POD_RESOURCES_SOCKET,
+  // GPUDOCTOR_CRI_SOCKET); false = name no pods beyond the cgroup's UID.
+  bool read_pods = true;
 };
 
 class Sampler {
@@ -54,16 +58,20 @@ class Sampler {
   // Where the counters did not move a rate stays unset (n/a). On a real
   // GPU the windows pass while NVML loads and reads: nothing waits for them.
   Sample sample_once(std::chrono::milliseconds window = kOneShotRateWindow);
-  // Fills s.slurm_jobs, waiting up to `wait` for names not yet known (a
-  // one-shot command that took its sample with sample()). sample() fills
-  // what is known without waiting; sample_once() waits by itself.
+  // Fills s.slurm_jobs and the processes' pods, waiting up to `wait` for
+  // names not yet known (a one-shot command that took its sample with
+  // sample()). sample() fills what is known without waiting; sample_once()
+  // waits by itself.
   void name_jobs(Sample& s, std::chrono::milliseconds wait = kOneShotNamesWait);
+  // Whether the kubelet's or the runtime's socket is there.
+  bool on_kubernetes() const;
 
   // Long enough for CPU% from /proc's 10 ms ticks (USER_HZ=100) to see a
   // busy process, short enough that `status` stays well under 50 ms.
   static constexpr std::chrono::milliseconds kOneShotRateWindow{30};
-  // How long sample_once waits at most for Slurm jobs' names (asked while
-  // the GPUs are read): a slow slurmctld leaves them unknown.
+  // How long sample_once waits at most for Slurm jobs' and pods' names
+  // (asked while the GPUs are read): a slow slurmctld or kubelet leaves
+  // them unknown.
   static constexpr std::chrono::milliseconds kOneShotNamesWait{1000};
 
  private:

@@ -310,6 +310,18 @@ struct HostSample {
 };
 inline constexpr size_t kOtherCpuTopMax = 8;
 
+// Additions to version 1: the Kubernetes pod a process runs in, from its
+// cgroup (the UID) and the container runtime and kubelet (the names).
+struct ProcessPod {
+  opt<std::string> uid, namespace_, name, container;  // nullopt = unknown
+  // Project extension: the kubelet (or, when only the UID is known, the
+  // runtime) answered and no longer lists the pod; nullopt = not asked.
+  opt<bool> deleted;
+  bool operator==(const ProcessPod&) const = default;
+};
+// Kubernetes caps names at 253 characters (namespaces and containers 63).
+inline constexpr size_t kPodTextMax = 253;
+
 struct ProcessSample {
   uint32_t pid = 0;
   opt<uint32_t> ppid;
@@ -329,6 +341,7 @@ struct ProcessSample {
   // The Slurm job (1..10 digits), from the cgroup or SLURM_JOB_ID in the
   // environment (common/slurm_job_id.h); nullopt = not known.
   opt<std::string> slurm_job_id;
+  opt<ProcessPod> pod;  // nullopt = not in a pod (or not known)
 };
 
 // A process holding /dev/nvidia* open.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -151,10 +152,15 @@ extern "C" __attribute__((visibility("default"))) int gd_pods_snapshot_v1(
   using gd::pods::read_runtime;
   try {
     nlohmann::json j = nlohmann::json::object();
+    // Both services at once: a hung kubelet costs its deadline, not the
+    // runtime's too.
+    std::future<nlohmann::json> kubelet;
     if (pod_resources_socket && *pod_resources_socket)
-      j["kubelet"] = read_kubelet(pod_resources_socket, deadline_ms);
+      kubelet = std::async(std::launch::async, read_kubelet,
+                           std::string(pod_resources_socket), deadline_ms);
     if (cri_socket && *cri_socket)
       j["runtime"] = read_runtime(cri_socket, deadline_ms);
+    if (kubelet.valid()) j["kubelet"] = kubelet.get();
     std::string text =
         j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (text.size() + 1 > max_bytes)

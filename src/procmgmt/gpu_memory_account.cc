@@ -83,6 +83,14 @@ std::string job_label(const Sample& sample, const ProcEntry& p) {
   return slurm_job_label(sample, p.slurm_job_id);
 }
 
+// The sample's pod for the process (the sampler joined the kubelet's and
+// the runtime's lists).
+std::optional<ProcessPod> pod_of(const Sample& sample, uint32_t pid) {
+  for (const ProcessSample& q : sample.processes)
+    if (q.pid == pid) return q.pod;
+  return std::nullopt;
+}
+
 ProcessSample as_process_sample(const ProcEntry& p,
                                 const std::vector<std::string>& libs,
                                 const ProcSnapshot& procs) {
@@ -311,6 +319,7 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
         if (const ProcEntry* parent = procs.find(p->ppid)) ap.parent = *parent;
         ap.container = container_from_cgroup(p->cgroup);
         ap.job = job_label(sample, *p);
+        ap.pod = pod_of(sample, p->pid);
         ap.devices = devices_of(gp.pid);
       } else {
         ap.status = HolderStatus::kMissing;
@@ -362,6 +371,7 @@ GpuMemoryAccount account_gpu_memory(const TraceHeader& header,
     o.proc = *p;
     o.container = container_from_cgroup(p->cgroup);
     o.job = job_label(sample, *p);
+    o.pod = pod_of(sample, p->pid);
     o.devices = h.devices;
     o.libs = h.libs;
     o.this_gpu = this_gpu;

@@ -38,6 +38,7 @@ struct AccountedProcess {
   ContainerRef container;
   // Its Slurm job as model/slurm_label.h writes it; "" when none.
   std::string job;
+  std::optional<ProcessPod> pod;     // its Kubernetes pod (the sample's)
   std::vector<std::string> devices;  // NVIDIA device files it has open
   std::string explanation;           // why the memory is (still) held
   std::string action;                // what to do about it ("" none)
@@ -47,6 +48,7 @@ struct OtherHolder {  // has NVIDIA device files open, not listed by NVML here
   ProcEntry proc;
   ContainerRef container;
   std::string job;  // its Slurm job (model/slurm_label.h); "" when none
+  std::optional<ProcessPod> pod;  // its Kubernetes pod (the sample's)
   std::vector<std::string> devices;
   bool this_gpu = false;  // has /dev/nvidia<index> open (minor assumed = index)
   std::vector<std::string> libs;  // CUDA libraries it maps (holders of uvm)

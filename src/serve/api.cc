@@ -212,6 +212,7 @@ ApiReply api_processes(const Snapshot& s, const QueryParams& params) {
           row.start_time = p.start_time;
           row.cgroup = p.cgroup;
           row.slurm_job_id = p.slurm_job_id;
+          row.pod = p.pod;
           if (p.slurm_job_id)
             if (const SlurmJob* j =
                     find_slurm_job(*s.sample, *p.slurm_job_id)) {

@@ -114,6 +114,33 @@ void clear_host_sample(HostSample& o) {
   }
 }
 
+#define GD_POD_FIELDS(X) \
+  X(uid, plain)          \
+  X(namespace_, custom)  \
+  X(name, plain)         \
+  X(container, plain)    \
+  X(deleted, plain)
+
+// "namespace" is C++'s: the key is matched by its JSON name.
+constexpr std::string_view kPodKeyNames[] = {"uid", "namespace", "name",
+                                             "container", "deleted"};
+
+void parse_pod(const Loc& loc, object obj, ProcessPod& o) {
+  enum class Key { GD_POD_FIELDS(GD_KEY_ENUM) };
+  o = ProcessPod{};
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kPodKeyNames, f.key, cursor))) {
+      GD_POD_FIELDS(GD_CASE)
+      case Key::namespace_:
+        read(loc, f.key, f.value, o.namespace_);
+        break;
+    }
+  }
+  for (auto* text : {&o.uid, &o.namespace_, &o.name, &o.container})
+    if (*text) cap_text(**text, kPodTextMax);
+}
+
 #define GD_PROCESS_FIELDS(X) \
   X(pid, custom)             \
   X(ppid, plain)             \
@@ -129,7 +156,8 @@ void clear_host_sample(HostSample& o) {
   X(start_time, plain)       \
   X(dev_shm_bytes, plain)    \
   X(ns_pid, plain)           \
-  X(slurm_job_id, custom)
+  X(slurm_job_id, custom)    \
+  X(pod, custom)
 
 [[gnu::flatten]] void parse_process(const Loc& loc, object obj,
                                     ProcessSample& o) {
@@ -137,6 +165,7 @@ void clear_host_sample(HostSample& o) {
   static constexpr std::string_view kNames[] = {GD_PROCESS_FIELDS(GD_KEY_NAME)};
   GD_PROCESS_FIELDS(GD_CLEAR)
   o.slurm_job_id.reset();
+  o.pod.reset();
   bool have_pid = false, have_libs = false;
   size_t cursor = 0;
   for (auto f : obj) {
@@ -158,6 +187,14 @@ void clear_host_sample(HostSample& o) {
           fail(loc, f.key, "not a Slurm job id (1..10 digits)");
         o.slurm_job_id.emplace(f.value.get_string().value_unsafe());
         break;
+      case Key::pod: {
+        if (f.value.is_null()) break;
+        object pod;
+        if (f.value.get_object().get(pod))
+          wrong_type(loc, f.key, "an object", f.value);
+        parse_pod(loc.member(f.key), pod, o.pod.emplace());
+        break;
+      }
     }
   }
   if (!have_pid) missing(loc, "pid");

@@ -416,6 +416,20 @@ void append_host_sample(std::string& out, const HostSample& h) {
   out.push_back('}');
 }
 
+// `pod`: every name, null where unknown; `deleted` only once asked.
+void append_pod(std::string& out, const ProcessPod& pod) {
+  lit(out, ",\"pod\":{\"uid\":");
+  value(out, pod.uid);
+  lit(out, ",\"namespace\":");
+  value(out, pod.namespace_);
+  lit(out, ",\"name\":");
+  value(out, pod.name);
+  lit(out, ",\"container\":");
+  value(out, pod.container);
+  if_known(out, ",\"deleted\":", pod.deleted);
+  out.push_back('}');
+}
+
 void append_process_sample(std::string& out, const ProcessSample& p) {
   // Process strings are written as they are, "" included: a kernel thread
   // really has an empty command line.
@@ -446,6 +460,7 @@ void append_process_sample(std::string& out, const ProcessSample& p) {
   if_known(out, ",\"dev_shm_bytes\":", p.dev_shm_bytes);
   if_known(out, ",\"ns_pid\":", p.ns_pid);
   if_known(out, ",\"slurm_job_id\":", p.slurm_job_id);
+  if (p.pod) append_pod(out, *p.pod);
   out.push_back('}');
 }
 

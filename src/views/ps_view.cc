@@ -10,9 +10,11 @@
 #include "common/container_ref.h"
 #include "common/cuda_version.h"
 #include "common/terminal_text.h"
+#include "model/pod_label.h"
 #include "model/process_tree.h"
 #include "model/slurm_label.h"
 #include "views/format.h"
+#include "views/pod_json.h"
 #include "views/text_table.h"
 
 namespace gd {
@@ -46,11 +48,14 @@ std::vector<PsRow> build_ps_rows(const Sample& s) {
   return rows;
 }
 
-void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
+void filter_ps_rows(std::vector<PsRow>& rows, const PsFilter& f,
                     const GpuSelection& gpus) {
   std::erase_if(rows, [&](const PsRow& r) {
     if (!selects(gpus, r.gpu)) return true;
-    return !user.empty() && (!r.proc || r.proc->user != user);
+    if (!f.pod.empty() || !f.namespace_.empty())
+      if (!r.proc || !pod_matches(r.proc->pod, f.pod, f.namespace_))
+        return true;
+    return !f.user.empty() && (!r.proc || r.proc->user != f.user);
   });
 }
 
@@ -123,6 +128,25 @@ std::string job_cell(const Sample& s, const ProcessSample* p, size_t width) {
   return terminal_cell(job_text(s, p), width) + " ";
 }
 
+// The POD column's width: 0 (no column) when no row is in a pod.
+constexpr size_t kPodColumnMax = 48;
+
+// A process's pod as a cell ("-": none).
+std::string pod_text(const ProcessSample* p) {
+  std::string pod = p ? pod_label(p->pod) : "";
+  return pod.empty() ? "-" : pod;
+}
+
+std::string pod_cell(const ProcessSample* p, size_t width) {
+  if (width == 0) return "";
+  return terminal_cell(pod_text(p), width) + " ";
+}
+
+// Which optional columns (JOB, POD) this listing has, and how wide.
+struct ExtraWidths {
+  size_t job = 0, pod = 0;
+};
+
 // The cells of one row, in kPsColumns' order.
 std::vector<std::string> cells_for(const Sample& s, const std::string& gpu_col,
                                    const std::string& pid_col, const GpuCols& g,
@@ -143,6 +167,7 @@ std::vector<std::string> cells_for(const Sample& s, const std::string& gpu_col,
           container.empty() ? "-" : container,
           cuda.empty() ? "-" : cuda,
           job_text(s, p),
+          pod_text(p),
           p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : ""};
 }
 
@@ -161,6 +186,7 @@ const std::vector<TableColumn>& ps_columns() {
                                                 {"CONTAINER", 20},
                                                 {"CUDA", 6},
                                                 {"JOB", kJobColumnMax},
+                                                {"POD", kPodColumnMax},
                                                 {"COMMAND", 0, false, true}};
   return cols;
 }
@@ -168,7 +194,7 @@ const std::vector<TableColumn>& ps_columns() {
 std::string line_for(const Sample& s, const std::string& gpu_col,
                      const std::string& pid_col, const GpuCols& g,
                      const ProcessSample* p, const std::string& note,
-                     size_t cmd_width, size_t job_width) {
+                     size_t cmd_width, ExtraWidths extra) {
   std::string user = p ? terminal_cell(p->user, 10) : "?";
   std::string state = p ? terminal_cell(p->state, 7) : "missing";
   std::string container =
@@ -178,10 +204,11 @@ std::string line_for(const Sample& s, const std::string& gpu_col,
       p ? (p->cmdline.empty() ? "[" + p->name + "]" : p->cmdline) : "";
   return fmt::format(
       "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} {:>7} {:<7} {:>8} {:<20} "
-      "{:<6} {}{}{}\n",
+      "{:<6} {}{}{}{}\n",
       gpu_col, g.mig, pid_col, user, g.mem, g.sm, g.mem_util, cpu_text(p),
       state, elapsed_text(s, p), container.empty() ? "-" : container,
-      cuda.empty() ? "-" : cuda, job_cell(s, p, job_width),
+      cuda.empty() ? "-" : cuda, job_cell(s, p, extra.job),
+      pod_cell(p, extra.pod),
       cmd_width ? terminal_fit(cmd, cmd_width) : terminal_safe(cmd), note);
 }
 
@@ -216,13 +243,19 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
   // SM% and MEM% are NVML's per-process utilisation (nvidia-smi pmon);
   // MIG is the process's GPU/compute instance.
   // The JOB column (Slurm jobs) only where some process has one.
-  size_t job_width = 0;
+  // The POD column likewise, where some process is in a pod.
+  ExtraWidths extra;
   auto widen = [&](const ProcessSample* p) {
     if (p && p->slurm_job_id)
-      job_width = std::max(
-          job_width,
+      extra.job = std::max(
+          extra.job,
           std::min(kJobColumnMax, terminal_width(terminal_safe(
                                       slurm_job_label(s, p->slurm_job_id)))));
+    if (p && p->pod)
+      extra.pod =
+          std::max(extra.pod,
+                   std::min(kPodColumnMax,
+                            terminal_width(terminal_safe(pod_label(p->pod)))));
   };
   for (const auto& r : rows) {
     if (!r.missing()) widen(r.proc);
@@ -232,10 +265,11 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
       fitted ? ""
              : fmt::format(
                    "{:<4} {:<5} {:<16} {:<10} {:>10} {:>4} {:>4} "
-                   "{:>7} {:<7} {:>8} {:<20} {:<6} {}{}\n",
+                   "{:>7} {:<7} {:>8} {:<20} {:<6} {}{}{}\n",
                    "GPU", "MIG", "PID", "USER", "GPU-MEM", "SM%", "MEM%",
                    "CPU%", "STATE", "ELAPSED", "CONTAINER", "CUDA",
-                   job_width ? fmt::format("{:<{}} ", "JOB", job_width) : "",
+                   extra.job ? fmt::format("{:<{}} ", "JOB", extra.job) : "",
+                   extra.pod ? fmt::format("{:<{}} ", "POD", extra.pod) : "",
                    "COMMAND");
   std::vector<TableRow> table;
   int problems = 0;
@@ -262,7 +296,7 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
       table.push_back({cells_for(s, gpu, pid, cols, p), note});
     else
       out += line_for(s, gpu, pid, cols, p, note.empty() ? "" : "  " + note,
-                      cmd_width, job_width);
+                      cmd_width, extra);
     for (size_t i = 0; i < r.children.size(); ++i) {
       std::string indent(static_cast<size_t>(2 * r.child_depth[i]), ' ');
       const std::string child =
@@ -272,7 +306,7 @@ std::string render_ps(const Sample& s, const std::vector<PsRow>& rows,
             {cells_for(s, "", child, GpuCols{}, r.children[i]), ""});
       else
         out += line_for(s, "", child, GpuCols{}, r.children[i], "", cmd_width,
-                        job_width);
+                        extra);
     }
   }
   if (fitted) out = render_table(ps_columns(), table, fit.width, false);
@@ -334,6 +368,7 @@ nlohmann::json process_json(const Sample& s, const ProcessSample& p) {
                        : nlohmann::json();
   std::string c = container_from_cgroup(p.cgroup).short_text();
   j["container"] = c.empty() ? nlohmann::json() : nlohmann::json(c);
+  j["pod"] = pod_json(p.pod);
   j["libs"] = p.libs;
   std::string cuda = cuda_runtime_version(p.libs);
   j["cuda_runtime"] = cuda.empty() ? nlohmann::json() : nlohmann::json(cuda);

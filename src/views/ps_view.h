@@ -23,9 +23,14 @@ struct PsRow {
 // Rows in GPU, then pid order. Pointers point into `sample`.
 std::vector<PsRow> build_ps_rows(const Sample& sample);
 
-// `ps --user/--gpu`: keeps rows of processes of `user` ("" any) on the
-// GPUs `gpus` selects (empty: every GPU).
-void filter_ps_rows(std::vector<PsRow>& rows, const std::string& user,
+// `ps --user/--pod/--namespace`: "" = any (model/pod_label.h's
+// pod_matches for the pod's).
+struct PsFilter {
+  std::string user, pod, namespace_;
+};
+// Keeps rows of processes `filter` asks for on the GPUs `gpus` selects
+// (empty: every GPU).
+void filter_ps_rows(std::vector<PsRow>& rows, const PsFilter& filter,
                     const GpuSelection& gpus);
 // `ps --sort`: mem, cpu, elapsed (largest first), pid, gpu (smallest first).
 // Unknown values sort last. Throws std::invalid_argument on another key.

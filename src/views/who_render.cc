@@ -7,6 +7,8 @@
 
 #include "common/bytes_text.h"
 #include "common/terminal_text.h"
+#include "model/pod_label.h"
+#include "views/pod_json.h"
 
 namespace gd {
 
@@ -86,6 +88,10 @@ std::string render_who(const GpuMemoryAccount& a) {
                     terminal_fit(cmd, kCommandWidth));
     if (!ap.job.empty())
       out += "            job: " + terminal_fit(ap.job, kCommandWidth) + "\n";
+    if (ap.pod)
+      out +=
+          "            pod: " + terminal_fit(pod_label(ap.pod), kCommandWidth) +
+          "\n";
     if (!ap.explanation.empty())
       out += "            -> " +
              terminal_safe(ap.explanation, kTerminalSentenceMax) + "\n";
@@ -139,6 +145,10 @@ std::string render_who(const GpuMemoryAccount& a) {
         o.job.empty()
             ? ""
             : "            job: " + terminal_fit(o.job, kCommandWidth) + "\n";
+    if (o.pod)
+      job +=
+          "            pod: " + terminal_fit(pod_label(o.pod), kCommandWidth) +
+          "\n";
     return fmt::format("  {:<9} {:<10} {:<18} {:<28} {}{}\n{}", o.proc.pid,
                        cell(o.proc.user, 10), cell(devs, 18),
                        cell(container_text(o.container, o.proc), 28),
@@ -211,6 +221,7 @@ nlohmann::json who_json(const GpuMemoryAccount& a) {
         {"slurm_job_id", ap.proc && ap.proc->slurm_job_id
                              ? nlohmann::json(*ap.proc->slurm_job_id)
                              : nlohmann::json()},
+        {"pod", pod_json(ap.pod)},
         {"devices", ap.devices},
         {"explanation", ap.explanation},
         {"action", ap.action},
@@ -232,6 +243,7 @@ nlohmann::json who_json(const GpuMemoryAccount& a) {
     p["this_gpu"] = o.this_gpu;
     p["container"] = container_json(o.container);
     p["slurm_job"] = o.job.empty() ? nlohmann::json() : nlohmann::json(o.job);
+    p["pod"] = pod_json(o.pod);
     p["probable"] = o.probable;
     p["evidence"] = o.evidence;
     others.push_back(std::move(p));

@@ -32,6 +32,8 @@ ProcessesReply a_job_and_a_holder() {
   rank.rss_bytes = 12ull << 30;
   rank.start_time = 1732790000;
   rank.cgroup = "/slurm/job_42";
+  rank.pod = ProcessPod{"5f0c1d2e-1111-4222-8333-444455556666", "ml", "train-0",
+                        std::nullopt, true};
   rank.job = {5000, "torchrun", 2};
   rank.children = {{5101, "pt_data_worker", "S", 3.0},
                    {5102, "pt_data_worker", "Z", std::nullopt}};
@@ -77,6 +79,9 @@ TEST(ProcessesJson, ReadsBackWhatServeWrote) {
   EXPECT_EQ(p.job.pid, 5000u);
   EXPECT_EQ(p.job.name, "torchrun");
   EXPECT_EQ(p.job.ranks, 2u);
+  ASSERT_TRUE(p.pod);
+  EXPECT_EQ(p.pod, a_job_and_a_holder().processes[0].pod);
+  EXPECT_FALSE(r.processes[1].pod);
   ASSERT_EQ(p.children.size(), 2u);
   EXPECT_EQ(p.children[1].state, "Z");
   EXPECT_FALSE(p.children[1].cpu_pct);
@@ -131,6 +136,11 @@ TEST(ProcessesJson, RefusesWhatIsNotAProcessList) {
             "processes: an item of 'processes' is not an object");
   EXPECT_EQ(processes_refusal(R"({"processes":[],"t":"now"})"),
             "processes: 't' is not a number");
+  EXPECT_EQ(processes_refusal(R"({"processes":[{"name":"p","pod":"ml"}]})"),
+            "processes: 'pod' is not an object");
+  EXPECT_EQ(processes_refusal(
+                R"({"processes":[{"name":"p","pod":{"deleted":"no"}}]})"),
+            "processes: 'pod.deleted' is not a boolean");
   EXPECT_EQ(processes_refusal(R"({"processes":[{"gpu":1024}]})"),
             "processes: 'gpu' is not in range");
   EXPECT_EQ(processes_refusal(R"({"processes":[{"pid":-1}]})"),

@@ -39,7 +39,8 @@ TABLE = {
     # A fleet's Prometheus as a source: its series as the model's samples.
     "promsource": ({"common", "model", "http_client"}, "a fleet's "
                    "Prometheus as samples: series table, node join"),
-    "collect": ({"common", "model", "nvml", "procfs", "kernellog", "slurm"},
+    "collect": ({"common", "model", "nvml", "procfs", "kernellog", "slurm",
+                 "pods"},
                 "the Sampler: joins the sources into one Sample"),
     "diagnose": ({"common", "model", "trace"}, "the rules, one per file, "
                  "one table"),

@@ -106,6 +106,39 @@ TEST(TraceJson, OtherCpuTopIsBoundedAndNeedsPidAndCpu) {
       TraceError);
 }
 
+TEST(TraceJson, PodFieldsAreReadNullAsUnknownAndCapped) {
+  auto line = [](const std::string& processes) {
+    return R"({"t":1,"gpus":[],"host":{},"processes":[)" + processes +
+           R"(],"events":[]})";
+  };
+  Sample s = sample_from_json(
+      line(R"({"pid":5,"pod":{"uid":"u-1","namespace":"ml","name":")" +
+           std::string(5000, 'n') +
+           R"(","container":null}},{"pid":6,"pod":null},{"pid":7})"),
+      "t:2");
+  ASSERT_TRUE(s.processes[0].pod);
+  const ProcessPod& pod = *s.processes[0].pod;
+  EXPECT_EQ(pod.uid, "u-1");
+  EXPECT_EQ(pod.namespace_, "ml");
+  ASSERT_TRUE(pod.name);
+  EXPECT_LE(pod.name->size(), kPodTextMax + 32);  // capped where read
+  EXPECT_FALSE(pod.container);
+  EXPECT_FALSE(pod.deleted);
+  EXPECT_FALSE(s.processes[1].pod);
+  EXPECT_FALSE(s.processes[2].pod);
+  // Written back: the unknown names null, `deleted` left out until asked.
+  const json back = json::parse(sample_to_json(s))["processes"][0]["pod"];
+  EXPECT_TRUE(back.at("container").is_null());
+  EXPECT_FALSE(back.contains("deleted"));
+  for (const char* bad :
+       {R"("ml")", R"({"namespace":5})", R"({"deleted":"yes"})", "[]"})
+    EXPECT_THROW(
+        sample_from_json(line(std::string(R"({"pid":5,"pod":)") + bad + "}"),
+                         "t:3"),
+        TraceError)
+        << bad;
+}
+
 TEST(TraceJson, SlurmJobFieldsAreCheckedAndBounded) {
   auto line = [](const std::string& processes, const std::string& jobs) {
     return R"({"t":1,"gpus":[],"host":{},"processes":[)" + processes +

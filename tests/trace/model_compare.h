@@ -134,6 +134,7 @@ inline void expect_same(const ProcessSample& a, const ProcessSample& b) {
   EXPECT_EQ(a.dev_shm_bytes, b.dev_shm_bytes);
   EXPECT_EQ(a.ns_pid, b.ns_pid);
   EXPECT_EQ(a.slurm_job_id, b.slurm_job_id);
+  EXPECT_EQ(a.pod, b.pod);
 }
 
 inline void expect_same(const Event& a, const Event& b) {

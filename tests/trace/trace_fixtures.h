@@ -213,6 +213,8 @@ inline ProcessSample full_process(uint32_t pid, uint32_t ppid) {
   p.dev_shm_bytes = 67108864ULL;
   p.ns_pid = 17;
   p.slurm_job_id = "1234";
+  p.pod = ProcessPod{"1a2b3c4d-0000-4000-8000-00000000beef", "ml", "train-0",
+                     "main", false};
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include "common/cuda_version.h"
 #include "common/elapsed_text.h"
 #include "common/terminal_text.h"
+#include "model/pod_label.h"
 #include "model/slurm_label.h"
 #include "procmgmt/kill_signal.h"
 #include "views/kill_view.h"
@@ -200,6 +201,10 @@ std::vector<Text> details_text(const LayoutInput& in) {
     if (p->slurm_job_id)
       add_wrapped(t, "  job: ", slurm_job_label(*s, *p->slurm_job_id),
                   Style::kNormal);
+    if (p->pod)
+      add_wrapped(
+          t, "  pod: ", pod_label(p->pod),
+          p->pod->deleted.value_or(false) ? Style::kWarn : Style::kNormal);
     if (p->cgroup) add_wrapped(t, "  cgroup: ", *p->cgroup, Style::kDim);
     std::string cuda = cuda_runtime_version(p->libs);
     if (!cuda.empty()) t.push_back({"  CUDA runtime " + cuda});

@@ -8,6 +8,7 @@
 #include "common/ascii_text.h"
 #include "common/container_ref.h"
 #include "model/memory_owners.h"
+#include "model/pod_label.h"
 #include "model/process_tree.h"
 #include "views/ps_view.h"
 
@@ -81,6 +82,8 @@ std::string row_command(const ProcRow& r) {
 }
 
 std::string row_container(const ProcRow& r) {
+  // A pod the runtime named reads as the operator knows it.
+  if (r.proc && r.proc->pod && r.proc->pod->name) return pod_label(r.proc->pod);
   std::string text = row_container_only(r);
   // A process outside containers shows its Slurm job (its id: the name is
   // in the process's details).
