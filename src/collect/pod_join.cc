@@ -31,8 +31,8 @@ std::optional<ProcessPod> process_pod(const std::optional<std::string>& cgroup,
                                       const pods::PodSnapshot* snapshot) {
   // Every pod's cgroup lies under the kubelet's "kubepods" tree: the
   // parse (a regex) runs only there, never for the host's other processes.
-  if (!cgroup || std::string_view(*cgroup).find("kubepods") ==
-                     std::string_view::npos)
+  if (!cgroup ||
+      std::string_view(*cgroup).find("kubepods") == std::string_view::npos)
     return std::nullopt;
   const ContainerRef ref = container_from_cgroup(*cgroup);
   if (ref.pod_uid.empty()) return std::nullopt;
@@ -46,6 +46,31 @@ std::optional<ProcessPod> process_pod(const std::optional<std::string>& cgroup,
   out.name = known(pod->name);
   out.container = known(pod->container);
   out.deleted = deleted(*snapshot, *pod);
+  return out;
+}
+
+std::optional<std::vector<PodAllocation>> gpu_allocations(
+    const pods::PodSnapshot* snapshot, const std::vector<GpuInfo>& gpus,
+    const std::vector<GpuSample>& samples) {
+  if (!snapshot || !snapshot->kubelet_asked || !snapshot->kubelet_error.empty())
+    return std::nullopt;
+  auto gpu_of = [&](const std::string& uuid) -> std::optional<int> {
+    for (const GpuInfo& g : gpus)
+      if (!g.uuid.empty() && g.uuid == uuid) return g.index;
+    for (const GpuSample& g : samples)
+      if (g.mig_instances)
+        for (const MigInstance& m : *g.mig_instances)
+          if (!m.uuid.empty() && m.uuid == uuid) return g.index;
+    return std::nullopt;
+  };
+  std::vector<PodAllocation> out;
+  for (const pods::Allocation& a : snapshot->allocations) {
+    if (out.size() == kPodAllocationsMax) break;
+    const auto gpu = gpu_of(a.id);
+    if (!gpu) continue;
+    out.push_back({*gpu, a.id, a.replica, a.resource, a.pod.namespace_,
+                   a.pod.name, a.pod.container});
+  }
   return out;
 }
 

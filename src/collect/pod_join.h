@@ -20,4 +20,11 @@ std::optional<ProcessPod> process_pod(const std::optional<std::string>& cgroup,
 void attach_pods(std::vector<ProcessSample>& processes,
                  const pods::PodSnapshot* snapshot);
 
+// The kubelet's allocations of this host's GPUs (by GPU UUID, or the UUID
+// of a MIG device in `gpus`); other devices (another plugin's ids) are
+// left out. nullopt when the kubelet did not answer.
+std::optional<std::vector<PodAllocation>> gpu_allocations(
+    const pods::PodSnapshot* snapshot, const std::vector<GpuInfo>& gpus,
+    const std::vector<GpuSample>& samples);
+
 }  // namespace gd

@@ -87,6 +87,7 @@ struct Sampler::Impl {
                                        : pod_directory->latest())
                      .snapshot;
     attach_pods(s.processes, snapshot.get());
+    s.pod_allocations = gpu_allocations(snapshot.get(), header.gpus, s.gpus);
   }
 
   // The log stamps lines in seconds since boot: --since counts from the

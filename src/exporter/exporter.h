@@ -49,6 +49,9 @@ void render_age_family_lines(const MetricsInput& in, std::string& out);
 // Part of the native families: gpudoctor_gpu_job_info, one series per GPU
 // and Slurm job on it, to join at query time (slurm_families.cc).
 void render_slurm_job_info(const MetricsInput& in, std::string& out);
+// Part of the native families: gpudoctor_gpu_pod_info, one series per
+// kubelet allocation of a GPU to a pod's container (pod_families.cc).
+void render_pod_info(const MetricsInput& in, std::string& out);
 // Part of the native families: memory health (ECC, row remapper, recovery
 // action) and failed reads of the answered GPUs, `labels[i]` being row i's
 // label set (memory_health_families.cc).

@@ -90,6 +90,8 @@ NodeHealth node_health(const MetricsInput& in) {
 }
 
 void render_gpu_health_family(const MetricsInput& in, std::string& out) {
+  using prom::FamilyWriter;
+  using prom::Labels;
   FamilyWriter f(out, "gpudoctor_gpu_health", "gauge",
                  "1 for the GPU's health (healthy, degraded, unhealthy, "
                  "unknown: as /api/v1/health), else 0.");

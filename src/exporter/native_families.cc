@@ -290,6 +290,16 @@ void render_job_tree_families(const Sample& s, std::string& out) {
   }
 }
 
+// A process in a Kubernetes pod whose names are known: dcgm-exporter's
+// pod labels (namespace, pod, container), so each pod sharing a GPU
+// (time-slicing, MPS) has its own memory and SM% series.
+void add_pod_labels(Labels& l, const ProcessSample* ps) {
+  if (!ps || !ps->pod || !ps->pod->name) return;
+  l.add_untrusted("namespace", ps->pod->namespace_.value_or(""));
+  l.add_untrusted("pod", *ps->pod->name);
+  l.add_untrusted("container", ps->pod->container.value_or(""));
+}
+
 void render_process_families(const MetricsInput& in, std::string& out) {
   if (in.sample == nullptr) return;
   std::unordered_map<uint32_t, const ProcessSample*> by_pid;
@@ -313,6 +323,7 @@ void render_process_families(const MetricsInput& in, std::string& out) {
       l.add("pid", int64_t{gp.pid});
       l.add_untrusted("user", ps ? ps->user : "");
       l.add_untrusted("comm", ps ? ps->name : "");
+      add_pod_labels(l, ps);
       rows.push_back({l.body(), &gp, ps});
     }
   }
@@ -520,6 +531,7 @@ void render_native_families(const MetricsInput& in, std::string& out) {
   render_gpu_health_family(in, out);
   render_job_families(in, out);
   render_slurm_job_info(in, out);
+  render_pod_info(in, out);
 }
 
 }  // namespace gd

@@ -386,6 +386,18 @@ inline constexpr size_t kSlurmJobsMax = 64;
 inline constexpr size_t kSlurmJobNameMax = 128;
 inline constexpr size_t kSlurmUserMax = 64;
 
+// Project extension: a GPU (or a MIG device of one) the kubelet gave a
+// pod's container, from its pod-resources API, also while no process runs.
+struct PodAllocation {
+  int gpu = 0;           // this host's GPU the device id names
+  std::string uuid;      // the GPU's or MIG device's UUID, as the kubelet said
+  opt<int> replica;      // a time-slicing replica ("UUID::N"); nullopt: none
+  std::string resource;  // "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", ...
+  std::string namespace_, name, container;
+  bool operator==(const PodAllocation&) const = default;
+};
+inline constexpr size_t kPodAllocationsMax = 1024;
+
 struct Sample {
   double t = 0;
   std::vector<GpuSample> gpus;
@@ -401,6 +413,10 @@ struct Sample {
   // Project extension: the Slurm jobs of `processes` whose names were known
   // when the sample was taken (slurm_job_id -> name, user, partition).
   std::vector<SlurmJob> slurm_jobs;
+  // Project extension: the GPUs of this host the kubelet allocated to pods,
+  // at most kPodAllocationsMax; nullopt = not asked (not on Kubernetes, or
+  // the kubelet did not answer), empty = none allocated.
+  opt<std::vector<PodAllocation>> pod_allocations{};
 };
 
 // The job `id` of `s.slurm_jobs`, or nullptr.

@@ -240,13 +240,50 @@ void parse_event(const Loc& loc, object obj, Event& o) {
   X(events, custom)             \
   X(device_holders, custom)     \
   X(processes_left_out, custom) \
-  X(slurm_jobs, custom)
+  X(slurm_jobs, custom)         \
+  X(pod_allocations, custom)
 
 #define GD_SLURM_JOB_FIELDS(X) \
   X(id, custom)                \
   X(name, plain)               \
   X(user, plain)               \
   X(partition, plain)
+
+#define GD_POD_ALLOCATION_FIELDS(X) \
+  X(gpu, custom)                    \
+  X(uuid, plain)                    \
+  X(replica, plain)                 \
+  X(resource, plain)                \
+  X(namespace_, custom)             \
+  X(name, plain)                    \
+  X(container, plain)
+
+// "namespace" is C++'s: the key is matched by its JSON name.
+constexpr std::string_view kPodAllocationKeyNames[] = {
+    "gpu", "uuid", "replica", "resource", "namespace", "name", "container"};
+
+void parse_pod_allocation(const Loc& loc, object obj, PodAllocation& o) {
+  enum class Key { GD_POD_ALLOCATION_FIELDS(GD_KEY_ENUM) };
+  o = PodAllocation{};
+  bool have_gpu = false;
+  size_t cursor = 0;
+  for (auto f : obj) {
+    switch (static_cast<Key>(find_key(kPodAllocationKeyNames, f.key, cursor))) {
+      GD_POD_ALLOCATION_FIELDS(GD_CASE)
+      case Key::gpu:
+        o.gpu = integer_of<int>(loc, f.key, f.value);
+        have_gpu = true;
+        break;
+      case Key::namespace_:
+        read(loc, f.key, f.value, o.namespace_);
+        break;
+    }
+  }
+  if (!have_gpu) missing(loc, "gpu");
+  for (auto* text :
+       {&o.uuid, &o.resource, &o.namespace_, &o.name, &o.container})
+    cap_text(*text, kPodTextMax);
+}
 
 void parse_slurm_job(const Loc& loc, object obj, SlurmJob& o) {
   enum class Key { GD_SLURM_JOB_FIELDS(GD_KEY_ENUM) };
@@ -353,7 +390,8 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
   const Loc loc{where, nullptr, {}, 0};
   const object obj = root_object(parser, data, len, loc);
   bool have_t = false, have_gpus = false, have_host = false,
-       have_events = false, have_holders = false, have_slurm_jobs = false;
+       have_events = false, have_holders = false, have_slurm_jobs = false,
+       have_allocations = false;
   // Read after the loop: the budget keeps the GPUs' processes first.
   element processes;
   bool have_processes = false;
@@ -398,6 +436,17 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
         have_slurm_jobs = true;
         break;
       }
+      case Key::pod_allocations: {
+        array list;
+        if (!f.value.is_null() && !f.value.get_array().get(list) &&
+            list.size() > kPodAllocationsMax)
+          fail(loc, f.key,
+               "more than " + std::to_string(kPodAllocationsMax) +
+                   " allocations");
+        read_optional_array(loc, f.key, f.value, out.pod_allocations,
+                            have_allocations, parse_pod_allocation);
+        break;
+      }
       case Key::device_holders:
         if (f.value.is_null()) break;
         if (!out.device_holders) out.device_holders.emplace();
@@ -417,6 +466,7 @@ void parse_sample(simdjson::dom::parser& parser, const char* data, size_t len,
   if (!have_events) out.events.clear();
   if (!have_holders) out.device_holders.reset();
   if (!have_slurm_jobs) out.slurm_jobs.clear();
+  if (!have_allocations) out.pod_allocations.reset();
   trace_checks::check_sample(out, where);
 }
 

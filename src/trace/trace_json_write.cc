@@ -416,6 +416,31 @@ void append_host_sample(std::string& out, const HostSample& h) {
   out.push_back('}');
 }
 
+// `pod_allocations`: the kubelet's GPUs of pods ([] = none allocated).
+void append_pod_allocations(std::string& out,
+                            const std::vector<PodAllocation>& list) {
+  lit(out, ",\"pod_allocations\":[");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const PodAllocation& a = list[i];
+    if (i) out.push_back(',');
+    lit(out, "{\"gpu\":");
+    integer(out, a.gpu);
+    lit(out, ",\"uuid\":");
+    string(out, a.uuid);
+    if_known(out, ",\"replica\":", a.replica);
+    lit(out, ",\"resource\":");
+    string(out, a.resource);
+    lit(out, ",\"namespace\":");
+    string(out, a.namespace_);
+    lit(out, ",\"name\":");
+    string(out, a.name);
+    lit(out, ",\"container\":");
+    string(out, a.container);
+    out.push_back('}');
+  }
+  out.push_back(']');
+}
+
 // `pod`: every name, null where unknown; `deleted` only once asked.
 void append_pod(std::string& out, const ProcessPod& pod) {
   lit(out, ",\"pod\":{\"uid\":");
@@ -576,6 +601,7 @@ void append_sample_json(std::string& out, const Sample& s) {
     }
     out.push_back(']');
   }
+  if (s.pod_allocations) append_pod_allocations(out, *s.pod_allocations);
   out.push_back('}');
 }
 

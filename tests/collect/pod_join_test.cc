@@ -14,8 +14,8 @@ std::string cgroup_of(const std::string& uid, const std::string& container) {
   std::string u = uid;
   for (char& c : u)
     if (c == '-') c = '_';
-  return "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" +
-         u + ".slice/cri-containerd-" + container + ".scope";
+  return "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + u +
+         ".slice/cri-containerd-" + container + ".scope";
 }
 
 pods::PodSnapshot answered() {

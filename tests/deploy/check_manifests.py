@@ -110,6 +110,8 @@ class Kubernetes(unittest.TestCase):
             self.assertEqual(svc["metadata"]["labels"].get(k), v)
         for ep in sm["spec"]["endpoints"]:
             self.assertIn(ep["port"], svc_ports)
+            # the process series' own pod labels, not serve's pod's
+            self.assertIs(ep.get("honorLabels"), True, ep)
         # the rules' GpudoctorTargetDown selects job=~"gpudoctor.*"
         job = svc["metadata"]["labels"][sm["spec"]["jobLabel"]]
         self.assertTrue(job.startswith("gpudoctor"), job)

@@ -21,6 +21,7 @@ import unittest
 import uuid
 
 from gd_e2e import E2E, GPUDOCTOR, run
+from test_serve import Serve
 from test_who_kill import GiB, Scenario, wait_until
 
 # The fake kubelet needs Debian's gRPC for Python: the system python3, not
@@ -42,6 +43,21 @@ HUNG_KUBELET_BOUND_S = 4.0
 # A node running a real kubelet: its kubepods slices are not the tests' to
 # remove.
 REAL_KUBELET = os.path.exists("/var/lib/kubelet")
+# serve's /metrics: the pod worker's first reading comes within about 1 s of
+# start, then one every 10 s (pods::PodDirectory::kRefresh); a first call
+# that misses its 1 s deadline on a loaded machine costs one refresh more.
+POD_METRICS_TIMEOUT_S = 30
+# A change to the kubelet's state: seen at the next refresh (10 s), with room.
+POD_REFRESH_TIMEOUT_S = 25
+PROCESS_MEMORY = "gpudoctor_process_gpu_memory_bytes"
+POD_INFO = "gpudoctor_gpu_pod_info"
+# render_process_families' per-process series: each carries a pod
+# process's pod labels (gpudoctor_process_tree_cpu_percent does not).
+PER_PROCESS_FAMILIES = (PROCESS_MEMORY, "gpudoctor_process_cpu_percent",
+                        "gpudoctor_process_resident_memory_bytes",
+                        "gpudoctor_process_sm_utilization_percent",
+                        "gpudoctor_process_memory_utilization_percent")
+POD_LABELS = ("namespace", "pod", "container")
 
 
 def cgroup2_mount():
@@ -554,6 +570,138 @@ class NoKubelet(PodsCase):
         self.assertNotIn("(deleted)", text)
 
 
+class PodMetrics(PodsCase):
+    """`gpudoctor serve` on the same node: dcgm-exporter's pod labels on
+    each pod process's series, and one gpudoctor_gpu_pod_info series per
+    device the kubelet allocated."""
+
+    def setUp(self):
+        super().setUp()
+        self.server = Serve(self.scenario, ["--no-db"], self.tmp, env=self.env())
+        # Cleanups run last-in first-out: serve stops before the kubelet,
+        # the pods' processes and their folders.
+        self.addCleanup(self.server.kill)
+
+    def scrape(self):
+        """(body, [(name, labels, value)]) of one GET /metrics."""
+        status, _, body = self.server.get("/metrics")
+        self.assertEqual(status, 200, body[:2000])
+        return body, parse_series(body)
+
+    def wait_scrape(self, cond, timeout, what):
+        """The parsed /metrics once `cond(series)` holds; fails after
+        `timeout` s naming `what`, with the pod lines of the last scrape."""
+        end = time.monotonic() + timeout
+        while True:
+            body, series = self.scrape()
+            if cond(series):
+                return series
+            if time.monotonic() >= end:
+                break
+            time.sleep(0.2)
+        lines = [l for l in body.splitlines()
+                 if l.startswith((PROCESS_MEMORY, POD_INFO, "gpudoctor_collect"))]
+        self.fail(f"{what}: not within {timeout} s. Last /metrics (those families):\n"
+                  + "\n".join(lines[:80]) + "\nserve's log:\n"
+                  + "\n".join(self.server.log()[-30:])
+                  + f"\nfake kubelet's stderr:\n{self.kubelet.stderr()}")
+
+    def pods_named(self, series):
+        """Both services read into serve's sample: the pod info is out and
+        every pod's process carries its pod's name."""
+        if not _select(series, POD_INFO):
+            return False
+        for pod in self.pods:
+            rows = _select(series, PROCESS_MEMORY, pid=str(pod.pid))
+            if not rows or any("pod" not in labels for labels, _ in rows):
+                return False
+        return True
+
+    def pod_info_expected(self, pod, gpu, replica):
+        uuid_ = self.gpu_uuids[gpu]
+        return {"gpu": str(gpu), "uuid": uuid_, "namespace": pod.namespace, "pod": pod.name,
+                "container": pod.container, "resource": "nvidia.com/gpu",
+                "replica": "" if replica is None else str(replica)}
+
+    def assertPodInfo(self, series, expected):
+        """The pod info series are exactly `expected` (label sets, without
+        Hostname), each 1, each with a Hostname."""
+        rows = _select(series, POD_INFO)
+        for labels, value in rows:
+            self.assertTrue(labels.get("Hostname"), f"no Hostname label: {labels}")
+            self.assertEqual(value, 1, labels)
+        got = sorted(sorted((k, v) for k, v in labels.items() if k != "Hostname")
+                     for labels, _ in rows)
+        want = sorted(sorted(e.items()) for e in expected)
+        self.assertEqual(got, want)
+
+    def test_each_pod_has_its_own_process_series(self):
+        series = self.wait_scrape(self.pods_named, POD_METRICS_TIMEOUT_S,
+                                  "every pod process's series named with its pod")
+        # train-0 and train-1 time-share GPU 0: each has its own memory.
+        for pod, gpu, used in ((self.train0, "0", 10 * GiB), (self.train1, "0", 6 * GiB),
+                               (self.serve0, "1", 20 * GiB)):
+            rows = _select(series, PROCESS_MEMORY, pid=str(pod.pid))
+            self.assertEqual(len(rows), 1, f"{pod.text()}: {rows}")
+            labels, value = rows[0]
+            want = {"gpu": gpu, "pid": str(pod.pid), "namespace": pod.namespace,
+                    "pod": pod.name, "container": pod.container}
+            self.assertEqual({k: labels.get(k) for k in want}, want, labels)
+            self.assertTrue(labels.get("Hostname"), f"no Hostname label: {labels}")
+            self.assertEqual(value, used, labels)
+            # Its other per-process series carry the same pod.
+            for name in PER_PROCESS_FAMILIES:
+                for other, _ in _select(series, name, pid=str(pod.pid)):
+                    self.assertEqual({k: other.get(k) for k in POD_LABELS},
+                                     {k: want[k] for k in POD_LABELS}, f"{name}{other}")
+        # The process outside any pod: no pod labels on any of its series.
+        rows = _select(series, PROCESS_MEMORY, pid=str(self.plain))
+        self.assertEqual(len(rows), 1, rows)
+        labels, value = rows[0]
+        self.assertEqual(labels.get("gpu"), "2", labels)
+        self.assertEqual(value, 2 * GiB, labels)
+        for name in PER_PROCESS_FAMILIES:
+            for other, _ in _select(series, name, pid=str(self.plain)):
+                for k in POD_LABELS:
+                    self.assertNotIn(k, other, f"{name}{other}")
+
+    def test_pod_info_per_allocation(self):
+        series = self.wait_scrape(self.pods_named, POD_METRICS_TIMEOUT_S,
+                                  "the pods read into serve's sample")
+        self.assertPodInfo(series, [self.pod_info_expected(self.train0, 0, 0),
+                                    self.pod_info_expected(self.train1, 0, 1),
+                                    self.pod_info_expected(self.serve0, 1, None)])
+
+    def test_a_pod_idle_on_its_gpu_still_has_its_info(self):
+        self.wait_scrape(self.pods_named, POD_METRICS_TIMEOUT_S,
+                         "the pods read into serve's sample")
+        # A pod the kubelet gave GPU 2 that runs nothing (yet): no process,
+        # no cgroup folder; the runtime does not list it.
+        idle = Pod("batch", "idle-0", "worker", [self.gpu_uuids[2]])
+        entry = idle.state()
+        entry["kubelet_only"] = True
+        state = self.state()
+        state["allocatable"][0]["ids"].append(self.gpu_uuids[2])
+        state["pods"].append(entry)
+        self.kubelet.write(state)
+
+        series = self.wait_scrape(
+            lambda s: bool(_select(s, POD_INFO, gpu="2")), POD_REFRESH_TIMEOUT_S,
+            "the idle pod's gpudoctor_gpu_pod_info{gpu=\"2\"} after the kubelet's refresh")
+        self.assertPodInfo(series, [self.pod_info_expected(self.train0, 0, 0),
+                                    self.pod_info_expected(self.train1, 0, 1),
+                                    self.pod_info_expected(self.serve0, 1, None),
+                                    self.pod_info_expected(idle, 2, None)])
+        # GPU 2's only process is not in a pod: its allocation to a pod
+        # names no process.
+        for name in PER_PROCESS_FAMILIES:
+            for labels, _ in _select(series, name, gpu="2"):
+                for k in POD_LABELS:
+                    self.assertNotIn(k, labels, f"{name}{labels}")
+        self.assertNotIn(idle.name, [labels.get("pod") for name, labels, _ in series
+                                     if name != POD_INFO])
+
+
 def _line_of(text, pid):
     """The line of `ps`/`who` text whose PID cell is `pid` (a whole word),
     or None."""
@@ -562,6 +710,61 @@ def _line_of(text, pid):
         if pattern.search(line):
             return line
     return None
+
+
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL_PAIR = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*')
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def parse_series(text):
+    """Prometheus text exposition -> [(name, {label: value}, float)] in
+    order, label values unescaped (\\\\, \\" and \\n); a line that is not a
+    sample or a comment fails."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _METRIC_NAME.match(line)
+        if not m:
+            raise AssertionError(f"/metrics line {n}: no metric name: {line!r}")
+        name, pos, labels = m.group(0), m.end(), {}
+        if line.startswith("{", pos):
+            pos += 1
+            while True:
+                while line.startswith(" ", pos):
+                    pos += 1
+                if line.startswith("}", pos):  # {} or a trailing comma
+                    pos += 1
+                    break
+                m = _LABEL_PAIR.match(line, pos)
+                if not m:
+                    raise AssertionError(f"/metrics line {n}: bad label at {pos}: {line!r}")
+                key = m.group(1)
+                if key in labels:
+                    raise AssertionError(f"/metrics line {n}: label {key} twice: {line!r}")
+                labels[key] = _ESCAPED.sub(
+                    lambda e: "\n" if e.group(1) == "n" else e.group(1), m.group(2))
+                pos = m.end()
+                if line.startswith(",", pos):
+                    pos += 1
+                elif line.startswith("}", pos):
+                    pos += 1
+                    break
+                else:
+                    raise AssertionError(f"/metrics line {n}: bad labels at {pos}: {line!r}")
+        fields = line[pos:].split()
+        if len(fields) not in (1, 2):  # the value, and a timestamp maybe
+            raise AssertionError(f"/metrics line {n}: bad value: {line!r}")
+        out.append((name, labels, float(fields[0])))
+    return out
+
+
+def _select(series, name, **labels):
+    """[(labels, value)] of the series of `name` whose labels include
+    `labels` (a subset: Hostname and the rest may follow)."""
+    return [(l, v) for n, l, v in series
+            if n == name and all(l.get(k) == want for k, want in labels.items())]
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -317,6 +318,81 @@ TEST(Exporter, FindingsAreOneSeriesPerLabelSet) {
        ++pos)
     ++n;
   EXPECT_EQ(n, 1u);
+}
+
+// Pods time-sharing a GPU: each process's series carry its own pod's
+// labels (dcgm-exporter's namespace, pod, container), so each pod's memory
+// is its own; a pod known only by its UID adds none.
+TEST(Exporter, ProcessSeriesCarryTheirOwnPod) {
+  Scenario s = load_scenario();
+  const auto& on_gpu0 = *s.sample.gpus[0].processes;
+  ASSERT_FALSE(on_gpu0.empty());
+  int n = 0;
+  for (auto& p : s.sample.processes) {
+    if (std::none_of(on_gpu0.begin(), on_gpu0.end(),
+                     [&](const GpuProcess& gp) { return gp.pid == p.pid; }))
+      continue;
+    ProcessPod pod;
+    pod.uid = "uid-" + std::to_string(n);
+    if (n != 1) {  // the second one: its UID alone
+      pod.namespace_ = "ml";
+      pod.name = "train-" + std::to_string(n);
+      pod.container = "main";
+    }
+    p.pod = pod;
+    ++n;
+  }
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
+  n = 0;
+  for (const auto& p : s.sample.processes) {
+    if (!p.pod) continue;
+    const GpuProcess* gp = nullptr;
+    for (const auto& g : on_gpu0)
+      if (g.pid == p.pid) gp = &g;
+    std::string labels = "{gpu=\"0\",pid=\"" + std::to_string(p.pid) +
+                         "\",user=\"" + p.user + "\",comm=\"" + p.name + "\"";
+    if (p.pod->name)
+      labels +=
+          ",namespace=\"ml\",pod=\"" + *p.pod->name + "\",container=\"main\"";
+    labels += "}";
+    ASSERT_TRUE(
+        page.series.count("gpudoctor_process_gpu_memory_bytes" + labels))
+        << labels << "\n"
+        << page.text;
+    if (gp && gp->used_bytes) {
+      EXPECT_DOUBLE_EQ(
+          page.series.at("gpudoctor_process_gpu_memory_bytes" + labels),
+          static_cast<double>(*gp->used_bytes));
+    }
+    ++n;
+  }
+  EXPECT_GE(n, 1);
+}
+
+// The kubelet's allocations: one info series each, an idle one included.
+TEST(Exporter, PodInfoSeriesPerAllocation) {
+  Scenario s = load_scenario();
+  s.sample.pod_allocations = std::vector<PodAllocation>{
+      {0, s.header.gpus[0].uuid, 0, "nvidia.com/gpu", "ml", "train-0", "main"},
+      {0, s.header.gpus[0].uuid, 1, "nvidia.com/gpu", "ml", "train-1", "main"},
+      {1, s.header.gpus[1].uuid, std::nullopt, "nvidia.com/gpu", "infer",
+       "serve\"0", "server"}};
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
+  auto info = [&](int gpu, const std::string& ns, const std::string& pod,
+                  const std::string& container, const std::string& replica) {
+    return "gpudoctor_gpu_pod_info{gpu=\"" + std::to_string(gpu) +
+           "\",uuid=\"" + s.header.gpus[static_cast<size_t>(gpu)].uuid +
+           "\",namespace=\"" + ns + "\",pod=\"" + pod + "\",container=\"" +
+           container + "\",resource=\"nvidia.com/gpu\",replica=\"" + replica +
+           "\"}";
+  };
+  EXPECT_EQ(page.series.at(info(0, "ml", "train-0", "main", "0")), 1);
+  EXPECT_EQ(page.series.at(info(0, "ml", "train-1", "main", "1")), 1);
+  EXPECT_EQ(page.series.at(info(1, "infer", "serve\\\"0", "server", "")), 1)
+      << page.text;
+  s.sample.pod_allocations.reset();
+  EXPECT_EQ(render_metrics(input_for(s)).find("gpudoctor_gpu_pod_info"),
+            std::string::npos);
 }
 
 // A process that names itself to break the exposition format.

@@ -163,6 +163,7 @@ inline void expect_same(const Sample& a, const Sample& b) {
   }
   EXPECT_EQ(a.processes_left_out, b.processes_left_out);
   EXPECT_EQ(a.slurm_jobs, b.slurm_jobs);
+  EXPECT_EQ(a.pod_allocations, b.pod_allocations);
   ASSERT_EQ(a.device_holders.has_value(), b.device_holders.has_value());
   if (a.device_holders) {
     ASSERT_EQ(a.device_holders->size(), b.device_holders->size());

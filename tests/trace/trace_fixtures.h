@@ -282,6 +282,8 @@ inline Sample full_sample(double t = 1732262400.123456) {
   s.device_holders = std::vector<DeviceHolder>{
       {.pid = 4242, .devices = {"nvidia0", "nvidiactl", "nvidia-uvm"}}};
   s.slurm_jobs = {{"1234", "train llm", "alice", "gpu-a"}};
+  s.pod_allocations = std::vector<PodAllocation>{
+      {0, "GPU-0000", 1, "nvidia.com/gpu", "ml", "train-0", "main"}};
   return s;
 }
 
