@@ -21,7 +21,8 @@
 #   bin/        gpudoctor, gpudoctor-full: stripped, run path $ORIGIN/../lib,
 #               libstdc++ linked in (-static-libstdc++, src/cli/CMakeLists.txt)
 #   lib/        every shared library they load that is not part of the base
-#               system (BASE_LIBS below), each with run path $ORIGIN
+#               system (BASE_LIBS below), each with run path $ORIGIN;
+#               libgpudoctor-pods.so (dlopen'ed on Kubernetes) and its own
 #   licenses/   LICENSE of gpudoctor; <debian package>/copyright of each
 #               bundled library and of each linked in; cpp-httplib/LICENSE
 #   deploy/     the systemd unit, Prometheus/Alertmanager/Grafana/Kubernetes
@@ -98,7 +99,8 @@ fi
 [[ -f "$build_dir/CMakeCache.txt" ]] || {
   echo "package.sh: $build_dir is not a configured CMake build" >&2; exit 1; }
 if ((!no_build)); then
-  cmake --build "$build_dir" --target gpudoctor gpudoctor-full gpudoctor-manuals
+  cmake --build "$build_dir" --target gpudoctor gpudoctor-full gpudoctor-manuals \
+    gpudoctor-pods
 fi
 build_dir=$(cd "$build_dir" && pwd)
 
@@ -144,13 +146,21 @@ for b in gpudoctor gpudoctor-full; do
   install -m 0755 "$build_dir/src/cli/$b" "$root/bin/$b"
   strip --strip-unneeded "$root/bin/$b"
 done
+# lib/ also holds libgpudoctor-pods.so, the Kubernetes client gpudoctor
+# loads with dlopen from $ORIGIN/../lib (docs/kubernetes.md), with the gRPC,
+# protobuf and OpenSSL libraries it needs: only it links them.
+pods_lib=src/pods/libgpudoctor-pods.so
+[[ -f "$build_dir/$pods_lib" ]] || { echo "package.sh: $build_dir/$pods_lib not built" >&2; exit 1; }
+install -m 0644 "$build_dir/$pods_lib" "$root/lib/libgpudoctor-pods.so"
+strip --strip-unneeded "$root/lib/libgpudoctor-pods.so"
+patchelf --set-rpath '$ORIGIN' "$root/lib/libgpudoctor-pods.so"
 declare -A bundled=()  # soname -> resolved path
 while read -r soname path; do
   is_base "$soname" && continue
   [[ "$path" == /* ]] || { echo "package.sh: $soname: not found on this host" >&2; exit 1; }
   bundled[$soname]=$path
-done < <(for b in gpudoctor gpudoctor-full; do
-           env -i ldd "$build_dir/src/cli/$b"
+done < <(for b in src/cli/gpudoctor src/cli/gpudoctor-full $pods_lib; do
+           env -i ldd "$build_dir/$b"
          done | awk '$2 == "=>" { print $1, $3 }' | sort -u)
 
 declare -A packages=()

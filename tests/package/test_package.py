@@ -187,6 +187,22 @@ class Libraries(Unpacked):
             out = tool("readelf", "-d", os.path.join(self.root, "bin", b)).stdout
             self.assertRegex(out, r"R(UN)?PATH.*\[\$ORIGIN/\.\./lib\]", b)
 
+    def test_the_pods_library_loads_from_the_bundle_alone(self):
+        """libgpudoctor-pods.so (dlopen'ed by gpudoctor on Kubernetes) loads
+        with an empty environment, every gRPC library it needs found in lib/.
+        The shipped binary dlopens it as it dlopens NVML (--nvml-lib): once
+        loaded, the library lacks nvmlInit, which gpudoctor says; a library
+        that could not load would be "cannot load ..." instead."""
+        lib = os.path.join(self.root, "lib", "libgpudoctor-pods.so")
+        self.assertTrue(os.path.exists(lib), "lib/libgpudoctor-pods.so is not bundled")
+        p = subprocess.run([os.path.join(self.root, "bin", "gpudoctor"), "--nvml-lib", lib,
+                            "--kmsg", "none", "status", "--json"],
+                           env={}, capture_output=True, text=True, timeout=60)
+        # status's exit code for "NVML did not start" is not the point here.
+        self.assertTrue(p.stdout, p.stderr)
+        error = json.loads(p.stdout.splitlines()[0]).get("nvml_error", "")
+        self.assertIn("exports neither nvmlInit", error, p.stdout[:2000])
+
     def test_no_glibc_library_is_bundled(self):
         bundled = set(os.listdir(os.path.join(self.root, "lib")))
         self.assertFalse(bundled & BASE_LIBS, bundled & BASE_LIBS)
