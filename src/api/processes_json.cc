@@ -15,9 +15,6 @@ namespace jo = json_out;
 constexpr size_t kMaxItems = 100000;
 constexpr size_t kMaxText = 64 * 1024;
 
-// Keys in the order serve has always sent them (nlohmann's sorted order,
-// before this writer).
-
 // "pod": names null where unknown; "deleted" null while not asked.
 void append_pod(std::string& out, const ProcessPod& pod) {
   jo::lit(out, ",\"pod\":{\"container\":");
@@ -33,6 +30,8 @@ void append_pod(std::string& out, const ProcessPod& pod) {
   out += '}';
 }
 
+// Keys in the order serve has always sent them (nlohmann's sorted order,
+// before this writer).
 void append_row(std::string& out, const ProcessRow& p) {
   out += '{';
   if (p.in_proc) {

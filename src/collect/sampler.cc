@@ -43,7 +43,7 @@ struct Sampler::Impl {
     auto loading = std::async(std::launch::async, [&o] {
       return std::make_unique<GpuSource>(gpu_options(o));
     });
-    if (o.read_pods) start_pods();
+    start_pods();
     host_read_at = read_host();
     header.host = host.host_info();
     if (!o.hostname.empty()) header.host.hostname = o.hostname;
@@ -247,8 +247,6 @@ Sample Sampler::sample() {
   impl_->attach_pod_names(s, Impl::Clock::time_point{});
   return s;
 }
-
-bool Sampler::on_kubernetes() const { return impl_->pod_directory != nullptr; }
 
 void Sampler::name_jobs(Sample& s, std::chrono::milliseconds wait) {
   const auto until = Impl::Clock::now() + wait;

@@ -31,10 +31,10 @@ struct SamplerOptions {
   // scontrol for Slurm jobs' names (slurm/job_names.h); "" = do not ask.
   // Default: GPUDOCTOR_SCONTROL, else scontrol on PATH.
   std::string scontrol = slurm::scontrol_path_from_env();
-  // Kubernetes: the kubelet's and the container runtime's sockets
-  // (pods/pods_library.h: GPUDOCTOR_POD_RESOURCES_SOCKET,
-  // GPUDOCTOR_CRI_SOCKET); false = name no pods beyond the cgroup's UID.
-  bool read_pods = true;
+  // Kubernetes pods are named from the kubelet's and the container runtime's
+  // sockets where they exist (pods/pods_library.h:
+  // GPUDOCTOR_POD_RESOURCES_SOCKET and GPUDOCTOR_CRI_SOCKET, "none" = not
+  // asked).
 };
 
 class Sampler {
@@ -63,8 +63,6 @@ class Sampler {
   // sample()). sample() fills what is known without waiting; sample_once()
   // waits by itself.
   void name_jobs(Sample& s, std::chrono::milliseconds wait = kOneShotNamesWait);
-  // Whether the kubelet's or the runtime's socket is there.
-  bool on_kubernetes() const;
 
   // Long enough for CPU% from /proc's 10 ms ticks (USER_HZ=100) to see a
   // busy process, short enough that `status` stays well under 50 ms.
