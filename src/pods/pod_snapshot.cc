@@ -45,7 +45,9 @@ void read_kubelet(const json& k, PodSnapshot& out) {
         if (!d.is_object() || ++devices > kMaxDevicesPerContainer) break;
         size_t ids = 0;
         for (const json& id : list(d, "ids")) {
-          if (!id.is_string() || ++ids > kMaxIdsPerDevice) break;
+          if (!id.is_string() || ++ids > kMaxIdsPerDevice ||
+              out.allocations.size() >= kMaxAllocations)
+            break;
           auto [device, replica] = split_replica(id.get<std::string>());
           out.allocations.push_back(
               {name, str(d, "resource"), device.substr(0, kMaxName), replica});

@@ -2,7 +2,7 @@
 // the container runtime's CRI over their Unix sockets (pods_plugin_abi.h).
 // Each call has its deadline; a service that is absent, slow or refuses is
 // an "error" in the reply, never a hang. Everything read is capped
-// (pods_limits.h) before it is written out.
+// (pods_limits.h, reply_json.h) before it is written out.
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -16,6 +16,7 @@
 #include "podresources_v1.grpc.pb.h"
 #include "pods/pods_limits.h"
 #include "pods/pods_plugin_abi.h"
+#include "pods/reply_json.h"
 
 namespace gd::pods {
 namespace {
@@ -43,21 +44,6 @@ std::string why(const grpc::Status& s) {
                 s.error_message());
 }
 
-json devices_json(
-    const google::protobuf::RepeatedPtrField<v1::ContainerDevices>& devices) {
-  json out = json::array();
-  for (const auto& d : devices) {
-    if (out.size() >= kMaxDevicesPerContainer) break;
-    json ids = json::array();
-    for (const auto& id : d.device_ids()) {
-      if (ids.size() >= kMaxIdsPerDevice) break;
-      ids.push_back(capped(id));
-    }
-    out.push_back({{"resource", capped(d.resource_name())}, {"ids", ids}});
-  }
-  return out;
-}
-
 json read_kubelet(const std::string& socket, int deadline_ms) {
   json out = {{"error", nullptr},
               {"pods", json::array()},
@@ -72,18 +58,7 @@ json read_kubelet(const std::string& socket, int deadline_ms) {
       out["error"] = "List: " + why(s);
       return out;
     }
-    for (const auto& p : reply.pod_resources()) {
-      if (out["pods"].size() >= kMaxPods) break;
-      json containers = json::array();
-      for (const auto& c : p.containers()) {
-        if (containers.size() >= kMaxContainersPerPod) break;
-        containers.push_back({{"name", capped(c.name())},
-                              {"devices", devices_json(c.devices())}});
-      }
-      out["pods"].push_back({{"namespace", capped(p.namespace_())},
-                             {"name", capped(p.name())},
-                             {"containers", containers}});
-    }
+    out["pods"] = pods_json(reply);
   }
   grpc::ClientContext ctx;
   set_deadline(ctx, deadline_ms);
@@ -91,7 +66,7 @@ json read_kubelet(const std::string& socket, int deadline_ms) {
   grpc::Status s = stub->GetAllocatableResources(
       &ctx, v1::AllocatableResourcesRequest(), &reply);
   if (s.ok())
-    out["allocatable"] = devices_json(reply.devices());
+    out["allocatable"] = allocatable_json(reply);
   else  // older kubelets lack it: the pods alone are still right
     out["allocatable_error"] = "GetAllocatableResources: " + why(s);
   return out;
@@ -112,15 +87,7 @@ json read_runtime(const std::string& socket, int deadline_ms) {
       out["error"] = "ListPodSandbox: " + why(s);
       return out;
     }
-    for (const auto& p : reply.items()) {
-      if (out["sandboxes"].size() >= kMaxPods) break;
-      out["sandboxes"].push_back(
-          {{"id", capped(p.id())},
-           {"uid", capped(p.metadata().uid())},
-           {"namespace", capped(p.metadata().namespace_())},
-           {"name", capped(p.metadata().name())},
-           {"ready", p.state() == runtime::v1::SANDBOX_READY}});
-    }
+    out["sandboxes"] = sandboxes_json(reply);
   }
   grpc::ClientContext ctx;
   set_deadline(ctx, deadline_ms);
@@ -131,14 +98,7 @@ json read_runtime(const std::string& socket, int deadline_ms) {
     out["error"] = "ListContainers: " + why(s);
     return out;
   }
-  for (const auto& c : reply.containers()) {
-    if (out["containers"].size() >= kMaxRuntimeContainers) break;
-    out["containers"].push_back(
-        {{"id", capped(c.id())},
-         {"sandbox_id", capped(c.pod_sandbox_id())},
-         {"name", capped(c.metadata().name())},
-         {"running", c.state() == runtime::v1::CONTAINER_RUNNING}});
-  }
+  out["containers"] = containers_json(reply);
   return out;
 }
 
