@@ -193,6 +193,26 @@ const Family kFamilies[] = {
      }},
 };
 
+// The one pod container the kubelet gave this GPU (or, for an instance's
+// series, this MIG device), as dcgm-exporter labels a GPU in Kubernetes;
+// nullptr when no pod or several containers share it (time-slicing): then
+// each pod's share is on the per-process series, not copied onto the GPU's.
+const PodAllocation* sole_pod(const GpuRow& row, const MetricsInput& in,
+                              const MigInstance* instance) {
+  if (!in.sample->pod_allocations) return nullptr;
+  const PodAllocation* found = nullptr;
+  for (const PodAllocation& a : *in.sample->pod_allocations) {
+    const bool ours =
+        instance ? a.uuid == instance->uuid : a.gpu == row.sample->index;
+    if (!ours) continue;
+    if (found && (found->namespace_ != a.namespace_ || found->name != a.name ||
+                  found->container != a.container))
+      return nullptr;
+    found = &a;
+  }
+  return found;
+}
+
 }  // namespace
 
 std::string dcgm_labels(const GpuRow& row, const MetricsInput& in,
@@ -211,6 +231,11 @@ std::string dcgm_labels(const GpuRow& row, const MetricsInput& in,
   l.add("Hostname", in.header->host.hostname);
   l.add("DCGM_FI_DRIVER_VERSION",
         in.header->driver ? in.header->driver->driver_version : "");
+  if (const PodAllocation* pod = sole_pod(row, in, instance)) {
+    l.add_untrusted("container", pod->container);
+    l.add_untrusted("namespace", pod->namespace_);
+    l.add_untrusted("pod", pod->name);
+  }
   return l.body();
 }
 

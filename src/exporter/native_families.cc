@@ -300,6 +300,27 @@ void add_pod_labels(Labels& l, const ProcessSample* ps) {
   l.add_untrusted("container", ps->pod->container.value_or(""));
 }
 
+// Per-process series per GPU: a node's own processes fit many times over;
+// a time-sliced GPU with a crowd of pods, or a hostile process list, does
+// not grow the page without end.
+constexpr size_t kMaxProcessSeriesPerGpu = 64;
+
+template <typename T>
+void add_known(std::optional<T>& sum, const std::optional<T>& v) {
+  if (v) sum = sum.value_or(T{}) + *v;
+}
+
+// A process folded into its GPU's "other" row: the sums of what is known.
+void fold_into(GpuProcess& gp_sum, ProcessSample& ps_sum, const GpuProcess& gp,
+               const ProcessSample* ps) {
+  add_known(gp_sum.used_bytes, gp.used_bytes);
+  add_known(gp_sum.sm_util_pct, gp.sm_util_pct);
+  add_known(gp_sum.mem_util_pct, gp.mem_util_pct);
+  if (!ps) return;
+  add_known(ps_sum.cpu_pct, ps->cpu_pct);
+  add_known(ps_sum.rss_bytes, ps->rss_bytes);
+}
+
 void render_process_families(const MetricsInput& in, std::string& out) {
   if (in.sample == nullptr) return;
   std::unordered_map<uint32_t, const ProcessSample*> by_pid;
@@ -311,13 +332,41 @@ void render_process_families(const MetricsInput& in, std::string& out) {
     const ProcessSample* ps;
   };
   std::vector<Row> rows;
+  // Each GPU's processes past kMaxProcessSeriesPerGpu (the smallest
+  // holders), summed into one pid="other" row per GPU.
+  std::vector<GpuProcess> other_gp;
+  std::vector<ProcessSample> other_ps;
+  other_gp.reserve(in.sample->gpus.size());
+  other_ps.reserve(in.sample->gpus.size());
   std::set<std::pair<int, uint32_t>> seen;  // a pid listed twice on one GPU
+  std::vector<const GpuProcess*> listed;
   for (const auto& g : in.sample->gpus) {
     if (g.stale || g.lost || !g.processes) continue;
-    for (const auto& gp : *g.processes) {
-      if (!seen.emplace(g.index, gp.pid).second) continue;
+    listed.clear();
+    for (const auto& gp : *g.processes)
+      if (seen.emplace(g.index, gp.pid).second) listed.push_back(&gp);
+    if (listed.size() > kMaxProcessSeriesPerGpu)
+      std::partial_sort(
+          listed.begin(), listed.begin() + kMaxProcessSeriesPerGpu,
+          listed.end(), [](const GpuProcess* a, const GpuProcess* b) {
+            return a->used_bytes.value_or(0) > b->used_bytes.value_or(0);
+          });
+    for (size_t i = 0; i < listed.size(); ++i) {
+      const GpuProcess& gp = *listed[i];
       auto it = by_pid.find(gp.pid);
       const ProcessSample* ps = it == by_pid.end() ? nullptr : it->second;
+      if (i >= kMaxProcessSeriesPerGpu) {
+        if (i == kMaxProcessSeriesPerGpu) {
+          other_gp.emplace_back();
+          other_ps.emplace_back();
+          Labels l;
+          l.add("gpu", int64_t{g.index}).add("pid", "other");
+          l.add("user", "").add("comm", "");
+          rows.push_back({l.body(), &other_gp.back(), &other_ps.back()});
+        }
+        fold_into(other_gp.back(), other_ps.back(), gp, ps);
+        continue;
+      }
       Labels l;
       l.add("gpu", int64_t{g.index});
       l.add("pid", int64_t{gp.pid});

@@ -8,7 +8,8 @@ them, and the fake NVML listing the processes' real pids on the GPUs.
 
 Two pods time-share GPU 0 (replicas ::0 and ::1), a third holds GPU 1, and
 a plain process outside any pod uses GPU 2. Runs as root (cgroups): a
-missing prerequisite fails."""
+missing prerequisite fails. PodDashboard also drives serve's dashboard in
+headless Chromium (tests/e2e/cdp.py, so it runs with Debian's python3)."""
 import json
 import os
 import re
@@ -699,7 +700,202 @@ class PodMetrics(PodsCase):
                 for k in POD_LABELS:
                     self.assertNotIn(k, labels, f"{name}{labels}")
         self.assertNotIn(idle.name, [labels.get("pod") for name, labels, _ in series
-                                     if name != POD_INFO])
+                                     if name in PER_PROCESS_FAMILIES])
+        # dcgm-exporter's mapping: a GPU given to one container carries that
+        # pod's labels on its DCGM series (GPU 1: serve-0, GPU 2: idle-0);
+        # GPU 0, time-shared by two pods, carries none.
+        for gpu, pod in (("0", None), ("1", self.serve0), ("2", idle)):
+            util = _select(series, "DCGM_FI_DEV_GPU_UTIL", gpu=gpu)
+            self.assertEqual(len(util), 1, util)
+            labels = util[0][0]
+            want = ({} if pod is None else
+                    {"namespace": pod.namespace, "pod": pod.name, "container": pod.container})
+            self.assertEqual({k: labels[k] for k in POD_LABELS if k in labels}, want,
+                             f"GPU {gpu}: {labels}")
+
+
+# The dashboard's process table as a user reads it (web/src/app.js): the
+# POD column found by its header, then each process row's cell there, with
+# its title (the whole label), whether its text is cut off (ellipsised),
+# and the element saying the pod is deleted: whether it is shown inside the
+# cell and in another colour than the name.
+POD_TABLE_JS = r"""(() => {
+  const ths = Array.from(document.querySelectorAll('#procs thead th'));
+  const col = ths.findIndex(t => t.innerText.trim().startsWith('POD'));
+  const rows = {};
+  for (const tr of document.querySelectorAll('#procs tbody tr[data-pid]')) {
+    const td = col < 0 ? null : tr.children[col];
+    if (!td) { rows[tr.dataset.pid] = null; continue; }
+    const box = td.getBoundingClientRect();
+    const leaves = Array.from(td.querySelectorAll('*')).filter(e => !e.children.length);
+    const mark = leaves.find(e => /deleted/.test(e.textContent));
+    const name = leaves.find(e => e !== mark);
+    let deleted = null;
+    if (mark) {
+      const r = mark.getBoundingClientRect();
+      deleted = {shown: r.width > 0 && r.height > 0 && r.left >= box.left - 0.5 && r.right <= box.right + 0.5,
+                 color: getComputedStyle(mark).color,
+                 name_color: name ? getComputedStyle(name).color : getComputedStyle(td).color};
+    }
+    rows[tr.dataset.pid] = {text: td.innerText, title: td.getAttribute('title'),
+                            clipped: [td].concat(leaves).some(e => e.scrollWidth > e.clientWidth + 1),
+                            width: box.width, deleted: deleted};
+  }
+  return {header: ths.map(t => t.innerText.trim()), col: col, rows: rows};
+})()"""
+# Kubernetes' longest pod name (a DNS subdomain; gpudoctor keeps 253
+# characters of any name): the dashboard's cell must stay narrow.
+LONG_POD_NAME = ("train-1-" + "a1b2c3d4e5." * 30)[:252] + "z"
+# A container name no kubelet would accept, as a runtime could still report
+# it: the page shows it as text.
+HOSTILE_CONTAINER = "<img src=x onerror=alert(1)>"
+# The widest a pod cell may get with a 253-character name (app.css).
+POD_CELL_MAX_PX = 400
+
+
+class PodDashboard(PodsCase):
+    """The dashboard of `gpudoctor serve` on the same node, in headless
+    Chromium (tests/e2e/cdp.py; Debian's python3 with python3-websocket):
+    its process table has a POD column naming each process's pod as `ps`
+    does, a deleted pod marked, a long name ellipsised with the whole label
+    in the cell's title."""
+
+    def setUp(self):
+        super().setUp()
+        # Imported here: the other classes of this file run without
+        # python3-websocket.
+        from cdp import Browser
+        from test_web import ARTIFACTS
+        self.Browser, self.artifacts = Browser, ARTIFACTS
+        self.train1.name = LONG_POD_NAME
+        self.serve0.container = HOSTILE_CONTAINER
+        self.kubelet.write(self.state())
+        self.server = self.page = None
+
+    def open(self, sockets=True):
+        """serve (with or without the kubelet's sockets) and the dashboard
+        in Chromium; closed before the kubelet and the pods' processes."""
+        self.server = Serve(self.scenario, ["--no-db"], self.tmp, env=self.env(sockets))
+        self.addCleanup(self.server.kill)
+        browser = self.Browser()
+        self.addCleanup(browser.close)
+        self.page = browser.new_page()
+        self.addCleanup(self.page.close)
+        self.page.navigate(f"http://{self.server.host}:{self.server.port}/")
+
+    def table(self):
+        return self.page.evaluate(POD_TABLE_JS)
+
+    def wait_table(self, cond, timeout, what):
+        """The table once `cond(table)` holds; fails after `timeout` s with
+        the last table, the API's rows, serve's log and the kubelet's."""
+        end = time.monotonic() + timeout
+        while True:
+            table = self.table()
+            if cond(table):
+                return table
+            if time.monotonic() >= end:
+                break
+            time.sleep(0.2)
+        _, _, api = self.server.get("/api/v1/processes")
+        self.fail(f"{what}: not within {timeout} s.\nThe dashboard's table: "
+                  f"{json.dumps(table, indent=1)}\n/api/v1/processes: {api[:4000]}\n"
+                  "serve's log:\n" + "\n".join(self.server.log()[-30:])
+                  + f"\nfake kubelet's stderr:\n{self.kubelet.stderr()}\n"
+                  f"page errors: {self.page.errors()}")
+
+    def cell(self, table, pid):
+        self.assertIn(str(pid), table["rows"], f"pid {pid} has no row: {table}")
+        return table["rows"][str(pid)]
+
+    def pod_texts(self, table):
+        """Each process row's POD cell text, whitespace runs as one space."""
+        return {pid: None if c is None else " ".join(c["text"].split())
+                for pid, c in table["rows"].items()}
+
+    def shows(self, want):
+        """A condition: the POD column shows `want` ({pid: text})."""
+        return lambda t: t["col"] >= 0 and all(self.pod_texts(t).get(str(pid)) == text
+                                               for pid, text in want.items())
+
+    def screenshot(self, name):
+        os.makedirs(self.artifacts, exist_ok=True)
+        self.page.screenshot(os.path.join(self.artifacts, name))
+
+    def test_the_process_table_names_each_pod(self):
+        self.open()
+        want = {pod.pid: pod.text() for pod in self.pods}
+        want[self.plain] = ""
+        table = self.wait_table(self.shows(want), POD_METRICS_TIMEOUT_S,
+                                "the POD column naming every pod process's pod")
+        self.screenshot("dashboard-pods.png")
+        self.assertIn("POD", [h.split()[0] for h in table["header"] if h], table["header"])
+        # POD comes before COMMAND, as in `ps`.
+        self.assertTrue(table["header"][-1].startswith("COMMAND"), table["header"])
+        for pod in self.pods:
+            c = self.cell(table, pod.pid)
+            self.assertEqual(c["title"], pod.text(), c)
+            self.assertIsNone(c["deleted"], f"{pod.text()} marked deleted: {c}")
+        plain = self.cell(table, self.plain)
+        self.assertEqual(plain["text"].strip(), "", plain)
+        self.assertFalse(plain["title"], plain)
+        # The 253-character name: cut off in a narrow cell, whole in its
+        # title.
+        long = self.cell(table, self.train1.pid)
+        self.assertTrue(long["clipped"], long)
+        self.assertLessEqual(long["width"], POD_CELL_MAX_PX, long)
+        self.assertEqual(long["title"], self.train1.text())
+        # The hostile container name is text: no element made of it, no
+        # dialog.
+        self.assertEqual(self.page.evaluate("document.querySelectorAll('#procs img').length"), 0)
+        self.assertEqual(self.page.dialogs(), [])
+        # Sorting by the POD column orders the pod rows by their names.
+        self.page.evaluate("Array.from(document.querySelectorAll('#procs th'))"
+                           ".find(t => t.innerText.trim().startsWith('POD')).click()")
+        order = self.page.evaluate("Array.from(document.querySelectorAll('#procs tbody tr[data-pid]'))"
+                                   ".map(r => Number(r.dataset.pid))")
+        pods_sorted = [p.pid for p in sorted(self.pods, key=lambda p: p.text())]
+        self.assertEqual([pid for pid in order if pid != self.plain], pods_sorted, order)
+        self.assertEqual(self.page.errors(), [])
+
+    def test_a_deleted_pod_is_marked(self):
+        self.open()
+        self.wait_table(self.shows({pod.pid: pod.text() for pod in self.pods}),
+                        POD_METRICS_TIMEOUT_S, "the POD column naming every pod process's pod")
+        # train-1 (the long name): the kubelet no longer lists it, the
+        # runtime still does. serve-0: gone from both, only its cgroup's
+        # UID left.
+        self.train1.runtime_only = True
+        self.kubelet.write(self.state(pods=[self.train0, self.train1]))
+        want = {self.train0.pid: self.train0.text(),
+                self.train1.pid: self.train1.text() + " (deleted)",
+                self.serve0.pid: f"pod {self.serve0.uid} (deleted)",
+                self.plain: ""}
+        table = self.wait_table(self.shows(want), POD_REFRESH_TIMEOUT_S,
+                                "the POD column marking train-1 and serve-0 deleted")
+        self.screenshot("dashboard-pods-deleted.png")
+        for pid in (self.train1.pid, self.serve0.pid):
+            c = self.cell(table, pid)
+            self.assertEqual(c["title"], want[pid], c)
+            mark = c["deleted"]
+            self.assertIsNotNone(mark, f"pid {pid}: nothing in its POD cell says deleted: {c}")
+            # In view, even after the long name's ellipsis, and in another
+            # colour.
+            self.assertTrue(mark["shown"], c)
+            self.assertNotEqual(mark["color"], mark["name_color"], c)
+        self.assertIsNone(self.cell(table, self.train0.pid)["deleted"], table)
+        self.assertNotIn("deleted", self.pod_texts(table)[str(self.train0.pid)])
+        self.assertEqual(self.page.errors(), [])
+
+    def test_without_the_kubelet_the_pod_uid(self):
+        self.open(sockets=False)
+        want = {pod.pid: f"pod {pod.uid}" for pod in self.pods}
+        want[self.plain] = ""
+        table = self.wait_table(self.shows(want), POD_METRICS_TIMEOUT_S,
+                                "the POD column naming each pod by its cgroup's UID")
+        for pod in self.pods:
+            self.assertIsNone(self.cell(table, pod.pid)["deleted"], table)
+        self.assertEqual(self.page.errors(), [])
 
 
 def _line_of(text, pid):

@@ -269,6 +269,11 @@ class Dashboard(ServedPage):
         rows = p.evaluate("Array.from(document.querySelectorAll('#procs tbody tr')).map(r => r.dataset.pid)")
         self.assertIn(str(self.trainer), rows)
         self.assertIn(str(self.hostile), rows)
+        # No process runs in a Kubernetes pod: no POD column, as in `ps`
+        # (test_pods.PodDashboard has one).
+        headers = p.evaluate("Array.from(document.querySelectorAll('#procs th')).map(t => t.innerText.trim())")
+        self.assertTrue(headers and headers[0].startswith("GPU"), headers)
+        self.assertNotIn("POD", [h.split()[0] for h in headers if h])
         # Sorting by PID puts the smaller first.
         p.evaluate("Array.from(document.querySelectorAll('#procs th')).find(t => t.innerText.startsWith('PID')).click()")
         order = p.evaluate("Array.from(document.querySelectorAll('#procs tbody tr[data-pid]')).map(r => Number(r.dataset.pid))")

@@ -395,6 +395,74 @@ TEST(Exporter, PodInfoSeriesPerAllocation) {
             std::string::npos);
 }
 
+// dcgm-exporter's Kubernetes labels: on a GPU's DCGM series when exactly
+// one pod container holds it; a GPU time-shared by two pods keeps plain
+// labels (each pod's share is on its per-process series instead).
+TEST(Exporter, DcgmSeriesOfAGpuWithOnePodCarryThePodsLabels) {
+  Scenario s = load_scenario();
+  s.sample.pod_allocations = std::vector<PodAllocation>{
+      {0, s.header.gpus[0].uuid, 0, "nvidia.com/gpu", "ml", "train-0", "main"},
+      {0, s.header.gpus[0].uuid, 1, "nvidia.com/gpu", "ml", "train-1", "main"},
+      {1, s.header.gpus[1].uuid, std::nullopt, "nvidia.com/gpu", "infer",
+       "serve\"0", "server"},
+      {2, s.header.gpus[2].uuid, 0, "nvidia.com/gpu", "ml", "solo", "main"},
+      {2, s.header.gpus[2].uuid, 1, "nvidia.com/gpu", "ml", "solo", "main"}};
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
+  const auto& h = s.header;
+  const std::string util = "DCGM_FI_DEV_GPU_UTIL";
+  EXPECT_EQ(page.series.count(util + "{" + dcgm_labels(h, h.gpus[0]) + "}"), 1u)
+      << page.text;
+  EXPECT_EQ(page.series.count(util + "{" + dcgm_labels(h, h.gpus[1]) +
+                              ",container=\"server\",namespace=\"infer\","
+                              "pod=\"serve\\\"0\"}"),
+            1u)
+      << page.text;
+  // Both replicas of GPU 2 went to one container: it is that pod's GPU.
+  EXPECT_EQ(page.series.count(util + "{" + dcgm_labels(h, h.gpus[2]) +
+                              ",container=\"main\",namespace=\"ml\","
+                              "pod=\"solo\"}"),
+            1u)
+      << page.text;
+  EXPECT_EQ(page.series.count(util + "{" + dcgm_labels(h, h.gpus[3]) + "}"),
+            1u);
+  // gpudoctor's own GPU series keep their labels: they join the info series.
+  EXPECT_EQ(page.text.find("gpudoctor_gpu_memory_used_bytes{Hostname=\"" +
+                           h.host.hostname + "\",gpu=\"1\",pod="),
+            std::string::npos);
+}
+
+// A GPU listing more processes than the page keeps per GPU (a crowd of
+// time-sliced pods, or a hostile list): the 64 largest holders have their
+// own series, the rest one pid="other" series with their sum.
+TEST(Exporter, ProcessSeriesPerGpuAreBoundedWithAnOtherRow) {
+  Scenario s = load_scenario();
+  constexpr uint64_t kMiB = 1ull << 20;
+  std::vector<GpuProcess> crowd;
+  uint64_t folded = 0;
+  for (uint32_t i = 0; i < 100; ++i) {
+    const uint64_t bytes = (1000 - i) * kMiB;  // pid 50000 holds the most
+    crowd.push_back({50000 + i, bytes, "compute"});
+    if (i >= 64) folded += bytes;
+  }
+  s.sample.gpus[0].processes = crowd;
+  const ExporterPage page = parse_exporter_page(render_metrics(input_for(s)));
+  size_t gpu0 = 0;
+  for (const auto& [key, v] : page.series)
+    if (key.rfind("gpudoctor_process_gpu_memory_bytes{gpu=\"0\"", 0) == 0)
+      ++gpu0;
+  EXPECT_EQ(gpu0, 65u) << page.text;
+  EXPECT_EQ(page.series.count("gpudoctor_process_gpu_memory_bytes{gpu=\"0\","
+                              "pid=\"50063\",user=\"\",comm=\"\"}"),
+            1u);
+  EXPECT_EQ(page.series.count("gpudoctor_process_gpu_memory_bytes{gpu=\"0\","
+                              "pid=\"50064\",user=\"\",comm=\"\"}"),
+            0u);
+  EXPECT_DOUBLE_EQ(
+      page.series.at("gpudoctor_process_gpu_memory_bytes{gpu=\"0\",pid="
+                     "\"other\",user=\"\",comm=\"\"}"),
+      static_cast<double>(folded));
+}
+
 // A process that names itself to break the exposition format.
 Scenario hostile_scenario() {
   Scenario s = load_scenario();

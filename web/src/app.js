@@ -680,11 +680,40 @@
     { key: "cpu", label: "CPU%", num: true, title: "the process and its workers" },
     { key: "workers", label: "WORKERS", num: true, opt: true }, { key: "rss", label: "RSS", num: true, opt: true },
     { key: "state", label: "STATE", opt: true }, { key: "elapsed", label: "ELAPSED", num: true, opt: true },
+    // Shown only while some process runs in a Kubernetes pod, as in `ps`.
+    { key: "pod", label: "POD", pods: true, title: "the Kubernetes pod: namespace/pod/container (sort by it)" },
     { key: "cmd", label: "COMMAND" },
   ];
+  // A process's pod as `ps`, `who` and `top` name it (src/model/pod_label.cc):
+  // "ml/train-0/main", "ml/train-0" while the container is unknown,
+  // "pod 1a2b..." when only the cgroup's UID is known, " (deleted)" once the
+  // kubelet no longer lists it. The API's "label" when it sends one.
+  const DELETED_SUFFIX = " (deleted)";
+  function podText(pod) {
+    if (!pod) return null;
+    const deleted = pod.deleted === true;
+    let full = typeof pod.label === "string" ? pod.label : null;
+    if (full === null) {
+      full = known(pod.name)
+        ? (known(pod.namespace) ? pod.namespace : "?") + "/" + pod.name + (known(pod.container) ? "/" + pod.container : "")
+        : "pod " + (known(pod.uid) ? pod.uid : "?");
+      if (deleted) full += DELETED_SUFFIX;
+    }
+    const name = deleted && full.endsWith(DELETED_SUFFIX) ? full.slice(0, -DELETED_SUFFIX.length) : full;
+    return { full: full, name: name, deleted: deleted };
+  }
+  // The pod cell: the name ellipsised, the deletion mark always in view,
+  // the whole label in the title.
+  function podCell(pod) {
+    const t = podText(pod);
+    if (!t) return "";
+    return [h("span", { class: "pod-name" }, t.name),
+      t.deleted ? h("span", { class: "pod-deleted" }, DELETED_SUFFIX) : null];
+  }
   function sortValue(p, key) {
     switch (key) {
       case "gpu": return p.gpu; case "pid": return p.pid; case "user": return p.user || "";
+      case "pod": { const t = podText(p.pod); return t ? t.full : null; }
       case "mem": return p.used_bytes; case "cpu": return p.total_cpu;
       case "workers": return (p.children || []).length; case "rss": return p.rss_bytes;
       case "state": return p.state || ""; case "elapsed": return p.start_time ? -p.start_time : null;
@@ -736,11 +765,17 @@
       cv.title = "GPU memory over the last hour: " + bytes(pts[0][1]) + " → " + bytes(pts[pts.length - 1][1]) + " (max " + bytes(max) + ")";
     }
   }
+  function cellClass(col) {
+    return (col.num ? "num" : "") + (col.key === "cmd" ? " cmd" : "") + (col.key === "pod" ? " pod" : "") +
+      (col.opt ? " opt" : "");
+  }
   function renderProcesses() {
     const t = $("procs");
     clear(t);
+    const cols = COLUMNS.filter(c => !c.pods || state.procs.some(p => p.pod));
+    if (!cols.some(c => c.key === state.sort.key)) state.sort = { key: "mem", asc: false };
     const head = h("tr");
-    for (const col of COLUMNS) {
+    for (const col of cols) {
       const sorted = state.sort.key === col.key;
       head.appendChild(h("th", { class: (sorted ? "sorted" + (state.sort.asc ? " asc" : "") : "") + (col.opt ? " opt" : ""),
         title: col.title || (col.nosort ? "" : "sort by " + col.label),
@@ -774,7 +809,7 @@
         const j = members[0].job;
         const gpus = Array.from(new Set(members.map(m => m.gpu))).sort((a, b) => a - b);
         const mem = members.reduce((a, m) => a + (m.used_bytes || 0), 0);
-        body.appendChild(h("tr", { class: "job" }, h("td", { colspan: COLUMNS.length },
+        body.appendChild(h("tr", { class: "job" }, h("td", { colspan: cols.length },
           "job " + (j.name || "?") + " (pid " + j.pid + "): " + members.length + " ranks on GPU " + gpus.join(",") +
           ", " + bytes(mem) + " GPU memory")));
       }
@@ -789,24 +824,25 @@
             onclick: () => { state.folded[p.pid] = !open; renderProcesses(); } }, (open ? "▾ " : "▸ ") + kids.length) : "0",
           rss: bytes(p.rss_bytes), state: p.state || "?",
           elapsed: p.start_time ? elapsed(now - p.start_time) : "n/a",
+          pod: podCell(p.pod),
           cmd: p.cmdline || p.name || "",
         };
+        const pod = podText(p.pod);
+        const titles = { cmd: cells.cmd, pod: pod ? pod.full : null };
         const tr = h("tr", { class: dead ? "dead" : "", "data-pid": p.pid });
-        for (const col of COLUMNS) {
-          const cls = (col.num ? "num" : "") + (col.key === "cmd" ? " cmd" : "") + (col.opt ? " opt" : "");
-          tr.appendChild(h("td", { class: cls, title: col.key === "cmd" ? cells.cmd : null }, cells[col.key]));
-        }
+        for (const col of cols)
+          tr.appendChild(h("td", { class: cellClass(col), title: titles[col.key] }, cells[col.key]));
         body.appendChild(tr);
         if (open)
-          for (const c of kids)
-            body.appendChild(h("tr", { class: "child" }, h("td"), h("td", { class: "num" }, String(c.pid)),
-              h("td"), h("td"), h("td", { class: "opt" }), h("td", { class: "num" }, pct(c.cpu_pct)), h("td", { class: "opt" }),
-              h("td", { class: "opt" }), h("td", { class: "opt" }, c.state || ""), h("td", { class: "opt" }),
-              h("td", { class: "cmd" }, "└ " + (c.name || ""))));
+          for (const c of kids) {
+            // A worker: its pid, CPU, state and name under its rank's.
+            const kid = { pid: String(c.pid), cpu: pct(c.cpu_pct), state: c.state || "", cmd: "└ " + (c.name || "") };
+            body.appendChild(h("tr", { class: "child" }, cols.map(col => h("td", { class: cellClass(col) }, kid[col.key]))));
+          }
       }
     }
     if (!rows.length)
-      body.appendChild(h("tr", null, h("td", { colspan: COLUMNS.length, class: "muted" }, "no GPU processes")));
+      body.appendChild(h("tr", null, h("td", { colspan: cols.length, class: "muted" }, "no GPU processes")));
     t.appendChild(body);
     $("procs-count").textContent = "(" + rows.length + ")";
     drawSparks();
@@ -866,7 +902,8 @@
       if (fixed) history.replaceState(null, "", "#usage");
       loadUsage();
     });
-    usageButtons($("usage-by"), [["job", "job"], ["user", "user"], ["container", "container"]], usage.by,
+    usageButtons($("usage-by"), [["job", "job"], ["user", "user"], ["container", "container"],
+      ["pod", "pod"], ["namespace", "namespace"]], usage.by,
       v => { usage.by = v; loadUsage(); });
   }
   function groupColor(g, i) { return g.other ? css("--muted") || "#999" : PALETTE[i % PALETTE.length]; }
