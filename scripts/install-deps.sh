@@ -82,6 +82,12 @@ test_pkgs=(
   slurm-wlm munge
   # deploy/slurm's prolog and epilog scripts are checked with shellcheck.
   shellcheck
+  # deploy/kubernetes is a kustomize base: `kubectl kustomize` (kustomize is
+  # built into kubectl) renders it offline for tests/deploy/check_kustomize.py.
+  # Skipped below when a kubectl is already on PATH: another package's kubectl
+  # (e.g. the Google Cloud CLI's `kubectl`) owns /usr/bin/kubectl, and dpkg
+  # refuses to install Debian's over it.
+  kubernetes-client
 )
 
 pkgs=("${build_pkgs[@]}")
@@ -90,6 +96,7 @@ if [[ "${1:-}" == "--test" ]]; then pkgs+=("${test_pkgs[@]}"); fi
 missing=()
 for p in "${pkgs[@]}"; do
   if [[ ($p == nodejs || $p == npm) ]] && command -v npm >/dev/null; then continue; fi
+  if [[ $p == kubernetes-client ]] && command -v kubectl >/dev/null; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then

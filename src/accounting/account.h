@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,9 +17,13 @@
 namespace gd::accounting {
 
 // What a report groups by.
-enum class Dimension { kJob, kUser, kContainer, kGpu };
+// Kubernetes: a pod is "namespace/name" (its containers together), a
+// namespace all of its pods.
+enum class Dimension { kJob, kUser, kContainer, kPod, kNamespace, kGpu };
 inline constexpr Dimension kDimensions[] = {
-    Dimension::kJob, Dimension::kUser, Dimension::kContainer, Dimension::kGpu};
+    Dimension::kJob, Dimension::kUser,      Dimension::kContainer,
+    Dimension::kPod, Dimension::kNamespace, Dimension::kGpu};
+inline constexpr size_t kDimensionCount = std::size(kDimensions);
 const char* dimension_name(Dimension d);  // "job", "user", ...
 
 // How an interval's energy was measured.
@@ -102,10 +107,10 @@ struct AccountReport {
   std::vector<GpuAccount> gpus;  // ascending index
   // Per dimension (indexed by Dimension), sorted by held_s, largest first;
   // "other" (folded groups) last.
-  std::vector<GroupRow> groups[4];
+  std::vector<GroupRow> groups[kDimensionCount];
   Usage total;  // over all groups (== sum of every dimension's rows)
   // Distinct groups put in "other", counted up to kFoldedCountMax.
-  size_t groups_folded[4] = {0, 0, 0, 0};
+  size_t groups_folded[kDimensionCount] = {};
   double gap_s = 0;  // the length over which an interval counted as a gap
   const std::vector<GroupRow>& by(Dimension d) const {
     return groups[static_cast<int>(d)];

@@ -20,18 +20,21 @@
 namespace gd::accounting {
 namespace {
 
-// The three dimensions kept in group tables (GPUs are indexed directly).
-constexpr int kTables = 3;  // job, user, container
+// The dimensions kept in group tables, in Dimension's order: job, user,
+// container, pod, namespace (GPUs are indexed directly).
+constexpr int kTables = static_cast<int>(Dimension::kGpu);
 
 struct OwnerIdx {
   std::array<uint32_t, kTables> row{};
   bool operator==(const OwnerIdx&) const = default;
-  // One number per owner (rows are below kMaxGroupsCap, 21 bits each).
-  uint64_t packed() const {
-    return uint64_t{row[0]} | uint64_t{row[1]} << 21 | uint64_t{row[2]} << 42;
+};
+struct OwnerIdxHash {
+  size_t operator()(const OwnerIdx& o) const {
+    uint64_t h = 0;
+    for (uint32_t r : o.row) h = (h ^ r) * 0x100000001b3ull;
+    return static_cast<size_t>(h);
   }
 };
-// Rows per group table, so that OwnerIdx::packed() is unique.
 constexpr size_t kMaxGroupsCap = size_t{1} << 20;
 
 struct GpuState {
@@ -65,6 +68,10 @@ const char* dimension_name(Dimension d) {
       return "user";
     case Dimension::kContainer:
       return "container";
+    case Dimension::kPod:
+      return "pod";
+    case Dimension::kNamespace:
+      return "namespace";
     case Dimension::kGpu:
       return "gpu";
   }
@@ -114,6 +121,8 @@ struct Accountant::Impl {
         gaps(o.gap_factor),
         tables{GroupTable(std::min(o.max_groups, kMaxGroupsCap)),
                GroupTable(std::min(o.max_groups, kMaxGroupsCap)),
+               GroupTable(std::min(o.max_groups, kMaxGroupsCap)),
+               GroupTable(std::min(o.max_groups, kMaxGroupsCap)),
                GroupTable(std::min(o.max_groups, kMaxGroupsCap))} {
     gpus.resize(kAccountedGpus);
     for (int i = 0; i < kAccountedGpus; ++i) {
@@ -158,8 +167,8 @@ struct Accountant::Impl {
   OwnerKeys keys;
   std::vector<Holder> holders;
   std::vector<OwnerIdx> holder_owner;
-  // packed owner -> holder, once there are kHoldersSearched holders
-  std::unordered_map<uint64_t, size_t> holder_of;
+  // owner -> holder, once there are kHoldersSearched holders
+  std::unordered_map<OwnerIdx, size_t, OwnerIdxHash> holder_of;
   static constexpr size_t kHoldersSearched = 16;
   // The holder of owner `o` in this interval, and whether it is new.
   std::pair<size_t, bool> holder_index(const OwnerIdx& o);
@@ -179,8 +188,8 @@ std::pair<size_t, bool> Accountant::Impl::holder_index(const OwnerIdx& o) {
   }
   if (holder_of.empty())
     for (size_t i = 0; i < holder_owner.size(); ++i)
-      holder_of.emplace(holder_owner[i].packed(), i);
-  const auto [it, added] = holder_of.emplace(o.packed(), holders.size());
+      holder_of.emplace(holder_owner[i], i);
+  const auto [it, added] = holder_of.emplace(o, holders.size());
   return {it->second, added};
 }
 
@@ -198,6 +207,8 @@ OwnerIdx Accountant::Impl::owner_index(const Sample& s, uint32_t pid) {
   idx.row[0] = tables[0].find_or_add(keys.job_key, keys.job_label);
   idx.row[1] = tables[1].find_or_add(keys.user_key, keys.user_label);
   idx.row[2] = tables[2].find_or_add(keys.container_key, keys.container_label);
+  idx.row[3] = tables[3].find_or_add(keys.pod_key, keys.pod_label);
+  idx.row[4] = tables[4].find_or_add(keys.namespace_key, keys.namespace_label);
   owners.emplace(pid, idx);
   if (owner_of_pid.size() < kPidsRemembered || owner_of_pid.count(pid))
     owner_of_pid[pid] = idx;

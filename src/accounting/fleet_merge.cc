@@ -10,7 +10,11 @@ namespace {
 // Whether a group of dimension `d` with key `key` is the same group on
 // every node (merged by key) or its node's own (the node joins its key).
 bool fleet_wide(Dimension d, const std::string& key) {
-  if (d == Dimension::kUser || d == Dimension::kContainer) return true;
+  // A pod's namespace/name is the cluster's: a fleet of one cluster's
+  // nodes has each pod once.
+  if (d == Dimension::kUser || d == Dimension::kContainer ||
+      d == Dimension::kPod || d == Dimension::kNamespace)
+    return true;
   return d == Dimension::kJob && key.rfind("slurm:", 0) == 0;
 }
 
@@ -39,7 +43,7 @@ void merge_findings(std::vector<GroupFinding>& into,
 AccountReport merge_node_reports(std::vector<NodeAccount> nodes) {
   AccountReport out;
   bool first = true;
-  for (int di = 0; di < 4; ++di) {
+  for (size_t di = 0; di < kDimensionCount; ++di) {
     const Dimension d = kDimensions[di];
     std::map<std::string, Merged> rows;
     std::vector<std::string> order;  // first seen first

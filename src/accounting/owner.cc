@@ -72,6 +72,31 @@ void owner_of(const ProcessTree& tree, uint32_t pid, OwnerKeys& out) {
   const std::string shortname = c.short_text();
   out.container_key.assign("c:").append(shortname);
   out.container_label = shortname.empty() ? "(no container)" : shortname;
+
+  // The pod: "namespace/name" for all its containers, whether or not it
+  // was deleted since (one row, not two); by its UID while the names are
+  // unknown.
+  const std::optional<ProcessPod>* pod = p ? &p->pod : nullptr;
+  if (pod && *pod && (*pod)->name && (*pod)->namespace_) {
+    const std::string& ns = *(*pod)->namespace_;
+    out.pod_label.assign(cut(ns, kPodTextMax))
+        .append("/")
+        .append(cut(*(*pod)->name, kPodTextMax));
+    out.pod_key.assign("p:").append(out.pod_label);
+    out.namespace_key.assign("n:").append(cut(ns, kPodTextMax));
+    out.namespace_label.assign(cut(ns, kPodTextMax));
+  } else if (pod && *pod) {
+    const std::string uid = (*pod)->uid.value_or("?").substr(0, kPodTextMax);
+    out.pod_key.assign("p:uid:").append(uid);
+    out.pod_label.assign("pod ").append(uid);
+    out.namespace_key.assign("n:?");
+    out.namespace_label.assign("(unknown namespace)");
+  } else {
+    out.pod_key.assign("p:");
+    out.pod_label.assign("(no pod)");
+    out.namespace_key.assign("n:");
+    out.namespace_label.assign("(no pod)");
+  }
 }
 
 }  // namespace gd::accounting

@@ -1,7 +1,8 @@
 // Who a GPU process belongs to, found without configuration: its job (a
 // Slurm job id in its cgroup path, else the project's job grouping of
-// ranks under their launcher, model/process_tree.h), its user and its
-// container (common/container_ref.h).
+// ranks under their launcher, model/process_tree.h), its user, its
+// container (common/container_ref.h) and its Kubernetes pod and namespace
+// (the sample's ProcessSample::pod).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,8 @@ struct OwnerKeys {
   std::string job_key, job_label;
   std::string user_key, user_label;
   std::string container_key, container_label;
+  std::string pod_key, pod_label;
+  std::string namespace_key, namespace_label;
 };
 
 // Fills `out` (reusing its strings) for GPU process `pid` of `tree`'s

@@ -6,7 +6,8 @@ bool OwnerTreeMemo::same(const Entry& e, const ProcessSample& p) {
   // A NaN start time never equals itself: the owners are resolved again.
   return e.pid == p.pid && e.ppid == p.ppid && e.start_time == p.start_time &&
          e.name == p.name && e.user == p.user && e.cgroup == p.cgroup &&
-         e.cmdline == p.cmdline && e.slurm_job_id == p.slurm_job_id;
+         e.cmdline == p.cmdline && e.slurm_job_id == p.slurm_job_id &&
+         e.pod == p.pod;
 }
 
 bool OwnerTreeMemo::same_as_last(const std::vector<ProcessSample>& processes,
@@ -29,6 +30,7 @@ bool OwnerTreeMemo::same_as_last(const std::vector<ProcessSample>& processes,
     e.cgroup = p.cgroup;
     e.start_time = p.start_time;
     e.slurm_job_id = p.slurm_job_id;
+    e.pod = p.pod;
   }
   last_jobs_ = slurm_jobs;
   valid_ = true;

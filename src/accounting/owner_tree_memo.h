@@ -30,6 +30,7 @@ class OwnerTreeMemo {
     std::optional<std::string> cgroup;
     std::optional<double> start_time;
     std::optional<std::string> slurm_job_id;
+    std::optional<ProcessPod> pod;
   };
   static bool same(const Entry& e, const ProcessSample& p);
   std::vector<Entry> last_;

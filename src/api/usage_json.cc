@@ -209,8 +209,10 @@ UsageReply parse_usage_json(std::string_view body) {
   const json j = parse_object(body, kWhat);
   UsageReply r;
   r.by = text_or_empty(j, "by", kMaxUsageText, kWhat);
-  if (r.by != "job" && r.by != "user" && r.by != "container")
-    throw std::runtime_error("usage: 'by' is not job, user or container");
+  if (r.by != "job" && r.by != "user" && r.by != "container" && r.by != "pod" &&
+      r.by != "namespace")
+    throw std::runtime_error(
+        "usage: 'by' is not job, user, container, pod or namespace");
   const json& w = member(j, "window", &json::is_object, "an object");
   r.since = number_or(w, "since", 0, kWhat);
   r.until = number_or(w, "until", 0, kWhat);

@@ -163,6 +163,8 @@ int run_kill(const GlobalOptions& g, KillFlags f) {
                  "anyway)\n";
   f.gpus = gpu_flag_indices(header, f.gpu_names);
   Sample before = sampler.sample();
+  // The plan names each target's Slurm job and Kubernetes pod.
+  sampler.name_jobs(before);
 
   KillRequest req{f.pids, f.gpus, f.user, f.tree, f.any, f.mig};
   auto procs = ProcSnapshot::read(g.proc_root);

@@ -1,5 +1,5 @@
 // gpudoctor report [--from TRACE | --db PATH] [--since 24h] [--until T]
-// [--by job|user|container|gpu] [--json|--csv] [--price-kwh X]
+// [--by job|user|container|pod|namespace|gpu] [--json|--csv] [--price-kwh X]
 // [--price-gpu-hour Y]: where the GPU-hours and the energy of a window went.
 // Flags -> the accounting engine (fed from a trace or serve's history) ->
 // the report view. In gpudoctor-full, because --db reads SQLite.
@@ -55,6 +55,8 @@ std::string check_price(const std::string& text) {
 accounting::Dimension dimension_of(const std::string& by) {
   if (by == "user") return accounting::Dimension::kUser;
   if (by == "container") return accounting::Dimension::kContainer;
+  if (by == "pod") return accounting::Dimension::kPod;
+  if (by == "namespace") return accounting::Dimension::kNamespace;
   if (by == "gpu") return accounting::Dimension::kGpu;
   return accounting::Dimension::kJob;
 }
@@ -264,9 +266,10 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
                   "end, same forms as --since (default: the last sample)")
       ->check(time_point_value());
   cmd->add_option("--by", f->by,
-                  "group by job (default), user, container "
-                  "or gpu")
-      ->check(CLI::IsMember({"job", "user", "container", "gpu"}));
+                  "group by job (default), user, container, pod (Kubernetes "
+                  "namespace/name), namespace or gpu")
+      ->check(CLI::IsMember(
+          {"job", "user", "container", "pod", "namespace", "gpu"}));
   auto* json = cmd->add_flag("--json", f->json, "JSON instead of a table");
   auto* csv = cmd->add_flag("--csv", f->csv, "CSV, one row per group");
   json->excludes(csv);

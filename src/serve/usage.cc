@@ -141,9 +141,14 @@ UsageQuery parse_usage_query(const QueryParams& params, double now) {
       q.by = Dimension::kUser;
     else if (*by == "container")
       q.by = Dimension::kContainer;
+    else if (*by == "pod")
+      q.by = Dimension::kPod;
+    else if (*by == "namespace")
+      q.by = Dimension::kNamespace;
     else
       throw std::invalid_argument("parameter 'by': '" + *by +
-                                  "' is not job, user or container");
+                                  "' is not job, user, container, pod or "
+                                  "namespace");
   }
   q.buckets = bounded_int(params, "buckets", q.buckets, api::kUsageMaxBuckets);
   q.top = bounded_int(params, "top", q.top, api::kUsageMaxTop);

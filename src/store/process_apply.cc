@@ -94,6 +94,7 @@ bool apply_process_tree_at(const ProcessColumns& pc, size_t i,
       p.start_time = from.start_time;
       p.ns_pid = from.ns_pid;
       p.slurm_job_id = from.slurm_job_id;
+      p.pod = from.pod;
     }
     const size_t k = listing(proc.at, next[e], i);
     const std::optional<uint32_t> ppid =

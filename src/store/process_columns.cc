@@ -1,6 +1,7 @@
 #include "store/process_columns.h"
 
 #include <bit>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -20,6 +21,55 @@ constexpr uint8_t kHasCgroup = 1;
 constexpr uint8_t kHasStartTime = 2;
 constexpr uint8_t kHasNsPid = 4;
 constexpr uint8_t kHasSlurmJob = 8;
+constexpr uint8_t kHasPod = 16;
+constexpr uint8_t kKnownFlags =
+    kHasCgroup | kHasStartTime | kHasNsPid | kHasSlurmJob | kHasPod;
+
+// A pod: which of uid, namespace, name, container follow (bits 0-3), and
+// deleted: unknown, false, true (bits 4-5).
+constexpr uint8_t kPodDeletedFalse = 16, kPodDeletedTrue = 32;
+
+std::optional<std::string> ProcessPod::*const kPodTexts[] = {
+    &ProcessPod::uid, &ProcessPod::namespace_, &ProcessPod::name,
+    &ProcessPod::container};
+
+void write_pod(ByteWriter& w, const ProcessPod& pod) {
+  uint8_t mask = 0;
+  for (size_t i = 0; i < std::size(kPodTexts); ++i)
+    if (pod.*kPodTexts[i]) mask |= static_cast<uint8_t>(1u << i);
+  if (pod.deleted) mask |= *pod.deleted ? kPodDeletedTrue : kPodDeletedFalse;
+  w.byte(mask);
+  for (auto field : kPodTexts)
+    if (pod.*field) w.str(*(pod.*field));
+}
+
+ProcessPod read_pod(ByteReader& r) {
+  const uint8_t mask = r.byte();
+  if (mask & ~0x3F || (mask & kPodDeletedFalse && mask & kPodDeletedTrue))
+    throw CodecError("bad pod fields");
+  ProcessPod pod;
+  for (size_t i = 0; i < std::size(kPodTexts); ++i)
+    if (mask & (1u << i)) {
+      std::string_view text = r.str();
+      if (text.size() > kPodTextMax) throw CodecError("pod text too long");
+      pod.*kPodTexts[i] = std::string(text);
+    }
+  if (mask & kPodDeletedFalse) pod.deleted = false;
+  if (mask & kPodDeletedTrue) pod.deleted = true;
+  return pod;
+}
+
+// The pod as one comparable value (Identity's last member).
+std::optional<std::string> pod_identity(const std::optional<ProcessPod>& pod) {
+  if (!pod) return std::nullopt;
+  std::string key;
+  for (auto field : kPodTexts) {
+    const auto& v = (*pod).*field;
+    key.append(v ? "+" + *v : "-").push_back('\0');
+  }
+  key += pod->deleted ? (*pod->deleted ? "d" : "l") : "?";
+  return key;
+}
 
 template <typename T>
 Cell cell_of(const std::optional<T>& v) {
@@ -42,13 +92,13 @@ using Identity =
     std::tuple<uint32_t, std::string, std::string, std::string,
                std::optional<std::string>, std::vector<std::string>,
                std::optional<uint64_t>, std::optional<uint32_t>,
-               std::optional<std::string>>;
+               std::optional<std::string>, std::optional<std::string>>;
 
 Identity identity_of(const ProcessSample& p) {
   std::optional<uint64_t> start;
   if (p.start_time) start = std::bit_cast<uint64_t>(*p.start_time);
-  return {p.pid,  p.user, p.name,   p.cmdline,     p.cgroup,
-          p.libs, start,  p.ns_pid, p.slurm_job_id};
+  return {p.pid,  p.user, p.name,   p.cmdline,      p.cgroup,
+          p.libs, start,  p.ns_pid, p.slurm_job_id, pod_identity(p.pod)};
 }
 
 void write_list(ByteWriter& w, const std::vector<uint32_t>* list,
@@ -75,6 +125,9 @@ size_t listing_cost(const ProcessSample& p) {
              p.name.size() + p.cmdline.size() +
              (p.cgroup ? p.cgroup->size() : 0);
   for (const auto& lib : p.libs) n += sizeof(std::string) + lib.size();
+  if (p.pod)
+    for (auto field : kPodTexts)
+      if ((*p.pod).*field) n += ((*p.pod).*field)->size();
   return n;
 }
 
@@ -170,11 +223,13 @@ void write_processes(ByteWriter& w, std::span<const Sample> samples,
     w.str(p->cmdline);
     w.byte(static_cast<uint8_t>(
         (p->cgroup ? kHasCgroup : 0) | (p->start_time ? kHasStartTime : 0) |
-        (p->ns_pid ? kHasNsPid : 0) | (p->slurm_job_id ? kHasSlurmJob : 0)));
+        (p->ns_pid ? kHasNsPid : 0) | (p->slurm_job_id ? kHasSlurmJob : 0) |
+        (p->pod ? kHasPod : 0)));
     if (p->cgroup) w.str(*p->cgroup);
     if (p->start_time) w.varint(std::bit_cast<uint64_t>(*p->start_time));
     if (p->ns_pid) w.varint(*p->ns_pid);
     if (p->slurm_job_id) w.str(*p->slurm_job_id);
+    if (p->pod) write_pod(w, *p->pod);
     w.varint(p->libs.size());
     for (const auto& lib : p->libs) w.str(lib);
   }
@@ -288,8 +343,7 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
     p.name = r.str();
     p.cmdline = r.str();
     const uint8_t flags = r.byte();
-    if (flags & ~(kHasCgroup | kHasStartTime | kHasNsPid | kHasSlurmJob))
-      throw CodecError("bad process flags");
+    if (flags & ~kKnownFlags) throw CodecError("bad process flags");
     if (flags & kHasCgroup) p.cgroup = std::string(r.str());
     if (flags & kHasStartTime) p.start_time = std::bit_cast<double>(r.varint());
     if (flags & kHasNsPid) p.ns_pid = static_cast<uint32_t>(r.varint());
@@ -298,6 +352,7 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
       if (!is_slurm_job_id(id)) throw CodecError("bad Slurm job id");
       p.slurm_job_id = std::string(id);
     }
+    if (flags & kHasPod) p.pod = read_pod(r);
     p.libs.resize(r.count(1, "libraries"));
     r.budget().charge(p.libs.size(), sizeof(std::string), "libraries");
     for (auto& lib : p.libs) lib = r.str();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/terminal_text.h"
+#include "model/pod_label.h"
 #include "model/slurm_label.h"
 #include "procmgmt/kill_signal.h"
 #include "views/format.h"
@@ -22,6 +23,12 @@ std::optional<uint64_t> used_by(const Sample& s, uint32_t pid) {
       for (const GpuProcess& p : *g.processes)
         if (p.pid == pid && p.used_bytes) sum = sum.value_or(0) + *p.used_bytes;
   return sum;
+}
+
+const ProcessSample* sampled(const Sample& s, uint32_t pid) {
+  for (const ProcessSample& p : s.processes)
+    if (p.pid == pid) return &p;
+  return nullptr;
 }
 
 std::string render_held(const HeldMemory& h) {
@@ -61,6 +68,7 @@ std::string render_kill_plan(const KillPlan& plan, const Sample& s,
                              const std::string& sig, bool force,
                              double timeout_s) {
   std::string out;
+  bool in_live_pod = false;
   if (!plan.targets.empty()) {
     out += fmt::format(
         "Will send {} to {} process(es){}:\n", sig, plan.targets.size(),
@@ -84,7 +92,18 @@ std::string render_kill_plan(const KillPlan& plan, const Sample& s,
       if (job)
         out += "           job: " + terminal_fit(slurm_job_label(s, *job), 60) +
                "\n";
+      if (const ProcessSample* p = sampled(s, t.proc.pid); p && p->pod) {
+        out += "           pod: " + terminal_fit(pod_label(*p->pod), 60) + "\n";
+        if (!p->pod->deleted.value_or(false)) in_live_pod = true;
+      }
     }
+    // Ending a pod's process does not end the pod: its container restarts.
+    if (in_live_pod)
+      out +=
+          "  note: the kubelet restarts a pod's container when its process "
+          "ends (unless the pod's restartPolicy is Never); to stop the "
+          "workload, delete the pod or scale down what created it (kubectl "
+          "delete pod -n NAMESPACE NAME)\n";
   }
   for (const auto& z : plan.zombies)
     out += fmt::format(

@@ -27,6 +27,8 @@ def load_all(path):
 def k8s_objects():
     objs = {}
     for path in sorted(glob.glob(os.path.join(DEPLOY, "kubernetes", "*.yaml"))):
+        if os.path.basename(path) == "kustomization.yaml":  # kustomize's, not the cluster's
+            continue
         for d in load_all(path):
             objs[d["kind"]] = d
     return objs
@@ -66,6 +68,24 @@ class Kubernetes(unittest.TestCase):
         self.assertEqual(env.get("NVIDIA_VISIBLE_DEVICES"), "all")
         limits = self.c["resources"].get("limits", {})
         self.assertNotIn("nvidia.com/gpu", limits, "a monitor must not take a GPU from the scheduler")
+
+    def test_daemonset_mounts_the_pod_sockets_read_only(self):
+        # Pod names: the kubelet's pod-resources socket and containerd's CRI
+        # socket (src/pods/pods_library.h), their folders mounted at the
+        # host's paths; tests/deploy/check_kustomize.py checks the render.
+        volumes = {v["name"]: v for v in self.pod["volumes"]}
+        mounts = {m["mountPath"]: m for m in self.c["volumeMounts"]}
+        for m in self.c["volumeMounts"]:
+            self.assertIn(m["name"], volumes, "volumeMount names no volume")
+        for path in ("/var/lib/kubelet/pod-resources", "/run/containerd"):
+            self.assertIn(path, mounts)
+            self.assertIs(mounts[path].get("readOnly"), True, path)
+            host = volumes[mounts[path]["name"]]["hostPath"]
+            self.assertEqual(host["path"], path)
+            self.assertIn(host.get("type"), ("Directory", "DirectoryOrCreate"), path)
+        for m in self.c["volumeMounts"]:
+            if "hostPath" in volumes[m["name"]]:
+                self.assertIs(m.get("readOnly"), True, m["mountPath"])
 
     def test_daemonset_selector_matches_its_pods(self):
         labels = self.ds["spec"]["template"]["metadata"]["labels"]

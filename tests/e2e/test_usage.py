@@ -29,11 +29,21 @@ ARTIFACTS = os.environ.get("GD_ARTIFACTS") or os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(GPUDOCTOR)))), "artifacts")
 
 
+# Kubernetes pods of the jobs (the history keeps each process's pod): the
+# two jobs sharing GPU 0 in two pods of one namespace, the idle job in
+# another; the Slurm job in none.
+PODS = {1001: ("ml", "train-a"), 2000: ("ml", "notebook-b"), 4000: ("infer", "idler-0")}
+
+
 def proc(pid, ppid, name, user, t0, cgroup=None):
     p = {"pid": pid, "ppid": ppid, "user": user, "name": name,
          "cmdline": name + " train.py --token=s3cret", "state": "S", "start_time": t0 - 60}
     if cgroup:
         p["cgroup"] = cgroup
+    if pid in PODS:
+        ns, name = PODS[pid]
+        p["pod"] = {"uid": f"0b1c2d3e-0000-4000-8000-{pid:012d}", "namespace": ns,
+                    "name": name, "container": "main", "deleted": False}
     return p
 
 
@@ -140,6 +150,40 @@ class UsagePage(ServedPage):
             self.assertEqual(status, 400, query)
             self.assertEqual(body.count("\n"), 0, body)
             self.assertIn(why, json.loads(body)["error"])
+
+    def test_by_pod_and_namespace_the_api_and_report_agree(self):
+        for by, want_labels in (("pod", {"ml/train-a", "ml/notebook-b", "infer/idler-0",
+                                         "(no pod)"}),
+                                ("namespace", {"ml", "infer", "(no pod)"})):
+            p = subprocess.run([GPUDOCTOR, "report", "--db", self.db, "--start", str(self.t0),
+                                "--end", str(self.t1), "--json", "--by", by],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rep = {g["key"]: g for g in json.loads(p.stdout)["groups"]}
+            self.assertEqual({g["label"] for g in rep.values()}, want_labels)
+            status, body = fetch(f"{self.base}/api/v1/usage?since={self.t0}&until={self.t1}"
+                                 f"&by={by}")
+            self.assertEqual(status, 200, body)
+            u = json.loads(body)
+            self.assertEqual(u["by"], by)
+            self.assertEqual({g["key"] for g in u["groups"]}, set(rep))
+            for g in u["groups"]:
+                self.assertAlmostEqual(g["gpu_hours_held"], rep[g["key"]]["gpu_hours_held"],
+                                       places=9)
+        # GPU 0's ten minutes split between the two pods of "ml".
+        ml = [g for g in u["groups"] if g["label"] == "ml"][0]
+        self.assertAlmostEqual(ml["gpu_hours_held"], SECONDS / 3600, places=3)
+        # The page's "pod" button: a row per pod.
+        page = self.page
+        page.navigate(f"{self.base}/#usage?since={self.t0}&until={self.t1}")
+        page.wait_for("document.querySelector('#usage-by [data-value=pod]') !== null", 30)
+        page.evaluate("document.querySelector('#usage-by [data-value=pod]').click()")
+        page.wait_for("(rows => rows.length > 0 && rows.every(r => r.dataset.key.startsWith('p:')))"
+                      "(Array.from(document.querySelectorAll('#usage-table tbody tr[data-key]')))", 30)
+        labels = page.evaluate(
+            "Array.from(document.querySelectorAll('#usage-table td.label')).map(c => c.textContent)")
+        self.assertEqual(set(labels), {"ml/train-a", "ml/notebook-b", "infer/idler-0", "(no pod)"})
+        self.assertEqual(page.errors(), [])
 
     def test_usage_page(self):
         rep = self.report()

@@ -59,6 +59,19 @@ TEST(ProcessColumns, ProcessesThatComeGoChangeAndRepeatTheirPid) {
     t.name = "trainer";
     t.state = "R";
     if (i >= 80) t.libs = {"libcudart.so.12"};
+    // Its pod: the cgroup's UID at 90, the runtime's names at 95, deleted
+    // at 110 (each a new entry).
+    if (i >= 90) {
+      ProcessPod pod;
+      pod.uid = "0b1c2d3e-0000-4000-8000-111111111111";
+      if (i >= 95) {
+        pod.namespace_ = "ml";
+        pod.name = std::string(253, 'p');
+        pod.container = "";
+        pod.deleted = i >= 110;
+      }
+      t.pod = pod;
+    }
     if (i >= 80)
       procs.insert(procs.begin(), t);
     else

@@ -3,12 +3,19 @@
 // that did not exit, a service that loaded a model nobody calls. An idle GPU
 // with only the driver's small reservation and no process is not a finding,
 // and dead holders (zombie / missing) are orphaned-memory's.
+// On Kubernetes the GPU is also allocated when no process holds it: the
+// kubelet gave it to a pod (the sample's pod_allocations) whose containers
+// run nothing on it, and no other pod can have it until that pod ends.
+// Those pods are named too, and make the finding on their own.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "diagnose/evidence.h"
 #include "diagnose/not_judged.h"
@@ -43,6 +50,14 @@ struct Holder {
   double last_t = 0;
 };
 
+// A pod the kubelet allocated the GPU to (its whole GPU or a time-slicing
+// replica), and in how many of the GPU's samples one of its processes was
+// on the GPU.
+struct AllocatedPod {
+  size_t allocated = 0, ran = 0;
+  double last_t = 0;
+};
+
 struct PerGpu {
   workload::Window window;
   size_t idle = 0;
@@ -50,7 +65,16 @@ struct PerGpu {
   bool held = false;  // any holder, swept or not
   // The GPU's processes, and those that ended able to be named (swept).
   std::map<uint32_t, Holder> holders;
+  // "namespace/name" -> the pod's allocation of this GPU, over the samples
+  // that had the kubelet's list (serve's history keeps none: the live
+  // samples alone).
+  std::map<std::string, AllocatedPod> pods;
+  workload::Window listed;
 };
+
+std::string pod_key(const std::string& namespace_, const std::string& name) {
+  return namespace_ + "/" + name;
+}
 
 class GpuIdleAllocatedRule : public Rule {
  public:
@@ -76,6 +100,7 @@ class GpuIdleAllocatedRule : public Rule {
       st.window.add(s.t);
       st.util.add(*g.util_pct);
       if (*g.util_pct <= idle_util_) ++st.idle;
+      observe_pods(s, g, tree, st);
       if (!g.processes) continue;
       for (const GpuProcess& gp : *g.processes) {
         if (!gp.used_bytes || static_cast<double>(*gp.used_bytes) < min_held_)
@@ -96,8 +121,37 @@ class GpuIdleAllocatedRule : public Rule {
     if (sweep_.due()) sweep(s.t);
   }
 
+  // The pods the kubelet allocated GPU g to in this sample, and whether
+  // one of their processes is on it. Without the kubelet's list (not on
+  // Kubernetes, or it did not answer) no pod is counted.
+  void observe_pods(const Sample& s, const GpuSample& g,
+                    const ProcessTree& tree, PerGpu& st) {
+    if (!s.pod_allocations) return;
+    st.listed.add(s.t);
+    for (const PodAllocation& a : *s.pod_allocations) {
+      if (a.gpu != g.index || a.name.empty()) continue;
+      const std::string key = pod_key(a.namespace_, a.name);
+      AllocatedPod& pod = st.pods[key];
+      // A pod's replicas of one GPU count once per sample.
+      if (pod.allocated > 0 && pod.last_t == s.t) continue;
+      ++pod.allocated;
+      pod.last_t = s.t;
+      st.held = true;
+      if (g.processes)
+        for (const GpuProcess& gp : *g.processes) {
+          const ProcessSample* p = tree.find(gp.pid);
+          if (p && p->pod && p->pod->name && p->pod->namespace_ &&
+              pod_key(*p->pod->namespace_, *p->pod->name) == key) {
+            ++pod.ran;
+            break;
+          }
+        }
+    }
+  }
+
   // A holder that ended holding in fewer than min_holder_fraction of its
-  // GPU's samples never will: the GPU's samples only grow.
+  // GPU's samples never will: the GPU's samples only grow. Nor will a pod
+  // no longer allocated.
   void sweep(double now) {
     for (auto& [index, st] : gpus_) {
       const double n = static_cast<double>(st.window.samples);
@@ -105,6 +159,13 @@ class GpuIdleAllocatedRule : public Rule {
           st.holders, now, [](const Holder& h) { return h.last_t; },
           [&](uint32_t, const Holder& h) {
             return static_cast<double>(h.samples) < min_holder_fraction_ * n;
+          });
+      workload::sweep_ended(
+          st.pods, now, [](const AllocatedPod& p) { return p.last_t; },
+          [&](const std::string&, const AllocatedPod& p) {
+            return static_cast<double>(p.allocated) <
+                   min_holder_fraction_ *
+                       static_cast<double>(st.listed.samples);
           });
     }
   }
@@ -128,7 +189,22 @@ class GpuIdleAllocatedRule : public Rule {
         who += fmt::format("{}{} holds {}", who.empty() ? "" : ", ",
                            h.label.text(), gib_text(h.max_bytes));
       }
-      if (f.pids.empty()) continue;
+      // Pods allocated the GPU for the window that ran nothing on it.
+      std::vector<std::string> unused;
+      if (st.listed.span() >= min_window_s_)
+        for (const auto& [key, pod] : st.pods)
+          if (static_cast<double>(pod.allocated) /
+                      static_cast<double>(st.listed.samples) >=
+                  min_holder_fraction_ &&
+              pod.ran == 0)
+            unused.push_back(key);
+      if (f.pids.empty() && unused.empty()) continue;
+      if (!unused.empty())
+        who += fmt::format(
+            "{}the kubelet allocated it to pod{} {}, which ran no process on "
+            "it",
+            who.empty() ? "" : "; ", unused.size() > 1 ? "s" : "",
+            fmt::join(unused, ", "));
       f.start = st.window.start;
       f.end = st.window.end;
       f.title = fmt::format("GPU {} is allocated but idle", index);
@@ -139,13 +215,25 @@ class GpuIdleAllocatedRule : public Rule {
           index, idle_util_, format_fraction(static_cast<double>(st.idle) / n),
           st.window.samples, st.util.mean(), st.util.max,
           format_range(st.window.start, st.window.end), who);
-      f.action = fmt::format(
-          "{} of GPU memory is reserved for work that is not running. End or "
-          "restart the idle process{} (a notebook kernel: shut it down, or "
-          "del the model and torch.cuda.empty_cache()); if it is a service, "
-          "check it still gets requests. Schedulers can reap idle GPU "
-          "allocations automatically.",
-          gib_text(total), f.pids.size() > 1 ? "es" : "");
+      if (!f.pids.empty())
+        f.action = fmt::format(
+            "{} of GPU memory is reserved for work that is not running. End "
+            "or restart the idle process{} (a notebook kernel: shut it down, "
+            "or del the model and torch.cuda.empty_cache()); if it is a "
+            "service, check it still gets requests. Schedulers can reap idle "
+            "GPU allocations automatically.",
+            gib_text(total), f.pids.size() > 1 ? "es" : "");
+      if (!unused.empty()) {
+        const std::string& first = unused.front();
+        const size_t slash = first.find('/');
+        f.action += fmt::format(
+            "{}The GPU stays the pod's until the pod ends: if it is not "
+            "needed, delete it or scale its workload down (kubectl delete pod "
+            "-n {} {}); a pod that needs no GPU should not request "
+            "nvidia.com/gpu.",
+            f.action.empty() ? "" : " ", first.substr(0, slash),
+            first.substr(slash + 1));
+      }
       out.push_back(std::move(f));
     }
     return out;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "diagnose/config.h"
+#include "model/pod_label.h"
 #include "model/sample.h"
 
 namespace gd::workload {
@@ -29,17 +30,24 @@ struct ProcLabel {
   uint32_t pid = 0;
   std::string name, user;
   std::string slurm_job;  // its Slurm job id, "" none
+  std::string pod;        // its Kubernetes pod (model/pod_label.h), "" none
 
   void update(const ProcessSample& p) {
     pid = p.pid;
     if (!p.name.empty()) name = p.name;
     if (!p.user.empty()) user = p.user;
     if (p.slurm_job_id) slurm_job = *p.slurm_job_id;
+    if (p.pod) pod = pod_label(*p.pod);
   }
   // "pid 4242 (python, alice)" / "pid 4242"; a Slurm job's process:
-  // "pid 4242 (python, alice, slurm 1234)".
+  // "pid 4242 (python, alice, slurm 1234)"; a pod's:
+  // "pid 4242 (python, alice, pod ml/train-0/main (deleted))".
   std::string text() const {
-    const std::string job = slurm_job.empty() ? "" : "slurm " + slurm_job;
+    std::string job;
+    if (!slurm_job.empty())
+      job = "slurm " + slurm_job;
+    else if (!pod.empty())  // a pod known by its UID alone reads "pod UID"
+      job = pod.rfind("pod ", 0) == 0 ? pod : "pod " + pod;
     if (name.empty())
       return job.empty() ? fmt::format("pid {}", pid)
                          : fmt::format("pid {} ({})", pid, job);
