@@ -54,8 +54,7 @@ AccountReport cluster() {
     Sample s;
     s.t = 1000 + 10.0 * i;
     s.gpus = {gpu(0, 90, 300, {{1, 10 * kGib}, {2, 10 * kGib}}),
-              gpu(1, 0, 60, {{3, 20 * kGib}}),
-              gpu(2, 0, 50, {{4, 1 * kGib}})};
+              gpu(1, 0, 60, {{3, 20 * kGib}}), gpu(2, 0, 50, {{4, 1 * kGib}})};
     // Pod ml/b's process is deleted half-way: still one row.
     s.processes = {in_pod(1, "ml", "a"), in_pod(2, "ml", "b", i > 30),
                    in_pod(3, "infer", "c")};

@@ -24,9 +24,9 @@ ProcessPod pod_of(const std::string& ns, const std::string& name,
 PodAllocation allocation(int gpu, const std::string& ns,
                          const std::string& name,
                          std::optional<int> replica = std::nullopt) {
-  return {gpu,         "GPU-0000000" + std::to_string(gpu),
-          replica,     "nvidia.com/gpu",
-          ns,          name,
+  return {gpu,     "GPU-0000000" + std::to_string(gpu),
+          replica, "nvidia.com/gpu",
+          ns,      name,
           "main"};
 }
 
@@ -95,9 +95,8 @@ TEST(IdleAllocatedPods, SilentWhileTheGpuIsBusy) {
 TEST(IdleAllocatedPods, SilentWithoutTheKubeletsAllocations) {
   auto h = make_header(1);
   Jitter j;
-  auto samples = make_samples(60, 10.0, [&](size_t, Sample& s) {
-    s.gpus.push_back(idle_gpu(0, j));
-  });
+  auto samples = make_samples(
+      60, 10.0, [&](size_t, Sample& s) { s.gpus.push_back(idle_gpu(0, j)); });
   EXPECT_TRUE(with_id(run_diagnose(h, samples), "gpu-idle-allocated").empty());
 }
 

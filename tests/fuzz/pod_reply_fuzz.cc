@@ -32,8 +32,7 @@ void check(const PodSnapshot& s, std::string_view input) {
   FUZZ_CHECK(s.kubelet_error.size() <= kMaxName, input);
   FUZZ_CHECK(s.runtime_error.size() <= kMaxName, input);
   for (const Allocation& a : s.allocations) {
-    FUZZ_CHECK(a.id.size() <= kMaxName && a.resource.size() <= kMaxName,
-               input);
+    FUZZ_CHECK(a.id.size() <= kMaxName && a.resource.size() <= kMaxName, input);
     FUZZ_CHECK(a.pod.name.size() <= kMaxName &&
                    a.pod.namespace_.size() <= kMaxName &&
                    a.pod.container.size() <= kMaxName,

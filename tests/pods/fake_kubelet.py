@@ -23,6 +23,7 @@ Prints "ready" on stdout once both sockets listen."""
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -40,8 +41,10 @@ def compile_protos():
     args = ["protoc", f"-I{PROTO_DIR}", f"--python_out={out}", f"--grpc_python_out={out}",
             "podresources_v1.proto", "cri_runtime_v1.proto"]
     if protoc.main(args) != 0:
+        shutil.rmtree(out, ignore_errors=True)
         sys.exit("fake_kubelet: protoc failed")
     sys.path.insert(0, out)
+    return out
 
 
 class State:
@@ -63,11 +66,13 @@ def main():
     ap.add_argument("--pod-resources", required=True)
     ap.add_argument("--cri", required=True)
     a = ap.parse_args()
-    compile_protos()
+    generated = compile_protos()
     import cri_runtime_v1_pb2 as cri
     import cri_runtime_v1_pb2_grpc as cri_grpc
     import podresources_v1_pb2 as pr
     import podresources_v1_pb2_grpc as pr_grpc
+    # Imported: the generated modules are in memory, their folder not needed.
+    shutil.rmtree(generated, ignore_errors=True)
 
     state = State(a.state)
 
