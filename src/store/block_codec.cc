@@ -148,6 +148,7 @@ EncodedBlock encode_block(std::span<const Sample> samples, int zstd_level) {
     r.device_holders = s.device_holders;
     r.host.other_cpu_top = s.host.other_cpu_top;  // not numeric columns
     r.host.rdma_ports = s.host.rdma_ports;        // nor these
+    r.pod_allocations = s.pod_allocations;        // the kubelet's, for diagnose
     append_sample_json(rest, r);
     rest += '\n';
   }
@@ -285,6 +286,9 @@ void charge_sample(DecodeBudget& budget, const Sample& s) {
                   "other CPU work");
   if (s.host.rdma_ports)
     budget.charge(s.host.rdma_ports->size(), sizeof(RdmaPort), "RDMA ports");
+  if (s.pod_allocations)
+    budget.charge(s.pod_allocations->size(), sizeof(PodAllocation),
+                  "pod allocations");
   budget.charge(s.processes.size(), sizeof(ProcessSample), "processes");
 }
 

@@ -17,6 +17,33 @@ namespace {
 // Every string of a trace or of the driver is untrusted on a terminal.
 std::string safe(std::string_view text) { return terminal_safe(text); }
 
+// "     pods: ml/train-0/main (replica 0)  infer/serve-0/server (mig-1g.10gb)"
+// -- the containers the kubelet gave this GPU, also those that run
+// nothing on it yet; no line off Kubernetes.
+std::string pods_line(int gpu, const Sample& sample) {
+  constexpr size_t kPodsShown = 8;
+  if (!sample.pod_allocations) return {};
+  std::string line;
+  size_t n = 0;
+  for (const PodAllocation& a : *sample.pod_allocations) {
+    if (a.gpu != gpu) continue;
+    if (n++ >= kPodsShown) continue;
+    line += fmt::format(
+        "{}{}/{}/{}", line.empty() ? "" : "  ", terminal_fit(a.namespace_, 63),
+        terminal_fit(a.name, 80), terminal_fit(a.container, 63));
+    const auto slash = a.resource.find('/');
+    const std::string kind =
+        slash == std::string::npos ? "" : a.resource.substr(slash + 1);
+    if (kind.rfind("mig-", 0) == 0)
+      line += " (" + safe(kind) + ")";
+    else if (a.replica)
+      line += fmt::format(" (replica {})", *a.replica);
+  }
+  if (n == 0) return {};
+  if (n > kPodsShown) line += fmt::format("  +{} more", n - kPodsShown);
+  return "     pods: " + line + "\n";
+}
+
 template <typename T>
 std::string or_na(const std::optional<T>& v, const char* spec = "{}") {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string(kUnknown);
@@ -149,6 +176,7 @@ std::string gpu_block(const GpuInfo& info, const GpuSample* s,
       s->processes ? fmt::format("{}", s->processes->size())
                    : std::string(kUnknown));
   out += mig_lines(info, *s, sample);
+  out += pods_line(info.index, sample);
   out += read_errors_line(*s);
   return out;
 }

@@ -7,10 +7,13 @@ deleted pod. And `kill --dry-run` on a live node (the fake kubelet of
 test_pods.py): the plan names each target's pod and says the kubelet
 restarts a container whose process ends."""
 import json
+import os
+import subprocess
 import unittest
 
-from gd_e2e import E2E, NO_DRIVER, run, write_scenario
+from gd_e2e import E2E, GPUDOCTOR, NO_DRIVER, run, write_scenario
 from test_diagnose import GIB, gpu, header_with, proc, sample
+from test_export import STORE_FILL
 from test_pods import PodsCase
 
 IDLE_ALLOCATED = "gpu-idle-allocated"
@@ -28,7 +31,9 @@ def in_pod(p, the_pod):
     return p
 
 
-class PodIdleAllocated(E2E):
+class PodTrace(E2E):
+    """The trace of the module's docstring."""
+
     def trace(self, allocations=True):
         header = header_with(3)
         uuids = [g["uuid"] for g in header["gpus"]]
@@ -55,6 +60,9 @@ class PodIdleAllocated(E2E):
         doc = json.loads(p.stdout)
         return {tuple(f["gpus"]): f for f in doc["findings"] if f["id"] == IDLE_ALLOCATED}
 
+
+class PodIdleAllocated(PodTrace):
+
     def test_a_gpu_allocated_to_a_pod_that_runs_nothing_names_the_pod(self):
         found = self.findings(self.trace())
         self.assertIn((1,), found, found)
@@ -76,13 +84,29 @@ class PodIdleAllocated(E2E):
         p = run(["diagnose", "--from", self.trace()], nvml=NO_DRIVER)
         self.assertIn("infer/idle", p.stdout, p.stdout)
 
+    def test_from_serves_history(self):
+        """The same window written into a history database (the store's
+        codec, as serve writes it) and exported back: the kubelet's
+        allocations and the pods come back, so does the finding."""
+        db = os.path.join(self.tmp.name, "history.db")
+        subprocess.run([STORE_FILL, "--db", db, "--trace", self.trace()], check=True,
+                       capture_output=True, timeout=120)
+        exported = os.path.join(self.tmp.name, "exported.jsonl")
+        p = subprocess.run([GPUDOCTOR, "export", "--db", db, "--since", "0", "--output",
+                            exported], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        found = self.findings(exported)
+        self.assertIn((1,), found, found)
+        self.assertIn("pod infer/idle, which ran no process on it", found[(1,)]["evidence"])
+        self.assertIn("pod ml/notebook/main (deleted)", found[(2,)]["evidence"])
+
     def test_without_the_kubelets_list_no_pod_finding(self):
         found = self.findings(self.trace(allocations=False))
         self.assertNotIn((1,), found, found)
         self.assertIn((2,), found, "the holder's finding does not need the kubelet")
 
 
-class PodReport(PodIdleAllocated):
+class PodReport(PodTrace):
     """report --by pod / --by namespace over the same trace: each pod's
     GPU-hours are its own and the rows add up to the node's."""
 
@@ -114,6 +138,29 @@ class PodReport(PodIdleAllocated):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("ml/train-0", p.stdout)
         self.assertIn("ml/notebook", p.stdout)
+
+
+class PodStatus(PodsCase):
+    def test_each_gpu_lists_the_pods_the_kubelet_gave_it(self):
+        text = self.gd(["status", "--wide"]).stdout
+        blocks = {}
+        for block in text.split("\nGPU ")[1:]:
+            blocks[int(block.split()[0])] = block
+        self.assertIn("pods: ml/train-0/main (replica 0)  ml/train-1/main (replica 1)",
+                      blocks[0], text)
+        self.assertIn("pods: infer/serve-0/server\n", blocks[1], text)
+        self.assertNotIn("pods:", blocks[2], text)
+
+    def test_json_has_the_allocations(self):
+        lines = self.gd(["status", "--json"]).stdout.splitlines()
+        self.assertEqual(len(lines), 2, lines)  # the header, one sample
+        got = sorted((a["gpu"], a["namespace"], a["name"], a.get("replica"))
+                     for a in json.loads(lines[1])["pod_allocations"])
+        self.assertEqual(got, [(0, "ml", "train-0", 0), (0, "ml", "train-1", 1),
+                               (1, "infer", "serve-0", None)])
+
+    def test_without_the_kubelet_no_pods_line(self):
+        self.assertNotIn("pods:", self.gd(["status"], sockets=False).stdout)
 
 
 class PodKillPlan(PodsCase):

@@ -194,6 +194,24 @@ TEST(BlockCodec, OneColumnDecodeMatchesTheFullDecode) {
   EXPECT_EQ(host.host[0][3].as_double(), *in[3].host.cpu_util_pct);
 }
 
+// The kubelet's GPU allocations ride in the rest blob too: serve's history
+// gives diagnose the pods that hold a GPU and run nothing on it.
+TEST(BlockCodec, PodAllocationsComeBackAndAbsentStaysAbsent) {
+  std::vector<Sample> in;
+  for (int i = 0; i < 4; ++i) in.push_back(make_sample(kT0 + i, i, 2));
+  in[1].pod_allocations = std::vector<PodAllocation>{};
+  in[2].pod_allocations = std::vector<PodAllocation>{
+      {0, "GPU-0", 1, "nvidia.com/gpu", "ml", "train-1", "main"},
+      {1, "MIG-1", std::nullopt, "nvidia.com/mig-1g.10gb", "infer", "s\"0",
+       "server"}};
+  in[3].pod_allocations = in[2].pod_allocations;
+  auto out = round_trip(in);
+  ASSERT_EQ(out.size(), in.size());
+  for (size_t k = 0; k < in.size(); ++k)
+    EXPECT_EQ(out[k].pod_allocations, in[k].pod_allocations) << k;
+  EXPECT_FALSE(out[0].pod_allocations.has_value());
+}
+
 // The host's other CPU work is a list, not a number: it rides in the rest
 // blob, and a sample that did not look stays "not looked".
 TEST(BlockCodec, OtherCpuTopComesBackAndAbsentStaysAbsent) {

@@ -66,8 +66,8 @@ struct PerGpu {
   // The GPU's processes, and those that ended able to be named (swept).
   std::map<uint32_t, Holder> holders;
   // "namespace/name" -> the pod's allocation of this GPU, over the samples
-  // that had the kubelet's list (serve's history keeps none: the live
-  // samples alone).
+  // that had the kubelet's list (not those of a host off Kubernetes, nor a
+  // history written before it kept them).
   std::map<std::string, AllocatedPod> pods;
   workload::Window listed;
 };
