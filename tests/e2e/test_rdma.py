@@ -166,6 +166,44 @@ class RdmaLive(E2E):
         self.assertIn("gpudoctor_rdma_port_up{", page)
 
 
+class RdmaTop(E2E):
+    """top's RDMA line over the same tree, rewritten while it runs: what a
+    user reads for each port, and no line on a host without ports."""
+
+    def top(self, sys_root):
+        from gd_tmux import Tmux
+        argv = [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none", "--sys-root", sys_root,
+                "--interval", "500ms", "top"]
+        pane = Tmux(self.tmp.name, argv, env={"FAKE_NVML_SCENARIO": scenario_4gpu(),
+                                              "LANG": "C.UTF-8"}, width=160, height=40)
+        self.addCleanup(pane.close)
+        return pane
+
+    def test_each_port_with_its_rate_state_and_errors(self):
+        sys = FakeSysfs(os.path.join(self.tmp.name, "sys"))
+        sys.hca("mlx5_0", "0000:1a:00.0")
+        sys.hca("mlx5_1", "0000:3c:00.0")
+        pane = self.top(sys.root)
+        pane.wait_for(r"RDMA  mlx5_0/1 400G rx [0-9.]+ [KMGT]?i?B/s tx [0-9.]+ [KMGT]?i?B/s  mlx5_1/1 400G rx", 30)
+        sys.port_file("mlx5_1", "counters/symbol_error", "12\n")
+        pane.wait_for(r"mlx5_1/1 400G rx [0-9.]+ [KMGT]?i?B/s tx [0-9.]+ [KMGT]?i?B/s err 12", 15)
+        sys.port_file("mlx5_0", "state", "1: DOWN\n")
+        sys.port_file("mlx5_0", "phys_state", "3: Disabled\n")
+        screen = pane.wait_for(r"RDMA  mlx5_0/1 DOWN  mlx5_1/1 400G", 15)
+        # The same figures as status: the port down, the other's errors.
+        status = run(["--sys-root", sys.root, "status"], scenario=scenario_4gpu()).stdout
+        self.assertIn("RDMA mlx5_0/1 DOWN/Disabled", status)
+        self.assertIn("errors: symbol 12", status)
+        self.assertEqual(screen.count("RDMA "), 1, screen)
+
+    def test_no_line_without_ports(self):
+        sys_root = os.path.join(self.tmp.name, "sys")
+        os.makedirs(os.path.join(sys_root, "class"))
+        pane = self.top(sys_root)
+        screen = pane.wait_for(r"load \d", 30)
+        self.assertNotIn("RDMA", screen)
+
+
 class NoRdma(E2E):
     def test_a_host_without_rdma_lists_nothing_and_says_nothing(self):
         sys_root = os.path.join(self.tmp.name, "sys")

@@ -272,10 +272,108 @@
     const s = state.sample;
     const cards = $("cards");
     clear(cards);
+    renderRdma(s);
     if (!s) { cards.appendChild(h("p", { class: "muted" }, "waiting for the first sample…")); return; }
     cards.dataset.t = s.t;
     for (const g of s.gpus || []) cards.appendChild(gpuCard(g));
     cards.appendChild(hostCard(s));
+  }
+
+  // ---- RDMA ports ----------------------------------------------------------
+  // One row per InfiniBand / RoCE port (sample.host.rdma_ports; the link
+  // layer, net device and NUMA node from header.host.rdma_devices), in the
+  // words, units and rounding of `gpudoctor status` (rdma_lines in
+  // src/views/status_view.cc). A node without ports has no panel at all.
+
+  // status's names of the error counters, in its order; the title's words.
+  const RDMA_ERRORS = [
+    ["symbol_error_total", "symbol", "symbol errors"],
+    ["link_error_recovery_total", "recoveries", "link error recoveries"],
+    ["link_downed_total", "downed", "link downed"],
+    ["port_rcv_errors_total", "rcv", "port receive errors"],
+    ["local_link_integrity_errors_total", "integrity", "local link integrity errors"],
+    ["excessive_buffer_overrun_errors_total", "overruns", "excessive buffer overrun errors"],
+    ["port_xmit_discards_total", "discards", "transmit discards"]];
+  const rdmaSeen = { t: null, prev: {}, grew: {} };
+  function rdmaKey(p) { return p.device + "/" + p.port; }
+  // How much each port's error counters grew since the previous sample
+  // (a counter that went down was cleared: no growth); once per sample, so
+  // drawing the same sample again keeps its marks.
+  function rdmaGrowth(s, ports) {
+    if (rdmaSeen.t === s.t) return rdmaSeen.grew;
+    const grew = {}, prev = {};
+    for (const p of ports) {
+      const k = rdmaKey(p), before = rdmaSeen.prev[k];
+      prev[k] = p;
+      grew[k] = {};
+      if (!before) continue;
+      for (const [f] of RDMA_ERRORS)
+        if (known(p[f]) && known(before[f]) && p[f] > before[f]) grew[k][f] = p[f] - before[f];
+    }
+    rdmaSeen.t = s.t; rdmaSeen.prev = prev; rdmaSeen.grew = grew;
+    return grew;
+  }
+  // fmt's "{:g}" (status's rate): 6 significant digits, no trailing zeros.
+  function general(v) { return String(Number(v.toPrecision(6))); }
+  // status truncates a byte rate to whole bytes before human_bytes().
+  function rdmaRate(v) { return known(v) && v >= 0 ? rate(Math.floor(v)) : "n/a"; }
+  function rdmaStateClass(p) {
+    if (p.state === "ACTIVE" && (!p.phys_state || p.phys_state === "LinkUp")) return "chip ok";
+    if (p.state === "DOWN" || p.phys_state === "Disabled") return "chip crit";
+    return "chip warn";
+  }
+
+  function renderRdma(s) {
+    const section = $("rdma-section"), t = $("rdma");
+    const ports = s && s.host && Array.isArray(s.host.rdma_ports) ? s.host.rdma_ports : [];
+    if (!ports.length) {
+      section.hidden = true;
+      clear(t);
+      return;
+    }
+    const grew = rdmaGrowth(s, ports);
+    const devices = (state.header && state.header.host && state.header.host.rdma_devices) || [];
+    const gpus = (state.header && state.header.gpus) || [];
+    clear(t);
+    t.appendChild(h("thead", null, h("tr", null, ["PORT", "STATE", "RATE", "LINK", "RX", "TX",
+      "ERRORS", "NUMA"].map(c => h("th", { class: c === "RX" || c === "TX" ? "num" : "" }, c)))));
+    const body = h("tbody");
+    for (const p of ports) {
+      const key = rdmaKey(p);
+      const dev = devices.find(d => d.device === p.device) || {};
+      const info = (dev.ports || []).find(i => i.port === p.port) || {};
+      const layer = info.link_layer === "Ethernet" ? "RoCE" : info.link_layer;
+      const name = String(p.device) + "/" + p.port;
+      const link = (layer || "n/a") + (info.netdev ? " (" + info.netdev + ")" : "");
+      const st = (p.state || "n/a") + "/" + (p.phys_state || "n/a");
+      const below = known(p.rate_gbps) && known(info.max_rate_gbps) && p.rate_gbps !== info.max_rate_gbps;
+      const errors = [];
+      for (const [f, word, long] of RDMA_ERRORS) {
+        if (!known(p[f]) || p[f] <= 0) continue;
+        const d = (grew[key] || {})[f];
+        errors.push(h("span", { class: d ? "chip crit grew" : "chip", "data-counter": f,
+          title: long + ": " + p[f] + (d ? ", +" + d + " since the previous sample" : " (not growing)") },
+        word + " " + p[f] + (d ? " (+" + d + ")" : "")));
+      }
+      let numa = "n/a";
+      if (known(dev.numa_node)) {
+        const near = gpus.filter(g => g.numa_node === dev.numa_node).map(g => g.index);
+        numa = "NUMA " + dev.numa_node + (near.length ? " · GPU " + near.join(",") : "");
+      }
+      body.appendChild(h("tr", { "data-port": key },
+        h("td", { class: "port mono", title: name }, h("span", { class: "rdma-name" }, name)),
+        h("td", null, h("span", { class: rdmaStateClass(p) }, st)),
+        h("td", null, known(p.rate_gbps) ? general(p.rate_gbps) + " Gb/s" : "n/a",
+          below ? h("span", { class: "muted" }, " of " + general(info.max_rate_gbps) + " Gb/s") : null),
+        h("td", { class: "link", title: link }, link),
+        h("td", { class: "num" }, rdmaRate(p.rx_bytes_per_s)),
+        h("td", { class: "num" }, rdmaRate(p.tx_bytes_per_s)),
+        h("td", { class: "errors" }, errors.length ? errors : h("span", { class: "muted" }, "none")),
+        h("td", { class: "muted" }, numa)));
+    }
+    t.appendChild(body);
+    $("rdma-count").textContent = "(" + ports.length + ")";
+    section.hidden = false;
   }
 
   function renderHeader() {

@@ -481,6 +481,59 @@ void add_host_strip(std::vector<Line>& out, const LayoutInput& in, int width) {
   out.push_back(b.done());
 }
 
+// One line of the host's RDMA ports, as status's RDMA lines say them:
+// "RDMA  mlx5_0/1 400G rx 1.2G/s tx 1.1G/s  mlx5_1/1 DOWN  ..."; error
+// counters above zero in the warning colour ("err 12", status names each).
+// No line on a host without ports.
+void add_fabric_strip(std::vector<Line>& out, const LayoutInput& in,
+                      int width) {
+  const Sample* s = in.frame->sample.get();
+  if (!s || !s->host.rdma_ports || s->host.rdma_ports->empty()) return;
+  const auto& ports = *s->host.rdma_ports;
+  LineBuilder b(width);
+  b.add("RDMA", Style::kDim);
+  size_t shown = 0;
+  for (const RdmaPort& port : ports) {
+    uint64_t errors = 0;
+    for (const auto* v :
+         {&port.symbol_error_total, &port.link_error_recovery_total,
+          &port.link_downed_total, &port.port_rcv_errors_total,
+          &port.local_link_integrity_errors_total,
+          &port.excessive_buffer_overrun_errors_total,
+          &port.port_xmit_discards_total})
+      errors += v->value_or(0);
+    const bool active = port.state == "ACTIVE";
+    std::string text = fmt::format("{}/{} ", port.device, port.port);
+    if (!active)
+      text += port.state.empty() ? "?" : port.state;
+    else
+      text += (port.rate_gbps ? fmt::format("{:g}G", *port.rate_gbps) : "?") +
+              " rx " +
+              rate_text(port.rx_bytes_per_s
+                            ? std::optional<uint64_t>(static_cast<uint64_t>(
+                                  std::max(0.0, *port.rx_bytes_per_s)))
+                            : std::nullopt) +
+              " tx " +
+              rate_text(port.tx_bytes_per_s
+                            ? std::optional<uint64_t>(static_cast<uint64_t>(
+                                  std::max(0.0, *port.tx_bytes_per_s)))
+                            : std::nullopt);
+    const std::string err = errors ? fmt::format(" err {}", errors) : "";
+    const size_t left = ports.size() - shown - 1;
+    const int room =
+        columns_of(text) + columns_of(err) + 2 +
+        (left ? static_cast<int>(std::to_string(left).size()) + 3 : 0);
+    if (room > b.left()) break;
+    b.add("  ");
+    b.add(text, active ? Style::kNormal : Style::kDim);
+    if (!err.empty()) b.add(err, Style::kWarn);
+    ++shown;
+  }
+  if (shown < ports.size() && b.left() >= 6)
+    b.add(fmt::format("  +{}", ports.size() - shown), Style::kDim);
+  out.push_back(b.done());
+}
+
 namespace {
 
 // What each chart of a set shows, and its full scale for a GPU.

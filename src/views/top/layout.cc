@@ -450,6 +450,7 @@ Screen layout(const LayoutInput& in, int width, int height) {
     }
     if (p.chart_rows > 0) add_charts(s.lines, in, width, p.chart_rows);
     add_host_strip(s.lines, in, width);
+    add_fabric_strip(s.lines, in, width);
     auto cols = visible_columns(width);
     s.lines.push_back(table_heading(in, width, cols, s.hits,
                                     static_cast<int>(s.lines.size())));

@@ -29,6 +29,8 @@ int gpu_panel_lines(const GpuSample* g, bool compact);
 void add_gpu_panel(std::vector<Line>& out, const LayoutInput& in,
                    const GpuInfo& info, int width, bool compact);
 void add_host_strip(std::vector<Line>& out, const LayoutInput& in, int width);
+// The host's RDMA ports on one line (none without ports).
+void add_fabric_strip(std::vector<Line>& out, const LayoutInput& in, int width);
 // `rows_per_gpu` lines of charts per GPU, with a title line first.
 void add_charts(std::vector<Line>& out, const LayoutInput& in, int width,
                 int rows_per_gpu);
