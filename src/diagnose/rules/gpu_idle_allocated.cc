@@ -162,10 +162,10 @@ class GpuIdleAllocatedRule : public Rule {
           });
       workload::sweep_ended(
           st.pods, now, [](const AllocatedPod& p) { return p.last_t; },
-          [&](const std::string&, const AllocatedPod& p) {
+          [&, listed = static_cast<double>(st.listed.samples)](
+              const std::string&, const AllocatedPod& p) {
             return static_cast<double>(p.allocated) <
-                   min_holder_fraction_ *
-                       static_cast<double>(st.listed.samples);
+                   min_holder_fraction_ * listed;
           });
     }
   }
