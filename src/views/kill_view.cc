@@ -86,13 +86,13 @@ std::string render_kill_plan(const KillPlan& plan, const Sample& s,
           terminal_fit(t.proc.command(), 60));
       // Its Slurm job: the sample's (cgroup or environment), else the
       // cgroup's as /proc shows it now.
+      const ProcessSample* p = sampled(s, t.proc.pid);
       std::optional<std::string> job = t.proc.slurm_job_id;
-      for (const ProcessSample& p : s.processes)
-        if (p.pid == t.proc.pid && p.slurm_job_id) job = p.slurm_job_id;
+      if (p && p->slurm_job_id) job = p->slurm_job_id;
       if (job)
         out += "           job: " + terminal_fit(slurm_job_label(s, *job), 60) +
                "\n";
-      if (const ProcessSample* p = sampled(s, t.proc.pid); p && p->pod) {
+      if (p && p->pod) {
         out += "           pod: " + terminal_fit(pod_label(*p->pod), 60) + "\n";
         if (!p->pod->deleted.value_or(false)) in_live_pod = true;
       }

@@ -764,9 +764,9 @@ class PodDashboard(PodsCase):
         super().setUp()
         # Imported here: the other classes of this file run without
         # python3-websocket.
-        from cdp import Browser
+        from dashboard_page import open_dashboard, poll
         from test_web import ARTIFACTS
-        self.Browser, self.artifacts = Browser, ARTIFACTS
+        self.open_dashboard, self.poll, self.artifacts = open_dashboard, poll, ARTIFACTS
         self.train1.name = LONG_POD_NAME
         self.serve0.container = HOSTILE_CONTAINER
         self.kubelet.write(self.state())
@@ -775,13 +775,8 @@ class PodDashboard(PodsCase):
     def open(self, sockets=True):
         """serve (with or without the kubelet's sockets) and the dashboard
         in Chromium; closed before the kubelet and the pods' processes."""
-        self.server = Serve(self.scenario, ["--no-db"], self.tmp, env=self.env(sockets))
-        self.addCleanup(self.server.kill)
-        browser = self.Browser()
-        self.addCleanup(browser.close)
-        self.page = browser.new_page()
-        self.addCleanup(self.page.close)
-        self.page.navigate(f"http://{self.server.host}:{self.server.port}/")
+        self.server, self.page = self.open_dashboard(
+            self, self.scenario, ["--no-db"], env=self.env(sockets))
 
     def table(self):
         return self.page.evaluate(POD_TABLE_JS)
@@ -789,14 +784,9 @@ class PodDashboard(PodsCase):
     def wait_table(self, cond, timeout, what):
         """The table once `cond(table)` holds; fails after `timeout` s with
         the last table, the API's rows, serve's log and the kubelet's."""
-        end = time.monotonic() + timeout
-        while True:
-            table = self.table()
-            if cond(table):
-                return table
-            if time.monotonic() >= end:
-                break
-            time.sleep(0.2)
+        ok, table = self.poll(self.table, cond, timeout, every=0.2)
+        if ok:
+            return table
         _, _, api = self.server.get("/api/v1/processes")
         self.fail(f"{what}: not within {timeout} s.\nThe dashboard's table: "
                   f"{json.dumps(table, indent=1)}\n/api/v1/processes: {api[:4000]}\n"

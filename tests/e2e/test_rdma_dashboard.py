@@ -11,13 +11,11 @@ until the page shows it), and on a node without ports no panel at all."""
 import json
 import os
 import re
-import time
 import unittest
 
-from cdp import Browser
+from dashboard_page import open_dashboard, poll
 from gd_e2e import E2E, run, scenario_4gpu
 from test_rdma import FakeSysfs
-from test_serve import Serve
 from test_web import ARTIFACTS
 
 # The longest name the kernel gives an IB device (IB_DEVICE_NAME_MAX 64).
@@ -56,13 +54,8 @@ class RdmaDashboard(E2E):
         self.server = self.page = None
 
     def open(self, sys_root):
-        self.server = Serve(scenario_4gpu(), ["--no-db", "--sys-root", sys_root], self.tmp)
-        self.addCleanup(self.server.kill)
-        browser = Browser()
-        self.addCleanup(browser.close)
-        self.page = browser.new_page()
-        self.addCleanup(self.page.close)
-        self.page.navigate(f"http://{self.server.host}:{self.server.port}/")
+        self.server, self.page = open_dashboard(
+            self, scenario_4gpu(), ["--no-db", "--sys-root", sys_root])
 
     def panel(self):
         return self.page.evaluate(RDMA_JS)
@@ -71,16 +64,9 @@ class RdmaDashboard(E2E):
         """The panel once `cond(panel)` holds, calling `each()` before every
         look (to make the fixture move); fails after `timeout` s with the
         last panel, the API's sample and serve's log."""
-        end = time.monotonic() + timeout
-        while True:
-            if each:
-                each()
-            panel = self.panel()
-            if cond(panel):
-                return panel
-            if time.monotonic() >= end:
-                break
-            time.sleep(0.1)
+        ok, panel = poll(self.panel, cond, timeout, each=each)
+        if ok:
+            return panel
         _, _, api = self.server.get("/api/v1/status")
         self.fail(f"{what}: not within {timeout} s.\nThe panel: {json.dumps(panel, indent=1)}\n"
                   f"/api/v1/status: {api[:4000]}\nserve's log:\n" + "\n".join(self.server.log()[-30:])

@@ -54,7 +54,8 @@ struct Holder {
 // replica), and in how many of the GPU's samples one of its processes was
 // on the GPU.
 struct AllocatedPod {
-  size_t allocated = 0, ran = 0;
+  size_t allocated = 0;
+  bool ran = false;  // one of its processes was on the GPU in a sample
   double last_t = 0;
 };
 
@@ -128,6 +129,10 @@ class GpuIdleAllocatedRule : public Rule {
                     const ProcessTree& tree, PerGpu& st) {
     if (!s.pod_allocations) return;
     st.listed.add(s.t);
+    // The pods with a process on this GPU, built once per sample and GPU
+    // and only when a pod is allocated to it.
+    std::vector<std::string> running;
+    bool running_built = false;
     for (const PodAllocation& a : *s.pod_allocations) {
       if (a.gpu != g.index || a.name.empty()) continue;
       const std::string key = pod_key(a.namespace_, a.name);
@@ -137,16 +142,25 @@ class GpuIdleAllocatedRule : public Rule {
       ++pod.allocated;
       pod.last_t = s.t;
       st.held = true;
-      if (g.processes)
-        for (const GpuProcess& gp : *g.processes) {
-          const ProcessSample* p = tree.find(gp.pid);
-          if (p && p->pod && p->pod->name && p->pod->namespace_ &&
-              pod_key(*p->pod->namespace_, *p->pod->name) == key) {
-            ++pod.ran;
-            break;
-          }
-        }
+      if (pod.ran) continue;
+      if (!running_built) {
+        running = pods_on(g, tree);
+        running_built = true;
+      }
+      pod.ran = std::find(running.begin(), running.end(), key) != running.end();
     }
+  }
+
+  static std::vector<std::string> pods_on(const GpuSample& g,
+                                          const ProcessTree& tree) {
+    std::vector<std::string> keys;
+    if (!g.processes) return keys;
+    for (const GpuProcess& gp : *g.processes) {
+      const ProcessSample* p = tree.find(gp.pid);
+      if (p && p->pod && p->pod->name && p->pod->namespace_)
+        keys.push_back(pod_key(*p->pod->namespace_, *p->pod->name));
+    }
+    return keys;
   }
 
   // A holder that ended holding in fewer than min_holder_fraction of its
@@ -196,7 +210,7 @@ class GpuIdleAllocatedRule : public Rule {
           if (static_cast<double>(pod.allocated) /
                       static_cast<double>(st.listed.samples) >=
                   min_holder_fraction_ &&
-              pod.ran == 0)
+              !pod.ran)
             unused.push_back(key);
       if (f.pids.empty() && unused.empty()) continue;
       if (!unused.empty())
