@@ -9,12 +9,15 @@
 #include <mutex>
 #include <thread>
 
+#include "burn/collective.h"
 #include "burn/cublas.h"
 #include "burn/gpu_tests.h"
 #include "burn/verdict.h"
 #include "common/pci_bus_id.h"
 #include "model/gpu_lookup.h"
 #include "trace/trace_io.h"
+
+extern char** environ;
 
 namespace gd::burn {
 
@@ -24,6 +27,9 @@ namespace {
 // (compute heats the node first; the memory test then runs hot; the copy
 // test loads every link at the same time, as a data-loading job does).
 constexpr double kComputeShare = 0.50, kMemoryShare = 0.35, kPcieShare = 0.15;
+// With other tests, the all-reduce takes the run's last share (it needs
+// every GPU at once, after their own tests).
+constexpr double kCollectiveShare = 0.15;
 // A GPU that has not finished a wait for this long (or 10 times what the
 // wait should take, if longer) has stopped responding.
 constexpr double kHangFloorS = 5;
@@ -51,6 +57,7 @@ struct Worker {
 // Everything a worker thread reads, kept alive as long as any thread is.
 struct Shared {
   std::unique_ptr<cuda::CudaLibrary> lib;
+  std::unique_ptr<cuda::NcclLibrary> nccl;
   std::unique_ptr<Cublas> cublas;
   std::string no_cublas;
   FmaReference reference;
@@ -73,7 +80,10 @@ std::vector<Phase> plan_for(const BurnOptions& o) {
   if (o.pcie) phases.push_back({"pcie", kPcieShare});
   double total = 0;
   for (const auto& p : phases) total += p.share;
-  for (auto& p : phases) p.share /= total;
+  // The per-GPU tests' part of the run: all of it, or all but the
+  // all-reduce's share.
+  const double part = o.collective ? 1 - kCollectiveShare : 1;
+  for (auto& p : phases) p.share *= part / total;
   return phases;
 }
 
@@ -286,10 +296,169 @@ std::vector<Target> choose_targets(
   return chosen;
 }
 
+// NCCL_* variables of this process's environment, which NCCL reads and which
+// can keep it off the fast path: "NCCL_P2P_DISABLE=1, NCCL_ALGO=Ring".
+std::string nccl_environment() {
+  constexpr size_t kMaxValue = 40, kMaxText = 240;
+  std::string out;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view var(*e);
+    if (var.rfind("NCCL_", 0) != 0) continue;
+    std::string item(var.substr(0, var.find('=') + kMaxValue + 1));
+    if (out.size() + item.size() + 2 > kMaxText) {
+      out += ", ...";
+      break;
+    }
+    out += (out.empty() ? "" : ", ") + item;
+  }
+  return out;
+}
+
+// "NVLink" when every rank's GPU has NVLink, "PCIe" when none has, "" when
+// NVML did not say for one of them or they differ.
+std::string collective_link(const TraceHeader& header,
+                            const std::vector<int>& gpus) {
+  int with = 0, without = 0;
+  for (int g : gpus)
+    for (const auto& info : header.gpus)
+      if (info.index == g && info.nvlink_count)
+        (*info.nvlink_count > 0 ? with : without) += 1;
+  const int n = static_cast<int>(gpus.size());
+  return with == n ? "NVLink" : without == n ? "PCIe" : "";
+}
+
+// What the all-reduce's thread shares with the watchdog; held by shared_ptr
+// like a Worker (a hung collective's thread is left behind).
+struct CollectiveRun {
+  LiveSlot live;
+  std::mutex mu;
+  CollectiveResult result;  // guarded by mu
+  bool finished = false;    // guarded by mu
+  bool abandoned = false;   // guarded by mu
+};
+
+void run_collective_thread(std::shared_ptr<Shared> shared,
+                           std::shared_ptr<CollectiveRun> run,
+                           CollectivePlan plan, const std::atomic<bool>* stop) {
+  pthread_setname_np(pthread_self(), "gd-burn-nccl");
+  CollectiveResult local;
+  {
+    std::lock_guard<std::mutex> lock(run->mu);
+    local = run->result;
+  }
+  try {
+    run_all_reduce(*shared->lib, *shared->nccl, plan, *stop, run->live, local);
+  } catch (const std::exception& e) {
+    local.error = e.what();
+  }
+  std::lock_guard<std::mutex> lock(run->mu);
+  if (!run->abandoned) run->result = local;
+  run->finished = true;
+}
+
+// The all-reduce over the GPUs that came through their own tests, on its
+// own thread under the same watchdog as theirs.
+CollectiveResult run_collective(
+    const std::shared_ptr<Shared>& shared,
+    const std::vector<std::shared_ptr<Worker>>& workers,
+    const BurnReport& report, const BurnOptions& o,
+    const std::atomic<bool>& stop) {
+  auto run = std::make_shared<CollectiveRun>();
+  CollectiveResult& r = run->result;
+  r.asked = true;
+  r.nccl = report.collective.nccl;
+  r.nccl_env = nccl_environment();
+  CollectivePlan plan;
+  std::string left_out;
+  std::vector<std::shared_ptr<Worker>> in;
+  for (const auto& w : workers) {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (w->abandoned || w->result.hung || !w->result.fatal_error.empty()) {
+      left_out += (left_out.empty() ? "" : ",") + std::to_string(w->target.gpu);
+      continue;
+    }
+    plan.ranks.push_back({w->target.gpu, w->target.device.ordinal});
+    in.push_back(w);
+  }
+  if (!left_out.empty())
+    r.left_out = "GPU " + left_out + " failed its own tests";
+  if (plan.ranks.empty()) {
+    r.skipped = "no GPU came through its own tests to take part";
+    return r;
+  }
+  std::vector<int> gpus;
+  for (const auto& rank : plan.ranks) gpus.push_back(rank.gpu);
+  r.link = collective_link(report.header, gpus);
+  plan.deadline = shared->t0 + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(o.duration_s));
+  for (auto& w : in)
+    w->live.update([](GpuLive& l) {
+      l.phase = "all-reduce";
+      l.gflops.reset();
+      l.bytes_per_s.reset();
+    });
+  run->live.beat(0);
+  std::thread thread(run_collective_thread, shared, run, plan, &stop);
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(run->mu);
+      if (run->finished) break;
+      auto [since, expected] = run->live.since_beat();
+      if (since > std::max(kHangFloorS, 10 * expected)) {
+        run->abandoned = true;
+        r.hung = true;
+        break;
+      }
+    }
+    const auto rate = run->live.get().bytes_per_s;
+    for (auto& w : in)
+      w->live.update([&](GpuLive& l) { l.bytes_per_s = rate; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  bool abandoned = false;
+  {
+    std::lock_guard<std::mutex> lock(run->mu);
+    abandoned = run->abandoned;
+  }
+  // Stuck in the driver or NCCL: not waited for.
+  if (abandoned)
+    thread.detach();
+  else
+    thread.join();
+  CollectiveResult out;
+  {
+    std::lock_guard<std::mutex> lock(run->mu);
+    out = run->result;
+  }
+  const bool failed = out.hung || !out.error.empty();
+  for (auto& w : in)
+    w->live.update([&](GpuLive& l) {
+      l.phase = out.hung ? "hung" : failed ? "failed" : "done";
+      l.bytes_per_s =
+          out.busbw_bytes_per_s ? out.busbw_bytes_per_s : out.algbw_bytes_per_s;
+    });
+  return out;
+}
+
+// The ranks' common model ("" when they differ).
+std::string collective_model(const std::vector<GpuVerdict>& gpus,
+                             const std::vector<int>& ranks) {
+  std::string model;
+  for (int g : ranks)
+    for (const auto& v : gpus)
+      if (v.gpu == g) {
+        if (!model.empty() && model != v.name) return "";
+        model = v.name;
+      }
+  return model;
+}
+
 }  // namespace
 
 int burn_exit_code(const BurnReport& report) {
-  bool warn = false;
+  const int collective = collective_severity(report.collective_verdict);
+  if (collective == 2) return 2;
+  bool warn = collective == 1;
   for (const auto& g : report.gpus) {
     if (g.verdict == "fail") return 2;
     warn |= g.verdict == "warn";
@@ -312,6 +481,15 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
     throw BurnError("cannot_run",
                     std::string("the CUDA driver cannot start: ") + e.what());
   }
+  if (o.collective) {
+    std::string why;
+    shared->nccl = cuda::NcclLibrary::open(o.nccl_lib, &why);
+    if (!shared->nccl)
+      throw BurnError("cannot_run",
+                      "--collective needs NCCL: " + why +
+                          "; install it (libnccl2) or name it with "
+                          "--nccl-lib PATH");
+  }
   int version = 0;
   if (shared->lib->fn().cuDriverGetVersion)
     shared->lib->fn().cuDriverGetVersion(&version);
@@ -323,6 +501,11 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
   report.compute = o.compute;
   report.memory = o.memory;
   report.pcie = o.pcie;
+  report.collective.asked = o.collective;
+  if (shared->nccl) {
+    const std::string v = shared->nccl->version();
+    report.collective.nccl = shared->nccl->name() + (v.empty() ? "" : " " + v);
+  }
   report.driver_version = cuda::driver_version_text(version);
   Sample first = sampler.sample();
   const std::vector<Target> targets = choose_targets(o, report.header, devices);
@@ -366,6 +549,7 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
     for (const auto& t : targets) start.gpus.emplace_back(t.gpu, t.device);
     start.driver_version = report.driver_version;
     start.cublas = report.cublas;
+    start.nccl = report.collective.nccl;
     cb.on_start(start);
   }
 
@@ -459,6 +643,8 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
     if (all_done) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  if (o.collective && !stop.load())
+    report.collective = run_collective(shared, workers, report, o, stop);
   report.ran_s =
       std::chrono::duration<double>(Clock::now() - shared->t0).count();
   report.interrupted = stop.load();
@@ -502,6 +688,24 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
     report.gpus.push_back(std::move(v));
   }
   judge(report.gpus, report.diagnosis.findings, report);
+  if (report.collective.asked) {
+    const CollectiveResult& c = report.collective;
+    report.collective_verdict =
+        judge_collective(c, collective_model(report.gpus, c.gpus));
+    // Wrong sums land in a GPU's receive buffer: that GPU fails too.
+    for (auto [gpu, wrong] : c.wrong_by_gpu)
+      for (auto& v : report.gpus)
+        if (v.gpu == gpu) {
+          if (v.verdict == "pass") {
+            v.notes = v.reasons;
+            v.reasons.clear();
+          }
+          v.verdict = "fail";
+          v.reasons.push_back(std::to_string(wrong) +
+                              " wrong results in its all-reduce receive "
+                              "buffer");
+        }
+  }
   return report;
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "burn/collective_verdict.h"
 #include "burn/results.h"
 #include "burn/watch.h"
 #include "collect/sampler.h"
@@ -27,6 +28,10 @@ struct BurnOptions {
   // file, model/gpu_lookup.h); empty = every GPU.
   std::vector<std::string> gpus;
   bool compute = true, memory = true, pcie = true;
+  // The all-reduce across the GPUs through NCCL, after the tests above (the
+  // last kCollectiveShare of the run) or alone.
+  bool collective = false;
+  std::string nccl_lib;          // "" = libnccl.so.2 from the linker's path
   double memory_fraction = 0.9;  // of the free memory the memtest covers
   bool force = false;            // run on GPUs that have processes
   std::string cuda_lib = "libcuda.so.1";
@@ -67,6 +72,7 @@ struct BurnStart {
       gpus;                    // NVML index, CUDA facts
   std::string driver_version;  // CUDA's, "12.2"
   std::string cublas;  // the libcublas loaded, or why none ("" = not asked)
+  std::string nccl;    // the libnccl loaded and its version ("" = not asked)
 };
 
 struct Callbacks {
@@ -99,6 +105,8 @@ struct BurnReport {
   // burn itself goes on. Empty when the trace is complete or not asked for.
   std::string record_error;
   bool compute = true, memory = true, pcie = true;
+  CollectiveResult collective;  // asked = false when not asked for
+  CollectiveVerdict collective_verdict;
   std::string cublas;  // loaded library, or why none
   std::string driver_version;
   double started_at = 0;  // Unix time
@@ -110,8 +118,9 @@ struct BurnReport {
 BurnReport run_burn(const BurnOptions& options, const std::atomic<bool>& stop,
                     const Callbacks& callbacks = {});
 
-// 0 every GPU passed, 1 a warning, 2 a failure, 3 could not run (also: an
-// interrupted run where nothing failed, since the test did not complete).
+// 0 every GPU (and the all-reduce) passed, 1 a warning, 2 a failure, 3 could
+// not run (also: an interrupted run where nothing failed, since the test did
+// not complete).
 int burn_exit_code(const BurnReport& report);
 
 }  // namespace gd::burn

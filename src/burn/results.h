@@ -46,6 +46,30 @@ struct CopyResult {
   uint64_t mismatches = 0;  // round trips whose data came back different
 };
 
+// The all-reduce across the node's GPUs through NCCL (burn --collective):
+// nccl-tests' figures. algbw = bytes / time; busbw = algbw x 2(n-1)/n, what
+// each GPU's links carried, comparable across GPU counts.
+struct CollectiveResult {
+  bool asked = false;
+  bool ran = false;
+  std::string skipped;      // why it did not run ("" ran or not asked)
+  std::string nccl;         // "libnccl.so.2 2.21.5"
+  std::vector<int> gpus;    // NVML indices, one rank each
+  std::string left_out;     // "GPU 3 failed its own tests" ("" none)
+  uint64_t bytes = 0;       // per rank, float32 elements x 4
+  uint64_t iterations = 0;  // timed (after the warm-up)
+  std::optional<double> seconds_per_iteration;
+  std::optional<double> algbw_bytes_per_s, busbw_bytes_per_s;
+  bool loopback = false;  // one GPU: no link crossed, algbw is a local copy
+  uint64_t checked = 0;   // result elements compared
+  uint64_t wrong = 0;     // that differed from the expected sum
+  std::vector<std::pair<int, uint64_t>> wrong_by_gpu;  // NVML index, count
+  std::string error;     // the NCCL or CUDA error that stopped it
+  bool hung = false;     // did not finish (watchdog)
+  std::string link;      // "NVLink", "PCIe" or "" unknown
+  std::string nccl_env;  // NCCL_* variables set for this run that steer it
+};
+
 // Live state of one GPU's tests, for the live view.
 struct GpuLive {
   std::string phase =

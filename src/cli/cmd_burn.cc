@@ -1,4 +1,5 @@
-// gpudoctor burn [--duration 60s] [--gpu LIST] [--tests compute,memory,pcie]
+// gpudoctor burn [--duration 60s] [--gpu LIST]
+//                [--tests compute,memory,pcie,collective] [--collective]
 //                [--memory-fraction 0.9] [--json] [--record FILE] [--force]
 // Stress, memory and link tests on every selected GPU with a verdict per
 // GPU that says why. Exit codes: 0 all pass, 1 a warning, 2 a failure (or a
@@ -39,6 +40,8 @@ struct BurnFlags {
   bool force = false;
   std::string cuda_lib = "libcuda.so.1";
   std::string cublas_lib;
+  bool collective = false;
+  std::string nccl_lib;
 };
 
 // A share of memory: a plain decimal number in (0, 1), no nan or exponent.
@@ -71,8 +74,11 @@ int run(const GlobalOptions& global, const BurnFlags& f) {
       o.compute |= t == "compute";
       o.memory |= t == "memory";
       o.pcie |= t == "pcie";
+      o.collective |= t == "collective";
     }
   }
+  o.collective |= f.collective;
+  o.nccl_lib = f.nccl_lib;
   o.memory_fraction = f.memory_fraction;
   o.force = f.force;
   o.cuda_lib = f.cuda_lib;
@@ -131,9 +137,13 @@ void add_burn_command(CLI::App& app, const GlobalOptions& global) {
       ->delimiter(',')
       ->check(gpu_name_value());
   cmd->add_option("--tests", f->tests,
-                  "which tests: compute,memory,pcie (default: all three)")
+                  "which tests: compute,memory,pcie,collective (default: the "
+                  "first three)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"compute", "memory", "pcie"}));
+      ->check(CLI::IsMember({"compute", "memory", "pcie", "collective"}));
+  cmd->add_flag("--collective", f->collective,
+                "also run NCCL's all-reduce across the GPUs and judge its bus "
+                "bandwidth (needs libnccl.so.2)");
   cmd->add_option(
          "--memory-fraction", f->memory_fraction,
          "share of the free GPU memory the memory test covers (default 0.9)")
@@ -148,6 +158,9 @@ void add_burn_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--cublas-lib", f->cublas_lib,
                   "cuBLAS for the tensor-core GEMM (default: "
                   "libcublas.so.13/.12/.11 if found; none: no GEMM)");
+  cmd->add_option("--nccl-lib", f->nccl_lib,
+                  "NCCL library to dlopen for --collective (default "
+                  "libnccl.so.2)");
   cmd->callback([&global, f] {
     try {
       command_exit_code() = run(global, *f);

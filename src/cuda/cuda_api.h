@@ -138,6 +138,8 @@ typedef enum CUjit_option_enum {
   X(cuDeviceGetPCIBusId, (char* pciBusId, int len, CUdevice dev))              \
   X(cuCtxCreate_v2, (CUcontext * pctx, unsigned int flags, CUdevice dev))      \
   X(cuCtxDestroy_v2, (CUcontext ctx))                                          \
+  X(cuDevicePrimaryCtxRetain, (CUcontext * pctx, CUdevice dev))                \
+  X(cuDevicePrimaryCtxRelease_v2, (CUdevice dev))                              \
   X(cuCtxSetCurrent, (CUcontext ctx))                                          \
   X(cuCtxGetCurrent, (CUcontext * pctx))                                       \
   X(cuCtxSynchronize, (void))                                                  \

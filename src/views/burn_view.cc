@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "burn/figures.h"
+#include "common/bytes_text.h"
 #include "common/terminal_text.h"
 #include "diagnose/finding_json.h"
 #include "views/format.h"
@@ -21,10 +22,12 @@ std::string burn_text(std::string_view text) {
   return terminal_safe(text, kTerminalSentenceMax);
 }
 
-std::string tests_text(bool compute, bool memory, bool pcie) {
+std::string tests_text(bool compute, bool memory, bool pcie, bool collective) {
   std::string out;
-  for (auto [on, name] :
-       {std::pair{compute, "compute"}, {memory, "memory"}, {pcie, "pcie"}})
+  for (auto [on, name] : {std::pair{compute, "compute"},
+                          {memory, "memory"},
+                          {pcie, "pcie"},
+                          {collective, "all-reduce"}})
     if (on) out += (out.empty() ? "" : ", ") + std::string(name);
   return out;
 }
@@ -66,6 +69,71 @@ Json opt_json(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
 
+// The all-reduce's block of the report ("" when not asked for).
+std::string collective_text(const burn::BurnReport& r) {
+  const burn::CollectiveResult& c = r.collective;
+  if (!c.asked) return "";
+  const auto& v = r.collective_verdict;
+  std::string gpus;
+  for (int g : c.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+  std::string head = "\nAll-reduce";
+  if (!gpus.empty()) head += " across GPUs " + gpus;
+  std::vector<std::string> paren;
+  if (!c.nccl.empty()) paren.push_back(burn_text(c.nccl));
+  if (!c.link.empty()) paren.push_back(c.link);
+  std::string out = head;
+  if (!paren.empty()) {
+    out += " (";
+    for (size_t i = 0; i < paren.size(); ++i) out += (i ? ", " : "") + paren[i];
+    out += ")";
+  }
+  out += "  " + upper_case(v.verdict) + "\n";
+  for (const auto& reason : v.reasons)
+    out += "    - " + burn_text(reason) + "\n";
+  if (!c.left_out.empty())
+    out += "    left out: " + burn_text(c.left_out) + "\n";
+  return out;
+}
+
+Json collective_json(const burn::BurnReport& r) {
+  const burn::CollectiveResult& c = r.collective;
+  if (!c.asked) return nullptr;
+  const auto& v = r.collective_verdict;
+  Json wrong = Json::array();
+  for (auto [gpu, n] : c.wrong_by_gpu)
+    wrong.push_back({{"gpu", gpu}, {"count", n}});
+  auto text_or_null = [](const std::string& t) {
+    return t.empty() ? Json(nullptr) : Json(t);
+  };
+  return {
+      {"verdict", v.verdict},
+      {"reasons", v.reasons},
+      {"busbw_bytes_per_s", opt_json(c.busbw_bytes_per_s)},
+      {"algbw_bytes_per_s", opt_json(c.algbw_bytes_per_s)},
+      {"expected_busbw_bytes_per_s",
+       v.reference ? Json::array({v.reference->low_bytes_per_s,
+                                  v.reference->high_bytes_per_s})
+                   : Json(nullptr)},
+      {"expected_for", v.reference ? Json(v.reference->setup) : Json(nullptr)},
+      {"expected_source",
+       v.reference ? Json(v.reference->source) : Json(nullptr)},
+      {"gpus", c.gpus},
+      {"bytes_per_gpu", c.bytes},
+      {"iterations", c.iterations},
+      {"seconds_per_iteration", opt_json(c.seconds_per_iteration)},
+      {"loopback", c.loopback},
+      {"link", text_or_null(c.link)},
+      {"nccl", text_or_null(c.nccl)},
+      {"checked", c.checked},
+      {"wrong", c.wrong},
+      {"wrong_by_gpu", wrong},
+      {"error", text_or_null(c.error)},
+      {"hung", c.hung},
+      {"left_out", text_or_null(c.left_out)},
+      {"nccl_env", text_or_null(c.nccl_env)},
+  };
+}
+
 }  // namespace
 
 std::string format_burn_start(const burn::BurnStart& s,
@@ -76,12 +144,16 @@ std::string format_burn_start(const burn::BurnStart& s,
   std::string out = fmt::format(
       "gpudoctor burn — {}, {} GPU{}, {}: {}; CUDA {}{}\n", host, s.gpus.size(),
       s.gpus.size() == 1 ? "" : "s", elapsed_words(o.duration_s),
-      tests_text(o.compute, o.memory, o.pcie),
+      tests_text(o.compute, o.memory, o.pcie, o.collective),
       s.driver_version.empty() ? kUnknown : s.driver_version,
       o.compute ? "; " + (s.cublas.rfind("no cuBLAS", 0) == 0
                               ? burn_text(s.cublas)
                               : "cuBLAS " + burn_text(s.cublas))
                 : "");
+  if (o.collective) {
+    out.pop_back();
+    out += "; NCCL " + burn_text(s.nccl) + "\n";
+  }
   for (const auto& [gpu, d] : s.gpus)
     out += fmt::format("  GPU {}  {}  {}  CUDA device {}, {} SMs, cc {}.{}\n",
                        gpu, burn_text(d.name), d.pci_bus_id, d.ordinal,
@@ -122,7 +194,7 @@ std::string format_burn_report(const burn::BurnReport& r) {
   std::string out = fmt::format(
       "gpudoctor burn — {}, {} GPU{}, {} ({})\n", host, r.gpus.size(),
       r.gpus.size() == 1 ? "" : "s", elapsed_words(r.ran_s),
-      tests_text(r.compute, r.memory, r.pcie));
+      tests_text(r.compute, r.memory, r.pcie, r.collective.asked));
   if (r.interrupted)
     out += fmt::format(
         "!! stopped early (Ctrl-C) after {} of {}: the figures cover what "
@@ -151,6 +223,7 @@ std::string format_burn_report(const burn::BurnReport& r) {
       if (!line.empty()) out += "    figures: " + line + "\n";
     }
   }
+  out += collective_text(r);
   const auto& d = r.diagnosis;
   out += fmt::format("\nDiagnosis of the burn window ({} sample{}, {} rules):",
                      d.window.samples, d.window.samples == 1 ? "" : "s",
@@ -166,8 +239,9 @@ std::string format_burn_report(const burn::BurnReport& r) {
       out += "  action:   " + burn_text(f.action) + "\n";
     }
   }
-  out += fmt::format("\n{} pass, {} warn, {} fail\n", counts[0], counts[1],
-                     counts[2]);
+  out += fmt::format(
+      "\n{} pass, {} warn, {} fail{}\n", counts[0], counts[1], counts[2],
+      r.collective.asked ? "; all-reduce " + r.collective_verdict.verdict : "");
   return out;
 }
 
@@ -221,6 +295,7 @@ std::string format_burn_json(const burn::BurnReport& r) {
   if (r.compute) tests.push_back("compute");
   if (r.memory) tests.push_back("memory");
   if (r.pcie) tests.push_back("pcie");
+  if (r.collective.asked) tests.push_back("collective");
   Json doc = {{"gpus", gpus},
               {"findings", findings},
               {"tests", tests},
@@ -231,6 +306,7 @@ std::string format_burn_json(const burn::BurnReport& r) {
                r.record_error.empty() ? Json(nullptr) : Json(r.record_error)},
               {"cuda_driver", r.driver_version},
               {"cublas", r.cublas},
+              {"collective", collective_json(r)},
               {"exit_code", burn::burn_exit_code(r)}};
   return doc.dump();
 }

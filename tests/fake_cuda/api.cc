@@ -1,11 +1,14 @@
 // The CUDA driver API functions the fake exports (cuda_api.h's list, with the
 // real symbols' names and signatures; the prototypes are checked against the
-// project's declarations).
+// project's declarations), and its hooks for the other fakes
+// (fake_cuda_hooks.h).
+#define GD_CUDA_DECLARE_PROTOTYPES  // before any header includes cuda_api.h
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 
+#include "fake_cuda_hooks.h"
 #include "runtime.h"
 
 using namespace fake_cuda;
@@ -229,15 +232,14 @@ FAKE_EXPORT CUresult cuDeviceGetPCIBusId(char* pciBusId, int len,
 // ---- contexts
 // -------------------------------------------------------------------
 
-FAKE_EXPORT CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags,
-                                    CUdevice dev) {
-  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-  if (flags & ~0x1Fu) return CUDA_ERROR_INVALID_VALUE;
-  Device* d = nullptr;
-  if (CUresult rc = device_call(dev, &d); rc != CUDA_SUCCESS) return rc;
+namespace {
+
+// A new context on d with its worker running; not made current.
+CUctx_st* new_context(Device* d, unsigned flags, bool primary) {
   auto* ctx = new CUctx_st();
   ctx->dev = d;
   ctx->flags = flags;
+  ctx->primary = primary;
   ctx->t0 = Clock::now();
   {
     std::lock_guard<std::mutex> lock(d->mu);
@@ -248,22 +250,22 @@ FAKE_EXPORT CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags,
     ++d->contexts;
   }
   start_worker(*ctx);
-  {
-    Driver& drv = driver();
-    std::lock_guard<std::mutex> lock(drv.mu);
-    drv.contexts.insert(ctx);
-  }
-  set_current_context(ctx);
-  *pctx = ctx;
-  return CUDA_SUCCESS;
+  Driver& drv = driver();
+  std::lock_guard<std::mutex> lock(drv.mu);
+  drv.contexts.insert(ctx);
+  return ctx;
 }
 
-FAKE_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
-  if (CUresult rc = require_init(); rc != CUDA_SUCCESS) return rc;
+// Destroys a live context that is (primary) or is not a primary context:
+// its handles become invalid, its worker stops (queued work is dropped) and
+// its memory is freed. False, doing nothing, for anything else.
+bool end_context(CUctx_st* ctx, bool primary) {
   Driver& drv = driver();
   {
     std::lock_guard<std::mutex> lock(drv.mu);
-    if (!ctx || !drv.contexts.erase(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!ctx || !drv.contexts.count(ctx) || ctx->primary != primary)
+      return false;
+    drv.contexts.erase(ctx);
     for (auto it = drv.streams.begin(); it != drv.streams.end();)
       it = (*it)->ctx == ctx ? (delete *it, drv.streams.erase(it))
                              : std::next(it);
@@ -286,6 +288,49 @@ FAKE_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
   for (auto& [p, n] : ctx->pinned) std::free(p);
   if (current_context() == nullptr) set_current_context(nullptr);
   delete ctx;
+  return true;
+}
+
+}  // namespace
+
+FAKE_EXPORT CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags,
+                                    CUdevice dev) {
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (flags & ~0x1Fu) return CUDA_ERROR_INVALID_VALUE;
+  Device* d = nullptr;
+  if (CUresult rc = device_call(dev, &d); rc != CUDA_SUCCESS) return rc;
+  CUctx_st* ctx = new_context(d, flags, false);
+  set_current_context(ctx);
+  *pctx = ctx;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  if (CUresult rc = require_init(); rc != CUDA_SUCCESS) return rc;
+  // A primary context is not the caller's to destroy (its retainers share it).
+  return end_context(ctx, false) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  Device* d = nullptr;
+  if (CUresult rc = device_call(dev, &d); rc != CUDA_SUCCESS) return rc;
+  std::lock_guard<std::mutex> lock(driver().primary_mu);
+  if (!d->primary) d->primary = new_context(d, 0, true);
+  ++d->primary_refs;
+  *pctx = d->primary;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  Device* d = nullptr;
+  if (CUresult rc = device_call(dev, &d); rc != CUDA_SUCCESS) return rc;
+  std::lock_guard<std::mutex> lock(driver().primary_mu);
+  if (!d->primary) return CUDA_ERROR_INVALID_CONTEXT;
+  if (--d->primary_refs > 0) return CUDA_SUCCESS;
+  CUctx_st* ctx = d->primary;
+  d->primary = nullptr;
+  end_context(ctx, true);
   return CUDA_SUCCESS;
 }
 
@@ -809,4 +854,90 @@ FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char** pStr) {
   if (!pStr) return CUDA_ERROR_INVALID_VALUE;
   *pStr = error_string(error);
   return *pStr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+// ---- hooks for the other fakes (fake_cuda_hooks.h)
+// ---------------------------------------------
+
+namespace {
+
+// Under drv.mu.
+void describe(const Driver& drv, const Device* dev,
+              fake_cuda_device_info* info) {
+  info->ordinal = -1;
+  for (size_t i = 0; i < drv.devices.size(); ++i)
+    if (drv.devices[i].get() == dev) info->ordinal = static_cast<int>(i);
+  info->nvml_index = dev->model.nvml_index;
+  info->mem_bytes_per_s = dev->model.mem_bytes_per_s;
+}
+
+// The context of a stream (NULL: the current context's default stream).
+CUresult stream_context(CUstream stream, CUctx_st** out) {
+  if (CUresult rc = require_init(); rc != CUDA_SUCCESS) return rc;
+  if (!stream) {
+    *out = current_context();
+    return *out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  }
+  Driver& drv = driver();
+  std::lock_guard<std::mutex> lock(drv.mu);
+  if (!drv.streams.count(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  *out = stream->ctx;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+FAKE_EXPORT CUresult fake_cuda_device(CUdevice dev,
+                                      fake_cuda_device_info* info) {
+  if (!info) return CUDA_ERROR_INVALID_VALUE;
+  Device* d = nullptr;
+  if (CUresult rc = device_call(dev, &d); rc != CUDA_SUCCESS) return rc;
+  Driver& drv = driver();
+  std::lock_guard<std::mutex> lock(drv.mu);
+  describe(drv, d, info);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult fake_cuda_stream(CUstream stream, CUcontext* pctx,
+                                      fake_cuda_device_info* info) {
+  CUctx_st* ctx = nullptr;
+  if (CUresult rc = stream_context(stream, &ctx); rc != CUDA_SUCCESS) return rc;
+  if (pctx) *pctx = ctx;
+  if (info) {
+    Driver& drv = driver();
+    std::lock_guard<std::mutex> lock(drv.mu);
+    describe(drv, ctx->dev, info);
+  }
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult fake_cuda_enqueue(CUstream stream, fake_cuda_op run,
+                                       void* arg, void (*release)(void* arg)) {
+  // Owns arg from here on: released when the last copy of the work goes.
+  std::shared_ptr<void> held(arg, [release](void* p) {
+    if (release) release(p);
+  });
+  if (!run) return CUDA_ERROR_INVALID_VALUE;
+  CUctx_st* ctx = nullptr;
+  if (CUresult rc = stream_context(stream, &ctx); rc != CUDA_SUCCESS) return rc;
+  return enqueue(ctx, stream, [run, held](CUctx_st& c) {
+    CUresult rc = run(&c, held.get());
+    if (rc == CUDA_SUCCESS) apply_stuck_bits(c);  // it may have written
+    return rc;
+  });
+}
+
+FAKE_EXPORT void* fake_cuda_device_bytes(CUcontext ctx, CUdeviceptr ptr,
+                                         size_t bytes) {
+  return ctx ? device_bytes(*ctx, ptr, bytes) : nullptr;
+}
+
+FAKE_EXPORT void fake_cuda_spend_gpu_time(CUcontext ctx, double seconds) {
+  if (ctx && seconds > 0) spend_gpu_time(*ctx, seconds);
+}
+
+FAKE_EXPORT int fake_cuda_stopping(CUcontext ctx) {
+  if (!ctx) return 1;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  return ctx->stopping ? 1 : 0;
 }

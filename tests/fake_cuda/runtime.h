@@ -9,6 +9,12 @@
 //    cuCtxSetCurrent changes it); memory, module, stream, event and launch
 //    calls need one (CUDA_ERROR_INVALID_CONTEXT) and handles of another or a
 //    destroyed context are CUDA_ERROR_INVALID_HANDLE;
+//  - each device has one primary context, reference counted: the first
+//    cuDevicePrimaryCtxRetain creates it (without making it current), each
+//    one returns it, and the cuDevicePrimaryCtxRelease_v2 that drops the
+//    count to zero destroys it like cuCtxDestroy (a release without a retain
+//    is CUDA_ERROR_INVALID_CONTEXT, and so is cuCtxDestroy of a primary
+//    context: it belongs to its retainers);
 //  - device pointers are addresses in a range of their own (not host
 //    addresses: dereferencing one on the host crashes, as on a real GPU);
 //    a kernel or copy outside an allocation is CUDA_ERROR_ILLEGAL_ADDRESS,
@@ -64,6 +70,9 @@ struct Device {
     bool value;
   };
   std::vector<StuckBit> stuck;
+  // The primary context and its retain count (guarded by Driver::primary_mu).
+  CUctx_st* primary = nullptr;
+  int primary_refs = 0;
 };
 
 // Backing memory of one allocation: anonymous pages, zero until written, so
@@ -89,6 +98,7 @@ struct Op {
 struct CUctx_st : fake_cuda::DeviceMemory {
   fake_cuda::Device* dev = nullptr;
   unsigned flags = 0;
+  bool primary = false;  // the device's primary context (set at creation)
   fake_cuda::Clock::time_point t0;  // the GPU clock's zero
   std::mutex mu;
   std::condition_variable cv;
@@ -135,6 +145,7 @@ namespace fake_cuda {
 // Global state, guarded by its mutex.
 struct Driver {
   std::mutex mu;
+  std::mutex primary_mu;  // taken before mu: the devices' primary contexts
   bool initialized = false;
   CUresult init_error = CUDA_SUCCESS;
   std::vector<std::unique_ptr<Device>> devices;

@@ -43,6 +43,110 @@ TEST(FakeCudaRules, MemoryAndLaunchesNeedACurrentContext) {
   EXPECT_EQ(current, nullptr);
 }
 
+TEST(FakeCudaRules, PrimaryContextsAreOnePerDeviceAndCounted) {
+  FakeCuda cuda;
+  const CudaFunctions& f = cuda.fn();
+  CUcontext a = nullptr, b = nullptr, other = nullptr;
+  EXPECT_EQ(f.cuDevicePrimaryCtxRetain(&a, 0), CUDA_ERROR_NOT_INITIALIZED);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(0), CUDA_ERROR_NOT_INITIALIZED);
+  ASSERT_EQ(f.cuInit(0), CUDA_SUCCESS);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRetain(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRetain(&a, 4), CUDA_ERROR_INVALID_DEVICE);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRetain(&a, -1), CUDA_ERROR_INVALID_DEVICE);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(4), CUDA_ERROR_INVALID_DEVICE);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(0), CUDA_ERROR_INVALID_CONTEXT);
+
+  // Memory as another context of the device sees it.
+  Context watcher(cuda.lib(), 0);
+  auto free_bytes = [&] {
+    CUcontext was = nullptr;
+    EXPECT_EQ(f.cuCtxGetCurrent(&was), CUDA_SUCCESS);
+    EXPECT_EQ(f.cuCtxSetCurrent(watcher.get()), CUDA_SUCCESS);
+    size_t free = 0, total = 0;
+    EXPECT_EQ(f.cuMemGetInfo_v2(&free, &total), CUDA_SUCCESS);
+    EXPECT_EQ(f.cuCtxSetCurrent(was), CUDA_SUCCESS);
+    return free;
+  };
+  ASSERT_EQ(f.cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
+  const size_t free0 = free_bytes();
+
+  ASSERT_EQ(f.cuDevicePrimaryCtxRetain(&a, 0), CUDA_SUCCESS);
+  ASSERT_EQ(f.cuDevicePrimaryCtxRetain(&b, 0), CUDA_SUCCESS);
+  ASSERT_EQ(f.cuDevicePrimaryCtxRetain(&other, 1), CUDA_SUCCESS);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, other);
+  EXPECT_NE(a, watcher.get());
+  CUcontext current = reinterpret_cast<CUcontext>(1);
+  EXPECT_EQ(f.cuCtxGetCurrent(&current), CUDA_SUCCESS);
+  EXPECT_EQ(current, nullptr);  // retained, not made current
+  // Another thread gets the same one.
+  std::thread([&] {
+    CUcontext c = nullptr;
+    EXPECT_EQ(f.cuDevicePrimaryCtxRetain(&c, 0), CUDA_SUCCESS);
+    EXPECT_EQ(c, a);
+    EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(0), CUDA_SUCCESS);
+  }).join();
+
+  // Used like any context once current.
+  ASSERT_EQ(f.cuCtxSetCurrent(a), CUDA_SUCCESS);
+  CUdeviceptr p = 0;
+  ASSERT_EQ(f.cuMemAlloc_v2(&p, 8 << 20), CUDA_SUCCESS);
+  CUstream s = nullptr;
+  ASSERT_EQ(f.cuStreamCreate(&s, 0), CUDA_SUCCESS);
+  std::vector<uint32_t> in(1024, 0xabcdu), out(1024, 0);
+  ASSERT_EQ(f.cuMemcpyHtoDAsync_v2(p, in.data(), 4096, s), CUDA_SUCCESS);
+  ASSERT_EQ(f.cuMemcpyDtoHAsync_v2(out.data(), p, 4096, s), CUDA_SUCCESS);
+  ASSERT_EQ(f.cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_EQ(out, in);
+  EXPECT_EQ(free0 - free_bytes(), (8u << 20) + (1u << 20));  // + its reserve
+  // Its retainers share it: not the caller's to destroy.
+  EXPECT_EQ(f.cuCtxDestroy_v2(a), CUDA_ERROR_INVALID_CONTEXT);
+
+  // The first release leaves it; the last destroys it, and all in it.
+  EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(0), CUDA_SUCCESS);
+  ASSERT_EQ(f.cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(0), CUDA_SUCCESS);
+  EXPECT_EQ(f.cuCtxGetCurrent(&current), CUDA_SUCCESS);
+  EXPECT_EQ(current, nullptr);
+  EXPECT_EQ(f.cuCtxSetCurrent(a), CUDA_ERROR_INVALID_CONTEXT);
+  EXPECT_EQ(free_bytes(), free0);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(0), CUDA_ERROR_INVALID_CONTEXT);
+  ASSERT_EQ(f.cuCtxSetCurrent(watcher.get()), CUDA_SUCCESS);
+  EXPECT_EQ(f.cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
+
+  // Device 1's is untouched.
+  ASSERT_EQ(f.cuCtxSetCurrent(other), CUDA_SUCCESS);
+  EXPECT_EQ(f.cuMemAlloc_v2(&p, 4096), CUDA_SUCCESS);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(1), CUDA_SUCCESS);
+  EXPECT_EQ(f.cuCtxSetCurrent(watcher.get()), CUDA_SUCCESS);
+}
+
+TEST(FakeCudaRules, AReleasedPrimaryContextComesBackFresh) {
+  FakeCuda cuda;
+  const CudaFunctions& f = cuda.fn();
+  ASSERT_EQ(f.cuInit(0), CUDA_SUCCESS);
+  CUcontext ctx = nullptr;
+  ASSERT_EQ(f.cuDevicePrimaryCtxRetain(&ctx, 2), CUDA_SUCCESS);
+  ASSERT_EQ(f.cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  {
+    Module m(cuda.lib(), gd::burn::kernels_ptx());
+    DeviceMemory buf(cuda.lib(), 4096);
+    Stream s(cuda.lib());
+    launch(cuda.lib(), m.function("gd_mem_fill"), 4, 256, s, buf.get(),
+           uint64_t{2048}, 0u, 0u);
+    EXPECT_EQ(f.cuStreamSynchronize(s.get()), CUDA_ERROR_ILLEGAL_ADDRESS);
+  }
+  EXPECT_EQ(f.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);  // sticky
+  EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(2), CUDA_SUCCESS);
+  // Retained again: a new primary context, without the old one's error.
+  ASSERT_EQ(f.cuDevicePrimaryCtxRetain(&ctx, 2), CUDA_SUCCESS);
+  ASSERT_EQ(f.cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  EXPECT_EQ(f.cuCtxSynchronize(), CUDA_SUCCESS);
+  CUdeviceptr p = 0;
+  EXPECT_EQ(f.cuMemAlloc_v2(&p, 4096), CUDA_SUCCESS);
+  EXPECT_EQ(f.cuDevicePrimaryCtxRelease_v2(2), CUDA_SUCCESS);
+}
+
 TEST(FakeCudaRules, HandlesOfAnotherContextAreRejected) {
   FakeCuda cuda;
   ASSERT_EQ(cuda.fn().cuInit(0), CUDA_SUCCESS);
