@@ -1,6 +1,7 @@
 #include "diagnose/pushed_sample_source.h"
 
 #include <utility>
+#include <vector>
 
 namespace gd {
 
@@ -8,16 +9,26 @@ PushedSampleSource::PushedSampleSource(
     Producer producer, std::function<void(const Sample&)> on_sample)
     : on_sample_(std::move(on_sample)) {
   producer_ = std::thread([this, producer = std::move(producer)] {
-    try {
-      producer([this](const Sample& s) {
-        std::unique_lock lock(mu_);
-        changed_.wait(lock,
-                      [this] { return stop_ || queue_.size() < kMaxQueued; });
-        if (stop_) return false;
-        queue_.push_back(s);
-        changed_.notify_all();
-        return true;
+    std::vector<Sample> batch;
+    batch.reserve(kBatch);
+    // Moves the batch into the queue once it has room; false: stop.
+    auto flush = [&] {
+      std::unique_lock lock(mu_);
+      changed_.wait(lock, [&] {
+        return stop_ || queue_.size() + batch.size() <= kMaxQueued;
       });
+      if (stop_) return false;
+      for (Sample& s : batch) queue_.push_back(std::move(s));
+      batch.clear();
+      changed_.notify_all();
+      return true;
+    };
+    try {
+      producer([&](const Sample& s) {
+        batch.push_back(s);
+        return batch.size() < kBatch || flush();
+      });
+      if (!batch.empty()) flush();
     } catch (...) {
       std::lock_guard lock(mu_);
       error_ = std::current_exception();
@@ -38,16 +49,18 @@ PushedSampleSource::~PushedSampleSource() {
 }
 
 bool PushedSampleSource::next(Sample& out) {
-  std::unique_lock lock(mu_);
-  changed_.wait(lock, [this] { return done_ || !queue_.empty(); });
-  if (queue_.empty()) {
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-    return false;
+  if (taken_.empty()) {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [this] { return done_ || !queue_.empty(); });
+    if (queue_.empty()) {
+      if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+      return false;
+    }
+    taken_.swap(queue_);
+    changed_.notify_all();
   }
-  out = std::move(queue_.front());
-  queue_.pop_front();
-  changed_.notify_all();
-  lock.unlock();
+  out = std::move(taken_.front());
+  taken_.pop_front();
   if (on_sample_) on_sample_(out);
   return true;
 }

@@ -35,10 +35,14 @@ class PushedSampleSource : public SampleSource {
  private:
   // Samples waiting for the reader: a few seconds of 8 GPUs at 1 Hz.
   static constexpr size_t kMaxQueued = 64;
+  // Handed over this many at a time: one lock and one wake-up per batch on
+  // each side, not per sample (a week is ~100,000 samples).
+  static constexpr size_t kBatch = 16;
 
   std::mutex mu_;
   std::condition_variable changed_;
   std::deque<Sample> queue_;
+  std::deque<Sample> taken_;  // the reader's, without the lock
   bool done_ = false, stop_ = false;
   std::exception_ptr error_;
   std::function<void(const Sample&)> on_sample_;
