@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "gpu_fault_list.h"
+
 namespace fake_cuda {
 
 namespace {
@@ -83,64 +85,42 @@ const char* error_string(int code) {
 
 Faults Faults::parse(std::string_view text) {
   Faults out;
-  if (text.empty()) return out;
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("FAKE_CUDA_FAULTS is not JSON: ") +
-                             e.what());
-  }
-  if (!doc.is_array())
-    throw std::runtime_error("FAKE_CUDA_FAULTS must be a JSON list");
-  for (const auto& entry : doc) {
-    const std::string shown = entry.dump();
-    auto bad = [&](const std::string& why) {
-      return std::runtime_error("FAKE_CUDA_FAULTS entry " + shown + ": " + why);
-    };
-    if (!entry.is_object()) throw bad("not an object");
-    if (!entry.contains("gpu") || !entry["gpu"].is_number_integer() ||
-        entry["gpu"] < 0)
-      throw bad("needs \"gpu\": an NVML index");
-    const int gpu = entry["gpu"];
-    GpuFaults* f = nullptr;
-    for (auto& [g, faults] : out.gpus_)
-      if (g == gpu) f = &faults;
-    if (!f) f = &out.gpus_.emplace_back(gpu, GpuFaults{}).second;
-    for (const auto& [key, value] : entry.items()) {
-      if (key == "gpu") continue;
-      if (key == "bitflips" || key == "compute_errors") {
-        if (!value.is_number_integer() || value < 0 || value > 4096)
-          throw bad(key + " must be a whole number 0..4096");
-        (key == "bitflips" ? f->bitflips : f->compute_errors) = value;
-      } else if (key == "speed") {
-        if (!value.is_number() || !(value > 0.0) || value > 100.0)
-          throw bad("speed must be a number above 0");
-        f->speed = value;
-      } else if (key == "error") {
-        auto code = value.is_string()
-                        ? error_code_by_name(value.get<std::string>())
-                        : std::nullopt;
-        if (!code || *code == 0)
-          throw bad("error must name a CUDA_ERROR_* code");
-        f->error = *code;
-      } else if (key == "after_s") {
-        if (!value.is_number() || value < 0)
-          throw bad("after_s must be seconds >= 0");
-        f->error_after_s = value;
-      } else if (key == "hang_after_s") {
-        if (!value.is_number() || value < 0)
-          throw bad("hang_after_s must be seconds >= 0");
-        f->hang_after_s = value.get<double>();
-      } else if (key == "op_wall_ms") {
-        if (!value.is_number() || value < 0 || value > 60000)
-          throw bad("op_wall_ms must be milliseconds 0..60000");
-        f->op_wall_ms = value;
-      } else {
-        throw bad("unknown key \"" + key + "\"");
-      }
-    }
-  }
+  parse_gpu_fault_list(
+      text, "FAKE_CUDA_FAULTS", out.gpus_,
+      [](const std::string& key, const nlohmann::json& value, GpuFaults& f,
+         const auto& bad) {
+        if (key == "bitflips" || key == "compute_errors") {
+          if (!value.is_number_integer() || value < 0 || value > 4096)
+            throw bad(key + " must be a whole number 0..4096");
+          (key == "bitflips" ? f.bitflips : f.compute_errors) = value;
+        } else if (key == "speed") {
+          if (!value.is_number() || !(value > 0.0) || value > 100.0)
+            throw bad("speed must be a number above 0");
+          f.speed = value;
+        } else if (key == "error") {
+          auto code = value.is_string()
+                          ? error_code_by_name(value.get<std::string>())
+                          : std::nullopt;
+          if (!code || *code == 0)
+            throw bad("error must name a CUDA_ERROR_* code");
+          f.error = *code;
+        } else if (key == "after_s") {
+          if (!value.is_number() || value < 0)
+            throw bad("after_s must be seconds >= 0");
+          f.error_after_s = value;
+        } else if (key == "hang_after_s") {
+          if (!value.is_number() || value < 0)
+            throw bad("hang_after_s must be seconds >= 0");
+          f.hang_after_s = value.get<double>();
+        } else if (key == "op_wall_ms") {
+          if (!value.is_number() || value < 0 || value > 60000)
+            throw bad("op_wall_ms must be milliseconds 0..60000");
+          f.op_wall_ms = value;
+        } else {
+          return false;
+        }
+        return true;
+      });
   return out;
 }
 

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpu_fault_list.h"
+
 namespace fake_nccl {
 
 namespace {
@@ -50,53 +52,32 @@ GpuFaults Config::for_gpu(int gpu) const {
 }
 
 void parse_faults(std::string_view text, Config& config) {
-  if (text.empty()) return;
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("FAKE_NCCL_FAULTS is not JSON: ") +
-                             e.what());
-  }
-  if (!doc.is_array())
-    throw std::runtime_error("FAKE_NCCL_FAULTS must be a JSON list");
-  for (const auto& entry : doc) {
-    const std::string shown = entry.dump();
-    auto bad = [&shown](const std::string& why) {
-      return std::runtime_error("FAKE_NCCL_FAULTS entry " + shown + ": " + why);
-    };
-    if (!entry.is_object()) throw bad("not an object");
-    if (!entry.contains("gpu") || !entry["gpu"].is_number_integer() ||
-        entry["gpu"] < 0)
-      throw bad("needs \"gpu\": an NVML index");
-    const int gpu = entry["gpu"];
-    GpuFaults* f = nullptr;
-    for (auto& [g, faults] : config.faults)
-      if (g == gpu) f = &faults;
-    if (!f) f = &config.faults.emplace_back(gpu, GpuFaults{}).second;
-    for (const auto& [key, value] : entry.items()) {
-      if (key == "gpu") continue;
-      if (key == "speed") {
-        if (!value.is_number() || !(value > 0.0) || value > 100.0)
-          throw bad("speed must be a number above 0, at most 100");
-        f->speed = value;
-      } else if (key == "wrong_results") {
-        if (!value.is_number_integer() || value < 0 || value > 1 << 30)
-          throw bad("wrong_results must be a whole number 0..2^30");
-        f->wrong_results = value;
-      } else if (key == "init_error") {
-        auto code = value.is_string() ? result_by_name(value.get<std::string>())
-                                      : std::nullopt;
-        if (!code || *code == 0)
-          throw bad(
-              "init_error must name an ncclResult_t other than "
-              "ncclSuccess");
-        f->init_error = *code;
-      } else {
-        throw bad("unknown key \"" + key + "\"");
-      }
-    }
-  }
+  fake_cuda::parse_gpu_fault_list(
+      text, "FAKE_NCCL_FAULTS", config.faults,
+      [](const std::string& key, const nlohmann::json& value, GpuFaults& f,
+         const auto& bad) {
+        if (key == "speed") {
+          if (!value.is_number() || !(value > 0.0) || value > 100.0)
+            throw bad("speed must be a number above 0, at most 100");
+          f.speed = value;
+        } else if (key == "wrong_results") {
+          if (!value.is_number_integer() || value < 0 || value > 1 << 30)
+            throw bad("wrong_results must be a whole number 0..2^30");
+          f.wrong_results = value;
+        } else if (key == "init_error") {
+          auto code = value.is_string()
+                          ? result_by_name(value.get<std::string>())
+                          : std::nullopt;
+          if (!code || *code == 0)
+            throw bad(
+                "init_error must name an ncclResult_t other than "
+                "ncclSuccess");
+          f.init_error = *code;
+        } else {
+          return false;
+        }
+        return true;
+      });
 }
 
 Config load_config() {
