@@ -30,13 +30,25 @@ echo "== status wall time from process start; goal < 50 ms"
 fake="$build/tests/fake_nvml/lib/libnvidia-ml.so.1"
 python3 "$root/bench/status_wall.py" "$gd"
 python3 "$root/bench/status_wall.py" "$gd" "$fake" "$root/tests/data/scenario_4gpu.jsonl"
+baseline=()
+[[ -n "${GD_BASELINE_GPUDOCTOR:-}" ]] && baseline=(--baseline "$GD_BASELINE_GPUDOCTOR")
+echo "== status CPU and wall beside nvtop -s, fake NVML, 4 GPUs; goal: CPU at most"
+echo "   nvtop -s's, wall at most half (NVTOP=<nvtop 3.1+ with -s>, else the anchor)"
+nvtop=${NVTOP:-$(command -v nvtop || true)}
+if [[ -n "$nvtop" ]] && "$nvtop" --help 2>&1 | grep -q -- --snapshot; then
+  nvtop_arg=(--nvtop "$nvtop")
+else
+  nvtop_arg=()
+fi
+for idle in 0 1000 3000; do
+  python3 "$root/bench/status_cost.py" "$gd" "$fake" "$root/tests/data/scenario_4gpu.jsonl" \
+    --runs 20 --idle "$idle" "${nvtop_arg[@]}" "${baseline[@]}"
+done
 echo "== status wall time, fake NVML with the H200's call costs (FAKE_NVML_COSTS);"
 echo "   goal: half of nvidia-smi's wall on the real H200 (103.7 ms, -q 112.3 ms)"
 echo "   set GD_BASELINE_GPUDOCTOR=<older gpudoctor> to alternate it with this one"
 costs="$root/tests/data/real_gpu/nvml-call-costs.txt"
 h200="$root/tests/data/real_gpu/h200-matmul.jsonl"
-baseline=()
-[[ -n "${GD_BASELINE_GPUDOCTOR:-}" ]] && baseline=(--baseline "$GD_BASELINE_GPUDOCTOR")
 python3 "$root/bench/status_wall.py" "$gd" "$fake" "$h200" --costs "$costs" \
   --runs 20 "${baseline[@]}"
 python3 "$root/bench/status_wall.py" "$gd" "$fake" "$h200" --costs "$costs" \

@@ -40,7 +40,12 @@ void add_status_command(CLI::App& app, const GlobalOptions& global) {
       "print a two-line trace (header + one sample, trace-format.md)");
   cmd->callback([&global, json, wide] {
     Sampler sampler(global.sampler_options());
-    Sample s = sampler.sample_once();
+    // The text shows no device holders: their scan of every process's
+    // open files runs only when it would change the other work shown.
+    Sample s =
+        sampler.sample_once(Sampler::kOneShotRateWindow,
+                            *json ? Sampler::OneShotShows::kEverything
+                                  : Sampler::OneShotShows::kNoDeviceHolders);
     if (*json) {
       std::cout << header_to_json(sampler.header()) << '\n'
                 << sample_to_json(s) << '\n';

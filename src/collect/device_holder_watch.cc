@@ -39,6 +39,25 @@ bool DeviceHolderWatch::memory_orphaned(
   return false;
 }
 
+bool DeviceHolderWatch::any_unlisted_cuda_holder(
+    const Sample& s, const std::vector<uint32_t>& pids) const {
+  if (pids.empty()) return false;
+  auto listed = [&s](uint32_t pid) {
+    for (const GpuSample& g : s.gpus)
+      if (g.processes)
+        for (const GpuProcess& p : *g.processes)
+          if (p.pid == pid) return true;
+    return false;
+  };
+  for (const DeviceHolder& h :
+       procfs::scan_nvidia_device_fds_of(proc_root_, dev_prefix_, pids).holders)
+    if (std::find(h.devices.begin(), h.devices.end(), "nvidia-uvm") !=
+            h.devices.end() &&
+        !listed(h.pid))
+      return true;
+  return false;
+}
+
 std::vector<uint32_t> DeviceHolderWatch::attach(Sample& s, double now) {
   s.device_holders.reset();
   const bool due =

@@ -49,9 +49,17 @@ class DeviceHolderWatch {
   // process entries, so that a reader of the trace can name them.
   std::vector<uint32_t> attach(Sample& s, double now);
 
- private:
+  // Whether attach() would look at all: some GPU's memory is unaccounted
+  // for, or NVML lists a process that is gone or a zombie.
   bool memory_orphaned(const std::vector<GpuSample>& gpus) const;
 
+  // Whether one of `pids` holds a CUDA file (nvidia-uvm) while NVML lists
+  // it on no GPU of `s`: a process attach() would return. Costs the fds of
+  // `pids` only, not every process's.
+  bool any_unlisted_cuda_holder(const Sample& s,
+                                const std::vector<uint32_t>& pids) const;
+
+ private:
   std::string proc_root_, dev_prefix_;
   double interval_s_;
   uint64_t margin_bytes_;

@@ -151,6 +151,25 @@ struct Sampler::Impl {
     return pids;
   }
 
+  // For a one-shot caller that shows no device holders: the holders that
+  // pids_of_interest() would add change only which busy processes count
+  // as other work (a carried holder, its descendants and ancestors join the
+  // GPU jobs). The full scan runs when that can happen: orphaned memory
+  // and an unlisted CUDA holder among the busy processes and their
+  // relatives; then its holders join `pids`, as in sample().
+  void carry_holders_that_matter(Sample& s, std::vector<uint32_t>& pids) {
+    if (!holders.memory_orphaned(s.gpus)) return;
+    if (!holders.any_unlisted_cuda_holder(s, host.other_cpu_busy_families()))
+      return;
+    holder_pids = holders.attach(s, s.t);
+    s.device_holders.reset();  // not shown
+    if (holder_pids.empty()) return;
+    for (uint32_t pid : holder_pids)
+      if (!std::binary_search(pids.begin(), pids.end(), pid))
+        pids.insert(std::upper_bound(pids.begin(), pids.end(), pid), pid);
+    s.processes = host.processes(pids, s.t);
+  }
+
   // A holder that exited before its entry was read is simply gone: only a
   // pid NVML lists is reported "missing".
   void drop_vanished_holders(Sample& s) const {
@@ -254,7 +273,8 @@ void Sampler::name_jobs(Sample& s, std::chrono::milliseconds wait) {
   impl_->attach_pod_names(s, until);
 }
 
-Sample Sampler::sample_once(std::chrono::milliseconds window) {
+Sample Sampler::sample_once(std::chrono::milliseconds window,
+                            OneShotShows shows) {
   using Clock = Impl::Clock;
   // The host's first reading is the last one taken (at the latest, when
   // the Sampler was built, while NVML was loading). The GPUs are read on a
@@ -274,7 +294,10 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   std::tie(s.gpus, s.events) = reading.get();
   note_phase("sample_once: GPUs read");
   s.t = unix_now();
-  const auto pids = impl_->pids_of_interest(s);
+  const bool holders_shown = shows == OneShotShows::kEverything;
+  auto pids =
+      holders_shown ? impl_->pids_of_interest(s) : Impl::gpu_pids(s.gpus);
+  if (!holders_shown) impl_->holder_pids.clear();
   if (!std::includes(listed.begin(), listed.end(), pids.begin(), pids.end())) {
     // A GPU process that started since the static facts (or a holder of
     // a dead owner's device files): its first reading comes now, and it
@@ -289,9 +312,13 @@ Sample Sampler::sample_once(std::chrono::milliseconds window) {
   s.host = impl_->host.sample(s.t);
   impl_->read_rdma(s.host.rdma_ports);
   impl_->host_read_at = Clock::now();
+  note_phase("sample_once: host read");
   s.processes = impl_->host.processes(pids, s.t);
+  if (!holders_shown) impl_->carry_holders_that_matter(s, pids);
   impl_->drop_vanished_holders(s);
+  note_phase("sample_once: processes read");
   s.host.other_cpu_top = impl_->host.other_cpu_top();
+  note_phase("sample_once: other work ranked");
   impl_->poll_kernel_log(s);
   impl_->attach_job_names(s, procs_first + kOneShotNamesWait);
   impl_->attach_pod_names(s, procs_first + kOneShotNamesWait);

@@ -57,7 +57,18 @@ class Sampler {
   // are read, or, for a process new in the sample, after the GPU read.
   // Where the counters did not move a rate stays unset (n/a). On a real
   // GPU the windows pass while NVML loads and reads: nothing waits for them.
-  Sample sample_once(std::chrono::milliseconds window = kOneShotRateWindow);
+  //
+  // `shows` says what the caller shows of the sample: kEverything (a
+  // trace, status --json, ps, check), or kNoDeviceHolders (status's text):
+  // then s.device_holders stays unset and the processes it would carry are
+  // not in s.processes. Its scan of every process's open files (4x the
+  // cost of reading every process's stat) then runs only when it could
+  // change the other work shown: some GPU memory is orphaned and a busy
+  // process outside the jobs, or a relative of one, holds CUDA files NVML
+  // does not list. host.other_cpu_top is the same either way.
+  enum class OneShotShows { kEverything, kNoDeviceHolders };
+  Sample sample_once(std::chrono::milliseconds window = kOneShotRateWindow,
+                     OneShotShows shows = OneShotShows::kEverything);
   // Fills s.slurm_jobs and the processes' pods, waiting up to `wait` for
   // names not yet known (a one-shot command that took its sample with
   // sample()). sample() fills what is known without waiting; sample_once()

@@ -234,4 +234,8 @@ std::optional<std::vector<OtherCpuProcess>> HostSource::other_cpu_top() {
   return impl_->other.top();
 }
 
+std::vector<uint32_t> HostSource::other_cpu_busy_families() const {
+  return impl_->other.busy_families();
+}
+
 }  // namespace gd

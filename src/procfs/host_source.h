@@ -39,6 +39,11 @@ class HostSource {
   // nullopt until sample() has read twice.
   std::optional<std::vector<OtherCpuProcess>> other_cpu_top();
 
+  // The busy processes outside every GPU job at the last sample(), with
+  // their ancestors and descendants (procfs::OtherCpuScan::busy_families):
+  // what other_cpu_top() could list, and their relatives. Sorted.
+  std::vector<uint32_t> other_cpu_busy_families() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

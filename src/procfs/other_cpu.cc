@@ -78,13 +78,15 @@ void OtherCpuScan::read_one(uint32_t pid, Entry& e, bool fresh, double now,
                             std::optional<uint64_t> btime) {
   ++counts_.stat_reads;
   std::optional<PidStat> st;
-  // The busiest are read every sample: their file stays open (half the
-  // kernel's cost of a read), the others' is opened for each.
-  if (!e.hot) e.stat_file.close();
-  bool ok =
-      e.hot ? e.stat_file.read(pid_path(pid, "stat"), buf_, Ending::kShortRead)
-            : read_file(pid_path(pid, "stat"), buf_, Ending::kShortRead);
-  if (ok) st = parse_pid_stat(buf_);
+  // A file read again at the next reading stays open until then (a read
+  // through it costs the kernel 40% of an open, read and close): the
+  // busiest, read every sample, and a process without a CPU% yet, whose
+  // next reading gives its first one (every process at a one-shot
+  // command's second reading). The others' is opened for each read. A kept
+  // file pins its process: a reused pid fails the read and is forgotten
+  // until the next listing finds it anew.
+  if (e.stat_file.read(pid_path(pid, "stat"), buf_, Ending::kShortRead))
+    st = parse_pid_stat(buf_);
   if (!st) {  // gone since the listing (or unreadable): forget it
     e.listed_round = 0;
     return;
@@ -114,6 +116,7 @@ void OtherCpuScan::read_one(uint32_t pid, Entry& e, bool fresh, double now,
   e.ticks = ticks;
   e.at = now;
   e.ppid = st->ppid;
+  if (!e.hot && e.cpu_pct) e.stat_file.close();  // next read: in its slice
 }
 
 void OtherCpuScan::describe(uint32_t pid, Entry& e) {
@@ -140,6 +143,7 @@ void OtherCpuScan::forget_rate(Entry& e) {
   e.job = true;
   e.cpu_pct.reset();
   e.at = 0;
+  e.stat_file.close();
 }
 
 std::optional<uint32_t> OtherCpuScan::parent(uint32_t pid) const {
@@ -193,6 +197,44 @@ bool OtherCpuScan::in_gpu_job(uint32_t pid) const {
     up = parent(*up);
   }
   return false;
+}
+
+std::vector<uint32_t> OtherCpuScan::busy_families() const {
+  std::vector<uint32_t> busy;
+  for (const auto& [pid, e] : cache_)
+    if (!e.job && e.cpu_pct && *e.cpu_pct >= kMinCpuPct) busy.push_back(pid);
+  if (busy.empty()) return busy;
+  std::sort(busy.begin(), busy.end());
+  auto is_busy = [&](uint32_t pid) {
+    return std::binary_search(busy.begin(), busy.end(), pid);
+  };
+  std::vector<uint32_t> out = busy;
+  // Each known process below a busy one, and every ancestor of a busy one.
+  auto add_if_below_busy = [&](uint32_t pid) {
+    if (is_busy(pid)) return;
+    auto up = parent(pid);
+    for (int depth = 0; up && *up != 0 && *up != pid && depth < kMaxTreeDepth;
+         ++depth) {
+      if (is_busy(*up)) {
+        out.push_back(pid);
+        return;
+      }
+      up = parent(*up);
+    }
+  };
+  for (const auto& kv : cache_) add_if_below_busy(kv.first);
+  for (const auto& link : job_links_) add_if_below_busy(link.first);
+  for (uint32_t pid : busy) {
+    auto up = parent(pid);
+    for (int depth = 0; up && *up != 0 && *up != pid && depth < kMaxTreeDepth;
+         ++depth) {
+      out.push_back(*up);
+      up = parent(*up);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::optional<std::vector<OtherCpuProcess>> OtherCpuScan::top() {

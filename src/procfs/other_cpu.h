@@ -11,7 +11,10 @@
 //    pid), its CPU% then averaged over those readings. A process that
 //    turns busy is seen within kSlices readings, one that exits leaves the
 //    list at the next listing. (A stat read costs ~10 us; reading the
-//    busiest every sample doubled the cost for a fresher CPU%);
+//    busiest every sample doubled the cost for a fresher CPU%.) The stat
+//    file of a process read again at the next reading (the busiest, one
+//    without a CPU% yet: every process between a one-shot command's two
+//    readings) stays open until then;
 //  - members of a GPU job (as the last set_jobs() said) are not read at
 //    all: the process table reads them, and a training node's hundreds of
 //    data-loader workers are most of its processes.
@@ -54,6 +57,13 @@ class OtherCpuScan {
   // before two readings.
   std::optional<std::vector<OtherCpuProcess>> top();
 
+  // The processes top() would rank at the last reading (at least
+  // kMinCpuPct, outside the jobs), with their ancestors and descendants as
+  // this scan and set_jobs know them, sorted: the only processes whose
+  // turning out to be in a GPU job (a holder of a dead GPU process's CUDA
+  // files, say) could change top(). Empty when none is busy.
+  std::vector<uint32_t> busy_families() const;
+
   // Processes listed and stat files read by the last read().
   struct ReadCounts {
     size_t listed = 0, stat_reads = 0;
@@ -72,7 +82,7 @@ class OtherCpuScan {
 
  private:
   struct Entry {
-    KeptFile stat_file;      // open while hot
+    KeptFile stat_file;      // open while hot or without a CPU% yet
     uint64_t starttime = 0;  // clock ticks after boot: the process's identity
     uint64_t ticks = 0;      // utime + stime at the last reading
     double at = 0;           // when

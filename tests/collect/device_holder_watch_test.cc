@@ -140,6 +140,25 @@ TEST(DeviceHolderWatch, DeadListedOwnerIsLookedIntoAndItsHolderCarried) {
   EXPECT_FALSE(l.device_holders.has_value());
 }
 
+// status's text asks only about the processes whose membership in a GPU
+// job could change the other work it shows: their fds alone are read.
+TEST(DeviceHolderWatch, UnlistedCudaHolderAmongGivenPidsOnly) {
+  Proc proc;
+  proc.stat(4300, 'S');
+  proc.fd(4300, 4, "/dev/nvidia-uvm");
+  DeviceHolderWatch watch(proc.root());
+  Sample s = sample(60 * kGiB, 40 * kGiB);
+  EXPECT_TRUE(watch.memory_orphaned(s.gpus));
+  EXPECT_FALSE(watch.memory_orphaned(sample(40 * kGiB, 40 * kGiB).gpus));
+  // 4001 holds nvidia0 and nvidiactl (no CUDA file), 4002 a terminal.
+  EXPECT_FALSE(watch.any_unlisted_cuda_holder(s, {4001, 4002}));
+  EXPECT_FALSE(watch.any_unlisted_cuda_holder(s, {}));
+  EXPECT_TRUE(watch.any_unlisted_cuda_holder(s, {4002, 4300}));
+  // One NVML lists is a GPU process already, not a holder to carry.
+  (*s.gpus[0].processes)[0].pid = 4300;
+  EXPECT_FALSE(watch.any_unlisted_cuda_holder(s, {4002, 4300}));
+}
+
 TEST(DeviceHolderWatch, UnknownUsageCannotBeAccounted) {
   std::vector<GpuSample> gpus = sample(60 * kGiB, 40 * kGiB).gpus;
   EXPECT_TRUE(gpu_memory_unaccounted(gpus, kGiB));

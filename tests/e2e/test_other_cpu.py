@@ -4,9 +4,12 @@ busy launcher (an ancestor) never are."""
 import getpass
 import json
 import os
+import subprocess
+import sys
 import unittest
 
-from gd_e2e import E2E, load_scenario, read_trace, run, scenario_4gpu, spawn_python, write_scenario
+from gd_e2e import (E2E, load_scenario, read_trace, run, scenario_4gpu, spawn_python, unused_pid,
+                    write_scenario)
 
 # A launcher that starts a GPU process (which forks a busy data-loader
 # worker) and then burns CPU itself; prints "launcher,trainer,worker".
@@ -117,6 +120,77 @@ class OtherCpu(E2E):
             self.assertIn(f"{self.other} {f.read().strip()} ({getpass.getuser()})", line)
         for pid in (self.launcher, self.trainer, self.worker):
             self.assertNotIn(f" {pid} ", line)
+
+
+# What a dead CUDA process leaves: a process holding its device files
+# (nvidia-uvm under a temp dev prefix), here sleeping, with a child that
+# closed them and burns CPU. Prints "holder,child".
+CUDA_HOLDER = r"""
+import os, sys, time
+os.setpgid(0, 0)
+dev = sys.argv[1]
+files = [open(os.path.join(dev, n), "rb") for n in ("nvidiactl", "nvidia0", "nvidia-uvm")]
+child = os.fork()
+if child == 0:
+    for f in files:
+        f.close()
+    end = time.time() + 120
+    while time.time() < end:
+        pass
+    os._exit(0)
+print(f"{os.getpid()},{child}", flush=True)
+time.sleep(120)
+"""
+
+
+class OrphanedMemory(E2E):
+    """NVML lists a dead pid's memory: the holder of CUDA files NVML does not
+    list, and its busy child, are GPU work, not other work, whether status
+    shows device holders (--json) or not (the text, which looks at the busy
+    processes' families only and scans everyone when one holds such files)."""
+
+    def setUp(self):
+        super().setUp()
+        self.dev = os.path.join(self.tmp.name, "dev")
+        os.mkdir(self.dev)
+        for name in ("nvidia0", "nvidiactl", "nvidia-uvm"):
+            open(os.path.join(self.dev, name), "w").close()
+        holder = subprocess.Popen([sys.executable, "-c", CUDA_HOLDER, self.dev],
+                                  stdout=subprocess.PIPE, text=True)
+        self.children.append(holder)
+        self.holder, self.busy_child = map(int, holder.stdout.readline().split(","))
+        other = spawn_python(OTHER)
+        self.children.append(other)
+        self.other = int(other.stdout.readline())
+        header, samples = load_scenario(scenario_4gpu())
+        samples = samples[:1]
+        for g in samples[0]["gpus"]:
+            g["processes"] = []
+        samples[0]["gpus"][0]["processes"] = [
+            {"pid": unused_pid(), "used_bytes": 8 << 30, "type": "compute"}]
+        self.scenario = write_scenario(header, samples, self.tmp.name)
+
+    def test_status_json_carries_the_holder_and_never_lists_it_as_other_work(self):
+        p = run(["--dev-prefix", self.dev, "status", "--json"], scenario=self.scenario)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        _, samples = read_trace(p.stdout)
+        holders = [h["pid"] for h in samples[0].get("device_holders") or []]
+        self.assertIn(self.holder, holders)
+        for e in samples[0]["host"].get("other_cpu_top") or []:
+            self.assertNotIn(e["pid"], (self.holder, self.busy_child))
+
+    def test_status_text_never_lists_the_holder_or_its_busy_child(self):
+        line = ""
+        for _ in range(5):
+            p = run(["--dev-prefix", self.dev, "status"], scenario=self.scenario)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = [l for l in p.stdout.splitlines() if "other work (outside the GPU jobs):" in l]
+            for pid in (self.holder, self.busy_child):
+                self.assertNotIn(f" {pid} ", lines[0] if lines else "", p.stdout)
+            if lines and f" {self.other} " in lines[0]:
+                line = lines[0]
+                break
+        self.assertTrue(line, p.stdout)
 
 
 if __name__ == "__main__":

@@ -121,6 +121,32 @@ TEST(OtherCpuScan, NamesOnlyTheWorkOutsideEveryGpuJobBusiestFirst) {
   EXPECT_NEAR((*top)[1].cpu_pct, 50.0, 1.0);
 }
 
+// What could be other work and its relatives (status's text looks for
+// device holders among them only): the busy processes outside the jobs, their
+// ancestors and their descendants; not the jobs' own, not the idle
+// unrelated ones.
+TEST(OtherCpuScan, BusyFamiliesAreTheBusyOutsideTheJobsAndTheirRelatives) {
+  FakeProc proc;
+  put_host(proc, 0);
+  proc.put(51, "ffmpeg_child", 50, 5);  // idle, below the busy ffmpeg
+  OtherCpuScan scan(proc.root());
+  const std::vector<ProcessSample> table = {listed(20, 10), listed(30, 20),
+                                            listed(31, 30)};
+  scan.read(1000.0, std::nullopt);
+  scan.set_jobs({30}, table);
+  EXPECT_TRUE(scan.busy_families().empty()) << "one reading: none busy yet";
+  put_host(proc, static_cast<uint64_t>(kTck));
+  scan.read(1001.0, std::nullopt);
+  // Busy outside the jobs: 32 (the worker's child the table has not
+  // listed), 40 (yes), 50 (ffmpeg); their ancestors 31, 30, 20, 10, 1; 51
+  // below ffmpeg. Not cron (60): idle, no busy relative.
+  EXPECT_EQ(scan.busy_families(),
+            (std::vector<uint32_t>{1, 10, 20, 30, 31, 32, 40, 50, 51}));
+  auto top = scan.top();
+  ASSERT_TRUE(top.has_value());
+  EXPECT_EQ(pids(*top), (std::vector<uint32_t>{50, 40}));
+}
+
 TEST(OtherCpuScan, NoneBusyIsAnEmptyListAndTheListIsBounded) {
   FakeProc proc;
   for (uint32_t pid = 100; pid < 120; ++pid) proc.put(pid, "idle", 1, 10);
