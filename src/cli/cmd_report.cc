@@ -143,7 +143,7 @@ accounting::AccountReport account_history(const ReportFlags& f,
     DiagnoseResult d;
     {
       PushedSampleSource source(
-          [&](const std::function<bool(const Sample&)>& push) {
+          [&](const std::function<bool(Sample&)>& push) {
             store->scan(since, until, push, &read);
           },
           [&acc](const Sample& s) { acc.add(s); });

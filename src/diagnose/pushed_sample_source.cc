@@ -24,8 +24,8 @@ PushedSampleSource::PushedSampleSource(
       return true;
     };
     try {
-      producer([&](const Sample& s) {
-        batch.push_back(s);
+      producer([&](Sample& s) {
+        batch.push_back(std::move(s));
         return batch.size() < kBatch || flush();
       });
       if (!batch.empty()) flush();

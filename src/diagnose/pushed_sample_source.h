@@ -20,9 +20,10 @@ namespace gd {
 class PushedSampleSource : public SampleSource {
  public:
   // Called with the per-sample callback; pushes samples in time order until
-  // the callback returns false. May throw (rethrown by next()).
+  // the callback returns false. The callback moves the sample it gets
+  // away (a history scan's own copy). May throw (rethrown by next()).
   using Producer =
-      std::function<void(const std::function<bool(const Sample&)>& push)>;
+      std::function<void(const std::function<bool(Sample&)>& push)>;
   // Each sample is also passed to `on_sample` (the accountant) on the way.
   PushedSampleSource(Producer producer,
                      std::function<void(const Sample&)> on_sample);

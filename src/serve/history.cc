@@ -57,7 +57,7 @@ class StoreHistory : public History {
   }
 
   size_t scan(double since, double until,
-              const std::function<bool(const Sample&)>& fn,
+              const std::function<bool(Sample&)>& fn,
               ReadReport* report) const override {
     try {
       return store_->scan(since, until, fn, report);

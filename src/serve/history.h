@@ -62,7 +62,7 @@ class History {
   // HistoryStore::scan. Throw std::runtime_error when the store fails.
   virtual TraceHeader header() const { return {}; }
   virtual size_t scan(double since, double until,
-                      const std::function<bool(const Sample&)>& fn,
+                      const std::function<bool(Sample&)>& fn,
                       ReadReport* report) const {
     (void)since;
     (void)until;

@@ -65,7 +65,7 @@ class MemoryHistory : public History {
   }
 
   size_t scan(double since, double until,
-              const std::function<bool(const Sample&)>& fn,
+              const std::function<bool(Sample&)>& fn,
               ReadReport*) const override {
     // A copy, so that a slow reader (a download) never holds up append().
     std::vector<Sample> range;
@@ -76,7 +76,7 @@ class MemoryHistory : public History {
           range.push_back(h.sample);
     }
     size_t passed = 0;
-    for (const Sample& s : range) {
+    for (Sample& s : range) {
       ++passed;
       if (!fn(s)) break;
     }

@@ -14,7 +14,7 @@ class UnusableHistory : public History {
   void maintain(double) override {}
   std::string query_json(const HistoryQuery&) const override { fail(); }
   TraceHeader header() const override { fail(); }
-  size_t scan(double, double, const std::function<bool(const Sample&)>&,
+  size_t scan(double, double, const std::function<bool(Sample&)>&,
               ReadReport*) const override {
     fail();
   }

@@ -168,7 +168,7 @@ api::UsageReply compute_usage(const History& history, const UsageQuery& q,
   DiagnoseResult d;
   {
     PushedSampleSource source(
-        [&](const std::function<bool(const Sample&)>& push) {
+        [&](const std::function<bool(Sample&)>& push) {
           history.scan(q.since, q.until, push, nullptr);
         },
         [&](const Sample& s) {

@@ -288,41 +288,45 @@ size_t SqliteHistoryStore::export_trace(double since, double until,
 }
 
 size_t SqliteHistoryStore::scan(double since, double until,
-                                const std::function<bool(const Sample&)>& fn,
+                                const std::function<bool(Sample&)>& fn,
                                 ReadReport* report) const {
-  return scan_blocks(
+  // The block's samples are this scan's: passed mutable, fn may move them.
+  return scan_blocks<Sample&>(
       since, until,
-      [](std::string_view num, std::string_view rest) -> BlockPass {
-        auto samples = std::make_shared<const std::vector<Sample>>(
+      [](std::string_view num, std::string_view rest) -> BlockPass<Sample&> {
+        auto samples = std::make_shared<std::vector<Sample>>(
             store::decode_block(num, rest));
-        return [samples](const SampleFn& each) {
-          for (const Sample& s : *samples)
+        return [samples](const SampleFn<Sample&>& each) {
+          for (Sample& s : *samples)
             if (!each(s, false)) return;
         };
       },
-      false, [&fn](const Sample& s, bool) { return fn(s); }, report);
+      false, [&fn](Sample& s, bool) { return fn(s); }, report);
 }
 
 size_t SqliteHistoryStore::scan_fields(double since, double until,
                                        const ScanFields& fields,
-                                       const SampleFn& fn,
+                                       const SampleFn<const Sample&>& fn,
                                        ReadReport* report) const {
   ProjectedBlockDecoder decoder(opt_.path, fields);
-  return scan_blocks(
+  return scan_blocks<const Sample&>(
       since, until,
-      [&decoder](std::string_view num, std::string_view rest) -> BlockPass {
+      [&decoder](std::string_view num,
+                 std::string_view rest) -> BlockPass<const Sample&> {
         auto block = std::make_shared<const ProjectedBlockDecoder::Prepared>(
             decoder.prepare(num, rest));
-        return [&decoder, block](const SampleFn& each) {
+        return [&decoder, block](const SampleFn<const Sample&>& each) {
           decoder.pass(*block, each);
         };
       },
       true, fn, report);
 }
 
+template <typename SampleRef>
 size_t SqliteHistoryStore::scan_blocks(double since, double until,
-                                       const BlockReader& read, bool read_ahead,
-                                       const SampleFn& fn,
+                                       const BlockReader<SampleRef>& read,
+                                       bool read_ahead,
+                                       const SampleFn<SampleRef>& fn,
                                        ReadReport* report) const {
   size_t skipped = skipped_pending_;
   std::vector<Sample> tail;
@@ -358,7 +362,7 @@ size_t SqliteHistoryStore::scan_blocks(double since, double until,
   // Whether the sample before the one being passed reached fn: only then
   // does "the same processes as the sample before" hold for fn too.
   bool passed_before = false;
-  auto pass = [&](const Sample& s, bool same_processes) {
+  auto pass = [&](SampleRef s, bool same_processes) {
     // Blocks are ordered by their first sample; never pass time going
     // backwards, which a trace reader would reject.
     if (!go_on || s.t < since || s.t > until || s.t < last) {
@@ -379,11 +383,12 @@ size_t SqliteHistoryStore::scan_blocks(double since, double until,
   // The block being decoded (on another thread with read_ahead) while
   // the one before it is passed; one decode at a time.
   struct Ahead {
-    std::future<BlockPass> decoded;
+    std::future<BlockPass<SampleRef>> decoded;
     double hi = 0;
   };
   std::optional<Ahead> ahead;
-  auto take = [&]() -> std::optional<std::pair<BlockPass, double>> {
+  using Decoded = std::optional<std::pair<BlockPass<SampleRef>, double>>;
+  auto take = [&]() -> Decoded {
     if (!ahead) return std::nullopt;
     Ahead a = std::move(*ahead);
     ahead.reset();
@@ -394,10 +399,10 @@ size_t SqliteHistoryStore::scan_blocks(double since, double until,
       return std::nullopt;
     }
   };
-  auto pass_block = [&](const std::optional<std::pair<BlockPass, double>>& b) {
+  auto pass_block = [&](const Decoded& b) {
     if (!b || !go_on) return;
     const double hi = b->second;
-    b->first([&](const Sample& s, bool same_processes) {
+    b->first([&](SampleRef s, bool same_processes) {
       if (s.t <= hi)
         pass(s, same_processes);
       else
@@ -407,7 +412,7 @@ size_t SqliteHistoryStore::scan_blocks(double since, double until,
   };
   // The block passed before `ready`: freed by the next decode, off the
   // thread that passes samples.
-  std::optional<std::pair<BlockPass, double>> spent;
+  Decoded spent;
   while (go_on && sel.step()) {
     double hi = until;
     block_range(tiers, false, sel.col_int(3), sel.col_int(4), until, hi);
@@ -430,7 +435,7 @@ size_t SqliteHistoryStore::scan_blocks(double since, double until,
   sel.reset();
   db.exec("COMMIT");
   rollback.done = true;
-  for (const auto& s : tail) pass(s, false);
+  for (auto& s : tail) pass(s, false);
   if (report) report->skipped_blocks += skipped;
   return passed;
 }

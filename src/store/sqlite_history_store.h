@@ -97,7 +97,7 @@ class SqliteHistoryStore final : public HistoryStore {
   size_t export_trace(double since, double until, TraceWriter& out,
                       ReadReport* report) const override;
   size_t scan(double since, double until,
-              const std::function<bool(const Sample&)>& fn,
+              const std::function<bool(Sample&)>& fn,
               ReadReport* report) const override;
   size_t scan_fields(
       double since, double until, const ScanFields& fields,
@@ -136,19 +136,26 @@ class SqliteHistoryStore final : public HistoryStore {
   // history_queries.cc
   std::vector<Sample> queued_samples(double since, double until) const;
   // A sample, and whether its host processes are those of the sample
-  // before it (scan_fields).
-  using SampleFn = std::function<bool(const Sample&, bool same_processes)>;
+  // before it (scan_fields). SampleRef is `Sample&` for scan (the sample
+  // is the scan's own: fn may move from it) and `const Sample&` for
+  // scan_fields (a sample the decoder reuses).
+  template <typename SampleRef>
+  using SampleFn = std::function<bool(SampleRef, bool same_processes)>;
   // A decoded block: passes its samples to `each` until it returns false.
-  using BlockPass = std::function<void(const SampleFn& each)>;
+  template <typename SampleRef>
+  using BlockPass = std::function<void(const SampleFn<SampleRef>& each)>;
   // Decodes one block's (num, rest); throws when it does not decode.
-  using BlockReader =
-      std::function<BlockPass(std::string_view num, std::string_view rest)>;
+  template <typename SampleRef>
+  using BlockReader = std::function<BlockPass<SampleRef>(
+      std::string_view num, std::string_view rest)>;
   // scan and scan_fields: the blocks through `read`, then the samples still
   // in memory. With `read_ahead`, each block is decoded on another thread
-  // while the one before is passed.
-  size_t scan_blocks(double since, double until, const BlockReader& read,
-                     bool read_ahead, const SampleFn& fn,
-                     ReadReport* report) const;
+  // while the one before is passed. Defined (and instantiated) in
+  // history_queries.cc.
+  template <typename SampleRef>
+  size_t scan_blocks(double since, double until,
+                     const BlockReader<SampleRef>& read, bool read_ahead,
+                     const SampleFn<SampleRef>& fn, ReadReport* report) const;
 
   // sqlite_history_store.cc
   void require_writable() const;

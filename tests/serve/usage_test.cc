@@ -32,14 +32,15 @@ class VectorHistory : public History {
   std::string query_json(const HistoryQuery&) const override { return "{}"; }
   TraceHeader header() const override { return header_; }
   size_t scan(double since, double until,
-              const std::function<bool(const Sample&)>& fn,
+              const std::function<bool(Sample&)>& fn,
               ReadReport*) const override {
     ++scans;
     size_t n = 0;
     for (const Sample& s : samples_) {
       if (s.t < since || s.t > until) continue;
       ++n;
-      if (!fn(s)) break;
+      Sample copy = s;  // the scan's own: fn may move it away
+      if (!fn(copy)) break;
     }
     return n;
   }
