@@ -45,6 +45,17 @@ while time.time() < end:
 """
 
 
+def one_gpu_process(pid, directory):
+    """The 4-GPU scenario's first sample with one process, `pid`, holding
+    8 GiB of GPU 0 and no other GPU process; returns the scenario's path."""
+    header, samples = load_scenario(scenario_4gpu())
+    samples = samples[:1]
+    for g in samples[0]["gpus"]:
+        g["processes"] = []
+    samples[0]["gpus"][0]["processes"] = [
+        {"pid": pid, "used_bytes": 8 << 30, "type": "compute"}]
+    return write_scenario(header, samples, directory)
+
 class OtherCpu(E2E):
     def setUp(self):
         super().setUp()
@@ -54,13 +65,7 @@ class OtherCpu(E2E):
         other = spawn_python(OTHER)
         self.children.append(other)
         self.other = int(other.stdout.readline())
-        header, samples = load_scenario(scenario_4gpu())
-        samples = samples[:1]
-        for g in samples[0]["gpus"]:
-            g["processes"] = []
-        samples[0]["gpus"][0]["processes"] = [
-            {"pid": self.trainer, "used_bytes": 8 << 30, "type": "compute"}]
-        self.scenario = write_scenario(header, samples, self.tmp.name)
+        self.scenario = one_gpu_process(self.trainer, self.tmp.name)
 
     def test_record_lists_the_unrelated_busy_process_never_the_job_or_its_launcher(self):
         out = os.path.join(self.tmp.name, "rec.jsonl")
@@ -162,13 +167,7 @@ class OrphanedMemory(E2E):
         other = spawn_python(OTHER)
         self.children.append(other)
         self.other = int(other.stdout.readline())
-        header, samples = load_scenario(scenario_4gpu())
-        samples = samples[:1]
-        for g in samples[0]["gpus"]:
-            g["processes"] = []
-        samples[0]["gpus"][0]["processes"] = [
-            {"pid": unused_pid(), "used_bytes": 8 << 30, "type": "compute"}]
-        self.scenario = write_scenario(header, samples, self.tmp.name)
+        self.scenario = one_gpu_process(unused_pid(), self.tmp.name)
 
     def test_status_json_carries_the_holder_and_never_lists_it_as_other_work(self):
         p = run(["--dev-prefix", self.dev, "status", "--json"], scenario=self.scenario)
