@@ -13,6 +13,12 @@ constexpr uint64_t kCheckChunkBytes = uint64_t{16} << 20;
 constexpr int kMaxIterations = 10000;
 // Iterations between two host-side checks of the deadline, stop and beat.
 constexpr int kBatch = 10;
+// What the watchdog allows before the first batch: NCCL's set-up of every
+// GPU's channels (seconds on 8 GPUs) and the warm-up (the watchdog's limit
+// is ten times this).
+constexpr double kSetupExpectS = 6;
+// Copying one GPU's result back for the check (1 GiB over PCIe: ~0.1 s).
+constexpr double kCheckExpectS = 1;
 
 // One rank: the GPU's primary context and what the all-reduce needs in it.
 // Every member is created and destroyed with that context current.
@@ -143,6 +149,7 @@ void run_all_reduce(const cuda::CudaLibrary& cu, const cuda::NcclLibrary& nccl,
   out.bytes = bytes;
   const size_t count = bytes / 4;
 
+  live.beat(kSetupExpectS);
   Comms comms(nccl, ordinals);
   auto iteration = [&] {
     GD_NCCL0(nccl, ncclGroupStart);
@@ -214,6 +221,7 @@ void run_all_reduce(const cuda::CudaLibrary& cu, const cuda::NcclLibrary& nccl,
   const float expected = static_cast<float>(n * (n + 1) / 2);
   std::vector<float> host(kCheckChunkBytes / 4);
   for (auto& r : ranks) {
+    live.beat(kCheckExpectS);
     r->make_current();
     uint64_t wrong = 0;
     for (uint64_t at = 0; at < bytes; at += kCheckChunkBytes) {
