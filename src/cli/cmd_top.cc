@@ -1,5 +1,5 @@
 // gpudoctor top [--from TRACE [--speed X] | --connect URL [--auth-file F]
-//                [--ca-file PEM]]
+//                [--ca-file PEM] | --prometheus URL [--match '{...}']]
 //               [--readonly] [--mono] [--config FILE] [--kill-timeout 10s]
 // The terminal view people keep open: every GPU, the host, the GPU
 // processes, and the live findings of the diagnosis engine; `k` ends
@@ -30,10 +30,24 @@ namespace {
 constexpr DurationRange kKillTimeoutRange{0, 3600};
 
 int run_top_command(const GlobalOptions& g, const TopFlags& f) {
-  if (!f.from.empty() && !f.connect.empty()) {
+  if ((!f.from.empty()) + (!f.connect.empty()) + (!f.prometheus.empty()) > 1) {
     std::fprintf(stderr,
-                 "gpudoctor: top: --from and --connect exclude each other\n");
+                 "gpudoctor: top: --from, --connect and --prometheus exclude "
+                 "each other\n");
     return kExitUsage;
+  }
+  if (!f.match.empty() && f.prometheus.empty()) {
+    std::fprintf(stderr, "gpudoctor: top: --match is for --prometheus\n");
+    return kExitUsage;
+  }
+  if (!f.prometheus.empty()) {
+    if (!f.auth_file.empty()) {
+      std::fprintf(stderr, "gpudoctor: top: --auth-file is for --connect\n");
+      return kExitUsage;
+    }
+    std::setlocale(LC_ALL, "");
+    const char* no_color = std::getenv("NO_COLOR");
+    return run_top_fleet(g, f, f.mono || (no_color && *no_color));
   }
   if (f.connect.empty() && (!f.auth_file.empty() || !f.ca_file.empty())) {
     std::fprintf(stderr, "gpudoctor: top: %s is for --connect\n",
@@ -95,10 +109,18 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
                   "show a running `gpudoctor serve` instead of this machine: "
                   "http://HOST:PORT (k asks serve to end processes there, "
                   "if it runs with --allow-remote-kill)");
+  cmd->add_option("--prometheus", f->prometheus,
+                  "the fleet, live: one row per node of this Prometheus "
+                  "(http[s]://HOST:PORT[/prefix]), the worst first; Enter "
+                  "opens a node");
+  cmd->add_option("--match", f->match,
+                  "with --prometheus: only the nodes whose GPU series carry "
+                  "these labels ('{label=\"v\", ...}')");
   cmd->add_option("--auth-file", f->auth_file,
                   "user:password for a serve with basic auth (--web-config)");
   cmd->add_option("--ca-file", f->ca_file,
-                  "with an https:// --connect: PEM certificate(s) to trust, "
+                  "with an https:// --connect or --prometheus: PEM "
+                  "certificate(s) to trust, "
                   "serve's own self-signed one or its CA (default: the "
                   "system's)");
   cmd->add_flag("--readonly", f->readonly,

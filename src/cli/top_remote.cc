@@ -1,6 +1,7 @@
-// top --connect in gpudoctor-full (see top_remote.h).
+// top --connect and top --prometheus in gpudoctor-full (see top_remote.h).
 #include "cli/top_remote.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -10,11 +11,15 @@
 
 #include "api/kill_json.h"
 #include "cli/commands.h"
+#include "cli/prometheus_credentials.h"
 #include "common/secret_file.h"
 #include "common/terminal_text.h"
+#include "monitor/fleet_feed.h"
 #include "monitor/kill_job.h"
 #include "monitor/remote_feed.h"
 #include "monitor/remote_kill.h"
+#include "promsource/label_matcher.h"
+#include "views/top/fleet.h"
 
 namespace gd {
 namespace {
@@ -77,6 +82,33 @@ int run_top_remote(const GlobalOptions& g, const TopFlags& f,
   o.kill_backend = [r] { return monitor::remote_kill_backend(r); };
   o.kill.timeout_s = f.kill_timeout_s;
   return top::run_top(*feed, o);
+}
+
+int run_top_fleet(const GlobalOptions& g, const TopFlags& f, bool mono) {
+  if (!f.match.empty()) {
+    try {
+      promsource::check_label_matcher(f.match);
+    } catch (const std::invalid_argument& e) {
+      throw CLI::ValidationError("--match", e.what());
+    }
+  }
+  PrometheusFlags pf;
+  pf.url = f.prometheus;
+  pf.ca_file = f.ca_file;
+  monitor::FleetFeedOptions o;
+  o.source = f.prometheus;
+  o.match = f.match;
+  // Without --interval, every 5 s: Prometheus scrapes every 15 to 60 s.
+  o.interval_s = g.interval_given ? std::max(1.0, g.interval_s) : 5;
+  o.round_deadline_s = std::clamp(3 * o.interval_s, 10.0, 60.0);
+  http::prom::Client client(prometheus_url(pf), prometheus_credentials(pf),
+                            promsource::fleet_limits(o.round_deadline_s));
+  std::signal(SIGPIPE, SIG_IGN);  // as top --connect: a TLS close_notify
+  monitor::FleetFeed feed(std::move(client), o);
+  top::FleetTopOptions t;
+  t.monochrome = mono;
+  t.exit_after_frames = f.exit_after_frames;
+  return top::run_fleet_top(feed, t);
 }
 
 }  // namespace gd

@@ -1,8 +1,9 @@
 // `gpudoctor top --connect URL`: the screen fed by a remote `gpudoctor
-// serve`. Split from cmd_top.cc because it needs the HTTP client (and its
-// TLS libraries): gpudoctor-full links top_remote.cc; the lean `gpudoctor`
-// links top_remote_exec.cc, which hands the command line to gpudoctor-full
-// (full_binary.h), so that a local `top` never loads them.
+// serve`; `top --prometheus URL`: the fleet screen. Split from cmd_top.cc
+// because it needs the HTTP client (and its TLS libraries): gpudoctor-full
+// links top_remote.cc; the lean `gpudoctor` links top_remote_exec.cc, which
+// hands the command line to gpudoctor-full (full_binary.h), so that a local
+// `top` never loads them.
 #pragma once
 
 #include <string>
@@ -15,6 +16,8 @@ namespace gd {
 struct TopFlags {
   std::string from;
   std::string connect;
+  std::string prometheus;  // --prometheus: the fleet screen
+  std::string match;       // --match, with --prometheus
   std::string auth_file;
   std::string ca_file;
   double speed = 1;
@@ -30,5 +33,9 @@ struct TopFlags {
 // returns the exit status.
 int run_top_remote(const GlobalOptions& g, const TopFlags& f,
                    top::TopOptions& o);
+
+// Runs the fleet screen against f.prometheus (top --prometheus URL
+// [--match]); returns the exit status.
+int run_top_fleet(const GlobalOptions& g, const TopFlags& f, bool mono);
 
 }  // namespace gd

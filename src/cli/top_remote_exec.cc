@@ -9,4 +9,8 @@ int run_top_remote(const GlobalOptions&, const TopFlags&, top::TopOptions&) {
   exec_full_binary("top --connect");
 }
 
+int run_top_fleet(const GlobalOptions&, const TopFlags&, bool) {
+  exec_full_binary("top --prometheus");
+}
+
 }  // namespace gd

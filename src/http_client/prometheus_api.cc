@@ -114,6 +114,13 @@ std::vector<Range> split_range(double start, double end, double step_s,
 Client::Client(Url url, Credentials who, Limits limits)
     : url_(std::move(url)), who_(std::move(who)), limits_(limits) {}
 
+Client Client::with_deadline(double total_s) const {
+  Limits l = limits_;
+  l.total_s = std::min(l.total_s, total_s);
+  l.request_s = std::min(l.request_s, total_s);
+  return Client(url_, who_, l);
+}
+
 Result Client::query_range(const std::string& expr, double start, double end,
                            double step_s, RequestCancel& cancel) const {
   if (!(step_s > 0) || !std::isfinite(start) || !std::isfinite(end) ||

@@ -99,6 +99,9 @@ class Client {
                 RequestCancel& cancel) const;
 
   const Limits& limits() const { return limits_; }
+  // The same client whose calls end within `total_s` (and each request
+  // within it): what is left of a caller's own deadline.
+  Client with_deadline(double total_s) const;
 
  private:
   Url url_;

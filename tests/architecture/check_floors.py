@@ -28,8 +28,8 @@ TABLE = {
               "written"),
     "slurm": ({"common", "model"}, "Slurm: jobs' names from scontrol, "
               "with a deadline and a cache"),
-    "cuda": ({"common", "model"}, "the CUDA driver API through dlopen "
-             "(burn)"),
+    "cuda": ({"common", "model"}, "the CUDA driver API and NCCL through "
+             "dlopen (burn)"),
     # Kubernetes as a source; the gRPC client is its own shared library,
     # loaded with dlopen (pods_plugin_abi.h).
     "pods": ({"common"}, "Kubernetes: pods from the kubelet and the "
@@ -67,9 +67,10 @@ TABLE = {
     "serve": ({"common", "model", "trace", "collect", "diagnose", "exporter",
                "store", "procmgmt", "api", "http_client", "accounting"},
               "the daemon: sampling loop, HTTP API, alerting"),
-    # top's data: feeds (live, replay, remote), window diagnosis, kill jobs.
+    # top's data: feeds (live, replay, remote, a fleet's Prometheus), window
+    # diagnosis, kill jobs.
     "monitor": ({"common", "model", "trace", "collect", "diagnose",
-                 "procmgmt", "api", "http_client"},
+                 "procmgmt", "api", "http_client", "promsource", "check"},
                 "top's data: feeds, window diagnosis, kill jobs"),
     "views": ({"common", "model", "diagnose", "checklist", "check", "procmgmt",
                "burn", "monitor", "api", "accounting"},

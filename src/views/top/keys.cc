@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "views/top/typed_text.h"
+
 namespace gd::top {
 namespace {
 
@@ -31,34 +33,6 @@ void select_index(TopState& st, const std::vector<ProcRow>& rows, long i,
   i = std::clamp<long>(i, 0, static_cast<long>(rows.size()) - 1);
   st.selected = rows[static_cast<size_t>(i)].key;
   settle_selection(st, rows, page);
-}
-
-// Appends a UTF-8 encoding of `c` (a printable key typed into the filter).
-void append_utf8(std::string& s, char32_t c) {
-  if (c < 0x80) {
-    s += static_cast<char>(c);
-  } else if (c < 0x800) {
-    s += static_cast<char>(0xC0 | (c >> 6));
-    s += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    s += static_cast<char>(0xE0 | (c >> 12));
-    s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x110000) {
-    s += static_cast<char>(0xF0 | (c >> 18));
-    s += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
-
-// Drops the last UTF-8 character of `s`.
-void pop_utf8(std::string& s) {
-  while (!s.empty()) {
-    unsigned char c = static_cast<unsigned char>(s.back());
-    s.pop_back();
-    if ((c & 0xC0) != 0x80) break;
-  }
 }
 
 Action typing_key(TopState& st, const Key& key) {

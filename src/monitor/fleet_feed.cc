@@ -1,0 +1,278 @@
+#include "monitor/fleet_feed.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "common/signal_stack.h"
+#include "diagnose/engine.h"
+#include "diagnose/evidence.h"
+
+namespace gd::monitor {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double wall_now() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+check::Result judge_node(const promsource::FleetNode& n) {
+  check::Input in;
+  in.header = &n.header;
+  in.sample = &n.sample;
+  in.node_only = true;  // a node's health: no job's GPUs
+  return check::judge(in);
+}
+
+}  // namespace
+
+std::vector<FleetNodeState> merge_round(const std::vector<FleetNodeState>& prev,
+                                        promsource::FleetState&& round) {
+  std::vector<FleetNodeState> out;
+  out.reserve(round.nodes.size());
+  std::map<std::string, size_t> listed;
+  for (auto& n : round.nodes) {
+    FleetNodeState& s = out.emplace_back();
+    s.judged = judge_node(n);
+    s.data = std::move(n);
+    s.listed = true;
+    s.listed_at = round.t;
+    listed.emplace(s.data.node, out.size() - 1);
+  }
+  std::vector<const FleetNodeState*> gone;
+  for (const auto& p : prev)
+    if (!listed.count(p.data.node)) gone.push_back(&p);
+  // The most recently listed are kept.
+  std::stable_sort(gone.begin(), gone.end(), [](auto* a, auto* b) {
+    return a->data.last_seen > b->data.last_seen;
+  });
+  if (gone.size() > kMaxGoneNodes) gone.resize(kMaxGoneNodes);
+  for (const auto* p : gone) {
+    out.push_back(*p);
+    out.back().listed = false;
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.data.node < b.data.node;
+  });
+  return out;
+}
+
+std::vector<FleetNodeState> add_recent(
+    std::vector<FleetNodeState> nodes,
+    const std::map<std::string, double>& recent) {
+  size_t gone = 0;
+  std::set<std::string> held;
+  for (const auto& n : nodes) {
+    held.insert(n.data.node);
+    gone += !n.listed;
+  }
+  // The most recently seen first.
+  std::vector<std::pair<double, std::string>> add;
+  for (const auto& [node, at] : recent)
+    if (!held.count(node)) add.emplace_back(at, node);
+  std::sort(add.rbegin(), add.rend());
+  for (const auto& [at, node] : add) {
+    if (gone == kMaxGoneNodes) break;
+    FleetNodeState& s = nodes.emplace_back();
+    s.data.node = node;
+    s.data.last_seen = at;
+    s.data.header.host.hostname = node;
+    s.data.sample.t = at;
+    s.listed = false;
+    ++gone;
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) {
+    return a.data.node < b.data.node;
+  });
+  return nodes;
+}
+
+size_t FleetWindows::samples() const {
+  size_t n = 0;
+  for (const auto& [node, w] : windows_) n += w.samples.size();
+  return n;
+}
+
+void FleetWindows::judge(std::vector<FleetNodeState>& nodes) {
+  std::set<std::string> kept;
+  for (auto& n : nodes) {
+    if (!n.listed || !n.data.error.empty()) continue;
+    kept.insert(n.data.node);
+    Window& w = windows_[n.data.node];
+    // The sample at the time of its newest series: a scrape is added once.
+    if (!n.data.sample.gpus.empty() &&
+        (w.samples.empty() || n.data.last_seen > w.samples.back().t)) {
+      Sample s = n.data.sample;
+      s.t = n.data.last_seen;
+      w.samples.push_back(std::move(s));
+      while (w.samples.size() > kFleetWindowSamples ||
+             w.samples.front().t < w.samples.back().t - kFleetWindowS)
+        w.samples.pop_front();
+      DiagnoseOptions options;
+      options.min_severity = "warning";
+      VectorSampleSource source({w.samples.begin(), w.samples.end()});
+      DiagnoseResult r = diagnose(n.data.header, source, options);
+      w.findings.clear();
+      for (auto& f : r.findings) {
+        std::string brief = f.title;
+        w.findings.push_back({std::move(f), std::move(brief), 0});
+      }
+      w.not_judged = std::move(r.not_judged);
+    }
+    // check's findings first; the window's add what check did not give.
+    auto& out = n.judged;
+    for (const auto& c : w.findings) {
+      const bool twice = std::any_of(out.findings.begin(), out.findings.end(),
+                                     [&](const check::CheckFinding& o) {
+                                       return o.finding.id == c.finding.id &&
+                                              o.finding.gpus == c.finding.gpus;
+                                     });
+      if (!twice) out.findings.push_back(c);
+    }
+    std::set<std::string> found, listed;
+    for (const auto& c : out.findings) found.insert(c.finding.id);
+    for (const auto& nj : out.not_judged) listed.insert(nj.id);
+    for (const auto& nj : w.not_judged)
+      if (!found.count(nj.id) && listed.insert(nj.id).second)
+        out.not_judged.push_back(nj);
+    std::stable_sort(out.findings.begin(), out.findings.end(),
+                     [](const auto& a, const auto& b) {
+                       return severity_rank(a.finding.severity) >
+                              severity_rank(b.finding.severity);
+                     });
+  }
+  for (auto it = windows_.begin(); it != windows_.end();)
+    it = kept.count(it->first) ? std::next(it) : windows_.erase(it);
+}
+
+FleetFeed::FleetFeed(http::prom::Client client, FleetFeedOptions options)
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      batches_(promsource::fleet_batches(options_.match)),
+      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  if (wake_fd_ < 0) throw std::runtime_error("eventfd failed");
+  auto f = std::make_shared<FleetFrame>();
+  f->source = options_.source;
+  f->interval_s = options_.interval_s;
+  publish(std::move(f));
+}
+
+FleetFeed::~FleetFeed() {
+  stop();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void FleetFeed::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void FleetFeed::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cancel_.cancel();
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void FleetFeed::refresh() {
+  {
+    std::lock_guard lock(mu_);
+    refresh_ = true;
+  }
+  cv_.notify_all();
+}
+
+std::shared_ptr<const FleetFrame> FleetFeed::latest() const {
+  std::lock_guard lock(mu_);
+  return latest_;
+}
+
+void FleetFeed::drain_wake() {
+  uint64_t count = 0;
+  [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof count);
+}
+
+void FleetFeed::publish(std::shared_ptr<FleetFrame> f) {
+  {
+    std::lock_guard lock(mu_);
+    f->seq = ++seq_;
+    latest_ = std::move(f);
+  }
+  const uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+}
+
+void FleetFeed::run() {
+  SignalStack signal_stack;  // for top's crash handler (terminal.h)
+  auto next = Clock::now();
+  bool first = true;
+  for (;;) {
+    round();
+    if (first) {
+      first = false;
+      add_recent_nodes();
+    }
+    next += std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(options_.interval_s));
+    if (next < Clock::now()) next = Clock::now();
+    std::unique_lock lock(mu_);
+    if (cv_.wait_until(lock, next, [&] { return stopping_ || refresh_; }) &&
+        stopping_)
+      return;
+    refresh_ = false;
+  }
+}
+
+void FleetFeed::add_recent_nodes() {
+  auto prev = latest();
+  if (cancel_.cancelled() || !prev->error.empty() || prev->t == 0) return;
+  std::string error;
+  auto recent =
+      promsource::read_recent_nodes(client_, options_.match, prev->t,
+                                    options_.round_deadline_s, cancel_, error);
+  // Without it, only the nodes this top saw stop answering are listed so.
+  if (!error.empty() || cancel_.cancelled()) return;
+  auto f = std::make_shared<FleetFrame>(*prev);
+  f->nodes = add_recent(std::move(f->nodes), recent);
+  publish(std::move(f));
+}
+
+void FleetFeed::round() {
+  const auto t0 = Clock::now();
+  // On the millisecond: the answers' times are the round's.
+  const double t = std::floor(wall_now() * 1000) / 1000;
+  promsource::FleetState st = promsource::read_fleet(
+      client_, batches_, t, options_.round_deadline_s, cancel_);
+  if (cancel_.cancelled()) return;
+  auto prev = latest();
+  auto f = std::make_shared<FleetFrame>();
+  f->source = options_.source;
+  f->interval_s = options_.interval_s;
+  if (!st.error.empty()) {
+    // The last nodes stay, as they were: the screen ages them.
+    f->error = st.error;
+    f->t = prev->t;
+    f->nodes = prev->nodes;
+    f->nodes_left_out = prev->nodes_left_out;
+  } else {
+    f->t = st.t;
+    f->nodes_left_out = st.nodes_left_out;
+    f->nodes = merge_round(prev->nodes, std::move(st));
+    windows_.judge(f->nodes);
+  }
+  // The requests, the answers' parsing and every node's judging.
+  f->round_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  publish(std::move(f));
+}
+
+}  // namespace gd::monitor

@@ -1,0 +1,121 @@
+// `top --prometheus URL`: the fleet, live. On its own thread, every
+// interval, one round of batched instant queries for every node
+// (promsource/fleet_state.h), each node's one sample judged by the rules
+// that judge a point in time (check's: diagnose's one-sample rules and
+// check's own judges, node-wide) and its last scrapes by diagnose's rules
+// (FleetWindows), published as a FleetFrame; the screen
+// takes the newest and never waits on the server. A round is bounded by
+// one deadline; a node the round does not list (nothing scraped in
+// Prometheus' 5-minute lookback) keeps its last values, marked as not
+// answering, so a refresh never waits on the slowest node.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_client/cancel.h"
+#include "http_client/prometheus_api.h"
+#include "monitor/fleet_frame.h"
+#include "promsource/fleet_state.h"
+
+namespace gd::monitor {
+
+struct FleetFeedOptions {
+  std::string source;  // shown in the header
+  std::string match;   // a checked --match ("" all)
+  double interval_s = 5;
+  double round_deadline_s = 10;  // one round's requests, all together
+};
+
+// Nodes kept that no round lists any more, at most (the oldest go first).
+inline constexpr size_t kMaxGoneNodes = 256;
+
+// The next frame's nodes: `round`'s (each judged), and the nodes of `prev`
+// it does not list, kept as not listed (no more than kMaxGoneNodes). Pure,
+// for the tests.
+std::vector<FleetNodeState> merge_round(const std::vector<FleetNodeState>& prev,
+                                        promsource::FleetState&& round);
+
+// `nodes` with the nodes of `recent` (node -> newest sample time, from
+// promsource's read_recent_nodes) that it does not hold, as no longer
+// listed, without values (no more than kMaxGoneNodes such nodes in all).
+// Pure, for the tests.
+std::vector<FleetNodeState> add_recent(
+    std::vector<FleetNodeState> nodes,
+    const std::map<std::string, double>& recent);
+
+// Each node's distinct samples (one per scrape: a round that finds the same
+// newest sample adds nothing) over the last kFleetWindowS, at most
+// kFleetWindowSamples, so that the window rules of diagnose (thermal
+// throttling, power capping, a PCIe link below its maximum, memory
+// pressure, ...) judge a fleet too, as `diagnose --prometheus` over the
+// last minutes would. Their warnings and critical findings are added to
+// each node's check findings (not twice for one id and GPUs), what they
+// could not judge to its not-judged list; a node's window is judged again
+// only when it has a new sample.
+inline constexpr double kFleetWindowS = 300;
+inline constexpr size_t kFleetWindowSamples = 6;
+
+class FleetWindows {
+ public:
+  // Adds each listed node's sample to its window and its window's findings
+  // to node.judged; forgets the nodes not listed.
+  void judge(std::vector<FleetNodeState>& nodes);
+  // Samples held, all nodes together (tests, bounds).
+  size_t samples() const;
+
+ private:
+  struct Window {
+    std::deque<Sample> samples;
+    std::vector<check::CheckFinding> findings;  // of the last judging
+    std::vector<NotJudged> not_judged;
+  };
+  std::map<std::string, Window> windows_;
+};
+
+class FleetFeed : public FleetSource {
+ public:
+  FleetFeed(http::prom::Client client, FleetFeedOptions options);
+  ~FleetFeed() override;
+  FleetFeed(const FleetFeed&) = delete;
+  FleetFeed& operator=(const FleetFeed&) = delete;
+
+  void start() override;
+  // Ends a request in flight at once.
+  void stop() override;
+  void refresh() override;
+
+  std::shared_ptr<const FleetFrame> latest() const override;
+  int wake_fd() const override { return wake_fd_; }
+  void drain_wake() override;
+
+ private:
+  void run();
+  void round();
+  // Once, after the first round: the nodes that stopped answering before.
+  void add_recent_nodes();
+  void publish(std::shared_ptr<FleetFrame> f);
+
+  http::prom::Client client_;
+  FleetFeedOptions options_;
+  std::vector<promsource::QueryBatch> batches_;
+  FleetWindows windows_;  // the feed thread's
+  http::RequestCancel cancel_;
+  int wake_fd_ = -1;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const FleetFrame> latest_;
+  uint64_t seq_ = 0;
+  std::condition_variable cv_;
+  bool stopping_ = false, refresh_ = false;
+  std::thread thread_;
+};
+
+}  // namespace gd::monitor

@@ -1,0 +1,114 @@
+// The fleet now, for `top --prometheus`: one round of a few batched
+// instant queries for every node at once (each GPU metric of the series
+// table by node and GPU, never a query per node), turned into each node's
+// header and one sample by the same table and join rule as a node's window
+// (node_window.h), with when the node's GPU series were last scraped.
+//
+// The server is untrusted: the client's bounds hold every reply, label
+// values are cut where read, at most kMaxFleetNodes nodes and
+// kMaxGpusPerNode GPUs a node are kept, and a node whose series break the
+// bounds is kept with why instead of its values.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "http_client/cancel.h"
+#include "http_client/prometheus_api.h"
+#include "model/sample.h"
+#include "promsource/query_batches.h"
+
+namespace gd::promsource {
+
+// The most nodes one round keeps (by name; the rest are counted).
+inline constexpr size_t kMaxFleetNodes = 2048;
+// Entries of the series table per instant query (a fleet-wide query gives
+// a series per GPU of every node for each of them).
+inline constexpr size_t kFleetBatchEntries = 6;
+// The tag of the query that gives each GPU series' sample time.
+inline constexpr size_t kLastSeenEntry = 10000;
+
+// The client's bounds for a round: a fleet-wide reply holds a series per
+// GPU of every node for each entry of its batch.
+http::prom::Limits fleet_limits(double deadline_s);
+
+struct FleetNode {
+  std::string node;  // a checked node name (node_match.h)
+  // The newest sample time of its GPU series (DCGM_FI_DEV_GPU_UTIL), Unix s.
+  double last_seen = 0;
+  TraceHeader header;
+  Sample sample;      // at the round's time; GPUs with any value
+  std::string error;  // its series were refused ("": none); no values then
+};
+
+struct FleetState {
+  double t = 0;                  // when the round was evaluated
+  std::vector<FleetNode> nodes;  // by name
+  size_t nodes_left_out = 0;     // past kMaxFleetNodes
+  std::string error;             // the round failed: one line, no nodes
+};
+
+// The round's queries: the series table's GPU entries (samples and facts)
+// with `match` (a checked label matcher list, "" for all) in batches tagged
+// by entry (query_batches.h), and the sample times' query
+// (kLastSeenEntry).
+std::vector<QueryBatch> fleet_batches(const std::string& match);
+
+class NodeWindow;
+
+// The state built one batch's answer at a time, each filed into its nodes'
+// windows and dropped: a round holds one answer at a time, not all of them.
+// The sample times' batch (fleet_batches' first) comes first.
+class FleetBuilder {
+ public:
+  explicit FleetBuilder(double t);
+  ~FleetBuilder();
+  FleetBuilder(const FleetBuilder&) = delete;
+  FleetBuilder& operator=(const FleetBuilder&) = delete;
+  void add(const QueryBatch& batch, std::vector<http::prom::Series>&& answer);
+  FleetState finish();
+
+ private:
+  void add_nodes(const std::vector<http::prom::Series>& series);
+  void add_entry(size_t entry, std::vector<http::prom::Series>&& series);
+
+  FleetState st_;
+  std::map<std::string, size_t> index_;  // node -> its place in st_.nodes
+  std::vector<std::unique_ptr<NodeWindow>> windows_;  // null: refused
+};
+
+// The state from each batch's answer (answers[i] answers batches[i]).
+// Only nodes with a sample time are listed (a node is a node by its
+// DCGM_FI_DEV_GPU_UTIL, as fleet_nodes.h lists them).
+FleetState fleet_state(double t, const std::vector<QueryBatch>& batches,
+                       std::vector<std::vector<http::prom::Series>>&& answers);
+
+// One round at time `t` (Unix s): every batch asked, all of them within
+// `deadline_s` (and the client's limits); error set when any batch cannot
+// be read in time.
+FleetState read_fleet(const http::prom::Client& client,
+                      const std::vector<QueryBatch>& batches, double t,
+                      double deadline_s, http::RequestCancel& cancel);
+
+// How far back the nodes that no longer answer are looked for at start.
+inline constexpr double kRecentWindowS = 3600;
+
+// The nodes whose GPU series had a sample in the kRecentWindowS before the
+// query's time, by their newest sample time: one subquery
+// (max_over_time(timestamp(DCGM_FI_DEV_GPU_UTIL)[1h:1m])), asked once at
+// start, so a node that stopped answering before `top` started is listed
+// too, with its age.
+std::string recent_nodes_query(const std::string& match);
+// The answer as node -> newest sample time (checked names; at most
+// kMaxFleetNodes, by name).
+std::map<std::string, double> recent_nodes(
+    const std::vector<http::prom::Series>& answer);
+// Asks it at `t` within `deadline_s`; `error` set when it cannot be read.
+std::map<std::string, double> read_recent_nodes(
+    const http::prom::Client& client, const std::string& match, double t,
+    double deadline_s, http::RequestCancel& cancel, std::string& error);
+
+}  // namespace gd::promsource

@@ -1,0 +1,203 @@
+// The fleet now (fleet_state.h): the round's batched queries, and their
+// answers turned into each node's header and sample, with when it was last
+// scraped; hostile answers bounded (names, GPUs, nodes).
+#include "promsource/fleet_state.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "promsource/series_table.h"
+
+namespace gd::promsource {
+namespace {
+
+using http::prom::Series;
+
+constexpr double kT = 1732262400.0;
+
+size_t fleet_entry_of(const std::string& query) {
+  const auto all = entries();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].query == query) return i;
+  ADD_FAILURE() << "no entry " << query;
+  return 0;
+}
+
+Series series(std::vector<std::pair<std::string, std::string>> labels, double v,
+              double t = kT) {
+  Series s;
+  s.labels = std::move(labels);
+  std::sort(s.labels.begin(), s.labels.end());
+  s.points.push_back({t, v});
+  return s;
+}
+
+Series gpu_series(const std::string& node, int gpu, size_t entry, double v) {
+  return series({{"Hostname", node},
+                 {"gpu", std::to_string(gpu)},
+                 {"modelName", "NVIDIA H100 80GB HBM3"},
+                 {kEntryLabel, std::to_string(entry)}},
+                v);
+}
+
+Series seen(const std::string& node, int gpu, double at) {
+  return series({{"Hostname", node},
+                 {"gpu", std::to_string(gpu)},
+                 {kEntryLabel, std::to_string(kLastSeenEntry)}},
+                at);
+}
+
+// The answers of `batches` from one pile of tagged series: each series goes
+// to the batch that asked for its entry.
+std::vector<std::vector<Series>> answer(const std::vector<QueryBatch>& batches,
+                                        const std::vector<Series>& all) {
+  std::vector<std::vector<Series>> out(batches.size());
+  for (const auto& s : all) {
+    const std::string& tag = s.label(kEntryLabel);
+    for (size_t b = 0; b < batches.size(); ++b)
+      for (size_t e : batches[b].entries)
+        if (std::to_string(e) == tag) out[b].push_back(s);
+  }
+  return out;
+}
+
+TEST(FleetBatches, FewBoundedQueriesForTheWholeFleet) {
+  const std::string match = "{cluster=\"train-a\"}";
+  auto batches = fleet_batches(match);
+  ASSERT_FALSE(batches.empty());
+  EXPECT_EQ(batches[0].entries, std::vector<size_t>{kLastSeenEntry});
+  EXPECT_NE(batches[0].query.find("timestamp(DCGM_FI_DEV_GPU_UTIL" + match),
+            std::string::npos);
+  std::set<size_t> asked;
+  for (const auto& b : batches) {
+    EXPECT_LE(b.entries.size(), kFleetBatchEntries);
+    EXPECT_LE(b.query.size(), kMaxBatchQueryBytes);
+    for (size_t e : b.entries) {
+      EXPECT_TRUE(asked.insert(e).second) << e;
+      if (e == kLastSeenEntry) continue;
+      EXPECT_EQ(entries()[e].scope, Scope::kGpu);
+      EXPECT_NE(b.query.find(std::string(entries()[e].query) + match),
+                std::string::npos);
+    }
+  }
+  // Every GPU sample of the table, in a dozen queries, not one per node.
+  EXPECT_TRUE(asked.count(fleet_entry_of("DCGM_FI_DEV_GPU_UTIL")));
+  EXPECT_TRUE(asked.count(fleet_entry_of("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL")));
+  EXPECT_LE(batches.size(), 12u);
+}
+
+TEST(FleetState, EachNodesGpusFromTheFleetsAnswers) {
+  auto batches = fleet_batches("");
+  const size_t util = fleet_entry_of("DCGM_FI_DEV_GPU_UTIL");
+  const size_t used = fleet_entry_of("DCGM_FI_DEV_FB_USED");
+  const size_t free_mib = fleet_entry_of("DCGM_FI_DEV_FB_FREE");
+  const size_t dbe = fleet_entry_of("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL");
+  std::vector<Series> all = {
+      seen("gpu-a", 0, kT - 10), seen("gpu-a", 1, kT - 4),
+      seen("gpu-b", 0, kT - 150),
+      // Not a node name: it could not be asked for; left out.
+      seen("bad name", 0, kT), gpu_series("gpu-a", 0, util, 97),
+      gpu_series("gpu-a", 1, util, 3), gpu_series("gpu-a", 0, used, 1024),
+      gpu_series("gpu-a", 0, free_mib, 1024), gpu_series("gpu-a", 1, dbe, 2),
+      gpu_series("gpu-b", 0, util, 50),
+      // A node no sample time lists: not a node of this round.
+      gpu_series("gpu-c", 0, util, 1)};
+  // A MIG instance's series is not the GPU's.
+  auto mig = gpu_series("gpu-a", 0, util, 11);
+  mig.labels.push_back({"GPU_I_ID", "1"});
+  all.push_back(mig);
+  FleetState st = fleet_state(kT, batches, answer(batches, all));
+  EXPECT_EQ(st.error, "");
+  ASSERT_EQ(st.nodes.size(), 2u);
+  const FleetNode& a = st.nodes[0];
+  EXPECT_EQ(a.node, "gpu-a");
+  EXPECT_EQ(a.last_seen, kT - 4);
+  EXPECT_EQ(a.error, "");
+  EXPECT_EQ(a.sample.t, kT);
+  ASSERT_EQ(a.sample.gpus.size(), 2u);
+  EXPECT_EQ(a.sample.gpus[0].util_pct, 97);
+  EXPECT_EQ(a.sample.gpus[1].util_pct, 3);
+  EXPECT_EQ(a.sample.gpus[0].mem_used_bytes, 1024ull << 20);
+  EXPECT_EQ(a.sample.gpus[1].ecc_dbe_volatile_total, 2u);
+  ASSERT_EQ(a.header.gpus.size(), 2u);
+  EXPECT_EQ(a.header.gpus[0].memory_total_bytes, 2048ull << 20);
+  EXPECT_EQ(a.header.gpus[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(a.header.host.hostname, "gpu-a");
+  EXPECT_EQ(st.nodes[1].node, "gpu-b");
+  EXPECT_EQ(st.nodes[1].last_seen, kT - 150);
+}
+
+TEST(FleetState, ANodeWithoutHostnameIsItsInstancesHost) {
+  auto batches = fleet_batches("");
+  const size_t util = fleet_entry_of("DCGM_FI_DEV_GPU_UTIL");
+  std::vector<Series> all = {
+      series({{"gpu", "0"},
+              {"instance", "10.0.0.7:9400"},
+              {kEntryLabel, std::to_string(kLastSeenEntry)}},
+             kT),
+      series({{"gpu", "0"},
+              {"instance", "10.0.0.7:9400"},
+              {kEntryLabel, std::to_string(util)}},
+             42)};
+  FleetState st = fleet_state(kT, batches, answer(batches, all));
+  ASSERT_EQ(st.nodes.size(), 1u);
+  EXPECT_EQ(st.nodes[0].node, "10.0.0.7");
+  ASSERT_EQ(st.nodes[0].sample.gpus.size(), 1u);
+  EXPECT_EQ(st.nodes[0].sample.gpus[0].util_pct, 42);
+}
+
+TEST(FleetState, AGpuPastTheBoundRefusesItsNodeOnly) {
+  auto batches = fleet_batches("");
+  const size_t util = fleet_entry_of("DCGM_FI_DEV_GPU_UTIL");
+  std::vector<Series> all = {seen("gpu-a", 0, kT), seen("gpu-lies", 0, kT),
+                             gpu_series("gpu-a", 0, util, 10),
+                             gpu_series("gpu-lies", 0, util, 10),
+                             gpu_series("gpu-lies", 4096, util, 10)};
+  FleetState st = fleet_state(kT, batches, answer(batches, all));
+  ASSERT_EQ(st.nodes.size(), 2u);
+  EXPECT_EQ(st.nodes[0].error, "");
+  EXPECT_NE(st.nodes[1].error.find("at most 64 GPUs"), std::string::npos)
+      << st.nodes[1].error;
+  EXPECT_TRUE(st.nodes[1].sample.gpus.empty());
+}
+
+TEST(FleetState, AtMostTheBoundOfNodesTheRestCounted) {
+  auto batches = fleet_batches("");
+  std::vector<Series> all;
+  for (size_t i = 0; i < kMaxFleetNodes + 3; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "n%05zu", i);
+    all.push_back(seen(name, 0, kT));
+  }
+  FleetState st = fleet_state(kT, batches, answer(batches, all));
+  EXPECT_EQ(st.nodes.size(), kMaxFleetNodes);
+  EXPECT_EQ(st.nodes_left_out, 3u);
+  EXPECT_EQ(st.nodes.back().node, "n02047");
+}
+
+TEST(RecentNodes, NewestSampleTimeOfEachNodeInTheLastHour) {
+  const std::string q = recent_nodes_query("{cluster=\"a\"}");
+  EXPECT_NE(q.find("timestamp(DCGM_FI_DEV_GPU_UTIL{cluster=\"a\"})[3600s:60s]"),
+            std::string::npos)
+      << q;
+  auto nodes = recent_nodes({series({{"Hostname", "gpu-a"}}, kT - 1200),
+                             series({{"Hostname", "gpu-a"}}, kT - 900),
+                             series({{"instance", "10.0.0.7:9400"}}, kT - 60),
+                             series({{"Hostname", "no good"}}, kT)});
+  EXPECT_EQ(nodes, (std::map<std::string, double>{{"10.0.0.7", kT - 60},
+                                                  {"gpu-a", kT - 900}}));
+}
+
+TEST(FleetState, NoAnswerNoNodes) {
+  auto batches = fleet_batches("");
+  FleetState st = fleet_state(kT, batches, {});
+  EXPECT_TRUE(st.nodes.empty());
+  EXPECT_EQ(st.error, "");
+}
+
+}  // namespace
+}  // namespace gd::promsource
