@@ -27,7 +27,7 @@ namespace gd::promsource {
 inline constexpr size_t kMaxFleetNodes = 2048;
 // Entries of the series table per instant query (a fleet-wide query gives
 // a series per GPU of every node for each of them).
-inline constexpr size_t kFleetBatchEntries = 6;
+inline constexpr size_t kFleetBatchEntries = 7;
 // The tag of the query that gives each GPU series' sample time.
 inline constexpr size_t kLastSeenEntry = 10000;
 

@@ -84,10 +84,11 @@ TEST(FleetBatches, FewBoundedQueriesForTheWholeFleet) {
                 std::string::npos);
     }
   }
-  // Every GPU sample of the table, in a dozen queries, not one per node.
+  // Every GPU sample of the table in fewer than 10 queries (issue 43's
+  // goal), not one per node.
   EXPECT_TRUE(asked.count(fleet_entry_of("DCGM_FI_DEV_GPU_UTIL")));
   EXPECT_TRUE(asked.count(fleet_entry_of("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL")));
-  EXPECT_LE(batches.size(), 12u);
+  EXPECT_LT(batches.size(), 10u);
 }
 
 TEST(FleetState, EachNodesGpusFromTheFleetsAnswers) {
