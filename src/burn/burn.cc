@@ -37,6 +37,12 @@ constexpr double kHangFloorS = 5;
 // starts without the late ones.
 constexpr double kSetupTimeoutS = 120;
 
+// The watchdog's test, for a GPU's tests and the all-reduce alike.
+bool stopped_answering(const LiveSlot& live) {
+  auto [since, expected] = live.since_beat();
+  return since > std::max(kHangFloorS, 10 * expected);
+}
+
 struct Target {
   int gpu = 0;  // NVML index
   cuda::DeviceFacts device;
@@ -403,8 +409,7 @@ CollectiveResult run_collective(
     {
       std::lock_guard<std::mutex> lock(run->mu);
       if (run->finished) break;
-      auto [since, expected] = run->live.since_beat();
-      if (since > std::max(kHangFloorS, 10 * expected)) {
+      if (stopped_answering(run->live)) {
         run->abandoned = true;
         r.hung = true;
         break;
@@ -630,8 +635,7 @@ BurnReport run_burn(const BurnOptions& o, const std::atomic<bool>& stop,
       std::lock_guard<std::mutex> lock(w->mu);
       if (w->finished || w->abandoned) continue;
       all_done = false;
-      auto [since, expected] = w->live.since_beat();
-      if (since > std::max(kHangFloorS, 10 * expected)) {
+      if (stopped_answering(w->live)) {
         w->abandoned = true;
         w->result.hung = true;
         w->result.hung_phase = w->live.get().phase;
