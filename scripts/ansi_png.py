@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Draws a terminal capture with ANSI colours (tmux capture-pane -e) as a
 PNG: 8/16 colours, bold, reverse; DejaVu Sans Mono. Needs python3-pil.
-    ansi_png.py CAPTURE.txt OUT.png"""
+    ansi_png.py CAPTURE.txt OUT.png [COLUMNS]   (default 200)"""
 import re
 import sys
 
@@ -19,7 +19,7 @@ def main():
     lines = open(sys.argv[1], encoding="utf-8", errors="replace").read().split("\n")
     font, bold = ImageFont.truetype(FONT, 14), ImageFont.truetype(BOLD, 14)
     cw, ch = int(font.getlength("M")), 18
-    cols = 200
+    cols = int(sys.argv[3]) if len(sys.argv) > 3 else 200
     img = Image.new("RGB", (cols * cw + 16, len(lines) * ch + 16), BG)
     d = ImageDraw.Draw(img)
     for y, line in enumerate(lines):

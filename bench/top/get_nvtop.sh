@@ -7,9 +7,25 @@
 #   get_nvtop.sh DIR
 set -uo pipefail
 dir=$1
-mkdir -p "$dir" && cd "$dir" || exit 1
+mkdir -p "$dir" && cd "$dir" && dir=$(pwd) || exit 1
 if [[ -x build/src/nvtop ]]; then echo "$dir/build/src/nvtop"; exit 0; fi
-if apt-get source nvtop >apt-source.log 2>&1; then
+if [[ -x extracted/usr/bin/nvtop ]]; then echo "$dir/extracted/usr/bin/nvtop"; exit 0; fi
+# Debian keeps nvtop in contrib. Where the machine's sources name only main,
+# apt is pointed at a private list of the same mirror and suite with contrib
+# (in DIR; the machine's own apt configuration is left as it is).
+opts=()
+if ! apt-cache policy nvtop 2>/dev/null | grep -q Candidate; then
+  uri=$(grep -hm1 -E '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}')
+  suite=$(grep -hm1 -E '^Suites:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}')
+  if [[ -n $uri && -n $suite ]]; then
+    mkdir -p apt/lists/partial
+    printf 'deb %s %s contrib\ndeb-src %s %s contrib\n' "$uri" "$suite" "$uri" "$suite" >apt/sources.list
+    opts=(-o Dir::Etc::sourcelist="$dir/apt/sources.list" -o Dir::Etc::sourceparts=-
+          -o Dir::State::Lists="$dir/apt/lists")
+    apt-get "${opts[@]}" update >apt-update.log 2>&1
+  fi
+fi
+if apt-get "${opts[@]}" source nvtop >apt-source.log 2>&1; then
   src=$(find . -maxdepth 1 -type d -name 'nvtop-*' | head -1)
   # Build dependencies of the package that matter for NVIDIA.
   apt-get install -y -qq --no-install-recommends libdrm-dev libsystemd-dev libncurses-dev >/dev/null 2>&1
@@ -25,7 +41,7 @@ else
 fi
 # The binary package of the same version, so the comparison still runs; the
 # report says which it was.
-if apt-get download nvtop >apt-bin.log 2>&1; then
+if apt-get "${opts[@]}" download nvtop >apt-bin.log 2>&1; then
   dpkg -x nvtop_*.deb extracted
   echo "nvtop: using the binary package $(ls nvtop_*.deb) instead (not built here)"
   echo "$dir/extracted/usr/bin/nvtop"

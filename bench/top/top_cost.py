@@ -110,7 +110,7 @@ def measure(name, argv, env, seconds, warmup=5):
         pct = 100 * (c1 - c0) / (t1 - t0)
         print(f"{name}: CPU {pct:.2f}% of one core over {t1 - t0:.0f} s "
               f"({1000 * (c1 - c0) / (t1 - t0):.1f} ms/s); RSS {rss:.1f} MiB (peak {hwm:.1f} MiB)")
-        return pct
+        return pct, rss
     finally:
         os.killpg(p.pid, signal.SIGTERM)
         try:
@@ -129,8 +129,14 @@ def first_frame(gpudoctor, fake, env, runs=20):
         t0 = time.monotonic()
         p, master = in_pty([gpudoctor, "--nvml-lib", fake, "--kmsg", "none", "top",
                             "--exit-after-frames", "1"], env)
-        p.wait(30)
+        # A blocking wait: Popen.wait(timeout) polls, sleeping up to 50 ms
+        # between looks, which rounded half the runs up by ~50 ms. A timer
+        # ends a run that hangs.
+        timer = threading.Timer(30, lambda: os.killpg(p.pid, signal.SIGKILL))
+        timer.start()
+        p.wait()
         times.append(1000 * (time.monotonic() - t0))
+        timer.cancel()
         os.close(master)
     times.sort()
     print(f"top: first full frame after {statistics.median(times):.1f} ms median, "
@@ -156,11 +162,16 @@ def main():
                                    capture_output=True, text=True).stdout)
             print(f"8 fake GPUs, {JOBS} jobs x {WORKERS} workers; {n} processes on the machine; "
                   f"1 Hz, 200x60")
-            measure("gpudoctor top", [a.gpudoctor, "--nvml-lib", a.fake_nvml, "--kmsg", "none",
-                                      "top"], env, a.seconds)
+            ours = measure("gpudoctor top", [a.gpudoctor, "--nvml-lib", a.fake_nvml, "--kmsg",
+                                             "none", "top"], env, a.seconds)
             if a.nvtop:
                 nv_env = dict(env, LD_LIBRARY_PATH=os.path.dirname(a.fake_nvml))
-                measure("nvtop", [a.nvtop, "-d", "10"], nv_env, a.seconds)
+                anchor = measure("nvtop", [a.nvtop, "-d", "10"], nv_env, a.seconds)
+                if ours and anchor and anchor[0] > 0:
+                    # Issue 44's goal: at most 2x nvtop's CPU, RSS at most 12 MiB.
+                    print(f"top beside nvtop: CPU {ours[0] / anchor[0]:.1f}x nvtop's "
+                          f"(goal: at most 2x), RSS {ours[1]:.1f} MiB vs {anchor[1]:.1f} MiB "
+                          f"(goal: at most 12 MiB)")
             first_frame(a.gpudoctor, a.fake_nvml, env)
     finally:
         for j in jobs:

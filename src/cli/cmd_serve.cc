@@ -5,19 +5,26 @@
 //                 [--hostname NAME]
 //                 [--slurm-drain [--slurm-drain-period 1h] [--slurm-resume]
 //                  [--slurm-node NAME]]
+//                 [--fleet-prometheus URL [--fleet-match '{...}']
+//                  [--fleet-ca-file PEM] [--fleet-bearer-token-file F |
+//                  --fleet-basic-auth-user U --fleet-password-file F]]
 // The daemon: Prometheus /metrics (dcgm-exporter compatible + gpudoctor_*),
 // JSON API, SQLite history and alerting on diagnosis findings. Sampling
 // interval and GPU deadline are the global --interval and --deadline.
 #include <cctype>
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/full_binary.h"
 #include "cli/version.h"
+#include "common/secret_file.h"
 #include "common/terminal_text.h"
 #include "diagnose/config.h"
+#include "http_client/url.h"
+#include "promsource/label_matcher.h"
 #include "promsource/node_match.h"
 #include "serve/host_check.h"
 #include "serve/serve_options.h"
@@ -49,6 +56,8 @@ struct ServeFlags {
   bool slurm_resume = false;
   std::string slurm_drain_period = "1h";
   std::string slurm_node;
+  std::string fleet_prometheus, fleet_match, fleet_ca_file;
+  std::string fleet_token_file, fleet_user, fleet_password_file;
 };
 
 CLI::Validator duration_in(DurationRange range) {
@@ -59,6 +68,60 @@ CLI::Validator duration_in(DurationRange range) {
         return v ? check_duration_range(t, *v, range) : error;
       },
       "DURATION");
+}
+
+// --fleet-prometheus, --fleet-match and the --fleet-* credentials as top
+// --prometheus checks its --prometheus, --match and credentials; throws
+// std::invalid_argument naming the flag.
+void set_fleet_options(const ServeFlags& f, ServeOptions& o) {
+  if (f.fleet_prometheus.empty()) return;
+  try {
+    http::parse_url(f.fleet_prometheus);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--fleet-prometheus: ") + e.what());
+  }
+  if (!f.fleet_match.empty()) {
+    try {
+      promsource::check_label_matcher(f.fleet_match);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--fleet-match: ") + e.what());
+    }
+  }
+  if (!f.fleet_ca_file.empty()) {
+    if (f.fleet_prometheus.rfind("https://", 0) != 0)
+      throw std::invalid_argument(
+          "--fleet-ca-file is for an https:// --fleet-prometheus");
+    if (!std::ifstream(f.fleet_ca_file))
+      throw std::invalid_argument("--fleet-ca-file: " + f.fleet_ca_file +
+                                  ": cannot read it");
+    o.fleet_credentials.ca_file = f.fleet_ca_file;
+    o.fleet_credentials.ca_option = "--fleet-ca-file";
+  }
+  if (!f.fleet_token_file.empty() && !f.fleet_user.empty())
+    throw std::invalid_argument(
+        "--fleet-bearer-token-file and --fleet-basic-auth-user exclude each "
+        "other");
+  if (f.fleet_user.empty() != f.fleet_password_file.empty())
+    throw std::invalid_argument(
+        "--fleet-basic-auth-user and --fleet-password-file go together");
+  // Secrets from files (a flag's value shows in ps), their first line.
+  auto secret = [](const char* flag, const std::string& path) {
+    try {
+      return read_secret_line(path);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string(flag) + ": " + e.what());
+    }
+  };
+  if (!f.fleet_token_file.empty())
+    o.fleet_credentials.bearer_token =
+        secret("--fleet-bearer-token-file", f.fleet_token_file);
+  if (!f.fleet_user.empty()) {
+    o.fleet_credentials.user = f.fleet_user;
+    o.fleet_credentials.password =
+        secret("--fleet-password-file", f.fleet_password_file);
+  }
+  o.fleet_prometheus = f.fleet_prometheus;
+  o.fleet_match = f.fleet_match;
 }
 
 }  // namespace
@@ -163,12 +226,38 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
           },
           "NAME"))
       ->needs(drain);
+  auto* fleet = cmd->add_option(
+      "--fleet-prometheus", f->fleet_prometheus,
+      "the fleet on the dashboard's Fleet page and GET /api/v1/fleet: every "
+      "node of this Prometheus (http[s]://HOST:PORT[/prefix]) as `top "
+      "--prometheus` shows it, read every 5 s on a thread of its own");
+  cmd->add_option("--fleet-match", f->fleet_match,
+                  "with --fleet-prometheus: only the nodes whose GPU series "
+                  "carry these labels ('{label=\"v\", ...}')")
+      ->needs(fleet);
+  cmd->add_option("--fleet-ca-file", f->fleet_ca_file,
+                  "with an https:// --fleet-prometheus: PEM certificate(s) "
+                  "to trust (default: the system's)")
+      ->needs(fleet);
+  cmd->add_option("--fleet-bearer-token-file", f->fleet_token_file,
+                  "with --fleet-prometheus: file whose first line is the "
+                  "token")
+      ->needs(fleet);
+  cmd->add_option("--fleet-basic-auth-user", f->fleet_user,
+                  "with --fleet-prometheus: basic auth user (with "
+                  "--fleet-password-file)")
+      ->needs(fleet);
+  cmd->add_option("--fleet-password-file", f->fleet_password_file,
+                  "with --fleet-prometheus: file whose first line is the "
+                  "password")
+      ->needs(fleet);
   cmd->callback([&global, f, admins] {
     try {
       ServeOptions o;
       try {
         parse_listen_address(f->listen, o.listen_host, o.listen_port);
         host_policy_for(o.listen_host, f->allowed_hosts);
+        set_fleet_options(*f, o);
       } catch (const std::invalid_argument& e) {
         std::fprintf(stderr, "gpudoctor: serve: %s\n",
                      terminal_safe(e.what(), kTerminalSentenceMax).c_str());

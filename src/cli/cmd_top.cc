@@ -1,5 +1,8 @@
-// gpudoctor top [--from TRACE [--speed X] | --connect URL [--auth-file F]
-//                [--ca-file PEM] | --prometheus URL [--match '{...}']]
+// gpudoctor top [--from TRACE [--speed X] | --connect URL[,URL...]|@FILE
+//                [--auth-file F] [--ca-file PEM] [--timeout 2s] |
+//                --prometheus URL [--match '{...}'] [--ca-file PEM]
+//                [--bearer-token-file F | --basic-auth-user U
+//                 --password-file F]]
 //               [--readonly] [--mono] [--config FILE] [--kill-timeout 10s]
 // The terminal view people keep open: every GPU, the host, the GPU
 // processes, and the live findings of the diagnosis engine; `k` ends
@@ -28,6 +31,8 @@ namespace {
 // --kill-timeout: how long SIGTERM gets before SIGKILL (and NVML to free the
 // memory); as `kill --timeout`.
 constexpr DurationRange kKillTimeoutRange{0, 3600};
+// --timeout: each request to a serve (--connect).
+constexpr DurationRange kRequestTimeoutRange{0.1, 60};
 
 int run_top_command(const GlobalOptions& g, const TopFlags& f) {
   if ((!f.from.empty()) + (!f.connect.empty()) + (!f.prometheus.empty()) > 1) {
@@ -38,6 +43,19 @@ int run_top_command(const GlobalOptions& g, const TopFlags& f) {
   }
   if (!f.match.empty() && f.prometheus.empty()) {
     std::fprintf(stderr, "gpudoctor: top: --match is for --prometheus\n");
+    return kExitUsage;
+  }
+  if (f.prometheus.empty() &&
+      (!f.bearer_token_file.empty() || !f.prom_user.empty() ||
+       !f.password_file.empty())) {
+    std::fprintf(stderr, "gpudoctor: top: %s is for --prometheus\n",
+                 !f.bearer_token_file.empty() ? "--bearer-token-file"
+                 : !f.prom_user.empty()       ? "--basic-auth-user"
+                                              : "--password-file");
+    return kExitUsage;
+  }
+  if (f.timeout_s > 0 && f.connect.empty()) {
+    std::fprintf(stderr, "gpudoctor: top: --timeout is for --connect\n");
     return kExitUsage;
   }
   if (!f.prometheus.empty()) {
@@ -108,7 +126,19 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--connect", f->connect,
                   "show a running `gpudoctor serve` instead of this machine: "
                   "http://HOST:PORT (k asks serve to end processes there, "
-                  "if it runs with --allow-remote-kill)");
+                  "if it runs with --allow-remote-kill); URL,URL,... or "
+                  "@FILE (a URL a line): the fleet of those serves, a row "
+                  "each, Enter opens one");
+  add_duration_option(*cmd, "--timeout", f->timeout_s, kRequestTimeoutRange,
+                      "with --connect: each request's deadline (default 2s); "
+                      "a serve that does not answer in time is shown as not "
+                      "answering");
+  cmd->add_option("--bearer-token-file", f->bearer_token_file,
+                  "with --prometheus: file whose first line is the token");
+  cmd->add_option("--basic-auth-user", f->prom_user,
+                  "with --prometheus: basic auth user (with --password-file)");
+  cmd->add_option("--password-file", f->password_file,
+                  "with --prometheus: file whose first line is the password");
   cmd->add_option("--prometheus", f->prometheus,
                   "the fleet, live: one row per node of this Prometheus "
                   "(http[s]://HOST:PORT[/prefix]), the worst first; Enter "

@@ -20,6 +20,8 @@ struct TopFlags {
   std::string match;       // --match, with --prometheus
   std::string auth_file;
   std::string ca_file;
+  // The Prometheus' credentials (--prometheus), as diagnose takes them.
+  std::string bearer_token_file, prom_user, password_file;
   double speed = 1;
   bool readonly = false;
   bool mono = false;
@@ -27,10 +29,13 @@ struct TopFlags {
   double kill_timeout_s = 10;
   std::string dev_prefix = "/dev";
   int exit_after_frames = 0;
+  // --timeout: each request's deadline with --connect (0: not given, 2 s).
+  double timeout_s = 0;
 };
 
-// Runs top against f.connect with `o` (the options every source shares);
-// returns the exit status.
+// Runs top against f.connect with `o` (the options every source shares):
+// one URL, that node's screen; URL,URL,... or @FILE, the fleet screen of
+// those serves. Returns the exit status.
 int run_top_remote(const GlobalOptions& g, const TopFlags& f,
                    top::TopOptions& o);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "procfs/device_fd_scan.h"
+#include "procfs/process_files.h"
 
 namespace gd {
 
@@ -29,13 +30,38 @@ DeviceHolderWatch::DeviceHolderWatch(std::string proc_root,
       interval_s_(interval_s),
       margin_bytes_(margin_bytes) {}
 
+bool DeviceHolderWatch::listed_process_dead(uint32_t pid) const {
+  auto it = listed_stat_.find(pid);
+  if (it == listed_stat_.end()) {
+    if (listed_stat_.size() >= kMaxKept)
+      return procfs::process_dead(proc_root_, pid);
+    it = listed_stat_.try_emplace(pid).first;
+  }
+  procfs::KeptFile& file = it->second;
+  const std::string path =
+      file.pins_process() ? std::string()  // read through the descriptor
+                          : proc_root_ + "/" + std::to_string(pid) + "/stat";
+  if (!file.read(path.c_str(), stat_text_, procfs::Ending::kShortRead))
+    return true;  // gone (a reused pid is opened afresh next time)
+  auto st = procfs::parse_pid_stat(stat_text_);
+  return !st || st->state == 'Z' || st->state == 'X';
+}
+
 bool DeviceHolderWatch::memory_orphaned(
     const std::vector<GpuSample>& gpus) const {
+  // Files of pids no longer listed are closed.
+  std::erase_if(listed_stat_, [&gpus](const auto& kv) {
+    for (const GpuSample& g : gpus)
+      if (g.processes)
+        for (const GpuProcess& p : *g.processes)
+          if (p.pid == kv.first) return false;
+    return true;
+  });
   if (gpu_memory_unaccounted(gpus, margin_bytes_)) return true;
   for (const GpuSample& g : gpus)
     if (!g.lost && !g.stale && g.processes)
       for (const GpuProcess& p : *g.processes)
-        if (procfs::process_dead(proc_root_, p.pid)) return true;
+        if (listed_process_dead(p.pid)) return true;
   return false;
 }
 

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "model/sample.h"
+#include "procfs/kept_file.h"
 
 namespace gd {
 
@@ -63,8 +65,19 @@ class DeviceHolderWatch {
   std::string proc_root_, dev_prefix_;
   double interval_s_;
   uint64_t margin_bytes_;
+  // Whether listed GPU process `pid` is gone or a zombie, through its stat
+  // file kept open from sample to sample (memory_orphaned runs every
+  // sample: opening 8 GPU processes' stat each second cost more than
+  // reading them).
+  bool listed_process_dead(uint32_t pid) const;
+
   std::optional<double> last_scan_;
   std::vector<uint32_t> known_;  // holders found by the last look
+  // The listed GPU processes' stat files; those of pids no longer listed
+  // are closed at the next look. Bounded by what NVML lists (kMaxKept).
+  static constexpr size_t kMaxKept = 256;
+  mutable std::unordered_map<uint32_t, procfs::KeptFile> listed_stat_;
+  mutable std::string stat_text_;
 };
 
 }  // namespace gd

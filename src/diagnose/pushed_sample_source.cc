@@ -11,6 +11,7 @@ PushedSampleSource::PushedSampleSource(
   producer_ = std::thread([this, producer = std::move(producer)] {
     std::vector<Sample> batch;
     batch.reserve(kBatch);
+    std::vector<Sample> spare;  // read samples, for their storage
     // Moves the batch into the queue once it has room; false: stop.
     auto flush = [&] {
       std::unique_lock lock(mu_);
@@ -20,12 +21,20 @@ PushedSampleSource::PushedSampleSource(
       if (stop_) return false;
       for (Sample& s : batch) queue_.push_back(std::move(s));
       batch.clear();
+      for (Sample& s : returned_)
+        if (spare.size() < kMaxSpare) spare.push_back(std::move(s));
+      returned_.clear();
       changed_.notify_all();
       return true;
     };
     try {
       producer([&](Sample& s) {
-        batch.push_back(std::move(s));
+        batch.emplace_back();
+        if (!spare.empty()) {
+          batch.back() = std::move(spare.back());
+          spare.pop_back();
+        }
+        std::swap(batch.back(), s);
         return batch.size() < kBatch || flush();
       });
       if (!batch.empty()) flush();
@@ -57,9 +66,14 @@ bool PushedSampleSource::next(Sample& out) {
       return false;
     }
     taken_.swap(queue_);
+    for (Sample& s : read_)
+      if (returned_.size() < kMaxSpare) returned_.push_back(std::move(s));
+    read_.clear();
     changed_.notify_all();
   }
-  out = std::move(taken_.front());
+  // The sample before goes back to the producer, for its storage.
+  std::swap(out, taken_.front());
+  if (read_.size() < kMaxSpare) read_.push_back(std::move(taken_.front()));
   taken_.pop_front();
   if (on_sample_) on_sample_(out);
   return true;

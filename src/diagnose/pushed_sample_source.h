@@ -12,6 +12,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "diagnose/engine.h"
 
@@ -20,8 +21,10 @@ namespace gd {
 class PushedSampleSource : public SampleSource {
  public:
   // Called with the per-sample callback; pushes samples in time order until
-  // the callback returns false. The callback moves the sample it gets
-  // away (a history scan's own copy). May throw (rethrown by next()).
+  // the callback returns false. The callback takes the sample it gets (a
+  // history scan's own copy), leaving in its place one the reader is done
+  // with (or an empty one), whose storage the producer may reuse. May throw
+  // (rethrown by next()).
   using Producer =
       std::function<void(const std::function<bool(Sample&)>& push)>;
   // Each sample is also passed to `on_sample` (the accountant) on the way.
@@ -40,10 +43,17 @@ class PushedSampleSource : public SampleSource {
   // each side, not per sample (a week is ~100,000 samples).
   static constexpr size_t kBatch = 16;
 
+  // Samples the reader is done with, handed back to the producer for their
+  // storage (a scan decodes into it: no allocation per sample); at most
+  // this many wait, the rest are freed.
+  static constexpr size_t kMaxSpare = kMaxQueued + 2 * kBatch;
+
   std::mutex mu_;
   std::condition_variable changed_;
   std::deque<Sample> queue_;
-  std::deque<Sample> taken_;  // the reader's, without the lock
+  std::deque<Sample> taken_;      // the reader's, without the lock
+  std::vector<Sample> read_;      // the reader's, done with: to hand back
+  std::vector<Sample> returned_;  // handed back, under the lock
   bool done_ = false, stop_ = false;
   std::exception_ptr error_;
   std::function<void(const Sample&)> on_sample_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <memory>
@@ -129,8 +130,10 @@ std::string stop_error(Stop why, const Url& url, const Credentials& who,
                        double total_s, httplib::Error e) {
   switch (why) {
     case Stop::kDeadline:
+      // To a tenth: a deadline that is what was left of a round's reads
+      // as "10s", not "9.99999s".
       return "cannot reach " + url.text + ": no complete reply within " +
-             number_text(total_s) + "s";
+             number_text(std::round(total_s * 10) / 10) + "s";
     case Stop::kCancelled:
       return "stopped";
     case Stop::kHeadTooLarge:

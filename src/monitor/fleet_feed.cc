@@ -1,8 +1,5 @@
 #include "monitor/fleet_feed.h"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,6 +10,7 @@
 #include "common/signal_stack.h"
 #include "diagnose/engine.h"
 #include "diagnose/evidence.h"
+#include "monitor/fleet_processes.h"
 
 namespace gd::monitor {
 namespace {
@@ -154,83 +152,73 @@ void FleetWindows::judge(std::vector<FleetNodeState>& nodes) {
 }
 
 FleetFeed::FleetFeed(http::prom::Client client, FleetFeedOptions options)
-    : client_(std::move(client)),
+    : FleetFeedCore(options.source, options.interval_s),
+      client_(std::move(client)),
       options_(std::move(options)),
-      batches_(promsource::fleet_batches(options_.match)),
-      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-  if (wake_fd_ < 0) throw std::runtime_error("eventfd failed");
-  auto f = std::make_shared<FleetFrame>();
-  f->source = options_.source;
-  f->interval_s = options_.interval_s;
-  publish(std::move(f));
-}
+      batches_(promsource::fleet_batches(options_.match)) {}
 
-FleetFeed::~FleetFeed() {
-  stop();
-  if (wake_fd_ >= 0) ::close(wake_fd_);
-}
+FleetFeed::~FleetFeed() { stop(); }
 
 void FleetFeed::start() {
   thread_ = std::thread([this] { run(); });
 }
 
 void FleetFeed::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
+  ask_to_stop();
   cancel_.cancel();
-  cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-}
-
-void FleetFeed::refresh() {
-  {
-    std::lock_guard lock(mu_);
-    refresh_ = true;
-  }
-  cv_.notify_all();
-}
-
-std::shared_ptr<const FleetFrame> FleetFeed::latest() const {
-  std::lock_guard lock(mu_);
-  return latest_;
-}
-
-void FleetFeed::drain_wake() {
-  uint64_t count = 0;
-  [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof count);
-}
-
-void FleetFeed::publish(std::shared_ptr<FleetFrame> f) {
-  {
-    std::lock_guard lock(mu_);
-    f->seq = ++seq_;
-    latest_ = std::move(f);
-  }
-  const uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
 }
 
 void FleetFeed::run() {
   SignalStack signal_stack;  // for top's crash handler (terminal.h)
   auto next = Clock::now();
-  bool first = true;
+  bool first = true, due = true;
   for (;;) {
-    round();
-    if (first) {
-      first = false;
-      add_recent_nodes();
+    if (due) {
+      round();
+      if (first) {
+        first = false;
+        add_recent_nodes();
+      }
+      next += std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(options_.interval_s));
+      if (next < Clock::now()) next = Clock::now();
     }
-    next += std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(options_.interval_s));
-    if (next < Clock::now()) next = Clock::now();
-    std::unique_lock lock(mu_);
-    if (cv_.wait_until(lock, next, [&] { return stopping_ || refresh_; }) &&
-        stopping_)
-      return;
-    refresh_ = false;
+    read_open_processes();
+    if (!wait_for_next(next, due)) return;
   }
+}
+
+void FleetFeed::read_open_processes() {
+  const std::optional<std::string> open = open_node();
+  if (!open) {
+    if (processes_.node.empty()) return;
+    processes_ = {};
+  } else if (cancel_.cancelled()) {
+    return;
+  } else {
+    FleetProcesses p;
+    p.node = *open;
+    p.asked = true;
+    try {
+      const std::string q = fleet_process_query(*open);
+      const double t = std::floor(wall_now() * 1000) / 1000;
+      // One node's series: a short deadline of its own, within the round's.
+      auto r = client_.with_deadline(std::min(10.0, options_.round_deadline_s))
+                   .query_range(q, t, t, 60, cancel_);
+      if (cancel_.cancelled()) return;
+      if (r.ok)
+        p = fleet_processes_from_series(*open, r.series);
+      else
+        p.note = "processes: cannot read them: " + r.error;
+    } catch (const std::invalid_argument& e) {
+      p.note = std::string("processes: ") + e.what();
+    }
+    processes_ = std::move(p);
+  }
+  auto f = std::make_shared<FleetFrame>(*latest());
+  f->processes = processes_;
+  publish(std::move(f));
 }
 
 void FleetFeed::add_recent_nodes() {
@@ -264,14 +252,17 @@ void FleetFeed::round() {
     f->t = prev->t;
     f->nodes = prev->nodes;
     f->nodes_left_out = prev->nodes_left_out;
+    f->series_unnamed = prev->series_unnamed;
   } else {
     f->t = st.t;
     f->nodes_left_out = st.nodes_left_out;
+    f->series_unnamed = st.series_unnamed;
     f->nodes = merge_round(prev->nodes, std::move(st));
     windows_.judge(f->nodes);
   }
   // The requests, the answers' parsing and every node's judging.
   f->round_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  f->processes = processes_;  // until read_open_processes asks again
   publish(std::move(f));
 }
 

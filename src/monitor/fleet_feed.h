@@ -16,12 +16,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "http_client/cancel.h"
 #include "http_client/prometheus_api.h"
+#include "monitor/fleet_feed_core.h"
 #include "monitor/fleet_frame.h"
 #include "promsource/fleet_state.h"
 
@@ -80,7 +82,7 @@ class FleetWindows {
   std::map<std::string, Window> windows_;
 };
 
-class FleetFeed : public FleetSource {
+class FleetFeed : public FleetFeedCore {
  public:
   FleetFeed(http::prom::Client client, FleetFeedOptions options);
   ~FleetFeed() override;
@@ -90,31 +92,25 @@ class FleetFeed : public FleetSource {
   void start() override;
   // Ends a request in flight at once.
   void stop() override;
-  void refresh() override;
-
-  std::shared_ptr<const FleetFrame> latest() const override;
-  int wake_fd() const override { return wake_fd_; }
-  void drain_wake() override;
+  // The node view (open/close, FleetFeedCore's): its processes from
+  // serve's gpudoctor_process_* series, one instant query for that node
+  // only, on the feed's thread (now, and with each round while it stays
+  // open).
 
  private:
   void run();
   void round();
+  // The open node's processes, asked and published with the newest frame.
+  void read_open_processes();
   // Once, after the first round: the nodes that stopped answering before.
   void add_recent_nodes();
-  void publish(std::shared_ptr<FleetFrame> f);
 
   http::prom::Client client_;
   FleetFeedOptions options_;
   std::vector<promsource::QueryBatch> batches_;
   FleetWindows windows_;  // the feed thread's
   http::RequestCancel cancel_;
-  int wake_fd_ = -1;
-
-  mutable std::mutex mu_;
-  std::shared_ptr<const FleetFrame> latest_;
-  uint64_t seq_ = 0;
-  std::condition_variable cv_;
-  bool stopping_ = false, refresh_ = false;
+  FleetProcesses processes_;  // the feed thread's: the open node's last
   std::thread thread_;
 };
 

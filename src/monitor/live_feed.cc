@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "common/phase_timing.h"
+
 namespace gd::monitor {
 
 using Clock = std::chrono::steady_clock;
@@ -64,11 +66,14 @@ void LiveFeed::take_one() {
     s = std::make_shared<const Sample>(sampler_.sample());
   }
   const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  const bool first = !findings_;
+  if (first) note_phase("top: first sample");
   history_.add(*header_, *s);
   diagnosis_.add(s);
   // The first evaluation comes with the first sample, so the strip is
   // never blank; later ones every few seconds.
   if (auto f = diagnosis_.evaluate_if_due(*header_, s->t)) findings_ = f;
+  if (first) note_phase("top: first findings");
 
   auto f = std::make_shared<Frame>();
   f->kind = SourceKind::kLive;

@@ -18,8 +18,9 @@ namespace gd::monitor {
 struct WindowOptions {
   double window_s = 60;  // what the rules see (serve's default)
   // How often they run, at most: on a node where one evaluation costs more
-  // than kCpuBudget of a core over this interval, evaluations are spaced
-  // out to stay within it (up to kMaxEveryS apart).
+  // than its budget of a core over this interval, evaluations are spaced
+  // out to stay within it (up to kMaxEveryS apart). The budget depends on
+  // what changed since the last evaluation (see kCpuBudget).
   double evaluate_every_s = 5;
   Config config;  // diagnose --config thresholds
 };
@@ -39,11 +40,28 @@ class WindowDiagnosis {
 
   // The share of one core the strip may take on average: a minute of 500
   // processes costs ~10-15 ms per evaluation (decompress, parse, every
-  // rule), which at every 5 s would be a third of top's CPU.
+  // rule), which at every 5 s would be a third of top's CPU. The findings
+  // are re-judged on change: while the samples since the last evaluation
+  // changed nothing a rule keys on first (what changed_from() compares),
+  // only the window's sliding can move them, and kQuietCpuBudget applies
+  // (up to kQuietMaxEveryS apart: the window's length); after such a
+  // change or an event (an Xid...), kCpuBudget. A small node's
+  // evaluations (~1 ms) stay every 5 s either way.
   static constexpr double kCpuBudget = 0.001;
   static constexpr double kMaxEveryS = 30;
-  // Seconds until the next evaluation after one that took `cost_s` of CPU.
-  static double next_interval(double every_s, double cost_s);
+  static constexpr double kQuietCpuBudget = 0.0002;
+  static constexpr double kQuietMaxEveryS = 60;
+  // Seconds until the next evaluation after one that took `cost_s` of CPU,
+  // at `budget` of a core, at most `max_every_s` apart.
+  static double next_interval(double every_s, double cost_s,
+                              double budget = kCpuBudget,
+                              double max_every_s = kMaxEveryS);
+  // Whether `now` differs from `before` in what makes the findings worth
+  // re-judging soon: a GPU read or lost, its listed processes, its
+  // utilisation's band (idle, working, saturated), its memory (by GiB),
+  // temperature (by 5 C), clock event reasons, error counters and states;
+  // how many processes there are and how many use 90% of a core or more.
+  static bool changed_from(const Sample& before, const Sample& now);
 
  private:
   WindowOptions options_;
@@ -60,7 +78,11 @@ class WindowDiagnosis {
   std::deque<Kept> window_;
   size_t bytes_ = 0;
   std::optional<double> last_eval_;
-  double next_interval_s_;
+  double last_cost_s_ = 0;  // CPU of the last evaluation
+  // Whether a sample added since the last evaluation changed something
+  // (changed_from) or carried an event.
+  bool changed_ = false;
+  std::shared_ptr<const Sample> last_added_;
 };
 
 }  // namespace gd::monitor

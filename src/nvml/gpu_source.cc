@@ -28,7 +28,11 @@ namespace {
 // worker is still stuck in the driver.
 struct Shared {
   std::mutex mu;
-  std::condition_variable done;  // a worker finished a job
+  std::condition_variable done;  // the last job of a round finished
+  // The round of jobs sample() waits for, and how many of its jobs are not
+  // done: only the last one wakes the waiter (8 GPUs woke it 8 times).
+  uint64_t round = 0;
+  size_t waiting = 0;
 };
 
 struct Worker {
@@ -36,7 +40,8 @@ struct Worker {
 
   // Guarded by Shared::mu.
   Job job = Job::kNone;
-  bool busy = false;  // a job is queued or running
+  uint64_t round = 0;  // Shared::round of the job
+  bool busy = false;   // a job is queued or running
   bool stop = false;
   GpuInfo info;
   std::vector<uint32_t> pids;  // listed with the static facts (kInfo)
@@ -84,7 +89,9 @@ void worker_loop(std::shared_ptr<Shared> shared, std::shared_ptr<Worker> w) {
     for (auto& e : events) w->events.push_back(std::move(e));
     events.clear();
     w->busy = false;
-    shared->done.notify_all();
+    if (w->round == shared->round && shared->waiting > 0 &&
+        --shared->waiting == 0)
+      shared->done.notify_all();
   }
 }
 
@@ -263,14 +270,22 @@ struct GpuSource::Impl {
                                std::chrono::milliseconds timeout,
                                std::unique_lock<std::mutex>& lock) {
     std::vector<bool> dispatched(workers.size(), false);
+    ++shared->round;
+    shared->waiting = 0;
     for (size_t i = 0; i < workers.size(); ++i) {
       Worker& w = *workers[i];
       if (w.busy) continue;
       w.job = job;
+      w.round = shared->round;
       w.busy = true;
       dispatched[i] = true;
-      w.wake.notify_one();
+      ++shared->waiting;
     }
+    // Woken with the lock released, a worker does not block on it at once.
+    lock.unlock();
+    for (size_t i = 0; i < workers.size(); ++i)
+      if (dispatched[i]) workers[i]->wake.notify_one();
+    lock.lock();
     shared->done.wait_until(lock, Clock::now() + timeout, [&] {
       for (size_t i = 0; i < workers.size(); ++i) {
         if (dispatched[i] && workers[i]->busy) return false;

@@ -11,6 +11,7 @@
 #include "common/text_cap.h"
 #include "common/user_name.h"
 #include "model/process_tree.h"
+#include "procfs/loadavg.h"
 #include "procfs/pid_listing.h"
 #include "procfs/process_files.h"
 #include "procfs/text_util.h"
@@ -28,6 +29,20 @@ constexpr double kMinLifetimeSeconds = 0.1;
 OtherCpuScan::OtherCpuScan(std::string proc_root)
     : proc_root_(std::move(proc_root)), clk_tck_(sysconf(_SC_CLK_TCK)) {
   if (clk_tck_ <= 0) clk_tck_ = 100;
+  // The kernel counts loadavg's last pid in the reader's pid namespace: a
+  // procfs of another one (--proc-root /host/proc) is not trusted with it.
+  char self[32];
+  ssize_t n = readlink((proc_root_ + "/self").c_str(), self, sizeof self - 1);
+  last_pid_usable_ =
+      n < 0 || parse_u64(std::string_view(self, static_cast<size_t>(n))) ==
+                   static_cast<uint64_t>(getpid());
+}
+
+std::optional<uint64_t> OtherCpuScan::last_pid() {
+  if (!last_pid_usable_) return std::nullopt;
+  path_.assign(proc_root_).append("/loadavg");
+  if (!read_file(path_.c_str(), buf_, Ending::kShortRead)) return std::nullopt;
+  return parse_loadavg_last_pid(buf_);
 }
 
 const char* OtherCpuScan::pid_path(uint32_t pid, const char* file) {
@@ -51,13 +66,18 @@ void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
            (!e.cpu_pct || (e.hot && listing) ||
             pid % kSlices == round_ % kSlices);
   };
-  if (!listing) {
+  std::optional<uint64_t> pid_now;
+  if (listing) pid_now = last_pid();
+  if (!listing || (round_ > 2 && pid_now && pid_now == listed_at_pid_)) {
+    // Between listings, or at one that could find nothing new: the known
+    // processes (at a listing, the busiest among them too).
     for (auto& [pid, e] : cache_)
       if (due(pid, e)) read_one(pid, e, false, now, btime);
     std::erase_if(cache_,
                   [](const auto& kv) { return kv.second.listed_round == 0; });
     return;
   }
+  listed_at_pid_ = pid_now;
   ++listings_;  // before the reads: read_one tells a first listing apart
   bool listed = for_each_pid(proc_root_, [&](uint32_t pid) {
     ++counts_.listed;

@@ -3,8 +3,10 @@
 // only reads GPU processes and their relatives, so this reads everything
 // else, as cheaply as it can:
 //  - /proc is listed every kListEvery readings (new pids; the kernel's
-//    cost is per process listed, job workers included); in between, the
-//    processes already known are read. An exit shows as a failed read;
+//    cost is per process listed, job workers included), unless no pid was
+//    allocated since the last listing (/proc/loadavg's last pid: no process
+//    can have started); in between, the processes already known are read.
+//    An exit shows as a failed read;
 //  - a process is read (its stat: utime + stime of all its threads) when
 //    first seen, when it has no CPU% yet, at every listing when it is one
 //    of the kHotMax busiest, and otherwise once per kSlices readings (by
@@ -109,8 +111,16 @@ class OtherCpuScan {
   bool in_gpu_job(uint32_t pid) const;
   const char* pid_path(uint32_t pid, const char* file);
 
+  // /proc/loadavg's last pid now, when it counts pids of proc_root_'s
+  // namespace (as ProcessTable does); nullopt when unknown.
+  std::optional<uint64_t> last_pid();
+
   std::string proc_root_;
   long clk_tck_;
+  bool last_pid_usable_ = false;
+  // The last pid at the last listing: a listing finds no new process while
+  // no pid was allocated since, so the known ones stand in for it.
+  std::optional<uint64_t> listed_at_pid_;
   uint64_t round_ = 0, listings_ = 0;
   ReadCounts counts_;
   std::unordered_map<uint32_t, Entry> cache_;

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "common/user_name.h"
@@ -135,27 +138,107 @@ const std::string& ProcessTable::user_name(uint32_t uid) {
   return user_names_.emplace(uid, user_name_of(uid)).first->second;
 }
 
+void ProcessTable::read_static_facts(const std::string& proc_root, uint32_t pid,
+                                     StaticFacts& f, std::string& path,
+                                     std::string& buf) {
+  auto at = [&](const char* file) {
+    path.assign(proc_root);
+    path += '/';
+    append_uint(path, pid);
+    path += '/';
+    path += file;
+    return path.c_str();
+  };
+  f.status_read = read_file(at("status"), buf);
+  if (f.status_read) {
+    f.uid = parse_status_euid(buf);
+    f.ns_pid = parse_status_ns_pid(buf);
+  }
+  // Capped where read: a 1 MiB command line costs 4 KiB from here on.
+  f.cmdline = read_cmdline(at("cmdline")).value_or("");
+  f.cgroup = read_cgroup(at("cgroup"), &f.slurm_job_id);
+  // The environment only where the cgroup does not tell (a node whose Slurm
+  // does not track jobs by cgroup), and with the other static facts: every
+  // kStaticRefreshSeconds at most, never for every process every sample.
+  if (!f.slurm_job_id) f.slurm_job_id = read_environ_slurm_job(at("environ"));
+  // maps is only readable with ptrace access (same user or CAP_SYS_PTRACE);
+  // unreadable means "no libs known", the list stays empty.
+  if (!f.with_libs) return;
+  f.libs = read_file(at("maps"), buf) ? parse_maps_cuda_libs(buf)
+                                      : std::vector<std::string>{};
+}
+
+void ProcessTable::apply_static(StaticFacts& f, Cached& c) {
+  if (f.status_read) {
+    if (f.uid) c.user = user_name(*f.uid);
+    c.ns_pid = f.ns_pid;
+  }
+  c.cmdline = std::move(f.cmdline);
+  c.cgroup = std::move(f.cgroup);
+  c.slurm_job_id = std::move(f.slurm_job_id);
+  if (f.with_libs) c.libs = std::move(f.libs);
+}
+
 void ProcessTable::read_static(uint32_t pid, Cached& c, double now,
                                bool with_libs) {
   c.static_read_at = now;
   c.ran_since_static = false;
-  if (read_file(pid_path(pid, "status"), buf_)) {
-    if (auto uid = parse_status_euid(buf_)) c.user = user_name(*uid);
-    c.ns_pid = parse_status_ns_pid(buf_);
+  StaticFacts f;
+  f.slurm_job_id = c.slurm_job_id;
+  f.with_libs = with_libs;
+  read_static_facts(proc_root_, pid, f, path_, buf_);
+  apply_static(f, c);
+}
+
+void ProcessTable::read_put_off(std::vector<ProcessSample>& out) {
+  if (put_off_.empty()) return;
+  const unsigned threads = put_off_.size() < kParallelStaticMin
+                               ? 1
+                               : std::clamp(std::thread::hardware_concurrency(),
+                                            1u, kStaticThreadsMax);
+  if (threads == 1) {
+    for (PutOff& j : put_off_)
+      read_static_facts(proc_root_, j.pid, j.facts, path_, buf_);
+  } else {
+    // The threads take the next job until none is left; the files are the
+    // kernel's work, which runs on as many cores as there are threads. A
+    // thread that cannot start leaves its share to the others.
+    std::atomic<size_t> next{0};
+    auto run = [this, &next] {
+      std::string path, buf;
+      for (size_t i; (i = next.fetch_add(1)) < put_off_.size();) {
+        try {
+          read_static_facts(proc_root_, put_off_[i].pid, put_off_[i].facts,
+                            path, buf);
+        } catch (const std::exception&) {
+          put_off_[i].facts = StaticFacts{};  // as if unreadable
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    try {
+      for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run);
+    } catch (const std::system_error&) {
+    }
+    run();
+    for (std::thread& t : pool) t.join();
   }
-  // Capped where read: a 1 MiB command line costs 4 KiB from here on.
-  c.cmdline = read_cmdline(pid_path(pid, "cmdline")).value_or("");
-  c.cgroup = read_cgroup(pid_path(pid, "cgroup"), &c.slurm_job_id);
-  // The environment only where the cgroup does not tell (a node whose Slurm
-  // does not track jobs by cgroup), and with the other static facts: every
-  // kStaticRefreshSeconds at most, never for every process every sample.
-  if (!c.slurm_job_id)
-    c.slurm_job_id = read_environ_slurm_job(pid_path(pid, "environ"));
-  // maps is only readable with ptrace access (same user or CAP_SYS_PTRACE);
-  // unreadable means "no libs known", the list stays empty.
-  if (!with_libs) return;
-  c.libs = read_file(pid_path(pid, "maps"), buf_) ? parse_maps_cuda_libs(buf_)
-                                                  : std::vector<std::string>{};
+  for (PutOff& j : put_off_) {
+    auto it = cache_.find(j.pid);
+    if (it == cache_.end() || j.index >= out.size() ||
+        out[j.index].pid != j.pid)
+      continue;
+    Cached& c = it->second;
+    apply_static(j.facts, c);
+    ProcessSample& p = out[j.index];
+    p.user = c.user;
+    p.cmdline = c.cmdline;
+    p.cgroup = c.cgroup;
+    p.ns_pid = c.ns_pid;
+    p.slurm_job_id = c.slurm_job_id;
+    p.libs = c.libs;
+  }
+  put_off_.clear();
 }
 
 ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c,
@@ -384,6 +467,7 @@ std::vector<ProcessSample> ProcessTable::processes(
     const std::vector<uint32_t>& gpu_pids, double now,
     std::optional<uint64_t> btime) {
   if (discovery_ == Discovery::kUndecided) decide_discovery(gpu_pids);
+  put_off_.clear();  // left by a call that did not finish
   last_pid_.reset();
   if (last_pid_usable_) {
     path_.assign(proc_root_).append("/loadavg");
@@ -444,7 +528,18 @@ std::vector<ProcessSample> ProcessTable::processes(
       // A worker's libraries change with an exec (renamed) or a dlopen; one
       // that dlopens CUDA to use a GPU becomes a GPU process and is re-read
       // as one. maps is the costly file: hundreds of KB in a CUDA process.
-      read_static(pid, c, now, /*with_libs=*/is_root || fresh || renamed);
+      const bool with_libs = is_root || fresh || renamed;
+      if (fresh && !is_root) {
+        // Nothing of the walk needs them: read after it (read_put_off).
+        c.static_read_at = now;
+        c.ran_since_static = false;
+        PutOff& j = put_off_.emplace_back();
+        j.pid = pid;
+        j.index = out.size();
+        j.facts.with_libs = with_libs;
+      } else {
+        read_static(pid, c, now, with_libs);
+      }
       static_read = true;
     }
     // Only GPU processes: a statvfs through their root is cheap, but not
@@ -488,6 +583,7 @@ std::vector<ProcessSample> ProcessTable::processes(
     c.listed_round = scan_round_;
     out.push_back(std::move(p));
   }
+  read_put_off(out);
   list_job_ancestors(gpu_pids, now, btime, out);
   std::erase_if(cache_, [&](const auto& kv) {
     return kv.second.listed_round != scan_round_;

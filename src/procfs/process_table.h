@@ -114,6 +114,11 @@ class ProcessTable {
   // is the bottleneck, cost half the reads. Busier ones, where the CPU%
   // matters (an input-bound job), are read every sample.
   static constexpr double kLightCpuPct = 1.0;
+  // New processes whose static facts (user, command line, cgroup, libs)
+  // one call reads on up to kStaticThreadsMax threads, from this many: the
+  // first sample of a node with hundreds of workers.
+  static constexpr size_t kParallelStaticMin = 64;
+  static constexpr unsigned kStaticThreadsMax = 4;
 
  private:
   struct Cached {
@@ -189,6 +194,32 @@ class ProcessTable {
   const std::string& user_name(uint32_t uid);
   // user, cmdline, cgroup and (with_libs) the CUDA libraries from maps.
   void read_static(uint32_t pid, Cached& c, double now, bool with_libs = true);
+  // What read_static reads, as read from the files: safe to run on another
+  // thread (the user is a uid; its name is looked up by apply_static).
+  // `slurm_job_id` comes in as the cache has it (the environment is read
+  // only where neither it nor the cgroup tells).
+  struct StaticFacts {
+    bool status_read = false;
+    std::optional<uint32_t> uid, ns_pid;
+    std::string cmdline;
+    std::optional<std::string> cgroup, slurm_job_id;
+    bool with_libs = false;
+    std::vector<std::string> libs;
+  };
+  static void read_static_facts(const std::string& proc_root, uint32_t pid,
+                                StaticFacts& f, std::string& path,
+                                std::string& buf);
+  void apply_static(StaticFacts& f, Cached& c);
+  // Static reads put off by the walk (a fresh process's, when its user,
+  // command line and libraries are not needed to walk on) and read after
+  // it, on several threads when there are many: the first sample of a node
+  // with hundreds of workers read ~8 files each, one after the other.
+  struct PutOff {
+    uint32_t pid = 0;
+    size_t index = 0;  // in the walk's output
+    StaticFacts facts;
+  };
+  void read_put_off(std::vector<ProcessSample>& out);
   // CPU % since the previous read of `c` (unset on a first read); remembers
   // this read for the next.
   std::optional<double> cpu_since_last_read(Cached& c, bool fresh, double now);
@@ -221,6 +252,8 @@ class ProcessTable {
   bool last_pid_usable_ = false;
   ReadCounts counts_;
   std::unordered_map<uint32_t, std::string> user_names_;
+
+  std::vector<PutOff> put_off_;
 
   // Reused between calls to avoid allocations on the hot path.
   std::string path_, buf_;

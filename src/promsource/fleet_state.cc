@@ -49,7 +49,38 @@ std::string node_name(const Series& s) {
   return node;
 }
 
+bool is_instance_host_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+}
+
+bool is_instance_v6_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+         (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+}
+
 }  // namespace
+
+std::string serve_instance_of(const std::string& instance) {
+  if (instance.empty() || instance.size() > kMaxServeInstanceChars) return {};
+  const size_t colon = instance.rfind(':');
+  if (colon == std::string::npos || colon == 0) return {};
+  const std::string host = instance.substr(0, colon);
+  const std::string port = instance.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port[0] == '0') return {};
+  for (char c : port)
+    if (c < '0' || c > '9') return {};
+  if (std::stoi(port) > 65535) return {};
+  if (host.front() == '[') {
+    if (host.size() < 4 || host.back() != ']') return {};
+    for (size_t i = 1; i + 1 < host.size(); ++i)
+      if (!is_instance_v6_char(host[i])) return {};
+    return instance;
+  }
+  for (char c : host)
+    if (!is_instance_host_char(c)) return {};
+  return instance;
+}
 
 http::prom::Limits fleet_limits(double deadline_s) {
   http::prom::Limits l;
@@ -65,9 +96,16 @@ http::prom::Limits fleet_limits(double deadline_s) {
 
 std::vector<QueryBatch> fleet_batches(const std::string& match) {
   std::vector<QueryBatch> out;
-  out.push_back({{kLastSeenEntry},
+  // serve's scrape address: its build_info, one series per serve.
+  const std::string serves =
+      "label_replace(count by (Hostname, instance) "
+      "(gpudoctor_build_info" +
+      match + "), \"" + kEntryLabel + "\", \"" +
+      std::to_string(kServeInstanceEntry) + "\", \"\", \"\")";
+  out.push_back({{kLastSeenEntry, kServeInstanceEntry},
                  fleet_tagged("timestamp(DCGM_FI_DEV_GPU_UTIL" + match + ")",
-                              kLastSeenEntry)});
+                              kLastSeenEntry) +
+                     " or " + serves});
   const auto all = entries();
   QueryBatch batch;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -99,6 +137,8 @@ void FleetBuilder::add(const QueryBatch& batch, std::vector<Series>&& answer) {
   for (size_t i = 0; i < batch.entries.size(); ++i) {
     if (batch.entries[i] == kLastSeenEntry)
       add_nodes(split[i]);
+    else if (batch.entries[i] == kServeInstanceEntry)
+      add_serve_instances(split[i]);
     else
       add_entry(batch.entries[i], std::move(split[i]));
     split[i] = {};  // each entry's series gone once filed
@@ -114,7 +154,10 @@ void FleetBuilder::add_nodes(const std::vector<Series>& series) {
     const double v = s.points.back().v;
     if (!std::isfinite(v)) continue;
     std::string node = node_name(s);
-    if (node.empty()) continue;
+    if (node.empty()) {
+      ++st_.series_unnamed;
+      continue;
+    }
     auto [it, fresh] = seen.try_emplace(std::move(node), v);
     if (!fresh) it->second = std::max(it->second, v);
   }
@@ -130,6 +173,19 @@ void FleetBuilder::add_nodes(const std::vector<Series>& series) {
     index_.emplace(node, st_.nodes.size() - 1);
     windows_.push_back(
         std::make_unique<NodeWindow>(node, st_.t, st_.t, kStepS));
+  }
+}
+
+// Each listed node's serve address, after the nodes (its batch lists them
+// first); of two, the first in order, so a round is the same every time.
+void FleetBuilder::add_serve_instances(const std::vector<Series>& series) {
+  for (const Series& s : series) {
+    auto it = index_.find(node_name(s));
+    if (it == index_.end()) continue;
+    std::string instance = serve_instance_of(s.label("instance"));
+    std::string& kept = st_.nodes[it->second].serve_instance;
+    if (!instance.empty() && (kept.empty() || instance < kept))
+      kept = std::move(instance);
   }
 }
 

@@ -30,6 +30,12 @@ inline constexpr size_t kMaxFleetNodes = 2048;
 inline constexpr size_t kFleetBatchEntries = 7;
 // The tag of the query that gives each GPU series' sample time.
 inline constexpr size_t kLastSeenEntry = 10000;
+// The tag of the query that gives each serve's scrape address: serve's own
+// gpudoctor_build_info by node and `instance`, asked in the sample times'
+// batch, so the round stays at the same number of queries.
+inline constexpr size_t kServeInstanceEntry = 10001;
+// The longest serve address kept: a DNS name, ':' and a port.
+inline constexpr size_t kMaxServeInstanceChars = 253 + 6;
 
 // The client's bounds for a round: a fleet-wide reply holds a series per
 // GPU of every node for each entry of its batch.
@@ -42,19 +48,34 @@ struct FleetNode {
   TraceHeader header;
   Sample sample;      // at the round's time; GPUs with any value
   std::string error;  // its series were refused ("": none); no values then
+  // Where Prometheus scrapes the node's `gpudoctor serve` ("host:port",
+  // checked by serve_instance_of; "" none: a node scraped only through
+  // dcgm-exporter). Its dashboard, when serve's scrape address is the
+  // dashboard's.
+  std::string serve_instance;
 };
+
+// `instance` when it is a scrape address a link may be built from:
+// HOST:PORT with a host of letters, digits, '.', '-' and '_' or a
+// bracketed IPv6 address ([hex digits, ':' and '.']), a port of 1 to 65535,
+// at most kMaxServeInstanceChars; else "".
+std::string serve_instance_of(const std::string& instance);
 
 struct FleetState {
   double t = 0;                  // when the round was evaluated
   std::vector<FleetNode> nodes;  // by name
   size_t nodes_left_out = 0;     // past kMaxFleetNodes
-  std::string error;             // the round failed: one line, no nodes
+  // GPU series whose Hostname (or instance) is no host name (node_match.h):
+  // no node of theirs is listed, so the screen says how many there were.
+  size_t series_unnamed = 0;
+  std::string error;  // the round failed: one line, no nodes
 };
 
 // The round's queries: the series table's GPU entries (samples and facts)
 // with `match` (a checked label matcher list, "" for all) in batches tagged
 // by entry (query_batches.h), and the sample times' query
-// (kLastSeenEntry).
+// (kLastSeenEntry) with the serve addresses' one (kServeInstanceEntry) in
+// the first batch.
 std::vector<QueryBatch> fleet_batches(const std::string& match);
 
 class NodeWindow;
@@ -73,6 +94,7 @@ class FleetBuilder {
 
  private:
   void add_nodes(const std::vector<http::prom::Series>& series);
+  void add_serve_instances(const std::vector<http::prom::Series>& series);
   void add_entry(size_t entry, std::vector<http::prom::Series>&& series);
 
   FleetState st_;

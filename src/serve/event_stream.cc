@@ -112,6 +112,7 @@ std::shared_ptr<EventStream> EventHub::open() {
           max_queued_bytes_);
   if (last_sample_) s->push(last_sample_, max_queued_bytes_);
   if (last_findings_) s->push(last_findings_, max_queued_bytes_);
+  if (last_fleet_) s->push(last_fleet_, max_queued_bytes_);
   streams_.push_back(s);
   return s;
 }
@@ -137,6 +138,22 @@ void EventHub::publish(const Snapshot& snap) {
       ++dropped_total_;
     }
   }
+}
+
+void EventHub::publish_fleet(std::string event) {
+  auto e = std::make_shared<const std::string>(std::move(event));
+  std::lock_guard lock(mu_);
+  last_fleet_ = e;
+  prune_locked();
+  push_all_locked(e);
+}
+
+void EventHub::push_all_locked(const std::shared_ptr<const std::string>& e) {
+  for (const auto& s : streams_)
+    if (!s->push(e, max_queued_bytes_) && !s->counted_) {
+      s->counted_ = true;
+      ++dropped_total_;
+    }
 }
 
 void EventHub::close_all() {

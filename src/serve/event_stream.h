@@ -73,6 +73,9 @@ class EventHub {
   std::shared_ptr<EventStream> open();
   // Formats `s` once and queues it on every stream.
   void publish(const Snapshot& s);
+  // Queues a formatted "fleet" event (serve/fleet_json.h's fleet_event) on
+  // every stream, and primes new streams with it.
+  void publish_fleet(std::string event);
   // Ends every stream (and resumes it so the connection closes): before
   // the HTTP server stops.
   void close_all();
@@ -85,11 +88,12 @@ class EventHub {
 
  private:
   void prune_locked();
+  void push_all_locked(const std::shared_ptr<const std::string>& event);
 
   const size_t max_streams_, max_queued_bytes_;
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<EventStream>> streams_;
-  std::shared_ptr<const std::string> last_sample_, last_findings_;
+  std::shared_ptr<const std::string> last_sample_, last_findings_, last_fleet_;
   std::optional<double> last_evaluated_at_;
   uint64_t dropped_total_ = 0;
   bool closed_ = false;

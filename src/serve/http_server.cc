@@ -48,6 +48,7 @@
 #include "serve/bounded_pool.h"
 #include "serve/event_stream.h"
 #include "serve/fair_pool.h"
+#include "serve/fleet_view.h"
 #include "serve/http_limits.h"
 #include "serve/kill_api.h"
 #include "serve/listen_socket.h"
@@ -77,6 +78,7 @@ struct HttpServer::Impl {
   std::unique_ptr<BasicAuth> auth;      // null: no basic auth
   std::unique_ptr<KillApi> kill;        // null: remote kill off
   const SlurmDrainer* slurm = nullptr;  // null: --slurm-drain off
+  const FleetView* fleet = nullptr;     // null: no --fleet-prometheus
   EventHub events{http_limits::kMaxEventStreams,
                   http_limits::kMaxEventQueueBytes};
   // Replies produced by other threads, guarded by streams_mu: trace
@@ -113,12 +115,14 @@ constexpr std::string_view kRoutes[] = {
     "/metrics",         "/api/v1/status",        "/api/v1/processes",
     "/api/v1/findings", "/api/v1/history",       "/healthz",
     "/api/v1/events",   "/api/v1/alerts",        "/api/v1/export",
-    "/api/v1/usage",    "/api/v1/slurm/actions", "/api/v1/health"};
+    "/api/v1/usage",    "/api/v1/slurm/actions", "/api/v1/health",
+    "/api/v1/fleet"};
 
-// Handlers that may take long (SQLite) and so run on the slow pool.
+// Handlers that may take long (SQLite; the fleet's reply, a few MB for the
+// largest fleet) and so run on the slow pool.
 bool is_slow(std::string_view path) {
   return path == "/api/v1/history" || path == "/api/v1/alerts" ||
-         path == "/api/v1/usage";
+         path == "/api/v1/usage" || path == "/api/v1/fleet";
 }
 
 bool is_route(std::string_view path) {
@@ -131,7 +135,7 @@ constexpr const char* kRouteList =
     "/ (the dashboard), /metrics, /api/v1/status, /api/v1/processes, "
     "/api/v1/findings, /api/v1/history, /api/v1/alerts, /api/v1/events, "
     "/api/v1/usage, /api/v1/export, /api/v1/slurm/actions, /api/v1/health, "
-    "/healthz, POST "
+    "/api/v1/fleet, /healthz, POST "
     "/api/v1/kill";
 
 // Basic auth under a wrong-password flood: what it refused, on /metrics.
@@ -169,6 +173,13 @@ ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
   if (path == "/api/v1/health") return api_node_health(*s.box.get(), now);
   if (path == "/api/v1/alerts") return api_alerts(s.history, q, now);
   if (path == "/api/v1/usage") return s.usage.reply(s.history, q, now);
+  if (path == "/api/v1/fleet") {
+    if (!s.fleet)
+      return json_error(404,
+                        "serve was not given a Prometheus: start it with "
+                        "--fleet-prometheus URL to see the fleet here");
+    return s.fleet->reply(now);
+  }
   if (path == "/api/v1/slurm/actions") {
     if (!s.slurm) return api_slurm_actions(nullptr);
     auto status = s.slurm->status();
@@ -679,6 +690,8 @@ void HttpServer::enable_kill(KillApiConfig config) {
 void HttpServer::enable_slurm(const SlurmDrainer* drainer) {
   impl_->slurm = drainer;
 }
+
+void HttpServer::enable_fleet(const FleetView* fleet) { impl_->fleet = fleet; }
 
 void HttpServer::use_web_config(WebConfig web) {
   if (!web.basic_auth_users.empty())

@@ -22,6 +22,7 @@ namespace gd {
 class BoundedPool;
 class FairPool;
 class EventHub;
+class FleetView;
 
 class HttpServer {
  public:
@@ -46,6 +47,9 @@ class HttpServer {
   // serve --slurm-drain: its counters on /metrics and GET
   // /api/v1/slurm/actions (which says "enabled": false without it).
   void enable_slurm(const SlurmDrainer* drainer);
+  // serve --fleet-prometheus: GET /api/v1/fleet answers from `fleet`
+  // (404 saying so without it); before start().
+  void enable_fleet(const FleetView* fleet);
   // Serves on threads of its own until stop().
   void start();
   void stop();

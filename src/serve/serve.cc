@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -13,8 +14,12 @@
 #include <optional>
 #include <stdexcept>
 
+#include "http_client/url.h"
+#include "monitor/fleet_feed.h"
+#include "promsource/fleet_state.h"
 #include "serve/alertmanager_client.h"
 #include "serve/event_stream.h"
+#include "serve/fleet_view.h"
 #include "serve/history.h"
 #include "serve/host_check.h"
 #include "serve/http_server.h"
@@ -69,6 +74,24 @@ void check_remote_kill_allowed(const ServeOptions& o,
       throw ServeUsageError("--remote-kill-admins: '" + admin +
                             "' is not a user of basic_auth_users in " +
                             o.web_config_path);
+}
+
+// --fleet-prometheus: the fleet read every 5 s (or serve's --interval, when
+// longer), as top --prometheus reads it, each round within its deadline.
+std::unique_ptr<FleetView> fleet_view(const ServeOptions& o, EventHub& events) {
+  if (o.fleet_prometheus.empty()) return nullptr;
+  http::Url url = http::parse_url(o.fleet_prometheus);
+  monitor::FleetFeedOptions fo;
+  // Shown to whoever reads the dashboard: the server, not a query that
+  // might carry a token.
+  fo.source = url.scheme_host_port + url.path;
+  fo.match = o.fleet_match;
+  fo.interval_s = std::max(5.0, o.interval_s);
+  fo.round_deadline_s = std::clamp(3 * fo.interval_s, 10.0, 60.0);
+  http::prom::Client client(std::move(url), o.fleet_credentials,
+                            promsource::fleet_limits(fo.round_deadline_s));
+  return std::make_unique<FleetView>(
+      std::make_unique<monitor::FleetFeed>(std::move(client), fo), &events);
 }
 
 }  // namespace
@@ -196,6 +219,8 @@ int run_serve(const ServeOptions& o) {
   }
   SamplingLoop loop(sampler, history.get(), box, config, alertmanager.get(),
                     co);
+  std::unique_ptr<FleetView> fleet = fleet_view(o, http.events());
+  if (fleet) http.enable_fleet(fleet.get());
   if (o.allow_remote_kill) {
     KillApiConfig kill;
     kill.enabled = true;
@@ -222,15 +247,17 @@ int run_serve(const ServeOptions& o) {
   http.start();
   if (slurm) slurm->start();
   loop.start();
+  if (fleet) fleet->start();
   spdlog::info(
       "msg=\"serving\" dashboard={} listen={}:{} version={} nvml_status={} "
-      "gpus={} interval_s={} db={} alertmanager={} config={}",
+      "gpus={} interval_s={} db={} alertmanager={} config={} fleet={}",
       serve_log::q(base_url + "/"), o.listen_host, http.port(),
       serve_log::q(o.version), header.nvml_status, header.gpus.size(),
       o.interval_s,
       serve_log::q(db.empty() ? "none (the last 15m in memory)" : db),
       serve_log::q(o.alertmanager_url.empty() ? "off" : o.alertmanager_url),
-      serve_log::q(config.get()->files.empty() ? "none" : config.get()->files));
+      serve_log::q(config.get()->files.empty() ? "none" : config.get()->files),
+      serve_log::q(o.fleet_prometheus.empty() ? "off" : o.fleet_prometheus));
 
   int exit_code = 0;
   for (;;) {
@@ -262,6 +289,7 @@ int run_serve(const ServeOptions& o) {
     }
   }
   http.stop();
+  if (fleet) fleet->stop();
   loop.stop();
   if (slurm) slurm->stop();
   if (alertmanager) alertmanager->stop();

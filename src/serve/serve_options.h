@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collect/sampler.h"
+#include "http_client/client.h"
 #include "serve/cmdline_exposure.h"
 
 namespace gd {
@@ -44,6 +45,12 @@ struct ServeOptions {
   double slurm_drain_period_s = 3600;  // --slurm-drain-period
   std::string slurm_node;              // --slurm-node; "" = short host name
   SamplerOptions sampler;
+  // --fleet-prometheus: the fleet's Prometheus ("" none: no Fleet page),
+  // --fleet-match (a checked label matcher list, "" all) and its client's
+  // credentials (--fleet-ca-file). Checked by the command line.
+  std::string fleet_prometheus;
+  std::string fleet_match;
+  http::Credentials fleet_credentials;
 };
 
 // A combination of options serve refuses to start with (exit 2).

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <charconv>
 #include <cmath>
-#include <map>
+#include <optional>
 
 #include "store/column_codec.h"
 #include "store/process_columns.h"
@@ -274,8 +275,9 @@ NumericColumns decode_numeric_fields(std::string_view blob,
 
 namespace {
 
-// What a decoded sample holds beyond its line's strings, against the budget.
-void charge_sample(DecodeBudget& budget, const Sample& s) {
+// What a decoded sample holds beyond its line's strings, against the budget
+// (`processes`: how many its line listed).
+void charge_sample(DecodeBudget& budget, const Sample& s, size_t processes) {
   budget.charge(s.gpus.size(), sizeof(GpuSample), "GPU samples");
   budget.charge(s.events.size(), sizeof(Event), "events");
   if (s.device_holders)
@@ -289,26 +291,133 @@ void charge_sample(DecodeBudget& budget, const Sample& s) {
   if (s.pod_allocations)
     budget.charge(s.pod_allocations->size(), sizeof(PodAllocation),
                   "pod allocations");
-  budget.charge(s.processes.size(), sizeof(ProcessSample), "processes");
+  budget.charge(processes, sizeof(ProcessSample), "processes");
 }
 
-// Sample i's numbers from the columns (its line gave the rest).
-void fill_numbers(const NumericColumns& cols,
-                  const std::map<int, size_t>& gpu_pos, size_t i, Sample& s) {
-  s.t = cols.t[i];
-  for (auto& g : s.gpus) {
-    auto it = gpu_pos.find(g.index);
-    // The writer has a column section for every GPU of every sample.
-    if (it == gpu_pos.end())
-      throw CodecError("sample has GPU " + std::to_string(g.index) +
-                       " that the block's columns do not");
-    const auto& gc = cols.gpu[it->second];
-    for (size_t f = 0; f < gc.size(); ++f)
-      if (!gc[f].empty()) set_cell(g, gpu_fields()[f], gc[f][i]);
+template <typename S>
+std::vector<CellSetter<S>> setters_of(const std::vector<NumericField<S>>& fs) {
+  std::vector<CellSetter<S>> out;
+  for (const auto& f : fs) out.emplace_back(f);
+  return out;
+}
+
+// Sets samples' numbers from a block's columns: the setters and the
+// columns the block has are looked up once, not per cell.
+class NumberFiller {
+ public:
+  explicit NumberFiller(const NumericColumns& cols) : cols_(cols) {
+    static const auto gpu_setters = setters_of(gpu_fields());
+    static const auto host_setters = setters_of(host_fields());
+    gpu_.resize(cols.gpu.size());
+    for (size_t g = 0; g < cols.gpu.size(); ++g)
+      for (size_t f = 0; f < cols.gpu[g].size(); ++f)
+        if (!cols.gpu[g][f].empty())
+          gpu_[g].push_back({&cols.gpu[g][f], &gpu_setters[f]});
+    for (size_t f = 0; f < cols.host.size(); ++f)
+      if (!cols.host[f].empty())
+        host_.push_back({&cols.host[f], &host_setters[f]});
   }
-  for (size_t f = 0; f < cols.host.size(); ++f)
-    if (!cols.host[f].empty())
-      set_cell(s.host, host_fields()[f], cols.host[f][i]);
+
+  // The numbers of samples [from, to) (their lines gave the rest). Column
+  // by column: a few dozen samples' GPU sections stay in the cache while
+  // each column is read in order, not hundreds of columns at once.
+  void fill(std::span<Sample> out, size_t from, size_t to) {
+    const size_t slots = cols_.gpu_indices.size();
+    at_.assign((to - from) * slots, nullptr);
+    for (size_t i = from; i < to; ++i) {
+      out[i].t = cols_.t[i];
+      for (auto& g : out[i].gpus) {
+        const auto& idx = cols_.gpu_indices;
+        const size_t slot = static_cast<size_t>(
+            std::find(idx.begin(), idx.end(), g.index) - idx.begin());
+        // The writer has a column section for every GPU of every sample.
+        if (slot == slots)
+          throw CodecError("sample has GPU " + std::to_string(g.index) +
+                           " that the block's columns do not");
+        at_[(i - from) * slots + slot] = &g;
+      }
+    }
+    for (size_t slot = 0; slot < slots; ++slot)
+      for (const auto& c : gpu_[slot])
+        for (size_t i = from; i < to; ++i)
+          if (GpuSample* g = at_[(i - from) * slots + slot])
+            (*c.set)(*g, (*c.column)[i]);
+    for (const auto& c : host_)
+      for (size_t i = from; i < to; ++i) (*c.set)(out[i].host, (*c.column)[i]);
+  }
+
+ private:
+  template <typename S>
+  struct Column {
+    const std::vector<Cell>* column;
+    const CellSetter<S>* set;
+  };
+  const NumericColumns& cols_;
+  std::vector<std::vector<Column<GpuSample>>> gpu_;  // per GPU section
+  std::vector<Column<HostSample>> host_;
+  // fill's: sample i's GPU of section k, or null.
+  std::vector<GpuSample*> at_;
+};
+
+// Whether `token` is a JSON number (RFC 8259's grammar).
+bool is_json_number(std::string_view token) {
+  size_t p = 0;
+  auto digits = [&] {
+    const size_t from = p;
+    while (p < token.size() && token[p] >= '0' && token[p] <= '9') ++p;
+    return p > from;
+  };
+  if (p < token.size() && token[p] == '-') ++p;
+  if (p < token.size() && token[p] == '0')
+    ++p;
+  else if (!digits())
+    return false;
+  if (p < token.size() && token[p] == '.') {
+    ++p;
+    if (!digits()) return false;
+  }
+  if (p < token.size() && (token[p] == 'e' || token[p] == 'E')) {
+    ++p;
+    if (p < token.size() && (token[p] == '+' || token[p] == '-')) ++p;
+    if (!digits()) return false;
+  }
+  return p == token.size();
+}
+
+// A rest line past its time: what follows `{"t":NUMBER` when NUMBER is a
+// time the line's parse accepts; empty otherwise. Lines equal past their
+// times parse to samples equal but for t, which the time column sets.
+std::string_view past_time(std::string_view line) {
+  constexpr std::string_view kStart = "{\"t\":";
+  if (line.substr(0, kStart.size()) != kStart) return {};
+  const size_t comma = line.find(',', kStart.size());
+  if (comma == std::string_view::npos) return {};
+  const std::string_view token =
+      line.substr(kStart.size(), comma - kStart.size());
+  if (!is_json_number(token)) return {};
+  double t = 0;
+  const auto [end, ec] =
+      std::from_chars(token.data(), token.data() + token.size(), t);
+  if (ec != std::errc() || end != token.data() + token.size() ||
+      !std::isfinite(t) || t < 0 || t > trace_checks::kMaxUnixTime)
+    return {};
+  return line.substr(comma);
+}
+
+// to = from, into to's storage; but for the host processes when
+// `keep_processes` (the process columns set them next): copying them
+// first would be wasted.
+void copy_but_processes(Sample& from, Sample& to, bool keep_processes) {
+  if (!keep_processes) {
+    to = from;
+    return;
+  }
+  std::vector<ProcessSample> from_processes, to_processes;
+  from_processes.swap(from.processes);
+  to_processes.swap(to.processes);
+  to = from;
+  from.processes.swap(from_processes);
+  to.processes.swap(to_processes);
 }
 
 }  // namespace
@@ -317,40 +426,64 @@ std::string_view decompress_rest(std::string_view rest_blob, std::string& buf) {
   return decompress_into(rest_blob, buf);
 }
 
-std::vector<Sample> decode_block(std::string_view numeric_blob,
-                                 std::string_view rest_blob) {
+void decode_block_into(std::string_view numeric_blob,
+                       std::string_view rest_blob, std::vector<Sample>& out) {
   DecodeBudget budget;
   NumericColumns cols =
       decode_columns(numeric_blob, nullptr, nullptr, true, budget);
   std::string rest = decompress(rest_blob);
   const size_t n = cols.t.size();
-  std::map<int, size_t> gpu_pos;
-  for (size_t g = 0; g < cols.gpu_indices.size(); ++g)
-    gpu_pos[cols.gpu_indices[g]] = g;
+  NumberFiller numbers(cols);
+  std::optional<ProcessApplier> processes;
+  // read_processes charged the listings by what the applier copies.
+  if (cols.has_processes) processes.emplace(cols.processes, n);
 
   budget.charge(n, sizeof(Sample), "samples");
-  std::vector<Sample> out(n);
+  out.resize(n);
+  // The last line parsed past its time, and how many processes it listed:
+  // a line equal to it past its time is a copy of the sample before.
+  std::string_view parsed_past_time;
+  size_t parsed_processes = 0;
   size_t begin = 0;
-  for (size_t i = 0; i < n; ++i) {
-    size_t end = rest.find('\n', begin);
-    if (end == std::string::npos)
-      throw CodecError("block has fewer samples than its columns");
-    // The line's strings are copied into the sample.
-    budget.charge(end - begin, 1, "sample lines");
-    try {
-      sample_from_json(std::string_view(rest).substr(begin, end - begin),
-                       "block", out[i]);
-    } catch (const TraceError& e) {
-      throw CodecError(e.what());
+  // In runs of samples: their lines, then their numbers, then processes.
+  constexpr size_t kRun = 64;
+  for (size_t from = 0; from < n; from += kRun) {
+    const size_t to = std::min(n, from + kRun);
+    for (size_t i = from; i < to; ++i) {
+      size_t end = rest.find('\n', begin);
+      if (end == std::string::npos)
+        throw CodecError("block has fewer samples than its columns");
+      const std::string_view line =
+          std::string_view(rest).substr(begin, end - begin);
+      // The line's strings are copied into the sample.
+      budget.charge(line.size(), 1, "sample lines");
+      const std::string_view past = past_time(line);
+      if (i > 0 && !past.empty() && past == parsed_past_time) {
+        copy_but_processes(out[i - 1], out[i], processes.has_value());
+      } else {
+        try {
+          sample_from_json(line, "block", out[i]);
+        } catch (const TraceError& e) {
+          throw CodecError(e.what());
+        }
+        parsed_past_time = past;
+        parsed_processes = out[i].processes.size();
+      }
+      begin = end + 1;
+      charge_sample(budget, out[i], parsed_processes);
     }
-    begin = end + 1;
-    charge_sample(budget, out[i]);
-    fill_numbers(cols, gpu_pos, i, out[i]);
+    numbers.fill(out, from, to);
+    if (processes)
+      for (size_t i = from; i < to; ++i) processes->apply(i, out[i]);
   }
   if (begin != rest.size())
     throw CodecError("block has more samples than its columns");
-  // read_processes charged the listings by what apply_processes copies.
-  if (cols.has_processes) apply_processes(cols.processes, out);
+}
+
+std::vector<Sample> decode_block(std::string_view numeric_blob,
+                                 std::string_view rest_blob) {
+  std::vector<Sample> out;
+  decode_block_into(numeric_blob, rest_blob, out);
   return out;
 }
 

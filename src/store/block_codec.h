@@ -88,6 +88,12 @@ NumericColumns decode_numeric_fields(std::string_view numeric_blob,
                                      bool processes_tree_only = false);
 std::vector<Sample> decode_block(std::string_view numeric_blob,
                                  std::string_view rest_blob);
+// The same into `out` (resized to the block's samples), reusing the storage
+// the samples there hold: a scan decodes block after block into one vector.
+// A sample whose rest line equals the one before but for its time (most
+// do) is copied from the sample before instead of parsed again.
+void decode_block_into(std::string_view numeric_blob,
+                       std::string_view rest_blob, std::vector<Sample>& out);
 // The rest blob's text, one JSON line per sample, in `buf` (grown as
 // needed, never shrunk: reused from block to block). Throws CodecError.
 std::string_view decompress_rest(std::string_view rest_blob, std::string& buf);

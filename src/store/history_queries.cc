@@ -290,12 +290,16 @@ size_t SqliteHistoryStore::export_trace(double since, double until,
 size_t SqliteHistoryStore::scan(double since, double until,
                                 const std::function<bool(Sample&)>& fn,
                                 ReadReport* report) const {
-  // The block's samples are this scan's: passed mutable, fn may move them.
+  // The block's samples are this scan's: passed mutable, fn may move them
+  // or swap them for others. Every block is decoded into this one vector,
+  // reusing the storage the samples there hold: without read-ahead, a
+  // block is decoded only once the one before has been passed.
+  auto samples = std::make_shared<std::vector<Sample>>();
   return scan_blocks<Sample&>(
       since, until,
-      [](std::string_view num, std::string_view rest) -> BlockPass<Sample&> {
-        auto samples = std::make_shared<std::vector<Sample>>(
-            store::decode_block(num, rest));
+      [samples](std::string_view num,
+                std::string_view rest) -> BlockPass<Sample&> {
+        store::decode_block_into(num, rest, *samples);
         return [samples](const SampleFn<Sample&>& each) {
           for (Sample& s : *samples)
             if (!each(s, false)) return;

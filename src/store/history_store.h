@@ -153,11 +153,12 @@ class HistoryStore {
                               ReadReport* report = nullptr) const = 0;
   // Calls fn for every stored sample with since <= t <= until, in time
   // order, and stops early when fn returns false; returns the samples
-  // passed. Each sample fn gets is the scan's own copy, never used after
-  // fn returns: fn may move it away (a reader handing it to another
-  // thread saves the copy). Reads on a connection of its own, so a long
-  // download (fn waiting for a slow client) never holds up queries or
-  // writes.
+  // passed. Each sample fn gets is the scan's own copy, its value never
+  // read after fn returns: fn may move it away (a reader handing it to
+  // another thread saves the copy), or swap it for a sample it is done
+  // with, whose storage the scan may reuse. Reads on a connection of its
+  // own, so a long download (fn waiting for a slow client) never holds up
+  // queries or writes.
   virtual size_t scan(double since, double until,
                       const std::function<bool(Sample&)>& fn,
                       ReadReport* report = nullptr) const = 0;

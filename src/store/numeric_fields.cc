@@ -129,23 +129,7 @@ double Cell::as_double() const {
 template <typename S>
 void set_cell(S& s, const NumericField<S>& f, const Cell& c) {
   std::visit(
-      [&](const auto& member) {
-        auto& v = field_value(s, member);
-        using T = typename std::decay_t<decltype(v)>::value_type;
-        if (!c.present) {
-          v.reset();
-        } else if constexpr (std::is_same_v<T, double>) {
-          v = c.is_double ? c.d : static_cast<double>(c.i);
-        } else if constexpr (std::is_same_v<T, bool>) {
-          v = c.is_double ? c.d != 0 : c.i != 0;
-        } else if constexpr (std::is_same_v<T, uint64_t>) {
-          v = c.is_double ? static_cast<uint64_t>(std::llround(c.d))
-                          : static_cast<uint64_t>(c.i);
-        } else {
-          v = c.is_double ? static_cast<T>(std::lround(c.d))
-                          : static_cast<T>(c.i);
-        }
-      },
+      [&](const auto& member) { assign_cell(field_value(s, member), c); },
       f.member);
 }
 

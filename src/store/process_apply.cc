@@ -38,40 +38,48 @@ size_t listing(const std::vector<uint32_t>& at, size_t& next, size_t i) {
 
 }  // namespace
 
-void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
-  const size_t n = samples.size();
+ProcessApplier::ProcessApplier(const ProcessColumns& pc, size_t n)
+    : pc_(pc), next_(pc.procs.size(), 0) {
   if (pc.lists.size() != n) throw CodecError("process lists out of step");
-  std::vector<size_t> next(pc.procs.size(), 0);
-  for (size_t i = 0; i < n; ++i) {
-    auto& out = samples[i].processes;
-    out.clear();
-    out.reserve(pc.lists[i].size());
-    for (uint32_t e : pc.lists[i]) {
-      const auto& proc = pc.procs[e];
-      ProcessSample p = proc.statics;
-      const size_t k = listing(proc.at, next[e], i);
-      if (k < proc.at.size()) {
-        p.ppid = value_of<uint32_t>(cell_at(proc.ppid, k));
-        if (auto s = value_of<uint64_t>(cell_at(proc.state, k)))
-          p.state = proc.states.at(*s);
-        p.cpu_pct = value_of<double>(cell_at(proc.cpu_pct, k));
-        p.threads = value_of<int>(cell_at(proc.threads, k));
-        p.rss_bytes = value_of<uint64_t>(cell_at(proc.rss, k));
-        p.dev_shm_bytes = value_of<uint64_t>(cell_at(proc.dev_shm, k));
-      }
-      out.push_back(std::move(p));
-    }
-  }
+  gpu_next_.reserve(pc.gpus.size());
   for (const auto& gpu : pc.gpus) {
     if (gpu.lists.size() != n) throw CodecError("process lists out of step");
-    std::vector<size_t> gnext(gpu.entries.size(), 0);
-    for (size_t i = 0; i < n; ++i) {
-      GpuSample* gs = nullptr;
-      for (auto& x : samples[i].gpus)
-        if (x.index == gpu.index) gs = &x;
-      if (gs) apply_gpu_processes_at(gpu, i, gnext, *gs, true);
+    gpu_next_.emplace_back(gpu.entries.size(), 0);
+  }
+}
+
+void ProcessApplier::apply(size_t i, Sample& s) {
+  auto& out = s.processes;
+  const std::span<const uint32_t> list = pc_.lists[i];
+  out.resize(list.size());
+  for (size_t j = 0; j < list.size(); ++j) {
+    const uint32_t e = list[j];
+    const auto& proc = pc_.procs[e];
+    ProcessSample& p = out[j];
+    p = proc.statics;  // into p's strings: no allocation when they fit
+    const size_t k = listing(proc.at, next_[e], i);
+    if (k < proc.at.size()) {
+      p.ppid = value_of<uint32_t>(cell_at(proc.ppid, k));
+      if (auto st = value_of<uint64_t>(cell_at(proc.state, k)))
+        p.state = proc.states.at(*st);
+      p.cpu_pct = value_of<double>(cell_at(proc.cpu_pct, k));
+      p.threads = value_of<int>(cell_at(proc.threads, k));
+      p.rss_bytes = value_of<uint64_t>(cell_at(proc.rss, k));
+      p.dev_shm_bytes = value_of<uint64_t>(cell_at(proc.dev_shm, k));
     }
   }
+  for (size_t g = 0; g < pc_.gpus.size(); ++g) {
+    const auto& gpu = pc_.gpus[g];
+    GpuSample* gs = nullptr;
+    for (auto& x : s.gpus)
+      if (x.index == gpu.index) gs = &x;
+    if (gs) apply_gpu_processes_at(gpu, i, gpu_next_[g], *gs, true);
+  }
+}
+
+void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples) {
+  ProcessApplier applier(pc, samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) applier.apply(i, samples[i]);
 }
 
 bool apply_process_tree_at(const ProcessColumns& pc, size_t i,

@@ -105,6 +105,19 @@ ProcessColumns read_processes(ByteReader& r, size_t n,
                               bool tree_only = false);
 // Puts the processes back into decoded samples (one per sample, in order).
 void apply_processes(const ProcessColumns& pc, std::vector<Sample>& samples);
+// The same one sample at a time, i = 0, 1, ... in order: the processes
+// are assigned into the sample's own lists, reusing their storage.
+class ProcessApplier {
+ public:
+  // Throws CodecError when `pc` does not list n samples.
+  ProcessApplier(const ProcessColumns& pc, size_t n);
+  void apply(size_t i, Sample& s);
+
+ private:
+  const ProcessColumns& pc_;
+  std::vector<size_t> next_;                   // per host entry
+  std::vector<std::vector<size_t>> gpu_next_;  // per GPU, per entry
+};
 // Parts of it for one sample i, into storage reused from sample to sample
 // (`next`: each entry's cursor into its columns, from 0 at sample 0): the
 // host processes' identity and tree (ScanFields::process_tree) --

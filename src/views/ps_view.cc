@@ -23,7 +23,11 @@ bool PsRow::missing() const { return !proc || proc->state == "missing"; }
 bool PsRow::zombie() const { return proc && proc->state == "Z"; }
 
 std::vector<PsRow> build_ps_rows(const Sample& s) {
-  ProcessTree tree(s);
+  return build_ps_rows(ProcessTree(s));
+}
+
+std::vector<PsRow> build_ps_rows(const ProcessTree& tree) {
+  const Sample& s = tree.sample();
   std::vector<PsRow> rows;
   for (const auto& g : s.gpus) {
     if (!g.processes) continue;

@@ -6,6 +6,7 @@
 
 #include "model/gpu_lookup.h"
 #include "model/orphan_holders.h"
+#include "model/process_tree.h"
 #include "model/sample.h"
 
 namespace gd {
@@ -22,6 +23,8 @@ struct PsRow {
 
 // Rows in GPU, then pid order. Pointers point into `sample`.
 std::vector<PsRow> build_ps_rows(const Sample& sample);
+// The same from the tree of a sample the caller keeps (top: once a sample).
+std::vector<PsRow> build_ps_rows(const ProcessTree& tree);
 
 // `ps --user/--pod/--namespace`: "" = any (model/pod_label.h's
 // pod_matches for the pod's).

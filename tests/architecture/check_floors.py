@@ -63,9 +63,12 @@ TABLE = {
     "api": ({"common", "model", "trace", "diagnose", "procmgmt"}, "serve's API "
             "messages, each writer beside its reader"),
     # serve composes consumers through their public headers (procmgmt: the
-    # remote kill runs its plan and session).
+    # remote kill runs its plan and session; monitor and promsource: the
+    # fleet feed of --fleet-prometheus, its rows as top's fleet screen has
+    # them, and its nodes' serve addresses; monitor includes no serve).
     "serve": ({"common", "model", "trace", "collect", "diagnose", "exporter",
-               "store", "procmgmt", "api", "http_client", "accounting"},
+               "store", "procmgmt", "api", "http_client", "accounting",
+               "monitor", "promsource"},
               "the daemon: sampling loop, HTTP API, alerting"),
     # top's data: feeds (live, replay, remote, a fleet's Prometheus), window
     # diagnosis, kill jobs.

@@ -169,9 +169,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_prometheus(d, openmetrics):
+def start_prometheus(d, openmetrics, config=None):
     """A Prometheus on a free loopback port serving `openmetrics`,
-    backfilled with promtool into a TSDB under `d`: (process, URL, log)."""
+    backfilled with promtool into a TSDB under `d`: (process, URL, log).
+    `config`: its prometheus.yml (default: nothing scraped)."""
     if not PROMETHEUS or not PROMTOOL:
         raise AssertionError("prometheus and promtool not installed (Debian "
                              "package 'prometheus')")
@@ -186,7 +187,7 @@ def start_prometheus(d, openmetrics):
     port = free_port()
     cfg = os.path.join(d, "prometheus.yml")
     with open(cfg, "w") as f:
-        f.write("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
+        f.write(config or "global:\n  scrape_interval: 1h\nscrape_configs: []\n")
     log = open(os.path.join(d, "prometheus.log"), "w")
     prom = subprocess.Popen(
         [PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tsdb}",

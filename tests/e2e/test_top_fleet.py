@@ -141,6 +141,10 @@ class TopFleet(unittest.TestCase):
         self.assertRegex(screen, r"CRIT ecc-uncorrectable\s+GPU 1")
         self.assertIn("volatile uncorrectable ECC: 2", screen)
         self.assertIn("not judged", screen)
+        # Its processes: one instant query for this node; dcgm-exporter's
+        # series alone carry none.
+        pane.wait_for(r"processes: not reported \(dcgm-exporter gives none; run gpudoctor "
+                      r"serve on the node\)")
         pane.keys("q")
         pane.wait_for(lambda s: len(node_rows(s)) == len(NODES) and "DATA" in s)
 

@@ -339,3 +339,59 @@ TEST(FixtureProcesses, GpuProcessChildrenAreReReadOnceAPidWasAllocated) {
   ps = table.processes({1000}, 13.0, std::nullopt);
   EXPECT_EQ(find_pid(ps, 1005), nullptr);
 }
+
+// A GPU process with more new workers than ProcessTable::kParallelStaticMin:
+// their user, command line, cgroup, Slurm job and libraries are read after
+// the walk, on several threads, and land on each worker's own entry.
+TEST(FixtureProcesses, ManyNewWorkersGetTheirOwnStaticFacts) {
+  FixtureTree tree;
+  constexpr uint32_t kRoot = 5000, kFirst = 5100, kWorkers = 150;
+  static_assert(kWorkers > gd::procfs::ProcessTable::kParallelStaticMin);
+  auto add = [&](uint32_t pid, uint32_t ppid, const std::string& children) {
+    const std::string dir = "proc/" + std::to_string(pid);
+    std::filesystem::create_directories(tree.proc() + "/" +
+                                        std::to_string(pid) + "/task/" +
+                                        std::to_string(pid));
+    tree.write(dir + "/stat", stat_line(pid, "w", 'S', ppid, 1, 1, 100));
+    tree.write(dir + "/status", "Name:\tw\nUid:\t" + std::to_string(pid) +
+                                    "\t" + std::to_string(pid) + "\t0\t0\n" +
+                                    "NSpid:\t" + std::to_string(pid) + "\n");
+    std::string cmd = "worker " + std::to_string(pid);
+    cmd[6] = '\0';
+    tree.write(dir + "/cmdline", cmd + std::string(1, '\0'));
+    tree.write(dir + "/cgroup",
+               "0::/slurm/uid_1/job_" + std::to_string(pid) + "/step_0\n");
+    tree.write(dir + "/maps",
+               pid % 2 ? "7f0000000000-7f0000001000 r-xp 00000000 fd:01 9 "
+                         "/usr/lib/libcudart.so.12\n"
+                       : "");
+    tree.write(dir + "/task/" + std::to_string(pid) + "/children", children);
+  };
+  std::string children;
+  for (uint32_t i = 0; i < kWorkers; ++i) {
+    add(kFirst + i, kRoot, "");
+    children += std::to_string(kFirst + i) + " ";
+  }
+  add(kRoot, 1, children);
+  gd::procfs::ProcessTable table(tree.proc());
+  auto ps = table.processes({kRoot}, 10.0, std::nullopt);
+  ASSERT_EQ(ps.size(), kWorkers + 1);
+  for (uint32_t i = 0; i < kWorkers; ++i) {
+    const uint32_t pid = kFirst + i;
+    const ProcessSample* p = find_pid(ps, pid);
+    ASSERT_NE(p, nullptr) << pid;
+    EXPECT_EQ(p->user, name_of_uid(pid)) << pid;
+    EXPECT_EQ(p->cmdline, "worker " + std::to_string(pid));
+    EXPECT_EQ(p->cgroup, "/slurm/uid_1/job_" + std::to_string(pid) + "/step_0");
+    EXPECT_EQ(p->slurm_job_id, std::to_string(pid));
+    EXPECT_EQ(p->ns_pid, pid);
+    EXPECT_EQ(p->libs, pid % 2 ? std::vector<std::string>{"libcudart.so.12"}
+                               : std::vector<std::string>{});
+  }
+  // The next sample keeps them from the cache.
+  auto again = table.processes({kRoot}, 11.0, std::nullopt);
+  const ProcessSample* p = find_pid(again, kFirst + 7);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->cmdline, "worker " + std::to_string(kFirst + 7));
+  EXPECT_EQ(p->libs, std::vector<std::string>{"libcudart.so.12"});
+}

@@ -215,6 +215,39 @@ TEST(OtherCpuScan, ReadsIdleProcessesOncePerSliceRoundAndTheBusyAtListings) {
   EXPECT_TRUE(top->empty());
 }
 
+TEST(OtherCpuScan, AListingWithNoPidAllocatedSinceTheLastReadsTheKnownOnes) {
+  FakeProc proc;
+  auto last_pid = [&](int pid) {
+    std::ofstream(proc.root() + "/loadavg")
+        << "0.10 0.20 0.30 1/99 " << pid << "\n";
+  };
+  last_pid(5000);
+  for (uint32_t pid = 100; pid < 140; ++pid) proc.put(pid, "idle", 1, 10);
+  uint64_t busy = 0;
+  proc.put(5000, "busy", 1, busy);
+  OtherCpuScan scan(proc.root());
+  double t = 100;
+  for (int i = 1; i <= 4; ++i) {  // the 4th reading is a listing
+    proc.put(5000, "busy", 1, busy += static_cast<uint64_t>(kTck));
+    scan.read(t += 1, std::nullopt);
+    scan.top();
+  }
+  // No pid since: the 8th reading lists nothing, yet reads the busiest.
+  for (int i = 5; i <= 8; ++i) {
+    proc.put(5000, "busy", 1, busy += static_cast<uint64_t>(kTck));
+    scan.read(t += 1, std::nullopt);
+  }
+  EXPECT_EQ(scan.last_read_counts().listed, 0u);
+  auto top = scan.top();
+  ASSERT_TRUE(top && top->size() == 1);
+  EXPECT_NEAR(top->front().cpu_pct, 100.0, 1.0);
+  // A new process took a pid: the next listing finds it.
+  proc.put(6000, "new", 1, 0);
+  last_pid(6000);
+  for (int i = 9; i <= 12; ++i) scan.read(t += 1, std::nullopt);
+  EXPECT_EQ(scan.last_read_counts().listed, 42u);
+}
+
 TEST(OtherCpuScan, JobMembersAreNotReadAfterTheyAreKnown) {
   FakeProc proc;
   proc.put(30, "python", 1, 0);

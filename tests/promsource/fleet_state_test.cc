@@ -69,16 +69,22 @@ TEST(FleetBatches, FewBoundedQueriesForTheWholeFleet) {
   const std::string match = "{cluster=\"train-a\"}";
   auto batches = fleet_batches(match);
   ASSERT_FALSE(batches.empty());
-  EXPECT_EQ(batches[0].entries, std::vector<size_t>{kLastSeenEntry});
+  // The sample times and serve's addresses: one query.
+  EXPECT_EQ(batches[0].entries,
+            (std::vector<size_t>{kLastSeenEntry, kServeInstanceEntry}));
   EXPECT_NE(batches[0].query.find("timestamp(DCGM_FI_DEV_GPU_UTIL" + match),
             std::string::npos);
+  EXPECT_NE(batches[0].query.find(
+                "count by (Hostname, instance) (gpudoctor_build_info" + match),
+            std::string::npos)
+      << batches[0].query;
   std::set<size_t> asked;
   for (const auto& b : batches) {
     EXPECT_LE(b.entries.size(), kFleetBatchEntries);
     EXPECT_LE(b.query.size(), kMaxBatchQueryBytes);
     for (size_t e : b.entries) {
       EXPECT_TRUE(asked.insert(e).second) << e;
-      if (e == kLastSeenEntry) continue;
+      if (e == kLastSeenEntry || e == kServeInstanceEntry) continue;
       EXPECT_EQ(entries()[e].scope, Scope::kGpu);
       EXPECT_NE(b.query.find(std::string(entries()[e].query) + match),
                 std::string::npos);
@@ -151,6 +157,52 @@ TEST(FleetState, ANodeWithoutHostnameIsItsInstancesHost) {
   EXPECT_EQ(st.nodes[0].sample.gpus[0].util_pct, 42);
 }
 
+Series serve_at(const std::string& hostname, const std::string& instance) {
+  std::vector<std::pair<std::string, std::string>> labels = {
+      {"instance", instance},
+      {kEntryLabel, std::to_string(kServeInstanceEntry)}};
+  if (!hostname.empty()) labels.push_back({"Hostname", hostname});
+  return series(std::move(labels), 1);
+}
+
+TEST(FleetState, EachNodesServeAddressFromItsBuildInfo) {
+  auto batches = fleet_batches("");
+  std::vector<Series> all = {
+      seen("gpu-a", 0, kT), seen("gpu-b", 0, kT), seen("gpu-c", 0, kT),
+      seen("gpu-d", 0, kT), serve_at("gpu-a", "gpu-a.example:9856"),
+      // Scraped twice: the first address in order, every round the same.
+      serve_at("gpu-b", "10.0.0.9:9856"), serve_at("gpu-b", "10.0.0.10:9856"),
+      // An address a link cannot be built from: none.
+      serve_at("gpu-c", "gpu-c:9856/\"><script>"),
+      // A serve whose node has no GPU series this round: not a node.
+      serve_at("gpu-z", "gpu-z:9856")};
+  FleetState st = fleet_state(kT, batches, answer(batches, all));
+  ASSERT_EQ(st.nodes.size(), 4u);
+  EXPECT_EQ(st.nodes[0].serve_instance, "gpu-a.example:9856");
+  EXPECT_EQ(st.nodes[1].serve_instance, "10.0.0.10:9856");
+  EXPECT_EQ(st.nodes[2].serve_instance, "");
+  // Scraped only through dcgm-exporter: no serve, no link.
+  EXPECT_EQ(st.nodes[3].serve_instance, "");
+}
+
+TEST(ServeInstance, OnlyHostAndPortCharacters) {
+  EXPECT_EQ(serve_instance_of("gpu-a:9856"), "gpu-a:9856");
+  EXPECT_EQ(serve_instance_of("10.0.0.7:9856"), "10.0.0.7:9856");
+  EXPECT_EQ(serve_instance_of("node_1.dc.example:1"), "node_1.dc.example:1");
+  EXPECT_EQ(serve_instance_of("[fd00::7]:9856"), "[fd00::7]:9856");
+  EXPECT_EQ(serve_instance_of("gpu-a:65535"), "gpu-a:65535");
+  for (const char* bad :
+       {"", "gpu-a", "gpu-a:", ":9856", "gpu-a:0", "gpu-a:65536", "gpu-a:09856",
+        "gpu-a:98x", "gpu a:9856", "gpu-a/x:9856", "user@gpu-a:9856",
+        "javascript:alert(1)", "[fd00::7:9856", "[]:9856", "[fd00::g]:9856",
+        "fd00::7:9856", "gpu-a:123456", "gpu-a:9856\n", "\"gpu-a\":9856"})
+    EXPECT_EQ(serve_instance_of(bad), "") << bad;
+  // Capped: a DNS name's length and a port.
+  const std::string longest(253, 'a');
+  EXPECT_EQ(serve_instance_of(longest + ":9856"), longest + ":9856");
+  EXPECT_EQ(serve_instance_of(std::string(300, 'a') + ":9856"), "");
+}
+
 TEST(FleetState, AGpuPastTheBoundRefusesItsNodeOnly) {
   auto batches = fleet_batches("");
   const size_t util = fleet_entry_of("DCGM_FI_DEV_GPU_UTIL");
@@ -178,6 +230,18 @@ TEST(FleetState, AtMostTheBoundOfNodesTheRestCounted) {
   EXPECT_EQ(st.nodes.size(), kMaxFleetNodes);
   EXPECT_EQ(st.nodes_left_out, 3u);
   EXPECT_EQ(st.nodes.back().node, "n02047");
+}
+
+TEST(FleetState, SeriesNamingNoHostAreCountedNotListed) {
+  auto batches = fleet_batches("");
+  std::vector<Series> all = {seen("gpu-a", 0, kT),
+                             seen("evil\x1b]0;pwned\x07", 0, kT),
+                             seen("evil\x1b]0;pwned\x07", 1, kT),
+                             seen(std::string(300, 'x') + " y", 0, kT)};
+  FleetState st = fleet_state(kT, batches, answer(batches, all));
+  ASSERT_EQ(st.nodes.size(), 1u);
+  EXPECT_EQ(st.nodes[0].node, "gpu-a");
+  EXPECT_EQ(st.series_unnamed, 3u);
 }
 
 TEST(RecentNodes, NewestSampleTimeOfEachNodeInTheLastHour) {

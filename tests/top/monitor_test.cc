@@ -71,6 +71,43 @@ TEST(WindowDiagnosis, CostlyEvaluationsAreSpacedOutWithinTheCpuBudget) {
   EXPECT_EQ(WindowDiagnosis::next_interval(60, 0.001), 60);
 }
 
+TEST(WindowDiagnosis, AQuietWindowIsReJudgedAtItsOwnSmallerBudget) {
+  const double every = 5;
+  // 12 ms: every 12 s after a change, every 60 s while nothing changes.
+  EXPECT_NEAR(WindowDiagnosis::next_interval(every, 0.012), 12, 1e-9);
+  EXPECT_EQ(WindowDiagnosis::next_interval(every, 0.012,
+                                           WindowDiagnosis::kQuietCpuBudget,
+                                           WindowDiagnosis::kQuietMaxEveryS),
+            60);
+  // A small node's evaluation (1 ms) stays every 5 s, quiet or not.
+  EXPECT_EQ(WindowDiagnosis::next_interval(every, 0.001,
+                                           WindowDiagnosis::kQuietCpuBudget),
+            every);
+}
+
+TEST(WindowDiagnosis, ChangesThatMakeTheFindingsWorthReJudging) {
+  Sample a = *at(kT0);
+  a.gpus[0].util_pct = 50;
+  Sample b = a;
+  b.t = kT0 + 1;
+  b.gpus[0].util_pct = 62;
+  for (auto& p : b.processes) p.cpu_pct = p.cpu_pct.value_or(0) + 3;
+  EXPECT_FALSE(WindowDiagnosis::changed_from(a, b));  // numbers move
+  b.gpus[0].util_pct = 95;                            // saturated now
+  EXPECT_TRUE(WindowDiagnosis::changed_from(a, b));
+  Sample c = a;
+  c.gpus[1].stale = true;
+  EXPECT_TRUE(WindowDiagnosis::changed_from(a, c));
+  Sample d = a;
+  ASSERT_TRUE(d.gpus[0].processes);
+  d.gpus[0].processes->push_back(GpuProcess{});
+  EXPECT_TRUE(WindowDiagnosis::changed_from(a, d));
+  Sample e = a;
+  ASSERT_GE(e.processes.size(), 4u);
+  e.processes[3].cpu_pct = 100;  // a process saturated
+  EXPECT_TRUE(WindowDiagnosis::changed_from(a, e));
+}
+
 TEST(WindowDiagnosis, TimeGoingBackClearsTheWindow) {
   WindowDiagnosis d;
   d.add(at(kT0 + 10));

@@ -973,6 +973,7 @@
     const es = new EventSource("/api/v1/events");
     es.addEventListener("sample", onSample);
     es.addEventListener("findings", ev => renderFindings(JSON.parse(ev.data)));
+    es.addEventListener("fleet", onFleet);
     es.onerror = () => setLive(false);
     setInterval(() => { if (Date.now() - lastEventAt > 10000) setLive(false); }, 2000);
   }
@@ -1115,13 +1116,200 @@
     }
   }
 
+  // ---- fleet page (#fleet) -------------------------------------------------
+  // /api/v1/fleet (serve --fleet-prometheus): every node of the fleet's
+  // Prometheus as `top --prometheus` lists them. serve orders the nodes (the
+  // worst first) and says each one's status by top's rules
+  // (src/monitor/fleet_rows.h); the page draws a row per node and a cell per
+  // GPU, and a node's findings when its row is opened. All of it came from
+  // Prometheus: text goes in as text, and a node links only to the http://
+  // address serve checked (its serve's scrape address).
+
+  const fleet = { data: null, colour: "util", filter: "", open: {}, loading: 0, shown: false };
+  const DASHBOARD_URL = /^https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}\/$/;
+  const SEVERITY_WORD = { critical: "CRIT", warning: "WARN", info: "INFO" };
+
+  // top's age text: "45s", "2m", "3h", "4d".
+  function ageText(s) {
+    if (!(s >= 0)) s = 0;
+    if (s < 60) return Math.floor(s) + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m";
+    if (s < 86400) return Math.floor(s / 3600) + "h";
+    return Math.min(9999, Math.floor(s / 86400)) + "d";
+  }
+  function fleetStatusText(n) {
+    return n.status === "refused" ? "refused" : n.status + " " + ageText(n.age_s);
+  }
+  // top's filter: a node whose name or a finding's id holds the text.
+  function fleetMatches(n, needle) {
+    if (!needle) return true;
+    if (n.name.toLowerCase().includes(needle)) return true;
+    return (n.findings || []).some(f => f.id.includes(needle));
+  }
+  // The worst severity of the findings that name GPU `index` ("" none).
+  function gpuSeverity(n, index) {
+    let worst = "";
+    const rank = { "": 0, info: 1, warning: 2, critical: 3 };
+    for (const f of n.findings || [])
+      if ((f.gpus || []).includes(index) && rank[f.severity] > rank[worst]) worst = f.severity;
+    return worst;
+  }
+  function gpuTitle(g) {
+    const mem = known(g.mem_used_bytes) ? bytes(g.mem_used_bytes) + (known(g.mem_total_bytes) ? " / " + bytes(g.mem_total_bytes) : "") : "n/a";
+    return "GPU " + g.index + ": util " + pct(g.util_pct) + " · memory " + mem + " · " +
+      (known(g.temp_c) ? g.temp_c + " °C" : "n/a °C") + " · " + (known(g.power_w) ? num(g.power_w, 0) + " W" : "n/a W");
+  }
+  function gpuCell(n, g) {
+    let cls = "gpu-cell";
+    if (fleet.colour === "finding") cls += " sev-" + (gpuSeverity(n, g.index) || "none");
+    else cls += known(g.util_pct) ? " u" + Math.min(4, Math.floor(Math.max(0, g.util_pct) / 20)) : " unknown";
+    return h("span", { class: cls, title: gpuTitle(g), "data-gpu": g.index,
+      "data-util": known(g.util_pct) ? g.util_pct : "" }, known(g.util_pct) ? num(g.util_pct) : "?");
+  }
+  // top's TEMP and POWER columns: the hottest GPU, the power of all.
+  function hottest(n) {
+    const t = (n.gpus || []).filter(g => known(g.temp_c)).map(g => g.temp_c);
+    return t.length ? Math.max.apply(null, t) + "°C" : "-";
+  }
+  function powerText(n) {
+    const w = (n.gpus || []).filter(g => known(g.power_w) && isFinite(g.power_w));
+    if (!w.length) return "-";
+    const sum = w.reduce((a, g) => a + g.power_w, 0);
+    return sum >= 10000 ? (sum / 1000).toFixed(1) + "kW" : sum.toFixed(0) + "W";
+  }
+  function nodeName(n) {
+    // A link only to the address serve checked, and checked again here.
+    if (n.dashboard && DASHBOARD_URL.test(n.dashboard))
+      return h("a", { href: n.dashboard, target: "_blank", rel: "noopener noreferrer", class: "node-link",
+        title: "this node's gpudoctor serve dashboard", onclick: ev => ev.stopPropagation() }, n.name);
+    return h("span", { class: "node-name" }, n.name);
+  }
+  function nodeDetails(n, columns) {
+    const box = h("div", { class: "fleet-details" });
+    if (n.status === "refused") box.appendChild(h("p", { class: "chip crit" }, "not judged: " + (n.error || "")));
+    else if (n.status !== "ok")
+      box.appendChild(h("p", { class: "muted" }, n.status === "gone"
+        ? "no series within Prometheus' lookback: the last values, " + ageText(n.age_s) + " old, greyed"
+        : "its newest sample is " + ageText(n.age_s) + " old; values greyed"));
+    const list = n.findings || [];
+    box.appendChild(h("h3", null, "Findings (" + n.findings_count + ")"));
+    if (!list.length) box.appendChild(h("p", { class: "muted" }, "none"));
+    for (const f of list)
+      box.appendChild(h("div", { class: "finding " + f.severity, "data-id": f.id },
+        h("div", { class: "head" }, h("span", { class: "badge " + f.severity }, f.severity),
+          h("b", null, f.id), f.gpus && f.gpus.length ? h("span", { class: "muted" }, "GPU " + f.gpus.join(",")) : null,
+          h("span", { class: "summary" }, f.summary)),
+        f.evidence ? h("p", { class: "muted" }, f.evidence) : null));
+    if (n.findings_count > list.length)
+      box.appendChild(h("p", { class: "muted" }, "and " + (n.findings_count - list.length) + " more"));
+    const nj = n.not_judged || [];
+    // What could not be judged from Prometheus' series (often a dozen
+    // rules that need the kernel log or the process lists): folded.
+    if (nj.length)
+      box.appendChild(h("details", { class: "not-judged" }, h("summary", null, "Not judged (" + nj.length + ")"),
+        h("ul", null, nj.map(x =>
+          h("li", { "data-id": x.id }, h("b", null, x.id), h("span", { class: "muted" }, " " + x.reason))))));
+    return h("tr", { class: "fleet-open", "data-open": n.name }, h("td", { colspan: columns }, box));
+  }
+
+  function renderFleetControls() {
+    usageButtons($("fleet-colour"), [["util", "util"], ["finding", "finding"]], fleet.colour,
+      v => { fleet.colour = v; renderFleetControls(); if (fleet.data) renderFleet(fleet.data); });
+    $("fleet-legend").textContent = fleet.colour === "util"
+      ? "Each cell is a GPU, coloured by its utilisation (darker is busier; ? unknown); hover for memory, temperature and power. A node's row opens its findings."
+      : "Each cell is a GPU, coloured by the worst finding that names it (red critical, amber warning, blue info). A node's row opens its findings.";
+  }
+
+  function renderFleet(d) {
+    fleet.data = d;
+    const needle = fleet.filter.trim().toLowerCase();
+    const rows = (d.nodes || []).filter(n => fleetMatches(n, needle));
+    const count = (d.nodes || []).length;
+    $("fleet-count").textContent = "(" + count + (rows.length !== count ? ", " + rows.length + " shown" : "") + ")";
+    $("fleet-text").textContent = d.t ? "from " + d.source + " · round " + num(d.round_s, 2) + " s at " + clock(d.t) +
+      " · every " + d.interval_s + " s" : "reading " + d.source + "…";
+    const crit = rows.filter(n => n.worst_severity === "critical").length;
+    const warn = rows.filter(n => n.worst_severity === "warning").length;
+    const stale = rows.filter(n => n.status === "stale").length;
+    const gone = rows.filter(n => n.status === "gone" || n.status === "refused").length;
+    const sum = $("fleet-summary");
+    clear(sum);
+    if (d.error) sum.appendChild(h("p", { class: "chip crit fleet-error" }, "cannot read the fleet: " + d.error));
+    append(sum, [h("b", null, count + " node" + (count === 1 ? "" : "s")),
+      h("span", { class: crit ? "chip crit" : "chip" }, crit + " critical"),
+      h("span", { class: warn ? "chip warn" : "chip" }, warn + " warning"),
+      h("span", { class: stale ? "chip warn" : "chip" }, stale + " stale"),
+      h("span", { class: gone ? "chip crit" : "chip" }, gone + " not answering"),
+      d.nodes_left_out ? h("span", { class: "chip warn" }, "+" + d.nodes_left_out + " nodes past the bound") : null,
+      d.series_unnamed ? h("span", { class: "chip warn" }, "+" + d.series_unnamed + " GPU series naming no host, left out") : null]);
+
+    const t = $("fleet-grid");
+    clear(t);
+    const heads = [["NODE", ""], ["DATA", ""], ["GPUS", "num"], ["GPU " + fleet.colour.toUpperCase(), "cells"],
+      ["TEMP", "num"], ["POWER", "num"], ["N", "num"], ["WORST FINDING", ""]];
+    t.appendChild(h("thead", null, h("tr", null, heads.map(x => h("th", { class: x[1] }, x[0])))));
+    const body = h("tbody");
+    for (const n of rows) {
+      const open = !!fleet.open[n.name];
+      const toggle = () => { fleet.open[n.name] = !open; renderFleet(fleet.data); };
+      const gpus = n.gpus || [];
+      body.appendChild(h("tr", { class: "fleet-node" + (n.status !== "ok" ? " greyed" : ""), "data-node": n.name,
+        "data-status": n.status, onclick: toggle },
+        h("td", { class: "name" }, h("button", { type: "button", class: "fold ghost", "aria-expanded": open ? "true" : "false",
+          title: "show / hide its findings", onclick: ev => { ev.stopPropagation(); toggle(); } }, open ? "▾" : "▸"), nodeName(n)),
+        h("td", { class: "status " + n.status }, fleetStatusText(n)),
+        h("td", { class: "num gpus" }, gpus.length ? String(gpus.length) : "-"),
+        h("td", { class: "cells" }, gpus.map(g => gpuCell(n, g))),
+        h("td", { class: "num temp" }, hottest(n)),
+        h("td", { class: "num power" }, powerText(n)),
+        h("td", { class: "num count" }, n.findings_count ? String(n.findings_count) : ""),
+        h("td", { class: "worst" }, n.worst_id
+          ? [h("span", { class: "badge " + n.worst_severity }, SEVERITY_WORD[n.worst_severity] || n.worst_severity), " ",
+            h("span", { class: "worst-id" }, n.worst_id)]
+          : n.status === "refused" ? h("span", { class: "muted" }, "not judged: " + (n.error || "")) : h("span", { class: "muted" }, "-"))));
+      if (open) body.appendChild(nodeDetails(n, heads.length));
+    }
+    if (!rows.length)
+      body.appendChild(h("tr", null, h("td", { colspan: heads.length, class: "muted" },
+        count ? "no node matches the filter" : d.t ? "no node in this Prometheus" : "reading the fleet…")));
+    t.appendChild(body);
+    performance.mark("gd-fleet-drawn");
+  }
+
+  async function loadFleet() {
+    const ticket = ++fleet.loading;
+    try {
+      const d = await getJSON("/api/v1/fleet");
+      showFleetTab();
+      if (ticket === fleet.loading) renderFleet(d);
+    } catch (e) {
+      if (ticket === fleet.loading) $("fleet-text").textContent = "fleet unavailable: " + e.message;
+    }
+  }
+  function showFleetTab() { $("tab-fleet").hidden = false; }
+  // The live stream's "fleet" event: a new round is in (the tab appears);
+  // the page fetches it only while it shows the Fleet tab.
+  function onFleet() {
+    showFleetTab();
+    if (fleet.shown) loadFleet();
+  }
+  $("fleet-filter").addEventListener("input", ev => {
+    fleet.filter = ev.target.value;
+    if (fleet.data) renderFleet(fleet.data);
+  });
+
   function showPage() {
-    const onUsage = location.hash.split("?")[0] === "#usage";
-    $("dash").hidden = onUsage;
+    const page = location.hash.split("?")[0];
+    const onUsage = page === "#usage", onFleet = page === "#fleet";
+    $("dash").hidden = onUsage || onFleet;
     $("usage-page").hidden = !onUsage;
-    $("tab-node").className = onUsage ? "" : "active";
+    $("fleet-page").hidden = !onFleet;
+    fleet.shown = onFleet;
+    $("tab-node").className = onUsage || onFleet ? "" : "active";
     $("tab-usage").className = onUsage ? "active" : "";
+    $("tab-fleet").className = onFleet ? "active" : "";
     if (onUsage) loadUsage();
+    else if (onFleet) { renderFleetControls(); loadFleet(); }
     else for (const c of charts) c.u.setSize(chartSize(c.el));
   }
   window.addEventListener("hashchange", showPage);
@@ -1129,7 +1317,9 @@
   // ---- start ---------------------------------------------------------------
 
   async function start() {
-    if (location.hash.split("?")[0] === "#usage") showPage();
+    // The Fleet tab shows with the live stream's first "fleet" event (serve
+    // sends one to each new stream when it reads a fleet).
+    if (["#usage", "#fleet"].includes(location.hash.split("?")[0])) showPage();
     renderRanges();
     // History and status at once: the first chart waits for the slower.
     state.until = Date.now() / 1000;

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include "common/phase_timing.h"
+#include "model/process_tree.h"
 #include "monitor/who_accounts.h"
 #include "views/top/keys.h"
 #include "views/top/layout.h"
@@ -31,9 +33,11 @@ class Loop {
   }
 
   int run() {
+    note_phase("top: starting the feed");
     feed_.start();
     bool dirty = true;
     int frames_drawn = 0;
+    bool sample_drawn = false;
     for (;;) {
       if (Terminal::quit_requested()) break;
       if (term_.take_resize()) dirty = true;
@@ -45,6 +49,10 @@ class Loop {
       if (dirty && frame_) {
         redraw();
         dirty = false;
+        if (!sample_drawn && frame_->sample) {
+          sample_drawn = true;
+          note_phase("top: first frame with a sample drawn");
+        }
         if (frame_->sample && o_.exit_after_frames > 0 &&
             ++frames_drawn >= o_.exit_after_frames)
           break;
@@ -90,6 +98,16 @@ class Loop {
 
   void take(std::shared_ptr<const monitor::Frame> f) {
     frame_ = std::move(f);
+    // The sample's process tree, built once for the rows and every GPU
+    // panel's memory split (each built its own: 9 a frame on 8 GPUs).
+    if (frame_->sample) {
+      if (tree_)
+        tree_->rebuild(*frame_->sample);
+      else
+        tree_.emplace(*frame_->sample);
+    } else {
+      tree_.reset();
+    }
     if (frame_->sample)
       for (const auto& g : frame_->sample->gpus)
         if (!g.stale && !g.lost) last_good_[g.index] = {g, frame_->sample->t};
@@ -101,6 +119,7 @@ class Loop {
     LayoutInput in;
     in.frame = frame_.get();
     in.rows = &rows_;
+    in.tree = tree_ ? &*tree_ : nullptr;
     in.state = &st_;
     in.last_good = &last_good_;
     in.now = wall_now();
@@ -115,7 +134,7 @@ class Loop {
   void refresh_rows() {
     static const Sample kEmpty;
     const Sample& s = frame_ && frame_->sample ? *frame_->sample : kEmpty;
-    rows_ = build_rows(s, st_);
+    rows_ = build_rows(s, st_, tree_ ? &*tree_ : nullptr);
     if (frame_) {
       LayoutInput in = input();
       page_ = std::max(1, table_rows(in, term_.width(), term_.height()));
@@ -207,6 +226,7 @@ class Loop {
   Terminal term_;
   TopState st_;
   std::shared_ptr<const monitor::Frame> frame_;
+  std::optional<ProcessTree> tree_;  // of frame_->sample
   std::vector<ProcRow> rows_;
   std::map<int, std::pair<GpuSample, double>> last_good_;
   Screen screen_;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "common/bytes_text.h"
 #include "common/terminal_text.h"
 #include "views/top/parts.h"
 #include "views/top/typed_text.h"
@@ -16,45 +17,6 @@ namespace {
 
 using monitor::FleetFrame;
 using monitor::FleetNodeState;
-
-int severity_points(const std::string& severity) {
-  if (severity == "critical") return 50;
-  if (severity == "warning") return 30;
-  if (severity == "info") return 10;
-  return 0;
-}
-
-int status_points(NodeStatus s) {
-  switch (s) {
-    case NodeStatus::kRefused:
-      return 40;
-    case NodeStatus::kGone:
-      return 35;
-    case NodeStatus::kStale:
-      return 20;
-    case NodeStatus::kOk:
-      break;
-  }
-  return 0;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool matches(const FleetNodeState& n, const std::string& needle) {
-  if (needle.empty()) return true;
-  if (lower(n.data.node).find(needle) != std::string::npos) return true;
-  for (const auto& c : n.judged.findings)
-    if (c.finding.id.find(needle) != std::string::npos) return true;
-  return false;
-}
-
-double stale_after(const FleetFrame& f) {
-  return std::max(kFleetStaleS, 3 * f.interval_s);
-}
 
 // "45s", "2m", "3h", "4d": how old a node's data is.
 std::string age_text(double s) {
@@ -190,6 +152,10 @@ void add_summary(std::vector<Line>& out, const FleetLayoutInput& in,
     b.add(fmt::format("  (+{} nodes past the bound of {})", f.nodes_left_out,
                       promsource::kMaxFleetNodes),
           Style::kWarn);
+  if (f.series_unnamed)
+    b.add(fmt::format("  (+{} GPU series naming no host, left out)",
+                      f.series_unnamed),
+          Style::kWarn);
   b.add(fmt::format("  round {:.2f}s", f.round_s), Style::kDim);
   out.push_back(b.done());
 }
@@ -317,6 +283,58 @@ const FleetNodeState* find_node(const FleetFrame& f, const std::string& name) {
   return nullptr;
 }
 
+// The open node's GPU processes, compact: as the source read them for it.
+void add_process_lines(std::vector<Line>& out, const monitor::FleetProcesses& p,
+                       const std::string& node, int width) {
+  out.push_back(LineBuilder(width).done());
+  LineBuilder h(width);
+  const bool ours = p.asked && p.node == node;
+  h.add(ours && p.note.empty()
+            ? fmt::format("processes ({})", p.rows.size() + p.left_out)
+            : std::string("processes"),
+        Style::kHeading);
+  out.push_back(h.done(Style::kHeading));
+  if (!ours || !p.note.empty() || p.rows.empty()) {
+    LineBuilder b(width);
+    b.add(!ours             ? "reading ..."
+          : !p.note.empty() ? p.note
+                            : "no GPU process",
+          Style::kDim);
+    out.push_back(b.done());
+    return;
+  }
+  LineBuilder t(width);
+  t.cell("PID", 8, Style::kHeading, true);
+  t.add(" ", Style::kHeading);
+  t.cell("USER", 12, Style::kHeading);
+  t.cell("GPU", 4, Style::kHeading, true);
+  t.cell("GPU MEM", 10, Style::kHeading, true);
+  t.cell("CPU%", 7, Style::kHeading, true);
+  t.add("  NAME", Style::kHeading);
+  out.push_back(t.done(Style::kHeading));
+  for (const auto& r : p.rows) {
+    LineBuilder b(width);
+    b.cell(r.pid, 8, Style::kNormal, true);
+    b.add(" ");
+    b.cell(r.user.empty() ? "?" : r.user, 12);
+    b.cell(fmt::format("{}", r.gpu), 4, Style::kNormal, true);
+    b.cell(r.gpu_mem_bytes ? human_bytes_brief(*r.gpu_mem_bytes) : "-", 10,
+           Style::kNormal, true);
+    b.cell(r.cpu_pct ? fmt::format("{:.0f}", *r.cpu_pct) : "-", 7,
+           Style::kNormal, true);
+    b.add("  ");
+    b.add(r.name.empty() ? "?" : r.name, Style::kBold);
+    out.push_back(b.done());
+  }
+  if (p.left_out) {
+    LineBuilder b(width);
+    b.add(fmt::format("(+{} processes past the bound of {})", p.left_out,
+                      monitor::kMaxFleetProcesses),
+          Style::kDim);
+    out.push_back(b.done());
+  }
+}
+
 // The open node's lines: its state, its GPUs as top's panels, its findings
 // and what could not be judged.
 std::vector<Line> node_lines(const FleetLayoutInput& in,
@@ -335,7 +353,12 @@ std::vector<Line> node_lines(const FleetLayoutInput& in,
       b.add(fmt::format(": its newest sample is {} old; values greyed",
                         age_text(row.age_s)),
             Style::kWarn);
-    if (row.status == NodeStatus::kGone)
+    if (row.status == NodeStatus::kGone && !n.problem.empty())
+      b.add(fmt::format(": not answering ({}); the last values, {} old, "
+                        "greyed",
+                        n.problem, age_text(row.age_s)),
+            Style::kCrit);
+    else if (row.status == NodeStatus::kGone)
       b.add(fmt::format(": no series within Prometheus' lookback; the last "
                         "values, {} old, greyed",
                         age_text(row.age_s)),
@@ -368,11 +391,13 @@ std::vector<Line> node_lines(const FleetLayoutInput& in,
     b.add("no GPU values in this round", Style::kDim);
     out.push_back(b.done());
   }
+  add_process_lines(out, f.processes, n.data.node, width);
   out.push_back(LineBuilder(width).done());
   LineBuilder h(width);
-  h.add(fmt::format("findings ({}): this refresh's sample, and its last "
-                    "scrapes",
-                    n.judged.findings.size()),
+  h.add(fmt::format("findings ({}): {}", n.judged.findings.size(),
+                    f.findings_of.empty()
+                        ? "this refresh's sample, and its last scrapes"
+                        : f.findings_of),
         Style::kHeading);
   out.push_back(h.done(Style::kHeading));
   if (n.judged.findings.empty()) {
@@ -414,38 +439,6 @@ std::vector<Line> node_lines(const FleetLayoutInput& in,
 constexpr int kChromeLines = 4;  // header, summary, heading, footer
 
 }  // namespace
-
-std::vector<FleetRow> fleet_rows(const FleetFrame& f, const std::string& filter,
-                                 double now) {
-  std::vector<FleetRow> rows;
-  const std::string needle = lower(filter);
-  for (const auto& n : f.nodes) {
-    if (!matches(n, needle)) continue;
-    FleetRow& r = rows.emplace_back();
-    r.node = &n;
-    r.age_s = n.data.last_seen > 0 ? std::max(0.0, now - n.data.last_seen) : 0;
-    if (!n.data.error.empty())
-      r.status = NodeStatus::kRefused;
-    else if (!n.listed)
-      r.status = NodeStatus::kGone;
-    else if (r.age_s > stale_after(f))
-      r.status = NodeStatus::kStale;
-    r.findings = n.judged.findings.size();
-    if (!n.judged.findings.empty()) {
-      // check sorts them most severe first.
-      r.worst_id = n.judged.findings.front().finding.id;
-      r.worst_severity = n.judged.findings.front().finding.severity;
-    }
-    r.rank =
-        std::max(severity_points(r.worst_severity), status_points(r.status));
-  }
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    if (a.rank != b.rank) return a.rank > b.rank;
-    if (a.findings != b.findings) return a.findings > b.findings;
-    return a.node->data.node < b.node->data.node;
-  });
-  return rows;
-}
 
 int fleet_table_rows(int height) { return std::max(1, height - kChromeLines); }
 

@@ -13,36 +13,18 @@
 #include <vector>
 
 #include "monitor/fleet_frame.h"
+#include "monitor/fleet_rows.h"
 #include "views/top/keys.h"
 #include "views/top/screen.h"
 
 namespace gd::top {
 
-// A node whose newest GPU sample is older than this (or 3 intervals, when
-// longer) is stale: its values are shown greyed with their age.
-inline constexpr double kFleetStaleS = 60;
-
-enum class NodeStatus {
-  kOk,
-  kStale,    // its newest sample is old
-  kGone,     // no longer listed (nothing within Prometheus' lookback)
-  kRefused,  // its series were refused (promsource's bounds)
-};
-
-struct FleetRow {
-  const monitor::FleetNodeState* node = nullptr;
-  NodeStatus status = NodeStatus::kOk;
-  double age_s = 0;  // now - its newest sample
-  // The worst finding ("" none) and how many the node has.
-  std::string worst_id, worst_severity;
-  size_t findings = 0;
-  int rank = 0;  // larger is worse
-};
-
-// The rows of `f` at wall time `now`, the worst first (then by name); only
-// the nodes whose name or a finding id holds `filter` (case-insensitive).
-std::vector<FleetRow> fleet_rows(const monitor::FleetFrame& f,
-                                 const std::string& filter, double now);
+// The rows, their status and order: monitor/fleet_rows.h, shared with
+// serve's Fleet page so both give the same figures.
+using monitor::fleet_rows;
+using monitor::FleetRow;
+using monitor::kFleetStaleS;
+using monitor::NodeStatus;
 
 struct FleetViewState {
   std::string filter;

@@ -4,6 +4,8 @@
 #include <poll.h>
 
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include "views/top/fleet.h"
 #include "views/top/terminal.h"
@@ -25,6 +27,7 @@ int run_fleet_top(monitor::FleetSource& source, const FleetTopOptions& o) {
   std::vector<FleetRow> rows;
   int rounds_drawn = 0;
   uint64_t counted = 0;
+  std::optional<std::string> opened;  // told to the source
   source.start();
   for (;;) {
     if (Terminal::quit_requested()) break;
@@ -65,6 +68,15 @@ int run_fleet_top(monitor::FleetSource& source, const FleetTopOptions& o) {
         settle_fleet_selection(st, rows, page);
       }
       if (quit) break;
+      // The node view reads the open node's processes on the source's
+      // thread: tell it which node, never wait on it here.
+      if (st.open != opened) {
+        opened = st.open;
+        if (opened)
+          source.open(*opened);
+        else
+          source.close();
+      }
     }
   }
   source.stop();

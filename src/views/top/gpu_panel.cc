@@ -7,6 +7,7 @@
 
 #include "common/bytes_text.h"
 #include "common/elapsed_text.h"
+#include "model/process_tree.h"
 #include "views/status_view.h"
 #include "views/top/parts.h"
 
@@ -356,7 +357,9 @@ void add_gpu_panel(std::vector<Line>& out, const LayoutInput& in,
   add_bar(b, "UTIL", v.util_pct.value_or(0) / 100, 0, util, inner,
           stale ? Style::kDim : Style::kBarUtil, in.unicode);
   b.add(" ");
-  MemorySplit m = memory_split(*in.frame->header, *s, info.index);
+  MemorySplit m =
+      memory_split(*in.frame->header, *s, info.index,
+                   in.tree && &in.tree->sample() == s ? in.tree : nullptr);
   if (stale) m.used = v.mem_used_bytes;
   double total = m.total ? static_cast<double>(*m.total) : 0;
   double used = m.used ? static_cast<double>(*m.used) : 0;

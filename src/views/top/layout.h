@@ -20,6 +20,9 @@ namespace gd::top {
 struct LayoutInput {
   const monitor::Frame* frame = nullptr;
   const std::vector<ProcRow>* rows = nullptr;  // build_rows of the frame
+  // The ProcessTree of the frame's sample, built once per sample (null:
+  // each figure that needs it builds its own).
+  const ProcessTree* tree = nullptr;
   const TopState* state = nullptr;
   // Each GPU's last answer and when it came (Unix s): a stale GPU's panel
   // shows them greyed.

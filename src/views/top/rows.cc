@@ -115,9 +115,10 @@ std::optional<double> row_elapsed(const ProcRow& r, double now) {
   return std::max(0.0, now - *r.proc->start_time);
 }
 
-std::vector<ProcRow> build_rows(const Sample& s, const TopState& st) {
+std::vector<ProcRow> build_rows(const Sample& s, const TopState& st,
+                                const ProcessTree* tree) {
   std::vector<Group> groups;
-  for (const PsRow& pr : build_ps_rows(s)) {
+  for (const PsRow& pr : tree ? build_ps_rows(*tree) : build_ps_rows(s)) {
     Group g;
     ProcRow& h = g.head;
     h.key = {pr.gpu, pr.gpu_process.pid};
@@ -202,7 +203,8 @@ std::vector<ProcRow> build_rows(const Sample& s, const TopState& st) {
   return rows;
 }
 
-MemorySplit memory_split(const TraceHeader& h, const Sample& s, int gpu) {
+MemorySplit memory_split(const TraceHeader& h, const Sample& s, int gpu,
+                         const ProcessTree* tree) {
   MemorySplit m;
   for (const auto& info : h.gpus)
     if (info.index == gpu) m.total = info.memory_total_bytes;
@@ -213,7 +215,9 @@ MemorySplit memory_split(const TraceHeader& h, const Sample& s, int gpu) {
   m.used = g->mem_used_bytes;
   // The figure the finding, who and the dashboard give
   // (model/memory_owners.h).
-  m.orphaned = memory_owners(*g, ProcessTree(s)).not_owned_bytes.value_or(0);
+  m.orphaned =
+      (tree ? memory_owners(*g, *tree) : memory_owners(*g, ProcessTree(s)))
+          .not_owned_bytes.value_or(0);
   return m;
 }
 
