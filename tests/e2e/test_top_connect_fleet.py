@@ -146,7 +146,9 @@ class TopConnectFleet(unittest.TestCase):
         for _ in range(order.index("node-b")):
             pane.keys("Down")
         pane.keys("Enter")
-        screen = pane.wait_for(PROC_NAME, timeout=10)
+        # The view drawn whole (its footer comes last), its processes in.
+        screen = pane.wait_for(lambda s: PROC_NAME in s and "back to the fleet" in s,
+                               timeout=10)
         self.assertIn("node node-b", screen)
         self.assertRegex(screen, r"processes \(1\)")
         line = next(l for l in screen.split("\n") if PROC_NAME in l)
@@ -161,7 +163,7 @@ class TopConnectFleet(unittest.TestCase):
         pane.keys("Enter")
         pane.wait_for(lambda s: "(1 shown)" in s)
         pane.keys("Enter")
-        screen = pane.wait_for(r"node node-c")
+        screen = pane.wait_for(lambda s: "node node-c" in s and "back to the fleet" in s)
         self.assertRegex(screen, r"data: gone \d+s: not answering \(cannot reach "
                          + re.escape(self.urls[2]))
         pane.keys("q")

@@ -67,6 +67,13 @@ def node_rows(screen):
     return rows
 
 
+def node_view(name):
+    """A node's view, drawn whole: ncurses draws top to bottom, so a screen
+    read while the view replaces the list has the view's head above the
+    list's rows until the view's own footer is drawn."""
+    return lambda s: f"node {name}" in s and "back to the fleet" in s
+
+
 class TopFleet(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -135,7 +142,7 @@ class TopFleet(unittest.TestCase):
         # GPUs as top's panels, its finding with evidence, what it did not
         # judge.
         pane.keys("Home", "Enter")
-        screen = pane.wait_for("node gpu-ecc")
+        screen = pane.wait_for(node_view("gpu-ecc"))
         self.assertIn("UTIL[", screen)
         self.assertIn("MEM[", screen)
         self.assertRegex(screen, r"CRIT ecc-uncorrectable\s+GPU 1")
@@ -155,7 +162,7 @@ class TopFleet(unittest.TestCase):
         pane.keys("Enter")
         pane.wait_for(lambda s: node_rows(s) == ["gpu-hot"])
         pane.keys("Enter")
-        screen = pane.wait_for("node gpu-hot")
+        screen = pane.wait_for(node_view("gpu-hot"))
         self.assertRegex(screen, r"WARN thermal-throttling\s+GPU 0")
         pane.keys("q")
         pane.wait_for("DATA")
@@ -167,7 +174,7 @@ class TopFleet(unittest.TestCase):
         pane.keys("Enter")
         pane.wait_for(lambda s: node_rows(s) == ["gpu-stale"])
         pane.keys("Enter")
-        screen = pane.wait_for("node gpu-stale")
+        screen = pane.wait_for(node_view("gpu-stale"))
         self.assertRegex(screen, r"stale [23]m: its newest sample is [23]m old")
         pane.keys("Escape")
         pane.wait_for("DATA")
