@@ -22,8 +22,10 @@ def main():
     cols = int(sys.argv[3]) if len(sys.argv) > 3 else 200
     img = Image.new("RGB", (cols * cw + 16, len(lines) * ch + 16), BG)
     d = ImageDraw.Draw(img)
+    # As on a terminal, the attributes carry on from line to line (tmux's
+    # capture sends them only where they change).
+    fg, bg, b, rev, dim = FG, None, False, False, False
     for y, line in enumerate(lines):
-        fg, bg, b, rev, dim = FG, None, False, False, False
         x = 0
         pos = 0
         for m in list(SGR.finditer(line)) + [None]:

@@ -3,8 +3,9 @@ requests, their parsing and every node judged, as the screen's summary line
 says), how soon the first screen shows, and top's peak RSS and CPU.
     python3 bench/fleet/top_fleet.py BUILD_DIR [--nodes 500] [--gpus 8] [--seconds 100]
 Needs prometheus, promtool, tmux and /usr/bin/time (as the e2e tests). Each
-node has dcgm-exporter's default series for the last 5 minutes and the next
-10 (so every round finds fresh samples); every tenth node is hot."""
+node has dcgm-exporter's default series for the last 12 minutes and the
+next 10 (so every round finds fresh samples, and each node's 10-minute
+window is read whole at start); every tenth node is hot."""
 import argparse
 import os
 import re
@@ -19,7 +20,7 @@ from test_prometheus_source import DCGM, STEP, gpu_values, start_prometheus  # n
 
 
 def exposition(nodes, gpus, now):
-    start = (now - 300) // STEP * STEP
+    start = (now - 720) // STEP * STEP
     out = []
     for name, typ, _help in DCGM:
         out.append(f"# TYPE {name} {typ}")
@@ -39,8 +40,8 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--nodes", type=int, default=500)
     ap.add_argument("--gpus", type=int, default=8)
-    # Long enough for several scrapes (15 s apart) to fill each node's
-    # window (monitor/fleet_feed.h): its memory and its judging.
+    # Long enough for several scrapes (15 s apart) to be added to each
+    # node's window (monitor/fleet_windows.h) and judged.
     ap.add_argument("--seconds", type=float, default=100)
     a = ap.parse_args()
     tmp = tempfile.TemporaryDirectory()
@@ -55,6 +56,10 @@ def main():
         t0 = time.time()
         pane.wait_for(r"round \d", timeout=300)
         print(f"first round on screen after {time.time() - t0:.2f} s")
+        # The window rules' findings: once each node's last 10 minutes are
+        # read (a round later).
+        pane.wait_for(r"WARN", timeout=300)
+        print(f"window findings on screen after {time.time() - t0:.2f} s")
         time.sleep(a.seconds)
         print(re.search(r".*round [0-9.]+s.*", pane.screen()).group(0))
         pane.keys("q")

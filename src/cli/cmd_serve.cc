@@ -13,17 +13,15 @@
 // interval and GPU deadline are the global --interval and --deadline.
 #include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/full_binary.h"
+#include "cli/prometheus_credentials.h"
 #include "cli/version.h"
-#include "common/secret_file.h"
 #include "common/terminal_text.h"
 #include "diagnose/config.h"
-#include "http_client/url.h"
 #include "promsource/label_matcher.h"
 #include "promsource/node_match.h"
 #include "serve/host_check.h"
@@ -38,6 +36,9 @@ namespace {
 constexpr DurationRange kRetentionRange{3600, 3650 * 86400.0};
 // --slurm-drain-period: a second at least (tests), a month at most.
 constexpr DurationRange kDrainPeriodRange{1, 31 * 86400.0};
+// What the fleet's flags are named after: --fleet-prometheus,
+// --fleet-bearer-token-file, ...
+constexpr const char* kFleetFlagPrefix = "--fleet-";
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:" + std::to_string(kDefaultServePort);
@@ -56,8 +57,10 @@ struct ServeFlags {
   bool slurm_resume = false;
   std::string slurm_drain_period = "1h";
   std::string slurm_node;
-  std::string fleet_prometheus, fleet_match, fleet_ca_file;
-  std::string fleet_token_file, fleet_user, fleet_password_file;
+  // --fleet-prometheus and its --fleet-* credentials, checked as top
+  // --prometheus checks its own (prometheus_credentials.h).
+  PrometheusFlags fleet;
+  std::string fleet_match;
 };
 
 CLI::Validator duration_in(DurationRange range) {
@@ -72,14 +75,10 @@ CLI::Validator duration_in(DurationRange range) {
 
 // --fleet-prometheus, --fleet-match and the --fleet-* credentials as top
 // --prometheus checks its --prometheus, --match and credentials; throws
-// std::invalid_argument naming the flag.
+// CLI::ValidationError or std::invalid_argument naming the flag.
 void set_fleet_options(const ServeFlags& f, ServeOptions& o) {
-  if (f.fleet_prometheus.empty()) return;
-  try {
-    http::parse_url(f.fleet_prometheus);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("--fleet-prometheus: ") + e.what());
-  }
+  if (f.fleet.url.empty()) return;
+  prometheus_url(f.fleet, kFleetFlagPrefix);
   if (!f.fleet_match.empty()) {
     try {
       promsource::check_label_matcher(f.fleet_match);
@@ -87,40 +86,8 @@ void set_fleet_options(const ServeFlags& f, ServeOptions& o) {
       throw std::invalid_argument(std::string("--fleet-match: ") + e.what());
     }
   }
-  if (!f.fleet_ca_file.empty()) {
-    if (f.fleet_prometheus.rfind("https://", 0) != 0)
-      throw std::invalid_argument(
-          "--fleet-ca-file is for an https:// --fleet-prometheus");
-    if (!std::ifstream(f.fleet_ca_file))
-      throw std::invalid_argument("--fleet-ca-file: " + f.fleet_ca_file +
-                                  ": cannot read it");
-    o.fleet_credentials.ca_file = f.fleet_ca_file;
-    o.fleet_credentials.ca_option = "--fleet-ca-file";
-  }
-  if (!f.fleet_token_file.empty() && !f.fleet_user.empty())
-    throw std::invalid_argument(
-        "--fleet-bearer-token-file and --fleet-basic-auth-user exclude each "
-        "other");
-  if (f.fleet_user.empty() != f.fleet_password_file.empty())
-    throw std::invalid_argument(
-        "--fleet-basic-auth-user and --fleet-password-file go together");
-  // Secrets from files (a flag's value shows in ps), their first line.
-  auto secret = [](const char* flag, const std::string& path) {
-    try {
-      return read_secret_line(path);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string(flag) + ": " + e.what());
-    }
-  };
-  if (!f.fleet_token_file.empty())
-    o.fleet_credentials.bearer_token =
-        secret("--fleet-bearer-token-file", f.fleet_token_file);
-  if (!f.fleet_user.empty()) {
-    o.fleet_credentials.user = f.fleet_user;
-    o.fleet_credentials.password =
-        secret("--fleet-password-file", f.fleet_password_file);
-  }
-  o.fleet_prometheus = f.fleet_prometheus;
+  o.fleet_credentials = prometheus_credentials(f.fleet, kFleetFlagPrefix);
+  o.fleet_prometheus = f.fleet.url;
   o.fleet_match = f.fleet_match;
 }
 
@@ -227,7 +194,7 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
           "NAME"))
       ->needs(drain);
   auto* fleet = cmd->add_option(
-      "--fleet-prometheus", f->fleet_prometheus,
+      "--fleet-prometheus", f->fleet.url,
       "the fleet on the dashboard's Fleet page and GET /api/v1/fleet: every "
       "node of this Prometheus (http[s]://HOST:PORT[/prefix]) as `top "
       "--prometheus` shows it, read every 5 s on a thread of its own");
@@ -235,19 +202,19 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
                   "with --fleet-prometheus: only the nodes whose GPU series "
                   "carry these labels ('{label=\"v\", ...}')")
       ->needs(fleet);
-  cmd->add_option("--fleet-ca-file", f->fleet_ca_file,
+  cmd->add_option("--fleet-ca-file", f->fleet.ca_file,
                   "with an https:// --fleet-prometheus: PEM certificate(s) "
                   "to trust (default: the system's)")
       ->needs(fleet);
-  cmd->add_option("--fleet-bearer-token-file", f->fleet_token_file,
+  cmd->add_option("--fleet-bearer-token-file", f->fleet.bearer_token_file,
                   "with --fleet-prometheus: file whose first line is the "
                   "token")
       ->needs(fleet);
-  cmd->add_option("--fleet-basic-auth-user", f->fleet_user,
+  cmd->add_option("--fleet-basic-auth-user", f->fleet.user,
                   "with --fleet-prometheus: basic auth user (with "
                   "--fleet-password-file)")
       ->needs(fleet);
-  cmd->add_option("--fleet-password-file", f->fleet_password_file,
+  cmd->add_option("--fleet-password-file", f->fleet.password_file,
                   "with --fleet-prometheus: file whose first line is the "
                   "password")
       ->needs(fleet);
@@ -259,6 +226,11 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
         host_policy_for(o.listen_host, f->allowed_hosts);
         set_fleet_options(*f, o);
       } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "gpudoctor: serve: %s\n",
+                     terminal_safe(e.what(), kTerminalSentenceMax).c_str());
+        command_exit_code() = kExitUsage;
+        return;
+      } catch (const CLI::ValidationError& e) {
         std::fprintf(stderr, "gpudoctor: serve: %s\n",
                      terminal_safe(e.what(), kTerminalSentenceMax).c_str());
         command_exit_code() = kExitUsage;

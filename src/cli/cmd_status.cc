@@ -59,6 +59,6 @@ void add_status_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(10, add_status_command);
+GD_REGISTER_NAMED_COMMAND(10, "status", add_status_command);
 
 }  // namespace gd

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <iterator>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
@@ -33,8 +35,27 @@ std::vector<RegisteredCommand>& registered_commands() {
   return commands;
 }
 
-CommandRegistration::CommandRegistration(int order, AddCommandFn add) {
-  registered_commands().push_back({order, add});
+CommandRegistration::CommandRegistration(int order, AddCommandFn add,
+                                         const char* name) {
+  registered_commands().push_back({order, add, name});
+}
+
+const char* command_word(int argc, char** argv) {
+  // The global flags main() adds that take a value (the others would end
+  // the search, as any unknown flag does: every command is added then).
+  static constexpr std::string_view kWithValue[] = {
+      "--nvml-lib", "--interval",  "--deadline", "--slow-reads",
+      "--kmsg",     "--proc-root", "--sys-root", "--dev-prefix"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.empty() || arg[0] != '-') return argv[i];
+    const std::string_view flag = arg.substr(0, arg.find('='));
+    if (std::find(std::begin(kWithValue), std::end(kWithValue), flag) ==
+        std::end(kWithValue))
+      return nullptr;
+    if (flag.size() == arg.size()) ++i;  // "--kmsg none": skip the value
+  }
+  return nullptr;
 }
 
 int& command_exit_code() {
@@ -118,7 +139,16 @@ int main(int argc, char** argv) {
   auto commands = gd::registered_commands();
   std::sort(commands.begin(), commands.end(),
             [](const auto& a, const auto& b) { return a.order < b.order; });
-  for (const auto& c : commands) c.add(app, global);
+  // The command asked for alone when it is registered with its name (the
+  // others would be built for nothing), else every command.
+  const char* asked = gd::command_word(argc, argv);
+  auto named = std::find_if(commands.begin(), commands.end(), [&](auto& c) {
+    return asked && c.name && std::string_view(c.name) == asked;
+  });
+  if (named != commands.end())
+    named->add(app, global);
+  else
+    for (const auto& c : commands) c.add(app, global);
 
   try {
     app.parse(argc, argv);

@@ -121,6 +121,12 @@ Client Client::with_deadline(double total_s) const {
   return Client(url_, who_, l);
 }
 
+Client Client::with_max_points(size_t max_points) const {
+  Limits l = limits_;
+  l.max_points = max_points;
+  return Client(url_, who_, l);
+}
+
 Result Client::query_range(const std::string& expr, double start, double end,
                            double step_s, RequestCancel& cancel) const {
   if (!(step_s > 0) || !std::isfinite(start) || !std::isfinite(end) ||

@@ -102,6 +102,9 @@ class Client {
   // The same client whose calls end within `total_s` (and each request
   // within it): what is left of a caller's own deadline.
   Client with_deadline(double total_s) const;
+  // The same client allowing `max_points` points a call (a range over a
+  // fleet: a series per GPU, each of several points).
+  Client with_max_points(size_t max_points) const;
 
  private:
   Url url_;

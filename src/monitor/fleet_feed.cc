@@ -11,6 +11,7 @@
 #include "diagnose/engine.h"
 #include "diagnose/evidence.h"
 #include "monitor/fleet_processes.h"
+#include "promsource/fleet_history.h"
 
 namespace gd::monitor {
 namespace {
@@ -93,64 +94,6 @@ std::vector<FleetNodeState> add_recent(
   return nodes;
 }
 
-size_t FleetWindows::samples() const {
-  size_t n = 0;
-  for (const auto& [node, w] : windows_) n += w.samples.size();
-  return n;
-}
-
-void FleetWindows::judge(std::vector<FleetNodeState>& nodes) {
-  std::set<std::string> kept;
-  for (auto& n : nodes) {
-    if (!n.listed || !n.data.error.empty()) continue;
-    kept.insert(n.data.node);
-    Window& w = windows_[n.data.node];
-    // The sample at the time of its newest series: a scrape is added once.
-    if (!n.data.sample.gpus.empty() &&
-        (w.samples.empty() || n.data.last_seen > w.samples.back().t)) {
-      Sample s = n.data.sample;
-      s.t = n.data.last_seen;
-      w.samples.push_back(std::move(s));
-      while (w.samples.size() > kFleetWindowSamples ||
-             w.samples.front().t < w.samples.back().t - kFleetWindowS)
-        w.samples.pop_front();
-      DiagnoseOptions options;
-      options.min_severity = "warning";
-      VectorSampleSource source({w.samples.begin(), w.samples.end()});
-      DiagnoseResult r = diagnose(n.data.header, source, options);
-      w.findings.clear();
-      for (auto& f : r.findings) {
-        std::string brief = f.title;
-        w.findings.push_back({std::move(f), std::move(brief), 0});
-      }
-      w.not_judged = std::move(r.not_judged);
-    }
-    // check's findings first; the window's add what check did not give.
-    auto& out = n.judged;
-    for (const auto& c : w.findings) {
-      const bool twice = std::any_of(out.findings.begin(), out.findings.end(),
-                                     [&](const check::CheckFinding& o) {
-                                       return o.finding.id == c.finding.id &&
-                                              o.finding.gpus == c.finding.gpus;
-                                     });
-      if (!twice) out.findings.push_back(c);
-    }
-    std::set<std::string> found, listed;
-    for (const auto& c : out.findings) found.insert(c.finding.id);
-    for (const auto& nj : out.not_judged) listed.insert(nj.id);
-    for (const auto& nj : w.not_judged)
-      if (!found.count(nj.id) && listed.insert(nj.id).second)
-        out.not_judged.push_back(nj);
-    std::stable_sort(out.findings.begin(), out.findings.end(),
-                     [](const auto& a, const auto& b) {
-                       return severity_rank(a.finding.severity) >
-                              severity_rank(b.finding.severity);
-                     });
-  }
-  for (auto it = windows_.begin(); it != windows_.end();)
-    it = kept.count(it->first) ? std::next(it) : windows_.erase(it);
-}
-
 FleetFeed::FleetFeed(http::prom::Client client, FleetFeedOptions options)
     : FleetFeedCore(options.source, options.interval_s),
       client_(std::move(client)),
@@ -179,6 +122,8 @@ void FleetFeed::run() {
       if (first) {
         first = false;
         add_recent_nodes();
+        // Judged again at once with each node's last minutes.
+        if (fill_windows()) round();
       }
       next += std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(options_.interval_s));
@@ -235,6 +180,35 @@ void FleetFeed::add_recent_nodes() {
   publish(std::move(f));
 }
 
+bool FleetFeed::fill_windows() {
+  auto prev = latest();
+  if (cancel_.cancelled() || !prev->error.empty() || prev->t == 0) {
+    window_note_ =
+        "each node's window holds its scrapes since the view started";
+    return false;
+  }
+  // Twice a round's deadline: the history is a few rounds' worth of points.
+  windows_.begin_fill();
+  const std::string error = promsource::read_fleet_history(
+      client_, batches_, prev->t, kFleetWindowS, promsource::kFleetHistoryStepS,
+      2 * options_.round_deadline_s, cancel_,
+      [&](std::vector<promsource::NodeHistory>&& slice) {
+        windows_.fill(std::move(slice));
+      });
+  if (cancel_.cancelled()) return false;
+  if (!error.empty()) {
+    window_note_ = "the last 10 minutes could not be read whole (" + error +
+                   "): each node's window holds the scrapes since the view "
+                   "started, and what was read before it failed";
+    auto f = std::make_shared<FleetFrame>(*prev);
+    f->window_note = window_note_;
+    publish(std::move(f));
+    return true;  // judged at the next round, with what was read
+  }
+  window_note_.clear();
+  return true;
+}
+
 void FleetFeed::round() {
   const auto t0 = Clock::now();
   // On the millisecond: the answers' times are the round's.
@@ -263,6 +237,7 @@ void FleetFeed::round() {
   // The requests, the answers' parsing and every node's judging.
   f->round_s = std::chrono::duration<double>(Clock::now() - t0).count();
   f->processes = processes_;  // until read_open_processes asks again
+  f->window_note = window_note_;
   publish(std::move(f));
 }
 

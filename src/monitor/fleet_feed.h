@@ -2,9 +2,10 @@
 // interval, one round of batched instant queries for every node
 // (promsource/fleet_state.h), each node's one sample judged by the rules
 // that judge a point in time (check's: diagnose's one-sample rules and
-// check's own judges, node-wide) and its last scrapes by diagnose's rules
-// (FleetWindows), published as a FleetFrame; the screen
-// takes the newest and never waits on the server. A round is bounded by
+// check's own judges, node-wide) and its last 10 minutes of scrapes by
+// diagnose's rules (fleet_windows.h; read whole once, after the first
+// round), published as a FleetFrame; the screen takes the newest and never
+// waits on the server. A round is bounded by
 // one deadline; a node the round does not list (nothing scraped in
 // Prometheus' 5-minute lookback) keeps its last values, marked as not
 // answering, so a refresh never waits on the slowest node.
@@ -12,7 +13,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +25,7 @@
 #include "http_client/prometheus_api.h"
 #include "monitor/fleet_feed_core.h"
 #include "monitor/fleet_frame.h"
+#include "monitor/fleet_windows.h"
 #include "promsource/fleet_state.h"
 
 namespace gd::monitor {
@@ -53,35 +54,6 @@ std::vector<FleetNodeState> add_recent(
     std::vector<FleetNodeState> nodes,
     const std::map<std::string, double>& recent);
 
-// Each node's distinct samples (one per scrape: a round that finds the same
-// newest sample adds nothing) over the last kFleetWindowS, at most
-// kFleetWindowSamples, so that the window rules of diagnose (thermal
-// throttling, power capping, a PCIe link below its maximum, memory
-// pressure, ...) judge a fleet too, as `diagnose --prometheus` over the
-// last minutes would. Their warnings and critical findings are added to
-// each node's check findings (not twice for one id and GPUs), what they
-// could not judge to its not-judged list; a node's window is judged again
-// only when it has a new sample.
-inline constexpr double kFleetWindowS = 300;
-inline constexpr size_t kFleetWindowSamples = 6;
-
-class FleetWindows {
- public:
-  // Adds each listed node's sample to its window and its window's findings
-  // to node.judged; forgets the nodes not listed.
-  void judge(std::vector<FleetNodeState>& nodes);
-  // Samples held, all nodes together (tests, bounds).
-  size_t samples() const;
-
- private:
-  struct Window {
-    std::deque<Sample> samples;
-    std::vector<check::CheckFinding> findings;  // of the last judging
-    std::vector<NotJudged> not_judged;
-  };
-  std::map<std::string, Window> windows_;
-};
-
 class FleetFeed : public FleetFeedCore {
  public:
   FleetFeed(http::prom::Client client, FleetFeedOptions options);
@@ -104,11 +76,18 @@ class FleetFeed : public FleetFeedCore {
   void read_open_processes();
   // Once, after the first round: the nodes that stopped answering before.
   void add_recent_nodes();
+  // Once, after the first round: each node's window from its last 10
+  // minutes (promsource/fleet_history.h); true when a round is due to
+  // judge them (all read, or part of them: the frame then says why not
+  // all), false when none were asked for.
+  bool fill_windows();
 
   http::prom::Client client_;
   FleetFeedOptions options_;
   std::vector<promsource::QueryBatch> batches_;
   FleetWindows windows_;  // the feed thread's
+  // FleetFrame::window_note, the feed thread's.
+  std::string window_note_ = "reading each node's last 10 minutes";
   http::RequestCancel cancel_;
   FleetProcesses processes_;  // the feed thread's: the open node's last
   std::thread thread_;

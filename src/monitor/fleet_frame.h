@@ -21,7 +21,11 @@ struct FleetNodeState {
   // are older than the lookback), its values are the last ones.
   bool listed = true;
   double listed_at = 0;  // the round that last listed it
-  check::Result judged;  // of data.sample
+  check::Result judged;  // of data.sample, and of its window's scrapes
+  // The scrapes the window rules last judged (FleetWindows), and the
+  // seconds from the first to the last of them.
+  size_t window_samples = 0;
+  double window_span_s = 0;
   // top --connect's fleet: why its serve did not answer the newest round
   // ("" it did); its values, if any, are the last answer's.
   std::string problem;
@@ -63,10 +67,14 @@ struct FleetFrame {
   size_t series_unnamed = 0;          // promsource::FleetState's
   std::vector<FleetNodeState> nodes;  // by name
   // Who judged the nodes, for the node view ("": this top, from the
-  // node's sample and its last scrapes).
+  // node's sample and its last 10 minutes of scrapes).
   std::string findings_of;
   // The processes of the node open in the node view (FleetSource::open).
   FleetProcesses processes;
+  // What the nodes' windows hold when it is not their last 10 minutes
+  // ("": it is, or the findings are the nodes' own serve's): read at start,
+  // or why they could not be, so each window holds its scrapes since.
+  std::string window_note;
 };
 
 // Where the screen takes fleet frames from: the newest whenever it likes,

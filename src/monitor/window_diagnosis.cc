@@ -77,7 +77,9 @@ void WindowDiagnosis::add(std::shared_ptr<const Sample> s) {
   } catch (const std::exception&) {
     return;  // a sample that cannot be written (t not finite) is left out
   }
-  while (!window_.empty() && window_.front().t < now - options_.window_s) {
+  while (!window_.empty() &&
+         (window_.front().t < now - options_.window_s ||
+          (options_.max_samples && window_.size() > options_.max_samples))) {
     bytes_ -= window_.front().zstd.size();
     window_.pop_front();
   }
@@ -145,9 +147,11 @@ std::shared_ptr<const FindingsState> WindowDiagnosis::evaluate_if_due(
     const TraceHeader& header, double now, bool force) {
   if (!force && last_eval_ && now >= *last_eval_) {
     const double every =
-        changed_ ? next_interval(options_.evaluate_every_s, last_cost_s_)
+        changed_ ? next_interval(options_.evaluate_every_s, last_cost_s_,
+                                 options_.cpu_budget, options_.max_every_s)
                  : next_interval(options_.evaluate_every_s, last_cost_s_,
-                                 kQuietCpuBudget, kQuietMaxEveryS);
+                                 options_.quiet_cpu_budget,
+                                 options_.quiet_max_every_s);
     if (now - *last_eval_ < every) return nullptr;
   }
   last_eval_ = now;

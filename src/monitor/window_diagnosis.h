@@ -15,6 +15,12 @@
 
 namespace gd::monitor {
 
+// WindowDiagnosis' default CPU budgets (see WindowDiagnosis::kCpuBudget).
+inline constexpr double kWindowCpuBudget = 0.001;
+inline constexpr double kWindowMaxEveryS = 30;
+inline constexpr double kWindowQuietCpuBudget = 0.0002;
+inline constexpr double kWindowQuietMaxEveryS = 60;
+
 struct WindowOptions {
   double window_s = 60;  // what the rules see (serve's default)
   // How often they run, at most: on a node where one evaluation costs more
@@ -23,6 +29,17 @@ struct WindowOptions {
   // what changed since the last evaluation (see kCpuBudget).
   double evaluate_every_s = 5;
   Config config;  // diagnose --config thresholds
+  // The most samples kept, the oldest going first (0: the window's length
+  // alone bounds them).
+  size_t max_samples = 0;
+  // The share of a core one evaluation may take on average, after a change
+  // and while quiet, and how far apart evaluations may be spaced to keep
+  // within it (see WindowDiagnosis::kCpuBudget). A fleet of windows gives
+  // each node its share of the fleet's budget.
+  double cpu_budget = kWindowCpuBudget;
+  double max_every_s = kWindowMaxEveryS;
+  double quiet_cpu_budget = kWindowQuietCpuBudget;
+  double quiet_max_every_s = kWindowQuietMaxEveryS;
 };
 
 class WindowDiagnosis {
@@ -37,6 +54,13 @@ class WindowDiagnosis {
   std::shared_ptr<const FindingsState> evaluate_if_due(
       const TraceHeader& header, double now, bool force = false);
   size_t samples() const { return window_.size(); }
+  const WindowOptions& options() const { return options_; }
+  // Shares of a core (WindowOptions' cpu_budget and quiet_cpu_budget),
+  // from the next evaluation on.
+  void set_cpu_budget(double changed, double quiet) {
+    options_.cpu_budget = changed;
+    options_.quiet_cpu_budget = quiet;
+  }
 
   // The share of one core the strip may take on average: a minute of 500
   // processes costs ~10-15 ms per evaluation (decompress, parse, every
@@ -47,10 +71,10 @@ class WindowDiagnosis {
   // (up to kQuietMaxEveryS apart: the window's length); after such a
   // change or an event (an Xid...), kCpuBudget. A small node's
   // evaluations (~1 ms) stay every 5 s either way.
-  static constexpr double kCpuBudget = 0.001;
-  static constexpr double kMaxEveryS = 30;
-  static constexpr double kQuietCpuBudget = 0.0002;
-  static constexpr double kQuietMaxEveryS = 60;
+  static constexpr double kCpuBudget = kWindowCpuBudget;
+  static constexpr double kMaxEveryS = kWindowMaxEveryS;
+  static constexpr double kQuietCpuBudget = kWindowQuietCpuBudget;
+  static constexpr double kQuietMaxEveryS = kWindowQuietMaxEveryS;
   // Seconds until the next evaluation after one that took `cost_s` of CPU,
   // at `budget` of a core, at most `max_every_s` apart.
   static double next_interval(double every_s, double cost_s,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 
 #include "procfs/pid_listing.h"
 #include "procfs/process_files.h"
@@ -27,9 +28,20 @@ std::string nvidia_device_name(const std::string& target,
 
 namespace {
 
+// "<dev_prefix>/nvidia": what a link to an NVIDIA device file starts with.
+std::string nvidia_link_prefix(const std::string& dev_prefix) {
+  std::string prefix = dev_prefix;
+  while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+  return prefix + "/nvidia";
+}
+
 // Adds `pid`'s NVIDIA device files to `scan` (nothing when it has none).
-void scan_one(const std::string& proc_root, const std::string& dev_prefix,
-              uint32_t pid, DeviceFdScan& scan) {
+// Each link is read relative to the open fd directory (readlinkat): a full
+// path made the kernel walk /proc/PID/fd again for every descriptor, most
+// of a link's cost (an init with 300 descriptors is an ancestor of every
+// busy process); only a link under the device prefix is looked at further.
+void scan_one(const std::string& proc_root, const std::string& link_prefix,
+              const std::string& dev_prefix, uint32_t pid, DeviceFdScan& scan) {
   static const pid_t self = getpid();
   if (static_cast<pid_t>(pid) == self) return;
   char target[4096];
@@ -39,15 +51,26 @@ void scan_one(const std::string& proc_root, const std::string& dev_prefix,
     if (errno == EACCES || errno == EPERM) scan.unreadable.push_back(pid);
     return;
   }
+  const int dir_fd = dirfd(d);
+  // Descriptor 0 first: the kernel asks one ptrace check of every link of
+  // a process, so a denied one (a container's root without CAP_SYS_PTRACE
+  // looking at another's process) skips listing the rest.
+  if (readlinkat(dir_fd, "0", target, sizeof target - 1) < 0 &&
+      (errno == EACCES || errno == EPERM)) {
+    closedir(d);
+    return;
+  }
   DeviceHolder h;
   h.pid = pid;
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] == '.') continue;
-    std::string link = fd_dir + "/" + e->d_name;
-    ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
-    if (n <= 0) continue;
-    target[n] = '\0';
-    std::string name = nvidia_device_name(target, dev_prefix);
+    ssize_t n = readlinkat(dir_fd, e->d_name, target, sizeof target - 1);
+    if (n < 0 && (errno == EACCES || errno == EPERM)) break;  // as above
+    if (n <= 0 || static_cast<size_t>(n) < link_prefix.size() ||
+        std::memcmp(target, link_prefix.data(), link_prefix.size()) != 0)
+      continue;
+    std::string name = nvidia_device_name(
+        std::string(target, static_cast<size_t>(n)), dev_prefix);
     if (name.empty() ||
         std::find(h.devices.begin(), h.devices.end(), name) != h.devices.end())
       continue;
@@ -74,7 +97,9 @@ DeviceFdScan scan_nvidia_device_fds_of(const std::string& proc_root,
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   DeviceFdScan scan;
-  for (uint32_t pid : sorted) scan_one(proc_root, dev_prefix, pid, scan);
+  const std::string link_prefix = nvidia_link_prefix(dev_prefix);
+  for (uint32_t pid : sorted)
+    scan_one(proc_root, link_prefix, dev_prefix, pid, scan);
   return scan;
 }
 

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <string>
+#include <string_view>
 
 namespace gd::procfs {
 
@@ -18,6 +20,37 @@ std::atomic<size_t> g_kept{0};
 bool on_procfs(int fd) {
   struct statfs fs {};
   return fstatfs(fd, &fs) == 0 && fs.f_type == kProcSuperMagic;
+}
+
+// What `path` names below its first all-digit component ("/proc" for
+// "/proc/123/stat"); empty when it has none (a host file: "/proc/stat").
+std::string_view root_above_pid(std::string_view path) {
+  size_t at = 0;
+  while ((at = path.find('/', at)) != std::string_view::npos) {
+    size_t end = path.find('/', at + 1);
+    if (end == std::string_view::npos) return {};
+    std::string_view part = path.substr(at + 1, end - at - 1);
+    if (!part.empty() &&
+        part.find_first_not_of("0123456789") == std::string_view::npos)
+      return path.substr(0, at);
+    at = end;
+  }
+  return {};
+}
+
+// Whether a process's file is on procfs: asked of the kernel (fstatfs)
+// once per root and thread (every process's files of one root are on one
+// mount); a scan of every process's stat paid for one per process.
+bool pid_file_on_procfs(const char* path, int fd) {
+  thread_local std::string known_root;
+  thread_local bool known_on_procfs = false;
+  const std::string_view root = root_above_pid(path);
+  if (root.empty()) return on_procfs(fd);
+  if (root != known_root) {
+    known_root.assign(root);
+    known_on_procfs = on_procfs(fd);
+  }
+  return known_on_procfs;
 }
 
 }  // namespace
@@ -50,7 +83,7 @@ bool KeptFile::read(const char* path, std::string& out, Ending ending) {
   if (fd < 0) return false;
   bool ok = read_from_start(fd, out, ending);
   if (ok && g_kept.load(std::memory_order_relaxed) < kept_file_budget() &&
-      on_procfs(fd)) {
+      pid_file_on_procfs(path, fd)) {
     fd_ = fd;
     g_kept.fetch_add(1, std::memory_order_relaxed);
   } else {

@@ -60,7 +60,13 @@ void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
   counts_ = {};
   // Listing costs the kernel ~0.4 us a process, the job's workers included:
   // between listings the known processes are read from the cache.
-  const bool listing = round_ <= 2 || round_ % kListEvery == 0;
+  // A process that a listing this soon after the last one would find is
+  // younger than kMinLifetimeSeconds, too young for a lifetime CPU%: a
+  // one-shot command's second reading, a rate window later, reads the
+  // known processes only (an exit shows as a failed read).
+  const bool too_soon = listings_ > 0 && now >= listed_at_ &&
+                        now - listed_at_ < kMinLifetimeSeconds;
+  const bool listing = !too_soon && (round_ <= 2 || round_ % kListEvery == 0);
   auto due = [&](uint32_t pid, const Entry& e) {
     return !e.job &&  // the process table reads it
            (!e.cpu_pct || (e.hot && listing) ||
@@ -78,6 +84,7 @@ void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
     return;
   }
   listed_at_pid_ = pid_now;
+  listed_at_ = now;
   ++listings_;  // before the reads: read_one tells a first listing apart
   bool listed = for_each_pid(proc_root_, [&](uint32_t pid) {
     ++counts_.listed;

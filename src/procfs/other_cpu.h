@@ -5,8 +5,10 @@
 //  - /proc is listed every kListEvery readings (new pids; the kernel's
 //    cost is per process listed, job workers included), unless no pid was
 //    allocated since the last listing (/proc/loadavg's last pid: no process
-//    can have started); in between, the processes already known are read.
-//    An exit shows as a failed read;
+//    can have started) or it was under kMinLifetimeSeconds ago (a one-shot
+//    command's two readings: a process started since is too young for a
+//    CPU%); in between, the processes already known are read. An exit
+//    shows as a failed read;
 //  - a process is read (its stat: utime + stime of all its threads) when
 //    first seen, when it has no CPU% yet, at every listing when it is one
 //    of the kHotMax busiest, and otherwise once per kSlices readings (by
@@ -121,6 +123,7 @@ class OtherCpuScan {
   // The last pid at the last listing: a listing finds no new process while
   // no pid was allocated since, so the known ones stand in for it.
   std::optional<uint64_t> listed_at_pid_;
+  double listed_at_ = 0;  // when (Unix seconds)
   uint64_t round_ = 0, listings_ = 0;
   ReadCounts counts_;
   std::unordered_map<uint32_t, Entry> cache_;

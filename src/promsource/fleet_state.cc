@@ -124,7 +124,12 @@ std::vector<QueryBatch> fleet_batches(const std::string& match) {
   return out;
 }
 
-FleetBuilder::FleetBuilder(double t) { st_.t = t; }
+FleetBuilder::FleetBuilder(double t) : FleetBuilder(t, t, kStepS) {}
+
+FleetBuilder::FleetBuilder(double start, double end, double step_s)
+    : start_(start), step_(step_s) {
+  st_.t = end;
+}
 
 FleetBuilder::~FleetBuilder() = default;
 
@@ -149,17 +154,22 @@ void FleetBuilder::add(const QueryBatch& batch, std::vector<Series>&& answer) {
 void FleetBuilder::add_nodes(const std::vector<Series>& series) {
   if (!st_.nodes.empty()) return;  // asked once a round
   std::map<std::string, double> seen;
+  // By node: grid step -> newest scrape time of any of its GPUs there.
+  std::map<std::string, std::map<long, double>> scrapes;
   for (const Series& s : series) {
     if (!s.label("GPU_I_ID").empty() || s.points.empty()) continue;
-    const double v = s.points.back().v;
-    if (!std::isfinite(v)) continue;
     std::string node = node_name(s);
     if (node.empty()) {
       ++st_.series_unnamed;
       continue;
     }
-    auto [it, fresh] = seen.try_emplace(std::move(node), v);
-    if (!fresh) it->second = std::max(it->second, v);
+    for (const auto& p : s.points) {
+      if (!std::isfinite(p.v)) continue;
+      auto [it, fresh] = seen.try_emplace(node, p.v);
+      if (!fresh) it->second = std::max(it->second, p.v);
+      auto [at, first] = scrapes[node].try_emplace(grid_step(p.t), p.v);
+      if (!first) at->second = std::max(at->second, p.v);
+    }
   }
   while (seen.size() > kMaxFleetNodes) {
     seen.erase(std::prev(seen.end()));
@@ -171,8 +181,9 @@ void FleetBuilder::add_nodes(const std::vector<Series>& series) {
     n.last_seen = last_seen;
     n.sample.t = st_.t;
     index_.emplace(node, st_.nodes.size() - 1);
+    scrapes_.push_back(std::move(scrapes[node]));
     windows_.push_back(
-        std::make_unique<NodeWindow>(node, st_.t, st_.t, kStepS));
+        std::make_unique<NodeWindow>(node, start_, st_.t, step_));
   }
 }
 
@@ -223,6 +234,31 @@ FleetState FleetBuilder::finish() {
     windows_[i].reset();
   }
   return std::move(st_);
+}
+
+long FleetBuilder::grid_step(double t) const {
+  return std::lround((t - start_) / step_);
+}
+
+std::vector<NodeHistory> FleetBuilder::finish_history() {
+  std::vector<NodeHistory> out;
+  for (size_t i = 0; i < st_.nodes.size(); ++i) {
+    if (!windows_[i]) continue;  // refused: no values
+    NodeHistory& h = out.emplace_back();
+    h.node = st_.nodes[i].node;
+    h.header = windows_[i]->header();
+    const auto& scrapes = scrapes_[i];
+    windows_[i]->each_sample([&](const Sample& s) {
+      auto at = scrapes.find(grid_step(s.t));
+      if (at == scrapes.end() || s.gpus.empty()) return;
+      // A scrape found again at the next grid step is one sample.
+      if (!h.samples.empty() && at->second <= h.samples.back().t) return;
+      h.samples.push_back(s);
+      h.samples.back().t = at->second;
+    });
+    windows_[i].reset();
+  }
+  return out;
 }
 
 FleetState fleet_state(double t, const std::vector<QueryBatch>& batches,

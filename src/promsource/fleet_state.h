@@ -85,12 +85,20 @@ class NodeWindow;
 // The sample times' batch (fleet_batches' first) comes first.
 class FleetBuilder {
  public:
+  // A round: the fleet at time `t`.
   explicit FleetBuilder(double t);
+  // A history (fleet_history.h): the fleet on the grid start, start + step,
+  // ..., end; finish() gives each node's newest sample, finish_history()
+  // each of its scrapes.
+  FleetBuilder(double start, double end, double step_s);
   ~FleetBuilder();
   FleetBuilder(const FleetBuilder&) = delete;
   FleetBuilder& operator=(const FleetBuilder&) = delete;
   void add(const QueryBatch& batch, std::vector<http::prom::Series>&& answer);
   FleetState finish();
+  // Each listed node's samples, one per scrape (the grid steps that found
+  // the same newest scrape give one sample), each at its scrape's time.
+  std::vector<struct NodeHistory> finish_history();
 
  private:
   void add_nodes(const std::vector<http::prom::Series>& series);
@@ -98,8 +106,21 @@ class FleetBuilder {
   void add_entry(size_t entry, std::vector<http::prom::Series>&& series);
 
   FleetState st_;
+  double start_, step_;
   std::map<std::string, size_t> index_;  // node -> its place in st_.nodes
+  // By node (its place in st_.nodes): grid step -> the time of the newest
+  // scrape of its GPU series there.
+  std::vector<std::map<long, double>> scrapes_;
+  // The grid step nearest `t` (a server's times are printed to the ms).
+  long grid_step(double t) const;
   std::vector<std::unique_ptr<NodeWindow>> windows_;  // null: refused
+};
+
+// A node's scrapes over a history's grid (fleet_history.h).
+struct NodeHistory {
+  std::string node;
+  TraceHeader header;
+  std::vector<Sample> samples;  // in time order, each at its scrape's time
 };
 
 // The state from each batch's answer (answers[i] answers batches[i]).

@@ -26,6 +26,15 @@ void fleet_text_or_null(std::string& out, const std::string& s) {
     fleet_text(out, s);
 }
 
+// A Unix time, null while there is none yet (0: no round ended, the node
+// never seen).
+void time_or_null(std::string& out, double t) {
+  if (t > 0)
+    jo::number(out, t);
+  else
+    jo::null(out);
+}
+
 // One GPU cell: its index, util, memory used and total, hottest
 // temperature, power ("null" where unknown).
 struct GpuCell {
@@ -123,10 +132,7 @@ void append_node(std::string& out, const monitor::FleetRow& r) {
   else
     jo::null(out);
   jo::lit(out, ",\"last_seen\":");
-  if (n.data.last_seen > 0)
-    jo::number(out, n.data.last_seen);
-  else
-    jo::null(out);
+  time_or_null(out, n.data.last_seen);
   jo::lit(out, ",\"dashboard\":");
   fleet_text_or_null(out, serve_dashboard_url(n.data.serve_instance));
   jo::lit(out, ",\"error\":");
@@ -143,6 +149,11 @@ void append_node(std::string& out, const monitor::FleetRow& r) {
   append_findings(out, n);
   jo::lit(out, ",\"not_judged\":");
   append_not_judged(out, n);
+  // What the window rules judged: its scrapes and their span.
+  jo::lit(out, ",\"window_samples\":");
+  jo::unsigned_integer(out, n.window_samples);
+  jo::lit(out, ",\"window_span_s\":");
+  jo::number(out, n.window_span_s);
   out += '}';
 }
 
@@ -164,10 +175,7 @@ std::string fleet_json(const FleetFrame& f, double now) {
   jo::lit(out, ",\"interval_s\":");
   jo::number(out, f.interval_s);
   jo::lit(out, ",\"t\":");
-  if (f.t > 0)
-    jo::number(out, f.t);
-  else
-    jo::null(out);
+  time_or_null(out, f.t);
   jo::lit(out, ",\"round_s\":");
   jo::number(out, f.round_s);
   jo::lit(out, ",\"error\":");
@@ -178,6 +186,8 @@ std::string fleet_json(const FleetFrame& f, double now) {
   jo::unsigned_integer(out, f.nodes_left_out);
   jo::lit(out, ",\"series_unnamed\":");
   jo::unsigned_integer(out, f.series_unnamed);
+  jo::lit(out, ",\"window_note\":");
+  fleet_text_or_null(out, f.window_note);
   jo::lit(out, ",\"nodes\":[");
   for (size_t i = 0; i < rows.size(); ++i) {
     if (i) out += ',';
@@ -191,10 +201,7 @@ std::string fleet_event(const FleetFrame& f) {
   std::string out = "event: fleet\ndata: {\"seq\":";
   jo::unsigned_integer(out, f.seq);
   jo::lit(out, ",\"t\":");
-  if (f.t > 0)
-    jo::number(out, f.t);
-  else
-    jo::null(out);
+  time_or_null(out, f.t);
   jo::lit(out, ",\"round_s\":");
   jo::number(out, f.round_s);
   jo::lit(out, ",\"error\":");

@@ -9,6 +9,7 @@
 
 #include "serve/event_stream.h"
 #include "serve/fleet_json.h"
+#include "serve/gzip_body.h"
 
 namespace gd {
 
@@ -55,7 +56,7 @@ void FleetView::watch() {
   }
 }
 
-ApiReply FleetView::reply(double now) const {
+ApiReply FleetView::reply(double now, bool gzip) const {
   auto f = source_->latest();
   ApiReply r;
   if (!f) {
@@ -64,19 +65,34 @@ ApiReply FleetView::reply(double now) const {
     return r;
   }
   const auto second = static_cast<int64_t>(std::floor(now));
-  std::shared_ptr<const std::string> body;
+  std::shared_ptr<const std::string> body, gz;
   {
     std::lock_guard lock(mu_);
-    if (body_ && body_seq_ == f->seq && body_second_ == second) body = body_;
+    if (body_ && body_seq_ == f->seq && body_second_ == second) {
+      body = body_;
+      gz = gzip_;
+    }
   }
   if (!body) {
     body = std::make_shared<const std::string>(fleet_json(*f, now));
     std::lock_guard lock(mu_);
     body_ = body;
+    gzip_ = nullptr;
     body_seq_ = f->seq;
     body_second_ = second;
   }
-  r.body = *body;
+  r.headers.emplace_back("Vary", "Accept-Encoding");
+  if (!gzip) {
+    r.body = *body;
+    return r;
+  }
+  if (!gz) {
+    gz = std::make_shared<const std::string>(gzip_body(*body));
+    std::lock_guard lock(mu_);
+    if (body_ == body) gzip_ = gz;
+  }
+  r.body = *gz;
+  r.headers.emplace_back("Content-Encoding", "gzip");
   return r;
 }
 

@@ -33,8 +33,9 @@ class FleetView {
   // Stops both (a round in flight ends at once).
   void stop();
 
-  // /api/v1/fleet at wall time `now`.
-  ApiReply reply(double now) const;
+  // /api/v1/fleet at wall time `now`; gzip-compressed when `gzip` (the
+  // client accepts it), compressed once per body rendered.
+  ApiReply reply(double now, bool gzip = false) const;
 
  private:
   void watch();
@@ -50,6 +51,7 @@ class FleetView {
   mutable uint64_t body_seq_ = 0;
   mutable int64_t body_second_ = -1;
   mutable std::shared_ptr<const std::string> body_;
+  mutable std::shared_ptr<const std::string> gzip_;  // body_ compressed
 };
 
 }  // namespace gd

@@ -152,7 +152,10 @@ void render_auth_families(const BasicAuth::Counts& n, std::string& out) {
       .add("", n.refused);
 }
 
-ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
+// `gzip`: the client accepts a gzip body (the replies that can be large
+// give one).
+ApiReply route(const Impl& s, std::string_view path, const QueryParams& q,
+               bool gzip) {
   const double now = unix_now();
   if (path == "/metrics") {
     ApiReply r = s.metrics_page.reply(s.box.get(), now);
@@ -178,7 +181,7 @@ ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
       return json_error(404,
                         "serve was not given a Prometheus: start it with "
                         "--fleet-prometheus URL to see the fleet here");
-    return s.fleet->reply(now);
+    return s.fleet->reply(now, gzip);
   }
   if (path == "/api/v1/slurm/actions") {
     if (!s.slurm) return api_slurm_actions(nullptr);
@@ -191,9 +194,10 @@ ApiReply route(const Impl& s, std::string_view path, const QueryParams& q) {
 
 // A handler's exception is logged with its text; the client only learns
 // that it failed (exception text can name files and internals).
-ApiReply guarded(const Impl& s, const std::string& path, const QueryParams& q) {
+ApiReply guarded(const Impl& s, const std::string& path, const QueryParams& q,
+                 bool gzip) {
   try {
-    return route(s, path, q);
+    return route(s, path, q, gzip);
   } catch (const std::exception& e) {
     spdlog::error("msg=\"handler failed\" path={} error={}", serve_log::q(path),
                   serve_log::q(e.what()));
@@ -632,13 +636,15 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url,
   if (path == "/api/v1/events") return queue_events(s, c);
   QueryParams q = is_route(url) ? params_of(c) : QueryParams{};
   if (path == "/api/v1/export") return queue_download(s, c, q);
+  const bool gzip =
+      accepts_gzip(header(c, MHD_HTTP_HEADER_ACCEPT_ENCODING).value_or(""));
   if (is_slow(path)) {  // called again, with the reply, on resume
-    run_slow(s, c, state, [&s, path, q = std::move(q)](bool&) {
-      return std::optional<ApiReply>(guarded(s, path, q));
+    run_slow(s, c, state, [&s, path, q = std::move(q), gzip](bool&) {
+      return std::optional<ApiReply>(guarded(s, path, q, gzip));
     });
     return MHD_YES;
   }
-  return queue(c, guarded(s, path, q));
+  return queue(c, guarded(s, path, q, gzip));
 }
 
 void on_completed(void*, MHD_Connection*, void** con_cls,

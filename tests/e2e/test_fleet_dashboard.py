@@ -20,6 +20,7 @@ Prometheus takes them through its out-of-order window (1h).
 promtool, prometheus or Chromium missing fails the test: it is never
 skipped. scripts/fleet-dashboard-screenshot.py takes the picture of the
 docs from a larger fleet built by the same helpers."""
+import gzip
 import json
 import os
 import re
@@ -73,8 +74,10 @@ def exposition(now, nodes, history_s=1800):
                 for i, t in enumerate(range(start, end + 1, STEP)):
                     v = gpu_values(node.hot, i)
                     v["DCGM_FI_DEV_GPU_UTIL"] = util
-                    v["DCGM_FI_DEV_FB_USED"] = 800 * util
-                    v["DCGM_FI_DEV_FB_FREE"] = 81_000 - 800 * util
+                    # Memory at most 60% used: no memory-pressure over
+                    # the 10-minute window the fleet judges.
+                    v["DCGM_FI_DEV_FB_USED"] = 500 * util
+                    v["DCGM_FI_DEV_FB_FREE"] = 81_000 - 500 * util
                     if gpu == node.dbe_gpu:
                         v["DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"] = 2
                     out.append(f"{name}{{{labels}}} {v[name]} {t}")
@@ -227,6 +230,14 @@ class FleetDashboard(unittest.TestCase):
         self.assertIn("ecc-uncorrectable", detail)
         self.assertIn("GPU 1", detail)
         self.assertIn("Not judged", detail)
+        # Judged over its last 10 minutes, read from Prometheus at start, as
+        # top's node view says it.
+        window = page.wait_for("(t => t && t.includes('scrapes (') ? t : '')((document.querySelector("
+                               "'tr[data-open=\"gpu-ecc\"] .fleet-window') || {}).textContent)",
+                               timeout=SETTLE_S)
+        m = re.search(r"its last (\d+) scrapes \((9|10)m\)", window)
+        self.assertTrue(m, window)
+        self.assertGreaterEqual(int(m.group(1)), 39, window)
         summary = page.evaluate("document.querySelector('tr[data-open=\"gpu-ecc\"] "
                                 ".finding[data-id=\"ecc-uncorrectable\"] .summary').textContent")
         # The model name in it is markup from Prometheus: shown as text.
@@ -290,10 +301,20 @@ class FleetDashboard(unittest.TestCase):
         self.assertEqual(ecc["name"], "gpu-ecc")
         self.assertEqual((ecc["worst_id"], ecc["worst_severity"]), ("ecc-uncorrectable", "critical"))
         self.assertEqual(ecc["findings"][0]["gpus"], [1])
-        self.assertEqual(ecc["gpus"][1]["mem_used_bytes"], 800 * 64 * 1024 * 1024)
+        self.assertEqual(ecc["gpus"][1]["mem_used_bytes"], 500 * 64 * 1024 * 1024)
         live = next(n for n in api["nodes"] if n["name"] == LIVE)
         self.assertEqual(live["dashboard"], f"http://{self.fleet.live_addr}/")
         self.assertEqual(next(n for n in api["nodes"] if n["name"] == "gpu-stale")["status"], "stale")
+        # The page's browser asks for gzip and gets it: the same reply, smaller.
+        req = urllib.request.Request(f"http://{server.host}:{server.port}/api/v1/fleet",
+                                     headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            self.assertEqual(r.headers.get("Content-Encoding"), "gzip")
+            self.assertIn("Accept-Encoding", r.headers.get("Vary", ""))
+            packed = r.read()
+        zipped = json.loads(gzip.decompress(packed))
+        self.assertEqual([n["name"] for n in zipped["nodes"]][:1], ["gpu-ecc"])
+        self.assertLess(len(packed), len(json.dumps(zipped)) / 3)
 
     def test_without_a_prometheus_there_is_no_fleet(self):
         scenario, _, _ = first_sample_scenario(self.tmp.name)

@@ -4,7 +4,11 @@ three live `gpudoctor serve` instances every second, watched by `gpudoctor
 top --prometheus` in tmux:
   node-01..64  backfilled, 2 GPUs each, their series running 10 minutes past
                now so every round finds them fresh; node-41's GPU 1 has 2
-               volatile double-bit ECC errors -> ecc-uncorrectable (critical)
+               volatile double-bit ECC errors -> ecc-uncorrectable (critical);
+               node-17 was held down by heat from 7 to 3 minutes ago and is
+               cool now -> thermal-throttling (warning), which only a
+               diagnosis of the last 10 minutes finds (read from Prometheus
+               when top starts, not gathered since)
   live-1..3    `serve --hostname live-N` with the fake NVML, healthy GPUs
                held by a live process
 The screen must list all 67 nodes within one refresh with the faulty one
@@ -31,6 +35,8 @@ import subprocess
 
 BACKFILLED = [f"node-{i:02d}" for i in range(1, 65)]
 FAULTY = "node-41"
+HOT = "node-17"
+HOT_FROM, HOT_TO = 420, 180  # seconds before the backfill's now
 LIVE = ["live-1", "live-2", "live-3"]
 INTERVAL_S = 3  # top's refresh
 
@@ -49,7 +55,7 @@ def exposition(now):
                           f'modelName="NVIDIA H100 80GB HBM3",Hostname="{node}",'
                           f'instance="10.4.0.{k + 1}:9400",job="dcgm-exporter"')
                 for i, t in enumerate(times):
-                    v = gpu_values(False, i)
+                    v = gpu_values(node == HOT and now - HOT_FROM <= t < now - HOT_TO, i)
                     if node == FAULTY and gpu == 1:
                         v["DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"] = 2
                     out.append(f"{name}{{{labels}}} {v[name]} {t}")
@@ -214,9 +220,37 @@ class FleetLive(unittest.TestCase):
         self.assertIn("0 not answering", screen)
         self.assertEqual(listed[0][0], FAULTY, screen)
         self.assertIn("CRIT ecc-uncorrectable", listed[0][1])
-        for name, line in listed[1:]:
+        # The heat of minutes ago: once each node's last 10 minutes are
+        # read, a round later.
+        screen = pane.wait_for(
+            lambda s: len(rows(s)) == len(every) and "WARN" in dict(rows(s)).get(HOT, ""),
+            timeout=3 * INTERVAL_S + 15)
+        listed = rows(screen)
+        self.assertEqual([n for n, _ in listed][:2], [FAULTY, HOT], screen)
+        self.assertIn("WARN thermal-throttling", listed[1][1])
+        self.assertIn("1 warning", screen)
+        for name, line in listed[2:]:
             self.assertNotRegex(line, "CRIT|WARN", screen)
             self.assertRegex(line, r" ok \d+s ", screen)
+        # Opened: judged over its last 10 minutes of scrapes, with when the
+        # heat was.
+        pane.keys("/")
+        pane.type(HOT)
+        pane.keys("Enter")
+        pane.wait_for(lambda s: [n for n, _ in rows(s)] == [HOT])
+        pane.keys("Enter")
+        screen = pane.wait_for(lambda s: "back to the fleet" in s and "findings (2)" in s,
+                               timeout=10)
+        self.assertRegex(screen, r"findings \(2\): this refresh's sample, and its last "
+                                 r"\d+ scrapes \((9|10)m\)")
+        # Each GPU, with the minutes it was held down.
+        for gpu in (0, 1):
+            self.assertRegex(screen, rf"WARN thermal-throttling +GPU {gpu} ")
+        self.assertEqual(screen.count("sw_thermal_slowdown active in"), 2, screen)
+        pane.keys("q")
+        pane.wait_for("DATA")
+        pane.keys("Escape")
+        pane.wait_for(lambda s: len(rows(s)) == len(every))
         for name, line in listed:
             if name in LIVE:
                 self.assertRegex(line, r" ok \d+s +2 ", line)

@@ -89,6 +89,29 @@ TEST(KeptFile, RegularFilesAreNotKeptSoReplacingThemIsSeen) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(KeptFile, AFixtureTreesProcessFilesAreNotKeptBesideProcs) {
+  // Whether a process's file is on procfs is asked once per tree: /proc's
+  // answer must not carry over to a fixture tree's pid directories, nor
+  // the fixture's to /proc.
+  char tmpl[] = "/tmp/gd_kept_tree_XXXXXX";
+  std::string root = mkdtemp(tmpl);
+  std::filesystem::create_directories(root + "/42");
+  std::filesystem::create_directories(root + "/43");
+  std::ofstream(root + "/42/stat") << "42 (a) S\n";
+  std::ofstream(root + "/43/stat") << "43 (b) S\n";
+  std::string text;
+  for (int round = 0; round < 2; ++round) {
+    KeptFile proc_file, fixture_a, fixture_b;
+    ASSERT_TRUE(proc_file.read(stat_path(getpid()).c_str(), text, kShortRead));
+    EXPECT_TRUE(proc_file.pins_process());
+    ASSERT_TRUE(fixture_a.read((root + "/42/stat").c_str(), text, kShortRead));
+    EXPECT_FALSE(fixture_a.pins_process());
+    ASSERT_TRUE(fixture_b.read((root + "/43/stat").c_str(), text, kShortRead));
+    EXPECT_FALSE(fixture_b.pins_process());
+  }
+  std::filesystem::remove_all(root);
+}
+
 TEST(KeptFile, LongFileIsReadWhole) {
   // More than one read's worth (16 KiB), through both endings.
   char tmpl[] = "/tmp/gd_kept_file_XXXXXX";

@@ -293,6 +293,33 @@ TEST(OtherCpuScan, AProcessStartedSinceTheLastReadingGetsItsLifetimeCpu) {
   EXPECT_NEAR(top->front().cpu_pct, 40.0, 2.0);  // 0.4 s over 1.0 s of life
 }
 
+TEST(OtherCpuScan, AOneShotsSecondReadingReadsTheKnownProcessesUnlisted) {
+  FakeProc proc;
+  proc.put(1, "init", 0, 0);
+  proc.put(40, "trainer-data", 1, 0);
+  proc.put(41, "exits", 1, 0);
+  OtherCpuScan scan(proc.root());
+  const uint64_t btime = 1000;
+  scan.read(2000.0, btime);
+  EXPECT_EQ(scan.last_read_counts().listed, 3u);
+  // A rate window (30 ms) later: 40 used 15 ms of it, 41 exited, 77 started
+  // and is too young for a lifetime CPU%. Nothing is listed; the known
+  // processes are read again.
+  proc.put(40, "trainer-data", 1, static_cast<uint64_t>(0.015 * kTck + 0.5));
+  proc.remove(41);
+  proc.put(77, "cc1plus", 1, 1, static_cast<uint64_t>(1000.02 * kTck));
+  scan.read(2000.03, btime);
+  EXPECT_EQ(scan.last_read_counts().listed, 0u);
+  EXPECT_EQ(scan.last_read_counts().stat_reads, 3u);
+  auto top = scan.top();
+  ASSERT_TRUE(top && top->size() == 1);
+  EXPECT_EQ(top->front().pid, 40u);
+  // The next listing (the 4th reading) finds 77; 41 is not asked for again.
+  scan.read(2001.03, btime);
+  scan.read(2002.03, btime);
+  EXPECT_EQ(scan.last_read_counts().listed, 3u);
+}
+
 TEST(OtherCpuScan, AReusedPidStartsOverAndAHostileCommIsCapped) {
   FakeProc proc;
   // Read at its slice in the 3rd reading (35 % kSlices == 3).

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "promsource/fleet_history.h"
 #include "promsource/series_table.h"
 
 namespace gd::promsource {
@@ -262,6 +263,59 @@ TEST(FleetState, NoAnswerNoNodes) {
   FleetState st = fleet_state(kT, batches, {});
   EXPECT_TRUE(st.nodes.empty());
   EXPECT_EQ(st.error, "");
+}
+
+}  // namespace
+}  // namespace gd::promsource
+
+namespace gd::promsource {
+namespace {
+
+// A series of `points` (time, value) tagged with `entry`.
+Series ranged(const std::string& node, size_t entry,
+              std::vector<std::pair<double, double>> points) {
+  Series s;
+  s.labels = {
+      {"Hostname", node}, {"gpu", "0"}, {kEntryLabel, std::to_string(entry)}};
+  std::sort(s.labels.begin(), s.labels.end());
+  for (auto [t, v] : points) s.points.push_back({t, v});
+  return s;
+}
+
+// The fleet's last minutes: each grid step's scrape time makes a node's
+// scrapes one sample each, at the scrape's time.
+TEST(FleetHistory, EachScrapeOnceAtItsOwnTime) {
+  auto batches = fleet_batches("");
+  const size_t util = fleet_entry_of("DCGM_FI_DEV_GPU_UTIL");
+  // Scraped every 30 s, on a grid of 15 s: two steps find each scrape.
+  const double s0 = kT - 45;
+  std::vector<Series> all = {
+      ranged("gpu-a", kLastSeenEntry,
+             {{s0, kT - 50},
+              {s0 + 15, kT - 50},
+              {s0 + 30, kT - 20},
+              {s0 + 45, kT - 20}}),
+      ranged("gpu-a", util,
+             {{s0, 10}, {s0 + 15, 10}, {s0 + 30, 90}, {s0 + 45, 90}}),
+      // Listed at the last steps only: it began to report late.
+      ranged("gpu-b", kLastSeenEntry, {{s0 + 30, kT - 29}, {s0 + 45, kT - 14}}),
+      ranged("gpu-b", util, {{s0 + 30, 5}, {s0 + 45, 6}})};
+  FleetBuilder b(s0, kT, 15);
+  auto answers = answer(batches, all);
+  for (size_t i = 0; i < batches.size(); ++i)
+    b.add(batches[i], std::move(answers[i]));
+  auto h = b.finish_history();
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].node, "gpu-a");
+  ASSERT_EQ(h[0].samples.size(), 2u);
+  EXPECT_EQ(h[0].samples[0].t, kT - 50);
+  EXPECT_EQ(h[0].samples[0].gpus.at(0).util_pct, 10);
+  EXPECT_EQ(h[0].samples[1].t, kT - 20);
+  EXPECT_EQ(h[0].samples[1].gpus.at(0).util_pct, 90);
+  EXPECT_EQ(h[0].header.host.hostname, "gpu-a");
+  ASSERT_EQ(h[1].samples.size(), 2u);
+  EXPECT_EQ(h[1].samples[1].t, kT - 14);
+  EXPECT_EQ(h[1].samples[1].gpus.at(0).util_pct, 6);
 }
 
 }  // namespace

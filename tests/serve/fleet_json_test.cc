@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -18,53 +19,17 @@
 #include "monitor/fleet_rows.h"
 #include "serve/event_stream.h"
 #include "serve/fleet_view.h"
+#include "serve/gzip_body.h"
+#include "top/fleet_fixture.h"
 
 namespace gd {
 namespace {
 
 using nlohmann::json;
 
-constexpr double kNow = 1732262400.0;
-
-promsource::FleetNode node_of(const std::string& name, double age,
-                              uint64_t dbe = 0) {
-  promsource::FleetNode n;
-  n.node = name;
-  n.last_seen = kNow - age;
-  n.header.host.hostname = name;
-  for (int i = 0; i < 2; ++i) {
-    GpuInfo info;
-    info.index = i;
-    info.memory_total_bytes = 80ull << 30;
-    n.header.gpus.push_back(info);
-    GpuSample g;
-    g.index = i;
-    g.util_pct = i == 0 ? 97.5 : 3;
-    g.mem_used_bytes = 40ull << 30;
-    g.temp_c = 61 + i;
-    g.power_w = 512.25;
-    g.ecc_dbe_volatile_total = i == 1 ? dbe : 0;
-    n.sample.gpus.push_back(g);
-  }
-  n.sample.t = kNow;
-  return n;
-}
-
-monitor::FleetFrame frame_of(
-    std::vector<promsource::FleetNode> nodes,
-    const std::vector<monitor::FleetNodeState>& prev = {}) {
-  promsource::FleetState st;
-  st.t = kNow;
-  st.nodes = std::move(nodes);
-  monitor::FleetFrame f;
-  f.seq = 7;
-  f.source = "http://prometheus:9090";
-  f.interval_s = 5;
-  f.t = kNow;
-  f.round_s = 0.25;
-  f.nodes = monitor::merge_round(prev, std::move(st));
-  return f;
-}
+using fleet_test::fleet_frame_of;
+using fleet_test::fleet_node;
+using fleet_test::kNow;
 
 const json& node_named(const json& doc, const std::string& name) {
   for (const auto& n : doc["nodes"])
@@ -75,14 +40,26 @@ const json& node_named(const json& doc, const std::string& name) {
 }
 
 TEST(FleetJson, TopsOrderStatusAndFigures) {
-  auto ecc = node_of("gpu-ecc", 2, 2);
+  auto ecc = fleet_node("gpu-ecc", 2, 2);
   ecc.serve_instance = "10.0.0.7:9856";
-  auto refused = node_of("gpu-refused", 1);
+  // Figures that tell its GPUs apart, and a power that is no round number.
+  ecc.sample.gpus[0].util_pct = 97.5;
+  ecc.sample.gpus[1].util_pct = 3;
+  ecc.sample.gpus[1].temp_c = 62;
+  ecc.sample.gpus[0].power_w = 512.25;
+  auto refused = fleet_node("gpu-refused", 1);
   refused.error = "a series names GPU 64 of the node";
   refused.sample.gpus.clear();
-  auto f = frame_of({node_of("gpu-b", 2), node_of("gpu-a", 3), ecc,
-                     node_of("gpu-old", 150), refused});
+  auto f = fleet_frame_of({fleet_node("gpu-b", 2), fleet_node("gpu-a", 3), ecc,
+                           fleet_node("gpu-old", 150), refused});
+  f.window_note = "the last 10 minutes could not be read (HTTP 503)";
+  for (auto& n : f.nodes)
+    if (n.data.node == "gpu-ecc") {
+      n.window_samples = 40;
+      n.window_span_s = 585;
+    }
   const json doc = json::parse(fleet_json(f, kNow));
+  EXPECT_EQ(doc["window_note"], f.window_note);
   EXPECT_EQ(doc["source"], "http://prometheus:9090");
   EXPECT_EQ(doc["t"], kNow);
   EXPECT_EQ(doc["round_s"], 0.25);
@@ -115,6 +92,10 @@ TEST(FleetJson, TopsOrderStatusAndFigures) {
   EXPECT_EQ(e["findings"][0]["gpus"], json::array({1}));
   EXPECT_FALSE(e["findings"][0]["summary"].get<std::string>().empty());
   EXPECT_TRUE(e["not_judged"].is_array());
+  // The window the node view names (top's "its last 40 scrapes (9m)").
+  EXPECT_EQ(e["window_samples"], 40);
+  EXPECT_EQ(e["window_span_s"], 585.0);
+  EXPECT_EQ(node_named(doc, "gpu-a")["window_samples"], 0);
   ASSERT_EQ(e["gpus"].size(), 2u);
   EXPECT_EQ(e["gpus"][0]["index"], 0);
   EXPECT_EQ(e["gpus"][0]["util_pct"], 97.5);
@@ -138,8 +119,8 @@ TEST(FleetJson, TopsOrderStatusAndFigures) {
 }
 
 TEST(FleetJson, GoneNodesAndAFailedRound) {
-  auto first = frame_of({node_of("gpu-a", 1), node_of("gpu-b", 1)});
-  auto second = frame_of({node_of("gpu-a", 1)}, first.nodes);
+  auto first = fleet_frame_of({fleet_node("gpu-a", 1), fleet_node("gpu-b", 1)});
+  auto second = fleet_frame_of({fleet_node("gpu-a", 1)}, first.nodes);
   second.error = "the round ran out of its deadline (10 s)";
   const json doc = json::parse(fleet_json(second, kNow + 400));
   EXPECT_EQ(doc["error"], "the round ran out of its deadline (10 s)");
@@ -158,11 +139,11 @@ TEST(FleetJson, BeforeTheFirstRound) {
 }
 
 TEST(FleetJson, HostileTextIsEscapedAndCut) {
-  auto n = node_of("gpu-a", 1);
+  auto n = fleet_node("gpu-a", 1);
   n.error = std::string(5000, 'x') + "\"<script>\n\x01";
   // A link only from a checked address.
   n.serve_instance = "evil\"><script>:9856";
-  auto f = frame_of({n});
+  auto f = fleet_frame_of({n});
   f.source = "http://p/\"\n";
   const std::string body = fleet_json(f, kNow);
   const json doc = json::parse(body);  // valid JSON
@@ -173,7 +154,7 @@ TEST(FleetJson, HostileTextIsEscapedAndCut) {
 }
 
 TEST(FleetJson, AtMostSomeFindingsANodeTheCountWhole) {
-  auto f = frame_of({node_of("gpu-a", 1)});
+  auto f = fleet_frame_of({fleet_node("gpu-a", 1)});
   auto& judged = f.nodes[0].judged;
   for (size_t i = 0; i < kMaxFleetFindingsShown + 10; ++i) {
     check::CheckFinding c;
@@ -192,7 +173,7 @@ TEST(FleetJson, AtMostSomeFindingsANodeTheCountWhole) {
 TEST(FleetJson, TheLargestFleetStaysBounded) {
   std::vector<promsource::FleetNode> nodes;
   for (size_t i = 0; i < promsource::kMaxFleetNodes; ++i) {
-    auto n = node_of("gpu-" + std::to_string(10000 + i), 1, i % 10 == 0);
+    auto n = fleet_node("gpu-" + std::to_string(10000 + i), 1, i % 10 == 0);
     n.serve_instance = n.node + ":9856";
     for (int g = 2; g < 8; ++g) {
       n.header.gpus.push_back(n.header.gpus[0]);
@@ -202,7 +183,7 @@ TEST(FleetJson, TheLargestFleetStaysBounded) {
     }
     nodes.push_back(std::move(n));
   }
-  auto f = frame_of(std::move(nodes));
+  auto f = fleet_frame_of(std::move(nodes));
   const auto t0 = std::chrono::steady_clock::now();
   const std::string body = fleet_json(f, kNow);
   const double ms = std::chrono::duration<double, std::milli>(
@@ -226,7 +207,7 @@ TEST(FleetJson, DashboardUrlOnlyOfACheckedAddress) {
 }
 
 TEST(FleetJson, TheEventIsSmallAndOneLine) {
-  auto f = frame_of({node_of("gpu-a", 1), node_of("gpu-b", 1)});
+  auto f = fleet_frame_of({fleet_node("gpu-a", 1), fleet_node("gpu-b", 1)});
   const std::string e = fleet_event(f);
   ASSERT_EQ(e.rfind("event: fleet\ndata: ", 0), 0u) << e;
   ASSERT_EQ(e.substr(e.size() - 2), "\n\n");
@@ -270,6 +251,30 @@ class FakeFleetSource : public monitor::FleetSource {
   std::shared_ptr<const monitor::FleetFrame> frame_;
 };
 
+std::string gunzip(const std::string& gz) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+  std::string out(1 << 20, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  z.avail_in = static_cast<uInt>(gz.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  inflateEnd(&z);
+  return out;
+}
+
+TEST(GzipBody, ASmallerBodyThatInflatesBack) {
+  std::string body;
+  for (int i = 0; i < 2000; ++i)
+    body += "{\"name\":\"gpu-" + std::to_string(i) + "\",\"status\":\"ok\"},";
+  const std::string gz = gzip_body(body);
+  EXPECT_LT(gz.size(), body.size() / 5);
+  EXPECT_EQ(gunzip(gz), body);
+  EXPECT_EQ(gunzip(gzip_body("")), "");
+}
+
 TEST(FleetView, AnswersTheNewestFrameAndTellsTheStream) {
   auto source = std::make_unique<FakeFleetSource>();
   FakeFleetSource* fake = source.get();
@@ -279,7 +284,7 @@ TEST(FleetView, AnswersTheNewestFrameAndTellsTheStream) {
   auto stream = hub.open();
   view.start();
   EXPECT_TRUE(fake->started);
-  fake->publish(frame_of({node_of("gpu-a", 1)}));
+  fake->publish(fleet_frame_of({fleet_node("gpu-a", 1)}));
   std::string got;
   for (int i = 0; i < 500 && got.find("event: fleet") == std::string::npos;
        ++i) {
@@ -294,6 +299,14 @@ TEST(FleetView, AnswersTheNewestFrameAndTellsTheStream) {
   ApiReply r = view.reply(kNow);
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(json::parse(r.body)["nodes"][0]["name"], "gpu-a");
+  // To a client that accepts gzip: the same body, compressed.
+  ApiReply gz = view.reply(kNow, true);
+  EXPECT_EQ(gz.status, 200);
+  bool gzip_header = false;
+  for (const auto& [k, v] : gz.headers)
+    gzip_header |= k == "Content-Encoding" && v == "gzip";
+  EXPECT_TRUE(gzip_header);
+  EXPECT_EQ(gunzip(gz.body), r.body);
   // A stream opened later is primed with the newest fleet event.
   auto later = hub.open();
   char buf[4096];

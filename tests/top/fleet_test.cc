@@ -7,52 +7,15 @@
 #include <gtest/gtest.h>
 
 #include "monitor/fleet_feed.h"
+#include "top/fleet_fixture.h"
 #include "views/top/parts.h"
 
 namespace gd::top {
 namespace {
 
-constexpr double kNow = 1732262400.0;
-
-promsource::FleetNode fleet_node(const std::string& name, double age,
-                                 uint64_t dbe = 0) {
-  promsource::FleetNode n;
-  n.node = name;
-  n.last_seen = kNow - age;
-  n.header.host.hostname = name;
-  for (int i = 0; i < 2; ++i) {
-    GpuInfo info;
-    info.index = i;
-    info.name = "NVIDIA H100 80GB HBM3";
-    info.memory_total_bytes = 80ull << 30;
-    n.header.gpus.push_back(info);
-    GpuSample g;
-    g.index = i;
-    g.util_pct = 90;
-    g.mem_used_bytes = 40ull << 30;
-    g.temp_c = 60;
-    g.power_w = 500;
-    g.ecc_dbe_volatile_total = i == 1 ? dbe : 0;
-    n.sample.gpus.push_back(g);
-  }
-  n.sample.t = kNow;
-  return n;
-}
-
-// A frame of `round`'s nodes judged, after `prev`'s.
-monitor::FleetFrame fleet_frame_of(
-    std::vector<promsource::FleetNode> nodes,
-    const std::vector<monitor::FleetNodeState>& prev = {}) {
-  promsource::FleetState st;
-  st.t = kNow;
-  st.nodes = std::move(nodes);
-  monitor::FleetFrame f;
-  f.source = "http://prometheus:9090";
-  f.interval_s = 5;
-  f.t = kNow;
-  f.nodes = monitor::merge_round(prev, std::move(st));
-  return f;
-}
+using fleet_test::fleet_frame_of;
+using fleet_test::fleet_node;
+using fleet_test::kNow;
 
 std::vector<std::string> fleet_names(const std::vector<FleetRow>& rows) {
   std::vector<std::string> out;
@@ -268,6 +231,92 @@ TEST(FleetWindows, ThrottlingJudgedOverTheScrapesOfSeveralRounds) {
   prev = monitor::merge_round(prev, std::move(st));
   windows.judge(prev);
   EXPECT_EQ(windows.samples(), 4u);
+}
+
+// The window is the last 10 minutes of scrapes: a minute of heat 7.5
+// minutes ago is still found (a window of a few scrapes lost it long
+// before), and gone once it is more than 10 minutes old.
+TEST(FleetWindows, TheLastTenMinutesOfScrapesAreJudged) {
+  monitor::FleetWindows windows;
+  std::vector<monitor::FleetNodeState> prev;
+  auto throttled = [](const monitor::FleetNodeState& n) {
+    for (const auto& c : n.judged.findings)
+      if (c.finding.id == "thermal-throttling") return true;
+    return false;
+  };
+  auto scrape = [&](int i, bool hot) {
+    const double t = kNow + 15.0 * i;
+    auto n = hot_node(t);
+    if (!hot)
+      for (auto& g : n.sample.gpus) {
+        g.util_pct = 0;  // idle: no busy sample to judge
+        g.temp_c = 40;
+        g.sm_clock_mhz = 1980;
+        g.clock_event_reasons = std::vector<std::string>{"gpu_idle"};
+      }
+    promsource::FleetState st;
+    st.t = t + 1;
+    st.nodes = {std::move(n)};
+    prev = monitor::merge_round(prev, std::move(st));
+    windows.judge(prev);
+    return prev.at(0);
+  };
+  for (int i = 0; i < 4; ++i) scrape(i, true);
+  monitor::FleetNodeState n;
+  for (int i = 4; i < 34; ++i) n = scrape(i, false);
+  EXPECT_TRUE(throttled(n)) << "7.5 minutes after, still in the window";
+  EXPECT_EQ(n.window_samples, 34u);
+  EXPECT_DOUBLE_EQ(n.window_span_s, 33 * 15.0);
+  // 41 scrapes span 10 minutes: the 42nd pushes out the first.
+  for (int i = 34; i < 42; ++i) n = scrape(i, false);
+  EXPECT_EQ(windows.samples(), 41u);
+  EXPECT_EQ(n.window_samples, 41u);
+  EXPECT_DOUBLE_EQ(n.window_span_s, 600.0);
+  // Two hot scrapes left in the window: fewer than the rule needs, so it
+  // says it saw some but not enough.
+  n = scrape(42, false);
+  n = scrape(43, false);
+  EXPECT_FALSE(throttled(n));
+  EXPECT_LT(windows.bytes(), 41u * 1024) << "compressed scrapes";
+}
+
+// Filled from the fleet's last minutes when the view starts: judged whole at
+// the next round, though that round finds no newer scrape.
+TEST(FleetWindows, FilledFromTheLastMinutesJudgedAtTheNextRound) {
+  monitor::FleetWindows windows;
+  promsource::NodeHistory h;
+  h.node = "gpu-hot";
+  for (int i = 0; i < 6; ++i) {
+    auto n = hot_node(kNow - 15.0 * (5 - i));
+    h.header = n.header;
+    n.sample.t = n.last_seen;
+    h.samples.push_back(n.sample);
+  }
+  // In two slices whose seam repeats a scrape.
+  promsource::NodeHistory older = h;
+  older.samples.resize(3);
+  h.samples.erase(h.samples.begin(), h.samples.begin() + 2);
+  windows.begin_fill();
+  std::vector<promsource::NodeHistory> slice;
+  slice.push_back(std::move(older));
+  windows.fill(std::move(slice));
+  slice.clear();
+  slice.push_back(std::move(h));
+  windows.fill(std::move(slice));
+  EXPECT_EQ(windows.samples(), 6u);
+  promsource::FleetState st;
+  st.t = kNow + 1;
+  st.nodes = {hot_node(kNow)};  // the newest scrape, already held
+  auto nodes = monitor::merge_round({}, std::move(st));
+  windows.judge(nodes);
+  EXPECT_EQ(windows.samples(), 6u);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].window_samples, 6u);
+  EXPECT_DOUBLE_EQ(nodes[0].window_span_s, 75.0);
+  bool throttled = false;
+  for (const auto& c : nodes[0].judged.findings)
+    throttled |= c.finding.id == "thermal-throttling";
+  EXPECT_TRUE(throttled);
 }
 
 Key fleet_char(char32_t c) {

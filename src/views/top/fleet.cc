@@ -394,12 +394,23 @@ std::vector<Line> node_lines(const FleetLayoutInput& in,
   add_process_lines(out, f.processes, n.data.node, width);
   out.push_back(LineBuilder(width).done());
   LineBuilder h(width);
-  h.add(fmt::format("findings ({}): {}", n.judged.findings.size(),
-                    f.findings_of.empty()
-                        ? "this refresh's sample, and its last scrapes"
-                        : f.findings_of),
+  // Who judged: this top (this refresh's sample and the window's scrapes)
+  // or the node's own serve.
+  std::string by = f.findings_of;
+  if (by.empty() && n.window_samples > 1)
+    by = fmt::format("this refresh's sample, and its last {} scrapes ({})",
+                     n.window_samples, age_text(n.window_span_s));
+  else if (by.empty())
+    by = "this refresh's sample";
+  h.add(fmt::format("findings ({}): {}", n.judged.findings.size(), by),
         Style::kHeading);
   out.push_back(h.done(Style::kHeading));
+  if (f.findings_of.empty() && !f.window_note.empty())
+    for (const auto& l : wrap_text(f.window_note, std::max(10, width - 2))) {
+      LineBuilder b(width);
+      b.add(l, Style::kDim);
+      out.push_back(b.done());
+    }
   if (n.judged.findings.empty()) {
     LineBuilder b(width);
     b.add(n.data.error.empty() ? "none" : "not judged: " + n.data.error,
