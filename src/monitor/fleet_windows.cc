@@ -101,7 +101,7 @@ void FleetWindows::fill(std::vector<promsource::NodeHistory>&& slice) {
     }
     for (auto& s : h.samples) {
       // In time order, each scrape once (a slice's seam may repeat one).
-      if (s.t <= w->last_t) continue;
+      if (s.t < w->last_t + kFleetWindowStepS) continue;
       w->last_t = s.t;
       w->diagnosis.add(std::make_shared<const Sample>(std::move(s)));
     }
@@ -123,8 +123,8 @@ void FleetWindows::judge(std::vector<FleetNodeState>& nodes) {
     if (!slot) slot = std::make_unique<Window>(fleet_window_options());
     Window& w = *slot;
     // The sample at the time of its newest series: a scrape is added once.
-    const bool added =
-        !n.data.sample.gpus.empty() && n.data.last_seen > w.last_t;
+    const bool added = !n.data.sample.gpus.empty() &&
+                       n.data.last_seen >= w.last_t + kFleetWindowStepS;
     if (added) {
       w.last_t = n.data.last_seen;
       auto s = std::make_shared<Sample>(n.data.sample);

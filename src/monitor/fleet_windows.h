@@ -27,8 +27,13 @@ namespace gd::monitor {
 // added to each node's check findings (not twice for one id and GPUs),
 // what they could not judge to its not-judged list.
 inline constexpr double kFleetWindowS = 600;
-// One scrape every 5 s for 10 minutes (a round finds at most one).
+// One scrape every 5 s for 10 minutes (a round finds at most one): a node
+// scraped, and a fleet refreshed, more often than every kFleetWindowStepS
+// keeps a scrape every kFleetWindowStepS at most, so its window still spans
+// 10 minutes.
 inline constexpr size_t kFleetWindowSamples = 120;
+inline constexpr double kFleetWindowStepS =
+    kFleetWindowS / static_cast<double>(kFleetWindowSamples);
 // The share of a core all nodes' window rules may take on average: after a
 // node's scrapes changed what the rules key on, and while they did not
 // (only the window's sliding can change the findings then). A node's

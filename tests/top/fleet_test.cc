@@ -280,6 +280,23 @@ TEST(FleetWindows, TheLastTenMinutesOfScrapesAreJudged) {
   EXPECT_LT(windows.bytes(), 41u * 1024) << "compressed scrapes";
 }
 
+// A node scraped every second, in a fleet refreshed every second: a scrape
+// every 5 s is kept, so 120 of them still span 10 minutes.
+TEST(FleetWindows, AScrapeEveryFiveSecondsAtMost) {
+  monitor::FleetWindows windows;
+  std::vector<monitor::FleetNodeState> nodes;
+  for (int i = 0; i <= 30; ++i) {
+    promsource::FleetState st;
+    st.t = kNow + i + 0.5;
+    st.nodes = {hot_node(kNow + i)};
+    nodes = monitor::merge_round(nodes, std::move(st));
+    windows.judge(nodes);
+  }
+  EXPECT_EQ(windows.samples(), 7u);  // 0, 5, ..., 30 s
+  EXPECT_EQ(nodes.at(0).window_samples, 7u);
+  EXPECT_DOUBLE_EQ(nodes.at(0).window_span_s, 30.0);
+}
+
 // Filled from the fleet's last minutes when the view starts: judged whole at
 // the next round, though that round finds no newer scrape.
 TEST(FleetWindows, FilledFromTheLastMinutesJudgedAtTheNextRound) {
