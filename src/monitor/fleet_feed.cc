@@ -8,8 +8,6 @@
 #include <stdexcept>
 
 #include "common/signal_stack.h"
-#include "diagnose/engine.h"
-#include "diagnose/evidence.h"
 #include "monitor/fleet_processes.h"
 #include "promsource/fleet_history.h"
 
@@ -200,10 +198,7 @@ bool FleetFeed::fill_windows() {
     window_note_ = "the last 10 minutes could not be read whole (" + error +
                    "): each node's window holds the scrapes since the view "
                    "started, and what was read before it failed";
-    auto f = std::make_shared<FleetFrame>(*prev);
-    f->window_note = window_note_;
-    publish(std::move(f));
-    return true;  // judged at the next round, with what was read
+    return true;  // the next round, at once, judges what was read and says so
   }
   window_note_.clear();
   return true;

@@ -269,28 +269,43 @@ FleetState fleet_state(double t, const std::vector<QueryBatch>& batches,
   return b.finish();
 }
 
+std::string ask_batches(const http::prom::Client& client,
+                        const std::vector<QueryBatch>& batches, double from,
+                        double to, double step_s,
+                        std::chrono::steady_clock::time_point deadline,
+                        const std::string& late, http::RequestCancel& cancel,
+                        FleetBuilder& built) {
+  for (const auto& b : batches) {
+    const double left = std::chrono::duration<double>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+    if (left < 0.01) return late;
+    auto r = client.with_deadline(left).query_range(b.query, from, to, step_s,
+                                                    cancel);
+    if (!r.ok) return std::move(r.error);
+    built.add(b, std::move(r.series));
+  }
+  return {};
+}
+
 FleetState read_fleet(const http::prom::Client& client,
                       const std::vector<QueryBatch>& batches, double t,
                       double deadline_s, http::RequestCancel& cancel) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(deadline_s));
   FleetBuilder built(t);
-  auto failed = [&](std::string why) {
+  std::string error =
+      ask_batches(client, batches, t, t, kStepS, deadline,
+                  "the round ran out of its deadline (" +
+                      std::to_string(static_cast<int>(deadline_s)) + " s)",
+                  cancel, built);
+  if (!error.empty()) {
     FleetState st;
     st.t = t;
-    st.error = std::move(why);
+    st.error = std::move(error);
     return st;
-  };
-  for (const auto& b : batches) {
-    const double left =
-        deadline_s - std::chrono::duration<double>(Clock::now() - t0).count();
-    if (left < 0.01)
-      return failed("the round ran out of its deadline (" +
-                    std::to_string(static_cast<int>(deadline_s)) + " s)");
-    auto r =
-        client.with_deadline(left).query_range(b.query, t, t, kStepS, cancel);
-    if (!r.ok) return failed(std::move(r.error));
-    built.add(b, std::move(r.series));
   }
   return built.finish();
 }

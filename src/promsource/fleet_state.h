@@ -10,6 +10,7 @@
 // bounds is kept with why instead of its values.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -128,6 +129,17 @@ struct NodeHistory {
 // DCGM_FI_DEV_GPU_UTIL, as fleet_nodes.h lists them).
 FleetState fleet_state(double t, const std::vector<QueryBatch>& batches,
                        std::vector<std::vector<http::prom::Series>>&& answers);
+
+// Every batch asked over [from, to] at `step_s` and added to `built`, each
+// request within what is left before `deadline`: "" when all were, else
+// why not (`late` when the deadline came first). A round's and the start's
+// read of the last minutes (fleet_history.h) alike.
+std::string ask_batches(const http::prom::Client& client,
+                        const std::vector<QueryBatch>& batches, double from,
+                        double to, double step_s,
+                        std::chrono::steady_clock::time_point deadline,
+                        const std::string& late, http::RequestCancel& cancel,
+                        FleetBuilder& built);
 
 // One round at time `t` (Unix s): every batch asked, all of them within
 // `deadline_s` (and the client's limits); error set when any batch cannot
