@@ -134,8 +134,9 @@ int run_diagnose(const GlobalOptions& global, const DiagnoseFlags& f) {
   DiagnoseResult result;
   TraceHeader header;
   if (!f.from.empty()) {
-    TraceReader reader(
-        f.from, {.parse_threads = trace_parse_threads(), .process_budget = {}});
+    TraceReader reader(f.from, {.parse_threads = trace_parse_threads(),
+                                .process_budget = {},
+                                .fields = std::nullopt});
     header = reader.header();
     options.gpus = gpu_flag_indices(header, f.gpus);
     check_gpus_in_window(options.gpus, header);

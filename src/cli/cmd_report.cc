@@ -101,10 +101,27 @@ void attribute_findings(accounting::Accountant& acc, const DiagnoseResult& d) {
   acc.attribute(spans);
 }
 
+// What the accountant reads of a sample, as a trace's reader or the
+// history's scan asks for it: a week is read in seconds instead of
+// rebuilding every field of it.
+SampleFields accounted_fields() {
+  SampleFields fields;
+  for (std::string_view name : accounting::kGpuFieldsRead)
+    fields.gpu.emplace_back(name);
+  fields.gpu_processes = true;
+  fields.process_tree = true;
+  return fields;
+}
+
 accounting::AccountReport account_trace(const ReportFlags& f,
                                         const accounting::AccountOptions& o) {
-  TraceReader reader(f.from,
-                     {.parse_threads = parse_threads(), .process_budget = {}});
+  // The findings' rules read whole samples; the accounting alone, its
+  // fields.
+  TraceReader reader(
+      f.from, {.parse_threads = parse_threads(),
+               .process_budget = {},
+               .fields = f.findings ? std::nullopt
+                                    : std::optional(accounted_fields())});
   accounting::Accountant acc(reader.header(), o);
   AccountingSource source(reader, acc, o);
   if (!f.findings) {
@@ -115,17 +132,6 @@ accounting::AccountReport account_trace(const ReportFlags& f,
   }
   attribute_findings(acc, diagnose(reader.header(), source, {}));
   return acc.finish();
-}
-
-// What the accountant reads of a sample, as the history's scan asks for it:
-// a week is read in seconds instead of rebuilding every field of it.
-ScanFields accounted_fields() {
-  ScanFields fields;
-  for (std::string_view name : accounting::kGpuFieldsRead)
-    fields.gpu.emplace_back(name);
-  fields.gpu_processes = true;
-  fields.process_tree = true;
-  return fields;
 }
 
 accounting::AccountReport account_history(const ReportFlags& f,

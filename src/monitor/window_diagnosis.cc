@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
 
 #include "trace/trace_io.h"
 
@@ -68,9 +69,10 @@ WindowDiagnosis::WindowDiagnosis(WindowOptions options)
 void WindowDiagnosis::add(std::shared_ptr<const Sample> s) {
   if (!window_.empty() && s->t < window_.back().t) clear();
   const double now = s->t;
-  changed_ = changed_ || !s->events.empty() || !last_added_ ||
-             changed_from(*last_added_, *s);
-  last_added_ = s;
+  ChangeKey key = change_key(*s);
+  changed_ =
+      changed_ || !s->events.empty() || !last_added_ || *last_added_ != key;
+  last_added_ = std::move(key);
   try {
     window_.push_back({now, compress(sample_to_json(*s))});
     bytes_ += window_.back().zstd.size();
@@ -103,44 +105,70 @@ size_t busy_processes(const Sample& s) {
   return n;
 }
 
+// 0: idle, 1: working, 2: saturated, 3: unknown.
+int8_t util_band_of(const opt<double>& util) {
+  return !util ? 3 : *util < 10 ? 0 : *util < 90 ? 1 : 2;
+}
+
+// Length-prefixed, so that a key's text reads back one way only.
+void append_counted(std::string& out, std::string_view s) {
+  out += std::to_string(s.size());
+  out += ':';
+  out += s;
+}
+
+void append_list(std::string& out, const std::vector<std::string>& list) {
+  out += std::to_string(list.size());
+  out += ':';
+  for (const std::string& s : list) append_counted(out, s);
+}
+
 }  // namespace
 
-bool WindowDiagnosis::changed_from(const Sample& before, const Sample& now) {
-  if (before.gpus.size() != now.gpus.size() ||
-      before.processes.size() != now.processes.size() ||
-      busy_processes(before) != busy_processes(now))
-    return true;
-  // 0: idle, 1: working, 2: saturated, 3: unknown.
-  auto band = [](const opt<double>& util) {
-    return !util ? 3 : *util < 10 ? 0 : *util < 90 ? 1 : 2;
-  };
-  // Memory in GiB, temperature in 5 C steps: a leak's growth, a GPU heating.
-  auto gib = [](const opt<uint64_t>& b) {
-    return b ? static_cast<int64_t>(*b >> 30) : -1;
-  };
-  auto five_c = [](const opt<int>& c) { return c ? *c / 5 : -100; };
-  for (size_t i = 0; i < now.gpus.size(); ++i) {
-    const GpuSample &a = before.gpus[i], &b = now.gpus[i];
-    if (a.index != b.index || a.lost != b.lost || a.stale != b.stale ||
-        band(a.util_pct) != band(b.util_pct) ||
-        gib(a.mem_used_bytes) != gib(b.mem_used_bytes) ||
-        five_c(a.temp_c) != five_c(b.temp_c) ||
-        a.clock_event_reasons != b.clock_event_reasons ||
-        a.ecc_sbe_volatile_total != b.ecc_sbe_volatile_total ||
-        a.ecc_dbe_volatile_total != b.ecc_dbe_volatile_total ||
-        a.pcie_replay_total != b.pcie_replay_total ||
-        a.retired_pages_pending != b.retired_pages_pending ||
-        a.remapped_rows_pending != b.remapped_rows_pending ||
-        a.recovery_action != b.recovery_action ||
-        a.fabric_state != b.fabric_state || a.read_errors != b.read_errors ||
-        a.processes.has_value() != b.processes.has_value())
-      return true;
-    if (!a.processes) continue;
-    if (a.processes->size() != b.processes->size()) return true;
-    for (size_t j = 0; j < a.processes->size(); ++j)
-      if ((*a.processes)[j].pid != (*b.processes)[j].pid) return true;
+WindowDiagnosis::ChangeKey WindowDiagnosis::change_key(const Sample& s) {
+  ChangeKey k;
+  k.processes = s.processes.size();
+  k.busy_processes = busy_processes(s);
+  k.gpus.reserve(s.gpus.size());
+  size_t pids = 0;
+  for (const GpuSample& g : s.gpus)
+    pids += g.processes ? g.processes->size() : 0;
+  k.pids.reserve(pids);
+  k.text.reserve(40 * s.gpus.size());  // ~30-40 bytes a GPU, then fitted
+  for (const GpuSample& g : s.gpus) {
+    ChangeKey::Gpu& o = k.gpus.emplace_back();
+    o.index = g.index;
+    o.lost = g.lost;
+    o.stale = g.stale;
+    o.util_band = util_band_of(g.util_pct);
+    // Memory in GiB, temperature in 5 C steps: a leak's growth, a GPU
+    // heating.
+    o.mem_gib =
+        g.mem_used_bytes ? static_cast<int64_t>(*g.mem_used_bytes >> 30) : -1;
+    o.temp_5c = g.temp_c ? *g.temp_c / 5 : -100;
+    o.ecc_sbe_volatile_total = g.ecc_sbe_volatile_total;
+    o.ecc_dbe_volatile_total = g.ecc_dbe_volatile_total;
+    o.pcie_replay_total = g.pcie_replay_total;
+    o.retired_pages_pending = g.retired_pages_pending;
+    o.remapped_rows_pending = g.remapped_rows_pending;
+    if (g.processes) {
+      o.listed_processes = static_cast<int64_t>(g.processes->size());
+      for (const GpuProcess& p : *g.processes) k.pids.push_back(p.pid);
+    }
+    if (g.clock_event_reasons)
+      append_list(k.text, *g.clock_event_reasons);
+    else
+      k.text += '-';
+    append_counted(k.text, g.recovery_action);
+    append_counted(k.text, g.fabric_state);
+    append_list(k.text, g.read_errors);
   }
-  return false;
+  k.text.shrink_to_fit();
+  return k;
+}
+
+bool WindowDiagnosis::changed_from(const Sample& before, const Sample& now) {
+  return change_key(before) != change_key(now);
 }
 
 std::shared_ptr<const FindingsState> WindowDiagnosis::evaluate_if_due(

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/sample.h"
+#include "model/sample_fields.h"
 #include "trace/trace_io.h"
 
 namespace gd {
@@ -61,20 +62,9 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// What scan_fields() fills in each sample of the stored blocks: a report
-// over a week needs a few columns, not whole samples. Every sample keeps its
-// time and its GPUs' index, lost and stale; the rest stays unknown unless
-// named here.
-struct ScanFields {
-  // Numeric GPU fields by their metric names ("util_pct", "sm_active_pct":
-  // the <field> of gpu.<field>). An unknown name is a StoreError.
-  std::vector<std::string> gpu;
-  // Each GPU's process list: pid, type, used memory and SM %.
-  bool gpu_processes = false;
-  // The host processes' identity and tree: pid, ppid, user, name, cmdline,
-  // cgroup, start_time and ns_pid (not their libraries, state or usage).
-  bool process_tree = false;
-};
+// What scan_fields() fills in each sample of the stored blocks
+// (model/sample_fields.h); an unknown GPU field name is a StoreError.
+using ScanFields = SampleFields;
 
 // The file is a gpudoctor history of a schema version this gpudoctor does
 // not know (store/schema_version.h): refused, nothing read or written.

@@ -256,4 +256,14 @@ void read_remap_histogram(const Loc& parent, std::string_view key, element v,
   }
 }
 
+void clear_gpu_readings(GpuSample& o) {
+  GD_GPU_SAMPLE_FIELDS(GD_CLEAR)
+  o.lost = o.stale = false;
+  o.row_remap_histogram.reset();
+  o.read_errors.clear();
+  o.clock_event_reasons.reset();
+  o.nvlinks.reset();
+  o.mig_instances.reset();
+}
+
 }  // namespace gd::json_in

@@ -351,5 +351,8 @@ int find_key(const std::string_view (&names)[N], std::string_view key,
 // json_in_gpu.cc
 void parse_gpu_sample(const Loc& loc, object obj, GpuSample& o);
 void parse_mig_instance(const Loc& loc, object obj, MigInstance& o);
+// Every field of `o` unknown but its index and processes (whose storage a
+// reader reuses).
+void clear_gpu_readings(GpuSample& o);
 
 }  // namespace gd::json_in

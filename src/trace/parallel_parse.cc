@@ -8,9 +8,10 @@
 
 namespace gd {
 
-ParallelSampleParser::ParallelSampleParser(LineSource& source, int threads,
-                                           const ProcessBudget& budget)
-    : source_(source), budget_(budget) {
+ParallelSampleParser::ParallelSampleParser(
+    LineSource& source, int threads, const ProcessBudget& budget,
+    const json_in::SampleFieldsReader* fields)
+    : source_(source), budget_(budget), fields_(fields) {
   if (threads < 1) threads = 1;
   // Two batches per worker: one being parsed, one parsed and waiting, so a
   // worker rarely waits for the consumer to hand storage back.
@@ -80,6 +81,7 @@ void ParallelSampleParser::fill(Batch& b) {
 
 void ParallelSampleParser::parse(Batch& b) {
   thread_local simdjson::dom::parser parser;
+  thread_local simdjson::ondemand::parser fields_parser;
   const std::string& source_name = source_.name();
   if (b.samples.size() < b.lines.size()) b.samples.resize(b.lines.size());
   std::string where;
@@ -88,8 +90,12 @@ void ParallelSampleParser::parse(Batch& b) {
     where += ':';
     where += std::to_string(l.number);
     try {
-      json_in::parse_sample(parser, b.text.data() + l.offset, l.size, where,
-                            b.samples[b.parsed], budget_);
+      if (fields_)
+        fields_->parse(fields_parser, parser, b.text.data() + l.offset, l.size,
+                       where, b.samples[b.parsed]);
+      else
+        json_in::parse_sample(parser, b.text.data() + l.offset, l.size, where,
+                              b.samples[b.parsed], budget_);
     } catch (...) {
       // The read error found while filling (if any) comes later in the
       // file than this line: this one is reported.
@@ -103,6 +109,8 @@ void ParallelSampleParser::parse(Batch& b) {
   // bytes per byte of it), and the batch its text: after a huge line, both
   // start afresh.
   if (parser.capacity() > 4 * kBatchBytes) parser = simdjson::dom::parser();
+  if (fields_parser.capacity() > 4 * kBatchBytes)
+    fields_parser = simdjson::ondemand::parser();
   if (b.text.capacity() > 4 * kBatchBytes) std::string().swap(b.text);
 }
 

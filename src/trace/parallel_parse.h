@@ -29,12 +29,19 @@
 
 namespace gd {
 
+namespace json_in {
+class SampleFieldsReader;
+}
+
 class ParallelSampleParser {
  public:
   // `source` is positioned after the header and is read only by the worker
   // threads from now on, until this object is destroyed.
+  // With `fields` (which must outlive this object), each line is read by
+  // it: only the fields it was asked for.
   ParallelSampleParser(LineSource& source, int threads,
-                       const ProcessBudget& budget);
+                       const ProcessBudget& budget,
+                       const json_in::SampleFieldsReader* fields = nullptr);
   ~ParallelSampleParser();
   ParallelSampleParser(const ParallelSampleParser&) = delete;
   ParallelSampleParser& operator=(const ParallelSampleParser&) = delete;
@@ -76,6 +83,7 @@ class ParallelSampleParser {
 
   LineSource& source_;
   const ProcessBudget budget_;
+  const json_in::SampleFieldsReader* fields_;
   std::mutex source_mu_;
   uint64_t next_seq_in_ = 0;  // under source_mu_
   bool source_done_ = false;  // under source_mu_

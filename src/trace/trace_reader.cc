@@ -38,6 +38,14 @@ void sample_from_json(std::string_view line, const std::string& where,
                         out, ProcessBudget{});
 }
 
+void sample_fields_from_json(std::string_view line, const std::string& where,
+                             const SampleFields& fields, Sample& out) {
+  thread_local simdjson::ondemand::parser parser;
+  const json_in::SampleFieldsReader reader(fields, ProcessBudget{});
+  reader.parse(parser, thread_parser(), padded_copy(line), line.size(), where,
+               out);
+}
+
 Sample sample_from_json(std::string_view line, const std::string& where) {
   Sample s;
   sample_from_json(line, where, s);
@@ -45,8 +53,12 @@ Sample sample_from_json(std::string_view line, const std::string& where) {
 }
 
 struct TraceReader::Impl {
-  Impl(const std::string& path, const ProcessBudget& budget)
-      : source(path), budget(budget) {}
+  Impl(const std::string& path, const TraceReader::Options& options)
+      : source(path), budget(options.process_budget) {
+    if (options.fields)
+      fields = std::make_unique<json_in::SampleFieldsReader>(*options.fields,
+                                                             budget);
+  }
 
   // "FILE:LINE" of the last line read (of the last sample handed out).
   std::string where() const {
@@ -65,6 +77,9 @@ struct TraceReader::Impl {
   LineSource source;
   ProcessBudget budget;
   simdjson::dom::parser parser;
+  // With Options::fields: what reads each line, and its parser.
+  std::unique_ptr<json_in::SampleFieldsReader> fields;
+  simdjson::ondemand::parser fields_parser;
   TraceHeader header;
   bool have_previous = false;
   double previous_t = 0;
@@ -73,7 +88,7 @@ struct TraceReader::Impl {
 };
 
 TraceReader::TraceReader(const std::string& path, Options options)
-    : impl_(std::make_unique<Impl>(path, options.process_budget)) {
+    : impl_(std::make_unique<Impl>(path, options)) {
   std::string_view line;
   if (!impl_->next_line(line)) {
     throw TraceError(impl_->source.name() +
@@ -88,7 +103,8 @@ TraceReader::TraceReader(const std::string& path, Options options)
                                         impl_->where());
   if (options.parse_threads > 0)
     impl_->parallel = std::make_unique<ParallelSampleParser>(
-        impl_->source, options.parse_threads, options.process_budget);
+        impl_->source, options.parse_threads, options.process_budget,
+        impl_->fields.get());
 }
 
 TraceReader::~TraceReader() = default;
@@ -105,12 +121,18 @@ bool TraceReader::next(Sample& out) {
   } else {
     std::string_view line;
     if (!impl_->next_line(line)) return false;
-    json_in::parse_sample(impl_->parser, line.data(), line.size(),
-                          impl_->where(), out, impl_->budget);
+    if (impl_->fields)
+      impl_->fields->parse(impl_->fields_parser, impl_->parser, line.data(),
+                           line.size(), impl_->where(), out);
+    else
+      json_in::parse_sample(impl_->parser, line.data(), line.size(),
+                            impl_->where(), out, impl_->budget);
     // simdjson keeps buffers sized for the longest line it parsed (about
     // ten bytes per byte of it): after a huge line, start afresh.
     if (impl_->parser.capacity() > ParallelSampleParser::kBatchBytes * 4)
       impl_->parser = simdjson::dom::parser();
+    if (impl_->fields_parser.capacity() > ParallelSampleParser::kBatchBytes * 4)
+      impl_->fields_parser = simdjson::ondemand::parser();
   }
   if (impl_->have_previous && out.t < impl_->previous_t)
     trace_checks::check_time_order(out.t, impl_->previous_t, impl_->where());

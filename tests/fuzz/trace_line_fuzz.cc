@@ -2,12 +2,15 @@
 // either rejected with a TraceError naming where ("fuzz:N: ...", one line)
 // or accepted; what is accepted must serialise, and the serialisation must
 // parse back to the same value (compared by serialising it once more: the
-// writer prints every field, so equal text means equal values).
+// writer prints every field, so equal text means equal values). A read of
+// a few fields (what `report --from` asks for) rejects the same way, and of
+// a line the full parser accepts it gives the full sample's fields.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "../trace/sample_projection.h"
 #include "fuzz_check.h"
 #include "trace/trace_io.h"
 
@@ -46,6 +49,33 @@ void sample_round_trip(std::string_view line) {
   FUZZ_CHECK(gd::sample_to_json(again) == once, once);
 }
 
+void fields_read(std::string_view line) {
+  static const gd::SampleFields kAccounted{
+      .gpu = {"util_pct", "power_w", "energy_mj_total", "sm_active_pct"},
+      .gpu_processes = true,
+      .process_tree = true};
+  static gd::Sample reused;
+  bool full_ok = true;
+  gd::Sample full;
+  try {
+    full = gd::sample_from_json(line, "fuzz:2");
+  } catch (const gd::TraceError&) {
+    full_ok = false;
+  }
+  try {
+    gd::sample_fields_from_json(line, "fuzz:2", kAccounted, reused);
+  } catch (const gd::TraceError& e) {
+    check_error(e, "fuzz:2");
+    FUZZ_CHECK(!full_ok,
+               std::string("a line the full parser reads: ") + e.what());
+    return;
+  }
+  if (full_ok)
+    FUZZ_CHECK(gd::sample_to_json(reused) ==
+                   gd::sample_to_json(gd::testing::projected(full, kAccounted)),
+               line);
+}
+
 void header_round_trip(std::string_view line) {
   gd::TraceHeader h;
   try {
@@ -71,6 +101,7 @@ void header_round_trip(std::string_view line) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view line(reinterpret_cast<const char*>(data), size);
   sample_round_trip(line);
+  fields_read(line);
   header_round_trip(line);
   return 0;
 }

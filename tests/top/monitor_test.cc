@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <thread>
 
 #include "monitor/gpu_history.h"
@@ -106,6 +107,236 @@ TEST(WindowDiagnosis, ChangesThatMakeTheFindingsWorthReJudging) {
   ASSERT_GE(e.processes.size(), 4u);
   e.processes[3].cpu_pct = 100;  // a process saturated
   EXPECT_TRUE(WindowDiagnosis::changed_from(a, e));
+}
+
+TEST(WindowDiagnosis, TheStringsComparedAreComparedWhole) {
+  Sample a = *at(kT0);
+  a.gpus[0].clock_event_reasons = std::vector<std::string>{"sw_power_cap"};
+  a.gpus[0].recovery_action = kRecoveryNone;
+  a.gpus[1].fabric_state = kFabricCompleted;
+  EXPECT_FALSE(WindowDiagnosis::changed_from(a, a));
+  Sample b = a;
+  b.gpus[0].clock_event_reasons->push_back("hw_slowdown");
+  EXPECT_TRUE(WindowDiagnosis::changed_from(a, b));
+  // Two reasons are not the one that reads the same joined.
+  Sample c = b;
+  c.gpus[0].clock_event_reasons =
+      std::vector<std::string>{"sw_power_caphw_slowdown"};
+  EXPECT_TRUE(WindowDiagnosis::changed_from(b, c));
+  Sample d = a;
+  d.gpus[0].clock_event_reasons.reset();  // unknown is not "none active"
+  Sample e = a;
+  e.gpus[0].clock_event_reasons.emplace();
+  EXPECT_TRUE(WindowDiagnosis::changed_from(d, e));
+  Sample f = a;
+  f.gpus[0].recovery_action = kRecoveryGpuReset;
+  EXPECT_TRUE(WindowDiagnosis::changed_from(a, f));
+  Sample g = a;
+  g.gpus[1].fabric_state = kFabricFailed;
+  EXPECT_TRUE(WindowDiagnosis::changed_from(a, g));
+  // A string's end moving to the next one's start is a change.
+  Sample h = a, i = a;
+  h.gpus[0].recovery_action = "a1:b";
+  i.gpus[0].recovery_action = "a";
+  i.gpus[0].fabric_state = "b";
+  EXPECT_TRUE(WindowDiagnosis::changed_from(h, i));
+  Sample j = a;
+  j.gpus[1].read_errors = {"temp_c"};
+  EXPECT_TRUE(WindowDiagnosis::changed_from(a, j));
+  // A process moving from one GPU's list to the next one's.
+  Sample k = a, l = a;
+  k.gpus[0].processes->push_back({300, kGiB, "compute"});
+  l.gpus[1].processes->insert(l.gpus[1].processes->begin(),
+                              {100, kGiB, "compute"});
+  l.gpus[0].processes->clear();
+  l.gpus[0].processes->push_back({100, kGiB, "compute"});
+  k.gpus[1].processes->pop_back();
+  EXPECT_TRUE(WindowDiagnosis::changed_from(k, l));
+  // Not listed is not listed empty.
+  Sample m = a, n = a;
+  m.gpus[0].processes.reset();
+  n.gpus[0].processes->clear();
+  EXPECT_TRUE(WindowDiagnosis::changed_from(m, n));
+}
+
+// changed_from() as it compared the samples themselves, before it compared
+// their keys: the keys must say the same on any pair.
+bool changed_from_samples(const Sample& before, const Sample& now) {
+  auto busy = [](const Sample& s) {
+    size_t n = 0;
+    for (const ProcessSample& p : s.processes)
+      n += p.cpu_pct && *p.cpu_pct >= 90;
+    return n;
+  };
+  if (before.gpus.size() != now.gpus.size() ||
+      before.processes.size() != now.processes.size() ||
+      busy(before) != busy(now))
+    return true;
+  auto band = [](const opt<double>& util) {
+    return !util ? 3 : *util < 10 ? 0 : *util < 90 ? 1 : 2;
+  };
+  auto gib = [](const opt<uint64_t>& b) {
+    return b ? static_cast<int64_t>(*b >> 30) : -1;
+  };
+  auto five_c = [](const opt<int>& c) { return c ? *c / 5 : -100; };
+  for (size_t i = 0; i < now.gpus.size(); ++i) {
+    const GpuSample &a = before.gpus[i], &b = now.gpus[i];
+    if (a.index != b.index || a.lost != b.lost || a.stale != b.stale ||
+        band(a.util_pct) != band(b.util_pct) ||
+        gib(a.mem_used_bytes) != gib(b.mem_used_bytes) ||
+        five_c(a.temp_c) != five_c(b.temp_c) ||
+        a.clock_event_reasons != b.clock_event_reasons ||
+        a.ecc_sbe_volatile_total != b.ecc_sbe_volatile_total ||
+        a.ecc_dbe_volatile_total != b.ecc_dbe_volatile_total ||
+        a.pcie_replay_total != b.pcie_replay_total ||
+        a.retired_pages_pending != b.retired_pages_pending ||
+        a.remapped_rows_pending != b.remapped_rows_pending ||
+        a.recovery_action != b.recovery_action ||
+        a.fabric_state != b.fabric_state || a.read_errors != b.read_errors ||
+        a.processes.has_value() != b.processes.has_value())
+      return true;
+    if (!a.processes) continue;
+    if (a.processes->size() != b.processes->size()) return true;
+    for (size_t j = 0; j < a.processes->size(); ++j)
+      if ((*a.processes)[j].pid != (*b.processes)[j].pid) return true;
+  }
+  return false;
+}
+
+// One random edit, small or large, of what changed_from() compares or not.
+void mutate_for_change_test(Sample& s, std::mt19937& rng) {
+  auto pick = [&rng](size_t n) {
+    return static_cast<size_t>(
+        std::uniform_int_distribution<size_t>(0, n - 1)(rng));
+  };
+  GpuSample& g = s.gpus[pick(s.gpus.size())];
+  const std::vector<std::string> words = {"", "a", "b", "ab", "sw_power_cap"};
+  switch (pick(19)) {
+    case 0:
+      g.util_pct = static_cast<double>(pick(100));
+      break;
+    case 1:
+      g.util_pct.reset();
+      break;
+    case 2:
+      g.mem_used_bytes = pick(4) * (kGiB / 2);
+      break;
+    case 3:
+      g.temp_c = static_cast<int>(pick(20)) - 5;
+      break;
+    case 4:
+      g.temp_c.reset();
+      break;
+    case 5:
+      g.power_w = static_cast<double>(pick(700));
+      break;  // not compared
+    case 6:
+      g.lost = !g.lost;
+      break;
+    case 7:
+      g.stale = !g.stale;
+      break;
+    case 8:
+      if (pick(3) == 0)
+        g.clock_event_reasons.reset();
+      else {
+        g.clock_event_reasons.emplace();
+        for (size_t i = pick(3); i > 0; --i)
+          g.clock_event_reasons->push_back(words[pick(words.size())]);
+      }
+      break;
+    case 9:
+      g.ecc_sbe_volatile_total = pick(2);
+      break;
+    case 10:
+      g.pcie_replay_total.reset();
+      break;
+    case 11:
+      g.retired_pages_pending = pick(2) == 1;
+      break;
+    case 12:
+      g.recovery_action = words[pick(words.size())];
+      break;
+    case 13:
+      g.fabric_state = words[pick(words.size())];
+      break;
+    case 14:
+      g.read_errors.clear();
+      for (size_t i = pick(3); i > 0; --i)
+        g.read_errors.push_back(words[pick(words.size())]);
+      break;
+    case 15:
+      if (pick(4) == 0) {
+        g.processes.reset();
+      } else {
+        g.processes.emplace();
+        for (size_t i = pick(3); i > 0; --i)
+          g.processes->push_back(
+              {static_cast<uint32_t>(100 + pick(3)), kGiB, "compute"});
+      }
+      break;
+    case 16:
+      s.processes[pick(s.processes.size())].cpu_pct =
+          static_cast<double>(85 + pick(10));
+      break;
+    case 17:
+      s.processes.push_back(proc(400, 1, "carol", "sleep 9", 0));
+      break;
+    default:
+      g.index = static_cast<int>(pick(3));
+      break;
+  }
+}
+
+TEST(WindowDiagnosis, TheKeysSayWhatComparingTheSamplesSaid) {
+  std::mt19937 rng(20261205);
+  size_t changed = 0, same = 0;
+  for (int round = 0; round < 4000; ++round) {
+    Sample a = *at(kT0);
+    for (int i = round % 3; i > 0; --i) mutate_for_change_test(a, rng);
+    Sample b = a;
+    for (int i = round % 2 + 1; i > 0; --i) mutate_for_change_test(b, rng);
+    const bool expected = changed_from_samples(a, b);
+    ASSERT_EQ(WindowDiagnosis::changed_from(a, b), expected)
+        << "round " << round;
+    ASSERT_EQ(WindowDiagnosis::changed_from(b, a), changed_from_samples(b, a))
+        << "round " << round;
+    (expected ? changed : same) += 1;
+  }
+  // Both answers were exercised.
+  EXPECT_GT(changed, 500u);
+  EXPECT_GT(same, 500u);
+}
+
+TEST(WindowDiagnosis, KeepsNoReferenceToTheSamplesAdded) {
+  WindowDiagnosis d;
+  std::weak_ptr<const Sample> first, last;
+  {
+    auto s = at(kT0, true);
+    first = s;
+    d.add(std::move(s));
+  }
+  for (int i = 1; i <= 5; ++i) {
+    auto s = at(kT0 + i);
+    last = s;
+    d.add(s);
+  }
+  EXPECT_TRUE(first.expired());
+  EXPECT_TRUE(last.expired());  // the newest one too, once its caller let go
+  EXPECT_EQ(d.samples(), 6u);
+  // The findings come from the window's own copies.
+  TraceHeader h = header_with(2);
+  ASSERT_TRUE(d.evaluate_if_due(h, kT0 + 5));
+  d.clear();
+  EXPECT_EQ(d.samples(), 0u);
+  EXPECT_EQ(d.bytes(), 0u);
+  {
+    auto s = at(kT0 + 6);
+    last = s;
+    d.add(std::move(s));
+  }
+  EXPECT_TRUE(last.expired());
+  EXPECT_TRUE(d.evaluate_if_due(h, kT0 + 6));  // first after a clear: at once
 }
 
 TEST(WindowDiagnosis, TimeGoingBackClearsTheWindow) {

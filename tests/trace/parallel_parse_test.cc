@@ -40,7 +40,8 @@ struct Read {
 
 Read read_all(const std::string& path, int threads) {
   Read out;
-  TraceReader r(path, {.parse_threads = threads, .process_budget = {}});
+  TraceReader r(path,
+                {.parse_threads = threads, .process_budget = {}, .fields = {}});
   Sample s;
   try {
     while (r.next(s)) {
@@ -139,7 +140,8 @@ TEST(ParallelParse, AReaderDroppedHalfWayReturnsAtOnce) {
   std::vector<Sample> samples;
   const std::string path = dir.write("t.jsonl", trace_text(500, samples));
   for (int threads : {1, 2, 4}) {
-    TraceReader r(path, {.parse_threads = threads, .process_budget = {}});
+    TraceReader r(
+        path, {.parse_threads = threads, .process_budget = {}, .fields = {}});
     Sample s;
     ASSERT_TRUE(r.next(s));
     ASSERT_TRUE(r.next(s));

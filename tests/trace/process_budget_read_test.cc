@@ -37,7 +37,8 @@ Sample crowded_sample(double t, int workers) {
 
 std::vector<Sample> read_all(const std::string& path, int threads,
                              ProcessBudget budget) {
-  TraceReader r(path, {.parse_threads = threads, .process_budget = budget});
+  TraceReader r(
+      path, {.parse_threads = threads, .process_budget = budget, .fields = {}});
   std::vector<Sample> out;
   Sample s;
   while (r.next(s)) out.push_back(s);
