@@ -2,12 +2,14 @@
 // at 200x60 and 80x24, with 8 GPUs and ~500 processes (8 GPU jobs with 61
 // workers each), folded and as a tree. The drawing goes to /dev/null through
 // ncurses as it would to a terminal (terminfo xterm-256color). Goal: a
-// 200x60 frame in under 1 ms.
+// 200x60 frame in under 1 ms. Also what keeping each second's sample in the
+// findings' window costs (BM_WindowAdd).
 #include <benchmark/benchmark.h>
 
 #include <clocale>
 #include <cstdio>
 
+#include "monitor/window_diagnosis.h"
 #include "views/top/layout.h"
 #include "views/top/terminal.h"
 
@@ -192,6 +194,20 @@ void BM_DrawOnly(benchmark::State& state) {
   std::fclose(out);
 }
 BENCHMARK(BM_DrawOnly)->Unit(benchmark::kMicrosecond);
+
+// One second's sample into top's findings window (written as a trace line
+// and compressed), the window full (60 s).
+void BM_WindowAdd(benchmark::State& state) {
+  static auto frame = busy_frame();
+  monitor::WindowDiagnosis window;
+  auto s = std::make_shared<Sample>(*frame->sample);
+  for (auto _ : state) {
+    s->t += 1;
+    window.add(s);
+  }
+  state.counters["kept_bytes"] = static_cast<double>(window.bytes());
+}
+BENCHMARK(BM_WindowAdd)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_Frame)
     ->ArgNames({"w", "h", "tree"})

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "trace/trace_io.h"
@@ -28,30 +30,37 @@ std::string compress(const std::string& line) {
   return out;
 }
 
-std::string decompress(const std::string& z) {
-  unsigned long long size = ZSTD_getFrameContentSize(z.data(), z.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
-    throw std::runtime_error("window: a kept sample does not decompress");
-  std::string out(size, '\0');
-  size_t n = ZSTD_decompress(out.data(), out.size(), z.data(), z.size());
-  if (ZSTD_isError(n)) throw std::runtime_error(ZSTD_getErrorName(n));
-  out.resize(n);
-  return out;
-}
-
+// The window's samples, decompressed one at a time through one context and
+// one buffer for the evaluation (both freed with it: top keeps no
+// decompression memory between evaluations).
 template <typename Kept>
 class WindowSource : public SampleSource {
  public:
-  explicit WindowSource(const std::deque<Kept>& w) : w_(w) {}
+  explicit WindowSource(const std::deque<Kept>& w)
+      : w_(w), dctx_(ZSTD_createDCtx(), &ZSTD_freeDCtx) {
+    if (!dctx_) throw std::runtime_error("window: out of memory");
+  }
   bool next(Sample& out) override {
     if (pos_ >= w_.size()) return false;
-    sample_from_json(decompress(w_[pos_++].zstd), "window", out);
+    const std::string& z = w_[pos_++].zstd;
+    const unsigned long long size =
+        ZSTD_getFrameContentSize(z.data(), z.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
+      throw std::runtime_error("window: a kept sample does not decompress");
+    line_.resize(size);
+    const size_t n = ZSTD_decompressDCtx(dctx_.get(), line_.data(),
+                                         line_.size(), z.data(), z.size());
+    if (ZSTD_isError(n)) throw std::runtime_error(ZSTD_getErrorName(n));
+    line_.resize(n);
+    sample_from_json(line_, "window", out);
     return true;
   }
 
  private:
   const std::deque<Kept>& w_;
   size_t pos_ = 0;
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx_;
+  std::string line_;
 };
 
 double thread_cpu_seconds() {

@@ -26,6 +26,15 @@ struct ApiReply {
   // Bytes that live as long as the program (embedded assets): sent instead
   // of `body`, without a copy.
   std::string_view static_body = {};
+  // Bytes a cache shares between replies (the fleet's body, ~7 MB at 2,048
+  // nodes): sent instead of `body`, without a copy, and kept until sent.
+  std::shared_ptr<const std::string> shared_body = {};
+  // What is sent.
+  std::string_view text() const {
+    if (!static_body.empty()) return static_body;
+    if (shared_body) return *shared_body;
+    return body;
+  }
 };
 
 using QueryParams = std::multimap<std::string, std::string>;

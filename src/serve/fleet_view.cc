@@ -83,7 +83,7 @@ ApiReply FleetView::reply(double now, bool gzip) const {
   }
   r.headers.emplace_back("Vary", "Accept-Encoding");
   if (!gzip) {
-    r.body = *body;
+    r.shared_body = std::move(body);
     return r;
   }
   if (!gz) {
@@ -91,7 +91,7 @@ ApiReply FleetView::reply(double now, bool gzip) const {
     std::lock_guard lock(mu_);
     if (body_ == body) gzip_ = gz;
   }
-  r.body = *gz;
+  r.shared_body = std::move(gz);
   r.headers.emplace_back("Content-Encoding", "gzip");
   return r;
 }

@@ -336,7 +336,7 @@ std::string auth_user(MHD_Connection* c) {
 
 // The message of a {"error": "..."} reply, else "".
 std::string error_text(const ApiReply& r) {
-  return api::parse_error_json(r.body).value_or("");
+  return api::parse_error_json(r.text()).value_or("");
 }
 
 // What is refused of a POST /api/v1/kill when its headers are in, or

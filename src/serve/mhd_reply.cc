@@ -89,6 +89,10 @@ namespace {
 
 void free_body(void* body) { delete static_cast<std::string*>(body); }
 
+void release_shared_body(void* holder) {
+  delete static_cast<std::shared_ptr<const std::string>*>(holder);
+}
+
 }  // namespace
 
 void add_security_headers(MHD_Response* r) {
@@ -105,6 +109,16 @@ MHD_Result queue(MHD_Connection* c, ApiReply reply) {
         reply.static_body.size(), const_cast<char*>(reply.static_body.data()),
         MHD_RESPMEM_PERSISTENT);
     if (!r) return MHD_NO;
+  } else if (reply.shared_body) {  // a cache's: held until sent, not copied
+    auto* holder =
+        new std::shared_ptr<const std::string>(std::move(reply.shared_body));
+    r = MHD_create_response_from_buffer_with_free_callback_cls(
+        (*holder)->size(), const_cast<char*>((*holder)->data()),
+        release_shared_body, holder);
+    if (!r) {
+      delete holder;
+      return MHD_NO;
+    }
   } else {
     // The body is handed over, not copied (a /metrics page is ~60 KB).
     auto* body = new std::string(std::move(reply.body));

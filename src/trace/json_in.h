@@ -36,9 +36,12 @@ class KeyIndex;  // json_in_fields.cc
 // Reads only the fields a consumer asks for (model/sample_fields.h) with
 // simdjson's On-Demand API, stepping over the others without building them
 // (json_in_fields.cc). `out` is overwritten completely: what was not asked
-// for is unknown. A line whose processes are past the budget goes through
-// parse_sample, which keeps the ones the budget chooses. One reader is
-// shared by threads: parse() keeps no state.
+// for is unknown, but for a line the walk does not read as asked, which
+// parse_sample reads whole: one whose processes are past the budget (the
+// full parser keeps those the budget chooses) and one the walk refuses (its
+// error is then the full parser's, or the full parser reads it: a key
+// given twice, wrong the first time). One reader is shared by threads:
+// parse() keeps no state.
 class SampleFieldsReader {
  public:
   // TraceError for a GPU field name that is not a numeric field of a GPU's
@@ -55,6 +58,10 @@ class SampleFieldsReader {
                           simdjson::ondemand::value&, GpuSample&);
 
  private:
+  // The walk over the fields asked for; false for a line whose processes
+  // are past the budget. Throws TraceError.
+  bool walk(simdjson::ondemand::parser& parser, const char* data, size_t len,
+            const std::string& where, Sample& out) const;
   void gpu(const Loc& loc, simdjson::ondemand::value& v, GpuSample& o) const;
   struct GpuRead {
     std::string_view name;

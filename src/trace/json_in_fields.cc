@@ -264,14 +264,17 @@ void od_fields(const Loc& loc, std::string_view key, od::value& v,
 }
 
 // Parses each object of the array `v` into out[i] (reused); null: empty.
+// false (and stopped) past `max` objects.
 template <typename T, typename ParseOne>
-void od_objects(const Loc& loc, std::string_view key, od::value& v,
-                std::vector<T>& out, ParseOne parse_one) {
+bool od_objects(const Loc& loc, std::string_view key, od::value& v,
+                std::vector<T>& out, ParseOne parse_one,
+                size_t max = SIZE_MAX) {
   size_t n = 0;
   if (!null_at(loc, key, v)) {
     od::array arr;
     if (v.get_array().get(arr)) od_wrong_type(loc, key, "an array", v);
     for (auto item : arr) {
+      if (n == max) return false;
       od_check(loc, key, item.error());
       od::value& e = item.value_unsafe();
       const Loc at = loc.child(key, n);
@@ -283,6 +286,7 @@ void od_objects(const Loc& loc, std::string_view key, od::value& v,
     }
   }
   out.resize(n);
+  return true;
 }
 
 }  // namespace
@@ -372,124 +376,113 @@ constexpr GpuNumber kGpuNumbers[] = {
 
 // ---- the objects ------------------------------------------------------------
 
+// Each object's fields read here, X(json_name, how) as json_in_read.h's
+// tables: `plain` ones by the od_read() overload for their type, `custom`
+// ones by hand.
+#define GD_OD_CASE_plain(name)    \
+  case Key::name:                 \
+    od_read(loc, key, f, o.name); \
+    break;
+#define GD_OD_CASE_custom(name)
+#define GD_OD_CASE(name, how) GD_OD_CASE_##how(name)
+
+#define GD_OD_GPU_PROCESS_FIELDS(X) \
+  X(pid, custom)                    \
+  X(used_bytes, plain)              \
+  X(type, plain)                    \
+  X(sm_util_pct, plain)
+
 void od_gpu_process(const Loc& loc, od::value& v, GpuProcess& o) {
-  enum Key { kPid, kUsedBytes, kType, kSmUtil };
-  static const KeyIndex keys{"pid", "used_bytes", "type", "sm_util_pct"};
+  enum class Key { GD_OD_GPU_PROCESS_FIELDS(GD_KEY_ENUM) };
+  static const KeyIndex keys{GD_OD_GPU_PROCESS_FIELDS(GD_KEY_NAME)};
   o = GpuProcess{};
   o.type.clear();  // absent is unknown, as in the full parser
   bool have_pid = false;
   od_fields(loc, "", v, [&](std::string_view key, od::value& f) {
-    switch (keys.find(key)) {
-      case kPid:
+    switch (static_cast<Key>(keys.find(key))) {
+      GD_OD_GPU_PROCESS_FIELDS(GD_OD_CASE)
+      case Key::pid:
         o.pid = od_integer<uint32_t>(loc, key, f);
         have_pid = true;
-        break;
-      case kUsedBytes:
-        od_read(loc, key, f, o.used_bytes);
-        break;
-      case kType:
-        od_read(loc, key, f, o.type);
-        break;
-      case kSmUtil:
-        od_read(loc, key, f, o.sm_util_pct);
         break;
     }
   });
   if (!have_pid) missing(loc, "pid");
 }
 
-void od_pod(const Loc& loc, std::string_view key, od::value& v,
+#define GD_OD_POD_FIELDS(X) \
+  X(uid, plain)             \
+  X(namespace_, custom)     \
+  X(name, plain)            \
+  X(container, plain)       \
+  X(deleted, plain)
+
+void od_pod(const Loc& parent, std::string_view pod_key, od::value& v,
             std::optional<ProcessPod>& out) {
-  if (null_at(loc, key, v)) {
+  enum class Key { GD_OD_POD_FIELDS(GD_KEY_ENUM) };
+  // "namespace" is C++'s: the key is matched by its JSON name.
+  static const KeyIndex keys{"uid", "namespace", "name", "container",
+                             "deleted"};
+  if (null_at(parent, pod_key, v)) {
     out.reset();
     return;
   }
   ProcessPod& o = out.emplace();
-  const Loc at = loc.member(key);
-  od_fields(loc, key, v, [&](std::string_view k, od::value& f) {
-    if (same_key(k, "uid")) {
-      od_read(at, k, f, o.uid);
-    } else if (same_key(k, "namespace")) {
-      od_read(at, k, f, o.namespace_);
-    } else if (same_key(k, "name")) {
-      od_read(at, k, f, o.name);
-    } else if (same_key(k, "container")) {
-      od_read(at, k, f, o.container);
-    } else if (same_key(k, "deleted")) {
-      od_read(at, k, f, o.deleted);
+  const Loc loc = parent.member(pod_key);
+  od_fields(parent, pod_key, v, [&](std::string_view key, od::value& f) {
+    switch (static_cast<Key>(keys.find(key))) {
+      GD_OD_POD_FIELDS(GD_OD_CASE)
+      case Key::namespace_:
+        od_read(loc, key, f, o.namespace_);
+        break;
     }
   });
   for (auto* text : {&o.uid, &o.namespace_, &o.name, &o.container})
     if (*text) cap_text(**text, kPodTextMax);
 }
 
+// A process's identity and place in the tree (SampleFields::process_tree).
+#define GD_OD_PROCESS_FIELDS(X) \
+  X(pid, custom)                \
+  X(ppid, plain)                \
+  X(user, plain)                \
+  X(name, plain)                \
+  X(cmdline, plain)             \
+  X(cgroup, plain)              \
+  X(start_time, plain)          \
+  X(ns_pid, plain)              \
+  X(slurm_job_id, custom)       \
+  X(pod, custom)
+
 void od_process(const Loc& loc, od::value& v, ProcessSample& o) {
-  enum Key {
-    kPid,
-    kPpid,
-    kUser,
-    kName,
-    kCmdline,
-    kCgroup,
-    kStartTime,
-    kNsPid,
-    kSlurmJobId,
-    kPod
-  };
-  static const KeyIndex keys{"pid",          "ppid",   "user",       "name",
-                             "cmdline",      "cgroup", "start_time", "ns_pid",
-                             "slurm_job_id", "pod"};
-  o.ppid.reset();
-  o.user.clear();
-  o.name.clear();
-  o.cmdline.clear();
+  enum class Key { GD_OD_PROCESS_FIELDS(GD_KEY_ENUM) };
+  static const KeyIndex keys{GD_OD_PROCESS_FIELDS(GD_KEY_NAME)};
+  GD_OD_PROCESS_FIELDS(GD_CLEAR)
+  // What is not read is unknown.
   o.state.clear();
   o.cpu_pct.reset();
   o.threads.reset();
   o.rss_bytes.reset();
-  o.cgroup.reset();
   o.libs.clear();
-  o.start_time.reset();
   o.dev_shm_bytes.reset();
-  o.ns_pid.reset();
   o.slurm_job_id.reset();
   o.pod.reset();
   bool have_pid = false;
   od_fields(loc, "", v, [&](std::string_view key, od::value& f) {
-    switch (keys.find(key)) {
-      case kPid:
+    switch (static_cast<Key>(keys.find(key))) {
+      GD_OD_PROCESS_FIELDS(GD_OD_CASE)
+      case Key::pid:
         o.pid = od_integer<uint32_t>(loc, key, f);
         have_pid = true;
         break;
-      case kPpid:
-        od_read(loc, key, f, o.ppid);
-        break;
-      case kUser:
-        od_read(loc, key, f, o.user);
-        break;
-      case kName:
-        od_read(loc, key, f, o.name);
-        break;
-      case kCmdline:
-        od_read(loc, key, f, o.cmdline);
-        break;
-      case kCgroup:
-        od_read(loc, key, f, o.cgroup);
-        break;
-      case kStartTime:
-        od_read(loc, key, f, o.start_time);
-        break;
-      case kNsPid:
-        od_read(loc, key, f, o.ns_pid);
-        break;
-      case kSlurmJobId: {
+      case Key::slurm_job_id: {
         const auto id = od_text(loc, key, f);
         if (id && !is_slurm_job_id(*id))
           fail(loc, key, "not a Slurm job id (1..10 digits)");
         if (id) o.slurm_job_id.emplace(*id);
         break;
       }
-      case kPod:
+      case Key::pod:
         od_pod(loc, key, f, o.pod);
         break;
     }
@@ -497,46 +490,29 @@ void od_process(const Loc& loc, od::value& v, ProcessSample& o) {
   if (!have_pid) missing(loc, "pid");
 }
 
-// The host processes, at most `max` of them; false (and stopped) past it.
-bool od_processes(const Loc& loc, std::string_view key, od::value& v,
-                  size_t max, std::vector<ProcessSample>& out) {
-  size_t n = 0;
-  if (!null_at(loc, key, v)) {
-    od::array arr;
-    if (v.get_array().get(arr)) od_wrong_type(loc, key, "an array", v);
-    for (auto item : arr) {
-      if (n == max) return false;
-      od_check(loc, key, item.error());
-      od::value& e = item.value_unsafe();
-      const Loc at = loc.child(key, n);
-      if (type_at(at, "", e) != od::json_type::object)
-        od_wrong_type(at, "", "an object", e);
-      if (n == out.size()) out.emplace_back();
-      od_process(at, e, out[n]);
-      ++n;
-    }
-  }
-  out.resize(n);
-  return true;
-}
+#define GD_OD_SLURM_JOB_FIELDS(X) \
+  X(id, custom)                   \
+  X(name, plain)                  \
+  X(user, plain)                  \
+  X(partition, plain)
 
 void od_slurm_job(const Loc& loc, od::value& v, SlurmJob& o) {
+  enum class Key { GD_OD_SLURM_JOB_FIELDS(GD_KEY_ENUM) };
+  static const KeyIndex keys{GD_OD_SLURM_JOB_FIELDS(GD_KEY_NAME)};
   o = SlurmJob{};
   bool have_id = false;
   od_fields(loc, "", v, [&](std::string_view key, od::value& f) {
-    if (same_key(key, "id")) {
-      const auto id = od_text(loc, key, f);
-      if (!id) od_wrong_type(loc, key, "a string", f);
-      if (!is_slurm_job_id(*id))
-        fail(loc, key, "not a Slurm job id (1..10 digits)");
-      o.id.assign(*id);
-      have_id = true;
-    } else if (same_key(key, "name")) {
-      od_read(loc, key, f, o.name);
-    } else if (same_key(key, "user")) {
-      od_read(loc, key, f, o.user);
-    } else if (same_key(key, "partition")) {
-      od_read(loc, key, f, o.partition);
+    switch (static_cast<Key>(keys.find(key))) {
+      GD_OD_SLURM_JOB_FIELDS(GD_OD_CASE)
+      case Key::id: {
+        const auto id = od_text(loc, key, f);
+        if (!id) od_wrong_type(loc, key, "a string", f);
+        if (!is_slurm_job_id(*id))
+          fail(loc, key, "not a Slurm job id (1..10 digits)");
+        o.id.assign(*id);
+        have_id = true;
+        break;
+      }
     }
   });
   if (!have_id) missing(loc, "id");
@@ -601,20 +577,27 @@ void SampleFieldsReader::gpu(const Loc& loc, od::value& v, GpuSample& o) const {
   });
   if (!have_index) missing(loc, "index");
   if (!have_processes) o.processes.reset();
-  if (o.lost || o.stale) {
-    // A lost/stale GPU has no readings, whatever else the line holds.
-    GpuSample marker;
-    marker.index = o.index;
-    marker.lost = o.lost;
-    marker.stale = o.stale;
-    o = std::move(marker);
-  }
+  keep_only_marker_if_unread(o);
 }
 
 void SampleFieldsReader::parse(od::parser& parser,
                                simdjson::dom::parser& full_parser,
                                const char* data, size_t len,
                                const std::string& where, Sample& out) const {
+  try {
+    if (walk(parser, data, len, where, out)) return;
+  } catch (const TraceError&) {
+    // The full parser says what is wrong, or reads a line the walk
+    // refuses (a key given twice, the first time wrong: the full parser
+    // reads the last).
+  }
+  // Past the budget: the full parser keeps the processes it chooses (the
+  // GPUs' first) without holding the others.
+  parse_sample(full_parser, data, len, where, out, budget_);
+}
+
+bool SampleFieldsReader::walk(od::parser& parser, const char* data, size_t len,
+                              const std::string& where, Sample& out) const {
   const Loc loc{where, nullptr, {}, 0};
   od::document doc;
   od_check(
@@ -647,12 +630,9 @@ void SampleFieldsReader::parse(od::parser& parser,
           loc, key, v, out.gpus,
           [this](const Loc& at, od::value& e, GpuSample& g) { gpu(at, e, g); });
     } else if (process_tree_ && same_key(key, "processes")) {
-      if (!od_processes(loc, key, v, budget_.max_processes, out.processes)) {
-        // Past the budget: the full parser keeps the processes it chooses
-        // (the GPUs' first) without holding the others.
-        parse_sample(full_parser, data, len, where, out, budget_);
-        return;
-      }
+      if (!od_objects(loc, key, v, out.processes, od_process,
+                      budget_.max_processes))
+        return false;
     } else if (same_key(key, "processes_left_out")) {
       if (!null_at(loc, key, v))
         out.processes_left_out = od_integer<uint64_t>(loc, key, v);
@@ -665,6 +645,7 @@ void SampleFieldsReader::parse(od::parser& parser,
   if (!have_t) missing(loc, "t");
   apply_process_budget(out, budget_);
   trace_checks::check_sample(out, where);
+  return true;
 }
 
 }  // namespace gd::json_in

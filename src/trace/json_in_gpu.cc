@@ -246,6 +246,10 @@ void read_remap_histogram(const Loc& parent, std::string_view key, element v,
   if (!have_processes) o.processes.reset();
   if (!have_nvlinks) o.nvlinks.reset();
   if (!have_mig) o.mig_instances.reset();
+  keep_only_marker_if_unread(o);
+}
+
+void keep_only_marker_if_unread(GpuSample& o) {
   if (o.lost || o.stale) {
     // A lost/stale GPU has no readings, whatever else the line holds.
     GpuSample marker;

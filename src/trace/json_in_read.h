@@ -354,5 +354,7 @@ void parse_mig_instance(const Loc& loc, object obj, MigInstance& o);
 // Every field of `o` unknown but its index and processes (whose storage a
 // reader reuses).
 void clear_gpu_readings(GpuSample& o);
+// A lost or stale GPU keeps only its index and that flag.
+void keep_only_marker_if_unread(GpuSample& o);
 
 }  // namespace gd::json_in

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "trace/trace_io.h"
 #include "trace_fixtures.h"
@@ -76,6 +78,35 @@ TEST(TraceEscaping, InvalidUtf8BytesBecomeReplacementCharacters) {
   EXPECT_EQ(round_trip_name("\xED\xA0\x80"), fffd + fffd + fffd);
   // Above U+10FFFF.
   EXPECT_EQ(round_trip_name("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);
+}
+
+// Plain text is passed over 8 bytes at a time: a byte that needs escaping
+// or checking is found at every place in and across those words.
+TEST(TraceEscaping, EachSpecialByteIsFoundAtEveryPlace) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  struct Case {
+    std::string put, back;
+  };
+  const std::vector<Case> cases = {{"\"", "\""},
+                                   {"\\", "\\"},
+                                   {std::string(1, '\0'), std::string(1, '\0')},
+                                   {"\x1f", "\x1f"},
+                                   {"\n", "\n"},
+                                   {"\x7f", "\x7f"},
+                                   {" ", " "},
+                                   {"\xC3\xA9", "\xC3\xA9"},
+                                   {"\xFF", fffd},
+                                   {"\xE2\x82", fffd}};
+  for (const Case& c : cases) {
+    for (size_t at = 0; at < 24; ++at) {
+      std::string name(24, 'a');
+      name.replace(at, 1, c.put);
+      std::string want(24, 'a');
+      want.replace(at, 1, c.back);
+      SCOPED_TRACE("byte " + std::to_string(at));
+      EXPECT_EQ(round_trip_name(name), want);
+    }
+  }
 }
 
 TEST(TraceEscaping, RandomBytesAlwaysGiveValidJson) {
