@@ -119,19 +119,6 @@ int8_t util_band_of(const opt<double>& util) {
   return !util ? 3 : *util < 10 ? 0 : *util < 90 ? 1 : 2;
 }
 
-// Length-prefixed, so that a key's text reads back one way only.
-void append_counted(std::string& out, std::string_view s) {
-  out += std::to_string(s.size());
-  out += ':';
-  out += s;
-}
-
-void append_list(std::string& out, const std::vector<std::string>& list) {
-  out += std::to_string(list.size());
-  out += ':';
-  for (const std::string& s : list) append_counted(out, s);
-}
-
 }  // namespace
 
 WindowDiagnosis::ChangeKey WindowDiagnosis::change_key(const Sample& s) {
@@ -139,11 +126,6 @@ WindowDiagnosis::ChangeKey WindowDiagnosis::change_key(const Sample& s) {
   k.processes = s.processes.size();
   k.busy_processes = busy_processes(s);
   k.gpus.reserve(s.gpus.size());
-  size_t pids = 0;
-  for (const GpuSample& g : s.gpus)
-    pids += g.processes ? g.processes->size() : 0;
-  k.pids.reserve(pids);
-  k.text.reserve(40 * s.gpus.size());  // ~30-40 bytes a GPU, then fitted
   for (const GpuSample& g : s.gpus) {
     ChangeKey::Gpu& o = k.gpus.emplace_back();
     o.index = g.index;
@@ -161,18 +143,14 @@ WindowDiagnosis::ChangeKey WindowDiagnosis::change_key(const Sample& s) {
     o.retired_pages_pending = g.retired_pages_pending;
     o.remapped_rows_pending = g.remapped_rows_pending;
     if (g.processes) {
-      o.listed_processes = static_cast<int64_t>(g.processes->size());
-      for (const GpuProcess& p : *g.processes) k.pids.push_back(p.pid);
+      o.pids.emplace().reserve(g.processes->size());
+      for (const GpuProcess& p : *g.processes) o.pids->push_back(p.pid);
     }
-    if (g.clock_event_reasons)
-      append_list(k.text, *g.clock_event_reasons);
-    else
-      k.text += '-';
-    append_counted(k.text, g.recovery_action);
-    append_counted(k.text, g.fabric_state);
-    append_list(k.text, g.read_errors);
+    o.clock_event_reasons = g.clock_event_reasons;
+    o.recovery_action = g.recovery_action;
+    o.fabric_state = g.fabric_state;
+    o.read_errors = g.read_errors;
   }
-  k.text.shrink_to_fit();
   return k;
 }
 

@@ -92,7 +92,7 @@ class WindowDiagnosis {
   static bool changed_from(const Sample& before, const Sample& now);
 
   // Exactly what changed_from() compares, kept of the last sample added
-  // instead of the sample itself: ~1.1 KB for 8 GPUs where the sample is
+  // instead of the sample itself: ~2 KB for 8 GPUs where the sample is
   // ~10 KB (~19 KB with 16 processes), and a fleet keeps a window per node.
   // Two samples' keys are equal exactly when changed_from() says nothing
   // changed.
@@ -101,25 +101,20 @@ class WindowDiagnosis {
       int index = 0;
       int temp_5c = 0;       // temperature by 5 C; -100 unknown
       int64_t mem_gib = -1;  // memory used in GiB; -1 unknown
-      // How many of ChangeKey::pids are this GPU's; -1: not listed.
-      int64_t listed_processes = -1;
       int8_t util_band = 3;  // 0 idle, 1 working, 2 saturated, 3 unknown
       bool lost = false, stale = false;
       opt<bool> retired_pages_pending, remapped_rows_pending;
       opt<uint64_t> ecc_sbe_volatile_total, ecc_dbe_volatile_total,
           pcie_replay_total;
+      opt<std::vector<uint32_t>> pids;  // its listed processes'
+      opt<std::vector<std::string>> clock_event_reasons;
+      std::string recovery_action, fabric_state;
+      std::vector<std::string> read_errors;
       bool operator==(const Gpu&) const = default;
     };
     size_t processes = 0;
     size_t busy_processes = 0;  // using 90% of a core or more
     std::vector<Gpu> gpus;
-    // Each GPU's listed process pids, GPU after GPU.
-    std::vector<uint32_t> pids;
-    // Each GPU's compared strings, GPU after GPU, each list and string
-    // prefixed by its length (so that no two differ yet read the same):
-    // clock event reasons ("-" unknown), recovery action, fabric state,
-    // fields whose read failed.
-    std::string text;
     bool operator==(const ChangeKey&) const = default;
   };
   static ChangeKey change_key(const Sample& s);

@@ -1,5 +1,5 @@
 // The trace-line parser for readers that need a few fields (json_in.h's
-// parse_sample_fields): simdjson's On-Demand API reads the fields asked for
+// SampleFieldsReader): simdjson's On-Demand API reads the fields asked for
 // where they lie and steps over the rest without building them, which is
 // most of a line (a GPU's sample has ~45 fields; a report reads 4). The
 // fields it reads follow the same rules as the full parser (json_in.cc):
@@ -7,11 +7,9 @@
 // never rounded, strings are capped where the full parser caps them.
 #include <array>
 #include <bit>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -89,37 +87,17 @@ inline bool null_at(const Loc& loc, std::string_view key, od::value& v) {
 // an integral value; out of range or fractional is an error.
 template <typename T>
 T od_integer(const Loc& loc, std::string_view key, od::value& v) {
-  using L = std::numeric_limits<T>;
   if (type_at(loc, key, v) != od::json_type::number)
     od_wrong_type(loc, key, "an integer", v);
   od::number n;
   od_check(loc, key, v.get_number().get(n));
-  auto out_of_range = [&](const std::string& text) {
-    fail(loc, key,
-         "value " + text + " is out of range" +
-             (L::is_signed ? "" : " (must be a non-negative integer)"));
-  };
   switch (n.get_number_type()) {
-    case od::number_type::signed_integer: {
-      const int64_t x = n.get_int64();
-      if (std::cmp_less(x, L::min()) || std::cmp_greater(x, L::max()))
-        out_of_range(std::to_string(x));
-      return static_cast<T>(x);
-    }
-    case od::number_type::unsigned_integer: {
-      const uint64_t x = n.get_uint64();
-      if (std::cmp_greater(x, L::max())) out_of_range(std::to_string(x));
-      return static_cast<T>(x);
-    }
-    default: {
-      const double d = n.get_double();
-      const double limit = std::ldexp(1.0, L::digits);
-      const double low = L::is_signed ? -limit : 0.0;
-      if (d != std::trunc(d))
-        fail(loc, key, "expected an integer, got " + std::to_string(d));
-      if (!(d >= low && d < limit)) out_of_range(std::to_string(d));
-      return static_cast<T>(d);
-    }
+    case od::number_type::signed_integer:
+      return integer_from<T>(loc, key, n.get_int64());
+    case od::number_type::unsigned_integer:
+      return integer_from<T>(loc, key, n.get_uint64());
+    default:
+      return integer_from<T>(loc, key, n.get_double());
   }
 }
 

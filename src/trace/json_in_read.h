@@ -84,38 +84,55 @@ inline bool is_number(element_type t) {
 
 // Integer fields accept JSON integers, and floats with an integral value
 // (71.0: some writers only have floats); 71.5 or an out-of-range value is an
-// error, never rounded or clamped.
+// error, never rounded or clamped. One check per kind of JSON number, shared
+// by the full parser and the field walk (json_in_fields.cc).
+template <typename T>
+[[noreturn, gnu::cold]] void integer_out_of_range(const Loc& loc,
+                                                  std::string_view key,
+                                                  const std::string& text) {
+  fail(loc, key,
+       "value " + text + " is out of range" +
+           (std::numeric_limits<T>::is_signed
+                ? ""
+                : " (must be a non-negative integer)"));
+}
+
+template <typename T>
+T integer_from(const Loc& loc, std::string_view key, int64_t x) {
+  using L = std::numeric_limits<T>;
+  if (std::cmp_less(x, L::min()) || std::cmp_greater(x, L::max()))
+    integer_out_of_range<T>(loc, key, std::to_string(x));
+  return static_cast<T>(x);
+}
+
+template <typename T>
+T integer_from(const Loc& loc, std::string_view key, uint64_t x) {
+  if (std::cmp_greater(x, std::numeric_limits<T>::max()))
+    integer_out_of_range<T>(loc, key, std::to_string(x));
+  return static_cast<T>(x);
+}
+
+template <typename T>
+T integer_from(const Loc& loc, std::string_view key, double d) {
+  using L = std::numeric_limits<T>;
+  const double limit = std::ldexp(1.0, L::digits);  // 2^bits, exclusive
+  const double low = L::is_signed ? -limit : 0.0;
+  if (d != std::trunc(d))
+    fail(loc, key, "expected an integer, got " + std::to_string(d));
+  if (!(d >= low && d < limit))
+    integer_out_of_range<T>(loc, key, std::to_string(d));
+  return static_cast<T>(d);
+}
+
 template <typename T>
 T integer_of(const Loc& loc, std::string_view key, element v) {
-  using L = std::numeric_limits<T>;
-  auto out_of_range = [&](const std::string& text) {
-    fail(loc, key,
-         "value " + text + " is out of range" +
-             (L::is_signed ? "" : " (must be a non-negative integer)"));
-  };
   switch (v.type()) {
-    case element_type::INT64: {
-      const int64_t x = v.get_int64().value_unsafe();
-      if (std::cmp_less(x, L::min()) || std::cmp_greater(x, L::max())) {
-        out_of_range(std::to_string(x));
-      }
-      return static_cast<T>(x);
-    }
-    case element_type::UINT64: {
-      const uint64_t x = v.get_uint64().value_unsafe();
-      if (std::cmp_greater(x, L::max())) out_of_range(std::to_string(x));
-      return static_cast<T>(x);
-    }
-    case element_type::DOUBLE: {
-      const double d = v.get_double().value_unsafe();
-      const double limit = std::ldexp(1.0, L::digits);  // 2^bits, exclusive
-      const double low = L::is_signed ? -limit : 0.0;
-      if (d != std::trunc(d)) {
-        fail(loc, key, "expected an integer, got " + std::to_string(d));
-      }
-      if (!(d >= low && d < limit)) out_of_range(std::to_string(d));
-      return static_cast<T>(d);
-    }
+    case element_type::INT64:
+      return integer_from<T>(loc, key, v.get_int64().value_unsafe());
+    case element_type::UINT64:
+      return integer_from<T>(loc, key, v.get_uint64().value_unsafe());
+    case element_type::DOUBLE:
+      return integer_from<T>(loc, key, v.get_double().value_unsafe());
     default:
       wrong_type(loc, key, "an integer", v);
   }
