@@ -6,10 +6,11 @@ set -euo pipefail
 
 build_pkgs=(
   build-essential cmake ninja-build pkg-config
-  libcli11-dev nlohmann-json3-dev libsimdjson-dev libzstd-dev libfmt-dev
+  libcli11-dev nlohmann-json3-dev libzstd-dev libfmt-dev
   libspdlog-dev libtomlplusplus-dev libsqlite3-dev
-  # cpp-httplib is built header-only from Debian's own source package
-  # (fetched below with dpkg-dev's dpkg-source; CMakeLists.txt says why),
+  # cpp-httplib is built header-only, and simdjson compiled in, from
+  # Debian's own source packages (fetched below with dpkg-dev's dpkg-source;
+  # CMakeLists.txt says why),
   # with what Debian builds it with: TLS, gzip and brotli content coding.
   dpkg-dev libssl-dev zlib1g-dev libbrotli-dev
   libncurses-dev
@@ -109,7 +110,10 @@ else
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Source packages the build compiles in (CMakeLists.txt's gd_httplib).
-# The version CMakeLists.txt names (its CVE-2023-26130 fix), or a later one.
+# Source packages the build compiles in (CMakeLists.txt's gd_httplib and
+# gd_simdjson). cpp-httplib: the version CMakeLists.txt names (its
+# CVE-2023-26130 fix), or a later one; simdjson: Debian 12's, or a later one.
 "$(dirname "$0")/fetch-deb-source.sh" cpp-httplib "$(cd "$(dirname "$0")/.." && pwd)/.deps/cpp-httplib" \
   0.11.4+ds-1+deb12u1
+"$(dirname "$0")/fetch-deb-source.sh" simdjson "$(cd "$(dirname "$0")/.." && pwd)/.deps/simdjson" \
+  3.0.1-1

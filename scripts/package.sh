@@ -24,7 +24,8 @@
 #               system (BASE_LIBS below), each with run path $ORIGIN;
 #               libgpudoctor-pods.so (dlopen'ed on Kubernetes) and its own
 #   licenses/   LICENSE of gpudoctor; <debian package>/copyright of each
-#               bundled library and of each linked in; cpp-httplib/LICENSE
+#               bundled library and of each linked in; cpp-httplib/ and
+#               simdjson/: LICENSE and copyright of the source packages built in
 #   deploy/     the systemd unit, Prometheus/Alertmanager/Grafana/Kubernetes
 #               examples, the Dockerfile
 #   docs/       the --help text of every command, install.md
@@ -71,11 +72,11 @@ GLIBCXX_FLOOR=3.4.29
 # Libraries taken from the target system, not bundled: glibc itself (it
 # cannot be bundled: ld.so and libc must match each other and the kernel
 # interface of the host), and the C++ runtime (GCC's). The binaries link
-# libstdc++ in; two bundled C++ libraries (libfmt, libsimdjson: Debian ships
-# no static archive of either) still load the system's libstdc++.so.6, and
-# ask it for no more than GLIBCXX_3.4.29, which every target has (GCC 11 and
-# later). Debian 12's own libstdc++.so.6 asks for glibc 2.36, so it could not
-# be bundled either. libgcc_s: the unwinder, on every system.
+# libstdc++ in, and load no C++ library; libgpudoctor-pods.so (gRPC,
+# protobuf) still loads the system's libstdc++.so.6, and asks it for no more
+# than GLIBCXX_3.4.29, which every target has (GCC 11 and later). Debian 12's
+# own libstdc++.so.6 asks for glibc 2.36, so it could not be bundled either.
+# libgcc_s: the unwinder, on every system.
 BASE_LIBS="linux-vdso.so.1 ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0
 libdl.so.2 librt.so.1 libstdc++.so.6 libgcc_s.so.1"
 
@@ -180,21 +181,24 @@ done
 # What is compiled into the binaries rather than bundled has its licence in
 # licenses/ too: the Debian packages of the static archives (libstdc++.a of
 # the build's compiler, libyaml-cpp.a, libcrypt.a) and of the header-only
-# spdlog and toml++, and cpp-httplib (Debian's source package, fetched by
-# scripts/install-deps.sh).
+# fmt, spdlog and toml++, and cpp-httplib and simdjson (Debian's source
+# packages, fetched by scripts/install-deps.sh).
 cache_path() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt"; }
 cxx=$(cache_path CMAKE_CXX_COMPILER)
 for f in "$("$cxx" -print-file-name=libstdc++.a)" "$(cache_path GD_YAMLCPP_STATIC)" \
-         "$(cache_path GD_XCRYPT_STATIC)" /usr/include/spdlog/spdlog.h /usr/include/toml++/toml.h; do
+         "$(cache_path GD_XCRYPT_STATIC)" /usr/include/fmt/format.h /usr/include/spdlog/spdlog.h \
+         /usr/include/toml++/toml.h; do
   real=$(readlink -f "$f")
   pkg=$(owner_package "$f" || owner_package "$real") || {
     echo "package.sh: no Debian package owns $f (its licence is unknown)" >&2; exit 1; }
   packages[$pkg]=1
 done
-httplib_src=$(cache_path GD_HTTPLIB_SOURCE_DIR)
-mkdir -p "$root/licenses/cpp-httplib"
-install -m 0644 "$httplib_src/LICENSE" "$root/licenses/cpp-httplib/LICENSE"
-install -m 0644 "$httplib_src/debian/copyright" "$root/licenses/cpp-httplib/copyright"
+for src in cpp-httplib:GD_HTTPLIB_SOURCE_DIR simdjson:GD_SIMDJSON_SOURCE_DIR; do
+  dir=$(cache_path "${src#*:}")
+  mkdir -p "$root/licenses/${src%%:*}"
+  install -m 0644 "$dir/LICENSE" "$root/licenses/${src%%:*}/LICENSE"
+  install -m 0644 "$dir/debian/copyright" "$root/licenses/${src%%:*}/copyright"
+done
 
 # licenses/: gpudoctor's own and, per Debian package, its copyright file.
 install -m 0644 LICENSE "$root/licenses/gpudoctor.LICENSE"
@@ -330,7 +334,7 @@ if ((make_rpm)); then
   # libraries in /opt/gpudoctor/lib Provides of the package (other packages
   # could then be satisfied by a private copy) and ask for them again.
   # Requires: by soname, what the shipped files take from the system (glibc,
-  # and libstdc++/libgcc_s for the bundled libfmt and libsimdjson), each at
+  # libgcc_s, and libstdc++ for libgpudoctor-pods.so), each at
   # the highest version asked of it: names every distribution's packages
   # provide (RHEL/Rocky 9: glibc, libstdc++, libgcc).
   declare -A needs=()  # soname -> highest version asked of it ("" if none)

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/top_remote.h"
+#include "common/long_run_memory.h"
 #include "common/terminal_text.h"
 #include "diagnose/config_files.h"
 #include "monitor/kill_job.h"
@@ -72,6 +73,9 @@ int run_top_command(const GlobalOptions& g, const TopFlags& f) {
                  f.auth_file.empty() ? "--ca-file" : "--auth-file");
     return kExitUsage;
   }
+  // One node's view, a few threads: before the feed starts them. (The
+  // fleet's view above parses many nodes' replies on threads of their own.)
+  prefer_returning_memory();
   std::setlocale(LC_ALL, "");
   monitor::WindowOptions window;
   window.config = load_config(f.config_path);

@@ -54,12 +54,16 @@ bool read_file_head(const char* path, std::string& out, size_t max_bytes) {
   out.clear();
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  out.resize(max_bytes);
+  // The buffer grows as the file turns out longer: most are a few hundred
+  // bytes, and making room for all of max_bytes up front (128 KiB for an
+  // environ) cost a zero fill of it per process, more than the read.
+  out.resize(std::min<size_t>(max_bytes, 4096));
   size_t got = 0;
   bool ok = true;
   while (got < max_bytes) {
-    ssize_t n =
-        ::pread(fd, out.data() + got, max_bytes - got, static_cast<off_t>(got));
+    if (got == out.size()) out.resize(std::min(max_bytes, 2 * out.size()));
+    ssize_t n = ::pread(fd, out.data() + got, out.size() - got,
+                        static_cast<off_t>(got));
     if (n < 0) {
       if (errno == EINTR) continue;
       ok = false;

@@ -39,6 +39,11 @@ void append_sample_json(std::string& out, const Sample& s);
 void sample_from_json(std::string_view line, const std::string& where,
                       Sample& out);
 
+// Frees what the calling thread's sample_from_json, sample_fields_from_json
+// and header_from_json keep for the next call (buffers ~6 times the longest
+// line parsed): for a thread that parses a burst of lines now and then.
+void release_thread_json_buffers();
+
 // Like sample_from_json, but reads only `fields` (TraceReader::Options::
 // fields): what a reader of those fields makes of the line.
 void sample_fields_from_json(std::string_view line, const std::string& where,

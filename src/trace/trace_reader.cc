@@ -18,11 +18,21 @@ simdjson::dom::parser& thread_parser() {
   return parser;
 }
 
-const char* padded_copy(std::string_view line) {
+std::string& padded_buffer() {
   thread_local std::string buf;
+  return buf;
+}
+
+const char* padded_copy(std::string_view line) {
+  std::string& buf = padded_buffer();
   buf.assign(line);
   buf.resize(line.size() + simdjson::SIMDJSON_PADDING, ' ');
   return buf.data();
+}
+
+simdjson::ondemand::parser& thread_field_parser() {
+  thread_local simdjson::ondemand::parser parser;
+  return parser;
 }
 
 }  // namespace
@@ -40,10 +50,15 @@ void sample_from_json(std::string_view line, const std::string& where,
 
 void sample_fields_from_json(std::string_view line, const std::string& where,
                              const SampleFields& fields, Sample& out) {
-  thread_local simdjson::ondemand::parser parser;
   const json_in::SampleFieldsReader reader(fields, ProcessBudget{});
-  reader.parse(parser, thread_parser(), padded_copy(line), line.size(), where,
-               out);
+  reader.parse(thread_field_parser(), thread_parser(), padded_copy(line),
+               line.size(), where, out);
+}
+
+void release_thread_json_buffers() {
+  thread_parser() = simdjson::dom::parser();
+  thread_field_parser() = simdjson::ondemand::parser();
+  std::string().swap(padded_buffer());
 }
 
 Sample sample_from_json(std::string_view line, const std::string& where) {

@@ -36,7 +36,7 @@ GLIBCXX_FLOOR = (3, 4, 29)
 # bundled (ld.so, libc and the kernel interface must match each other) and
 # is on every system. The C++ runtime of GCC (libstdc++, libgcc_s): on every
 # system the floor names (GLIBCXX_3.4.29 from RHEL/Rocky 9; the binaries link
-# libstdc++ in, libfmt and libsimdjson still load it), and Debian 12's own
+# libstdc++ in, libgpudoctor-pods.so still loads it), and Debian 12's own
 # libstdc++.so.6 asks for glibc 2.36, so bundling it would break the floor.
 # linux-vdso is the kernel's, not a file.
 BASE_LIBS = {
@@ -243,13 +243,18 @@ class Contents(Unpacked):
         for pkg in ("libmicrohttpd12", "libssl3", "libsqlite3-0", "libzstd1"):
             self.assertIn(pkg, pkgs)
         # And those of what is linked in (static archives, header-only).
-        for pkg in ("libyaml-cpp-dev", "libcrypt-dev", "libspdlog-dev", "libtomlplusplus-dev"):
+        for pkg in ("libyaml-cpp-dev", "libcrypt-dev", "libfmt-dev", "libspdlog-dev",
+                    "libtomlplusplus-dev"):
             self.assertIn(pkg, pkgs)
         self.assertTrue([p for p in pkgs if re.fullmatch(r"libstdc\+\+-[0-9]+-dev", p)], pkgs)
         with open(os.path.join(r, "licenses/cpp-httplib/LICENSE")) as f:
             self.assertIn("MIT License", f.read())
         with open(os.path.join(r, "licenses/cpp-httplib/copyright")) as f:
             self.assertIn("Upstream-Name: cpp-httplib", f.read())
+        with open(os.path.join(r, "licenses/simdjson/LICENSE")) as f:
+            self.assertIn("Apache License", f.read())
+        with open(os.path.join(r, "licenses/simdjson/copyright")) as f:
+            self.assertIn("Source: https://github.com/lemire/simdjson", f.read())
         for c in copyrights:
             with open(c, errors="replace") as f:
                 self.assertRegex(f.read(), r"(?i)licen[cs]e", c)
@@ -403,7 +408,7 @@ class Rpm(unittest.TestCase):
             # glibc and its loader, by soname: what RHEL's glibc package provides.
             r"|(libc|libm|libpthread|libdl|librt)\.so\.6?[0-9]*\(GLIBC_[0-9.]+\)\(64bit\)"
             r"|ld-linux-x86-64\.so\.2\((GLIBC_[0-9.]+)?\)\(64bit\)"
-            # The C++ runtime libfmt and libsimdjson load (docs/install.md).
+            # The C++ runtime libgpudoctor-pods.so loads (docs/install.md).
             r"|libstdc\+\+\.so\.6\(GLIBCXX_3\.4(\.[0-9]+)?\)\(64bit\)"
             r"|libgcc_s\.so\.1\(GCC_[0-9.]+\)\(64bit\))( [<>=]+ \S+)?$")
         for r in requires:
