@@ -176,6 +176,6 @@ void add_burn_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(35, add_burn_command);
+GD_REGISTER_NAMED_COMMAND(35, "burn", add_burn_command);
 
 }  // namespace gd

@@ -148,6 +148,6 @@ void add_check_command(CLI::App& app, const GlobalOptions& global) {
 
 }  // namespace
 
-GD_REGISTER_COMMAND(25, add_check_command);
+GD_REGISTER_NAMED_COMMAND(25, "check", add_check_command);
 
 }  // namespace gd

@@ -103,6 +103,6 @@ void add_db_command(CLI::App& app, const GlobalOptions&) {
 
 }  // namespace
 
-GD_REGISTER_COMMAND(kDbCommand.order, add_db_command);
+GD_REGISTER_NAMED_COMMAND(kDbCommand.order, kDbCommand.name, add_db_command);
 
 }  // namespace gd

@@ -299,6 +299,6 @@ void add_diagnose_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(30, add_diagnose_command);
+GD_REGISTER_NAMED_COMMAND(30, "diagnose", add_diagnose_command);
 
 }  // namespace gd

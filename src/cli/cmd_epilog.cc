@@ -209,6 +209,6 @@ void add_epilog_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(46, add_epilog_command);
+GD_REGISTER_NAMED_COMMAND(46, "epilog", add_epilog_command);
 
 }  // namespace gd

@@ -128,6 +128,7 @@ void add_export_command(CLI::App& app, const GlobalOptions&) {
   });
 }
 
-GD_REGISTER_COMMAND(kExportCommand.order, add_export_command);
+GD_REGISTER_NAMED_COMMAND(kExportCommand.order, kExportCommand.name,
+                          add_export_command);
 
 }  // namespace gd

@@ -293,6 +293,6 @@ void add_kill_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(45, add_kill_command);
+GD_REGISTER_NAMED_COMMAND(45, "kill", add_kill_command);
 
 }  // namespace gd

@@ -140,6 +140,6 @@ void add_ps_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(20, add_ps_command);
+GD_REGISTER_NAMED_COMMAND(20, "ps", add_ps_command);
 
 }  // namespace gd

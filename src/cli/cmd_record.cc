@@ -109,6 +109,6 @@ void add_record_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(60, add_record_command);
+GD_REGISTER_NAMED_COMMAND(60, "record", add_record_command);
 
 }  // namespace gd

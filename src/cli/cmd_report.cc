@@ -309,6 +309,7 @@ void add_report_command(CLI::App& app, const GlobalOptions&) {
   });
 }
 
-GD_REGISTER_COMMAND(kReportCommand.order, add_report_command);
+GD_REGISTER_NAMED_COMMAND(kReportCommand.order, kReportCommand.name,
+                          add_report_command);
 
 }  // namespace gd

@@ -281,6 +281,7 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(kServeCommand.order, add_serve_command);
+GD_REGISTER_NAMED_COMMAND(kServeCommand.order, kServeCommand.name,
+                          add_serve_command);
 
 }  // namespace gd

@@ -197,6 +197,6 @@ void add_top_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(15, add_top_command);
+GD_REGISTER_NAMED_COMMAND(15, "top", add_top_command);
 
 }  // namespace gd

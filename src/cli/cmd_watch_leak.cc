@@ -132,6 +132,6 @@ void add_watch_leak_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(50, add_watch_leak_command);
+GD_REGISTER_NAMED_COMMAND(50, "watch-leak", add_watch_leak_command);
 
 }  // namespace gd

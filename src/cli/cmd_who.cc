@@ -88,6 +88,6 @@ void add_who_command(CLI::App& app, const GlobalOptions& global) {
   });
 }
 
-GD_REGISTER_COMMAND(40, add_who_command);
+GD_REGISTER_NAMED_COMMAND(40, "who", add_who_command);
 
 }  // namespace gd

@@ -16,7 +16,9 @@ namespace gd {
 // A command registered with its name (GD_REGISTER_NAMED_COMMAND) is the
 // only one added when the command line asks for it (command_word()): a
 // one-shot command such as `status` does not pay for building every other
-// command's flags (~0.4 ms of CPU, as much as its whole host reading).
+// command's flags (~0.4 ms of CPU, as much as its whole host reading), nor
+// `top` keep their code's pages mapped. Every command is named but those
+// made from all the others (help, man, completion).
 using AddCommandFn = void (*)(CLI::App& app, const GlobalOptions& global);
 struct CommandRegistration {
   CommandRegistration(int order, AddCommandFn add, const char* name = nullptr);

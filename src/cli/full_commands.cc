@@ -25,14 +25,20 @@ void add_forwarder_of(CLI::App& app, const GlobalOptions&) {
 
 }  // namespace
 
+// Named (commands.h): `serve` and the others hand over at once, without
+// building every command's flags first. `man` and `completion` are not:
+// gpudoctor-full makes them from every command.
 static const CommandRegistration gd_serve_forwarder(
-    kServeCommand.order, add_forwarder_of<kServeCommand>);
+    kServeCommand.order, add_forwarder_of<kServeCommand>, kServeCommand.name);
 static const CommandRegistration gd_export_forwarder(
-    kExportCommand.order, add_forwarder_of<kExportCommand>);
+    kExportCommand.order, add_forwarder_of<kExportCommand>,
+    kExportCommand.name);
 static const CommandRegistration gd_report_forwarder(
-    kReportCommand.order, add_forwarder_of<kReportCommand>);
+    kReportCommand.order, add_forwarder_of<kReportCommand>,
+    kReportCommand.name);
 static const CommandRegistration gd_db_forwarder(kDbCommand.order,
-                                                 add_forwarder_of<kDbCommand>);
+                                                 add_forwarder_of<kDbCommand>,
+                                                 kDbCommand.name);
 static const CommandRegistration gd_man_forwarder(
     kManCommand.order, add_forwarder_of<kManCommand>);
 static const CommandRegistration gd_completion_forwarder(

@@ -54,7 +54,8 @@ TEST(FileHead, StopsAtTheCap) {
 
 TEST(FileHead, MissingFileIsFalse) {
   std::string out = "x";
-  EXPECT_FALSE(gd::procfs::read_file_head("/nonexistent/gd_file_head", out, 16));
+  EXPECT_FALSE(
+      gd::procfs::read_file_head("/nonexistent/gd_file_head", out, 16));
 }
 
 TEST(FileHead, SlurmJobFoundPastTheFirstBufferButNotPastTheCap) {
