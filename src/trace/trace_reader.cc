@@ -11,28 +11,27 @@ namespace {
 
 static_assert(LineSource::kPadding >= simdjson::SIMDJSON_PADDING);
 
-// sample_from_json/header_from_json get arbitrary views: copy them to a
-// buffer with simdjson's padding.
-simdjson::dom::parser& thread_parser() {
-  thread_local simdjson::dom::parser parser;
-  return parser;
+// What sample_from_json, sample_fields_from_json and header_from_json keep
+// on a thread between calls: the parsers, and the copy of the line with
+// simdjson's padding (they get arbitrary views).
+struct ThreadBuffers {
+  simdjson::dom::parser parser;
+  simdjson::ondemand::parser field_parser;
+  std::string padded;
+};
+
+ThreadBuffers& thread_buffers() {
+  thread_local ThreadBuffers buffers;
+  return buffers;
 }
 
-std::string& padded_buffer() {
-  thread_local std::string buf;
-  return buf;
-}
+simdjson::dom::parser& thread_parser() { return thread_buffers().parser; }
 
 const char* padded_copy(std::string_view line) {
-  std::string& buf = padded_buffer();
+  std::string& buf = thread_buffers().padded;
   buf.assign(line);
   buf.resize(line.size() + simdjson::SIMDJSON_PADDING, ' ');
   return buf.data();
-}
-
-simdjson::ondemand::parser& thread_field_parser() {
-  thread_local simdjson::ondemand::parser parser;
-  return parser;
 }
 
 }  // namespace
@@ -51,15 +50,11 @@ void sample_from_json(std::string_view line, const std::string& where,
 void sample_fields_from_json(std::string_view line, const std::string& where,
                              const SampleFields& fields, Sample& out) {
   const json_in::SampleFieldsReader reader(fields, ProcessBudget{});
-  reader.parse(thread_field_parser(), thread_parser(), padded_copy(line),
-               line.size(), where, out);
+  reader.parse(thread_buffers().field_parser, thread_parser(),
+               padded_copy(line), line.size(), where, out);
 }
 
-void release_thread_json_buffers() {
-  thread_parser() = simdjson::dom::parser();
-  thread_field_parser() = simdjson::ondemand::parser();
-  std::string().swap(padded_buffer());
-}
+void release_thread_json_buffers() { thread_buffers() = ThreadBuffers(); }
 
 Sample sample_from_json(std::string_view line, const std::string& where) {
   Sample s;
