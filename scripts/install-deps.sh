@@ -28,6 +28,10 @@ build_pkgs=(
   llvm
   # scripts/package.sh: the release bundle's run paths ($ORIGIN/../lib).
   patchelf
+  # gpudoctor is linked with lld, which lays out the code `top` runs each
+  # second together (src/cli/CMakeLists.txt); scripts/test.sh links every
+  # test binary with it too (much faster than ld.bfd).
+  lld
   # diagnose/export --prometheus: Prometheus' remote-read protocol
   # (protobuf messages, snappy-compressed), both linked statically.
   protobuf-compiler libprotobuf-dev libsnappy-dev
@@ -57,8 +61,6 @@ test_pkgs=(
   # scripts/fuzz.sh: libFuzzer harnesses need clang 14 and its runtimes; the
   # sanitizer pass of scripts/test.sh is built with them too.
   clang libclang-rt-14-dev
-  # scripts/test.sh links with lld: much faster than ld.bfd for the test binaries.
-  lld
   # serve --web-config e2e test: a self-signed certificate.
   openssl
   # scripts/check-format.sh: the formatting gate of scripts/test.sh.

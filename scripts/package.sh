@@ -94,8 +94,10 @@ fi
 start=$(date +%s.%N)
 if [[ -z "$build_dir" ]]; then
   build_dir=build/release
+  # The build the tests run (scripts/test.sh, scripts/install.sh says why).
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DGD_BUILD_TESTS=OFF -DGD_BUILD_BENCH=OFF >/dev/null
+    "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG" \
+    -DCMAKE_UNITY_BUILD=ON -DGD_BUILD_TESTS=OFF -DGD_BUILD_BENCH=OFF >/dev/null
 fi
 [[ -f "$build_dir/CMakeCache.txt" ]] || {
   echo "package.sh: $build_dir is not a configured CMake build" >&2; exit 1; }

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/int_list.h"
+#include "common/long_run_memory.h"
 #include "diagnose/engine.h"
 #include "serve/log.h"
 
@@ -99,10 +100,14 @@ void SamplingLoop::run() {
       ++begun_;
     }
     run_once();
+    uint64_t finished = 0;
     {
       std::lock_guard lock(mu_);
-      ++finished_;
+      finished = ++finished_;
     }
+    // Start-up is over at the second sample (config, nvmlInit, the static
+    // facts): the code only it ran, the driver's included, is let go of.
+    if (finished == 2) drop_code_pages();
     finished_cv_.notify_all();
     if (asked) continue;  // an extra sample: the schedule stays
     next += interval;

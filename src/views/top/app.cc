@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "common/long_run_memory.h"
 #include "common/phase_timing.h"
 #include "model/process_tree.h"
 #include "monitor/who_accounts.h"
@@ -56,6 +57,12 @@ class Loop {
         if (frame_->sample && o_.exit_after_frames > 0 &&
             ++frames_drawn >= o_.exit_after_frames)
           break;
+        // Start-up is over at the second sample (the first one's findings
+        // and put-off reads are done): the code only it ran is let go of.
+        if (samples_taken_ == 2 && o_.drop_code_pages && !code_dropped_) {
+          code_dropped_ = true;
+          drop_code_pages();
+        }
       }
       pollfd fds[3] = {{term_.input_fd(), POLLIN, 0},
                        {feed_.wake_fd(), POLLIN, 0},
@@ -98,6 +105,7 @@ class Loop {
 
   void take(std::shared_ptr<const monitor::Frame> f) {
     frame_ = std::move(f);
+    if (frame_->sample) ++samples_taken_;
     // The sample's process tree, built once for the rows and every GPU
     // panel's memory split (each built its own: 9 a frame on 8 GPUs).
     if (frame_->sample) {
@@ -226,6 +234,8 @@ class Loop {
   Terminal term_;
   TopState st_;
   std::shared_ptr<const monitor::Frame> frame_;
+  int samples_taken_ = 0;  // frames with a sample taken from the feed
+  bool code_dropped_ = false;
   std::optional<ProcessTree> tree_;  // of frame_->sample
   std::vector<ProcRow> rows_;
   std::map<int, std::pair<GpuSample, double>> last_good_;

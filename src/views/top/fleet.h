@@ -58,6 +58,8 @@ void settle_fleet_selection(FleetViewState& st,
 struct FleetTopOptions {
   bool monochrome = false;
   int exit_after_frames = 0;  // tests: quit after N frames with a round
+  // At the second round, let go of the code start-up ran (drop_code_pages).
+  bool drop_code_pages = true;
 };
 
 // Runs until q / Ctrl-C / SIGTERM on the list; returns 0. Throws
