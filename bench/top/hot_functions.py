@@ -100,12 +100,7 @@ def main():
                 sys.exit("hot_functions: callgrind wrote no dump")
             names = executed(os.path.join(tmp, dumps[0]), "/" + os.path.basename(a.gpudoctor))
     finally:
-        for j in jobs:
-            try:
-                os.killpg(j.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            j.wait()
+        top_cost.end_jobs(jobs)
     with open(a.out, "w") as f:
         f.write("".join(n + "\n" for n in names))
     print(f"hot_functions: {len(names)} functions written to {a.out}")

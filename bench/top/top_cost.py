@@ -37,6 +37,16 @@ def spawn_jobs():
     return jobs
 
 
+def end_jobs(jobs):
+    """Kills what spawn_jobs started, workers included."""
+    for j in jobs:
+        try:
+            os.killpg(j.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        j.wait()
+
+
 def eight_gpu_scenario(base, pids, directory):
     with open(base) as f:
         lines = [json.loads(l) for l in f if l.strip()]
@@ -174,12 +184,7 @@ def main():
                           f"(goal: at most 12 MiB)")
             first_frame(a.gpudoctor, a.fake_nvml, env)
     finally:
-        for j in jobs:
-            try:
-                os.killpg(j.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            j.wait()
+        end_jobs(jobs)
 
 
 if __name__ == "__main__":

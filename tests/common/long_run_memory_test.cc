@@ -85,12 +85,16 @@ TEST(CleanCodeMappings, MalformedHeadersAreSkipped) {
   EXPECT_TRUE(clean_code_mappings("").empty());
 }
 
-// The resident KiB of this process's code mappings that may be let go of.
-uint64_t resident_code_kib() {
+std::string self_smaps() {
   std::ifstream f("/proc/self/smaps");
   std::stringstream text;
   text << f.rdbuf();
-  const std::string s = text.str();
+  return text.str();
+}
+
+// The resident KiB of this process's code mappings that may be let go of.
+uint64_t resident_code_kib() {
+  const std::string s = self_smaps();
   uint64_t kib = 0;
   for (const CodeMapping& m : clean_code_mappings(s)) {
     char header[64];
@@ -117,11 +121,8 @@ std::string g_written = "written before";  // data, not code: kept
 TEST(DropCodePages, LetsGoOfCodeAndKeepsWhatTheProcessWrote) {
   // This test's own code is among the mappings found.
   const auto here = reinterpret_cast<uintptr_t>(&resident_code_kib);
-  std::ifstream f("/proc/self/smaps");
-  std::stringstream text;
-  text << f.rdbuf();
   bool found = false;
-  for (const CodeMapping& m : clean_code_mappings(text.str()))
+  for (const CodeMapping& m : clean_code_mappings(self_smaps()))
     found = found || (m.start <= here && here < m.end);
   EXPECT_TRUE(found);
 
