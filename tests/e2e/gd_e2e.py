@@ -171,9 +171,13 @@ class E2E(unittest.TestCase):
             # A prerequisite, not an option: skipping would test nothing.
             self.fail(f"fake libnvidia-ml.so.1 not found (FAKE_NVML_LIB={FAKE_NVML!r})")
         self.tmp = tempfile.TemporaryDirectory()
+        # Removed after every cleanup the test adds (they run last in,
+        # first out): a tmux pane's close (gd_tmux) reaches its server
+        # through a socket in it; removed in tearDown, before them, it left
+        # the server and the top in its pane running.
+        self.addCleanup(self.tmp.cleanup)
         self.children = []
 
     def tearDown(self):
         for c in self.children:
             kill_tree(c)
-        self.tmp.cleanup()

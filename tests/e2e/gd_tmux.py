@@ -7,7 +7,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import time
 
@@ -32,12 +31,6 @@ class Tmux:
         self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", str(width),
                   "-y", str(height), "sh " + shlex.quote(script))
         self.tmux("set-option", "-t", "t", "status", "off")
-        # By pid too: close() may run once the test's folder, and the socket
-        # in it, is gone (E2E.tearDown removes it before addCleanup's calls
-        # run), and the server and the program in its pane were then left
-        # running.
-        self.server_pid = int(self.tmux("display-message", "-p", "#{pid}").stdout)
-        self.pane_pid = int(self.tmux("display-message", "-p", "-t", "t", "#{pane_pid}").stdout)
 
     def tmux(self, *args, check=True):
         return subprocess.run(["tmux", "-u", "-S", self.sock] + list(args), check=check,
@@ -89,35 +82,4 @@ class Tmux:
         raise AssertionError("the pane's command did not start")
 
     def close(self):
-        if self.tmux("kill-server", check=False).returncode == 0:
-            return
-        # The pane's shell leads the process group of what it runs; both
-        # pids are checked to still be this server's before anything is
-        # killed (a pid may have been reused).
-        if _parent(self.pane_pid) == self.server_pid:
-            _kill(lambda: os.killpg(self.pane_pid, signal.SIGKILL))
-        if _command(self.server_pid).startswith("tmux"):
-            _kill(lambda: os.kill(self.server_pid, signal.SIGKILL))
-
-
-def _parent(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _command(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")[0].decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _kill(kill):
-    try:
-        kill()
-    except (ProcessLookupError, PermissionError):
-        pass
+        self.tmux("kill-server", check=False)

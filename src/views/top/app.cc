@@ -57,12 +57,6 @@ class Loop {
         if (frame_->sample && o_.exit_after_frames > 0 &&
             ++frames_drawn >= o_.exit_after_frames)
           break;
-        // Start-up is over at the second sample (the first one's findings
-        // and put-off reads are done): the code only it ran is let go of.
-        if (samples_taken_ == 2 && o_.drop_code_pages && !code_dropped_) {
-          code_dropped_ = true;
-          drop_code_pages();
-        }
       }
       pollfd fds[3] = {{term_.input_fd(), POLLIN, 0},
                        {feed_.wake_fd(), POLLIN, 0},
@@ -105,7 +99,10 @@ class Loop {
 
   void take(std::shared_ptr<const monitor::Frame> f) {
     frame_ = std::move(f);
-    if (frame_->sample) ++samples_taken_;
+    // Start-up is over at the second sample (the first one's findings and
+    // put-off reads are done): the code only it ran is let go of.
+    if (frame_->sample && ++samples_taken_ == 2 && o_.drop_code_pages)
+      drop_code_pages();
     // The sample's process tree, built once for the rows and every GPU
     // panel's memory split (each built its own: 9 a frame on 8 GPUs).
     if (frame_->sample) {
@@ -234,8 +231,7 @@ class Loop {
   Terminal term_;
   TopState st_;
   std::shared_ptr<const monitor::Frame> frame_;
-  int samples_taken_ = 0;  // frames with a sample taken from the feed
-  bool code_dropped_ = false;
+  int samples_taken_ = 0;            // frames with a sample taken from the feed
   std::optional<ProcessTree> tree_;  // of frame_->sample
   std::vector<ProcRow> rows_;
   std::map<int, std::pair<GpuSample, double>> last_good_;

@@ -29,7 +29,7 @@ struct TopOptions {
   // Tests and benchmarks: quit after this many frames with a sample have
   // been drawn (0: never).
   int exit_after_frames = 0;
-  // Once the second frame with a sample is drawn, let go of the code pages
+  // Once the second sample is taken, let go of the code pages
   // start-up mapped (drop_code_pages): a view kept open for days holds only
   // what it runs.
   bool drop_code_pages = true;

@@ -29,7 +29,6 @@ int run_fleet_top(monitor::FleetSource& source, const FleetTopOptions& o) {
   int rounds_drawn = 0;
   uint64_t counted = 0;
   std::optional<std::string> opened;  // told to the source
-  int rounds_seen = 0;
   source.start();
   for (;;) {
     if (Terminal::quit_requested()) break;
@@ -49,12 +48,11 @@ int run_fleet_top(monitor::FleetSource& source, const FleetTopOptions& o) {
     term.draw(fleet_layout(in, term.width(), term.height()));
     if (frame->t > 0 && frame->seq != counted) {
       counted = frame->seq;
-      ++rounds_seen;
-      if (o.exit_after_frames > 0 && ++rounds_drawn >= o.exit_after_frames)
-        break;
+      ++rounds_drawn;
+      if (o.exit_after_frames > 0 && rounds_drawn >= o.exit_after_frames) break;
       // Start-up is over at the second round: its code is let go of
       // (drop_code_pages, as the node view does).
-      if (rounds_seen == 2 && o.drop_code_pages) drop_code_pages();
+      if (rounds_drawn == 2 && o.drop_code_pages) drop_code_pages();
     }
     pollfd fds[3] = {{term.input_fd(), POLLIN, 0},
                      {source.wake_fd(), POLLIN, 0},
