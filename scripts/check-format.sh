@@ -15,10 +15,17 @@ if [[ "${1:-}" == "--fix" ]]; then
   clang-format -i "${files[@]}"
   exit 0
 fi
-bad=()
-for f in "${files[@]}"; do
-  clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
-done
+# Many files per clang-format run, one run per CPU: a process per file cost
+# CI ~40 s on a slow 2-core machine. A file that needs formatting is named in
+# clang-format's "file:line:col: error: code should be clang-formatted".
+report=$(printf '%s\0' "${files[@]}" |
+  xargs -0 -n 64 -P "$(nproc)" clang-format --dry-run -Werror 2>&1 >/dev/null) && rc=0 || rc=$?
+mapfile -t bad < <(sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' \
+  <<<"$report" | sort -u)
+if ((rc != 0 && ${#bad[@]} == 0)); then
+  printf 'clang-format failed:\n%s\n' "$report" >&2
+  exit 1
+fi
 if ((${#bad[@]})); then
   printf 'clang-format would change: %s\n' "${bad[@]}" >&2
   echo "run scripts/check-format.sh --fix (clang-format $(clang-format --version | grep -o '[0-9][0-9.]*' | head -1))" >&2
