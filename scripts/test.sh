@@ -11,7 +11,7 @@
 #   scripts/test.sh --fast       the normal pass only
 #
 # CI has two cores and a cold cache: both builds are unity builds
-# (CMAKE_UNITY_BUILD: a few .cc files compiled as one) linked with lld, with
+# (CMAKE_UNITY_BUILD: a target's .cc files compiled as one) linked with lld, with
 # no debug information but line tables for the sanitizers' reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -166,7 +166,7 @@ uint32_t pid_of(const json& j, const char* key = "pid") {
   return static_cast<uint32_t>(number(j, key, kMaxPid));
 }
 
-bool flag(const json& j, const char* key) {
+bool kill_flag(const json& j, const char* key) {
   const json* v = member(j, key);
   if (!v) return false;
   if (!v->is_boolean()) bad_reply(fmt::format("'{}' is not a boolean", key));
@@ -440,7 +440,7 @@ void append_step(std::string& out, const KillStep& s) {
 KillStep step_from(const json& item) {
   const json& j = object(item, "steps");
   KillStep s;
-  s.escalation = flag(j, "escalation");
+  s.escalation = kill_flag(j, "escalation");
   if (s.escalation) {
     s.alive = static_cast<size_t>(number(j, "alive", kMaxReplyItems));
     const json* t = member(j, "timeout_s");
@@ -650,7 +650,7 @@ std::string kill_api_reply_json(const KillApiReply& r) {
 static KillApiReply reply_from(const json& j) {
   if (!j.is_object()) bad_reply("not a JSON object");
   KillApiReply r;
-  r.dry_run = flag(j, "dry_run");
+  r.dry_run = kill_flag(j, "dry_run");
   auto sig = parse_signal(text(j, "signal", 32));
   if (!sig) bad_reply("no known 'signal'");
   r.signal = *sig;
@@ -659,7 +659,7 @@ static KillApiReply reply_from(const json& j) {
       timeout->get<double>() > 3600)
     bad_reply("'timeout_s' is not 0..3600");
   r.timeout_s = timeout->get<double>();
-  r.force = flag(j, "force");
+  r.force = kill_flag(j, "force");
   const json* plan = member(j, "plan");
   if (!plan || !plan->is_object()) bad_reply("no 'plan' object");
   r.plan_id = text(*plan, "id", kMaxPlanIdBytes);

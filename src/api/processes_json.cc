@@ -13,7 +13,7 @@ using nlohmann::json;
 namespace jo = json_out;
 
 constexpr size_t kMaxItems = 100000;
-constexpr size_t kMaxText = 64 * 1024;
+constexpr size_t kMaxProcessText = 64 * 1024;
 
 // "pod": names null where unknown; "deleted" null while not asked.
 void append_pod(std::string& out, const ProcessPod& pod) {
@@ -137,10 +137,10 @@ void append_holder(std::string& out, const OrphanHolderEntry& h) {
 
 // --- reading -------------------------------------------------------------
 
-const char* const kWhat = "processes";
+const char* const kProcessesWhat = "processes";
 
 [[noreturn]] void refuse(const std::string& why) {
-  throw std::runtime_error(std::string(kWhat) + ": " + why);
+  throw std::runtime_error(std::string(kProcessesWhat) + ": " + why);
 }
 
 // The list `key` of `j` (absent or null: empty), at most kMaxItems long.
@@ -161,16 +161,16 @@ const json& object_at(const json& item, const char* key) {
 
 uint32_t pid_at(const json& j, const char* key = "pid") {
   return static_cast<uint32_t>(
-      optional_integer(j, key, 0, kMaxPid, kWhat).value_or(0));
+      optional_integer(j, key, 0, kMaxPid, kProcessesWhat).value_or(0));
 }
 
 int gpu_of(const json& j) {
   return static_cast<int>(
-      optional_integer(j, "gpu", 0, kMaxGpu, kWhat).value_or(0));
+      optional_integer(j, "gpu", 0, kMaxGpu, kProcessesWhat).value_or(0));
 }
 
 std::optional<uint64_t> optional_bytes(const json& j, const char* key) {
-  auto v = optional_integer(j, key, 0, INT64_MAX, kWhat);
+  auto v = optional_integer(j, key, 0, INT64_MAX, kProcessesWhat);
   if (!v) return std::nullopt;
   return static_cast<uint64_t>(*v);
 }
@@ -178,7 +178,7 @@ std::optional<uint64_t> optional_bytes(const json& j, const char* key) {
 std::optional<std::string> optional_text(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  return text_or_empty(j, key, kMaxText, kWhat);
+  return text_or_empty(j, key, kMaxProcessText, kProcessesWhat);
 }
 
 std::vector<uint32_t> pids_in(const json& j, const char* key) {
@@ -201,7 +201,7 @@ std::optional<ProcessPod> pod_from(const json& j) {
   auto text = [&](const char* key) -> std::optional<std::string> {
     auto v = it->find(key);
     if (v == it->end() || v->is_null()) return std::nullopt;
-    return text_or_empty(*it, key, kPodTextMax, kWhat);
+    return text_or_empty(*it, key, kPodTextMax, kProcessesWhat);
   };
   pod.uid = text("uid");
   pod.namespace_ = text("namespace");
@@ -221,31 +221,34 @@ ProcessRow row_from(const json& item) {
   p.gpu = gpu_of(j);
   p.pid = pid_at(j);
   p.used_bytes = optional_bytes(j, "used_bytes");
-  p.type = text_or_empty(j, "type", kMaxText, kWhat);
-  p.state = text_or_empty(j, "state", kMaxText, kWhat);
+  p.type = text_or_empty(j, "type", kMaxProcessText, kProcessesWhat);
+  p.state = text_or_empty(j, "state", kMaxProcessText, kProcessesWhat);
   // serve sends the /proc fields together, name always among them.
   p.in_proc = j.contains("name");
   if (p.in_proc) {
-    p.ppid = optional_integer(j, "ppid", 0, kMaxPid, kWhat);
-    p.user = text_or_empty(j, "user", kMaxText, kWhat);
-    p.name = text_or_empty(j, "name", kMaxText, kWhat);
-    p.cmdline = text_or_empty(j, "cmdline", kMaxText, kWhat);
-    p.cpu_pct = optional_number(j, "cpu_pct", kWhat);
-    p.threads = optional_integer(j, "threads", 0, INT32_MAX, kWhat);
+    p.ppid = optional_integer(j, "ppid", 0, kMaxPid, kProcessesWhat);
+    p.user = text_or_empty(j, "user", kMaxProcessText, kProcessesWhat);
+    p.name = text_or_empty(j, "name", kMaxProcessText, kProcessesWhat);
+    p.cmdline = text_or_empty(j, "cmdline", kMaxProcessText, kProcessesWhat);
+    p.cpu_pct = optional_number(j, "cpu_pct", kProcessesWhat);
+    p.threads = optional_integer(j, "threads", 0, INT32_MAX, kProcessesWhat);
     p.rss_bytes = optional_bytes(j, "rss_bytes");
-    p.start_time = optional_number(j, "start_time", kWhat);
+    p.start_time = optional_number(j, "start_time", kProcessesWhat);
     p.cgroup = optional_text(j, "cgroup");
     auto slurm = j.find("slurm_job");
     if (slurm != j.end() && !slurm->is_null()) {
       if (!slurm->is_object()) refuse("'slurm_job' is not an object");
-      std::string id = text_or_empty(*slurm, "id", kMaxText, kWhat);
+      std::string id =
+          text_or_empty(*slurm, "id", kMaxProcessText, kProcessesWhat);
       if (!is_slurm_job_id(id))
         refuse("'slurm_job.id' is not a Slurm job id (1..10 digits)");
       p.slurm_job_id = std::move(id);
-      p.slurm_job_name = text_or_empty(*slurm, "name", kMaxText, kWhat);
-      p.slurm_job_user = text_or_empty(*slurm, "user", kMaxText, kWhat);
+      p.slurm_job_name =
+          text_or_empty(*slurm, "name", kMaxProcessText, kProcessesWhat);
+      p.slurm_job_user =
+          text_or_empty(*slurm, "user", kMaxProcessText, kProcessesWhat);
       p.slurm_job_partition =
-          text_or_empty(*slurm, "partition", kMaxText, kWhat);
+          text_or_empty(*slurm, "partition", kMaxProcessText, kProcessesWhat);
     }
     p.pod = pod_from(j);
   } else {
@@ -255,17 +258,18 @@ ProcessRow row_from(const json& item) {
   if (job != j.end() && !job->is_null()) {
     if (!job->is_object()) refuse("'job' is not an object");
     p.job.pid = pid_at(*job);
-    p.job.name = text_or_empty(*job, "name", kMaxText, kWhat);
+    p.job.name = text_or_empty(*job, "name", kMaxProcessText, kProcessesWhat);
     p.job.ranks = static_cast<uint64_t>(
-        optional_integer(*job, "ranks", 0, kMaxItems, kWhat).value_or(0));
+        optional_integer(*job, "ranks", 0, kMaxItems, kProcessesWhat)
+            .value_or(0));
   }
   if (const json* kids = list(j, "children"))
     for (const json& k : *kids) {
       const json& c = object_at(k, "children");
-      p.children.push_back({pid_at(c),
-                            text_or_empty(c, "name", kMaxText, kWhat),
-                            text_or_empty(c, "state", kMaxText, kWhat),
-                            optional_number(c, "cpu_pct", kWhat)});
+      p.children.push_back(
+          {pid_at(c), text_or_empty(c, "name", kMaxProcessText, kProcessesWhat),
+           text_or_empty(c, "state", kMaxProcessText, kProcessesWhat),
+           optional_number(c, "cpu_pct", kProcessesWhat)});
     }
   return p;
 }
@@ -282,9 +286,10 @@ OrphanHolderEntry holder_from(const json& item) {
   if (const json* ev = list(j, "evidence"))
     for (const json& e : *ev) {
       if (!e.is_string()) refuse("an item of 'evidence' is not a string");
-      h.evidence.push_back(e.get_ref<const std::string&>().substr(0, kMaxText));
+      h.evidence.push_back(
+          e.get_ref<const std::string&>().substr(0, kMaxProcessText));
     }
-  h.action = text_or_empty(j, "action", kMaxText, kWhat);
+  h.action = text_or_empty(j, "action", kMaxProcessText, kProcessesWhat);
   return h;
 }
 
@@ -313,11 +318,11 @@ std::string processes_json(const ProcessesReply& r) {
 }
 
 ProcessesReply parse_processes_json(std::string_view body) {
-  json j = parse_object(body, kWhat);
+  json j = parse_object(body, kProcessesWhat);
   auto arr = j.find("processes");
   if (arr == j.end() || !arr->is_array()) refuse("no 'processes' array");
   ProcessesReply r;
-  r.t = optional_number(j, "t", kWhat);
+  r.t = optional_number(j, "t", kProcessesWhat);
   for (const json& item : *list(j, "processes"))
     r.processes.push_back(row_from(item));
   auto held = j.find("orphan_holders");

@@ -20,13 +20,13 @@
 namespace gd {
 namespace {
 
-std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int) { g_stop.store(true); }
+std::atomic<bool> g_record_stop{false};
+extern "C" void on_stop_signal(int) { g_record_stop.store(true); }
 
 // Sleeps until `when` or until a stop signal, whichever comes first; short
 // naps keep Ctrl-C responsive without needing a signal-safe wakeup channel.
 void sleep_until_or_stopped(std::chrono::steady_clock::time_point when) {
-  while (!g_stop.load() && std::chrono::steady_clock::now() < when)
+  while (!g_record_stop.load() && std::chrono::steady_clock::now() < when)
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
         std::chrono::milliseconds(50),
         when - std::chrono::steady_clock::now()));
@@ -82,9 +82,9 @@ void add_record_command(CLI::App& app, const GlobalOptions& global) {
           elapsed_compact(std::chrono::duration<double>(shown - start).count())
               .c_str());
     };
-    while (!g_stop.load()) {
+    while (!g_record_stop.load()) {
       sleep_until_or_stopped(next);
-      if (g_stop.load()) break;
+      if (g_record_stop.load()) break;
       // serve's budget: a trace keeps what a reader of it would keep.
       Sample s = sampler.sample();
       apply_process_budget(s, ProcessBudget{});

@@ -17,7 +17,7 @@ namespace {
 
 // Titles and evidence quote process names, command lines and kernel lines:
 // untrusted text on a terminal.
-std::string safe(std::string_view text) {
+std::string sentence_safe(std::string_view text) {
   return terminal_safe(text, kTerminalSentenceMax);
 }
 
@@ -29,7 +29,7 @@ std::string upper(std::string s) {
 
 std::string window_line(const DiagnoseResult& r, const TraceHeader& h) {
   std::string host =
-      h.host.hostname.empty() ? "this host" : safe(h.host.hostname);
+      h.host.hostname.empty() ? "this host" : sentence_safe(h.host.hostname);
   std::string gpus =
       fmt::format("{} GPU{}", h.gpus.size(), h.gpus.size() == 1 ? "" : "s");
   if (r.window.samples == 0)
@@ -44,9 +44,9 @@ std::string window_line(const DiagnoseResult& r, const TraceHeader& h) {
 std::string parts_lines(const DiagnoseWindow& w) {
   std::string out;
   for (const auto& p : w.parts) {
-    std::string from = p.source == "serve"
-                           ? "from serve's history (" + safe(p.url) + ")"
-                           : "sampled live";
+    std::string from = p.source == "serve" ? "from serve's history (" +
+                                                 sentence_safe(p.url) + ")"
+                                           : "sampled live";
     if (p.samples == 0) {
       out += fmt::format("  {}: no samples\n", from);
       continue;
@@ -85,7 +85,8 @@ std::string not_judged_lines(const DiagnoseResult& r) {
       r.not_judged.size() == 1 ? "it" : "they",
       r.not_judged.size() == 1 ? "s" : "");
   for (const auto& n : r.not_judged)
-    out += fmt::format("  {}: {}\n", safe(n.id), safe(n.reason));
+    out +=
+        fmt::format("  {}: {}\n", sentence_safe(n.id), sentence_safe(n.reason));
   return out;
 }
 
@@ -165,10 +166,10 @@ std::string format_text_report(const DiagnoseResult& result,
   for (const auto& f : result.findings) {
     int rank = severity_rank(f.severity);
     if (rank >= 0) ++counts[rank];
-    out += fmt::format("\n{:<8}  {}  {}\n", upper(safe(f.severity)), safe(f.id),
-                       safe(f.title));
-    out += "  evidence: " + safe(f.evidence) + "\n";
-    out += "  action:   " + safe(f.action) + "\n";
+    out += fmt::format("\n{:<8}  {}  {}\n", upper(sentence_safe(f.severity)),
+                       sentence_safe(f.id), sentence_safe(f.title));
+    out += "  evidence: " + sentence_safe(f.evidence) + "\n";
+    out += "  action:   " + sentence_safe(f.action) + "\n";
   }
   if (!result.not_judged.empty()) out += not_judged_lines(result);
   std::string not_judged =

@@ -11,7 +11,7 @@
 namespace gd::test {
 namespace {
 
-constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kEfficiencyMiB = 1ull << 20;
 
 // `n` samples at 1 Hz of GPU 0 running pid 7000 (20 GiB), as `edit` makes
 // each reading.
@@ -20,7 +20,7 @@ DiagnoseResult job(size_t n, const std::function<void(GpuSample&)>& edit,
   Jitter j;
   auto samples = make_samples(n, 1.0, [&](size_t, Sample& s) {
     GpuSample g = busy_gpu(0, j);
-    g.mem_used_bytes = 20 * kGiB + 512 * kMiB;
+    g.mem_used_bytes = 20 * kGiB + 512 * kEfficiencyMiB;
     g.processes = std::vector<GpuProcess>{{7000, 20 * kGiB, "compute"}};
     edit(g);
     s.gpus = {g};
@@ -100,7 +100,7 @@ TEST(TensorCoresUnused, TenSamplesOfThePatternAreNotJudged) {
 // 8 GiB of an 80 GiB GPU at ~35% util.
 void small_batch(GpuSample& g) {
   g.util_pct = 35;
-  g.mem_used_bytes = 8 * kGiB + 512 * kMiB;
+  g.mem_used_bytes = 8 * kGiB + 512 * kEfficiencyMiB;
   g.processes = std::vector<GpuProcess>{{7000, 8 * kGiB, "compute"}};
 }
 

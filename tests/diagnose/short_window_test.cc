@@ -15,7 +15,7 @@
 namespace gd::test {
 namespace {
 
-constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kWindowMiB = 1ull << 20;
 
 // `n` samples at 1 Hz of pid 4242 on a busy 80 GiB GPU 0 holding
 // `mib(i)`; the GPU's used memory is the process's plus 512 MiB.
@@ -23,8 +23,9 @@ DiagnoseResult one_process(size_t n, const std::function<double(size_t)>& mib) {
   Jitter j;
   auto samples = make_samples(n, 1.0, [&](size_t i, Sample& s) {
     GpuSample g = busy_gpu(0, j);
-    auto bytes = static_cast<uint64_t>(mib(i) * static_cast<double>(kMiB));
-    g.mem_used_bytes = bytes + 512 * kMiB;
+    auto bytes =
+        static_cast<uint64_t>(mib(i) * static_cast<double>(kWindowMiB));
+    g.mem_used_bytes = bytes + 512 * kWindowMiB;
     g.processes = std::vector<GpuProcess>{GpuProcess{4242, bytes, "compute"}};
     s.gpus.push_back(g);
     ProcessSample p = process(4242, "python");
@@ -105,10 +106,10 @@ DiagnoseResult tracker_window() {
   auto samples = make_samples(15, 1.0, [&](size_t, Sample& s) {
     GpuSample g0 = busy_gpu(0, j);
     g0.util_pct = 20;
-    g0.mem_used_bytes = 20 * kGiB + 512 * kMiB;
+    g0.mem_used_bytes = 20 * kGiB + 512 * kWindowMiB;
     g0.processes = std::vector<GpuProcess>{{7000, 20 * kGiB, "compute"}};
     GpuSample g1 = idle_gpu(1, j);
-    g1.mem_used_bytes = 10 * kGiB + 512 * kMiB;
+    g1.mem_used_bytes = 10 * kGiB + 512 * kWindowMiB;
     g1.processes = std::vector<GpuProcess>{{7001, 10 * kGiB, "compute"}};
     s.gpus = {g0, g1};
     s.host.cpu_util_pct = 100;
@@ -191,7 +192,7 @@ TEST(ShortWindow, LongQuietWindowJudgesEverythingAndSaysAllIsWell) {
     g.gpm.sm_active_pct = 85;
     g.gpm.tensor_active_pct = 50;
     g.gpm.fp32_active_pct = 10;
-    g.mem_used_bytes = 20 * kGiB + 512 * kMiB;
+    g.mem_used_bytes = 20 * kGiB + 512 * kWindowMiB;
     g.processes = std::vector<GpuProcess>{{7000, 20 * kGiB, "compute"}};
     s.gpus = {g};
     ProcessSample p = process(7000, "train");
@@ -215,7 +216,7 @@ DiagnoseResult gpu_window(size_t n,
   Jitter j;
   auto samples = make_samples(n, 1.0, [&](size_t, Sample& s) {
     GpuSample g = busy_gpu(0, j);
-    g.mem_used_bytes = 512 * kMiB;
+    g.mem_used_bytes = 512 * kWindowMiB;
     gpu(g);
     s.gpus = {g};
   });

@@ -23,7 +23,7 @@ constexpr unsigned kGraphicsClockStepMhz = 15;
 // The window NVML averages video-engine utilisation over.
 constexpr unsigned kEngineSamplingPeriodUs = 1000000;
 
-unsigned rounded(double v) {
+unsigned rounded_pct(double v) {
   return static_cast<unsigned>(std::lround(std::clamp(v, 0.0, 100.0)));
 }
 
@@ -50,7 +50,7 @@ nvmlReturn_t engine_utilization(const char* function, nvmlDevice_t device,
     return NVML_ERROR_INVALID_ARGUMENT;
   const auto& v = call.sample().*field;
   if (!v) return NVML_ERROR_NOT_SUPPORTED;
-  *utilization = rounded(*v);
+  *utilization = rounded_pct(*v);
   *period = kEngineSamplingPeriodUs;
   return NVML_SUCCESS;
 }
@@ -77,8 +77,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(
       nvmlProcessUtilizationSample_t u{};
       u.pid = p.pid;
       u.timeStamp = now;
-      u.smUtil = rounded(p.sm_util_pct.value_or(0));
-      u.memUtil = rounded(p.mem_util_pct.value_or(0));
+      u.smUtil = rounded_pct(p.sm_util_pct.value_or(0));
+      u.memUtil = rounded_pct(p.mem_util_pct.value_or(0));
       samples.push_back(u);
     }
   }

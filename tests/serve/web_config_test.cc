@@ -19,7 +19,7 @@ namespace gd {
 namespace {
 
 // bcrypt of "s3cret pass" (cost 4: fast tests).
-constexpr const char* kHash =
+constexpr const char* kPrometheusHash =
     "$2b$04$abcdefghijklmnopqrstuuoBpIrM0OnplXjsOI8DWYJTHUhJDuUv.";
 
 class WebConfigFiles : public ::testing::Test {
@@ -56,17 +56,17 @@ TEST_F(WebConfigFiles, ReadsTlsAndUsersLikeNodeExporter) {
           "  min_version: TLS13\n"
           "basic_auth_users:\n"
           "  prometheus: " +
-          std::string(kHash) + "\n",
+          std::string(kPrometheusHash) + "\n",
       dir);
   EXPECT_TRUE(c.tls);
   EXPECT_EQ(c.cert_pem, "CERT PEM");
   EXPECT_EQ(c.key_pem, "KEY PEM");
   EXPECT_EQ(c.tls_priorities, "NORMAL:-VERS-ALL:+VERS-TLS1.3");
-  EXPECT_EQ(c.basic_auth_users.at("prometheus"), kHash);
-  EXPECT_EQ(
-      parse_web_config("basic_auth_users:\n  a: " + std::string(kHash), dir)
-          .tls_priorities,
-      "");
+  EXPECT_EQ(c.basic_auth_users.at("prometheus"), kPrometheusHash);
+  EXPECT_EQ(parse_web_config(
+                "basic_auth_users:\n  a: " + std::string(kPrometheusHash), dir)
+                .tls_priorities,
+            "");
 }
 
 TEST_F(WebConfigFiles, DefaultTlsVersionsAre12And13) {
@@ -126,7 +126,8 @@ TEST(BasicAuth, ParsesTheHeader) {
 }
 
 TEST(BasicAuth, RightPasswordPassesWrongOnesDoNot) {
-  BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
+  BasicAuth auth(
+      std::map<std::string, std::string>{{"prometheus", kPrometheusHash}});
   const std::string good = "Basic cHJvbWV0aGV1czpzM2NyZXQgcGFzcw==";
   EXPECT_FALSE(auth.known(good));
   EXPECT_TRUE(auth.check(good));
@@ -163,7 +164,8 @@ TEST(BasicAuth, CredentialsWithANulByteAreRefused) {
             "Basic cHJvbWV0aGV1czpzM2NyZXQgcGFzcw==");
   EXPECT_FALSE(parse_basic_auth(header("prometheus:s3cret pass\0junk"sv)));
   EXPECT_FALSE(parse_basic_auth(header("prometheus\0x:s3cret pass"sv)));
-  BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
+  BasicAuth auth(
+      std::map<std::string, std::string>{{"prometheus", kPrometheusHash}});
   // Refused on the event loop already, without a check.
   EXPECT_EQ(auth.known(header("prometheus:s3cret pass\0junk"sv)),
             std::optional<bool>(false));
@@ -175,7 +177,8 @@ TEST(BasicAuth, CredentialsWithANulByteAreRefused) {
 // A wrong password tried again is answered from memory (no second bcrypt)
 // and counted each time.
 TEST(BasicAuth, AFailedHeaderIsRememberedAsFailed) {
-  BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
+  BasicAuth auth(
+      std::map<std::string, std::string>{{"prometheus", kPrometheusHash}});
   const std::string wrong = "Basic cHJvbWV0aGV1czp3cm9uZw==";
   EXPECT_FALSE(auth.known(wrong));
   EXPECT_FALSE(auth.check(wrong));

@@ -20,8 +20,8 @@ std::vector<Sample> columns_round_trip(const std::vector<Sample>& in) {
   return decode_block(enc.numeric, enc.rest);
 }
 
-void expect_all_same(const std::vector<Sample>& in,
-                     const std::vector<Sample>& out) {
+void expect_columns_same(const std::vector<Sample>& in,
+                         const std::vector<Sample>& out) {
   ASSERT_EQ(in.size(), out.size());
   for (size_t i = 0; i < in.size(); ++i) {
     SCOPED_TRACE("sample " + std::to_string(i));
@@ -84,7 +84,7 @@ TEST(ProcessColumns, ProcessesThatComeGoChangeAndRepeatTheirPid) {
     if (i == 70) std::reverse(procs.begin(), procs.end());
     in.push_back(s);
   }
-  expect_all_same(in, columns_round_trip(in));
+  expect_columns_same(in, columns_round_trip(in));
 }
 
 TEST(ProcessColumns, EmptyAndProcessLessBlocks) {
@@ -94,7 +94,7 @@ TEST(ProcessColumns, EmptyAndProcessLessBlocks) {
     s.t = kT0 + i;
     in.push_back(s);
   }
-  expect_all_same(in, columns_round_trip(in));
+  expect_columns_same(in, columns_round_trip(in));
   EXPECT_TRUE(columns_round_trip({}).empty());
 }
 
@@ -129,7 +129,7 @@ TEST(ProcessColumns, SixtyFourSteadyProcessesCostLittle) {
   const double per_process_sample =
       static_cast<double>(enc.numeric.size() + enc.rest.size()) / (600 * 64);
   EXPECT_LT(per_process_sample, 1.5);
-  expect_all_same(in, decode_block(enc.numeric, enc.rest));
+  expect_columns_same(in, decode_block(enc.numeric, enc.rest));
 }
 
 TEST(ProcessColumns, NumericOnlyDecodeSkipsThem) {

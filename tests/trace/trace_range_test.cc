@@ -14,7 +14,7 @@ namespace {
 
 using testing::TempDir;
 
-const char* kHeader =
+const char* kRangeHeader =
     R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"index": 0}, {"index": 1}]})";
 const char* kGood =
     R"({"t": 1732262400, "gpus": [{"index": 0}, {"index": 1}]})";
@@ -50,13 +50,13 @@ class TraceRange : public ::testing::Test {
 };
 
 TEST_F(TraceRange, GoodTraceReads) {
-  EXPECT_EQ(error_reading({kHeader, kGood, kGood}), "");
+  EXPECT_EQ(error_reading({kRangeHeader, kGood, kGood}), "");
 }
 
 TEST_F(TraceRange, NegativeOrHugeGpuIndexIsRefused) {
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": -5}]})"}, 2,
+  expect_error({kRangeHeader, R"({"t": 1, "gpus": [{"index": -5}]})"}, 2,
                "gpus[0].index: -5 is out of range 0..1023");
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 1024}]})"}, 2,
+  expect_error({kRangeHeader, R"({"t": 1, "gpus": [{"index": 1024}]})"}, 2,
                "gpus[0].index: 1024 is out of range");
   expect_error(
       {R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"index": -1}]})"},
@@ -67,26 +67,27 @@ TEST_F(TraceRange, GpuListedTwiceIsRefused) {
   expect_error(
       {R"({"format": "gpudoctor-trace", "version": 1, "gpus": [{"index": 0}, {"index": 0}]})"},
       1, "gpus[1].index: GPU 0 is listed twice");
-  expect_error({kHeader, R"({"t": 1, "gpus": [{"index": 1}, {"index": 1}]})"},
-               2, "GPU 1 is listed twice");
+  expect_error(
+      {kRangeHeader, R"({"t": 1, "gpus": [{"index": 1}, {"index": 1}]})"}, 2,
+      "GPU 1 is listed twice");
 }
 
 TEST_F(TraceRange, XidCodeMustBePositiveAndBelow65536) {
   expect_error(
-      {kHeader,
+      {kRangeHeader,
        R"({"t": 1, "events": [{"kind": "xid", "gpu": 0, "code": -3}]})"},
       2, "events[0].code: -3 is out of range 1..65535");
   expect_error(
-      {kHeader,
+      {kRangeHeader,
        R"({"t": 1, "events": [{"kind": "xid", "gpu": 0, "code": 70000}]})"},
       2, "events[0].code: 70000 is out of range");
   expect_error(
-      {kHeader,
+      {kRangeHeader,
        R"({"t": 1, "events": [{"kind": "xid", "gpu": -2, "code": 79}]})"},
       2, "events[0].gpu: -2 is out of range");
   EXPECT_EQ(
       error_reading(
-          {kHeader,
+          {kRangeHeader,
            R"({"t": 1, "events": [{"kind": "xid", "gpu": 0, "code": 79}]})"}),
       "");
 }
@@ -105,9 +106,10 @@ TEST_F(TraceRange, APowerLimitNoGpuHasIsRefused) {
 }
 
 TEST_F(TraceRange, TimeMustBeASaneUnixTime) {
-  expect_error({kHeader, R"({"t": 1e308})"}, 2, "t: 1e+308 is not a Unix time");
-  expect_error({kHeader, R"({"t": -1})"}, 2, "t: -1 is not a Unix time");
-  expect_error({kHeader, R"({"t": 5000000000})"}, 2, "t: 5e+09");
+  expect_error({kRangeHeader, R"({"t": 1e308})"}, 2,
+               "t: 1e+308 is not a Unix time");
+  expect_error({kRangeHeader, R"({"t": -1})"}, 2, "t: -1 is not a Unix time");
+  expect_error({kRangeHeader, R"({"t": 5000000000})"}, 2, "t: 5e+09");
 }
 
 TEST_F(TraceRange, NegativeCpuCountIsRefused) {
@@ -117,7 +119,7 @@ TEST_F(TraceRange, NegativeCpuCountIsRefused) {
 }
 
 TEST_F(TraceRange, Utf8ByteOrderMarkBeforeTheHeaderIsSkipped) {
-  EXPECT_EQ(error_reading({kHeader, kGood}, "\xEF\xBB\xBF"), "");
+  EXPECT_EQ(error_reading({kRangeHeader, kGood}, "\xEF\xBB\xBF"), "");
 }
 
 }  // namespace
