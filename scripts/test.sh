@@ -125,7 +125,7 @@ if ((!fast)); then
   # The fuzzers take the CPU the sanitizer tests leave idle, FUZZ_SECONDS
   # each (60 s beside the tests is about as many runs as 30 s alone); a
   # longer hunt is scripts/fuzz.sh with a larger FUZZ_SECONDS.
-  start_beside fuzz build/asan-fuzz.log \
+  start_beside build/asan-fuzz.log \
     env FUZZ_BUILD=build/asan FUZZ_SECONDS="${FUZZ_SECONDS:-60}" scripts/fuzz.sh
   fuzz=$beside_pid
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
