@@ -105,6 +105,7 @@ finish_beside() {  # NAME LOG PID: waits; on failure prints the log's end and ex
   fi
 }
 
+begin_stage "configure build/test"
 configure build/test -DCMAKE_BUILD_TYPE=Release \
   "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG"
 begin_stage "build build/test"
