@@ -124,8 +124,9 @@ run_tests build/test
 if ((!fast)); then
   finish_beside "build build/asan" build/asan-build.log "$asan_build"
   # The fuzzers take the CPU the sanitizer tests leave idle, FUZZ_SECONDS
-  # each (60 s beside the tests is about as many runs as 30 s alone); a
-  # longer hunt is scripts/fuzz.sh with a larger FUZZ_SECONDS.
+  # each (60 s beside the tests made ~90% of the runs of 30 s alone, fewer
+  # for the first harnesses, which meet the busy unit tests); a longer hunt
+  # is scripts/fuzz.sh with a larger FUZZ_SECONDS.
   start_beside build/asan-fuzz.log \
     env FUZZ_BUILD=build/asan FUZZ_SECONDS="${FUZZ_SECONDS:-60}" scripts/fuzz.sh
   fuzz=$beside_pid
