@@ -7,6 +7,10 @@
 #   scripts/fuzz.sh NAME...          only these (e.g. procfs_fuzz)
 #   FUZZ_SECONDS=600 scripts/fuzz.sh longer runs (default 60 s each)
 #   FUZZ_JOBS=1 scripts/fuzz.sh      harnesses at a time (default: CPUs)
+#   FUZZ_TIMEOUT=120 scripts/fuzz.sh one input's limit in seconds of wall time
+#                                    (default 10); scripts/test.sh gives more
+#                                    beside the tests, where the fuzzers get
+#                                    only the CPU the tests leave
 #   FUZZ_BUILD=build/asan scripts/fuzz.sh
 #                                    the harnesses of a build configured with
 #                                    clang and -DGD_FUZZ=ON (scripts/test.sh's
@@ -15,6 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
+timeout=${FUZZ_TIMEOUT:-10}
 jobs=${FUZZ_JOBS:-$(nproc)}
 build=${FUZZ_BUILD:-build/fuzz}
 started=$(date +%s)
@@ -60,7 +65,7 @@ run_one() {
   if [[ -d tests/fuzz/corpus/$name ]]; then cp -r "tests/fuzz/corpus/$name/." "$corpus/"; fi
   if [[ -f tests/fuzz/$name.dict ]]; then opts+=("-dict=tests/fuzz/$name.dict"); fi
   "$build/tests/fuzz/$name" "$corpus" "${opts[@]}" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" \
     >"$build/logs/$name.log" 2>&1
 }

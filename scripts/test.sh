@@ -67,10 +67,10 @@ configure() {
   echo "=== configure $dir ($*)"
   cmake -S . -B "$dir" "${common[@]}" "$@"
 }
-run_tests() {
+run_tests() {  # DIR [TESTS_AT_ONCE]
   echo "=== test $1"
   begin_stage "test $1"
-  ctest --test-dir "$1" --output-on-failure -j "$jobs" --timeout 300
+  ctest --test-dir "$1" --output-on-failure -j "${2:-$jobs}" --timeout 300
 }
 
 # Work started beside a stage runs at the lowest priority in a process group
@@ -124,15 +124,20 @@ run_tests build/test
 if ((!fast)); then
   finish_beside "build build/asan" build/asan-build.log "$asan_build"
   # The fuzzers take the CPU the sanitizer tests leave idle, FUZZ_SECONDS
-  # each (60 s beside the tests made ~90% of the runs of 30 s alone, fewer
-  # for the first harnesses, which meet the busy unit tests); a longer hunt
-  # is scripts/fuzz.sh with a larger FUZZ_SECONDS.
+  # each; a longer hunt is scripts/fuzz.sh with a larger FUZZ_SECONDS. One
+  # input may take 120 s of wall time here, not 10: at nice 19 beside four
+  # busy tests a fuzzer gets ~1% of a CPU at times (an input that takes
+  # 0.5 s alone was reported as a 10-s hang); a real hang still fails.
   start_beside build/asan-fuzz.log \
-    env FUZZ_BUILD=build/asan FUZZ_SECONDS="${FUZZ_SECONDS:-60}" scripts/fuzz.sh
+    env FUZZ_BUILD=build/asan FUZZ_SECONDS="${FUZZ_SECONDS:-60}" \
+    FUZZ_TIMEOUT="${FUZZ_TIMEOUT:-120}" scripts/fuzz.sh
   fuzz=$beside_pid
+  # Twice as many sanitizer tests at once as CPUs: they too wait more than
+  # they compute (this stage is the run's last), and the fuzzers beside
+  # them take only what is left.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_tests build/asan
+    run_tests build/asan $((2 * jobs))
   finish_beside fuzz build/asan-fuzz.log "$fuzz"
   sed -n '/^=== fuzz /,$p' build/asan-fuzz.log
 fi

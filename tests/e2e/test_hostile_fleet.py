@@ -57,6 +57,31 @@ def rss_of(pid):
         return 0
 
 
+def proc_state(pid):
+    """The one-letter state of `pid` ("" once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return ""
+
+
+def threads_waiting(pid):
+    """Each thread of `pid`: its name, state and where the kernel has it
+    waiting (what a slow quit was waiting on)."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task")) if os.path.isdir(f"/proc/{pid}/task") else []:
+        parts = []
+        for name in ("comm", "wchan", "syscall"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/{name}") as f:
+                    parts.append(f.read().strip()[:80])
+            except OSError:
+                parts.append("?")
+        out.append(f"  {tid} {proc_state(tid)} " + " ".join(parts))
+    return "\n".join(out)
+
+
 class HostileFleet(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -87,10 +112,21 @@ class HostileFleet(unittest.TestCase):
         raise AssertionError("top is not running")
 
     def quit_promptly(self, pane):
+        """q ends top at once, whatever its round waits on. Timed to the
+        process's end; the screen's EXIT line follows."""
+        pid = pane.program_pid()
         asked = time.monotonic()
         pane.keys("q")
+        gone, waits = None, ""
+        while time.monotonic() - asked < 15 and gone is None:
+            if proc_state(pid) in ("", "Z"):
+                gone = time.monotonic() - asked
+            elif not waits and time.monotonic() - asked > 3:
+                waits = threads_waiting(pid)  # for the failure's message
+            time.sleep(0.02)
         pane.wait_for("EXIT=0", timeout=5)
-        self.assertLess(time.monotonic() - asked, 5)
+        self.assertIsNotNone(gone, f"top was still running 15 s after q:\n{waits}")
+        self.assertLess(gone, 5, f"top took {gone:.2f} s to end after q:\n{waits}")
 
     def test_escapes_and_huge_names_stay_out_of_the_terminal(self):
         nodes = ["good-1", "evil\x1b]0;pwned\x07", "\x1b[2J\x1b[Hwiped", "x" * 100_000,
