@@ -126,8 +126,9 @@ if ((!fast)); then
   # The fuzzers take the CPU the sanitizer tests leave idle, FUZZ_SECONDS
   # each; a longer hunt is scripts/fuzz.sh with a larger FUZZ_SECONDS. One
   # input may take 120 s of wall time here, not 10: at nice 19 beside four
-  # busy tests a fuzzer gets ~1% of a CPU at times (an input that takes
-  # 0.5 s alone was reported as a 10-s hang); a real hang still fails.
+  # busy tests a fuzzer gets ~1% of a CPU at times (an input that runs in
+  # under a second alone was reported as a 10-s hang); a real hang still
+  # fails.
   start_beside build/asan-fuzz.log \
     env FUZZ_BUILD=build/asan FUZZ_SECONDS="${FUZZ_SECONDS:-60}" \
     FUZZ_TIMEOUT="${FUZZ_TIMEOUT:-120}" scripts/fuzz.sh

@@ -19,6 +19,7 @@ from fake_prometheus import MiB, FakePrometheus, matrix
 from gd_e2e import GPUDOCTOR, RSS_LIMIT_FACTOR, RSS_SANITIZER_QUARANTINE, scenario_4gpu
 from gd_tmux import Tmux
 from test_serve import Serve
+from test_who_kill import alive, state_of, wait_until
 
 WIDTH = 140
 # top's RSS against a hostile server (a release build: under 60 MB with
@@ -57,20 +58,15 @@ def rss_of(pid):
         return 0
 
 
-def proc_state(pid):
-    """The one-letter state of `pid` ("" once it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return ""
-
-
 def threads_waiting(pid):
     """Each thread of `pid`: its name, state and where the kernel has it
     waiting (what a slow quit was waiting on)."""
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return ""
     out = []
-    for tid in sorted(os.listdir(f"/proc/{pid}/task")) if os.path.isdir(f"/proc/{pid}/task") else []:
+    for tid in tids:
         parts = []
         for name in ("comm", "wchan", "syscall"):
             try:
@@ -78,7 +74,7 @@ def threads_waiting(pid):
                     parts.append(f.read().strip()[:80])
             except OSError:
                 parts.append("?")
-        out.append(f"  {tid} {proc_state(tid)} " + " ".join(parts))
+        out.append(f"  {tid} {state_of(tid)} " + " ".join(parts))
     return "\n".join(out)
 
 
@@ -117,16 +113,14 @@ class HostileFleet(unittest.TestCase):
         pid = pane.program_pid()
         asked = time.monotonic()
         pane.keys("q")
-        gone, waits = None, ""
-        while time.monotonic() - asked < 15 and gone is None:
-            if proc_state(pid) in ("", "Z"):
-                gone = time.monotonic() - asked
-            elif not waits and time.monotonic() - asked > 3:
-                waits = threads_waiting(pid)  # for the failure's message
-            time.sleep(0.02)
-        pane.wait_for("EXIT=0", timeout=5)
-        self.assertIsNotNone(gone, f"top was still running 15 s after q:\n{waits}")
+        waits = ""
+        if not wait_until(lambda: not alive(pid), 3):
+            waits = threads_waiting(pid)  # for the failure's message
+            self.assertTrue(wait_until(lambda: not alive(pid), 12),
+                            f"top was still running 15 s after q:\n{waits}")
+        gone = time.monotonic() - asked
         self.assertLess(gone, 5, f"top took {gone:.2f} s to end after q:\n{waits}")
+        pane.wait_for("EXIT=0", timeout=5)
 
     def test_escapes_and_huge_names_stay_out_of_the_terminal(self):
         nodes = ["good-1", "evil\x1b]0;pwned\x07", "\x1b[2J\x1b[Hwiped", "x" * 100_000,
