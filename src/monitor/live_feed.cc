@@ -60,10 +60,24 @@ void LiveFeed::run() {
 
 void LiveFeed::take_one() {
   const auto t0 = Clock::now();
+  Sample spent;
+  {
+    std::lock_guard lock(spent_->mu);
+    spent.processes = std::move(spent_->processes);
+    spent_->processes = {};
+  }
+  auto hand_back = [box = spent_](Sample* done) {
+    std::unique_ptr<Sample> owned(done);
+    owned->processes.clear();  // their strings go now, the list's room stays
+    std::lock_guard lock(box->mu);
+    if (box->processes.capacity() < owned->processes.capacity())
+      box->processes = std::move(owned->processes);
+  };
   std::shared_ptr<const Sample> s;
   {
     std::lock_guard lock(sampler_mu_);
-    s = std::make_shared<const Sample>(sampler_.sample());
+    s = std::shared_ptr<const Sample>(
+        new Sample(sampler_.sample(std::move(spent))), hand_back);
   }
   const double took = std::chrono::duration<double>(Clock::now() - t0).count();
   const bool first = !findings_;

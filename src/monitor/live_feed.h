@@ -6,6 +6,8 @@
 
 #include <condition_variable>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "collect/sampler.h"
@@ -31,6 +33,18 @@ class LiveFeed : public Feed {
  private:
   void run();
   void take_one();
+
+  // The emptied process list of the last sample every frame and the window
+  // are done with, handed back by its shared_ptr's deleter on whichever
+  // thread let go of it last: the next sample reuses its memory (~300 KiB
+  // at 575 processes), which would otherwise be mapped afresh each second,
+  // ~50 page faults. Shared, so that a frame that outlives the feed can
+  // still hand its sample back.
+  struct SpentList {
+    std::mutex mu;
+    std::vector<ProcessSample> processes;  // empty, with its capacity
+  };
+  std::shared_ptr<SpentList> spent_ = std::make_shared<SpentList>();
 
   std::mutex sampler_mu_;
   Sampler sampler_;

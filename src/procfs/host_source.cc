@@ -223,8 +223,10 @@ HostSample HostSource::sample(double now) {
 }
 
 std::vector<ProcessSample> HostSource::processes(
-    const std::vector<uint32_t>& gpu_pids, double now) {
-  auto out = impl_->table.processes(gpu_pids, now, impl_->boot_time());
+    const std::vector<uint32_t>& gpu_pids, double now,
+    std::vector<ProcessSample> storage) {
+  auto out = impl_->table.processes(gpu_pids, now, impl_->boot_time(),
+                                    std::move(storage));
   // The next reading of the other work skips these: the table reads them.
   impl_->other.set_jobs(gpu_pids, out);
   return out;

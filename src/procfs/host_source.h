@@ -31,8 +31,10 @@ class HostSource {
   // and its ancestors up to its launcher or shell, in pid order. A gpu pid
   // absent from /proc gets state "missing". cpu_pct is computed against the
   // previous call for the same pid.
+  // storage: as ProcessTable::processes takes it.
   std::vector<ProcessSample> processes(const std::vector<uint32_t>& gpu_pids,
-                                       double now);
+                                       double now,
+                                       std::vector<ProcessSample> storage = {});
 
   // The busiest processes outside every GPU job (host.other_cpu_top) at the
   // last sample(), the jobs being those of the last processes() call.

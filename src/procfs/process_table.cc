@@ -465,7 +465,7 @@ void ProcessTable::list_job_ancestors(const std::vector<uint32_t>& gpu_pids,
 
 std::vector<ProcessSample> ProcessTable::processes(
     const std::vector<uint32_t>& gpu_pids, double now,
-    std::optional<uint64_t> btime) {
+    std::optional<uint64_t> btime, std::vector<ProcessSample> storage) {
   if (discovery_ == Discovery::kUndecided) decide_discovery(gpu_pids);
   put_off_.clear();  // left by a call that did not finish
   last_pid_.reset();
@@ -479,7 +479,8 @@ std::vector<ProcessSample> ProcessTable::processes(
   else
     ++scan_round_;
 
-  std::vector<ProcessSample> out;
+  std::vector<ProcessSample> out = std::move(storage);
+  out.clear();
   out.reserve(cache_.size() + gpu_pids.size());
   // Breadth-first from the GPU processes; (pid, expected parent) pairs, the
   // parent check drops a cached child pid that was reused by another process.

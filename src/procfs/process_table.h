@@ -74,9 +74,13 @@ class ProcessTable {
   explicit ProcessTable(std::string proc_root);
 
   // btime: boot time (Unix seconds) for start_time; nullopt leaves it unset.
+  // storage: a spent list whose memory the result reuses (its contents are
+  // dropped), so that a view sampling each second does not map fresh pages
+  // for its hundreds of processes every time.
   std::vector<ProcessSample> processes(const std::vector<uint32_t>& gpu_pids,
                                        double now,
-                                       std::optional<uint64_t> btime);
+                                       std::optional<uint64_t> btime,
+                                       std::vector<ProcessSample> storage = {});
 
   // How descendants are found. Children files (CONFIG_PROC_CHILDREN) are
   // used when the kernel has them; otherwise all <proc>/<pid>/stat are

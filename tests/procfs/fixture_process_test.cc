@@ -55,6 +55,23 @@ TEST(FixtureProcesses, GpuPidWithChildrenGrandchildAndZombie) {
   EXPECT_EQ(pids_of(ps), (std::vector<uint32_t>{1000, 1001, 1002, 1003, 1004}));
 }
 
+// A view sampling each second hands back the last list: the new one is
+// written into its memory, and nothing of what it held is kept.
+TEST(FixtureProcesses, ASpentListIsReusedAndItsProcessesDropped) {
+  FixtureTree tree;
+  HostSource c(tree.proc(), tree.sys());
+  std::vector<ProcessSample> spent(3);
+  spent[0].pid = 4242;
+  spent[1].pid = 1000;
+  spent[1].cmdline = "an old command line";
+  spent.reserve(64);
+  const ProcessSample* room = spent.data();
+  auto ps = c.processes({1000}, 10.0, std::move(spent));
+  EXPECT_EQ(pids_of(ps), (std::vector<uint32_t>{1000, 1001, 1002, 1003, 1004}));
+  EXPECT_EQ(ps.data(), room);
+  EXPECT_NE(find_pid(ps, 1000)->cmdline, "an old command line");
+}
+
 TEST(FixtureProcesses, MainProcessFields) {
   FixtureTree tree;
   HostSource c(tree.proc(), tree.sys());
