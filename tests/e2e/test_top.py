@@ -336,6 +336,29 @@ class TopLive(TopE2E):
             else:
                 self.assertNotIn("charts:", s)
 
+    def test_a_frame_reaches_the_terminal_in_one_write_or_a_few(self):
+        # Over ssh every write to the terminal is a packet; ncurses 6.4 wrote
+        # a frame as one small write per cursor move (~40 a frame) until its
+        # screen had once been resumed. Counted with the kernel's tally of
+        # the process's write calls (/proc/PID/io syscw), frames at 2 Hz with
+        # the charts scrolling.
+        job = self.trainer(workers=0)
+        path = Scenario(self.tmp.name).write({0: [(job[0], 3 * GiB)]})
+        pane = self.top(path, width=200, height=60, interval="500ms")
+        pane.wait_for("charts: util / memory")
+        pid = pane.program_pid()
+
+        def writes():
+            with open(f"/proc/{pid}/io") as f:
+                return int(next(l for l in f if l.startswith("syscw:")).split()[1])
+
+        w0, t0 = writes(), time.monotonic()
+        time.sleep(3)
+        per_second = (writes() - w0) / (time.monotonic() - t0)
+        # 2 frames a second, each one write or a few; a GPU worker's wake-up
+        # is a write too.
+        self.assertLess(per_second, 12, f"{per_second:.1f} writes a second")
+
     def test_hostile_names_never_reach_the_terminal_raw(self):
         pids = []
         for i, name in enumerate(HOSTILE_NAMES):
