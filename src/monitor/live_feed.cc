@@ -68,7 +68,11 @@ void LiveFeed::take_one() {
   }
   auto hand_back = [box = spent_](Sample* done) {
     std::unique_ptr<Sample> owned(done);
+    // Room for more than twice what the sample used (a burst of processes
+    // that has ended) is given back rather than kept.
+    const size_t used = owned->processes.size();
     owned->processes.clear();  // their strings go now, the list's room stays
+    if (owned->processes.capacity() > 2 * used + 64) return;
     std::lock_guard lock(box->mu);
     if (box->processes.capacity() < owned->processes.capacity())
       box->processes = std::move(owned->processes);

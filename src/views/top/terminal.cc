@@ -234,7 +234,7 @@ Terminal::Terminal(bool monochrome) {
   setup_styles(colour_);
   // Until the screen has once come back from endwin(), ncurses (6.4)
   // flushes its output at every cursor move: a frame went out as ~40 writes
-  // of 7-25 bytes, each through the terminal's line discipline (~8% of
+  // of 7-25 bytes, each through the terminal's line discipline (~9% of
   // top's CPU at 1 Hz). Coming back, as after Ctrl-Z, restores the modes
   // set above and repaints the still blank screen; a frame is then one
   // write or a few.
