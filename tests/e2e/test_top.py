@@ -413,8 +413,10 @@ class TopLive(TopE2E):
         header["faults"] = [{"function": "nvmlDeviceGetUtilizationRates", "gpu": 2,
                              "hang_s": 30, "after_s": 2}]
         path = write_scenario(header, samples, self.tmp.name)
+        # The deadline also bounds loading NVML: 300 ms was once too short
+        # for the sanitizer build on a loaded machine ("no NVML (error)").
         pane = Tmux(self.tmp.name, [GPUDOCTOR, "--nvml-lib", FAKE_NVML, "--kmsg", "none",
-                                    "--interval", "500ms", "--deadline", "300ms", "top"],
+                                    "--interval", "500ms", "--deadline", "1s", "top"],
                     env={"FAKE_NVML_SCENARIO": path, "LANG": "C.UTF-8"})
         self.panes.append(pane)
         s = pane.wait_for(r"STALE: no answer within the deadline", timeout=20)
