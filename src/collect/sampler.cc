@@ -251,15 +251,15 @@ Sampler::~Sampler() = default;
 
 const TraceHeader& Sampler::header() const { return impl_->header; }
 
-Sample Sampler::sample(Sample spent) {
+Sample Sampler::sample(std::vector<ProcessSample> spent) {
   Sample s;
   s.gpus = impl_->gpu->sample(s.events);
   s.t = unix_now();
   s.host = impl_->host.sample(s.t);
   impl_->read_rdma(s.host.rdma_ports);
   impl_->host_read_at = Impl::Clock::now();
-  s.processes = impl_->host.processes(impl_->pids_of_interest(s), s.t,
-                                      std::move(spent.processes));
+  s.processes =
+      impl_->host.processes(impl_->pids_of_interest(s), s.t, std::move(spent));
   impl_->drop_vanished_holders(s);
   s.host.other_cpu_top = impl_->host.other_cpu_top();
   impl_->poll_kernel_log(s);

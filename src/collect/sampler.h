@@ -47,9 +47,9 @@ class Sampler {
   const TraceHeader& header() const;
   // One sample at the current time. Host rates are averages since the
   // previous reading (the first one is taken when the Sampler is built, so
-  // even the first sample has rates). `spent`: an earlier sample done with,
-  // whose process list's memory this one reuses.
-  Sample sample(Sample spent = {});
+  // even the first sample has rates). `spent`: an earlier sample's process
+  // list, done with, whose memory this one's reuses.
+  Sample sample(std::vector<ProcessSample> spent = {});
   // One sample with real rates for a command that samples once (status, ps,
   // the checklist): the host is read before the GPUs (the Sampler's
   // constructor does, while NVML loads) and again after them, at least

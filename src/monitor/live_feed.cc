@@ -60,11 +60,10 @@ void LiveFeed::run() {
 
 void LiveFeed::take_one() {
   const auto t0 = Clock::now();
-  Sample spent;
+  std::vector<ProcessSample> spent;
   {
     std::lock_guard lock(spent_->mu);
-    spent.processes = std::move(spent_->processes);
-    spent_->processes = {};
+    spent.swap(spent_->processes);  // leaves the box empty
   }
   auto hand_back = [box = spent_](Sample* done) {
     std::unique_ptr<Sample> owned(done);
