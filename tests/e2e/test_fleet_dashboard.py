@@ -230,6 +230,12 @@ class FleetDashboard(unittest.TestCase):
         self.assertIn("ecc-uncorrectable", detail)
         self.assertIn("GPU 1", detail)
         self.assertIn("Not judged", detail)
+        # Opened, that list stays open when the next refresh redraws the row.
+        page.evaluate("(window.gdOpened = document.querySelector("
+                      "'tr[data-open=\"gpu-ecc\"] .not-judged')).open = true")
+        page.wait_for("document.querySelector('tr[data-open=\"gpu-ecc\"] .not-judged') !== window.gdOpened",
+                      timeout=SETTLE_S)
+        self.assertTrue(page.evaluate("document.querySelector('tr[data-open=\"gpu-ecc\"] .not-judged').open"))
         # Judged over its last 10 minutes, read from Prometheus at start, as
         # top's node view says it.
         window = page.wait_for("(t => t && t.includes('scrapes (') ? t : '')((document.querySelector("

@@ -185,7 +185,11 @@ class Dashboard(ServedPage):
         # The findings panel lists what serve could not judge (its kernel
         # log is not read here): never a bare "nothing wrong".
         p.wait_for("document.querySelector('#findings .not-judged') !== null", 15)
-        p.evaluate("document.querySelector('#findings .not-judged').open = true")
+        p.evaluate("(window.gdOpened = document.querySelector('#findings .not-judged')).open = true")
+        # The next evaluation redraws the panel; the list the reader opened
+        # stays open.
+        p.wait_for("document.querySelector('#findings .not-judged') !== window.gdOpened", 15)
+        self.assertTrue(p.evaluate("document.querySelector('#findings .not-judged').open"))
         unjudged = p.evaluate("document.querySelector('#findings .not-judged').innerText")
         self.assertIn("xid-error needs the kernel log's Xid lines; not read (--kmsg none)", unjudged)
         self.assertNotIn("nothing wrong", p.evaluate("document.getElementById('findings').innerText"))

@@ -393,6 +393,9 @@
   const SEVERITY = { critical: 0, warning: 1, info: 2 };
   function renderFindings(f) {
     const box = $("findings");
+    // A refresh redraws the panel: a "not judged" list the reader opened
+    // stays open.
+    const wasOpen = !!(box.querySelector(".not-judged") || {}).open;
     clear(box);
     const list = (f.findings || []).slice().sort((a, b) =>
       (SEVERITY[a.severity] - SEVERITY[b.severity]) || String(a.id).localeCompare(String(b.id)));
@@ -422,8 +425,10 @@
     if (unjudged.length) {
       const items = unjudged.slice(0, 100).map(n =>
         h("li", null, h("span", { class: "chip" }, n.id), " " + n.reason));
-      box.appendChild(h("details", { class: "not-judged" },
-        h("summary", { class: "muted" }, "not judged (" + unjudged.length + ")"), h("ul", null, ...items)));
+      const details = h("details", { class: "not-judged" },
+        h("summary", { class: "muted" }, "not judged (" + unjudged.length + ")"), h("ul", null, ...items));
+      details.open = wasOpen;
+      box.appendChild(details);
     }
   }
 
@@ -1365,8 +1370,11 @@
       if (all || fresh || r.node !== n) {
         r.node = n;
         drawFleetRow(r, n, open);
-        // An opened node's findings are drawn again each round (they are few).
+        // An opened node's findings are drawn again each round (they are
+        // few); a "not judged" list the reader opened stays open.
+        const wasOpen = !!(r.details && (r.details.querySelector(".not-judged") || {}).open);
         r.details = open ? nodeDetails(n, FLEET_HEADS.length) : null;
+        if (wasOpen && r.details) (r.details.querySelector(".not-judged") || {}).open = true;
       }
       want.push(r.tr);
       if (r.details) want.push(r.details);
