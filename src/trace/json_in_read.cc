@@ -78,6 +78,34 @@ const char* type_name(element_type t) {
        std::string("expected ") + expected + ", got " + type_name(v.type()));
 }
 
+namespace {
+
+[[noreturn]] void out_of_range(const Loc& loc, std::string_view key,
+                               const std::string& text, bool target_is_signed) {
+  fail(loc, key,
+       "value " + text + " is out of range" +
+           (target_is_signed ? "" : " (must be a non-negative integer)"));
+}
+
+}  // namespace
+
+void integer_out_of_range(const Loc& loc, std::string_view key, int64_t x,
+                          bool target_is_signed) {
+  out_of_range(loc, key, std::to_string(x), target_is_signed);
+}
+void integer_out_of_range(const Loc& loc, std::string_view key, uint64_t x,
+                          bool target_is_signed) {
+  out_of_range(loc, key, std::to_string(x), target_is_signed);
+}
+void integer_out_of_range(const Loc& loc, std::string_view key, double d,
+                          bool target_is_signed) {
+  out_of_range(loc, key, std::to_string(d), target_is_signed);
+}
+
+void not_an_integer(const Loc& loc, std::string_view key, double d) {
+  fail(loc, key, "expected an integer, got " + std::to_string(d));
+}
+
 [[noreturn, gnu::noinline, gnu::cold]] void missing(const Loc& loc,
                                                     std::string_view key) {
   fail(loc, "", "missing required field \"" + std::string(key) + "\"");
