@@ -8,7 +8,7 @@ build_pkgs=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev libzstd-dev libfmt-dev
   libspdlog-dev libtomlplusplus-dev libsqlite3-dev
-  # cpp-httplib is built header-only, and simdjson compiled in, from
+  # cpp-httplib is built header-only, and fmt and simdjson compiled in, from
   # Debian's own source packages (fetched below with dpkg-dev's dpkg-source;
   # CMakeLists.txt says why),
   # with what Debian builds it with: TLS, gzip and brotli content coding.
@@ -113,9 +113,12 @@ else
 fi
 
 # Source packages the build compiles in (CMakeLists.txt's gd_httplib and
-# gd_simdjson). cpp-httplib: the version CMakeLists.txt names (its
-# CVE-2023-26130 fix), or a later one; simdjson: Debian 12's, or a later one.
+# gd_fmt and gd_simdjson). cpp-httplib: the version CMakeLists.txt names (its
+# CVE-2023-26130 fix), or a later one; fmt and simdjson: Debian 12's, or a
+# later one.
 "$(dirname "$0")/fetch-deb-source.sh" cpp-httplib "$(cd "$(dirname "$0")/.." && pwd)/.deps/cpp-httplib" \
   0.11.4+ds-1+deb12u1
+"$(dirname "$0")/fetch-deb-source.sh" fmtlib "$(cd "$(dirname "$0")/.." && pwd)/.deps/fmt" \
+  9.1.0+ds1-2
 "$(dirname "$0")/fetch-deb-source.sh" simdjson "$(cd "$(dirname "$0")/.." && pwd)/.deps/simdjson" \
   3.0.1-1
