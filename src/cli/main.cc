@@ -115,9 +115,11 @@ int main(int argc, char** argv) {
                           "sampling interval, e.g. 500ms, 1s (default 1s; top "
                           "--connect: serve's own)")
       ->each([&global](const std::string&) { global.interval_given = true; });
-  gd::add_duration_option(app, "--deadline", global.deadline_s, kDeadlineRange,
-                          "longest wait for one GPU's NVML reads before it is "
-                          "reported stale (default 1s)");
+  gd::add_duration_option(
+      app, "--deadline", global.deadline_s, kDeadlineRange,
+      "longest wait for one GPU's NVML reads before it is "
+      "reported stale (default 1s; loading NVML and nvmlInit wait "
+      "at least 20s)");
   gd::add_duration_option(
       app, "--slow-reads", global.slow_reads_s, kSlowReadsRange,
       "refresh the NVML reads that cost the driver milliseconds (PCIe "

@@ -186,10 +186,16 @@ struct GpuSource::Impl {
   std::shared_ptr<NvmlLibrary> lib;
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   std::vector<std::shared_ptr<Worker>> workers;
+  // Bound on loading the library and nvmlInit (Options::init_deadline).
+  std::chrono::milliseconds load_deadline{0};
 
   explicit Impl(Options o) : options(std::move(o)) {
-    if (options.init_deadline.count() <= 0)
+    if (options.init_deadline.count() <= 0) {
       options.init_deadline = options.deadline;
+      load_deadline = std::max(options.deadline, Options::kLoadDeadlineFloor);
+    } else {
+      load_deadline = options.init_deadline;
+    }
     if (!open_library()) {
       driver.reset();
       return;
@@ -228,14 +234,12 @@ struct GpuSource::Impl {
     Options o = options;
     std::thread t([st, o] { init_library(*st, o); });
     std::unique_lock lock(st->mu);
-    if (!st->cv.wait_for(lock, options.init_deadline,
-                         [&] { return st->done; })) {
+    if (!st->cv.wait_for(lock, load_deadline, [&] { return st->done; })) {
       lock.unlock();
       t.detach();  // if it ever returns, it cleans up after itself
       status = kNvmlError;
       error = "NVML initialisation (loading " + options.lib_path +
-              " and nvmlInit) did not return within " +
-              ms_text(options.init_deadline);
+              " and nvmlInit) did not return within " + ms_text(load_deadline);
       return false;
     }
     lock.unlock();

@@ -21,9 +21,13 @@ class GpuSource {
     // Bound on one sample() (all GPUs are read in parallel).
     std::chrono::milliseconds deadline{1000};
     // Bound on each init phase (dlopen + nvmlInit, then static facts);
-    // 0 = same as `deadline`. nvmlInit without persistence mode can take
-    // seconds on a many-GPU host, so a live source may want more.
+    // 0 = `deadline`, with dlopen + nvmlInit given at least
+    // kLoadDeadlineFloor: without persistence mode the driver initialises
+    // each GPU at nvmlInit, by NVIDIA's account 1-3 s a GPU (ECC
+    // scrubbing), and a read deadline of a second would call a healthy
+    // node's NVML broken.
     std::chrono::milliseconds init_deadline{0};
+    static constexpr std::chrono::milliseconds kLoadDeadlineFloor{20000};
     // Where /sys is mounted (numa_node of each GPU's PCI device).
     std::string sysfs_root = "/sys";
     // Treat these NVML symbols as missing (tests of the fallback chains).

@@ -116,6 +116,21 @@ TEST(GpuSourceDeadline, HungNvmlInitIsBoundedAndReported) {
   EXPECT_LT(ms_since(t0), 1000);
 }
 
+// A read deadline shorter than the driver's GPU initialisation (seconds
+// without persistence mode) does not make NVML's load fail: init waits at
+// least Options::kLoadDeadlineFloor.
+TEST(GpuSourceDeadline, ASlowNvmlInitIsWaitedForPastAShortReadDeadline) {
+  FakeScenario s = FakeScenario::with_gpus(1);
+  s.header["faults"] =
+      json::array({json{{"function", "nvmlInit_v2"}, {"latency_ms", 1500}}});
+  s.install("slow_init");
+  auto o = fake_options();
+  o.deadline = 200ms;
+  gd::GpuSource c(o);
+  EXPECT_EQ(c.status(), gd::kNvmlOk) << c.error();
+  EXPECT_EQ(c.gpus().size(), 1u);
+}
+
 TEST(GpuSourceDeadline, HungStaticFactsAreBoundedAndThatGpuIsStale) {
   FakeScenario s = FakeScenario::with_gpus(2);
   s.header["faults"] = json::array({hang("nvmlDeviceGetSerial", 1, 30)});
