@@ -147,7 +147,9 @@ def kill_tree(proc):
     except Exception:
         pass
     try:
-        for line in open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split():
+        with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+            children = f.read().split()
+        for line in children:
             os.kill(int(line), signal.SIGKILL)
     except Exception:
         pass
