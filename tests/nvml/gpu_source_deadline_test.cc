@@ -19,6 +19,14 @@ json hang(const std::string& function, int gpu, double seconds) {
   return json{{"function", function}, {"gpu", gpu}, {"hang_s", seconds}};
 }
 
+// One fake GPU whose nvmlInit_v2 carries `fault` (hang_s, latency_ms...).
+void install_one_gpu_with_init_fault(json fault, const std::string& name) {
+  FakeScenario s = FakeScenario::with_gpus(1);
+  fault["function"] = "nvmlInit_v2";
+  s.header["faults"] = json::array({fault});
+  s.install(name);
+}
+
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
@@ -97,10 +105,7 @@ TEST(GpuSourceDeadline, DestructorDoesNotWaitForAHungCall) {
 }
 
 TEST(GpuSourceDeadline, HungNvmlInitIsBoundedAndReported) {
-  FakeScenario s = FakeScenario::with_gpus(1);
-  s.header["faults"] =
-      json::array({json{{"function", "nvmlInit_v2"}, {"hang_s", 30}}});
-  s.install("hang_init");
+  install_one_gpu_with_init_fault({{"hang_s", 30}}, "hang_init");
   auto o = fake_options();
   o.init_deadline = 300ms;
   const auto t0 = Clock::now();
@@ -120,10 +125,7 @@ TEST(GpuSourceDeadline, HungNvmlInitIsBoundedAndReported) {
 // without persistence mode) does not make NVML's load fail: init waits at
 // least Options::kLoadDeadlineFloor.
 TEST(GpuSourceDeadline, ASlowNvmlInitIsWaitedForPastAShortReadDeadline) {
-  FakeScenario s = FakeScenario::with_gpus(1);
-  s.header["faults"] =
-      json::array({json{{"function", "nvmlInit_v2"}, {"latency_ms", 1500}}});
-  s.install("slow_init");
+  install_one_gpu_with_init_fault({{"latency_ms", 1500}}, "slow_init");
   auto o = fake_options();
   o.deadline = 200ms;
   gd::GpuSource c(o);

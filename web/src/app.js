@@ -391,11 +391,17 @@
   // ---- findings ------------------------------------------------------------
 
   const SEVERITY = { critical: 0, warning: 1, info: 2 };
+
+  // Whether the "not judged" list inside el (a findings panel, a fleet
+  // node's details; may be null) is open: a redraw builds a new, closed
+  // list, and one the reader opened stays open.
+  function notJudgedOpen(el) {
+    return !!(el && (el.querySelector(".not-judged") || {}).open);
+  }
+
   function renderFindings(f) {
     const box = $("findings");
-    // A refresh redraws the panel: a "not judged" list the reader opened
-    // stays open.
-    const wasOpen = !!(box.querySelector(".not-judged") || {}).open;
+    const wasOpen = notJudgedOpen(box);
     clear(box);
     const list = (f.findings || []).slice().sort((a, b) =>
       (SEVERITY[a.severity] - SEVERITY[b.severity]) || String(a.id).localeCompare(String(b.id)));
@@ -1371,8 +1377,8 @@
         r.node = n;
         drawFleetRow(r, n, open);
         // An opened node's findings are drawn again each round (they are
-        // few); a "not judged" list the reader opened stays open.
-        const wasOpen = !!(r.details && (r.details.querySelector(".not-judged") || {}).open);
+        // few).
+        const wasOpen = notJudgedOpen(r.details);
         r.details = open ? nodeDetails(n, FLEET_HEADS.length) : null;
         if (wasOpen && r.details) (r.details.querySelector(".not-judged") || {}).open = true;
       }
