@@ -9,6 +9,7 @@
 #include <clocale>
 #include <cstdio>
 
+#include "model/process_tree.h"
 #include "monitor/window_diagnosis.h"
 #include "views/top/layout.h"
 #include "views/top/terminal.h"
@@ -132,10 +133,14 @@ void BM_Frame(benchmark::State& state) {
   size_t rows_n = 0;
   for (auto _ : state) {
     const auto& frame = frames[k++ % 2];
-    auto rows = top::build_rows(*frame->sample, st);
+    // As top does: the sample's process tree built once, for the rows and
+    // every GPU panel's memory split.
+    ProcessTree tree(*frame->sample);
+    auto rows = top::build_rows(*frame->sample, st, &tree);
     top::settle_selection(st, rows, h / 2);
     top::LayoutInput in;
     in.frame = frame.get();
+    in.tree = &tree;
     in.rows = &rows;
     in.state = &st;
     in.last_good = &last_good;
@@ -155,9 +160,11 @@ void BM_ModelOnly(benchmark::State& state) {
   st.tree = state.range(0) != 0;
   std::map<int, std::pair<GpuSample, double>> last_good;
   for (auto _ : state) {
-    auto rows = top::build_rows(*frame->sample, st);
+    ProcessTree tree(*frame->sample);
+    auto rows = top::build_rows(*frame->sample, st, &tree);
     top::LayoutInput in;
     in.frame = frame.get();
+    in.tree = &tree;
     in.rows = &rows;
     in.state = &st;
     in.last_good = &last_good;
