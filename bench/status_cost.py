@@ -5,7 +5,8 @@ should cost no more CPU than nvtop -s and take at most half its wall).
 
 Usage: status_cost.py GPUDOCTOR FAKE_LIB SCENARIO [--nvtop NVTOP]
                       [--baseline OTHER_GPUDOCTOR] [--runs N] [--idle N]
-  --nvtop NVTOP  an nvtop with -s (--snapshot: 3.1 and newer), run with
+  --nvtop NVTOP  an nvtop with -s (--snapshot: 3.1 and newer; on Debian 12,
+                 `bench/top/get_nvtop.sh DIR trixie` builds 3.2.0), run with
                  LD_LIBRARY_PATH at the fake library's folder; without one the
                  anchor figures measured beside it are printed instead
   --baseline B   also time binary B (e.g. the commit before), alternating run
