@@ -9,7 +9,9 @@
 //    command's two readings: a process started since is too young for a
 //    CPU%); in between, the processes already known are read. An exit
 //    shows as a failed read;
-//  - a process is read (its stat: utime + stime of all its threads) when
+//  - a process is read (its stat: utime + stime of all its threads; and,
+//    on this machine's own /proc, the kernel's CPU clock of the process,
+//    the same time in nanoseconds) when
 //    first seen, when it has no CPU% yet, at every listing when it is one
 //    of the kHotMax busiest, and otherwise once per kSlices readings (by
 //    pid), its CPU% then averaged over those readings. A process that
@@ -29,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -68,11 +71,18 @@ class OtherCpuScan {
   // files, say) could change top(). Empty when none is busy.
   std::vector<uint32_t> busy_families() const;
 
-  // Processes listed and stat files read by the last read().
+  // Processes listed, stat files and CPU clocks read by the last read().
   struct ReadCounts {
-    size_t listed = 0, stat_reads = 0;
+    size_t listed = 0, stat_reads = 0, clock_reads = 0;
   };
   ReadCounts last_read_counts() const { return counts_; }
+
+  // A process's CPU time in nanoseconds (all its threads), or nullopt. The
+  // kernel's CPU clock of the process is read where proc_root's pids are
+  // this process's own (not a fixture tree, not another pid namespace's
+  // /proc); a test gives a fixture's processes one here.
+  using CpuClock = std::function<std::optional<uint64_t>(uint32_t pid)>;
+  void set_cpu_clock(CpuClock clock) { cpu_clock_ = std::move(clock); }
 
   static constexpr uint32_t kSlices = 16;
   // The first two readings list /proc, then every kListEvery-th.
@@ -89,7 +99,11 @@ class OtherCpuScan {
     KeptFile stat_file;      // open while hot or without a CPU% yet
     uint64_t starttime = 0;  // clock ticks after boot: the process's identity
     uint64_t ticks = 0;      // utime + stime at the last reading
-    double at = 0;           // when
+    // The CPU clock at the last reading (nanoseconds), where there is one.
+    // stat's ticks are 10 ms, a fifth to a third of a one-shot command's
+    // window: `yes` read as 57-94% from them.
+    std::optional<uint64_t> cpu_ns;
+    double at = 0;  // when
     uint32_t ppid = 0;
     std::string comm;
     std::optional<double> cpu_pct;
@@ -119,6 +133,8 @@ class OtherCpuScan {
 
   std::string proc_root_;
   long clk_tck_;
+  CpuClock cpu_clock_;     // empty: stat's ticks alone
+  uint32_t self_pid_ = 0;  // this process, on its own /proc; never listed
   bool last_pid_usable_ = false;
   // The last pid at the last listing: a listing finds no new process while
   // no pid was allocated since, so the known ones stand in for it.

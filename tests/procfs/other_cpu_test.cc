@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -320,6 +324,50 @@ TEST(OtherCpuScan, AOneShotsSecondReadingReadsTheKnownProcessesUnlisted) {
   EXPECT_EQ(scan.last_read_counts().listed, 3u);
 }
 
+// Over a one-shot command's ~30-ms window stat's 10-ms ticks are too coarse
+// for a CPU%: the process's CPU clock (nanoseconds) is used where there is
+// one, the ticks where there is not.
+TEST(OtherCpuScan, TheCpuClockGivesTheRateWhereStatsTicksAreTooCoarse) {
+  FakeProc proc;
+  proc.put(1, "init", 0, 0);
+  proc.put(40, "yes", 1, 1000);
+  proc.put(41, "no-clock", 1, 1000);
+  OtherCpuScan scan(proc.root());
+  std::map<uint32_t, uint64_t> clock_ns = {{40, 10'000'000'000u}};
+  scan.set_cpu_clock([&](uint32_t pid) -> std::optional<uint64_t> {
+    auto it = clock_ns.find(pid);
+    if (it == clock_ns.end()) return std::nullopt;
+    return it->second;
+  });
+  scan.read(2000.0, 1000);
+  // 30 ms later both used 29.1 ms of CPU: 2 ticks in stat (20 ms).
+  clock_ns[40] += 29'100'000u;
+  proc.put(40, "yes", 1, 1002);
+  proc.put(41, "no-clock", 1, 1002);
+  scan.read(2000.03, 1000);
+  auto top = scan.top();
+  ASSERT_TRUE(top && top->size() == 2);
+  std::map<uint32_t, double> pct;
+  for (const auto& p : *top) pct[p.pid] = p.cpu_pct;
+  EXPECT_NEAR(pct[40], 97.0, 0.05) << "from the clock";  // to 0.1%
+  EXPECT_NEAR(pct[41], 2 / kTck / 0.03 * 100, 0.05) << "from the ticks";
+  EXPECT_EQ(scan.last_read_counts().clock_reads, 1u);
+}
+
+// Pids of a /proc that is not this process's own (a fixture tree, another
+// pid namespace's mounted at --proc-root) are not this machine's
+// processes: their CPU clocks are not read.
+TEST(OtherCpuScan, NoCpuClockIsReadForAnotherNamespacesProc) {
+  FakeProc proc;
+  proc.put(1, "init", 0, 0);
+  proc.put(40, "yes", 1, 1000);
+  std::filesystem::create_directory_symlink("1", proc.root() + "/self");
+  OtherCpuScan scan(proc.root());
+  scan.read(2000.0, 1000);
+  EXPECT_EQ(scan.last_read_counts().stat_reads, 2u);
+  EXPECT_EQ(scan.last_read_counts().clock_reads, 0u);
+}
+
 TEST(OtherCpuScan, AReusedPidStartsOverAndAHostileCommIsCapped) {
   FakeProc proc;
   // Read at its slice in the 3rd reading (35 % kSlices == 3).
@@ -408,6 +456,37 @@ TEST(OtherCpuScanLive, ARealBusyProcessIsOtherWorkTheJobsOwnAreNot) {
       EXPECT_FALSE(p.comm.empty());
       EXPECT_FALSE(p.user.empty());
     }
+}
+
+// On this machine's /proc each stat read comes with the process's CPU clock,
+// and the process reading (gpudoctor) is not other work, busy as it is.
+TEST(OtherCpuScanLive, ThisMachinesProcReadsEachProcesssCpuClock) {
+  pid_t spinner = spawn_spinner();
+  OtherCpuScan scan("/proc");
+  std::atomic<bool> spin{true};
+  std::thread busy_self([&] {
+    while (spin.load(std::memory_order_relaxed)) {
+    }
+  });
+  scan.read(2000.0, std::nullopt);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  scan.read(2000.03, std::nullopt);
+  spin = false;
+  busy_self.join();
+  const auto counts = scan.last_read_counts();
+  auto top = scan.top();
+  kill(spinner, SIGKILL);
+  waitpid(spinner, nullptr, 0);
+  EXPECT_GT(counts.stat_reads, 0u);
+  // A process that exits between its stat and its clock has no clock.
+  EXPECT_GE(counts.clock_reads + 2, counts.stat_reads);
+  ASSERT_TRUE(top.has_value());
+  bool listed = false;
+  for (const auto& p : *top) {
+    listed |= p.pid == static_cast<uint32_t>(spinner);
+    EXPECT_NE(p.pid, static_cast<uint32_t>(getpid())) << "itself is listed";
+  }
+  EXPECT_TRUE(listed);
 }
 
 }  // namespace
