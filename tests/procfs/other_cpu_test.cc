@@ -297,11 +297,17 @@ TEST(OtherCpuScan, AProcessStartedSinceTheLastReadingGetsItsLifetimeCpu) {
   EXPECT_NEAR(top->front().cpu_pct, 40.0, 2.0);  // 0.4 s over 1.0 s of life
 }
 
+// init (1) and two children, 40 and 41, that have used `ticks` each.
+void put_init_and_two(const FakeProc& proc, const std::string& comm40,
+                      const std::string& comm41, uint64_t ticks) {
+  proc.put(1, "init", 0, 0);
+  proc.put(40, comm40, 1, ticks);
+  proc.put(41, comm41, 1, ticks);
+}
+
 TEST(OtherCpuScan, AOneShotsSecondReadingReadsTheKnownProcessesUnlisted) {
   FakeProc proc;
-  proc.put(1, "init", 0, 0);
-  proc.put(40, "trainer-data", 1, 0);
-  proc.put(41, "exits", 1, 0);
+  put_init_and_two(proc, "trainer-data", "exits", 0);
   OtherCpuScan scan(proc.root());
   const uint64_t btime = 1000;
   scan.read(2000.0, btime);
@@ -329,9 +335,7 @@ TEST(OtherCpuScan, AOneShotsSecondReadingReadsTheKnownProcessesUnlisted) {
 // one, the ticks where there is not.
 TEST(OtherCpuScan, TheCpuClockGivesTheRateWhereStatsTicksAreTooCoarse) {
   FakeProc proc;
-  proc.put(1, "init", 0, 0);
-  proc.put(40, "yes", 1, 1000);
-  proc.put(41, "no-clock", 1, 1000);
+  put_init_and_two(proc, "yes", "no-clock", 1000);
   OtherCpuScan scan(proc.root());
   std::map<uint32_t, uint64_t> clock_ns = {{40, 10'000'000'000u}};
   scan.set_cpu_clock([&](uint32_t pid) -> std::optional<uint64_t> {
