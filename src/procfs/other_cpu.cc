@@ -44,13 +44,9 @@ OtherCpuScan::OtherCpuScan(std::string proc_root)
   if (clk_tck_ <= 0) clk_tck_ = 100;
   // The kernel counts loadavg's last pid in the reader's pid namespace: a
   // procfs of another one (--proc-root /host/proc) is not trusted with it.
-  char self[32];
-  ssize_t n = readlink((proc_root_ + "/self").c_str(), self, sizeof self - 1);
-  const bool own_pids =
-      n >= 0 && parse_u64(std::string_view(self, static_cast<size_t>(n))) ==
-                    static_cast<uint64_t>(getpid());
-  last_pid_usable_ = n < 0 || own_pids;
-  if (own_pids) {
+  const std::optional<bool> own_pids = proc_pids_are_own(proc_root_);
+  last_pid_usable_ = own_pids.value_or(true);
+  if (own_pids.value_or(false)) {
     cpu_clock_ = process_cpu_ns;
     self_pid_ = static_cast<uint32_t>(getpid());
   }

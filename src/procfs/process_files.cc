@@ -1,6 +1,7 @@
 #include "procfs/process_files.h"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -224,6 +225,15 @@ void parse_pid_list(std::string_view text, std::vector<uint32_t>& out) {
     if (auto v = parse_u64(f); v && *v > 0 && *v <= UINT32_MAX)
       out.push_back(static_cast<uint32_t>(*v));
   }
+}
+
+std::optional<bool> proc_pids_are_own(const std::string& proc_root) {
+  char self[32];
+  const ssize_t n =
+      readlink((proc_root + "/self").c_str(), self, sizeof self - 1);
+  if (n < 0) return std::nullopt;
+  return parse_u64(std::string_view(self, static_cast<size_t>(n))) ==
+         static_cast<uint64_t>(getpid());
 }
 
 }  // namespace gd::procfs

@@ -46,6 +46,12 @@ std::optional<uint32_t> parse_status_ns_pid(std::string_view text);
 // process sees, inside its container.
 std::optional<uint64_t> filesystem_size(const char* path);
 
+// Whether proc_root's pids are this process's pid namespace's: its "self"
+// names this process (another namespace's procfs, --proc-root /host/proc
+// in a container, names it by its pid there, or not at all); nullopt where
+// there is no "self" link (a fixture tree).
+std::optional<bool> proc_pids_are_own(const std::string& proc_root);
+
 // /proc/<pid>/cmdline: NUL-separated argv -> space-separated, trailing NULs
 // and blanks removed. Empty for kernel threads and zombies.
 std::string cmdline_from_raw(std::string_view raw);

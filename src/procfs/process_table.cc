@@ -49,11 +49,7 @@ ProcessTable::ProcessTable(std::string proc_root)
   // the mount's: a procfs of another namespace (--proc-root /host/proc in a
   // container) must not be trusted with it. Its "self" names this process
   // by its pid there; a fixture tree's is a plain directory.
-  char self[32];
-  ssize_t n = readlink((proc_root_ + "/self").c_str(), self, sizeof self - 1);
-  last_pid_usable_ =
-      n < 0 || parse_u64(std::string_view(self, static_cast<size_t>(n))) ==
-                   static_cast<uint64_t>(getpid());
+  last_pid_usable_ = proc_pids_are_own(proc_root_).value_or(true);
 }
 
 const char* ProcessTable::pid_path(uint32_t pid, const char* file) {
