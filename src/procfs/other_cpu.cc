@@ -26,13 +26,14 @@ namespace {
 constexpr double kMinLifetimeSeconds = 0.1;
 
 // The kernel's CPU clock of a process of this pid namespace: its threads'
-// run time in nanoseconds (what stat's utime + stime count in ticks).
+// run time in nanoseconds (what stat's utime + stime count in ticks). The
+// clock id is the kernel's encoding of a process's scheduler clock, ~pid << 3
+// | CPUCLOCK_SCHED (2), as clock_getcpuclockid(3) makes it; that function
+// also asks clock_getres first, a second system call per process.
 std::optional<uint64_t> process_cpu_ns(uint32_t pid) {
-  clockid_t clock{};
+  const auto clock = static_cast<clockid_t>((~pid << 3) | 2u);
   timespec ts{};
-  if (clock_getcpuclockid(static_cast<pid_t>(pid), &clock) != 0 ||
-      clock_gettime(clock, &ts) != 0)
-    return std::nullopt;
+  if (clock_gettime(clock, &ts) != 0) return std::nullopt;
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
          static_cast<uint64_t>(ts.tv_nsec);
 }
@@ -120,13 +121,15 @@ void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
 
 void OtherCpuScan::read_one(uint32_t pid, Entry& e, bool fresh, double now,
                             std::optional<uint64_t> btime) {
+  if (!fresh && read_clock_only(pid, e, now)) return;
   ++counts_.stat_reads;
   std::optional<PidStat> st;
   // A file read again at the next reading stays open until then (a read
   // through it costs the kernel 40% of an open, read and close): the
   // busiest, read every sample, and a process without a CPU% yet, whose
-  // next reading gives its first one (every process at a one-shot
-  // command's second reading). The others' is opened for each read. A kept
+  // next reading gives its first one, where it has no CPU clock (with one,
+  // a one-shot command's second reading reads the clock alone). The
+  // others' is opened for each read. A kept
   // file pins its process: a reused pid fails the read and is forgotten
   // until the next listing finds it anew.
   if (e.stat_file.read(pid_path(pid, "stat"), buf_, Ending::kShortRead))
@@ -149,7 +152,8 @@ void OtherCpuScan::read_one(uint32_t pid, Entry& e, bool fresh, double now,
   counts_.clock_reads += ns.has_value();
   if (!fresh && e.at > 0 && now > e.at && ns && e.cpu_ns && *ns >= *e.cpu_ns) {
     e.cpu_pct = static_cast<double>(*ns - *e.cpu_ns) / 1e9 / (now - e.at) * 100;
-  } else if (!fresh && e.at > 0 && now > e.at && ticks >= e.ticks) {
+  } else if (!fresh && e.at > 0 && now > e.at && e.ticks_current &&
+             ticks >= e.ticks) {
     e.cpu_pct = static_cast<double>(ticks - e.ticks) / tck / (now - e.at) * 100;
   } else if (fresh && listings_ > 1 && btime) {
     // Not in the previous listing: it started since.
@@ -165,10 +169,28 @@ void OtherCpuScan::read_one(uint32_t pid, Entry& e, bool fresh, double now,
   }
   e.starttime = st->starttime;
   e.ticks = ticks;
+  e.ticks_current = true;
   e.cpu_ns = ns;
   e.at = now;
   e.ppid = st->ppid;
-  if (!e.hot && e.cpu_pct) e.stat_file.close();  // next read: in its slice
+  // Kept for the next reading only where it reads stat again soon: the
+  // busiest, and a process without a CPU% yet and without a CPU clock.
+  if (!e.hot && (e.cpu_pct || ns)) e.stat_file.close();
+}
+
+bool OtherCpuScan::read_clock_only(uint32_t pid, Entry& e, double now) {
+  if (!cpu_clock_ || !e.cpu_ns || e.at <= 0 || now <= e.at ||
+      now - e.at >= kClockOnlySeconds)
+    return false;
+  const std::optional<uint64_t> ns = cpu_clock_(pid);
+  if (!ns || *ns < *e.cpu_ns) return false;  // gone, or not the same: stat
+  ++counts_.clock_reads;
+  e.cpu_pct = static_cast<double>(*ns - *e.cpu_ns) / 1e9 / (now - e.at) * 100;
+  e.cpu_ns = ns;
+  e.at = now;
+  e.ticks_current = false;          // stat's ticks are of an earlier reading
+  if (!e.hot) e.stat_file.close();  // next read: in its slice
+  return true;
 }
 
 void OtherCpuScan::describe(uint32_t pid, Entry& e) {

@@ -16,11 +16,15 @@
 //    of the kHotMax busiest, and otherwise once per kSlices readings (by
 //    pid), its CPU% then averaged over those readings. A process that
 //    turns busy is seen within kSlices readings, one that exits leaves the
-//    list at the next listing. (A stat read costs ~10 us; reading the
+//    list at the next listing. A process read again within
+//    kClockOnlySeconds of its stat (every process at a one-shot command's
+//    second reading, ~30 ms after its first) has only its CPU clock read,
+//    one system call instead of the kernel writing out stat's 52 fields.
+//    (A stat read costs ~10 us; reading the
 //    busiest every sample doubled the cost for a fresher CPU%.) The stat
-//    file of a process read again at the next reading (the busiest, one
-//    without a CPU% yet: every process between a one-shot command's two
-//    readings) stays open until then;
+//    file of a process whose stat is read again at the next reading (the
+//    busiest; one without a CPU% yet where there is no CPU clock) stays
+//    open until then;
 //  - members of a GPU job (as the last set_jobs() said) are not read at
 //    all: the process table reads them, and a training node's hundreds of
 //    data-loader workers are most of its processes.
@@ -85,6 +89,11 @@ class OtherCpuScan {
   void set_cpu_clock(CpuClock clock) { cpu_clock_ = std::move(clock); }
 
   static constexpr uint32_t kSlices = 16;
+  // A re-read this soon after a process's stat takes its CPU clock alone:
+  // its parent, name and start time are kept from the stat. The pid cannot
+  // have been reused meanwhile (the kernel hands out pids in turn up to
+  // pid_max before it wraps), and a clock that went back sends it to stat.
+  static constexpr double kClockOnlySeconds = 0.5;
   // The first two readings list /proc, then every kListEvery-th.
   static constexpr uint64_t kListEvery = 4;
   static constexpr size_t kHotMax = 2 * kOtherCpuTopMax;
@@ -99,6 +108,8 @@ class OtherCpuScan {
     KeptFile stat_file;      // open while hot or without a CPU% yet
     uint64_t starttime = 0;  // clock ticks after boot: the process's identity
     uint64_t ticks = 0;      // utime + stime at the last reading
+    // Whether `ticks` is of the last reading (not a clock-only one, after).
+    bool ticks_current = true;
     // The CPU clock at the last reading (nanoseconds), where there is one.
     // stat's ticks are 10 ms, a fifth to a third of a one-shot command's
     // window: `yes` read as 57-94% from them.
@@ -118,6 +129,9 @@ class OtherCpuScan {
 
   void read_one(uint32_t pid, Entry& e, bool fresh, double now,
                 std::optional<uint64_t> btime);
+  // A re-read within kClockOnlySeconds of a known process's stat, from its
+  // CPU clock alone; false when it must read stat (no clock, gone, too old).
+  bool read_clock_only(uint32_t pid, Entry& e, double now);
   void describe(uint32_t pid, Entry& e);
   static void forget_rate(Entry& e);  // marks `e` a job member
   // The recorded parent of `pid`: the process table's, else this scan's.
