@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   gd::remember_command_line(argc, argv);
   // Sampling keeps a few /proc files open per watched process.
   gd::procfs::raise_open_files_limit();
+  gd::procfs::reserve_descriptor_table();
   gd::GlobalOptions global;
   CLI::App app{"gpudoctor " GD_VERSION
                " — tells what is wrong with a GPU server and helps fix it"};

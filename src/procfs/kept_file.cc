@@ -5,7 +5,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <string>
 #include <string_view>
 
@@ -120,6 +122,21 @@ void raise_open_files_limit() {
     return;
   lim.rlim_cur = lim.rlim_max;
   setrlimit(RLIMIT_NOFILE, &lim);
+}
+
+void reserve_descriptor_table() {
+  const size_t want = std::min(kept_file_budget(), kReservedDescriptors);
+  if (want < 2) return;
+  // A copy of any open descriptor at the highest number wanted, closed at
+  // once; stdin, stdout and stderr may each have been closed by a parent.
+  for (int from : {2, 1, 0}) {
+    const int fd = fcntl(from, F_DUPFD_CLOEXEC, static_cast<int>(want - 1));
+    if (fd >= 0) {
+      ::close(fd);
+      return;
+    }
+    if (errno != EBADF) return;
+  }
 }
 
 }  // namespace gd::procfs

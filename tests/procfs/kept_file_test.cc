@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -184,4 +185,48 @@ TEST(KeptFile, ChildrenListLongerThanAPageIsReadWhole) {
   EXPECT_EQ(a2, b);
   for (pid_t pid : kids)
     EXPECT_NE(b.find(std::to_string(pid) + " "), std::string::npos);
+}
+
+// The descriptor table is grown at start (while the process has one thread)
+// to hold the descriptors a first sample keeps open, and no descriptor is
+// left open by it. /proc/self/status's FDSize is the table's size.
+TEST(KeptFile, TheDescriptorTableIsReservedWithoutADescriptorLeft) {
+  auto fd_size = [] {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.rfind("FDSize:", 0) == 0) return std::stoul(line.substr(7));
+    return 0ul;
+  };
+  auto open_count = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e :
+         std::filesystem::directory_iterator("/proc/self/fd"))
+      ++n;
+    return n;
+  };
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  // In a child of its own: this test process's table may have grown already.
+  pid_t child = fork();
+  if (child == 0) {
+    close(out[0]);
+    unsigned long got[4] = {fd_size(), open_count(), 0, 0};
+    gd::procfs::raise_open_files_limit();
+    gd::procfs::reserve_descriptor_table();
+    got[2] = fd_size();
+    got[3] = open_count();
+    (void)!write(out[1], got, sizeof got);
+    _exit(0);
+  }
+  close(out[1]);
+  unsigned long got[4] = {};
+  ASSERT_EQ(read(out[0], got, sizeof got), static_cast<ssize_t>(sizeof got));
+  close(out[0]);
+  waitpid(child, nullptr, 0);
+  const unsigned long want = std::min<unsigned long>(
+      gd::procfs::kept_file_budget(), gd::procfs::kReservedDescriptors);
+  EXPECT_LT(got[0], want) << "the table was that big before: nothing shown";
+  EXPECT_GE(got[2], want);
+  EXPECT_EQ(got[3], got[1]) << "a descriptor was left open";
 }
