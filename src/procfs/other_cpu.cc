@@ -1,9 +1,11 @@
 #include "procfs/other_cpu.h"
 
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <utility>
@@ -49,8 +51,24 @@ OtherCpuScan::OtherCpuScan(std::string proc_root)
   last_pid_usable_ = own_pids.value_or(true);
   if (own_pids.value_or(false)) {
     cpu_clock_ = process_cpu_ns;
+    pid_probe_ = probe_own_pid;
     self_pid_ = static_cast<uint32_t>(getpid());
   }
+}
+
+// pidfd_open(2) (Linux 5.3) refuses a thread that does not lead its group
+// (EINVAL; ENOENT on 6.18, measured) and a pid in use by nothing (ESRCH).
+// Anything else (ENOSYS on an older kernel or under a filter, EMFILE)
+// leaves it unknown.
+OtherCpuScan::PidKind OtherCpuScan::probe_own_pid(uint32_t pid) {
+  const long fd = syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0u);
+  if (fd >= 0) {
+    close(static_cast<int>(fd));
+    return PidKind::kProcess;
+  }
+  return errno == EINVAL || errno == ENOENT || errno == ESRCH
+             ? PidKind::kNotProcess
+             : PidKind::kUnknown;
 }
 
 std::optional<uint64_t> OtherCpuScan::last_pid() {
@@ -89,11 +107,26 @@ void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
   };
   std::optional<uint64_t> pid_now;
   if (listing) pid_now = last_pid();
-  if (!listing || (round_ > 2 && pid_now && pid_now == listed_at_pid_)) {
+  const bool nothing_new = round_ > 2 && pid_now && pid_now == listed_at_pid_;
+  const bool probed = listing && !nothing_new && round_ > 2 && pid_now &&
+                      probe_new_pids(*pid_now);
+  if (!listing || nothing_new || probed) {
     // Between listings, or at one that could find nothing new: the known
-    // processes (at a listing, the busiest among them too).
+    // processes (at a listing, the busiest among them too); then the new
+    // ones a probe found.
     for (auto& [pid, e] : cache_)
       if (due(pid, e)) read_one(pid, e, false, now, btime);
+    if (probed) {
+      listed_at_pid_ = pid_now;
+      listed_at_ = now;
+      ++listings_;
+      for (uint32_t pid : probed_) {
+        auto [it, fresh] = cache_.try_emplace(pid);
+        it->second.listed_round = round_;
+        if (fresh || due(pid, it->second))
+          read_one(pid, it->second, fresh, now, btime);
+      }
+    }
     std::erase_if(cache_,
                   [](const auto& kv) { return kv.second.listed_round == 0; });
     return;
@@ -101,6 +134,7 @@ void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
   listed_at_pid_ = pid_now;
   listed_at_ = now;
   ++listings_;  // before the reads: read_one tells a first listing apart
+  listings_since_full_ = 0;
   bool listed = for_each_pid(proc_root_, [&](uint32_t pid) {
     // Not other work: gpudoctor itself. A one-shot command is busy through
     // its own rate window (~10% of a core, now measured to the nanosecond).
@@ -117,6 +151,30 @@ void OtherCpuScan::read(double now, std::optional<uint64_t> btime) {
   }
   std::erase_if(
       cache_, [&](const auto& kv) { return kv.second.listed_round != round_; });
+}
+
+bool OtherCpuScan::probe_new_pids(uint64_t pid_now) {
+  probed_.clear();
+  if (!pid_probe_ || !listed_at_pid_ || pid_now <= *listed_at_pid_ ||
+      ++listings_since_full_ >= kFullListingEvery)
+    return false;  // no probe; the pids wrapped; or a full listing is due
+  const uint64_t span = pid_now - *listed_at_pid_;
+  if (span > std::max<uint64_t>(kProbeMin, cache_.size() / 2)) return false;
+  for (uint64_t p = *listed_at_pid_ + 1; p <= pid_now; ++p) {
+    const auto pid = static_cast<uint32_t>(p);
+    if (pid == self_pid_) continue;
+    switch (pid_probe_(pid)) {
+      case PidKind::kProcess:
+        probed_.push_back(pid);
+        break;
+      case PidKind::kNotProcess:
+        break;
+      case PidKind::kUnknown:
+        return false;  // list instead
+    }
+  }
+  counts_.probed = static_cast<size_t>(span);
+  return true;
 }
 
 void OtherCpuScan::read_one(uint32_t pid, Entry& e, bool fresh, double now,

@@ -8,7 +8,11 @@
 //    can have started) or it was under kMinLifetimeSeconds ago (a one-shot
 //    command's two readings: a process started since is too young for a
 //    CPU%); in between, the processes already known are read. An exit
-//    shows as a failed read;
+//    shows as a failed read. Where only a few pids were allocated since
+//    (the kernel hands them out in turn), each of them is asked whether it
+//    is a process instead of listing /proc: at most kProbeMin pids or half
+//    as many as there are known processes, each a fraction of a listing's
+//    cost per process; every kFullListingEvery-th listing is a full one;
 //  - a process is read (its stat: utime + stime of all its threads; and,
 //    on this machine's own /proc, the kernel's CPU clock of the process,
 //    the same time in nanoseconds) when
@@ -75,9 +79,10 @@ class OtherCpuScan {
   // files, say) could change top(). Empty when none is busy.
   std::vector<uint32_t> busy_families() const;
 
-  // Processes listed, stat files and CPU clocks read by the last read().
+  // Processes listed, stat files and CPU clocks read by the last read(),
+  // and pids probed in place of a listing.
   struct ReadCounts {
-    size_t listed = 0, stat_reads = 0, clock_reads = 0;
+    size_t listed = 0, stat_reads = 0, clock_reads = 0, probed = 0;
   };
   ReadCounts last_read_counts() const { return counts_; }
 
@@ -88,7 +93,23 @@ class OtherCpuScan {
   using CpuClock = std::function<std::optional<uint64_t>(uint32_t pid)>;
   void set_cpu_clock(CpuClock clock) { cpu_clock_ = std::move(clock); }
 
+  // Whether a pid names a process (a thread group's leader) now. On this
+  // machine's own /proc it is asked of the kernel (pidfd_open); a test
+  // gives a fixture's. Without one, every listing lists /proc.
+  enum class PidKind { kProcess, kNotProcess, kUnknown };
+  using PidProbe = std::function<PidKind(uint32_t pid)>;
+  void set_pid_probe(PidProbe probe) { pid_probe_ = std::move(probe); }
+  // The kernel's answer for a pid of this process's own namespace.
+  static PidKind probe_own_pid(uint32_t pid);
+
   static constexpr uint32_t kSlices = 16;
+  // A listing probes the pids allocated since the last one when there are
+  // at most this many, or half as many as the known processes if more.
+  static constexpr uint64_t kProbeMin = 64;
+  // A process whose pid was taken just before a listing read the last pid
+  // but that was not yet in /proc when listed is found by the next full
+  // listing: at least every this many listings.
+  static constexpr uint32_t kFullListingEvery = 8;
   // A re-read this soon after a process's stat takes its CPU clock alone:
   // its parent, name and start time are kept from the stat. The pid cannot
   // have been reused meanwhile (the kernel hands out pids in turn up to
@@ -127,6 +148,9 @@ class OtherCpuScan {
     std::optional<std::string> container;
   };
 
+  // At a listing: the pids allocated since the last one that name
+  // processes (probed_); false when /proc must be listed instead.
+  bool probe_new_pids(uint64_t pid_now);
   void read_one(uint32_t pid, Entry& e, bool fresh, double now,
                 std::optional<uint64_t> btime);
   // A re-read within kClockOnlySeconds of a known process's stat, from its
@@ -148,6 +172,7 @@ class OtherCpuScan {
   std::string proc_root_;
   long clk_tck_;
   CpuClock cpu_clock_;     // empty: stat's ticks alone
+  PidProbe pid_probe_;     // empty: every listing lists /proc
   uint32_t self_pid_ = 0;  // this process, on its own /proc; never listed
   bool last_pid_usable_ = false;
   // The last pid at the last listing: a listing finds no new process while
@@ -155,12 +180,14 @@ class OtherCpuScan {
   std::optional<uint64_t> listed_at_pid_;
   double listed_at_ = 0;  // when (Unix seconds)
   uint64_t round_ = 0, listings_ = 0;
+  uint32_t listings_since_full_ = 0;  // probed listings since a full one
   ReadCounts counts_;
   std::unordered_map<uint32_t, Entry> cache_;
   std::unordered_map<uint32_t, std::string> user_names_;
   // Reused between calls.
   std::string path_, buf_;
   std::vector<std::pair<double, uint32_t>> ranked_;  // (cpu_pct, pid)
+  std::vector<uint32_t> probed_;  // new processes found by probe_new_pids
   // From set_jobs: the GPU pids, and (pid, ppid) of the table's processes;
   // both sorted.
   std::vector<uint32_t> gpu_pids_;

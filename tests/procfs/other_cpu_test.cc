@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -250,6 +251,63 @@ TEST(OtherCpuScan, AListingWithNoPidAllocatedSinceTheLastReadsTheKnownOnes) {
   last_pid(6000);
   for (int i = 9; i <= 12; ++i) scan.read(t += 1, std::nullopt);
   EXPECT_EQ(scan.last_read_counts().listed, 42u);
+}
+
+// Where few pids were taken since the last listing, a listing asks each of
+// them whether it is a process instead of listing /proc; many, a wrap, or
+// every kFullListingEvery-th listing lists /proc.
+TEST(OtherCpuScan, AFewNewPidsAreProbedInsteadOfListingProc) {
+  FakeProc proc;
+  auto last_pid = [&](uint64_t pid) {
+    std::ofstream(proc.root() + "/loadavg")
+        << "0.10 0.20 0.30 1/99 " << pid << "\n";
+  };
+  last_pid(200);
+  proc.put(1, "init", 0, 0);
+  for (uint32_t pid = 100; pid < 140; ++pid) proc.put(pid, "idle", 1, 10);
+  OtherCpuScan scan(proc.root());
+  std::set<uint32_t> threads, asked;
+  scan.set_pid_probe([&](uint32_t pid) {
+    asked.insert(pid);
+    if (!std::filesystem::exists(proc.root() + "/" + std::to_string(pid)))
+      return OtherCpuScan::PidKind::kNotProcess;
+    return threads.count(pid) ? OtherCpuScan::PidKind::kNotProcess
+                              : OtherCpuScan::PidKind::kProcess;
+  });
+  const uint64_t btime = 1000;
+  double t = 2000;
+  for (int i = 1; i <= 4; ++i) scan.read(t += 1, btime);
+  // Six pids taken since: a busy process (205), a thread of it (203, whose
+  // /proc directory exists too), and four gone already.
+  proc.put(205, "new-busy", 1, static_cast<uint64_t>(2 * kTck),
+           static_cast<uint64_t>((t - btime - 2) * kTck));
+  proc.put(203, "new-busy", 1, static_cast<uint64_t>(2 * kTck),
+           static_cast<uint64_t>((t - btime - 2) * kTck));
+  threads.insert(203);
+  last_pid(206);
+  for (int i = 5; i <= 8; ++i) scan.read(t += 1, btime);
+  EXPECT_EQ(scan.last_read_counts().listed, 0u);
+  EXPECT_EQ(scan.last_read_counts().probed, 6u);
+  EXPECT_EQ(asked, (std::set<uint32_t>{201, 202, 203, 204, 205, 206}));
+  auto top = scan.top();
+  ASSERT_TRUE(top && top->size() == 1);
+  EXPECT_EQ(top->front().pid, 205u) << "the thread is not a process";
+  // More new pids than half the 42 known processes and than kProbeMin:
+  // /proc is listed.
+  last_pid(206 + OtherCpuScan::kProbeMin + 1);
+  for (int i = 9; i <= 12; ++i) scan.read(t += 1, btime);
+  EXPECT_EQ(scan.last_read_counts().probed, 0u);
+  EXPECT_EQ(scan.last_read_counts().listed, 43u) << "40 idle, init, 203, 205";
+  // A pid or two each time: probed, until a full listing is due.
+  uint64_t pid = 206 + OtherCpuScan::kProbeMin + 1;
+  uint32_t probed_listings = 0;
+  for (int listing = 0; listing < 20; ++listing) {
+    last_pid(++pid);
+    for (int i = 0; i < 4; ++i) scan.read(t += 1, btime);
+    if (scan.last_read_counts().listed > 0) break;
+    ++probed_listings;
+  }
+  EXPECT_EQ(probed_listings, OtherCpuScan::kFullListingEvery - 1);
 }
 
 TEST(OtherCpuScan, JobMembersAreNotReadAfterTheyAreKnown) {
@@ -495,6 +553,32 @@ TEST(OtherCpuScanLive, ARealBusyProcessIsOtherWorkTheJobsOwnAreNot) {
       EXPECT_FALSE(p.comm.empty());
       EXPECT_FALSE(p.user.empty());
     }
+}
+
+// The kernel tells a process from a thread that does not lead its group and
+// from a pid in use by nothing.
+TEST(OtherCpuScanLive, ThisMachinesKernelTellsAProcessFromAThread) {
+  using Kind = OtherCpuScan::PidKind;
+  EXPECT_EQ(OtherCpuScan::probe_own_pid(static_cast<uint32_t>(getpid())),
+            Kind::kProcess);
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  std::thread thread([&] {
+    tid = gettid();
+    while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (tid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const Kind of_thread =
+      OtherCpuScan::probe_own_pid(static_cast<uint32_t>(tid));
+  done = true;
+  thread.join();
+  EXPECT_EQ(of_thread, Kind::kNotProcess);
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(OtherCpuScan::probe_own_pid(static_cast<uint32_t>(child)),
+            Kind::kNotProcess)
+      << "a reaped child's pid";
 }
 
 // On this machine's /proc each process's CPU clock is read, and the process
