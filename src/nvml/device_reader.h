@@ -5,7 +5,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <initializer_list>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -182,25 +184,46 @@ class DeviceReader {
     std::vector<std::string> read_errors;
   } slow_;
   // PCIe throughput, TX and RX, each read on a helper thread while the
-  // worker makes the sample's other reads (device_reader.cc).
+  // worker makes the sample's other reads (device_reader_sample.cc). The two
+  // helpers start at the first read and wait for the next: started anew
+  // for each costly sample, two threads per GPU every kSlowReadInterval
+  // cost `top` ~0.1 ms/s, and the pids they took made the process table
+  // re-read the GPU processes' children files (a pid was allocated).
   class PcieThroughputRead {
    public:
     using PcieFn = nvmlDeviceGetPcieThroughput_fn;
+    PcieThroughputRead() = default;
+    PcieThroughputRead(const PcieThroughputRead&) = delete;
+    PcieThroughputRead& operator=(const PcieThroughputRead&) = delete;
+    // Stops the helpers. Never while one is in the driver: the worker waits
+    // in join() first, and a worker stuck there is never destroyed.
+    ~PcieThroughputRead();
     void start(PcieFn fn, nvmlDevice_t dev);  // nothing when fn is missing
-    void join();
+    void join();  // until both answered (nothing when not started)
+    // Whether the last start() read the counters (join() before the rest).
     bool started() const { return started_; }
-    nvmlReturn_t tx_rc() const { return tx_rc_; }
-    nvmlReturn_t rx_rc() const { return rx_rc_; }
-    unsigned tx_kb() const { return tx_kb_; }
-    unsigned rx_kb() const { return rx_kb_; }
+    nvmlReturn_t tx_rc() const { return rc_[0]; }
+    nvmlReturn_t rx_rc() const { return rc_[1]; }
+    unsigned tx_kb() const { return kb_[0]; }
+    unsigned rx_kb() const { return kb_[1]; }
 
    private:
+    void watch(int direction);  // a helper: 0 TX, 1 RX
+
     bool started_ = false;
-    nvmlReturn_t tx_rc_ = NVML_ERROR_UNKNOWN, rx_rc_ = NVML_ERROR_UNKNOWN;
-    unsigned tx_kb_ = 0, rx_kb_ = 0;
-    // Declared last: joined (destroyed) first, before the results above.
-    std::jthread tx_, rx_;
+    std::mutex mu_;
+    std::condition_variable wake_, done_;
+    // Guarded by mu_: the read asked for (round_), answers not yet in.
+    uint64_t round_ = 0;
+    int pending_ = 0;
+    bool stop_ = false;
+    PcieFn fn_ = nullptr;
+    nvmlDevice_t dev_{};
+    nvmlReturn_t rc_[2] = {NVML_ERROR_UNKNOWN, NVML_ERROR_UNKNOWN};
+    unsigned kb_[2] = {0, 0};
+    std::thread helpers_[2];
   };
+  PcieThroughputRead pcie_;
   // Checks the answers into slow_ and `s` (after join()).
   void finish_pcie_throughput(const PcieThroughputRead& pcie, GpuSample& s);
 

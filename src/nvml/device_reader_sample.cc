@@ -72,11 +72,10 @@ void DeviceReader::read_values(GpuSample& s) {
   // they are watched beside every other read of this sample (which adds up
   // to ~9 ms on an H200), so a sample that makes every read takes ~21 ms
   // instead of ~30. Joined before the sample is handed out.
-  PcieThroughputRead pcie;
-  if (slow_now_) pcie.start(f_.nvmlDeviceGetPcieThroughput, dev_);
+  if (slow_now_) pcie_.start(f_.nvmlDeviceGetPcieThroughput, dev_);
   read_other_values(s);
-  pcie.join();
-  if (slow_now_ && pcie.started()) finish_pcie_throughput(pcie, s);
+  pcie_.join();
+  if (slow_now_ && pcie_.started()) finish_pcie_throughput(pcie_, s);
 }
 
 void DeviceReader::read_other_values(GpuSample& s) {
@@ -220,17 +219,57 @@ void DeviceReader::read_slow_values(GpuSample& s) {
 // worker after the join. If the driver hangs, the worker is abandoned with
 // the helpers, as for any other read.
 void DeviceReader::PcieThroughputRead::start(PcieFn fn, nvmlDevice_t dev) {
+  started_ = fn != nullptr;
   if (!fn) return;
-  started_ = true;
-  tx_ = std::jthread(
-      [this, fn, dev] { tx_rc_ = fn(dev, NVML_PCIE_UTIL_TX_BYTES, &tx_kb_); });
-  rx_ = std::jthread(
-      [this, fn, dev] { rx_rc_ = fn(dev, NVML_PCIE_UTIL_RX_BYTES, &rx_kb_); });
+  {
+    std::lock_guard lock(mu_);
+    fn_ = fn;
+    dev_ = dev;
+    pending_ = 2;
+    ++round_;
+  }
+  if (!helpers_[0].joinable()) {
+    helpers_[0] = std::thread([this] { watch(0); });
+    helpers_[1] = std::thread([this] { watch(1); });
+  } else {
+    wake_.notify_all();
+  }
+}
+
+void DeviceReader::PcieThroughputRead::watch(int direction) {
+  std::unique_lock lock(mu_);
+  uint64_t seen = 0;
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || round_ != seen; });
+    if (stop_) return;
+    seen = round_;
+    const PcieFn fn = fn_;
+    const nvmlDevice_t dev = dev_;
+    lock.unlock();
+    unsigned kb = 0;
+    const nvmlReturn_t rc = fn(
+        dev, direction == 0 ? NVML_PCIE_UTIL_TX_BYTES : NVML_PCIE_UTIL_RX_BYTES,
+        &kb);
+    lock.lock();
+    rc_[direction] = rc;
+    kb_[direction] = kb;
+    if (--pending_ == 0) done_.notify_one();
+  }
 }
 
 void DeviceReader::PcieThroughputRead::join() {
-  if (tx_.joinable()) tx_.join();
-  if (rx_.joinable()) rx_.join();
+  std::unique_lock lock(mu_);
+  done_.wait(lock, [&] { return pending_ == 0; });
+}
+
+DeviceReader::PcieThroughputRead::~PcieThroughputRead() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : helpers_)
+    if (t.joinable()) t.join();
 }
 
 void DeviceReader::finish_pcie_throughput(const PcieThroughputRead& pcie,
