@@ -92,9 +92,16 @@ def in_pty(argv, env, cols=200, rows=60):
 
 
 def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    """The process's CPU time (all threads): its kernel CPU clock, in
+    nanoseconds (the clock id clock_getcpuclockid(3) makes: ~pid << 3 | 2);
+    stat's 10-ms ticks where that fails. Over a 40-s run the ticks are
+    0.25 ms/s steps, as large as the differences measured."""
+    try:
+        return time.clock_gettime((~pid << 3) | 2)
+    except OSError:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 def status_kib(pid, key):
