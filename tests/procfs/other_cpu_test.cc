@@ -57,6 +57,10 @@ class FakeProc {
         << "\t" << uid << "\n";
     std::ofstream(dir + "/cgroup") << "0::" << cgroup << "\n";
   }
+  // /proc/loadavg, whose last field is the last pid the kernel handed out.
+  void set_last_pid(uint64_t pid) const {
+    std::ofstream(root_ + "/loadavg") << "0.10 0.20 0.30 1/99 " << pid << "\n";
+  }
   void remove(uint32_t pid) const {
     std::filesystem::remove_all(root_ + "/" + std::to_string(pid));
   }
@@ -222,10 +226,7 @@ TEST(OtherCpuScan, ReadsIdleProcessesOncePerSliceRoundAndTheBusyAtListings) {
 
 TEST(OtherCpuScan, AListingWithNoPidAllocatedSinceTheLastReadsTheKnownOnes) {
   FakeProc proc;
-  auto last_pid = [&](int pid) {
-    std::ofstream(proc.root() + "/loadavg")
-        << "0.10 0.20 0.30 1/99 " << pid << "\n";
-  };
+  auto last_pid = [&](uint64_t pid) { proc.set_last_pid(pid); };
   last_pid(5000);
   for (uint32_t pid = 100; pid < 140; ++pid) proc.put(pid, "idle", 1, 10);
   uint64_t busy = 0;
@@ -258,10 +259,7 @@ TEST(OtherCpuScan, AListingWithNoPidAllocatedSinceTheLastReadsTheKnownOnes) {
 // every kFullListingEvery-th listing lists /proc.
 TEST(OtherCpuScan, AFewNewPidsAreProbedInsteadOfListingProc) {
   FakeProc proc;
-  auto last_pid = [&](uint64_t pid) {
-    std::ofstream(proc.root() + "/loadavg")
-        << "0.10 0.20 0.30 1/99 " << pid << "\n";
-  };
+  auto last_pid = [&](uint64_t pid) { proc.set_last_pid(pid); };
   last_pid(200);
   proc.put(1, "init", 0, 0);
   for (uint32_t pid = 100; pid < 140; ++pid) proc.put(pid, "idle", 1, 10);
