@@ -187,9 +187,9 @@ void OtherCpuScan::read_one(uint32_t pid, Entry& e, bool fresh, double now,
   // busiest, read every sample, and a process without a CPU% yet, whose
   // next reading gives its first one, where it has no CPU clock (with one,
   // a one-shot command's second reading reads the clock alone). The
-  // others' is opened for each read. A kept
-  // file pins its process: a reused pid fails the read and is forgotten
-  // until the next listing finds it anew.
+  // others' is opened for each read. A kept file pins its process: a
+  // reused pid fails the read and is forgotten until the next listing
+  // finds it anew.
   if (e.stat_file.read(pid_path(pid, "stat"), buf_, Ending::kShortRead))
     st = parse_pid_stat(buf_);
   if (!st) {  // gone since the listing (or unreadable): forget it

@@ -24,8 +24,8 @@
 //    kClockOnlySeconds of its stat (every process at a one-shot command's
 //    second reading, ~30 ms after its first) has only its CPU clock read,
 //    one system call instead of the kernel writing out stat's 52 fields.
-//    (A stat read costs ~10 us; reading the
-//    busiest every sample doubled the cost for a fresher CPU%.) The stat
+//    (A stat read costs ~10 us; reading the busiest every sample doubled
+//    the cost for a fresher CPU%.) The stat
 //    file of a process whose stat is read again at the next reading (the
 //    busiest; one without a CPU% yet where there is no CPU clock) stays
 //    open until then;
