@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "a100_header.h"
+#include "waiting_child.h"
 
 namespace gd::procmgmt {
 namespace {
@@ -34,25 +35,6 @@ struct Recorder : KillObserver {
     escalations.push_back(alive);
   }
 };
-
-// A child that waits for signals; with `ignore_term` it survives SIGTERM.
-// Returns once the child is ready, so no signal races its set-up.
-pid_t spawn_child(bool ignore_term) {
-  int ready[2];
-  if (pipe(ready) != 0) return -1;
-  pid_t child = fork();
-  if (child == 0) {
-    if (ignore_term) signal(SIGTERM, SIG_IGN);
-    char c = 'r';
-    if (write(ready[1], &c, 1) != 1) _exit(1);
-    for (;;) pause();
-  }
-  char c;
-  if (read(ready[0], &c, 1) != 1) child = -1;
-  close(ready[0]);
-  close(ready[1]);
-  return child;
-}
 
 // What NVML says about GPU 0: `used` bytes, `pids` listed with 6 GiB each.
 Sample gpu0(uint64_t used, std::vector<uint32_t> pids) {
@@ -105,7 +87,7 @@ class KillSessionTest : public ::testing::Test {
 };
 
 TEST_F(KillSessionTest, TermEndsTheHolderAndNvmlFreesTheMemory) {
-  pid_t child = spawn_child(false);
+  pid_t child = gd::test::spawn_waiting_child(false);
   ASSERT_GT(child, 0);
   auto pid = static_cast<uint32_t>(child);
   KillPlan plan = plan_for(child, {0});
@@ -137,7 +119,7 @@ TEST_F(KillSessionTest, TermEndsTheHolderAndNvmlFreesTheMemory) {
 // What an H100 with driver 580 did: NVML stopped listing the ended process
 // at once, and its used memory fell only on a later read.
 TEST_F(KillSessionTest, ReleasedOnlyOnceTheUsedMemoryFalls) {
-  pid_t child = spawn_child(false);
+  pid_t child = gd::test::spawn_waiting_child(false);
   ASSERT_GT(child, 0);
   auto pid = static_cast<uint32_t>(child);
   KillPlan plan = plan_for(child, {0});
@@ -157,7 +139,7 @@ TEST_F(KillSessionTest, ReleasedOnlyOnceTheUsedMemoryFalls) {
 }
 
 TEST_F(KillSessionTest, UnlistedMemoryThatNeverFallsIsNotReleased) {
-  pid_t child = spawn_child(false);
+  pid_t child = gd::test::spawn_waiting_child(false);
   ASSERT_GT(child, 0);
   auto pid = static_cast<uint32_t>(child);
   KillPlan plan = plan_for(child, {0});
@@ -177,7 +159,7 @@ TEST_F(KillSessionTest, UnlistedMemoryThatNeverFallsIsNotReleased) {
 }
 
 TEST_F(KillSessionTest, MemoryTheDriverKeepsIsExplained) {
-  pid_t child = spawn_child(false);
+  pid_t child = gd::test::spawn_waiting_child(false);
   ASSERT_GT(child, 0);
   auto pid = static_cast<uint32_t>(child);
   KillPlan plan = plan_for(child, {0});
@@ -206,7 +188,7 @@ TEST_F(KillSessionTest, MemoryTheDriverKeepsIsExplained) {
 }
 
 TEST_F(KillSessionTest, AProcessIgnoringTermIsReportedStillAlive) {
-  pid_t child = spawn_child(true);
+  pid_t child = gd::test::spawn_waiting_child(true);
   ASSERT_GT(child, 0);
   KillPlan plan = plan_for(child, {0});
   size_t reads = 0;
@@ -232,7 +214,7 @@ TEST_F(KillSessionTest, AProcessIgnoringTermIsReportedStillAlive) {
 }
 
 TEST_F(KillSessionTest, ForceSendsKillAfterTheTimeout) {
-  pid_t child = spawn_child(true);
+  pid_t child = gd::test::spawn_waiting_child(true);
   ASSERT_GT(child, 0);
   auto pid = static_cast<uint32_t>(child);
   KillPlan plan = plan_for(child, {0});
@@ -252,7 +234,7 @@ TEST_F(KillSessionTest, ForceSendsKillAfterTheTimeout) {
 }
 
 TEST_F(KillSessionTest, NoGpuHolderMeansNothingToVerify) {
-  pid_t child = spawn_child(false);
+  pid_t child = gd::test::spawn_waiting_child(false);
   ASSERT_GT(child, 0);
   KillPlan plan = plan_for(child, {});
   size_t reads = 0;

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "collect/sampler.h"
+#include "procmgmt/waiting_child.h"
 #include "raw_http.h"
 #include "serve/http_limits.h"
 #include "serve/http_server.h"
@@ -62,16 +63,6 @@ std::string error_of(const RawReply& r) {
   json j = body_of(r);
   return j.is_object() && j.contains("error") ? j["error"].get<std::string>()
                                               : "(no error: " + r.body + ")";
-}
-
-// A child that sleeps until signalled; `ignore_term` makes it outlive TERM.
-pid_t spawn_child(bool ignore_term = false) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (ignore_term) signal(SIGTERM, SIG_IGN);
-    for (;;) pause();
-  }
-  return pid;
 }
 
 // What NVML lists: `listed` pids on GPU 0, 4 GiB each.
@@ -126,7 +117,7 @@ class KillServer : public ::testing::Test {
     }
   }
   pid_t child(bool ignore_term = false) {
-    pid_t c = spawn_child(ignore_term);
+    pid_t c = gd::test::spawn_waiting_child(ignore_term);
     children.push_back(c);
     return c;
   }

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "monitor/remote_kill.h"
+#include "procmgmt/waiting_child.h"
 #include "serve/http_server.h"
 #include "top_fixture.h"
 
@@ -24,16 +25,6 @@ namespace {
 
 using namespace gd::top::test;
 using Stage = KillJob::Stage;
-
-// `ignore_term` makes it outlive SIGTERM.
-pid_t spawn_sleeper(bool ignore_term = false) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (ignore_term) signal(SIGTERM, SIG_IGN);
-    for (;;) pause();
-  }
-  return pid;
-}
 
 // A sample listing `pid` with 8 GiB on GPU 0 while `listed` is true; the
 // GPU's used memory falls by those 8 GiB when it is not.
@@ -53,7 +44,7 @@ bool wait_stage(const KillJob& job, Stage want) {
 }
 
 TEST(KillJob, PlansAsksThenEndsTheProcessAndChecksTheMemory) {
-  pid_t child = spawn_sleeper();
+  pid_t child = gd::test::spawn_waiting_child();
   ASSERT_GT(child, 0);
   std::atomic<bool> alive{true};
   std::atomic<int> wakes{0};
@@ -87,7 +78,7 @@ TEST(KillJob, PlansAsksThenEndsTheProcessAndChecksTheMemory) {
 }
 
 TEST(KillJob, RefusesPidOneAndProcessesThatAreNotOnAGpu) {
-  pid_t bystander = spawn_sleeper();
+  pid_t bystander = gd::test::spawn_waiting_child();
   KillJob job(
       {1, static_cast<uint32_t>(bystander)},
       [] { return gpu_sample(0, false); }, header_with(1), {}, [] {});
@@ -111,7 +102,7 @@ constexpr const char* kHash =
 // memory of a process that ended).
 struct ListedChild {
   explicit ListedChild(bool ignore_term = false)
-      : pid(spawn_sleeper(ignore_term)), reaper([this] {
+      : pid(gd::test::spawn_waiting_child(ignore_term)), reaper([this] {
           waitpid(pid, nullptr, 0);
           listed = false;
         }) {}
