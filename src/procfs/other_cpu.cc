@@ -1,7 +1,6 @@
 #include "procfs/other_cpu.h"
 
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,19 +26,6 @@ namespace {
 // process is read again at the next reading instead.
 constexpr double kMinLifetimeSeconds = 0.1;
 
-// The kernel's CPU clock of a process of this pid namespace: its threads'
-// run time in nanoseconds (what stat's utime + stime count in ticks). The
-// clock id is the kernel's encoding of a process's scheduler clock, ~pid << 3
-// | CPUCLOCK_SCHED (2), as clock_getcpuclockid(3) makes it; that function
-// also asks clock_getres first, a second system call per process.
-std::optional<uint64_t> process_cpu_ns(uint32_t pid) {
-  const auto clock = static_cast<clockid_t>((~pid << 3) | 2u);
-  timespec ts{};
-  if (clock_gettime(clock, &ts) != 0) return std::nullopt;
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
-
 }  // namespace
 
 OtherCpuScan::OtherCpuScan(std::string proc_root)
@@ -50,7 +36,7 @@ OtherCpuScan::OtherCpuScan(std::string proc_root)
   const std::optional<bool> own_pids = proc_pids_are_own(proc_root_);
   last_pid_usable_ = own_pids.value_or(true);
   if (own_pids.value_or(false)) {
-    cpu_clock_ = process_cpu_ns;
+    cpu_clock_ = own_process_cpu_ns;
     pid_probe_ = probe_own_pid;
     self_pid_ = static_cast<uint32_t>(getpid());
   }

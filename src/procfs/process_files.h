@@ -52,6 +52,13 @@ std::optional<uint64_t> filesystem_size(const char* path);
 // there is no "self" link (a fixture tree).
 std::optional<bool> proc_pids_are_own(const std::string& proc_root);
 
+// The kernel's CPU clock of a process of this pid namespace: its threads'
+// run time in nanoseconds (what stat's utime + stime count in ticks), or
+// nullopt when no process has that pid. One system call where a stat or
+// schedstat read has the kernel format a text. Only for a /proc whose pids
+// are this process's own (proc_pids_are_own).
+std::optional<uint64_t> own_process_cpu_ns(uint32_t pid);
+
 // /proc/<pid>/cmdline: NUL-separated argv -> space-separated, trailing NULs
 // and blanks removed. Empty for kernel threads and zombies.
 std::string cmdline_from_raw(std::string_view raw);

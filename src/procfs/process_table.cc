@@ -49,7 +49,9 @@ ProcessTable::ProcessTable(std::string proc_root)
   // the mount's: a procfs of another namespace (--proc-root /host/proc in a
   // container) must not be trusted with it. Its "self" names this process
   // by its pid there; a fixture tree's is a plain directory.
-  last_pid_usable_ = proc_pids_are_own(proc_root_).value_or(true);
+  const std::optional<bool> own_pids = proc_pids_are_own(proc_root_);
+  last_pid_usable_ = own_pids.value_or(true);
+  if (own_pids.value_or(false)) cpu_clock_ = own_process_cpu_ns;
 }
 
 const char* ProcessTable::pid_path(uint32_t pid, const char* file) {
@@ -252,10 +254,15 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c,
     c.ran_since_static = c.ran_since_full = true;
     return fresh || slice ? StatNeed::kFullRead : StatNeed::kRead;
   }
-  // Both files must still be the process they were opened for: equal
-  // counters of two different processes prove nothing.
+  // Both readings must still be of the process stat was opened for: equal
+  // counters of two different processes prove nothing. A CPU clock is read
+  // by pid: no wrap of the pid counter since stat was read through its kept
+  // descriptor says the pid is still that process's.
+  // (Without a last pid this sample, schedstat as where there is no clock.)
+  const bool by_clock = cpu_clock_ && last_pid_;
   bool pinned = !fresh && c.sched && c.stat_file.pins_process() &&
-                c.schedstat_file.pins_process();
+                (by_clock ? c.wraps_at_pin == pid_wraps_
+                          : c.schedstat_file.pins_process());
   // A process that has not run since its last full read cannot have forked;
   // only its RSS can have moved (page reclaim): every 4th turn will do.
   bool full_due =
@@ -272,10 +279,17 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c,
       (scan_round_ + pid) % 2 != 0)
     return StatNeed::kLightSkip;
   std::optional<SchedStat> now;
-  if (c.schedstat_file.read(
-          path_unless_kept(pid, "schedstat", c.schedstat_file), buf_,
-          kShortRead))
-    now = parse_schedstat(buf_);
+  if (by_clock) {
+    // The run time alone: what moves whenever the process runs.
+    if (std::optional<uint64_t> ns = cpu_clock_(pid)) now = SchedStat{*ns};
+    ++counts_.clock_reads;
+  } else {
+    if (c.schedstat_file.read(
+            path_unless_kept(pid, "schedstat", c.schedstat_file), buf_,
+            kShortRead))
+      now = parse_schedstat(buf_);
+    ++counts_.schedstat_reads;
+  }
   const bool was_running = pinned && c.ran_at_last_check;
   bool asleep = pinned && now && *now == *c.sched;
   c.quiet_checks = asleep ? c.quiet_checks + 1 : 0;
@@ -321,6 +335,9 @@ bool ProcessTable::read_stat(uint32_t pid, Cached& c, bool& fresh) {
     c = std::move(reset);
     fresh = true;
   }
+  // Read through a descriptor that pins the process: its pid is its own
+  // from here until the pid counter next wraps.
+  if (c.stat_file.pins_process()) c.wraps_at_pin = pid_wraps_;
   c.comm_changed = !fresh && c.stat.comm != st->comm;
   c.stat = std::move(*st);
   ++counts_.stat_reads;
@@ -465,11 +482,19 @@ std::vector<ProcessSample> ProcessTable::processes(
   if (discovery_ == Discovery::kUndecided) decide_discovery(gpu_pids);
   put_off_.clear();  // left by a call that did not finish
   last_pid_.reset();
-  if (last_pid_usable_) {
+  if (last_pid_source_) {
+    last_pid_ = last_pid_source_();
+  } else if (last_pid_usable_) {
     path_.assign(proc_root_).append("/loadavg");
     if (read_file(path_.c_str(), buf_, kShortRead))
       last_pid_ = parse_loadavg_last_pid(buf_);
   }
+  // A last pid that went back, or is not known, may have come round to a
+  // cached pid: the CPU clocks read by pid are not trusted until each
+  // process's stat is read through its kept descriptor again.
+  if (!last_pid_ || (previous_last_pid_ && *last_pid_ < *previous_last_pid_))
+    ++pid_wraps_;
+  previous_last_pid_ = last_pid_;
   if (discovery_ == Discovery::kStatScan)
     rescan_parents();  // advances scan_round_
   else

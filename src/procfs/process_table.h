@@ -9,26 +9,29 @@
 //    sample in which a pid was allocated since the last read (the last pid
 //    of /proc/loadavg moved): a process cannot gain a child without one.
 //  - Their ancestors (launcher, shell): stat every sample, no children.
-//  - Single-threaded descendants (data-loader workers): schedstat (a third
-//    of the cost of stat); stat only when that shows the process ran since
-//    its stat was last read. A process that has not run cannot have changed
-//    state, CPU time, threads or children; two things can still move
+//  - Single-threaded descendants (data-loader workers): their run time, from
+//    the process's CPU clock on this machine's own /proc (one system call)
+//    or else from schedstat (a third of the cost of stat); stat only when
+//    that shows the process ran since its stat was last read. A process
+//    that has not run cannot have changed state, CPU time, threads or
+//    children; two things can still move
 //    without it: RSS (page reclaim) and S -> R on a wake-up not yet
 //    scheduled. A process found asleep kAsleepChecks times in a row is
 //    checked every 2nd sample, kLongAsleepChecks times every 4th: one that
 //    wakes after a long sleep is seen up to 3 samples late (its CPU time
 //    then averaged over the gap). One found running at its last check keeps
-//    having its schedstat read every sample, and its CPU% comes from there
-//    (the main thread's run time is the whole process's when it has one
+//    having its run time read every sample, and its CPU% comes from there
+//    (the main thread's schedstat is the whole process's when it has one
 //    thread); its stat (state, threads, RSS, parent) is read at its full
 //    read, every kActiveStatEvery (= kRescanSlices) samples, and once more
 //    when it stops running (so an exit shows as a zombie at the next
 //    sample). On a busy training node,
 //    where every worker wakes many times a second, this is what keeps a
-//    sample cheap: a schedstat read per worker instead of a stat read.
+//    sample cheap: a clock (or schedstat) read per worker instead of a stat
+//    read.
 //    A running worker that used under kLightCpuPct of a core over each of
 //    its last two readings (one that wakes briefly to top up a queue; one
-//    reading could be a busy worker's exit) has its schedstat read every
+//    reading could be a busy worker's exit) has its run time read every
 //    2nd sample, its CPU% averaged over the two; in between the
 //    last value stands. One that gets busier is read every sample again
 //    from its next check. Its exit shows up to one sample later.
@@ -40,10 +43,16 @@
 //    that has run since its last such read (every 4 x kRescanSlices for
 //    one that has not: it cannot have forked, but its RSS may have shrunk).
 // stat, schedstat and the GPU processes' children files stay open between
-// samples (KeptFile), which also pins each cached pid to its process.
+// samples (KeptFile), which also pins each cached pid to its process. A CPU
+// clock is read by pid, not through a descriptor: it is trusted to be the
+// pinned process's while /proc/loadavg's last pid has not gone back since
+// the process's stat was last read through its kept descriptor (a pid is
+// handed out again only after the kernel's pid counter wraps at pid_max);
+// after a wrap each such process has its stat read once more.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -96,12 +105,27 @@ class ProcessTable {
   // rest from their cached stat).
   struct ReadCounts {
     size_t stat_reads = 0, quiet_skips = 0, unchecked = 0, sched_only = 0;
+    // Run times read from CPU clocks and from schedstat files.
+    size_t clock_reads = 0, schedstat_reads = 0;
     // Lightly running workers not checked in this call (kLightCpuPct).
     size_t light_skips = 0;
     // Children files read (main threads' and other threads').
     size_t children_reads = 0;
   };
   ReadCounts last_read_counts() const { return counts_; }
+
+  // A process's CPU time in nanoseconds (all its threads), or nullopt. On
+  // this machine's own /proc the kernel's CPU clock (own_process_cpu_ns);
+  // empty (schedstat files) for a fixture tree or another pid namespace's
+  // /proc, and where a test sets it so.
+  using CpuClock = std::function<std::optional<uint64_t>(uint32_t pid)>;
+  void set_cpu_clock(CpuClock clock) { cpu_clock_ = std::move(clock); }
+  // /proc/loadavg's last pid, read at each sample; a test gives its own
+  // (one that goes back is a wrap of the kernel's pid counter).
+  using LastPid = std::function<std::optional<uint64_t>()>;
+  void set_last_pid_source(LastPid source) {
+    last_pid_source_ = std::move(source);
+  }
 
   // Ancestors listed per GPU process: rank -> elastic agent -> launcher
   // -> shell is as deep as real jobs go.
@@ -148,8 +172,11 @@ class ProcessTable {
     std::vector<uint32_t> main_children, thread_children;
     // last_pid_ when main_children was read.
     std::optional<uint64_t> main_children_at_pid;
-    uint32_t quiet_checks = 0;       // schedstat unchanged, in a row
-    bool ran_at_last_check = false;  // schedstat changed at the last check
+    uint32_t quiet_checks = 0;       // run time unchanged, in a row
+    bool ran_at_last_check = false;  // run time changed at the last check
+    // pid_wraps_ when stat was last read through the kept descriptor: the
+    // CPU clock read by pid is this process's while it is still the same.
+    uint64_t wraps_at_pin = 0;
     // CPU% as last computed (shown while a light runner is not checked),
     // and how many computations in a row found it under kLightCpuPct.
     std::optional<double> last_cpu_pct;
@@ -254,6 +281,12 @@ class ProcessTable {
   // the pid namespace of proc_root_ (last_pid_usable_).
   std::optional<uint64_t> last_pid_;
   bool last_pid_usable_ = false;
+  LastPid last_pid_source_;  // empty: <proc_root>/loadavg
+  // Times the last pid went back (or could not be read) between samples:
+  // each may have handed a cached pid to another process.
+  uint64_t pid_wraps_ = 0;
+  std::optional<uint64_t> previous_last_pid_;
+  CpuClock cpu_clock_;  // empty: schedstat files
   ReadCounts counts_;
   std::unordered_map<uint32_t, std::string> user_names_;
 

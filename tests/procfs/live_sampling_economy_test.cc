@@ -1,6 +1,9 @@
 // ProcessTable on this machine's /proc: a data-loader worker that sleeps is
-// not re-read (schedstat shows it has not run), yet what it does when it
+// not re-read (its run time shows it has not run), yet what it does when it
 // wakes (uses CPU, exits) shows up within the promised number of samples.
+// Each test runs twice: with the run time from the process's CPU clock (as
+// on this machine's own /proc) and from schedstat files (as on another pid
+// namespace's /proc).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -130,11 +133,40 @@ struct JobWithSleepingWorker {
   }
 };
 
-class LiveSamplingEconomy : public ::testing::Test {
+enum class RunTime { kCpuClock, kSchedstat };
+
+std::string run_time_name(const ::testing::TestParamInfo<RunTime>& info) {
+  return info.param == RunTime::kCpuClock ? "CpuClock" : "Schedstat";
+}
+
+// Where the run time comes from: the table's own choice on this machine's
+// /proc is the CPU clock.
+void use(RunTime source, ProcessTable& table) {
+  if (source == RunTime::kSchedstat) table.set_cpu_clock({});
+}
+
+// Descriptors of this process open on some process's `file`.
+size_t open_proc_files(const std::string& file) {
+  size_t n = 0;
+  char link[256];
+  for (int fd = 0; fd < 4096; ++fd) {
+    std::string path = "/proc/self/fd/" + std::to_string(fd);
+    ssize_t len = readlink(path.c_str(), link, sizeof link - 1);
+    if (len <= 0) continue;
+    std::string target(link, static_cast<size_t>(len));
+    if (target.size() > file.size() &&
+        target.compare(target.size() - file.size(), file.size(), file) == 0)
+      ++n;
+  }
+  return n;
+}
+
+class LiveSamplingEconomy : public ::testing::TestWithParam<RunTime> {
  protected:
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(job.start());
     root = static_cast<uint32_t>(job.job);
+    use(GetParam(), table);
   }
   // One sample, one second of the table's clock after the last.
   std::vector<ProcessSample> sample() {
@@ -157,7 +189,7 @@ class LiveSamplingEconomy : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
+TEST_P(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
   size_t quiet_or_unchecked = 0, worker_stat_reads = 0;
   for (int i = 0; i < 20; ++i) {
     auto ps = sample();
@@ -180,7 +212,7 @@ TEST_F(LiveSamplingEconomy, SleepingWorkerIsNotReReadEverySample) {
   EXPECT_GE(quiet_or_unchecked, 15u);
 }
 
-TEST_F(LiveSamplingEconomy, LongAsleepWorkerThatWakesIsSeenWithinFourSamples) {
+TEST_P(LiveSamplingEconomy, LongAsleepWorkerThatWakesIsSeenWithinFourSamples) {
   sample_until_long_asleep();
   ASSERT_NO_FATAL_FAILURE(job.burn());
   // 200 ms of CPU at most 4 one-second samples late, averaged over the gap
@@ -198,7 +230,7 @@ TEST_F(LiveSamplingEconomy, LongAsleepWorkerThatWakesIsSeenWithinFourSamples) {
   EXPECT_LE(seen_pct, 21.0);
 }
 
-TEST_F(LiveSamplingEconomy,
+TEST_P(LiveSamplingEconomy,
        LongAsleepWorkerThatExitsShowsAsZombieWithinFourSamples) {
   sample_until_long_asleep();
   ASSERT_NO_FATAL_FAILURE(job.let_worker_exit());
@@ -215,17 +247,21 @@ TEST_F(LiveSamplingEconomy,
   EXPECT_EQ(state, "Z");
 }
 
-TEST(LiveSamplingDescriptors, OfExitedProcessesAreClosed) {
+class LiveSamplingDescriptors : public ::testing::TestWithParam<RunTime> {};
+
+TEST_P(LiveSamplingDescriptors, OfExitedProcessesAreClosed) {
   size_t before = gd::procfs::kept_file_count();
   {
     JobWithSleepingWorker job;
     ASSERT_NO_FATAL_FAILURE(job.start());
     ProcessTable table("/proc");
+    use(GetParam(), table);
     uint32_t root = static_cast<uint32_t>(job.job);
     double t = 0;
     for (int i = 0; i < 3; ++i) table.processes({root}, t += 1, std::nullopt);
-    // Job: stat + children; worker: stat + schedstat.
-    EXPECT_EQ(gd::procfs::kept_file_count(), before + 4);
+    // Job: stat + children; worker: stat, and schedstat without a clock.
+    EXPECT_EQ(gd::procfs::kept_file_count(),
+              before + (GetParam() == RunTime::kCpuClock ? 3 : 4));
     kill(job.worker, SIGKILL);
     kill(job.job, SIGKILL);
     waitpid(job.job, nullptr, 0);
@@ -240,7 +276,7 @@ TEST(LiveSamplingDescriptors, OfExitedProcessesAreClosed) {
   EXPECT_EQ(gd::procfs::kept_file_count(), before);
 }
 
-TEST_F(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
+TEST_P(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
   // Running at every check: looked at every sample (schedstat, and stat
   // every kActiveStatEvery samples).
   for (uint32_t i = 0; i < 2 * ProcessTable::kActiveStatEvery; ++i) {
@@ -264,7 +300,7 @@ TEST_F(LiveSamplingEconomy, WorkerThatStopsRunningStopsBeingReRead) {
 // The worst case of a busy training node: every worker runs between any two
 // samples. Its stat is not re-read every sample (schedstat is, a third of
 // the cost), yet its CPU% is right every sample.
-TEST_F(LiveSamplingEconomy, BusyWorkerIsReadFromSchedstatWithItsStatEveryFew) {
+TEST_P(LiveSamplingEconomy, BusyWorkerIsReadFromSchedstatWithItsStatEveryFew) {
   ASSERT_NO_FATAL_FAILURE(job.burn());
   sample();
   ASSERT_NO_FATAL_FAILURE(job.burn());
@@ -291,7 +327,7 @@ TEST_F(LiveSamplingEconomy, BusyWorkerIsReadFromSchedstatWithItsStatEveryFew) {
 // A worker that runs every second but lightly (2 ms of CPU per 1 s sample):
 // read every 2nd sample, its CPU% right on every one; once it gets busy it
 // is read every sample again.
-TEST_F(LiveSamplingEconomy, LightlyRunningWorkerIsReadEveryOtherSample) {
+TEST_P(LiveSamplingEconomy, LightlyRunningWorkerIsReadEveryOtherSample) {
   for (int i = 0; i < 3; ++i) {
     ASSERT_NO_FATAL_FAILURE(job.burn('s'));
     sample();
@@ -332,7 +368,7 @@ TEST_F(LiveSamplingEconomy, LightlyRunningWorkerIsReadEveryOtherSample) {
   }
 }
 
-TEST_F(LiveSamplingEconomy, BusyWorkerThatExitsIsAZombieWithinTwoSamples) {
+TEST_P(LiveSamplingEconomy, BusyWorkerThatExitsIsAZombieWithinTwoSamples) {
   for (int i = 0; i < 4; ++i) {
     ASSERT_NO_FATAL_FAILURE(job.burn());
     sample();
@@ -347,4 +383,70 @@ TEST_F(LiveSamplingEconomy, BusyWorkerThatExitsIsAZombieWithinTwoSamples) {
     state = w->state;
   }
   EXPECT_EQ(state, "Z");
+}
+
+// What a sleeping worker's checks read: its CPU clock, one system call, and
+// no schedstat file kept open for it; or its schedstat file.
+TEST_P(LiveSamplingEconomy, RunTimeIsReadFromTheClockWhereThereIsOne) {
+  size_t clock_reads = 0, schedstat_reads = 0;
+  for (int i = 0; i < 6; ++i) {
+    sample();
+    clock_reads += counts().clock_reads;
+    schedstat_reads += counts().schedstat_reads;
+  }
+  if (GetParam() == RunTime::kCpuClock) {
+    EXPECT_GE(clock_reads, 4u);
+    EXPECT_EQ(schedstat_reads, 0u);
+    EXPECT_EQ(open_proc_files("/schedstat"), 0u);
+  } else {
+    EXPECT_EQ(clock_reads, 0u);
+    EXPECT_GE(schedstat_reads, 4u);
+    EXPECT_EQ(open_proc_files("/schedstat"), 1u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RunTime, LiveSamplingEconomy,
+                         ::testing::Values(RunTime::kCpuClock,
+                                           RunTime::kSchedstat),
+                         run_time_name);
+INSTANTIATE_TEST_SUITE_P(RunTime, LiveSamplingDescriptors,
+                         ::testing::Values(RunTime::kCpuClock,
+                                           RunTime::kSchedstat),
+                         run_time_name);
+
+// A CPU clock is read by pid. Once the kernel's pid counter has wrapped (the
+// last pid went back) a sleeping worker's pid might be another process's:
+// its stat is read through the descriptor that pins it, once, and its
+// checks go back to the clock alone after that.
+TEST(LiveSamplingClock, AfterThePidCounterWrapsASleeperIsReadThroughItsStat) {
+  JobWithSleepingWorker job;
+  ASSERT_NO_FATAL_FAILURE(job.start());
+  ProcessTable table("/proc");
+  uint64_t last_pid = 1000;
+  table.set_last_pid_source([&] { return std::optional<uint64_t>(last_pid); });
+  const uint32_t root = static_cast<uint32_t>(job.job);
+  double t = 0;
+  auto worker_stat_read = [&] {
+    table.processes({root}, t += 1, std::nullopt);
+    return table.last_read_counts().stat_reads - 1;  // the job's own
+  };
+  // Samples until three in a row read nothing of the worker but its clock
+  // (or nothing at all: long asleep, it is checked every 4th sample).
+  auto three_quiet_samples = [&] {
+    for (int quiet = 0, i = 0; i < 40; ++i) {
+      last_pid += 3;
+      const size_t read = worker_stat_read();
+      const auto c = table.last_read_counts();
+      const bool by_clock = c.quiet_skips == 1 && c.clock_reads == 1;
+      quiet = read == 0 && (by_clock || c.unchecked == 1) ? quiet + 1 : 0;
+      if (quiet == 3) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(three_quiet_samples()) << "never checked by its clock alone";
+  last_pid = 300;  // wrapped: the counter starts again above the reserved
+  EXPECT_EQ(worker_stat_read(), 1u) << "its stat is read at once";
+  EXPECT_EQ(table.last_read_counts().schedstat_reads, 0u);
+  // Pinned again by that read: its checks are the clock's alone.
+  EXPECT_TRUE(three_quiet_samples());
 }
