@@ -244,7 +244,11 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c,
                                                double now_s) {
   c.sched_this_sample = false;
   bool slice = pid % kRescanSlices == scan_round_ % kRescanSlices;
-  if (is_root || (!fresh && c.stat.num_threads > 1)) {
+  // The run time from the process's CPU clock, which counts every thread;
+  // without a last pid this sample, from schedstat, as where there is no
+  // clock.
+  const bool by_clock = cpu_clock_ && last_pid_;
+  if (is_root || (!fresh && c.stat.num_threads > 1 && !by_clock)) {
     // schedstat covers the main thread only: another thread may have run.
     c.sched.reset();
     c.sched_before.reset();
@@ -258,8 +262,6 @@ ProcessTable::StatNeed ProcessTable::stat_need(uint32_t pid, Cached& c,
   // counters of two different processes prove nothing. A CPU clock is read
   // by pid: no wrap of the pid counter since stat was read through its kept
   // descriptor says the pid is still that process's.
-  // (Without a last pid this sample, schedstat as where there is no clock.)
-  const bool by_clock = cpu_clock_ && last_pid_;
   bool pinned = !fresh && c.sched && c.stat_file.pins_process() &&
                 (by_clock ? c.wraps_at_pin == pid_wraps_
                           : c.schedstat_file.pins_process());
@@ -580,10 +582,10 @@ std::vector<ProcessSample> ProcessTable::processes(
       // Its CPU time since the last check is averaged in at the next one.
       p.cpu_pct = c.last_cpu_pct;
     } else {
-      // Ticks since the last stat read (kept up to date for when schedstat
-      // stops being the source); a single-threaded process's schedstat,
-      // read this sample, is finer and covers the samples without a stat
-      // read.
+      // Ticks since the last stat read (kept up to date for when the run
+      // time stops being the source); the run time read this sample (the
+      // CPU clock's, or a single-threaded process's schedstat) is finer and
+      // covers the samples without a stat read.
       std::optional<double> ticks;
       if (need != StatNeed::kSchedOnly)
         ticks = cpu_since_last_read(c, fresh, now);

@@ -37,8 +37,9 @@
 //    from its next check. Its exit shows up to one sample later.
 //    Every process's stat is re-read at least every kRescanSlices samples
 //    regardless.
-//  - Multi-threaded descendants: stat every sample (schedstat only covers
-//    the main thread).
+//  - Multi-threaded descendants: with a CPU clock (every thread's run time)
+//    as single-threaded ones; from schedstat (the main thread's alone),
+//    stat every sample.
 //  - Children of every thread, every kRescanSlices samples per process
 //    that has run since its last such read (every 4 x kRescanSlices for
 //    one that has not: it cannot have forked, but its RSS may have shrunk).

@@ -5,6 +5,7 @@
 // on this machine's own /proc) and from schedstat files (as on another pid
 // namespace's /proc).
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,15 +32,29 @@ const ProcessSample* find_pid(const std::vector<ProcessSample>& ps, pid_t pid) {
   return it == ps.end() ? nullptr : &*it;
 }
 
-// A GPU-job stand-in with one single-threaded worker. The worker sleeps in
-// read(); each byte makes it burn 200 ms of CPU ('b') or 2 ms (any other)
-// and answer; EOF makes it exit. The job never reaps it, so an exited worker
-// stays a zombie.
+// A GPU-job stand-in with one worker. The worker sleeps in read(); each
+// byte makes it burn 200 ms of CPU ('b') or 2 ms (any other) and answer;
+// EOF makes it exit. The job never reaps it, so an exited worker stays a
+// zombie. With `second_thread` the worker has two threads and the second
+// one does all that while the main thread only waits (a data-loader worker
+// whose queue's feeder thread runs).
 struct JobWithSleepingWorker {
   pid_t job = -1, worker = -1;
   int wake_w = -1, done_r = -1;
 
-  void start() {
+  struct WorkerPipes {
+    int wake_r, done_w;
+  };
+  [[noreturn]] static void serve(int wake_r, int done_w) {
+    char c;
+    while (read(wake_r, &c, 1) == 1) {
+      gd::test::burn_cpu(c == 'b' ? 0.2 : 0.002);
+      if (write(done_w, &c, 1) != 1) _exit(1);
+    }
+    _exit(0);
+  }
+
+  void start(bool second_thread = false) {
     int wake[2], done[2], report[2];
     ASSERT_EQ(pipe(wake), 0);
     ASSERT_EQ(pipe(done), 0);
@@ -53,12 +68,16 @@ struct JobWithSleepingWorker {
         close(done[0]);
         close(report[0]);
         close(report[1]);
-        char c;
-        while (read(wake[0], &c, 1) == 1) {
-          gd::test::burn_cpu(c == 'b' ? 0.2 : 0.002);
-          if (write(done[1], &c, 1) != 1) _exit(1);
-        }
-        _exit(0);
+        if (!second_thread) serve(wake[0], done[1]);
+        static WorkerPipes pipes;
+        pipes = {wake[0], done[1]};
+        pthread_t t;
+        if (pthread_create(
+                &t, nullptr,
+                [](void*) -> void* { serve(pipes.wake_r, pipes.done_w); },
+                nullptr) != 0)
+          _exit(1);
+        for (;;) pause();
       }
       // Only the worker may hold the pipes, or it would never see EOF.
       close(wake[0]);
@@ -450,3 +469,61 @@ TEST(LiveSamplingClock, AfterThePidCounterWrapsASleeperIsReadThroughItsStat) {
   // Pinned again by that read: its checks are the clock's alone.
   EXPECT_TRUE(three_quiet_samples());
 }
+
+// A worker of two threads whose second one does the work: with a CPU clock
+// (every thread's run time) it is checked as a single-threaded one is,
+// asleep or busy, and its CPU% counts the second thread; from schedstat
+// (the main thread's alone) its stat is read every sample.
+class LiveSamplingThreaded : public LiveSamplingEconomy {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(job.start(/*second_thread=*/true));
+    root = static_cast<uint32_t>(job.job);
+    use(GetParam(), table);
+  }
+};
+
+TEST_P(LiveSamplingThreaded, AsleepOrBusyItIsReadAsItsRunTimeAllows) {
+  const bool clock = GetParam() == RunTime::kCpuClock;
+  size_t skipped = 0, worker_stat_reads = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto ps = sample();
+    const ProcessSample* w = find_pid(ps, job.worker);
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(w->threads.value_or(0), 2);
+    skipped += counts().quiet_skips + counts().unchecked;
+    worker_stat_reads += counts().stat_reads - 1;  // the job's own
+  }
+  if (clock) {
+    EXPECT_LE(worker_stat_reads, 5u);
+    EXPECT_GE(skipped, 15u);
+  } else {
+    EXPECT_EQ(worker_stat_reads, 20u);
+    EXPECT_EQ(skipped, 0u);
+  }
+  worker_stat_reads = 0;
+  for (uint32_t i = 0; i < ProcessTable::kActiveStatEvery + 5; ++i) {
+    ASSERT_NO_FATAL_FAILURE(job.burn());  // 200 ms on the second thread
+    auto ps = sample();
+    worker_stat_reads += counts().stat_reads - 1;
+    // Long asleep, it is seen running within 4 samples (its first CPU% the
+    // gap's average); from then on each sample's CPU% is that second's.
+    if (i < 5) continue;
+    const ProcessSample* w = find_pid(ps, job.worker);
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->cpu_pct) << "sample " << i;
+    // Ticks (without a clock) are 10 ms: 200 ms +- one.
+    EXPECT_GE(*w->cpu_pct, 19.0) << "sample " << i;
+    EXPECT_LE(*w->cpu_pct, 25.0) << "sample " << i;
+  }
+  if (clock) {
+    EXPECT_LE(worker_stat_reads, 5u) << "stat at its full read, not each";
+  } else {
+    EXPECT_EQ(worker_stat_reads, ProcessTable::kActiveStatEvery + 5);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RunTime, LiveSamplingThreaded,
+                         ::testing::Values(RunTime::kCpuClock,
+                                           RunTime::kSchedstat),
+                         run_time_name);
