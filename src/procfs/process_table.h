@@ -14,21 +14,19 @@
 //    or else from schedstat (a third of the cost of stat); stat only when
 //    that shows the process ran since its stat was last read. A process
 //    that has not run cannot have changed state, CPU time, threads or
-//    children; two things can still move
-//    without it: RSS (page reclaim) and S -> R on a wake-up not yet
-//    scheduled. A process found asleep kAsleepChecks times in a row is
-//    checked every 2nd sample, kLongAsleepChecks times every 4th: one that
-//    wakes after a long sleep is seen up to 3 samples late (its CPU time
-//    then averaged over the gap). One found running at its last check keeps
-//    having its run time read every sample, and its CPU% comes from there
-//    (the main thread's schedstat is the whole process's when it has one
-//    thread); its stat (state, threads, RSS, parent) is read at its full
-//    read, every kActiveStatEvery (= kRescanSlices) samples, and once more
-//    when it stops running (so an exit shows as a zombie at the next
-//    sample). On a busy training node,
-//    where every worker wakes many times a second, this is what keeps a
-//    sample cheap: a clock (or schedstat) read per worker instead of a stat
-//    read.
+//    children; two things can still move without it: RSS (page reclaim)
+//    and S -> R on a wake-up not yet scheduled. A process found asleep
+//    kAsleepChecks times in a row is checked every 2nd sample,
+//    kLongAsleepChecks times every 4th: one that wakes after a long sleep is
+//    seen up to 3 samples late (its CPU time then averaged over the gap). One
+//    found running at its last check keeps having its run time read every
+//    sample, and its CPU% comes from there (the main thread's schedstat is the
+//    whole process's when it has one thread); its stat (state, threads, RSS,
+//    parent) is read at its full read, every kActiveStatEvery (= kRescanSlices)
+//    samples, and once more when it stops running (so an exit shows as a zombie
+//    at the next sample). On a busy training node, where every worker wakes
+//    many times a second, this is what keeps a sample cheap: a clock (or
+//    schedstat) read per worker instead of a stat read.
 //    A running worker that used under kLightCpuPct of a core over each of
 //    its last two readings (one that wakes briefly to top up a queue; one
 //    reading could be a busy worker's exit) has its run time read every
