@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include <array>
 #include <cerrno>
@@ -333,38 +334,135 @@ bool same_line(const Line& a, const Line& b) {
   return true;
 }
 
+// Columns ncurses gives a character: the C library's wcwidth, as ncursesw
+// asks it (0 for a combining mark, which joins the cell before it; -1 for
+// one it cannot print).
+int cell_width(wchar_t c) { return c >= 0x20 && c < 0x7f ? 1 : ::wcwidth(c); }
+
+// Columns of chars[from, to); -1 when one of them is not printable.
+int columns(const std::wstring& chars, size_t from, size_t to) {
+  int w = 0;
+  for (size_t i = from; i < to; ++i) {
+    const int c = cell_width(chars[i]);
+    if (c < 0) return -1;
+    w += c;
+  }
+  return w;
+}
+
 }  // namespace
+
+void Terminal::put(const DrawnLine& now, size_t from, size_t to) {
+  for (size_t i = from; i < to;) {
+    size_t run = i + 1;
+    while (run < to && now.styles[run] == now.styles[i]) ++run;
+    attrset(g_attrs[static_cast<size_t>(now.styles[i])]);
+    addnwstr(now.chars.data() + i, static_cast<int>(run - i));
+    i = run;
+  }
+}
+
+// Most changes of a line from one second to the next are a few characters:
+// a number, a chart's newest column. Writing the whole line made ncurses
+// take in and compare every character of it; only the changed stretch is
+// written, where it keeps the same width (else the rest of the line).
+void Terminal::draw_changes(int y, const DrawnLine& before,
+                            const DrawnLine& now) {
+  const std::wstring &a = before.chars, &b = now.chars;
+  const size_t m = a.size(), n = b.size();
+  auto same = [&](size_t i, size_t j) {
+    return a[i] == b[j] && before.styles[i] == now.styles[j];
+  };
+  size_t p = 0;
+  while (p < m && p < n && same(p, p)) ++p;
+  // A combining mark belongs to the cell of the character before it.
+  while (p > 0 &&
+         ((p < n && cell_width(b[p]) == 0) || (p < m && cell_width(a[p]) == 0)))
+    --p;
+  size_t tail = 0;
+  while (tail < m - p && tail < n - p && same(m - 1 - tail, n - 1 - tail))
+    ++tail;
+  while (tail > 0 && cell_width(b[n - tail]) == 0) --tail;
+  const int x = columns(b, 0, p);
+  const int was = columns(a, p, m - tail), is = columns(b, p, n - tail);
+  if (x >= 0 && was >= 0 && is >= 0 && was == is) {
+    move(y, x);
+    put(now, p, n - tail);
+    if (getcury(stdscr) == y && getcurx(stdscr) == x + is) return;
+  }
+  // Not the same width (or not a width ncurses agrees on): the whole line.
+  move(y, 0);
+  put(now, 0, n);
+  // A full line leaves the cursor on the next one: clear only a short
+  // line's rest (lines are full width, so this is for safety).
+  if (getcury(stdscr) == y) clrtoeol();
+}
 
 void Terminal::draw(const Screen& s) {
   // Lines that did not change since the last frame are left as they are
   // (ncurses keeps them); after a resize everything is drawn again.
-  const bool same_size = last_.width == s.width && last_.height == s.height &&
-                         last_.width == COLS && last_.height == LINES;
-  if (!same_size) erase();
+  const bool same_size = drawn_width_ == s.width && drawn_height_ == s.height &&
+                         s.width == COLS && s.height == LINES;
+  if (!same_size) {
+    erase();
+    drawn_.clear();
+  }
   const int rows = std::min(static_cast<int>(s.lines.size()), LINES);
+  drawn_.resize(static_cast<size_t>(std::max(rows, 0)));
+  DrawnLine now;
   std::wstring wide;
   for (int y = 0; y < rows; ++y) {
     const Line& line = s.lines[static_cast<size_t>(y)];
-    if (same_size && static_cast<size_t>(y) < last_.lines.size() &&
-        same_line(line, last_.lines[static_cast<size_t>(y)]))
-      continue;
-    move(y, 0);
+    DrawnLine& before = drawn_[static_cast<size_t>(y)];
+    if (same_size && same_line(line, before.line)) continue;
+    now.chars.clear();
+    now.styles.clear();
     for (const Span& span : line.spans) {
-      attrset(g_attrs[static_cast<size_t>(span.style)]);
       if (unicode_) {
         to_wide(span.text, wide);
-        addnwstr(wide.c_str(), static_cast<int>(wide.size()));
       } else {
-        addstr(ascii_only(span.text).c_str());
+        const std::string ascii = ascii_only(span.text);
+        wide.assign(ascii.begin(), ascii.end());
       }
+      now.chars += wide;
+      now.styles.insert(now.styles.end(), wide.size(), span.style);
     }
-    // A full line leaves the cursor on the next one: clear only a short
-    // line's rest (lines are full width, so this is for safety).
-    if (getcury(stdscr) == y) clrtoeol();
+    draw_changes(y, before, now);
+    before.line = line;
+    std::swap(before.chars, now.chars);
+    std::swap(before.styles, now.styles);
   }
   attrset(A_NORMAL);
   refresh();
-  last_ = s;
+  drawn_width_ = s.width;
+  drawn_height_ = s.height;
+}
+
+std::vector<std::string> Terminal::cells_for_test() const {
+  std::vector<std::string> out;
+  for (int y = 0; y < LINES; ++y) {
+    std::string row;
+    for (int x = 0; x < COLS; ++x) {
+      cchar_t c;
+      wchar_t wch[CCHARW_MAX + 1] = {};
+      attr_t attrs = 0;
+      short pair = 0;
+      if (mvwin_wch(stdscr, y, x, &c) != OK ||
+          getcchar(&c, wch, &attrs, &pair, nullptr) == ERR)
+        continue;
+      char word[64];
+      for (size_t i = 0; i < CCHARW_MAX && wch[i]; ++i) {
+        std::snprintf(word, sizeof word, "U+%04X",
+                      static_cast<unsigned>(wch[i]));
+        row += word;
+      }
+      std::snprintf(word, sizeof word, "/%lx.%d ",
+                    static_cast<unsigned long>(attrs), pair);
+      row += word;
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
 }
 
 std::vector<Key> Terminal::read_keys(bool& resized) {

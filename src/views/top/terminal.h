@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/signal_stack.h"
@@ -58,11 +59,28 @@ class Terminal {
   // true when it changed.
   bool take_resize();
 
+  // What ncurses holds for the screen (not what reached the terminal):
+  // each line's cells as "U+XXXX.../attributes" words, for tests that a
+  // frame drawn over another leaves the screen a frame drawn alone does.
+  std::vector<std::string> cells_for_test() const;
+
  private:
+  // A line as last drawn: its spans (a line whose spans are the same is
+  // left alone) and its characters with each one's style (a changed line
+  // is drawn from its first changed character to its last).
+  struct DrawnLine {
+    Line line;
+    std::wstring chars;
+    std::vector<Style> styles;
+  };
+  void draw_changes(int y, const DrawnLine& before, const DrawnLine& now);
+  void put(const DrawnLine& now, size_t from, size_t to);
+
   bool unicode_ = true;
   bool colour_ = false;
   bool handlers_ = true;
-  Screen last_;               // as drawn, for drawing only what changed
+  std::vector<DrawnLine> drawn_;
+  int drawn_width_ = 0, drawn_height_ = 0;
   void* screen_ = nullptr;    // SCREEN*
   SignalStack signal_stack_;  // this (the screen's) thread's
 };
