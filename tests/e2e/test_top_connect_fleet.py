@@ -140,12 +140,14 @@ class TopConnectFleet(unittest.TestCase):
                                timeout=10)
         self.assertIn("2 not answering", screen)
 
-        # Enter on node-b: its GPU processes from serve's status reply.
-        order = node_order(screen, everyone)
-        pane.keys("Home")
-        for _ in range(order.index("node-b")):
-            pane.keys("Down")
+        # Enter on node-b: its GPU processes from serve's status reply. It
+        # is picked by name (`/`): its place in the order moves while
+        # node-c's status goes from late to refused.
+        pane.keys("/")
+        pane.type("node-b")
         pane.keys("Enter")
+        pane.wait_for(lambda s: node_order(s, everyone) == ["node-b"])
+        pane.keys("Home", "Enter")
         # The view drawn whole (its footer comes last), its processes in.
         screen = pane.wait_for(lambda s: PROC_NAME in s and "back to the fleet" in s,
                                timeout=10)
@@ -158,6 +160,8 @@ class TopConnectFleet(unittest.TestCase):
         # The node that stopped answering: why, in its view.
         pane.keys("q")
         pane.wait_for(lambda s: "Enter open node" in s)
+        pane.keys("Escape")  # node-b's filter off
+        pane.wait_for(lambda s: len(node_order(s, everyone)) == len(everyone))
         pane.keys("/")
         pane.type("node-c")
         pane.keys("Enter")
