@@ -82,6 +82,9 @@ TEST(TerminalDraw, AFrameOverAnotherLeavesWhatItWouldAlone) {
        line({{"cafa\xcc\x81 1 2 3", Style::kNormal}})},
       {"a shorter line", line({{"a long line of text here", Style::kDim}}),
        Line{{{"short", Style::kDim}}, Style::kNormal}},
+      {"the line's last column",
+       line({{std::string(kWidth - 1, '.') + "1", Style::kNormal}}),
+       line({{std::string(kWidth - 1, '.') + "2", Style::kNormal}})},
       {"the same line", line({{"nothing changes", Style::kNormal}}),
        line({{"nothing changes", Style::kNormal}})},
   };

@@ -388,7 +388,11 @@ void Terminal::draw_changes(int y, const DrawnLine& before,
   if (x >= 0 && was >= 0 && is >= 0 && was == is) {
     move(y, x);
     put(now, p, n - tail);
-    if (getcury(stdscr) == y && getcurx(stdscr) == x + is) return;
+    // Where it wrote to: after it, or on the next line's start when the
+    // stretch ended the line.
+    const int cy = getcury(stdscr), cx = getcurx(stdscr);
+    if ((cy == y && cx == x + is) || (x + is == COLS && cy == y + 1 && cx == 0))
+      return;
   }
   // Not the same width (or not a width ncurses agrees on): the whole line.
   move(y, 0);
