@@ -35,8 +35,8 @@ OtherCpuScan::OtherCpuScan(std::string proc_root)
   // procfs of another one (--proc-root /host/proc) is not trusted with it.
   const std::optional<bool> own_pids = proc_pids_are_own(proc_root_);
   last_pid_usable_ = own_pids.value_or(true);
+  cpu_clock_ = own_cpu_clock(own_pids.value_or(false));
   if (own_pids.value_or(false)) {
-    cpu_clock_ = own_process_cpu_ns;
     pid_probe_ = probe_own_pid;
     self_pid_ = static_cast<uint32_t>(getpid());
   }

@@ -48,6 +48,7 @@
 
 #include "model/sample.h"
 #include "procfs/kept_file.h"
+#include "procfs/process_files.h"
 
 namespace gd::procfs {
 
@@ -90,7 +91,7 @@ class OtherCpuScan {
   // kernel's CPU clock of the process is read where proc_root's pids are
   // this process's own (not a fixture tree, not another pid namespace's
   // /proc); a test gives a fixture's processes one here.
-  using CpuClock = std::function<std::optional<uint64_t>(uint32_t pid)>;
+  using CpuClock = procfs::CpuClock;
   void set_cpu_clock(CpuClock clock) { cpu_clock_ = std::move(clock); }
 
   // Whether a pid names a process (a thread group's leader) now. On this

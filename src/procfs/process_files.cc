@@ -248,4 +248,10 @@ std::optional<uint64_t> own_process_cpu_ns(uint32_t pid) {
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
+CpuClock own_cpu_clock(bool own_pids) {
+  if (!own_pids || !own_process_cpu_ns(static_cast<uint32_t>(getpid())))
+    return {};
+  return own_process_cpu_ns;
+}
+
 }  // namespace gd::procfs

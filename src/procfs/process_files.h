@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +59,14 @@ std::optional<bool> proc_pids_are_own(const std::string& proc_root);
 // schedstat read has the kernel format a text. Only for a /proc whose pids
 // are this process's own (proc_pids_are_own).
 std::optional<uint64_t> own_process_cpu_ns(uint32_t pid);
+
+// A process's CPU time in nanoseconds (all its threads), or nullopt: what
+// the readers of /proc take their CPU clocks from (a test gives a fixture's).
+using CpuClock = std::function<std::optional<uint64_t>(uint32_t pid)>;
+// own_process_cpu_ns where proc_root's pids are this process's own
+// (`own_pids`, proc_pids_are_own) and this process's own clock can be read
+// (a sandbox may refuse CPU clocks); else empty: none to read.
+CpuClock own_cpu_clock(bool own_pids);
 
 // /proc/<pid>/cmdline: NUL-separated argv -> space-separated, trailing NULs
 // and blanks removed. Empty for kernel threads and zombies.

@@ -51,11 +51,9 @@ ProcessTable::ProcessTable(std::string proc_root)
   // by its pid there; a fixture tree's is a plain directory.
   const std::optional<bool> own_pids = proc_pids_are_own(proc_root_);
   last_pid_usable_ = own_pids.value_or(true);
-  // (A sandbox that refuses CPU clocks gets schedstat, not a stat read at
-  // every check.)
-  if (own_pids.value_or(false) &&
-      own_process_cpu_ns(static_cast<uint32_t>(getpid())))
-    cpu_clock_ = own_process_cpu_ns;
+  // (Without a clock, schedstat: a sandbox that refuses CPU clocks gets no
+  // stat read at every check.)
+  cpu_clock_ = own_cpu_clock(own_pids.value_or(false));
 }
 
 const char* ProcessTable::pid_path(uint32_t pid, const char* file) {

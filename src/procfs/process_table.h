@@ -51,7 +51,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -117,7 +116,7 @@ class ProcessTable {
   // this machine's own /proc the kernel's CPU clock (own_process_cpu_ns);
   // empty (schedstat files) for a fixture tree or another pid namespace's
   // /proc, and where a test sets it so.
-  using CpuClock = std::function<std::optional<uint64_t>(uint32_t pid)>;
+  using CpuClock = procfs::CpuClock;
   void set_cpu_clock(CpuClock clock) { cpu_clock_ = std::move(clock); }
   // /proc/loadavg's last pid, read at each sample; a test gives its own
   // (one that goes back is a wrap of the kernel's pid counter).
